@@ -1,0 +1,126 @@
+//! Process data: the user's type, its field-level change detection, and the errors a
+//! task handler can return.
+//!
+//! The instance loop owns the data. A task gets its own copy; when the task ends the
+//! loop commits the copy with a three-way merge against the snapshot the task started
+//! from, so two parallel tasks that change different fields both keep their writes.
+
+use std::fmt;
+
+/// Process data with field-level change detection. Derive it:
+///
+/// ```
+/// use thresh::ProcessData;
+///
+/// #[derive(Clone, Debug, Default, ProcessData)]
+/// pub struct Order { pub id: String, pub total: u64, pub in_stock: bool }
+///
+/// let base = Order::default();
+/// let mut a = base.clone();
+/// a.total = 10;
+/// let mut b = base.clone();
+/// b.in_stock = true;
+///
+/// let mut current = base.clone();
+/// current.merge(&base, a);                 // one task's commit
+/// let changed = current.merge(&base, b);   // the other's, from the same base
+/// assert_eq!((current.total, current.in_stock), (10, true));
+/// assert_eq!(changed.names().collect::<Vec<_>>(), ["in_stock"]);
+/// ```
+pub trait ProcessData: Clone + Send + Sync + 'static {
+    /// Field names, in declaration order; bit `i` of a [`ChangedFields`] is field `i`.
+    const FIELDS: &'static [&'static str];
+
+    /// The fields where `other` differs from `self`.
+    fn diff(&self, other: &Self) -> ChangedFields;
+
+    /// Three-way merge: every field that `edited` changed relative to `base` is taken
+    /// from `edited` into `self`; the rest of `self` stays. Returns the fields of
+    /// `self` that changed. When two commits change the same field, the later wins.
+    fn merge(&mut self, base: &Self, edited: Self) -> ChangedFields;
+}
+
+/// A set of changed fields of a [`ProcessData`] type.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct ChangedFields {
+    fields: &'static [&'static str],
+    bits: Vec<u64>,
+}
+
+impl ChangedFields {
+    /// An empty set over the fields `fields`.
+    pub fn new(fields: &'static [&'static str]) -> Self {
+        Self { fields, bits: Vec::new() }
+    }
+
+    /// Mark field number `index` as changed.
+    pub fn insert(&mut self, index: usize) {
+        let word = index / 64;
+        if self.bits.len() <= word {
+            self.bits.resize(word + 1, 0);
+        }
+        self.bits[word] |= 1 << (index % 64);
+    }
+
+    /// Whether field number `index` changed.
+    pub fn contains_index(&self, index: usize) -> bool {
+        self.bits.get(index / 64).is_some_and(|w| w & (1 << (index % 64)) != 0)
+    }
+
+    /// Whether the field called `name` changed.
+    pub fn contains(&self, name: &str) -> bool {
+        self.fields.iter().position(|f| *f == name).is_some_and(|i| self.contains_index(i))
+    }
+
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|w| *w == 0)
+    }
+
+    /// The changed fields' names, in declaration order.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.fields.iter().enumerate().filter(|(i, _)| self.contains_index(*i)).map(|(_, n)| *n)
+    }
+}
+
+impl fmt::Debug for ChangedFields {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.names()).finish()
+    }
+}
+
+/// What a task handler returns when it cannot do its work. The instance fails with
+/// an [`InstanceError::TaskFailed`](crate::InstanceError::TaskFailed) naming the task.
+///
+/// ```
+/// use thresh::TaskError;
+///
+/// async fn charge(total: u64) -> Result<(), TaskError> {
+///     if total == 0 {
+///         return Err(TaskError::new("nothing to charge"));
+///     }
+///     std::str::from_utf8(b"ok").map_err(TaskError::from_error)?;
+///     Ok(())
+/// }
+/// ```
+#[derive(Debug, thiserror::Error)]
+pub enum TaskError {
+    /// A failure described by a message.
+    #[error("{0}")]
+    Message(String),
+    /// A failure caused by another error.
+    #[error(transparent)]
+    Source(Box<dyn std::error::Error + Send + Sync + 'static>),
+}
+
+impl TaskError {
+    /// A failure described by `message`.
+    pub fn new(message: impl fmt::Display) -> Self {
+        TaskError::Message(message.to_string())
+    }
+
+    /// A failure caused by `error`.
+    pub fn from_error(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        TaskError::Source(Box::new(error))
+    }
+}

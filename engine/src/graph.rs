@@ -1,0 +1,186 @@
+//! The static process graph that `process!` emits.
+//!
+//! Everything here is built at compile time and lives in a `static`: nodes, flows,
+//! each node's incoming and outgoing flows, the gateways' conditions and defaults, and
+//! for every converging inclusive gateway the precomputed reachability masks that turn
+//! the OR-join's run-time check into a lookup. Indices are positions in the `nodes` and
+//! `flows` slices; the engine never searches the graph by name.
+//!
+//! The fields are public so the expansion of `process!` can build the graph in a
+//! constant; they are hidden from the docs because a graph written by hand skips the
+//! macro's checks. Read a graph through the accessor methods.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::data::TaskError;
+
+/// Index of a node in [`Process::nodes`].
+pub type NodeIdx = usize;
+/// Index of a flow in [`Process::flows`].
+pub type FlowIdx = usize;
+
+/// The future a task handler returns, boxed so handlers of any shape fit one table.
+pub type TaskFuture<'a> = Pin<Box<dyn Future<Output = Result<(), TaskError>> + Send + 'a>>;
+
+/// A task's handler as the graph stores it: it works on the task's own copy of the
+/// process data, which the instance loop commits when the handler returns `Ok`.
+pub type TaskHandler<D> = for<'a> fn(&'a mut D) -> TaskFuture<'a>;
+
+/// A sequence-flow condition over the process data.
+pub type Condition<D> = fn(&D) -> bool;
+
+/// A process definition: the static graph of one `process!` block.
+pub struct Process<D: 'static> {
+    #[doc(hidden)]
+    pub name: &'static str,
+    #[doc(hidden)]
+    pub doc: &'static str,
+    #[doc(hidden)]
+    pub nodes: &'static [Node<D>],
+    #[doc(hidden)]
+    pub flows: &'static [Flow<D>],
+    /// Start nodes, in declaration order.
+    #[doc(hidden)]
+    pub starts: &'static [NodeIdx],
+}
+
+/// One BPMN flow node.
+pub struct Node<D: 'static> {
+    #[doc(hidden)]
+    pub id: &'static str,
+    #[doc(hidden)]
+    pub doc: &'static str,
+    #[doc(hidden)]
+    pub kind: NodeKind<D>,
+    /// Incoming flows, in declaration order.
+    #[doc(hidden)]
+    pub incoming: &'static [FlowIdx],
+    /// Outgoing flows, in declaration order (the order an exclusive split tries them).
+    #[doc(hidden)]
+    pub outgoing: &'static [FlowIdx],
+    /// The default flow (`else`), if any.
+    #[doc(hidden)]
+    pub default: Option<FlowIdx>,
+}
+
+/// What a node is and what the engine needs to run it.
+pub enum NodeKind<D: 'static> {
+    /// A none start event.
+    Start,
+    /// A none end event: the track that reaches it ends.
+    End,
+    /// A terminate end event: every track of the instance ends.
+    Terminate,
+    /// A service/script task with its handler.
+    Task(TaskHandler<D>),
+    /// Exclusive gateway: pass-through merge, first-true split.
+    Exclusive,
+    /// Parallel gateway: one-token-per-flow join, all-flows split.
+    Parallel,
+    /// Inclusive gateway: OR-join, every-true split.
+    Inclusive {
+        /// When converging: for each node `p` (indexed like `nodes`), bit `i` is set
+        /// when incoming flow `i` of this gateway is reachable from `p` without passing
+        /// through the gateway. Empty when the gateway does not converge.
+        reach: &'static [u64],
+    },
+}
+
+/// A sequence flow.
+pub struct Flow<D: 'static> {
+    #[doc(hidden)]
+    pub source: NodeIdx,
+    #[doc(hidden)]
+    pub target: NodeIdx,
+    #[doc(hidden)]
+    pub condition: Option<Condition<D>>,
+    /// The condition as written, for logs and errors.
+    #[doc(hidden)]
+    pub condition_text: &'static str,
+}
+
+impl<D> Process<D> {
+    /// The identifier the process was declared with.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The process's doc comment.
+    pub fn doc(&self) -> &'static str {
+        self.doc
+    }
+
+    /// All nodes, in declaration order.
+    pub fn nodes(&self) -> &'static [Node<D>] {
+        self.nodes
+    }
+
+    /// All flows, in declaration order.
+    pub fn flows(&self) -> &'static [Flow<D>] {
+        self.flows
+    }
+
+    /// The node declared as `id`, if any.
+    pub fn node(&self, id: &str) -> Option<&'static Node<D>> {
+        self.nodes.iter().find(|n| n.id == id)
+    }
+}
+
+impl<D> Node<D> {
+    /// The node's identifier in the `process!` block.
+    pub fn id(&self) -> &'static str {
+        self.id
+    }
+
+    /// The node's doc comment.
+    pub fn doc(&self) -> &'static str {
+        self.doc
+    }
+
+    /// The node's kind, as a BPMN keyword (`task`, `parallel`, ...).
+    pub fn keyword(&self) -> &'static str {
+        match self.kind {
+            NodeKind::Start => "start",
+            NodeKind::End => "end",
+            NodeKind::Terminate => "end (terminate)",
+            NodeKind::Task(_) => "task",
+            NodeKind::Exclusive => "exclusive",
+            NodeKind::Parallel => "parallel",
+            NodeKind::Inclusive { .. } => "inclusive",
+        }
+    }
+
+    /// Incoming flows, in declaration order.
+    pub fn incoming(&self) -> &'static [FlowIdx] {
+        self.incoming
+    }
+
+    /// Outgoing flows, in declaration order.
+    pub fn outgoing(&self) -> &'static [FlowIdx] {
+        self.outgoing
+    }
+
+    /// Whether this node synchronises arriving tokens (a converging parallel or
+    /// inclusive gateway).
+    pub(crate) fn is_sync_join(&self) -> bool {
+        self.incoming.len() > 1 && matches!(self.kind, NodeKind::Parallel | NodeKind::Inclusive { .. })
+    }
+}
+
+impl<D> Flow<D> {
+    /// Source node index.
+    pub fn source(&self) -> NodeIdx {
+        self.source
+    }
+
+    /// Target node index.
+    pub fn target(&self) -> NodeIdx {
+        self.target
+    }
+
+    /// Whether the flow carries a condition.
+    pub fn is_conditional(&self) -> bool {
+        self.condition.is_some()
+    }
+}

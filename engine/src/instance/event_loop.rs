@@ -1,0 +1,493 @@
+//! The instance loop: one task per instance, the single writer of all its state.
+//!
+//! The loop owns the track registry and its position view, the joins' arrival state,
+//! the process data and the history. Tracks run activities and report back on the
+//! intake channel; the loop commits their data and moves their tokens across flows
+//! and gateways itself, so routing, joins and the OR-join's reachability test all read
+//! one consistent view and no lock guards anything (DESIGN §4, invariants 1, 2, 7).
+//!
+//! A token's move through gateways is one uninterrupted step of the loop: the tokens
+//! a step produces are all placed before any inclusive join is checked, which is how
+//! a token "in transit" to a join defers its firing (ADR-005 §2.10).
+
+use std::any::Any;
+use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, watch};
+use tokio::task::{JoinError, JoinSet};
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info_span, warn, Instrument, Span};
+
+use super::history::{Happening, History, TrackId};
+use super::join::{or_join_may_fire, Arrival, JoinState};
+use super::track::{self, Instruction, Report, PARK_SLOT};
+use super::{Command, Finished, InstanceError, InstanceHandle, InstanceId, Outcome};
+use crate::data::ProcessData;
+use crate::graph::{FlowIdx, NodeIdx, NodeKind, Process};
+
+/// Start an instance's loop on `runtime` and return its handle.
+pub(crate) fn spawn<D: ProcessData>(
+    runtime: &tokio::runtime::Handle,
+    tracker: &tokio_util::task::TaskTracker,
+    process: &'static Process<D>,
+    id: InstanceId,
+    data: D,
+    stop: CancellationToken,
+) -> InstanceHandle<D> {
+    let (commands_tx, commands) = mpsc::unbounded_channel();
+    let (finished_tx, finished_rx) = watch::channel(None);
+    let (intake_tx, intake) = mpsc::unbounded_channel();
+    let span = info_span!("instance", process = process.name, id = id.0);
+    let instance = Instance {
+        process,
+        data: Arc::new(data),
+        tracks: Vec::new(),
+        joins: Vec::new(),
+        history: History::default(),
+        intake_tx,
+        workers: JoinSet::new(),
+        running: 0,
+        next_track: 0,
+        next_seq: 0,
+        outcome: None,
+        span: span.clone(),
+    };
+    let body = instance.run(intake, commands, finished_tx, stop).instrument(span);
+    tracker.spawn_on(body, runtime);
+    InstanceHandle::new(id, commands_tx, finished_rx)
+}
+
+/// Where a live track is and what it is doing there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TrackState {
+    /// Being moved by the loop (only within one loop step).
+    Moving,
+    /// Running the activity at its node.
+    Working,
+    /// Parked at the synchronising join at its node.
+    Waiting,
+}
+
+/// The loop's record of one live track, built only from what the loop did and what
+/// the track reported (ADR-017 Rule 2).
+struct TrackSlot<D> {
+    id: TrackId,
+    at: NodeIdx,
+    state: TrackState,
+    /// The track's park channel; `None` until it first runs an activity (a track that
+    /// only crosses gateways never needs a task).
+    inbox: Option<mpsc::Sender<Instruction<D>>>,
+    task: Option<tokio::task::Id>,
+}
+
+/// A token to move: on `track`, across `flow`.
+type Move = (TrackId, FlowIdx);
+
+struct Instance<D: ProcessData> {
+    process: &'static Process<D>,
+    data: Arc<D>,
+    /// Live tracks. Few at a time, so a vector beats a map.
+    tracks: Vec<TrackSlot<D>>,
+    /// Arrival state of the joins that have seen a token.
+    joins: Vec<JoinState>,
+    history: History,
+    intake_tx: mpsc::UnboundedSender<Report<D>>,
+    /// The tracks' tasks; dropping or shutting it down stops them all.
+    workers: JoinSet<()>,
+    /// Tracks in state `Working`.
+    running: usize,
+    next_track: u32,
+    next_seq: u64,
+    outcome: Option<Outcome<D>>,
+    span: Span,
+}
+
+impl<D: ProcessData> Instance<D> {
+    async fn run(
+        mut self,
+        mut intake: mpsc::UnboundedReceiver<Report<D>>,
+        mut commands: mpsc::UnboundedReceiver<Command<D>>,
+        finished: watch::Sender<Option<Arc<Finished<D>>>>,
+        stop: CancellationToken,
+    ) {
+        self.start();
+        let mut handle_alive = true;
+        while self.outcome.is_none() {
+            tokio::select! {
+                biased;
+                _ = stop.cancelled() => self.stop_all(Outcome::Cancelled(D::clone(&self.data))),
+                Some(exit) = self.workers.join_next_with_id(), if !self.workers.is_empty() => {
+                    self.on_worker_exit(exit)
+                }
+                Some(report) = intake.recv() => self.on_report(report),
+                command = commands.recv(), if handle_alive => match command {
+                    Some(command) => self.on_command(command),
+                    None => handle_alive = false,
+                },
+            }
+        }
+        // Every track is stopped and awaited before the outcome is published, so an
+        // ended instance leaves no task behind.
+        self.workers.shutdown().await;
+        let outcome = self.outcome.take().unwrap_or(Outcome::Failed(InstanceError::Lost));
+        debug!(outcome = outcome.kind(), "instance ended");
+        let data = D::clone(&self.data);
+        let _ = finished.send(Some(Arc::new(Finished { outcome, history: self.history, data })));
+    }
+
+    // ----- inputs ---------------------------------------------------------------
+
+    fn start(&mut self) {
+        let Some(&start) = self.process.starts.first() else {
+            // `process!` rejects a process without a start; a hand-built one fails here.
+            self.fail(InstanceError::Lost);
+            return;
+        };
+        let track = self.new_track(start);
+        self.record(track, start, Happening::Started);
+        self.leave(track, start);
+    }
+
+    fn on_report(&mut self, report: Report<D>) {
+        let Report::TaskDone { track, node, base, edited, result } = report;
+        let Some(slot) = self.slot_mut(track) else {
+            return; // a report from a track the loop already stopped
+        };
+        debug_assert_eq!((slot.at, slot.state), (node, TrackState::Working));
+        slot.state = TrackState::Moving;
+        self.running -= 1;
+        let id = self.process.nodes[node].id;
+        match result {
+            Ok(()) => {
+                let changed = self.commit(&base, edited);
+                debug!(track = %track, node = id, ?changed, "task completed");
+                self.record(track, node, Happening::Completed { changed: changed.names().collect() });
+                self.leave(track, node);
+            }
+            Err(error) => {
+                let message = error.to_string();
+                warn!(track = %track, node = id, %message, "task failed");
+                self.record(track, node, Happening::Failed { message: message.clone() });
+                self.fail(InstanceError::TaskFailed { node: id, message });
+            }
+        }
+    }
+
+    fn on_worker_exit(&mut self, exit: Result<(tokio::task::Id, ()), JoinError>) {
+        let Err(error) = exit else { return };
+        if !error.is_panic() {
+            return; // aborted by us
+        }
+        let task = error.id();
+        let Some(slot) = self.tracks.iter().find(|s| s.task == Some(task)) else { return };
+        let (track, at) = (slot.id, slot.at);
+        let node = self.process.nodes[at].id;
+        let message = panic_message(error.into_panic());
+        warn!(track = %track, node, %message, "task panicked");
+        self.record(track, at, Happening::Failed { message: message.clone() });
+        self.fail(InstanceError::TaskPanicked { node, message });
+    }
+
+    fn on_command(&mut self, command: Command<D>) {
+        match command {
+            Command::Cancel => self.stop_all(Outcome::Cancelled(D::clone(&self.data))),
+            Command::History(reply) => {
+                let _ = reply.send(self.history.clone());
+            }
+            Command::Data(reply) => {
+                let _ = reply.send(D::clone(&self.data));
+            }
+        }
+    }
+
+    /// Commit a task's copy: a three-way merge when others committed since the task
+    /// took its snapshot, a plain diff otherwise (the common, clone-free case).
+    fn commit(&mut self, base: &Arc<D>, edited: D) -> crate::ChangedFields {
+        if Arc::ptr_eq(base, &self.data) {
+            let changed = self.data.diff(&edited);
+            if !changed.is_empty() {
+                self.data = Arc::new(edited);
+            }
+            changed
+        } else {
+            Arc::make_mut(&mut self.data).merge(base, edited)
+        }
+    }
+
+    // ----- moving tokens --------------------------------------------------------
+
+    /// The token on `track` leaves `node` (a finished activity, a start, a fired
+    /// join): take the outgoing flows the node's kind selects, then settle.
+    fn leave(&mut self, track: TrackId, node: NodeIdx) {
+        let mut moves = VecDeque::new();
+        self.split(track, node, &mut moves);
+        self.settle(moves);
+    }
+
+    /// Move tokens until every one rests at an activity, a join or an end; then
+    /// check the inclusive joins, and repeat while one fires.
+    fn settle(&mut self, mut moves: VecDeque<Move>) {
+        loop {
+            while let Some((track, flow)) = moves.pop_front() {
+                if self.outcome.is_some() {
+                    return;
+                }
+                self.enter(track, flow, &mut moves);
+            }
+            if self.outcome.is_some() || !self.fire_inclusive_joins(&mut moves) {
+                break;
+            }
+        }
+        if self.outcome.is_some() {
+            return;
+        }
+        if self.tracks.is_empty() {
+            self.outcome = Some(Outcome::Completed(D::clone(&self.data)));
+        } else if self.running == 0 {
+            let joins = self.joins.iter().filter(|j| !j.is_empty()).map(|j| self.process.nodes[j.node].id).collect();
+            self.fail(InstanceError::Deadlock { joins });
+        }
+    }
+
+    /// The token on `track` arrives at the target of `flow`.
+    fn enter(&mut self, track: TrackId, flow: FlowIdx, moves: &mut VecDeque<Move>) {
+        let process = self.process;
+        let at = process.flows[flow].target;
+        let node = &process.nodes[at];
+        self.slot_mut(track).expect("a moving track is live").at = at;
+        if node.is_sync_join() {
+            let slot = node.incoming.iter().position(|f| *f == flow).expect("flow enters its target");
+            self.arrive(track, at, slot, moves);
+            return;
+        }
+        match node.kind {
+            NodeKind::Task(handler) => self.run_task(track, at, handler),
+            NodeKind::End => {
+                self.record(track, at, Happening::Ended);
+                self.remove_track(track);
+            }
+            NodeKind::Terminate => {
+                self.record(track, at, Happening::Terminated);
+                self.remove_track(track);
+                self.stop_all(Outcome::Terminated(D::clone(&self.data)));
+            }
+            NodeKind::Start | NodeKind::Exclusive | NodeKind::Parallel | NodeKind::Inclusive { .. } => {
+                self.split(track, at, moves)
+            }
+        }
+    }
+
+    /// Choose the outgoing flows of `node` by its kind and put the token on them: the
+    /// track continues on the first, a new track is forked for each other.
+    fn split(&mut self, track: TrackId, node: NodeIdx, moves: &mut VecDeque<Move>) {
+        let taken = match self.select_outgoing(node) {
+            Ok(taken) => taken,
+            Err(error) => return self.fail(error),
+        };
+        let n = &self.process.nodes[node];
+        if matches!(n.kind, NodeKind::Exclusive | NodeKind::Parallel | NodeKind::Inclusive { .. }) {
+            let to = taken.iter().map(|f| self.process.nodes[self.process.flows[*f].target].id).collect();
+            self.record(track, node, Happening::Routed { to });
+        }
+        let mut flows = taken.into_iter();
+        let Some(first) = flows.next() else {
+            // No outgoing flow at all: only an end event may be here, and `process!`
+            // checks that every node reaches one. The token simply ends.
+            self.record(track, node, Happening::Ended);
+            self.remove_track(track);
+            return;
+        };
+        moves.push_back((track, first));
+        for flow in flows {
+            let forked = self.new_track(node);
+            self.record(forked, node, Happening::Spawned { from: track });
+            moves.push_back((forked, flow));
+        }
+    }
+
+    /// The flows a node's split takes (ADR-005 §2.2, §2.8, §2.9): exclusive takes the
+    /// first true condition in declared order, every other kind takes every true or
+    /// unconditional flow; with none, the default; with no default, an error.
+    fn select_outgoing(&self, node: NodeIdx) -> Result<Vec<FlowIdx>, InstanceError> {
+        let n = &self.process.nodes[node];
+        // The common case: one unconditional flow.
+        if let [only] = n.outgoing {
+            if self.process.flows[*only].condition.is_none() {
+                return Ok(vec![*only]);
+            }
+        }
+        let exclusive = matches!(n.kind, NodeKind::Exclusive);
+        let mut taken = Vec::new();
+        for &f in n.outgoing.iter().filter(|f| Some(**f) != n.default) {
+            if self.condition_holds(f)? {
+                taken.push(f);
+                if exclusive {
+                    break;
+                }
+            }
+        }
+        if taken.is_empty() {
+            match n.default {
+                Some(default) => taken.push(default),
+                None if n.outgoing.is_empty() => {}
+                None => return Err(InstanceError::NoFlowTaken { node: n.id }),
+            }
+        }
+        Ok(taken)
+    }
+
+    fn condition_holds(&self, flow: FlowIdx) -> Result<bool, InstanceError> {
+        let f = &self.process.flows[flow];
+        let Some(condition) = f.condition else { return Ok(true) };
+        std::panic::catch_unwind(AssertUnwindSafe(|| condition(&self.data))).map_err(|panic| {
+            InstanceError::ConditionPanicked {
+                from: self.process.nodes[f.source].id,
+                to: self.process.nodes[f.target].id,
+                message: panic_message(panic),
+            }
+        })
+    }
+
+    // ----- joins ----------------------------------------------------------------
+
+    /// A token arrives at a synchronising join on incoming flow number `slot`.
+    fn arrive(&mut self, track: TrackId, node: NodeIdx, slot: usize, moves: &mut VecDeque<Move>) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let incoming = self.process.nodes[node].incoming.len();
+        let join = match self.joins.iter().position(|j| j.node == node) {
+            Some(i) => &mut self.joins[i],
+            None => {
+                self.joins.push(JoinState::new(node, incoming));
+                self.joins.last_mut().expect("just pushed")
+            }
+        };
+        join.arrive(slot, Arrival { track, seq });
+        // A parallel join decides on the spot: the completing arrival survives.
+        // An inclusive join waits for the end of the loop step (`settle`), so tokens
+        // still in transit are placed before it judges reachability.
+        let fire = matches!(self.process.nodes[node].kind, NodeKind::Parallel) && join.complete();
+        if fire {
+            let taken = join.fire(true);
+            self.fire(node, taken, moves);
+        } else {
+            self.slot_mut(track).expect("arriving track is live").state = TrackState::Waiting;
+            self.record(track, node, Happening::Waiting);
+        }
+    }
+
+    /// Check every inclusive join holding tokens against the current positions; fire
+    /// those that may. Runs after every loop step, so every arrival and every token
+    /// death anywhere triggers a re-check. Returns whether any fired.
+    fn fire_inclusive_joins(&mut self, moves: &mut VecDeque<Move>) -> bool {
+        let mut fired = false;
+        for i in 0..self.joins.len() {
+            let join = &self.joins[i];
+            let node = &self.process.nodes[join.node];
+            let NodeKind::Inclusive { reach } = node.kind else { continue };
+            let positions = self.tracks.iter().map(|t| t.at);
+            if or_join_may_fire(join.marked(), node.incoming.len(), reach, positions) {
+                let join_node = join.node;
+                let last_in = join.arrived_since_check;
+                let taken = self.joins[i].fire(last_in);
+                self.fire(join_node, taken, moves);
+                fired = true;
+            }
+            self.joins[i].arrived_since_check = false;
+        }
+        fired
+    }
+
+    /// A join fires: the first of `taken` carries on, the rest are merged.
+    fn fire(&mut self, node: NodeIdx, taken: Vec<Arrival>, moves: &mut VecDeque<Move>) {
+        let mut taken = taken.into_iter();
+        let survivor = taken.next().expect("a join fires with at least one token").track;
+        for merged in taken {
+            self.record(merged.track, node, Happening::Merged);
+            self.remove_track(merged.track);
+        }
+        self.slot_mut(survivor).expect("survivor is live").state = TrackState::Moving;
+        self.record(survivor, node, Happening::Fired);
+        self.split(survivor, node, moves);
+    }
+
+    // ----- tracks ---------------------------------------------------------------
+
+    fn new_track(&mut self, at: NodeIdx) -> TrackId {
+        let id = TrackId(self.next_track);
+        self.next_track += 1;
+        self.tracks.push(TrackSlot { id, at, state: TrackState::Moving, inbox: None, task: None });
+        id
+    }
+
+    fn run_task(&mut self, track: TrackId, node: NodeIdx, handler: crate::graph::TaskHandler<D>) {
+        self.record(track, node, Happening::TaskStarted);
+        let base = Arc::clone(&self.data);
+        let (intake, span) = (&self.intake_tx, &self.span);
+        let workers = &mut self.workers;
+        let slot = self.tracks.iter_mut().find(|s| s.id == track).expect("running track is live");
+        slot.state = TrackState::Working;
+        self.running += 1;
+        let inbox = slot.inbox.get_or_insert_with(|| {
+            let (tx, rx) = mpsc::channel(PARK_SLOT);
+            let body = track::run(track, rx, intake.clone());
+            let span = info_span!(parent: span, "track", track = track.0);
+            slot.task = Some(workers.spawn(body.instrument(span)).id());
+            tx
+        });
+        if inbox.try_send(Instruction::Run { node, handler, base }).is_err() {
+            // Unreachable by the one-outstanding-instruction protocol; fail loudly
+            // rather than leave the token stranded.
+            self.fail(InstanceError::Lost);
+        }
+    }
+
+    fn remove_track(&mut self, track: TrackId) {
+        if let Some(i) = self.tracks.iter().position(|s| s.id == track) {
+            // Dropping the slot drops the inbox sender: the parked track wakes to a
+            // closed channel and ends.
+            let slot = self.tracks.swap_remove(i);
+            if slot.state == TrackState::Working {
+                self.running -= 1;
+            }
+        }
+    }
+
+    /// End the instance with `outcome`, stopping every live track.
+    fn stop_all(&mut self, outcome: Outcome<D>) {
+        if self.outcome.is_some() {
+            return;
+        }
+        for slot in std::mem::take(&mut self.tracks) {
+            self.history.push(slot.id, self.process.nodes[slot.at].id, Happening::Cancelled);
+        }
+        self.running = 0;
+        self.workers.abort_all();
+        self.outcome = Some(outcome);
+    }
+
+    fn fail(&mut self, error: InstanceError) {
+        warn!(%error, "instance failed");
+        self.stop_all(Outcome::Failed(error));
+    }
+
+    fn slot_mut(&mut self, track: TrackId) -> Option<&mut TrackSlot<D>> {
+        self.tracks.iter_mut().find(|s| s.id == track)
+    }
+
+    fn record(&mut self, track: TrackId, node: NodeIdx, what: Happening) {
+        self.history.push(track, self.process.nodes[node].id, what);
+    }
+}
+
+fn panic_message(panic: Box<dyn Any + Send>) -> String {
+    match panic.downcast::<String>() {
+        Ok(s) => *s,
+        Err(panic) => match panic.downcast::<&'static str>() {
+            Ok(s) => (*s).to_string(),
+            Err(_) => "a non-string panic payload".to_string(),
+        },
+    }
+}

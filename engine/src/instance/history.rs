@@ -1,0 +1,128 @@
+//! The ordered record of what ran in an instance.
+//!
+//! The loop is the single writer, so the order it records is the order things took
+//! effect: a task's `Completed` comes when the loop committed its data.
+
+use std::fmt;
+
+/// Identifies a track (a token's thread of execution) within one instance. Track 0
+/// is the one that left the start event; forks create higher numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TrackId(pub u32);
+
+impl fmt::Display for TrackId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "t{}", self.0)
+    }
+}
+
+/// One thing that happened at a node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Happening {
+    /// The token left a start event.
+    Started,
+    /// The track was created by a fork at this node, from track `from`.
+    Spawned {
+        /// The track that forked.
+        from: TrackId,
+    },
+    /// A task's handler began on the track.
+    TaskStarted,
+    /// A task's handler returned `Ok` and the loop committed its data.
+    Completed {
+        /// The fields the commit changed, in declaration order.
+        changed: Vec<&'static str>,
+    },
+    /// A task's handler returned an error or panicked.
+    Failed {
+        /// What went wrong.
+        message: String,
+    },
+    /// A gateway passed the token on; `to` are the targets it took, in flow order.
+    Routed {
+        /// Target node ids of the flows taken.
+        to: Vec<&'static str>,
+    },
+    /// The token arrived at a synchronising join and waits there.
+    Waiting,
+    /// The join fired; this track carries the merged token on.
+    Fired,
+    /// The token was absorbed by a join that fired on another track.
+    Merged,
+    /// The track reached an end event.
+    Ended,
+    /// A terminate end event ended the instance.
+    Terminated,
+    /// The track was stopped by a cancel, a terminate, a failure or a shutdown.
+    Cancelled,
+}
+
+/// One entry of the history: on which track, at which node, what happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// The track.
+    pub track: TrackId,
+    /// The node's identifier.
+    pub node: &'static str,
+    /// What happened.
+    pub what: Happening,
+}
+
+/// The ordered history of an instance.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct History {
+    steps: Vec<Step>,
+}
+
+impl History {
+    pub(crate) fn push(&mut self, track: TrackId, node: &'static str, what: Happening) {
+        self.steps.push(Step { track, node, what });
+    }
+
+    /// Every step, in the order the loop recorded it.
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+
+    /// Tasks that completed, in completion order (a task that ran twice is listed
+    /// twice).
+    pub fn completed_tasks(&self) -> Vec<&'static str> {
+        self.nodes_where(|h| matches!(h, Happening::Completed { .. }))
+    }
+
+    /// End events reached (none and terminate), in order.
+    pub fn ended_at(&self) -> Vec<&'static str> {
+        self.nodes_where(|h| matches!(h, Happening::Ended | Happening::Terminated))
+    }
+
+    /// How many times a step at `node` matched `what`.
+    pub fn count(&self, node: &str, what: impl Fn(&Happening) -> bool) -> usize {
+        self.steps.iter().filter(|s| s.node == node && what(&s.what)).count()
+    }
+
+    /// How many times the join `node` fired.
+    pub fn fired(&self, node: &str) -> usize {
+        self.count(node, |h| matches!(h, Happening::Fired))
+    }
+
+    /// Distinct tracks that appear in the history.
+    pub fn tracks(&self) -> usize {
+        let mut ids: Vec<TrackId> = self.steps.iter().map(|s| s.track).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.len()
+    }
+
+    fn nodes_where(&self, pick: impl Fn(&Happening) -> bool) -> Vec<&'static str> {
+        self.steps.iter().filter(|s| pick(&s.what)).map(|s| s.node).collect()
+    }
+}
+
+impl fmt::Display for History {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for s in &self.steps {
+            writeln!(f, "{:>4}  {:<20} {:?}", s.track, s.node, s.what)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,243 @@
+//! A running process instance: its handle (public), its loop (the single writer of
+//! all instance state), its tracks, and its joins.
+
+mod event_loop;
+pub(crate) mod history;
+mod join;
+mod track;
+
+use std::fmt;
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, oneshot, watch};
+
+pub(crate) use event_loop::spawn;
+pub use history::{Happening, History, Step, TrackId};
+
+/// Identifies an instance within its engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct InstanceId(pub u64);
+
+impl fmt::Display for InstanceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "i{}", self.0)
+    }
+}
+
+/// How an instance ended.
+#[derive(Clone, Debug)]
+pub enum Outcome<D> {
+    /// Every track reached an end event; the final process data.
+    Completed(D),
+    /// A terminate end event ended the instance; the data as committed then.
+    Terminated(D),
+    /// The instance was cancelled through its handle or by an engine shutdown; the
+    /// data as committed then.
+    Cancelled(D),
+    /// The instance failed; the data as committed then is on [`InstanceHandle::data`].
+    Failed(InstanceError),
+}
+
+impl<D> Outcome<D> {
+    /// The final data of a completed instance.
+    pub fn completed(self) -> Option<D> {
+        match self {
+            Outcome::Completed(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The error of a failed instance.
+    pub fn error(&self) -> Option<&InstanceError> {
+        match self {
+            Outcome::Failed(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// A one-word name of the outcome, for printing.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Outcome::Completed(_) => "completed",
+            Outcome::Terminated(_) => "terminated",
+            Outcome::Cancelled(_) => "cancelled",
+            Outcome::Failed(_) => "failed",
+        }
+    }
+}
+
+/// Why an instance failed. Each variant names the node at fault.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InstanceError {
+    /// A task's handler returned an error.
+    #[error("task `{node}` failed: {message}")]
+    TaskFailed {
+        /// The task.
+        node: &'static str,
+        /// The handler's error, displayed.
+        message: String,
+    },
+    /// A task's handler panicked.
+    #[error("task `{node}` panicked: {message}")]
+    TaskPanicked {
+        /// The task.
+        node: &'static str,
+        /// The panic message.
+        message: String,
+    },
+    /// A split found no true condition and had no default flow (ADR-005 §2.8, §2.9).
+    #[error("`{node}` has no outgoing flow to take: no condition is true and there is no default flow")]
+    NoFlowTaken {
+        /// The gateway or activity.
+        node: &'static str,
+    },
+    /// A flow condition panicked while the loop evaluated it.
+    #[error("the condition on the flow `{from}` -> `{to}` panicked: {message}")]
+    ConditionPanicked {
+        /// Source of the flow.
+        from: &'static str,
+        /// Target of the flow.
+        to: &'static str,
+        /// The panic message.
+        message: String,
+    },
+    /// Every remaining token waits at a join that can no longer fire (for example a
+    /// parallel join fed by an exclusive split).
+    #[error("deadlock: tokens wait at {joins:?} and no other token can reach them")]
+    Deadlock {
+        /// The joins where tokens wait.
+        joins: Vec<&'static str>,
+    },
+    /// The instance's loop stopped without reporting an outcome (a bug in thresh).
+    #[error("the instance's loop stopped without an outcome")]
+    Lost,
+    /// `Engine::start` was called outside a tokio runtime.
+    #[error("no tokio runtime: start instances from within a tokio runtime")]
+    NoRuntime,
+}
+
+/// What the loop publishes when the instance ends.
+pub(crate) struct Finished<D> {
+    pub outcome: Outcome<D>,
+    pub history: History,
+    pub data: D,
+}
+
+/// Requests from a handle to its instance's loop.
+pub(crate) enum Command<D> {
+    Cancel,
+    History(oneshot::Sender<History>),
+    Data(oneshot::Sender<D>),
+}
+
+/// A handle on a started instance: await its outcome, read its history and data,
+/// cancel it. Dropping the handle does not stop the instance.
+///
+/// ```
+/// use thresh::{process, Engine, Outcome, ProcessData, TaskError};
+///
+/// #[derive(Clone, Debug, Default, ProcessData)]
+/// pub struct Greeting { pub text: String }
+///
+/// async fn greet(g: &mut Greeting) -> Result<(), TaskError> {
+///     g.text = "hello".into();
+///     Ok(())
+/// }
+///
+/// process! {
+///     pub HELLO: Greeting {
+///         start begin;
+///         task  say = greet;
+///         end   done;
+///         begin -> say -> done;
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let engine = Engine::new();
+/// let handle = engine.start(&HELLO, Greeting::default());
+/// let Outcome::Completed(data) = handle.outcome().await else { panic!() };
+/// assert_eq!(data.text, "hello");
+/// assert_eq!(handle.history().await.completed_tasks(), ["say"]);
+/// # }
+/// ```
+pub struct InstanceHandle<D> {
+    id: InstanceId,
+    commands: mpsc::UnboundedSender<Command<D>>,
+    finished: watch::Receiver<Option<Arc<Finished<D>>>>,
+}
+
+impl<D: Clone> InstanceHandle<D> {
+    pub(crate) fn new(
+        id: InstanceId,
+        commands: mpsc::UnboundedSender<Command<D>>,
+        finished: watch::Receiver<Option<Arc<Finished<D>>>>,
+    ) -> Self {
+        Self { id, commands, finished }
+    }
+
+    /// The instance's id.
+    pub fn id(&self) -> InstanceId {
+        self.id
+    }
+
+    /// Wait for the instance to end and return how it ended. Can be awaited any
+    /// number of times, from any number of clones of the outcome.
+    pub async fn outcome(&self) -> Outcome<D> {
+        match self.wait_finished().await {
+            Some(f) => f.outcome.clone(),
+            None => Outcome::Failed(InstanceError::Lost),
+        }
+    }
+
+    /// Whether the instance has ended.
+    pub fn is_finished(&self) -> bool {
+        self.finished.borrow().is_some()
+    }
+
+    /// The history so far (the whole history once the instance has ended).
+    pub async fn history(&self) -> History {
+        if let Some(f) = self.ended() {
+            return f.history.clone();
+        }
+        let (tx, rx) = oneshot::channel();
+        if self.commands.send(Command::History(tx)).is_ok() {
+            if let Ok(history) = rx.await {
+                return history;
+            }
+        }
+        // The loop ended between our look and our request.
+        self.wait_finished().await.map(|f| f.history.clone()).unwrap_or_default()
+    }
+
+    /// The process data as committed so far (the final data once ended, whatever the
+    /// outcome). `None` only if the loop was lost.
+    pub async fn data(&self) -> Option<D> {
+        if let Some(f) = self.ended() {
+            return Some(f.data.clone());
+        }
+        let (tx, rx) = oneshot::channel();
+        if self.commands.send(Command::Data(tx)).is_ok() {
+            if let Ok(data) = rx.await {
+                return Some(data);
+            }
+        }
+        self.wait_finished().await.map(|f| f.data.clone())
+    }
+
+    /// Ask the instance to stop. Running handlers are dropped at their next await;
+    /// the outcome becomes [`Outcome::Cancelled`]. No effect on an ended instance.
+    pub fn cancel(&self) {
+        let _ = self.commands.send(Command::Cancel);
+    }
+
+    fn ended(&self) -> Option<Arc<Finished<D>>> {
+        self.finished.borrow().clone()
+    }
+
+    async fn wait_finished(&self) -> Option<Arc<Finished<D>>> {
+        let mut rx = self.finished.clone();
+        let result = rx.wait_for(Option::is_some).await.ok().and_then(|f| f.clone());
+        result
+    }
+}

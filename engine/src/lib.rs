@@ -1,0 +1,50 @@
+//! # thresh
+//!
+//! BPMN 2.0 processes written inline in Rust with [`process!`], checked at compile
+//! time, and run on tokio.
+//!
+//! The runtime keeps its roles apart:
+//! - [`graph`] — the static process graph that `process!` emits;
+//! - [`Engine`] — the public API: start instances, shut down;
+//! - `instance` — one loop per instance, the single writer of its tracks, joins,
+//!   positions, data and history; tracks are tokio tasks that run activities;
+//! - [`data`] — process data, field-level change detection and commits.
+//!
+//! See the README for the DSL by example.
+
+pub mod data;
+mod engine;
+pub mod graph;
+mod instance;
+
+pub use data::{ChangedFields, ProcessData, TaskError};
+pub use engine::{Engine, ShutdownError};
+pub use graph::Process;
+pub use instance::{Happening, History, InstanceError, InstanceHandle, InstanceId, Outcome, Step, TrackId};
+/// Declare a process. See the crate README for the DSL.
+pub use thresh_macros::process;
+/// Derive [`ProcessData`] for a struct with named or tuple fields; every field must be
+/// `Clone + PartialEq`.
+pub use thresh_macros::ProcessData;
+
+/// Items the expansion of `process!` uses. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::graph::{Flow, Node, NodeKind, TaskFuture};
+
+    /// Call a task handler on the task's copy and box its future. The bounds give a
+    /// closure its parameter type and pin its output, so neither `|order| ...` nor
+    /// `Ok(())` in it needs an annotation.
+    pub fn call_task<'a, D, F, Fut>(handler: F, data: &'a mut D) -> TaskFuture<'a>
+    where
+        F: FnOnce(&'a mut D) -> Fut,
+        Fut: std::future::Future<Output = Result<(), crate::TaskError>> + Send + 'a,
+    {
+        Box::pin(handler(data))
+    }
+
+    /// Call a flow condition; the bound gives a closure its parameter type.
+    pub fn call_condition<D, F: FnOnce(&D) -> bool>(condition: F, data: &D) -> bool {
+        condition(data)
+    }
+}

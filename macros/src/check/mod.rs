@@ -1,0 +1,15 @@
+//! Stage 3: the compile-time rules, one module per family (DESIGN §3). Every rule
+//! reports into the context with the span of the element at fault and keeps going,
+//! so one build shows every error.
+
+mod gateways;
+mod graph;
+pub mod suggest;
+
+use crate::ctx::Ctx;
+use crate::model::Model;
+
+pub fn all(ctx: &Ctx, model: &Model) {
+    graph::check(ctx, model);
+    gateways::check(ctx, model);
+}

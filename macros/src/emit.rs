@@ -1,0 +1,127 @@
+//! Stage 4: model → Rust. The process becomes one `static thresh::Process<D>` built
+//! entirely at compile time: node and flow tables, handlers and conditions as plain
+//! functions, and the OR-joins' reachability masks.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+
+use crate::model::{Kind, Model};
+
+/// The static for `model`. With `has_errors`, an empty graph of the right type: the
+/// errors speak for themselves and nothing downstream trips over a missing item.
+pub fn process(model: &Model, has_errors: bool) -> TokenStream {
+    let Model { vis, name, data, doc, attrs, .. } = model;
+    let name_str = name.to_string();
+    let doc_attr = (!doc.is_empty()).then(|| quote!(#[doc = #doc]));
+    let body = if has_errors {
+        quote! {
+            ::thresh::Process { name: #name_str, doc: #doc, nodes: &[], flows: &[], starts: &[] }
+        }
+    } else {
+        graph(model)
+    };
+    quote! {
+        #doc_attr
+        #(#attrs)*
+        #vis static #name: ::thresh::Process<#data> = { #body };
+    }
+}
+
+fn graph(model: &Model) -> TokenStream {
+    let data = model.data;
+    let name_str = model.name.to_string();
+    let doc = &model.doc;
+    let mut fns = Vec::new();
+
+    let nodes = model.nodes.iter().enumerate().map(|(n, node)| {
+        let id = node.id.to_string();
+        let node_doc = &node.doc;
+        let kind = match node.kind {
+            Kind::Start => quote!(Start),
+            Kind::End => quote!(End),
+            Kind::Terminate => quote!(Terminate),
+            Kind::Exclusive => quote!(Exclusive),
+            Kind::Parallel => quote!(Parallel),
+            Kind::Inclusive => {
+                let masks = if node.incoming.len() > 1 { model.reach_masks(n) } else { Vec::new() };
+                quote!(Inclusive { reach: &[#(#masks),*] })
+            }
+            Kind::Task(handler) => {
+                let f = format_ident!("__thresh_task_{}", n);
+                fns.push(task_fn(&f, data, handler));
+                quote!(Task(#f))
+            }
+        };
+        let (incoming, outgoing) = (&node.incoming, &node.outgoing);
+        let default = option(node.default);
+        quote! {
+            ::thresh::__private::Node {
+                id: #id,
+                doc: #node_doc,
+                kind: ::thresh::__private::NodeKind::#kind,
+                incoming: &[#(#incoming),*],
+                outgoing: &[#(#outgoing),*],
+                default: #default,
+            }
+        }
+    });
+    let nodes: Vec<TokenStream> = nodes.collect();
+
+    let flows = model.flows.iter().enumerate().map(|(i, flow)| {
+        let (source, target) = (flow.source, flow.target);
+        let (condition, text) = match flow.condition {
+            Some(expr) => {
+                let f = format_ident!("__thresh_condition_{}", i);
+                fns.push(condition_fn(&f, data, expr));
+                (quote!(::core::option::Option::Some(#f)), expr.to_token_stream().to_string())
+            }
+            None => (quote!(::core::option::Option::None), String::new()),
+        };
+        quote! {
+            ::thresh::__private::Flow { source: #source, target: #target, condition: #condition, condition_text: #text }
+        }
+    });
+    let flows: Vec<TokenStream> = flows.collect();
+    let starts = model.starts();
+
+    quote! {
+        #(#fns)*
+        ::thresh::Process {
+            name: #name_str,
+            doc: #doc,
+            nodes: &[#(#nodes),*],
+            flows: &[#(#flows),*],
+            starts: &[#(#starts),*],
+        }
+    }
+}
+
+/// A task handler — a path to an async fn or a closure returning a future — wrapped
+/// as the graph's uniform `fn(&mut D) -> TaskFuture`. Spanned on the user's
+/// expression, so a handler of the wrong type is reported there.
+fn task_fn(name: &syn::Ident, data: &syn::Type, handler: &syn::Expr) -> TokenStream {
+    let span = handler.span();
+    let call = quote_spanned!(span=> ::thresh::__private::call_task(#handler, data));
+    quote! {
+        #[allow(non_snake_case)]
+        fn #name<'a>(data: &'a mut #data) -> ::thresh::__private::TaskFuture<'a> { #call }
+    }
+}
+
+/// A flow condition — a closure or a path to a fn over `&D` — as a plain fn.
+fn condition_fn(name: &syn::Ident, data: &syn::Type, condition: &syn::Expr) -> TokenStream {
+    let span = condition.span();
+    let call = quote_spanned!(span=> ::thresh::__private::call_condition(#condition, data));
+    quote! {
+        #[allow(non_snake_case)]
+        fn #name(data: &#data) -> bool { #call }
+    }
+}
+
+fn option(value: Option<usize>) -> TokenStream {
+    match value {
+        Some(v) => quote_spanned!(Span::call_site()=> ::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    }
+}

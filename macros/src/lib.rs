@@ -1,0 +1,44 @@
+//! The macros of [thresh](https://docs.rs/thresh): `process!` and
+//! `#[derive(ProcessData)]`. Use them through the `thresh` crate, which re-exports
+//! them.
+//!
+//! `process!` is a pipeline, one module per stage:
+//! [`parse`] (tokens → syntax tree with spans) → [`model`] (one IR of the process,
+//! names resolved) → [`check`] (one module per family of rules) → [`emit`] (IR →
+//! the `static` graph). Every stage reports into one [`ctx::Ctx`], so a user sees all
+//! errors at once, each on the span at fault.
+
+mod check;
+mod ctx;
+mod derive;
+mod emit;
+mod model;
+mod parse;
+
+use proc_macro::TokenStream;
+
+/// Declare a BPMN process as a `static thresh::Process<D>`. See the thresh README.
+#[proc_macro]
+pub fn process(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as parse::Input);
+    input.processes.iter().map(expand_process).collect::<proc_macro2::TokenStream>().into()
+}
+
+fn expand_process(ast: &parse::ProcessAst) -> proc_macro2::TokenStream {
+    let ctx = ctx::Ctx::new();
+    let model = model::build(&ctx, ast);
+    check::all(&ctx, &model);
+    let errors = ctx.finish();
+    // Emit the graph even with errors, so rustc and rust-analyzer see the static and
+    // do not pile secondary errors ("cannot find value ORDER") on the real ones.
+    let graph = emit::process(&model, errors.is_some());
+    let errors = errors.map(|e| e.to_compile_error());
+    quote::quote!(#graph #errors)
+}
+
+/// Derive `thresh::ProcessData`: field-level change detection and three-way merge.
+#[proc_macro_derive(ProcessData)]
+pub fn derive_process_data(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    derive::process_data(&input).unwrap_or_else(syn::Error::into_compile_error).into()
+}

@@ -1,0 +1,189 @@
+//! Stage 1: tokens → syntax tree. Only the shape of the DSL is checked here; names,
+//! kinds and every rule about the graph are left to `model` and `check`.
+//!
+//! ```text
+//! input   := process*
+//! process := attr* vis NAME ':' DataType '{' stmt* '}'
+//! stmt    := attr* KIND id ('=' handler)? (':' spec ('(' args ')')?)? ';'     a node
+//!          | ids ('->' ids)+ ('when' condition | 'else')? ';'             flows
+//! ids     := id (',' id)*
+//! ```
+
+use proc_macro2::{Span, TokenStream};
+use syn::parse::{Parse, ParseStream};
+use syn::{braced, parenthesized, Attribute, Expr, Ident, Token, Type, Visibility};
+
+pub struct Input {
+    pub processes: Vec<ProcessAst>,
+}
+
+pub struct ProcessAst {
+    pub attrs: Vec<Attribute>,
+    pub vis: Visibility,
+    pub name: Ident,
+    pub data: Type,
+    pub nodes: Vec<NodeAst>,
+    pub flows: Vec<FlowAst>,
+}
+
+/// `task check_stock = handlers::check_stock;`, `end expired: terminate;`
+pub struct NodeAst {
+    pub attrs: Vec<Attribute>,
+    /// The element keyword (`start`, `task`, ...), resolved by `model`.
+    pub keyword: Ident,
+    pub id: Ident,
+    pub handler: Option<Expr>,
+    pub spec: Option<Spec>,
+}
+
+/// What follows the `:` of a node: `terminate`, or later `message("name")`.
+pub struct Spec {
+    pub name: Ident,
+    pub args: Option<TokenStream>,
+}
+
+/// One flow statement: `a -> b, c -> d when |x| ...;`. Each pair of adjacent groups
+/// is a hop; every source of a hop flows to every target of it.
+pub struct FlowAst {
+    pub groups: Vec<Vec<Ident>>,
+    pub guard: Option<Guard>,
+}
+
+/// A guard applies to the statement's last hop, which must be a single flow.
+pub enum Guard {
+    When { keyword: Ident, condition: Expr },
+    Else { keyword: Token![else] },
+}
+
+impl Guard {
+    pub fn span(&self) -> Span {
+        match self {
+            Guard::When { keyword, .. } => keyword.span(),
+            Guard::Else { keyword } => keyword.span,
+        }
+    }
+}
+
+impl Parse for Input {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut processes = Vec::new();
+        while !input.is_empty() {
+            processes.push(input.parse()?);
+        }
+        Ok(Input { processes })
+    }
+}
+
+impl Parse for ProcessAst {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis = input.parse()?;
+        let name = input.parse()?;
+        input.parse::<Token![:]>()?;
+        let data = input.parse()?;
+        let body;
+        braced!(body in input);
+        let (mut nodes, mut flows) = (Vec::new(), Vec::new());
+        while !body.is_empty() {
+            let attrs = body.call(Attribute::parse_outer)?;
+            if body.peek(Ident) && body.peek2(Ident) {
+                nodes.push(parse_node(&body, attrs)?);
+            } else {
+                if let Some(attr) = attrs.first() {
+                    return Err(syn::Error::new_spanned(
+                        attr,
+                        "attributes and doc comments belong on node declarations, not on flows",
+                    ));
+                }
+                flows.push(parse_flow(&body)?);
+            }
+        }
+        Ok(ProcessAst { attrs, vis, name, data, nodes, flows })
+    }
+}
+
+fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst> {
+    let keyword = input.parse()?;
+    let id = input.parse()?;
+    let handler = if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        Some(input.parse()?)
+    } else {
+        None
+    };
+    let spec = if input.peek(Token![:]) {
+        input.parse::<Token![:]>()?;
+        let name = input.parse()?;
+        let args = if input.peek(syn::token::Paren) {
+            let content;
+            parenthesized!(content in input);
+            Some(content.parse()?)
+        } else {
+            None
+        };
+        Some(Spec { name, args })
+    } else {
+        None
+    };
+    input.parse::<Token![;]>()?;
+    Ok(NodeAst { attrs, keyword, id, handler, spec })
+}
+
+fn parse_flow(input: ParseStream) -> syn::Result<FlowAst> {
+    let mut groups = vec![parse_ids(input)?];
+    while input.peek(Token![->]) {
+        input.parse::<Token![->]>()?;
+        groups.push(parse_ids(input)?);
+    }
+    if groups.len() < 2 {
+        return Err(input.error("expected `->`: a flow statement reads `a -> b;` (or `a, b -> c -> d, e;`)"));
+    }
+    let guard = if input.peek(Token![else]) {
+        let keyword = input.parse()?;
+        if input.peek(Ident) && input.fork().parse::<Ident>()? == "when" {
+            return Err(input.error(
+                "a default flow (`else`) cannot have a condition: it is taken exactly when no condition holds",
+            ));
+        }
+        Some(Guard::Else { keyword })
+    } else if input.peek(Ident) && input.fork().parse::<Ident>()? == "when" {
+        let keyword = input.parse()?;
+        let condition = input.parse()?;
+        if input.peek(Token![else]) {
+            return Err(input.error(
+                "a default flow (`else`) cannot have a condition: it is taken exactly when no condition holds",
+            ));
+        }
+        Some(Guard::When { keyword, condition })
+    } else {
+        None
+    };
+    input.parse::<Token![;]>()?;
+    Ok(FlowAst { groups, guard })
+}
+
+fn parse_ids(input: ParseStream) -> syn::Result<Vec<Ident>> {
+    let mut ids = vec![input.parse::<Ident>()?];
+    while input.peek(Token![,]) {
+        input.parse::<Token![,]>()?;
+        ids.push(input.parse()?);
+    }
+    Ok(ids)
+}
+
+/// The text of the `#[doc]` attributes among `attrs`, one line each.
+pub fn doc_text(attrs: &[Attribute]) -> String {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .map(|line| line.strip_prefix(' ').map(str::to_string).unwrap_or(line))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
