@@ -71,14 +71,23 @@ process! {
 async fn main() {
     let engine = Engine::new();
     for (id, total) in [("A-1", 250), ("A-2", 5_000), ("X-3", 10)] {
-        let handle = engine.start(&ORDER, Order { id: id.into(), total, ..Order::default() });
+        let handle = engine.start(
+            &ORDER,
+            Order {
+                id: id.into(),
+                total,
+                ..Order::default()
+            },
+        );
         let outcome = handle.outcome().await;
         let history = handle.history().await;
         println!("order {id} (total {total}): {}", outcome.kind());
         println!("  tasks completed: {:?}", history.completed_tasks());
         println!("  ended at:        {:?}", history.ended_at());
         match outcome {
-            Outcome::Completed(order) => println!("  packed={} invoiced={}", order.packed, order.invoiced),
+            Outcome::Completed(order) => {
+                println!("  packed={} invoiced={}", order.packed, order.invoiced)
+            }
             Outcome::Terminated(order) => println!("  flagged={}", order.flagged),
             other => {
                 eprintln!("unexpected outcome: {other:?}");

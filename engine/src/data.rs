@@ -50,7 +50,10 @@ pub struct ChangedFields {
 impl ChangedFields {
     /// An empty set over the fields `fields`.
     pub fn new(fields: &'static [&'static str]) -> Self {
-        Self { fields, bits: Vec::new() }
+        Self {
+            fields,
+            bits: Vec::new(),
+        }
     }
 
     /// Mark field number `index` as changed.
@@ -64,12 +67,17 @@ impl ChangedFields {
 
     /// Whether field number `index` changed.
     pub fn contains_index(&self, index: usize) -> bool {
-        self.bits.get(index / 64).is_some_and(|w| w & (1 << (index % 64)) != 0)
+        self.bits
+            .get(index / 64)
+            .is_some_and(|w| w & (1 << (index % 64)) != 0)
     }
 
     /// Whether the field called `name` changed.
     pub fn contains(&self, name: &str) -> bool {
-        self.fields.iter().position(|f| *f == name).is_some_and(|i| self.contains_index(i))
+        self.fields
+            .iter()
+            .position(|f| *f == name)
+            .is_some_and(|i| self.contains_index(i))
     }
 
     /// Whether nothing changed.
@@ -79,7 +87,11 @@ impl ChangedFields {
 
     /// The changed fields' names, in declaration order.
     pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.fields.iter().enumerate().filter(|(i, _)| self.contains_index(*i)).map(|(_, n)| *n)
+        self.fields
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.contains_index(*i))
+            .map(|(_, n)| *n)
     }
 }
 

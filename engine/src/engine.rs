@@ -9,7 +9,9 @@ use tokio_util::task::TaskTracker;
 
 use crate::data::ProcessData;
 use crate::graph::Process;
-use crate::instance::{self, Command, Finished, InstanceError, InstanceHandle, InstanceId, Outcome};
+use crate::instance::{
+    self, Command, Finished, InstanceError, InstanceHandle, InstanceId, Outcome,
+};
 
 /// Runs process instances on tokio. Cheap to clone; clones share the instances.
 ///
@@ -56,12 +58,21 @@ impl Engine {
     ///
     /// Called outside a runtime, it returns a handle whose outcome is
     /// [`InstanceError::NoRuntime`] rather than panicking.
-    pub fn start<D: ProcessData>(&self, process: &'static Process<D>, data: D) -> InstanceHandle<D> {
+    pub fn start<D: ProcessData>(
+        &self,
+        process: &'static Process<D>,
+        data: D,
+    ) -> InstanceHandle<D> {
         let id = InstanceId(self.inner.next_instance.fetch_add(1, Ordering::Relaxed));
         match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                instance::spawn(&runtime, &self.inner.loops, process, id, data, self.inner.stop.child_token())
-            }
+            Ok(runtime) => instance::spawn(
+                &runtime,
+                &self.inner.loops,
+                process,
+                id,
+                data,
+                self.inner.stop.child_token(),
+            ),
             Err(_) => failed_at_birth(id, data, InstanceError::NoRuntime),
         }
     }
@@ -74,7 +85,9 @@ impl Engine {
         self.inner.loops.close();
         match tokio::time::timeout(deadline, self.inner.loops.wait()).await {
             Ok(()) => Ok(()),
-            Err(_) => Err(ShutdownError { still_running: self.inner.loops.len() }),
+            Err(_) => Err(ShutdownError {
+                still_running: self.inner.loops.len(),
+            }),
         }
     }
 
@@ -85,9 +98,17 @@ impl Engine {
 }
 
 /// A handle on an instance that could not start.
-fn failed_at_birth<D: ProcessData>(id: InstanceId, data: D, error: InstanceError) -> InstanceHandle<D> {
+fn failed_at_birth<D: ProcessData>(
+    id: InstanceId,
+    data: D,
+    error: InstanceError,
+) -> InstanceHandle<D> {
     let (commands, _) = tokio::sync::mpsc::unbounded_channel::<Command<D>>();
-    let finished = Finished { outcome: Outcome::Failed(error), history: Default::default(), data };
+    let finished = Finished {
+        outcome: Outcome::Failed(error),
+        history: Default::default(),
+        data,
+    };
     let (_, finished_rx) = tokio::sync::watch::channel(Some(Arc::new(finished)));
     InstanceHandle::new(id, commands, finished_rx)
 }

@@ -164,7 +164,8 @@ impl<D> Node<D> {
     /// Whether this node synchronises arriving tokens (a converging parallel or
     /// inclusive gateway).
     pub(crate) fn is_sync_join(&self) -> bool {
-        self.incoming.len() > 1 && matches!(self.kind, NodeKind::Parallel | NodeKind::Inclusive { .. })
+        self.incoming.len() > 1
+            && matches!(self.kind, NodeKind::Parallel | NodeKind::Inclusive { .. })
     }
 }
 

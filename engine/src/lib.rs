@@ -20,7 +20,9 @@ mod instance;
 pub use data::{ChangedFields, ProcessData, TaskError};
 pub use engine::{Engine, ShutdownError};
 pub use graph::Process;
-pub use instance::{Happening, History, InstanceError, InstanceHandle, InstanceId, Outcome, Step, TrackId};
+pub use instance::{
+    Happening, History, InstanceError, InstanceHandle, InstanceId, Outcome, Step, TrackId,
+};
 /// Declare a process. See the crate README for the DSL.
 pub use thresh_macros::process;
 /// Derive [`ProcessData`] for a struct with named or tuple fields; every field must be

@@ -12,17 +12,23 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn new() -> Self {
-        Self { errors: RefCell::new(Vec::new()) }
+        Self {
+            errors: RefCell::new(Vec::new()),
+        }
     }
 
     /// An error spanning `at` (from its first token to its last).
     pub fn error(&self, at: impl ToTokens, message: impl Display) {
-        self.errors.borrow_mut().push(syn::Error::new_spanned(at.into_token_stream(), message));
+        self.errors
+            .borrow_mut()
+            .push(syn::Error::new_spanned(at.into_token_stream(), message));
     }
 
     /// An error at one span.
     pub fn error_at(&self, span: proc_macro2::Span, message: impl Display) {
-        self.errors.borrow_mut().push(syn::Error::new(span, message));
+        self.errors
+            .borrow_mut()
+            .push(syn::Error::new(span, message));
     }
 
     /// All errors, combined in the order they were reported; `None` if there were none.

@@ -12,8 +12,14 @@ pub fn process_data(input: &DeriveInput) -> syn::Result<TokenStream> {
         ));
     };
     let members: Vec<Member> = match &data.fields {
-        Fields::Named(f) => f.named.iter().map(|f| Member::Named(f.ident.clone().expect("named"))).collect(),
-        Fields::Unnamed(f) => (0..f.unnamed.len()).map(|i| Member::Unnamed(Index::from(i))).collect(),
+        Fields::Named(f) => f
+            .named
+            .iter()
+            .map(|f| Member::Named(f.ident.clone().expect("named")))
+            .collect(),
+        Fields::Unnamed(f) => (0..f.unnamed.len())
+            .map(|i| Member::Unnamed(Index::from(i)))
+            .collect(),
         Fields::Unit => Vec::new(),
     };
     if members.is_empty() {
@@ -29,7 +35,9 @@ pub fn process_data(input: &DeriveInput) -> syn::Result<TokenStream> {
             Member::Unnamed(i) => i.index.to_string(),
         })
         .collect();
-    let bindings: Vec<_> = (0..members.len()).map(|i| format_ident!("__edited_{}", i)).collect();
+    let bindings: Vec<_> = (0..members.len())
+        .map(|i| format_ident!("__edited_{}", i))
+        .collect();
     let index = 0..members.len();
     let index2 = 0..members.len();
     let ident = &input.ident;

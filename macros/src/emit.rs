@@ -11,7 +11,14 @@ use crate::model::{Kind, Model};
 /// The static for `model`. With `has_errors`, an empty graph of the right type: the
 /// errors speak for themselves and nothing downstream trips over a missing item.
 pub fn process(model: &Model, has_errors: bool) -> TokenStream {
-    let Model { vis, name, data, doc, attrs, .. } = model;
+    let Model {
+        vis,
+        name,
+        data,
+        doc,
+        attrs,
+        ..
+    } = model;
     let name_str = name.to_string();
     let doc_attr = (!doc.is_empty()).then(|| quote!(#[doc = #doc]));
     let body = if has_errors {
@@ -44,7 +51,11 @@ fn graph(model: &Model) -> TokenStream {
             Kind::Exclusive => quote!(Exclusive),
             Kind::Parallel => quote!(Parallel),
             Kind::Inclusive => {
-                let masks = if node.incoming.len() > 1 { model.reach_masks(n) } else { Vec::new() };
+                let masks = if node.incoming.len() > 1 {
+                    model.reach_masks(n)
+                } else {
+                    Vec::new()
+                };
                 quote!(Inclusive { reach: &[#(#masks),*] })
             }
             Kind::Task(handler) => {

@@ -21,7 +21,12 @@ use proc_macro::TokenStream;
 #[proc_macro]
 pub fn process(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as parse::Input);
-    input.processes.iter().map(expand_process).collect::<proc_macro2::TokenStream>().into()
+    input
+        .processes
+        .iter()
+        .map(expand_process)
+        .collect::<proc_macro2::TokenStream>()
+        .into()
 }
 
 fn expand_process(ast: &parse::ProcessAst) -> proc_macro2::TokenStream {
@@ -40,5 +45,7 @@ fn expand_process(ast: &parse::ProcessAst) -> proc_macro2::TokenStream {
 #[proc_macro_derive(ProcessData)]
 pub fn derive_process_data(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
-    derive::process_data(&input).unwrap_or_else(syn::Error::into_compile_error).into()
+    derive::process_data(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }

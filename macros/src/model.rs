@@ -137,7 +137,9 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
             }
             for source in &pair[0] {
                 for target in &pair[1] {
-                    let (Some(s), Some(t)) = (resolve(source), resolve(target)) else { continue };
+                    let (Some(s), Some(t)) = (resolve(source), resolve(target)) else {
+                        continue;
+                    };
                     let guard = if last { stmt.guard.as_ref() } else { None };
                     let condition = match guard {
                         Some(Guard::When { condition, .. }) => Some(condition),
@@ -168,7 +170,11 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
         name: &ast.name,
         data: &ast.data,
         doc: doc_text(&ast.attrs),
-        attrs: ast.attrs.iter().filter(|a| !a.path().is_ident("doc")).collect(),
+        attrs: ast
+            .attrs
+            .iter()
+            .filter(|a| !a.path().is_ident("doc"))
+            .collect(),
         nodes,
         flows,
     }
@@ -216,19 +222,31 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
                 .unwrap_or_default();
             ctx.error(
                 &decl.keyword,
-                format!("unknown element kind `{keyword}`; {hint}expected one of: {}", KINDS.join(", ")),
+                format!(
+                    "unknown element kind `{keyword}`; {hint}expected one of: {}",
+                    KINDS.join(", ")
+                ),
             );
             return None;
         }
     };
     if !matches!(kind, Kind::Task(_)) {
         if let Some(handler) = &decl.handler {
-            ctx.error(handler, format!("a {} takes no handler; only a `task` binds one with `=`", kind.describe()));
+            ctx.error(
+                handler,
+                format!(
+                    "a {} takes no handler; only a `task` binds one with `=`",
+                    kind.describe()
+                ),
+            );
         }
     }
     if !matches!(kind, Kind::End | Kind::Terminate) {
         if let Some(spec) = &decl.spec {
-            ctx.error(&spec.name, format!("a {} takes no `: {}`", kind.describe(), spec.name));
+            ctx.error(
+                &spec.name,
+                format!("a {} takes no `: {}`", kind.describe(), spec.name),
+            );
         }
     }
     Some(kind)
@@ -241,15 +259,27 @@ impl Model<'_> {
     /// when `backward`; the walk never enters `barrier`.
     pub fn reachable(&self, from: &[usize], backward: bool, barrier: Option<usize>) -> Vec<bool> {
         let mut seen = vec![false; self.nodes.len()];
-        let mut stack: Vec<usize> = from.iter().copied().filter(|n| Some(*n) != barrier).collect();
+        let mut stack: Vec<usize> = from
+            .iter()
+            .copied()
+            .filter(|n| Some(*n) != barrier)
+            .collect();
         while let Some(n) = stack.pop() {
             if std::mem::replace(&mut seen[n], true) {
                 continue;
             }
             let node = &self.nodes[n];
-            let flows = if backward { &node.incoming } else { &node.outgoing };
+            let flows = if backward {
+                &node.incoming
+            } else {
+                &node.outgoing
+            };
             for &f in flows {
-                let next = if backward { self.flows[f].source } else { self.flows[f].target };
+                let next = if backward {
+                    self.flows[f].source
+                } else {
+                    self.flows[f].target
+                };
                 if !seen[next] && Some(next) != barrier {
                     stack.push(next);
                 }
@@ -260,7 +290,11 @@ impl Model<'_> {
 
     /// Whether `node` lies on a cycle: some successor leads back to it.
     pub fn on_cycle(&self, node: usize) -> bool {
-        let next: Vec<usize> = self.nodes[node].outgoing.iter().map(|&f| self.flows[f].target).collect();
+        let next: Vec<usize> = self.nodes[node]
+            .outgoing
+            .iter()
+            .map(|&f| self.flows[f].target)
+            .collect();
         self.reachable(&next, false, None)[node]
     }
 
@@ -280,6 +314,8 @@ impl Model<'_> {
     }
 
     pub fn starts(&self) -> Vec<usize> {
-        (0..self.nodes.len()).filter(|&n| self.nodes[n].kind == Kind::Start).collect()
+        (0..self.nodes.len())
+            .filter(|&n| self.nodes[n].kind == Kind::Start)
+            .collect()
     }
 }

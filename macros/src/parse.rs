@@ -98,7 +98,14 @@ impl Parse for ProcessAst {
                 flows.push(parse_flow(&body)?);
             }
         }
-        Ok(ProcessAst { attrs, vis, name, data, nodes, flows })
+        Ok(ProcessAst {
+            attrs,
+            vis,
+            name,
+            data,
+            nodes,
+            flows,
+        })
     }
 }
 
@@ -126,7 +133,13 @@ fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst>
         None
     };
     input.parse::<Token![;]>()?;
-    Ok(NodeAst { attrs, keyword, id, handler, spec })
+    Ok(NodeAst {
+        attrs,
+        keyword,
+        id,
+        handler,
+        spec,
+    })
 }
 
 fn parse_flow(input: ParseStream) -> syn::Result<FlowAst> {
@@ -136,7 +149,8 @@ fn parse_flow(input: ParseStream) -> syn::Result<FlowAst> {
         groups.push(parse_ids(input)?);
     }
     if groups.len() < 2 {
-        return Err(input.error("expected `->`: a flow statement reads `a -> b;` (or `a, b -> c -> d, e;`)"));
+        return Err(input
+            .error("expected `->`: a flow statement reads `a -> b;` (or `a, b -> c -> d, e;`)"));
     }
     let guard = if input.peek(Token![else]) {
         let keyword = input.parse()?;
@@ -178,7 +192,10 @@ pub fn doc_text(attrs: &[Attribute]) -> String {
         .filter(|a| a.path().is_ident("doc"))
         .filter_map(|a| match &a.meta {
             syn::Meta::NameValue(nv) => match &nv.value {
-                Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
                 _ => None,
             },
             _ => None,

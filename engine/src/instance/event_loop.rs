@@ -54,7 +54,9 @@ pub(crate) fn spawn<D: ProcessData>(
         outcome: None,
         span: span.clone(),
     };
-    let body = instance.run(intake, commands, finished_tx, stop).instrument(span);
+    let body = instance
+        .run(intake, commands, finished_tx, stop)
+        .instrument(span);
     tracker.spawn_on(body, runtime);
     InstanceHandle::new(id, commands_tx, finished_rx)
 }
@@ -131,10 +133,17 @@ impl<D: ProcessData> Instance<D> {
         // Every track is stopped and awaited before the outcome is published, so an
         // ended instance leaves no task behind.
         self.workers.shutdown().await;
-        let outcome = self.outcome.take().unwrap_or(Outcome::Failed(InstanceError::Lost));
+        let outcome = self
+            .outcome
+            .take()
+            .unwrap_or(Outcome::Failed(InstanceError::Lost));
         debug!(outcome = outcome.kind(), "instance ended");
         let data = D::clone(&self.data);
-        let _ = finished.send(Some(Arc::new(Finished { outcome, history: self.history, data })));
+        let _ = finished.send(Some(Arc::new(Finished {
+            outcome,
+            history: self.history,
+            data,
+        })));
     }
 
     // ----- inputs ---------------------------------------------------------------
@@ -151,7 +160,13 @@ impl<D: ProcessData> Instance<D> {
     }
 
     fn on_report(&mut self, report: Report<D>) {
-        let Report::TaskDone { track, node, base, edited, result } = report;
+        let Report::TaskDone {
+            track,
+            node,
+            base,
+            edited,
+            result,
+        } = report;
         let Some(slot) = self.slot_mut(track) else {
             return; // a report from a track the loop already stopped
         };
@@ -163,13 +178,25 @@ impl<D: ProcessData> Instance<D> {
             Ok(()) => {
                 let changed = self.commit(&base, edited);
                 debug!(track = %track, node = id, ?changed, "task completed");
-                self.record(track, node, Happening::Completed { changed: changed.names().collect() });
+                self.record(
+                    track,
+                    node,
+                    Happening::Completed {
+                        changed: changed.names().collect(),
+                    },
+                );
                 self.leave(track, node);
             }
             Err(error) => {
                 let message = error.to_string();
                 warn!(track = %track, node = id, %message, "task failed");
-                self.record(track, node, Happening::Failed { message: message.clone() });
+                self.record(
+                    track,
+                    node,
+                    Happening::Failed {
+                        message: message.clone(),
+                    },
+                );
                 self.fail(InstanceError::TaskFailed { node: id, message });
             }
         }
@@ -181,12 +208,20 @@ impl<D: ProcessData> Instance<D> {
             return; // aborted by us
         }
         let task = error.id();
-        let Some(slot) = self.tracks.iter().find(|s| s.task == Some(task)) else { return };
+        let Some(slot) = self.tracks.iter().find(|s| s.task == Some(task)) else {
+            return;
+        };
         let (track, at) = (slot.id, slot.at);
         let node = self.process.nodes[at].id;
         let message = panic_message(error.into_panic());
         warn!(track = %track, node, %message, "task panicked");
-        self.record(track, at, Happening::Failed { message: message.clone() });
+        self.record(
+            track,
+            at,
+            Happening::Failed {
+                message: message.clone(),
+            },
+        );
         self.fail(InstanceError::TaskPanicked { node, message });
     }
 
@@ -246,7 +281,12 @@ impl<D: ProcessData> Instance<D> {
         if self.tracks.is_empty() {
             self.outcome = Some(Outcome::Completed(D::clone(&self.data)));
         } else if self.running == 0 {
-            let joins = self.joins.iter().filter(|j| !j.is_empty()).map(|j| self.process.nodes[j.node].id).collect();
+            let joins = self
+                .joins
+                .iter()
+                .filter(|j| !j.is_empty())
+                .map(|j| self.process.nodes[j.node].id)
+                .collect();
             self.fail(InstanceError::Deadlock { joins });
         }
     }
@@ -258,7 +298,11 @@ impl<D: ProcessData> Instance<D> {
         let node = &process.nodes[at];
         self.slot_mut(track).expect("a moving track is live").at = at;
         if node.is_sync_join() {
-            let slot = node.incoming.iter().position(|f| *f == flow).expect("flow enters its target");
+            let slot = node
+                .incoming
+                .iter()
+                .position(|f| *f == flow)
+                .expect("flow enters its target");
             self.arrive(track, at, slot, moves);
             return;
         }
@@ -273,9 +317,10 @@ impl<D: ProcessData> Instance<D> {
                 self.remove_track(track);
                 self.stop_all(Outcome::Terminated(D::clone(&self.data)));
             }
-            NodeKind::Start | NodeKind::Exclusive | NodeKind::Parallel | NodeKind::Inclusive { .. } => {
-                self.split(track, at, moves)
-            }
+            NodeKind::Start
+            | NodeKind::Exclusive
+            | NodeKind::Parallel
+            | NodeKind::Inclusive { .. } => self.split(track, at, moves),
         }
     }
 
@@ -287,8 +332,14 @@ impl<D: ProcessData> Instance<D> {
             Err(error) => return self.fail(error),
         };
         let n = &self.process.nodes[node];
-        if matches!(n.kind, NodeKind::Exclusive | NodeKind::Parallel | NodeKind::Inclusive { .. }) {
-            let to = taken.iter().map(|f| self.process.nodes[self.process.flows[*f].target].id).collect();
+        if matches!(
+            n.kind,
+            NodeKind::Exclusive | NodeKind::Parallel | NodeKind::Inclusive { .. }
+        ) {
+            let to = taken
+                .iter()
+                .map(|f| self.process.nodes[self.process.flows[*f].target].id)
+                .collect();
             self.record(track, node, Happening::Routed { to });
         }
         let mut flows = taken.into_iter();
@@ -340,7 +391,9 @@ impl<D: ProcessData> Instance<D> {
 
     fn condition_holds(&self, flow: FlowIdx) -> Result<bool, InstanceError> {
         let f = &self.process.flows[flow];
-        let Some(condition) = f.condition else { return Ok(true) };
+        let Some(condition) = f.condition else {
+            return Ok(true);
+        };
         std::panic::catch_unwind(AssertUnwindSafe(|| condition(&self.data))).map_err(|panic| {
             InstanceError::ConditionPanicked {
                 from: self.process.nodes[f.source].id,
@@ -386,7 +439,9 @@ impl<D: ProcessData> Instance<D> {
         for i in 0..self.joins.len() {
             let join = &self.joins[i];
             let node = &self.process.nodes[join.node];
-            let NodeKind::Inclusive { reach } = node.kind else { continue };
+            let NodeKind::Inclusive { reach } = node.kind else {
+                continue;
+            };
             let positions = self.tracks.iter().map(|t| t.at);
             if or_join_may_fire(join.marked(), node.incoming.len(), reach, positions) {
                 let join_node = join.node;
@@ -403,7 +458,10 @@ impl<D: ProcessData> Instance<D> {
     /// A join fires: the first of `taken` carries on, the rest are merged.
     fn fire(&mut self, node: NodeIdx, taken: Vec<Arrival>, moves: &mut VecDeque<Move>) {
         let mut taken = taken.into_iter();
-        let survivor = taken.next().expect("a join fires with at least one token").track;
+        let survivor = taken
+            .next()
+            .expect("a join fires with at least one token")
+            .track;
         for merged in taken {
             self.record(merged.track, node, Happening::Merged);
             self.remove_track(merged.track);
@@ -418,7 +476,13 @@ impl<D: ProcessData> Instance<D> {
     fn new_track(&mut self, at: NodeIdx) -> TrackId {
         let id = TrackId(self.next_track);
         self.next_track += 1;
-        self.tracks.push(TrackSlot { id, at, state: TrackState::Moving, inbox: None, task: None });
+        self.tracks.push(TrackSlot {
+            id,
+            at,
+            state: TrackState::Moving,
+            inbox: None,
+            task: None,
+        });
         id
     }
 
@@ -427,7 +491,11 @@ impl<D: ProcessData> Instance<D> {
         let base = Arc::clone(&self.data);
         let (intake, span) = (&self.intake_tx, &self.span);
         let workers = &mut self.workers;
-        let slot = self.tracks.iter_mut().find(|s| s.id == track).expect("running track is live");
+        let slot = self
+            .tracks
+            .iter_mut()
+            .find(|s| s.id == track)
+            .expect("running track is live");
         slot.state = TrackState::Working;
         self.running += 1;
         let inbox = slot.inbox.get_or_insert_with(|| {
@@ -437,7 +505,14 @@ impl<D: ProcessData> Instance<D> {
             slot.task = Some(workers.spawn(body.instrument(span)).id());
             tx
         });
-        if inbox.try_send(Instruction::Run { node, handler, base }).is_err() {
+        if inbox
+            .try_send(Instruction::Run {
+                node,
+                handler,
+                base,
+            })
+            .is_err()
+        {
             // Unreachable by the one-outstanding-instruction protocol; fail loudly
             // rather than leave the token stranded.
             self.fail(InstanceError::Lost);
@@ -461,7 +536,11 @@ impl<D: ProcessData> Instance<D> {
             return;
         }
         for slot in std::mem::take(&mut self.tracks) {
-            self.history.push(slot.id, self.process.nodes[slot.at].id, Happening::Cancelled);
+            self.history.push(
+                slot.id,
+                self.process.nodes[slot.at].id,
+                Happening::Cancelled,
+            );
         }
         self.running = 0;
         self.workers.abort_all();

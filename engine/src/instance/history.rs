@@ -97,7 +97,10 @@ impl History {
 
     /// How many times a step at `node` matched `what`.
     pub fn count(&self, node: &str, what: impl Fn(&Happening) -> bool) -> usize {
-        self.steps.iter().filter(|s| s.node == node && what(&s.what)).count()
+        self.steps
+            .iter()
+            .filter(|s| s.node == node && what(&s.what))
+            .count()
     }
 
     /// How many times the join `node` fired.
@@ -114,7 +117,11 @@ impl History {
     }
 
     fn nodes_where(&self, pick: impl Fn(&Happening) -> bool) -> Vec<&'static str> {
-        self.steps.iter().filter(|s| pick(&s.what)).map(|s| s.node).collect()
+        self.steps
+            .iter()
+            .filter(|s| pick(&s.what))
+            .map(|s| s.node)
+            .collect()
     }
 }
 

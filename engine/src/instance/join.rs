@@ -29,7 +29,11 @@ pub(crate) struct JoinState {
 
 impl JoinState {
     pub fn new(node: NodeIdx, incoming: usize) -> Self {
-        Self { node, queues: vec![VecDeque::new(); incoming], arrived_since_check: false }
+        Self {
+            node,
+            queues: vec![VecDeque::new(); incoming],
+            arrived_since_check: false,
+        }
     }
 
     pub fn arrive(&mut self, slot: usize, arrival: Arrival) {
@@ -39,7 +43,11 @@ impl JoinState {
 
     /// Bit `i` set when incoming flow `i` holds at least one token.
     pub fn marked(&self) -> u64 {
-        self.queues.iter().enumerate().filter(|(_, q)| !q.is_empty()).fold(0, |m, (i, _)| m | 1 << i)
+        self.queues
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| !q.is_empty())
+            .fold(0, |m, (i, _)| m | 1 << i)
     }
 
     /// Whether every incoming flow holds a token.
@@ -54,7 +62,11 @@ impl JoinState {
     /// Take one token from every marked flow. The first returned is the survivor:
     /// the latest arrival when `last_in`, else the earliest; the rest are merged.
     pub fn fire(&mut self, last_in: bool) -> Vec<Arrival> {
-        let mut taken: Vec<Arrival> = self.queues.iter_mut().filter_map(VecDeque::pop_front).collect();
+        let mut taken: Vec<Arrival> = self
+            .queues
+            .iter_mut()
+            .filter_map(VecDeque::pop_front)
+            .collect();
         let survivor = if last_in {
             taken.iter().enumerate().max_by_key(|(_, a)| a.seq)
         } else {
@@ -81,7 +93,11 @@ pub(crate) fn or_join_may_fire(
     if marked == 0 {
         return false;
     }
-    let all = if incoming >= 64 { u64::MAX } else { (1u64 << incoming) - 1 };
+    let all = if incoming >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << incoming) - 1
+    };
     let unmarked = all & !marked;
     if unmarked == 0 {
         return true;
@@ -96,17 +112,51 @@ mod tests {
     #[test]
     fn fire_takes_one_per_marked_flow_and_picks_the_survivor() {
         let mut j = JoinState::new(7, 3);
-        j.arrive(0, Arrival { track: TrackId(1), seq: 1 });
-        j.arrive(0, Arrival { track: TrackId(2), seq: 2 });
-        j.arrive(2, Arrival { track: TrackId(3), seq: 3 });
+        j.arrive(
+            0,
+            Arrival {
+                track: TrackId(1),
+                seq: 1,
+            },
+        );
+        j.arrive(
+            0,
+            Arrival {
+                track: TrackId(2),
+                seq: 2,
+            },
+        );
+        j.arrive(
+            2,
+            Arrival {
+                track: TrackId(3),
+                seq: 3,
+            },
+        );
         assert_eq!(j.marked(), 0b101);
         assert!(!j.complete());
         let last = j.fire(true);
         assert_eq!(last.iter().map(|a| a.track.0).collect::<Vec<_>>(), [3, 1]);
-        assert_eq!(j.marked(), 0b001, "the second token on flow 0 waits for the next wave");
+        assert_eq!(
+            j.marked(),
+            0b001,
+            "the second token on flow 0 waits for the next wave"
+        );
         let mut j = JoinState::new(7, 2);
-        j.arrive(1, Arrival { track: TrackId(5), seq: 9 });
-        j.arrive(0, Arrival { track: TrackId(4), seq: 10 });
+        j.arrive(
+            1,
+            Arrival {
+                track: TrackId(5),
+                seq: 9,
+            },
+        );
+        j.arrive(
+            0,
+            Arrival {
+                track: TrackId(4),
+                seq: 10,
+            },
+        );
         assert_eq!(j.fire(false)[0].track, TrackId(5));
         assert!(j.is_empty());
     }

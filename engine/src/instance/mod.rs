@@ -86,7 +86,9 @@ pub enum InstanceError {
         message: String,
     },
     /// A split found no true condition and had no default flow (ADR-005 §2.8, §2.9).
-    #[error("`{node}` has no outgoing flow to take: no condition is true and there is no default flow")]
+    #[error(
+        "`{node}` has no outgoing flow to take: no condition is true and there is no default flow"
+    )]
     NoFlowTaken {
         /// The gateway or activity.
         node: &'static str,
@@ -173,7 +175,11 @@ impl<D: Clone> InstanceHandle<D> {
         commands: mpsc::UnboundedSender<Command<D>>,
         finished: watch::Receiver<Option<Arc<Finished<D>>>>,
     ) -> Self {
-        Self { id, commands, finished }
+        Self {
+            id,
+            commands,
+            finished,
+        }
     }
 
     /// The instance's id.
@@ -207,7 +213,10 @@ impl<D: Clone> InstanceHandle<D> {
             }
         }
         // The loop ended between our look and our request.
-        self.wait_finished().await.map(|f| f.history.clone()).unwrap_or_default()
+        self.wait_finished()
+            .await
+            .map(|f| f.history.clone())
+            .unwrap_or_default()
     }
 
     /// The process data as committed so far (the final data once ended, whatever the
@@ -237,7 +246,11 @@ impl<D: Clone> InstanceHandle<D> {
 
     async fn wait_finished(&self) -> Option<Arc<Finished<D>>> {
         let mut rx = self.finished.clone();
-        let result = rx.wait_for(Option::is_some).await.ok().and_then(|f| f.clone());
+        let result = rx
+            .wait_for(Option::is_some)
+            .await
+            .ok()
+            .and_then(|f| f.clone());
         result
     }
 }

@@ -21,14 +21,24 @@ pub(crate) const PARK_SLOT: usize = 1;
 /// What the loop tells a parked track to do.
 pub(crate) enum Instruction<D> {
     /// Run the task at `node` on a copy of `base`.
-    Run { node: NodeIdx, handler: TaskHandler<D>, base: Arc<D> },
+    Run {
+        node: NodeIdx,
+        handler: TaskHandler<D>,
+        base: Arc<D>,
+    },
 }
 
 /// What a track tells the loop.
 pub(crate) enum Report<D> {
     /// The handler of the task at `node` returned; `edited` is the track's copy of the
     /// data, started from `base`.
-    TaskDone { track: TrackId, node: NodeIdx, base: Arc<D>, edited: D, result: Result<(), TaskError> },
+    TaskDone {
+        track: TrackId,
+        node: NodeIdx,
+        base: Arc<D>,
+        edited: D,
+        result: Result<(), TaskError>,
+    },
 }
 
 /// The body of a track's task. A panic in a handler unwinds out of here; the loop
@@ -40,10 +50,20 @@ pub(crate) async fn run<D: ProcessData>(
 ) {
     while let Some(instruction) = inbox.recv().await {
         match instruction {
-            Instruction::Run { node, handler, base } => {
+            Instruction::Run {
+                node,
+                handler,
+                base,
+            } => {
                 let mut edited = D::clone(&base);
                 let result = handler(&mut edited).await;
-                let report = Report::TaskDone { track, node, base, edited, result };
+                let report = Report::TaskDone {
+                    track,
+                    node,
+                    base,
+                    edited,
+                    result,
+                };
                 if intake.send(report).is_err() {
                     // The loop is gone: the instance ended while we worked.
                     return;

@@ -17,7 +17,10 @@ fn starts(ctx: &Ctx, model: &Model) {
     match starts.as_slice() {
         [] => ctx.error(
             model.name,
-            format!("process `{}` has no start event; add one, e.g. `start begin;` and `begin -> ...;`", model.name),
+            format!(
+                "process `{}` has no start event; add one, e.g. `start begin;` and `begin -> ...;`",
+                model.name
+            ),
         ),
         [_] => {}
         [first, rest @ ..] => {
@@ -36,7 +39,10 @@ fn starts(ctx: &Ctx, model: &Model) {
 
 fn duplicate_flows(ctx: &Ctx, model: &Model) {
     for (i, flow) in model.flows.iter().enumerate() {
-        if model.flows[..i].iter().any(|f| f.source == flow.source && f.target == flow.target) {
+        if model.flows[..i]
+            .iter()
+            .any(|f| f.source == flow.source && f.target == flow.target)
+        {
             ctx.error(
                 flow.tokens(),
                 format!(
@@ -76,7 +82,9 @@ fn flow_ends(ctx: &Ctx, model: &Model) {
 /// can reach an end. One error per element: the first rule it breaks.
 fn paths(ctx: &Ctx, model: &Model) {
     let from_start = model.reachable(&model.starts(), false, None);
-    let ends: Vec<usize> = (0..model.nodes.len()).filter(|&n| model.nodes[n].kind.is_end()).collect();
+    let ends: Vec<usize> = (0..model.nodes.len())
+        .filter(|&n| model.nodes[n].kind.is_end())
+        .collect();
     let to_end = model.reachable(&ends, true, None);
     for (n, node) in model.nodes.iter().enumerate() {
         if node.kind == Kind::Start {
@@ -118,6 +126,12 @@ fn paths(ctx: &Ctx, model: &Model) {
         }
     }
     if ends.is_empty() {
-        ctx.error(model.name, format!("process `{}` has no end event; add one, e.g. `end done;`", model.name));
+        ctx.error(
+            model.name,
+            format!(
+                "process `{}` has no end event; add one, e.g. `end done;`",
+                model.name
+            ),
+        );
     }
 }
