@@ -29,6 +29,11 @@ pub use thresh_macros::process;
 /// `Clone + PartialEq`.
 pub use thresh_macros::ProcessData;
 
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
+
 /// Items the expansion of `process!` uses. Not public API.
 #[doc(hidden)]
 pub mod __private {

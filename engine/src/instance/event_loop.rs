@@ -18,7 +18,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 use tokio::task::{JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, info_span, warn, Instrument, Span};
+use tracing::{debug, info_span, trace, warn, Instrument, Span};
 
 use super::history::{Happening, History, TrackId};
 use super::join::{or_join_may_fire, Arrival, JoinState};
@@ -556,8 +556,11 @@ impl<D: ProcessData> Instance<D> {
         self.tracks.iter_mut().find(|s| s.id == track)
     }
 
+    /// Append to the history; every step is also a trace event carrying the node id.
     fn record(&mut self, track: TrackId, node: NodeIdx, what: Happening) {
-        self.history.push(track, self.process.nodes[node].id, what);
+        let node = self.process.nodes[node].id;
+        trace!(track = %track, node, ?what, "step");
+        self.history.push(track, node, what);
     }
 }
 
