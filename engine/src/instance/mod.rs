@@ -25,7 +25,7 @@ impl fmt::Display for InstanceId {
 }
 
 /// How an instance ended.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Outcome<D> {
     /// Every track reached an end event; the final process data.
     Completed(D),
@@ -133,7 +133,7 @@ pub(crate) enum Command<D> {
 }
 
 /// A handle on a started instance: await its outcome, read its history and data,
-/// cancel it. Dropping the handle does not stop the instance.
+/// cancel it. Clones observe the same instance; dropping them does not stop it.
 ///
 /// ```
 /// use thresh::{process, Engine, Outcome, ProcessData, TaskError};
@@ -167,6 +167,12 @@ pub struct InstanceHandle<D> {
     id: InstanceId,
     commands: mpsc::UnboundedSender<Command<D>>,
     finished: watch::Receiver<Option<Arc<Finished<D>>>>,
+}
+
+impl<D> Clone for InstanceHandle<D> {
+    fn clone(&self) -> Self {
+        Self { id: self.id, commands: self.commands.clone(), finished: self.finished.clone() }
+    }
 }
 
 impl<D: Clone> InstanceHandle<D> {
