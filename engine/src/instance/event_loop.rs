@@ -53,6 +53,8 @@ pub(crate) fn spawn<D: ProcessData>(
         next_seq: 0,
         outcome: None,
         span: span.clone(),
+        moves: VecDeque::new(),
+        taken: Vec::new(),
     };
     let body = instance
         .run(intake, commands, finished_tx, stop)
@@ -104,6 +106,9 @@ struct Instance<D: ProcessData> {
     next_seq: u64,
     outcome: Option<Outcome<D>>,
     span: Span,
+    /// Scratch buffers of `leave` and `split`, kept to avoid an allocation per step.
+    moves: VecDeque<Move>,
+    taken: Vec<FlowIdx>,
 }
 
 impl<D: ProcessData> Instance<D> {
@@ -256,22 +261,25 @@ impl<D: ProcessData> Instance<D> {
     /// The token on `track` leaves `node` (a finished activity, a start, a fired
     /// join): take the outgoing flows the node's kind selects, then settle.
     fn leave(&mut self, track: TrackId, node: NodeIdx) {
-        let mut moves = VecDeque::new();
+        // The buffers are reused from step to step: a step allocates nothing here.
+        let mut moves = std::mem::take(&mut self.moves);
         self.split(track, node, &mut moves);
-        self.settle(moves);
+        self.settle(&mut moves);
+        moves.clear();
+        self.moves = moves;
     }
 
     /// Move tokens until every one rests at an activity, a join or an end; then
     /// check the inclusive joins, and repeat while one fires.
-    fn settle(&mut self, mut moves: VecDeque<Move>) {
+    fn settle(&mut self, moves: &mut VecDeque<Move>) {
         loop {
             while let Some((track, flow)) = moves.pop_front() {
                 if self.outcome.is_some() {
                     return;
                 }
-                self.enter(track, flow, &mut moves);
+                self.enter(track, flow, moves);
             }
-            if self.outcome.is_some() || !self.fire_inclusive_joins(&mut moves) {
+            if self.outcome.is_some() || !self.fire_inclusive_joins(moves) {
                 break;
             }
         }
@@ -327,10 +335,11 @@ impl<D: ProcessData> Instance<D> {
     /// Choose the outgoing flows of `node` by its kind and put the token on them: the
     /// track continues on the first, a new track is forked for each other.
     fn split(&mut self, track: TrackId, node: NodeIdx, moves: &mut VecDeque<Move>) {
-        let taken = match self.select_outgoing(node) {
-            Ok(taken) => taken,
-            Err(error) => return self.fail(error),
-        };
+        let mut taken = std::mem::take(&mut self.taken);
+        taken.clear();
+        if let Err(error) = self.select_outgoing(node, &mut taken) {
+            return self.fail(error);
+        }
         let n = &self.process.nodes[node];
         if matches!(
             n.kind,
@@ -342,35 +351,34 @@ impl<D: ProcessData> Instance<D> {
                 .collect();
             self.record(track, node, Happening::Routed { to });
         }
-        let mut flows = taken.into_iter();
-        let Some(first) = flows.next() else {
-            // No outgoing flow at all: only an end event may be here, and `process!`
-            // checks that every node reaches one. The token simply ends.
-            self.record(track, node, Happening::Ended);
-            self.remove_track(track);
-            return;
-        };
-        moves.push_back((track, first));
-        for flow in flows {
-            let forked = self.new_track(node);
-            self.record(forked, node, Happening::Spawned { from: track });
-            moves.push_back((forked, flow));
+        match taken.split_first() {
+            Some((&first, rest)) => {
+                moves.push_back((track, first));
+                for &flow in rest {
+                    let forked = self.new_track(node);
+                    self.record(forked, node, Happening::Spawned { from: track });
+                    moves.push_back((forked, flow));
+                }
+            }
+            None => {
+                // No outgoing flow at all: `process!` lets only end events be here.
+                self.record(track, node, Happening::Ended);
+                self.remove_track(track);
+            }
         }
+        self.taken = taken;
     }
 
     /// The flows a node's split takes (ADR-005 §2.2, §2.8, §2.9): exclusive takes the
     /// first true condition in declared order, every other kind takes every true or
     /// unconditional flow; with none, the default; with no default, an error.
-    fn select_outgoing(&self, node: NodeIdx) -> Result<Vec<FlowIdx>, InstanceError> {
+    fn select_outgoing(
+        &self,
+        node: NodeIdx,
+        taken: &mut Vec<FlowIdx>,
+    ) -> Result<(), InstanceError> {
         let n = &self.process.nodes[node];
-        // The common case: one unconditional flow.
-        if let [only] = n.outgoing {
-            if self.process.flows[*only].condition.is_none() {
-                return Ok(vec![*only]);
-            }
-        }
         let exclusive = matches!(n.kind, NodeKind::Exclusive);
-        let mut taken = Vec::new();
         for &f in n.outgoing.iter().filter(|f| Some(**f) != n.default) {
             if self.condition_holds(f)? {
                 taken.push(f);
@@ -386,7 +394,7 @@ impl<D: ProcessData> Instance<D> {
                 None => return Err(InstanceError::NoFlowTaken { node: n.id }),
             }
         }
-        Ok(taken)
+        Ok(())
     }
 
     fn condition_holds(&self, flow: FlowIdx) -> Result<bool, InstanceError> {

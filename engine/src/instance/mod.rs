@@ -171,7 +171,11 @@ pub struct InstanceHandle<D> {
 
 impl<D> Clone for InstanceHandle<D> {
     fn clone(&self) -> Self {
-        Self { id: self.id, commands: self.commands.clone(), finished: self.finished.clone() }
+        Self {
+            id: self.id,
+            commands: self.commands.clone(),
+            finished: self.finished.clone(),
+        }
     }
 }
 
