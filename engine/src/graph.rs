@@ -85,6 +85,28 @@ pub enum NodeKind<D: 'static> {
         /// through the gateway. Empty when the gateway does not converge.
         reach: &'static [u64],
     },
+    /// Complex gateway (ADR-005 §2.11): diverging, an inclusive split; converging, a
+    /// join driven by its activation rule.
+    Complex {
+        /// As for [`NodeKind::Inclusive`]; empty when the gateway does not converge.
+        reach: &'static [u64],
+        /// The activation rule: the join fires when any of these holds. Empty when
+        /// the gateway does not converge.
+        activation: &'static [Activation<D>],
+    },
+}
+
+/// One triple of a complex gateway's activation rule: it holds when its condition is
+/// true (or absent), at least `count` incoming flows have delivered a token, and every
+/// flow in `required` is among them.
+pub struct Activation<D: 'static> {
+    #[doc(hidden)]
+    pub condition: Option<Condition<D>>,
+    #[doc(hidden)]
+    pub count: u32,
+    /// Bit `i` set when incoming flow `i` (in the gateway's incoming order) is required.
+    #[doc(hidden)]
+    pub required: u64,
 }
 
 /// A sequence flow.
@@ -148,6 +170,7 @@ impl<D> Node<D> {
             NodeKind::Exclusive => "exclusive",
             NodeKind::Parallel => "parallel",
             NodeKind::Inclusive { .. } => "inclusive",
+            NodeKind::Complex { .. } => "complex",
         }
     }
 
@@ -165,7 +188,10 @@ impl<D> Node<D> {
     /// inclusive gateway).
     pub(crate) fn is_sync_join(&self) -> bool {
         self.incoming.len() > 1
-            && matches!(self.kind, NodeKind::Parallel | NodeKind::Inclusive { .. })
+            && matches!(
+                self.kind,
+                NodeKind::Parallel | NodeKind::Inclusive { .. } | NodeKind::Complex { .. }
+            )
     }
 }
 

@@ -37,7 +37,7 @@ struct ReadmeDoctests;
 /// Items the expansion of `process!` uses. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::graph::{Flow, Node, NodeKind, TaskFuture};
+    pub use crate::graph::{Activation, Flow, Node, NodeKind, TaskFuture};
 
     /// Call a task handler on the task's copy and box its future. The bounds give a
     /// closure its parameter type and pin its output, so neither `|order| ...` nor

@@ -21,11 +21,13 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info_span, trace, warn, Instrument, Span};
 
 use super::history::{Happening, History, TrackId};
-use super::join::{or_join_may_fire, Arrival, JoinState};
+use super::join::{
+    all_flows, complex_verdict, or_join_verdict, still_reachable, Arrival, JoinState, Verdict,
+};
 use super::track::{self, Instruction, Report, PARK_SLOT};
 use super::{Command, Finished, InstanceError, InstanceHandle, InstanceId, Outcome};
 use crate::data::ProcessData;
-use crate::graph::{FlowIdx, NodeIdx, NodeKind, Process};
+use crate::graph::{Condition, FlowIdx, NodeIdx, NodeKind, Process};
 
 /// Start an instance's loop on `runtime` and return its handle.
 pub(crate) fn spawn<D: ProcessData>(
@@ -279,7 +281,7 @@ impl<D: ProcessData> Instance<D> {
                 }
                 self.enter(track, flow, moves);
             }
-            if self.outcome.is_some() || !self.fire_inclusive_joins(moves) {
+            if self.outcome.is_some() || !self.check_reachability_joins(moves) {
                 break;
             }
         }
@@ -328,7 +330,8 @@ impl<D: ProcessData> Instance<D> {
             NodeKind::Start
             | NodeKind::Exclusive
             | NodeKind::Parallel
-            | NodeKind::Inclusive { .. } => self.split(track, at, moves),
+            | NodeKind::Inclusive { .. }
+            | NodeKind::Complex { .. } => self.split(track, at, moves),
         }
     }
 
@@ -343,7 +346,10 @@ impl<D: ProcessData> Instance<D> {
         let n = &self.process.nodes[node];
         if matches!(
             n.kind,
-            NodeKind::Exclusive | NodeKind::Parallel | NodeKind::Inclusive { .. }
+            NodeKind::Exclusive
+                | NodeKind::Parallel
+                | NodeKind::Inclusive { .. }
+                | NodeKind::Complex { .. }
         ) {
             let to = taken
                 .iter()
@@ -399,16 +405,22 @@ impl<D: ProcessData> Instance<D> {
 
     fn condition_holds(&self, flow: FlowIdx) -> Result<bool, InstanceError> {
         let f = &self.process.flows[flow];
-        let Some(condition) = f.condition else {
-            return Ok(true);
-        };
-        std::panic::catch_unwind(AssertUnwindSafe(|| condition(&self.data))).map_err(|panic| {
-            InstanceError::ConditionPanicked {
-                from: self.process.nodes[f.source].id,
-                to: self.process.nodes[f.target].id,
-                message: panic_message(panic),
+        match f.condition {
+            None => Ok(true),
+            Some(condition) => {
+                self.evaluate(condition)
+                    .map_err(|message| InstanceError::ConditionPanicked {
+                        from: self.process.nodes[f.source].id,
+                        to: self.process.nodes[f.target].id,
+                        message,
+                    })
             }
-        })
+        }
+    }
+
+    /// Evaluate a user's condition on the data; a panic becomes its message.
+    fn evaluate(&self, condition: Condition<D>) -> Result<bool, String> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| condition(&self.data))).map_err(panic_message)
     }
 
     // ----- joins ----------------------------------------------------------------
@@ -425,6 +437,12 @@ impl<D: ProcessData> Instance<D> {
                 self.joins.last_mut().expect("just pushed")
             }
         };
+        if join.spent {
+            // A complex join that fired consumes later arrivals (ADR-005 §2.11).
+            self.record(track, node, Happening::Consumed);
+            self.remove_track(track);
+            return;
+        }
         join.arrive(slot, Arrival { track, seq });
         // A parallel join decides on the spot: the completing arrival survives.
         // An inclusive join waits for the end of the loop step (`settle`), so tokens
@@ -439,26 +457,69 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// Check every inclusive join holding tokens against the current positions; fire
-    /// those that may. Runs after every loop step, so every arrival and every token
-    /// death anywhere triggers a re-check. Returns whether any fired.
-    fn fire_inclusive_joins(&mut self, moves: &mut VecDeque<Move>) -> bool {
+    /// Re-check every inclusive and complex join holding tokens against one snapshot
+    /// of the positions; fire, abort or fail each as its rule says. Runs after every
+    /// loop step, so every arrival and every token death anywhere triggers a re-check.
+    /// Returns whether any fired.
+    fn check_reachability_joins(&mut self, moves: &mut VecDeque<Move>) -> bool {
         let mut fired = false;
         for i in 0..self.joins.len() {
             let join = &self.joins[i];
             let node = &self.process.nodes[join.node];
-            let NodeKind::Inclusive { reach } = node.kind else {
-                continue;
+            let (reach, activation) = match node.kind {
+                NodeKind::Inclusive { reach } => (reach, None),
+                NodeKind::Complex { reach, activation } => (reach, Some(activation)),
+                _ => continue,
             };
-            let positions = self.tracks.iter().map(|t| t.at);
-            if or_join_may_fire(join.marked(), node.incoming.len(), reach, positions) {
-                let join_node = join.node;
-                let last_in = join.arrived_since_check;
-                let taken = self.joins[i].fire(last_in);
-                self.fire(join_node, taken, moves);
-                fired = true;
+            let marked = join.marked();
+            if marked == 0 {
+                continue;
             }
+            let unmarked = all_flows(node.incoming.len()) & !marked;
+            let reachable = still_reachable(unmarked, reach, self.tracks.iter().map(|t| t.at));
+            let verdict = match activation {
+                None => Ok(or_join_verdict(marked, reachable)),
+                Some(activation) => complex_verdict(marked, reachable, activation, |triple| {
+                    match triple.condition {
+                        None => Ok(true),
+                        Some(condition) => self.evaluate(condition).map_err(|message| {
+                            InstanceError::ActivationConditionPanicked {
+                                node: node.id,
+                                message,
+                            }
+                        }),
+                    }
+                }),
+            };
+            let (join_node, last_in) = (join.node, join.arrived_since_check);
             self.joins[i].arrived_since_check = false;
+            match verdict {
+                Ok(Verdict::Wait) => {}
+                Ok(Verdict::Fire) => {
+                    let taken = self.joins[i].fire(last_in);
+                    if activation.is_some() {
+                        self.joins[i].spent = true;
+                        for tail in self.joins[i].drain() {
+                            self.record(tail.track, join_node, Happening::Consumed);
+                            self.remove_track(tail.track);
+                        }
+                    }
+                    self.fire(join_node, taken, moves);
+                    fired = true;
+                }
+                Ok(Verdict::Abort) => {
+                    self.fail(InstanceError::ActivationUnsatisfiable { node: node.id });
+                    return false;
+                }
+                Ok(Verdict::Exhausted) => {
+                    self.fail(InstanceError::ArrivalsExhausted { node: node.id });
+                    return false;
+                }
+                Err(error) => {
+                    self.fail(error);
+                    return false;
+                }
+            }
         }
         fired
     }

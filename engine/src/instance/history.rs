@@ -49,6 +49,9 @@ pub enum Happening {
     Fired,
     /// The token was absorbed by a join that fired on another track.
     Merged,
+    /// The token reached a complex join after it fired and ended there (a tail
+    /// token, ADR-005 §2.11).
+    Consumed,
     /// The track reached an end event.
     Ended,
     /// A terminate end event ended the instance.

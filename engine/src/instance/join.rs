@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use crate::graph::NodeIdx;
+use crate::graph::{Activation, NodeIdx};
 use crate::instance::history::TrackId;
 
 /// A token waiting at a join: its track and the loop's arrival sequence number.
@@ -25,6 +25,8 @@ pub(crate) struct JoinState {
     /// An arrival at this join happened since its last check; an arrival-triggered
     /// firing continues on the last arrival, a death-triggered one on the first.
     pub arrived_since_check: bool,
+    /// A complex join that fired: single-pass, it consumes every later arrival.
+    pub spent: bool,
 }
 
 impl JoinState {
@@ -33,6 +35,7 @@ impl JoinState {
             node,
             queues: vec![VecDeque::new(); incoming],
             arrived_since_check: false,
+            spent: false,
         }
     }
 
@@ -59,6 +62,11 @@ impl JoinState {
         self.queues.iter().all(VecDeque::is_empty)
     }
 
+    /// Take every waiting token (the tail a spent complex join consumes).
+    pub fn drain(&mut self) -> Vec<Arrival> {
+        self.queues.iter_mut().flat_map(|q| q.drain(..)).collect()
+    }
+
     /// Take one token from every marked flow. The first returned is the survivor:
     /// the latest arrival when `last_in`, else the earliest; the rest are merged.
     pub fn fire(&mut self, last_in: bool) -> Vec<Arrival> {
@@ -80,29 +88,83 @@ impl JoinState {
     }
 }
 
-/// Whether an inclusive join with `marked` incoming flows may fire, given the
-/// precomputed reach masks (ADR-005 §2.10): fast path when every flow is marked, slow
-/// path when no live token can still reach an unmarked flow. `positions` are the
-/// nodes where the live tokens are; one AND per token.
-pub(crate) fn or_join_may_fire(
-    marked: u64,
-    incoming: usize,
-    reach: &[u64],
-    positions: impl Iterator<Item = NodeIdx>,
-) -> bool {
-    if marked == 0 {
-        return false;
-    }
-    let all = if incoming >= 64 {
+/// What a reachability join (inclusive, complex) should do after a re-check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    Wait,
+    Fire,
+    /// Complex: every activation triple is provably dead.
+    Abort,
+    /// Complex: no token can arrive any more and no triple's condition holds.
+    Exhausted,
+}
+
+/// Mask of a join's `incoming` flows.
+pub(crate) fn all_flows(incoming: usize) -> u64 {
+    if incoming >= 64 {
         u64::MAX
     } else {
         (1u64 << incoming) - 1
-    };
-    let unmarked = all & !marked;
-    if unmarked == 0 {
-        return true;
     }
-    positions.into_iter().all(|p| reach[p] & unmarked == 0)
+}
+
+/// The unmarked incoming flows a live token can still reach, from the precomputed
+/// reach masks: one AND per token, over one snapshot of the loop's positions.
+pub(crate) fn still_reachable(
+    unmarked: u64,
+    reach: &[u64],
+    positions: impl Iterator<Item = NodeIdx>,
+) -> u64 {
+    let mut reachable = 0;
+    for p in positions {
+        reachable |= reach[p] & unmarked;
+        if reachable == unmarked {
+            break;
+        }
+    }
+    reachable
+}
+
+/// The OR-join rule (ADR-005 §2.10): fire when a flow is marked and no live token
+/// can reach an unmarked one (which includes the fast path, every flow marked).
+pub(crate) fn or_join_verdict(marked: u64, reachable: u64) -> Verdict {
+    if marked != 0 && reachable == 0 {
+        Verdict::Fire
+    } else {
+        Verdict::Wait
+    }
+}
+
+/// The complex-join rule (ADR-005 §2.11) over `(condition, count, required)` triples:
+/// fire when one holds; abort when every one is dead (its count or a required flow
+/// can no longer be reached); exhausted when nothing can arrive and none fired.
+/// `holds` evaluates a triple's condition (absent: true).
+pub(crate) fn complex_verdict<D, E>(
+    marked: u64,
+    reachable: u64,
+    activation: &[Activation<D>],
+    mut holds: impl FnMut(&Activation<D>) -> Result<bool, E>,
+) -> Result<Verdict, E> {
+    let (arrived, can_come) = (marked.count_ones(), reachable.count_ones());
+    let mut all_dead = true;
+    for triple in activation {
+        let dead =
+            arrived + can_come < triple.count || triple.required & !(marked | reachable) != 0;
+        if dead {
+            continue;
+        }
+        all_dead = false;
+        if arrived >= triple.count && triple.required & !marked == 0 && holds(triple)? {
+            return Ok(Verdict::Fire);
+        }
+    }
+    Ok(if all_dead {
+        Verdict::Abort
+    } else if reachable == 0 {
+        Verdict::Exhausted
+    } else {
+        Verdict::Wait
+    })
 }
 
 #[cfg(test)]
@@ -161,14 +223,65 @@ mod tests {
         assert!(j.is_empty());
     }
 
-    #[test]
-    fn or_join_waits_while_an_unmarked_flow_is_reachable() {
+    fn or_join(marked: u64, positions: &[NodeIdx]) -> Verdict {
         // nodes 0..3; node 1 reaches flow 1, node 2 reaches nothing.
         let reach = [0b11, 0b10, 0b00];
-        assert!(!or_join_may_fire(0, 2, &reach, [].into_iter()));
-        assert!(or_join_may_fire(0b11, 2, &reach, [1].into_iter()));
-        assert!(!or_join_may_fire(0b01, 2, &reach, [1].into_iter()));
-        assert!(or_join_may_fire(0b01, 2, &reach, [2].into_iter()));
-        assert!(or_join_may_fire(0b01, 2, &reach, [].into_iter()));
+        let unmarked = all_flows(2) & !marked;
+        or_join_verdict(
+            marked,
+            still_reachable(unmarked, &reach, positions.iter().copied()),
+        )
+    }
+
+    #[test]
+    fn or_join_waits_while_an_unmarked_flow_is_reachable() {
+        assert_eq!(or_join(0, &[]), Verdict::Wait, "nothing arrived");
+        assert_eq!(or_join(0b11, &[1]), Verdict::Fire, "fast path");
+        assert_eq!(or_join(0b01, &[1]), Verdict::Wait);
+        assert_eq!(or_join(0b01, &[2]), Verdict::Fire);
+        assert_eq!(or_join(0b01, &[]), Verdict::Fire);
+    }
+
+    fn triple(count: u32, required: u64, condition: Option<fn(&()) -> bool>) -> Activation<()> {
+        Activation {
+            condition,
+            count,
+            required,
+        }
+    }
+
+    fn complex(marked: u64, reachable: u64, activation: &[Activation<()>]) -> Verdict {
+        complex_verdict(marked, reachable, activation, |t| {
+            Ok::<_, ()>(t.condition.is_none_or(|c| c(&())))
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn complex_join_fires_aborts_and_exhausts() {
+        let two_of_three = [triple(2, 0, None)];
+        assert_eq!(complex(0b001, 0b110, &two_of_three), Verdict::Wait);
+        assert_eq!(complex(0b101, 0b010, &two_of_three), Verdict::Fire);
+        assert_eq!(
+            complex(0b001, 0b000, &two_of_three),
+            Verdict::Abort,
+            "count out of reach"
+        );
+        let cfo_required = [triple(2, 0b100, None)];
+        assert_eq!(
+            complex(0b011, 0b000, &cfo_required),
+            Verdict::Abort,
+            "required flow dead"
+        );
+        assert_eq!(complex(0b011, 0b100, &cfo_required), Verdict::Wait);
+        let guarded = [triple(1, 0, Some(|_| false))];
+        assert_eq!(complex(0b001, 0b010, &guarded), Verdict::Wait);
+        assert_eq!(complex(0b011, 0b000, &guarded), Verdict::Exhausted);
+        let either = [triple(3, 0, None), triple(1, 0b010, None)];
+        assert_eq!(
+            complex(0b010, 0b101, &either),
+            Verdict::Fire,
+            "the second triple holds"
+        );
     }
 }

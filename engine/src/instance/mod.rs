@@ -93,6 +93,19 @@ pub enum InstanceError {
         /// The gateway or activity.
         node: &'static str,
     },
+    /// Every activation triple of a complex join became provably unsatisfiable: its
+    /// count or a required flow can no longer be reached (ADR-005 §2.11).
+    #[error("complex gateway `{node}` can never activate: every activation's count or required flow is out of reach")]
+    ActivationUnsatisfiable {
+        /// The complex gateway.
+        node: &'static str,
+    },
+    /// No more tokens can reach a complex join and no activation's condition held.
+    #[error("complex gateway `{node}`: arrivals exhausted, no activation matched")]
+    ArrivalsExhausted {
+        /// The complex gateway.
+        node: &'static str,
+    },
     /// A flow condition panicked while the loop evaluated it.
     #[error("the condition on the flow `{from}` -> `{to}` panicked: {message}")]
     ConditionPanicked {
@@ -109,6 +122,14 @@ pub enum InstanceError {
     Deadlock {
         /// The joins where tokens wait.
         joins: Vec<&'static str>,
+    },
+    /// The condition of a complex gateway's activation panicked.
+    #[error("an activation condition of complex gateway `{node}` panicked: {message}")]
+    ActivationConditionPanicked {
+        /// The complex gateway.
+        node: &'static str,
+        /// The panic message.
+        message: String,
     },
     /// The instance's loop stopped without reporting an outcome (a bug in thresh).
     #[error("the instance's loop stopped without an outcome")]
