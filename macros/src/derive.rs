@@ -8,7 +8,11 @@ pub fn process_data(input: &DeriveInput) -> syn::Result<TokenStream> {
     let Data::Struct(data) = &input.data else {
         return Err(syn::Error::new_spanned(
             &input.ident,
-            "ProcessData can be derived for a struct with fields only: the engine tracks changes field by field",
+            format!(
+                "ProcessData can be derived for a struct with fields only: the engine tracks changes field by field — hold the {} in a field, e.g. `struct Data {{ state: {} }}`",
+                if matches!(input.data, Data::Enum(_)) { "enum" } else { "union" },
+                input.ident
+            ),
         ));
     };
     let members: Vec<Member> = match &data.fields {

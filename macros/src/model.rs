@@ -19,6 +19,10 @@ pub struct Model<'a> {
     pub attrs: Vec<&'a syn::Attribute>,
     pub nodes: Vec<Node<'a>>,
     pub flows: Vec<Flow<'a>>,
+    /// A declaration was dropped with an error (a duplicate id, an unknown keyword, a
+    /// task without handler): rules that need every element, such as "has an end
+    /// event", stand down rather than pile consequences onto that error.
+    pub incomplete: bool,
 }
 
 pub struct Node<'a> {
@@ -29,6 +33,12 @@ pub struct Node<'a> {
     pub incoming: Vec<usize>,
     pub outgoing: Vec<usize>,
     pub default: Option<usize>,
+    /// A flow into (`loose_in`) or out of (`loose_out`) this node names an element
+    /// that did not resolve, which is reported already. The path rules give the node
+    /// the benefit of the doubt, so one typo does not cascade into "unreachable" and
+    /// "no incoming flow" errors.
+    pub loose_in: bool,
+    pub loose_out: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -54,6 +64,17 @@ impl Kind<'_> {
             Kind::Parallel => "parallel gateway",
             Kind::Inclusive => "inclusive gateway",
         }
+    }
+
+    /// [`describe`](Self::describe) with its indefinite article: "an end event".
+    pub fn a(&self) -> String {
+        let what = self.describe();
+        let article = if what.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        format!("{article} {what}")
     }
 
     pub fn is_end(&self) -> bool {
@@ -88,57 +109,105 @@ const KINDS: &[&str] = &["start", "end", "task", "exclusive", "parallel", "inclu
 
 pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
     let mut nodes: Vec<Node<'a>> = Vec::new();
-    for decl in &ast.nodes {
-        if let Some(first) = nodes.iter().find(|n| *n.id == decl.id) {
+    let mut incomplete = false;
+    for (i, decl) in ast.nodes.iter().enumerate() {
+        if let Some(first) = ast.nodes[..i].iter().find(|n| n.id == decl.id) {
             ctx.error(
                 &decl.id,
                 format!(
-                    "`{}` is declared twice (first as a {}); every element needs its own identifier",
-                    decl.id,
-                    first.kind.describe()
+                    "`{}` is declared twice (first as `{} {}`); every element needs its own identifier — rename one",
+                    decl.id, first.keyword, first.id
                 ),
             );
+            incomplete = true;
             continue;
         }
-        if let Some(kind) = kind_of(ctx, decl) {
-            nodes.push(Node {
+        match kind_of(ctx, decl) {
+            Some(kind) => nodes.push(Node {
                 id: &decl.id,
                 kind,
                 doc: doc_text(&decl.attrs),
                 incoming: Vec::new(),
                 outgoing: Vec::new(),
                 default: None,
-            });
+                loose_in: false,
+                loose_out: false,
+            }),
+            None => incomplete = true,
         }
     }
 
     let known: Vec<String> = ast.nodes.iter().map(|n| n.id.to_string()).collect();
+    // Nodes suggested for a misspelt name: the flow was likely meant for them.
+    let guessed = std::cell::RefCell::new(Vec::new());
     let resolve = |id: &Ident| -> Option<usize> {
         let found = nodes.iter().position(|n| n.id == id);
         if found.is_none() && !known.iter().any(|k| id == k) {
-            let hint = suggest::nearest(&id.to_string(), known.iter().map(String::as_str))
+            let near = suggest::nearest(&id.to_string(), known.iter().map(String::as_str));
+            guessed
+                .borrow_mut()
+                .extend(near.and_then(|near| nodes.iter().position(|n| n.id == near)));
+            let hint = near
                 .map(|n| format!("; did you mean `{n}`?"))
-                .unwrap_or_else(|| "; declare it first, e.g. `task name = handler;`".into());
+                .unwrap_or_else(|| {
+                    format!("; declare it, e.g. `task {id} = handler;` or `end {id};`")
+                });
             ctx.error(id, format!("unknown element `{id}` in flow{hint}"));
         }
         found
     };
 
     let mut flows = Vec::new();
+    // Nodes with a flow to (`true`) or from (`false`) a name that did not resolve.
+    let mut loose: Vec<(usize, bool)> = Vec::new();
     for stmt in &ast.flows {
         let hops = stmt.groups.len() - 1;
+        // Each name once, so an unknown one is reported once per place it is written.
+        let resolved: Vec<Vec<Option<usize>>> = stmt
+            .groups
+            .iter()
+            .map(|group| group.iter().map(&resolve).collect())
+            .collect();
         for (h, pair) in stmt.groups.windows(2).enumerate() {
             let last = h + 1 == hops;
-            if last && stmt.guard.is_some() && (pair[0].len() > 1 || pair[1].len() > 1) {
-                ctx.error_at(
-                    stmt.guard.as_ref().expect("checked").span(),
-                    "`when` and `else` qualify exactly one flow: write each conditional flow as its own `a -> b when ...;`",
-                );
+            if let Some(guard) = stmt.guard.as_ref().filter(|_| last) {
+                if pair[0].len() > 1 || pair[1].len() > 1 {
+                    let (word, example) = match guard {
+                        Guard::When { .. } => ("`when`", "when |data| ..."),
+                        Guard::Else { .. } => ("`else`", "else"),
+                    };
+                    let join = |ids: &[Ident]| {
+                        ids.iter()
+                            .map(Ident::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    ctx.error_at(
+                        guard.span(),
+                        format!(
+                            "{word} qualifies exactly one flow, but `{} -> {}` is {} flows: write each as its own statement, e.g. `{} -> {} {example};`",
+                            join(&pair[0]),
+                            join(&pair[1]),
+                            pair[0].len() * pair[1].len(),
+                            pair[0][0],
+                            pair[1][0],
+                        ),
+                    );
+                }
             }
-            for source in &pair[0] {
-                for target in &pair[1] {
-                    let (Some(s), Some(t)) = (resolve(source), resolve(target)) else {
-                        continue;
+            for (source, s) in pair[0].iter().zip(&resolved[h]) {
+                for (target, t) in pair[1].iter().zip(&resolved[h + 1]) {
+                    let (s, t) = match (*s, *t) {
+                        (Some(s), Some(t)) => (s, t),
+                        (Some(s), None) => {
+                            loose.push((s, false));
+                            continue;
+                        }
+                        (None, Some(t)) => {
+                            loose.push((t, true));
+                            continue;
+                        }
+                        (None, None) => continue,
                     };
                     let guard = if last { stmt.guard.as_ref() } else { None };
                     let condition = match guard {
@@ -155,6 +224,17 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                     });
                 }
             }
+        }
+    }
+    for n in guessed.into_inner() {
+        nodes[n].loose_in = true;
+        nodes[n].loose_out = true;
+    }
+    for (n, incoming) in loose {
+        if incoming {
+            nodes[n].loose_in = true;
+        } else {
+            nodes[n].loose_out = true;
         }
     }
     for (i, flow) in flows.iter().enumerate() {
@@ -177,6 +257,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
             .collect(),
         nodes,
         flows,
+        incomplete,
     }
 }
 
@@ -192,11 +273,13 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
                 ctx.error(
                     &spec.name,
                     format!(
-                        "unknown end event kind `{}`; an end event is `end name;` or `end name: terminate;`",
-                        spec.name
+                        "unknown end event kind `{}`; an end event is `end {id};` or `end {id}: terminate;`",
+                        spec.name,
+                        id = decl.id
                     ),
                 );
-                return None;
+                // Checked on as a plain end, so the flows into it raise nothing more.
+                Kind::End
             }
             None => Kind::End,
         },
@@ -235,17 +318,30 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
             ctx.error(
                 handler,
                 format!(
-                    "a {} takes no handler; only a `task` binds one with `=`",
-                    kind.describe()
+                    "{} takes no handler; only a `task` binds one with `=` — drop the handler, or make `{}` a task",
+                    kind.a(),
+                    decl.id
                 ),
             );
         }
     }
     if !matches!(kind, Kind::End | Kind::Terminate) {
         if let Some(spec) = &decl.spec {
+            let mend = if spec.name == "terminate" {
+                format!(
+                    "to end the process after `{}`, flow into a terminate end event: `end stop: terminate;` and `{} -> stop;`",
+                    decl.id, decl.id
+                )
+            } else {
+                "remove it".to_string()
+            };
             ctx.error(
                 &spec.name,
-                format!("a {} takes no `: {}`", kind.describe(), spec.name),
+                format!(
+                    "{} takes no `: {}`; only an end event has a kind (`end name: terminate;`) — {mend}",
+                    kind.a(),
+                    spec.name,
+                ),
             );
         }
     }

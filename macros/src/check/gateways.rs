@@ -17,7 +17,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
 /// The conditions and defaults on one node's outgoing flows.
 fn guards(ctx: &Ctx, model: &Model, n: usize) {
     let node = &model.nodes[n];
-    let mut default_seen = false;
+    let mut first_default: Option<usize> = None;
     for &f in &node.outgoing {
         let flow = &model.flows[f];
         let Some(guard) = flow.guard else {
@@ -44,22 +44,28 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
                     node.id, flow.target_ident
                 ),
             ),
-            Kind::Exclusive | Kind::Inclusive | Kind::Task(_) => {
-                if flow.is_default() && std::mem::replace(&mut default_seen, true) {
-                    ctx.error_at(
+            Kind::Exclusive | Kind::Inclusive | Kind::Task(_) if flow.is_default() => {
+                match first_default {
+                    None => first_default = Some(f),
+                    // One `else` on a statement of several flows: reported by `model`.
+                    Some(d) if std::ptr::eq(model.flows[d].guard.expect("default"), guard) => {}
+                    Some(d) => ctx.error_at(
                         guard.span(),
                         format!(
-                            "`{}` already has a default flow; at most one outgoing flow can be `else` — give this one a condition",
-                            node.id
+                            "`{}` already has a default flow (`{} -> {}`); at most one outgoing flow can be `else` — give this one a condition",
+                            node.id, node.id, model.flows[d].target_ident
                         ),
-                    );
+                    ),
                 }
             }
-            _ => ctx.error_at(
+            Kind::Exclusive | Kind::Inclusive | Kind::Task(_) => {}
+            // An end event's outgoing flow is itself the error (see `graph`).
+            Kind::End | Kind::Terminate => {}
+            Kind::Start => ctx.error_at(
                 guard.span(),
                 format!(
-                    "a {} cannot have {what} on its outgoing flow `{} -> {}`; only exclusive and inclusive gateways and tasks choose between flows",
-                    node.kind.describe(), node.id, flow.target_ident
+                    "a start event cannot have {what} on its outgoing flow `{} -> {}`; only exclusive and inclusive gateways and tasks choose between flows — remove it, or flow from `{}` into an exclusive gateway that chooses",
+                    node.id, flow.target_ident, node.id
                 ),
             ),
         }
@@ -70,11 +76,16 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
 /// (one bit each in the precomputed reachability masks).
 fn inclusive_join(ctx: &Ctx, model: &Model, n: usize) {
     let node = &model.nodes[n];
-    if model.on_cycle(n) {
+    if let Some(cycle) = cycle_through(model, n) {
+        let path = cycle
+            .iter()
+            .map(|&c| model.nodes[c].id.to_string())
+            .collect::<Vec<_>>()
+            .join(" -> ");
         ctx.error(
             node.id,
             format!(
-                "the inclusive join `{}` lies on a cycle; thresh's OR-join is single-pass (ADR-005 §2.10) and would misjudge the tokens of a second round — move the loop's merge to an exclusive gateway outside the join",
+                "the inclusive join `{}` lies on a cycle ({path}); thresh's OR-join is single-pass (ADR-005 §2.10) and would misjudge the tokens of a second round — merge a loop's back edge with an exclusive gateway, and keep inclusive joins out of loop bodies",
                 node.id
             ),
         );
@@ -89,4 +100,35 @@ fn inclusive_join(ctx: &Ctx, model: &Model, n: usize) {
             ),
         );
     }
+}
+
+/// A shortest cycle through `node`, as the nodes along it from `node` back to `node`;
+/// `None` when `node` is on no cycle.
+fn cycle_through(model: &Model, node: usize) -> Option<Vec<usize>> {
+    if !model.on_cycle(node) {
+        return None;
+    }
+    // Breadth-first from `node`, remembering how each node was first reached.
+    let mut came_from: Vec<Option<usize>> = vec![None; model.nodes.len()];
+    let mut queue = std::collections::VecDeque::from([node]);
+    while let Some(at) = queue.pop_front() {
+        for &f in &model.nodes[at].outgoing {
+            let next = model.flows[f].target;
+            if next == node {
+                // Back from `at` to `node` (the root, with no `came_from`), then around.
+                let mut path = vec![at];
+                while let Some(prev) = came_from[*path.last().expect("non-empty")] {
+                    path.push(prev);
+                }
+                path.reverse();
+                path.push(node);
+                return Some(path);
+            }
+            if came_from[next].is_none() {
+                came_from[next] = Some(at);
+                queue.push_back(next);
+            }
+        }
+    }
+    None
 }

@@ -15,11 +15,13 @@ pub fn check(ctx: &Ctx, model: &Model) {
 fn starts(ctx: &Ctx, model: &Model) {
     let starts = model.starts();
     match starts.as_slice() {
+        [] if model.incomplete => {}
         [] => ctx.error(
             model.name,
             format!(
-                "process `{}` has no start event; add one, e.g. `start begin;` and `begin -> ...;`",
-                model.name
+                "process `{}` has no start event; add one, e.g. `start begin;` and `begin -> {};`",
+                model.name,
+                first_orphan(model)
             ),
         ),
         [_] => {}
@@ -28,8 +30,12 @@ fn starts(ctx: &Ctx, model: &Model) {
                 ctx.error(
                     model.nodes[s].id,
                     format!(
-                        "process `{}` has a second none start event `{}` (the first is `{}`); `Engine::start` begins at one start — merge them into one",
-                        model.name, model.nodes[s].id, model.nodes[*first].id
+                        "process `{}` has a second none start event `{}` (the first is `{}`); `Engine::start` begins at the one start — remove `{}` and route its flows from `{}`",
+                        model.name,
+                        model.nodes[s].id,
+                        model.nodes[*first].id,
+                        model.nodes[s].id,
+                        model.nodes[*first].id
                     ),
                 );
             }
@@ -80,38 +86,55 @@ fn flow_ends(ctx: &Ctx, model: &Model) {
 
 /// Every element has an incoming flow (or is a start), is reachable from a start, and
 /// can reach an end. One error per element: the first rule it breaks.
+///
+/// A node with a flow to or from a name that did not resolve (reported already) counts
+/// as reached from a start, or as reaching an end, so one typo does not cascade.
 fn paths(ctx: &Ctx, model: &Model) {
-    let from_start = model.reachable(&model.starts(), false, None);
-    let ends: Vec<usize> = (0..model.nodes.len())
-        .filter(|&n| model.nodes[n].kind.is_end())
+    let nodes = &model.nodes;
+    let starts = model.starts();
+    let mut seeds: Vec<usize> = (0..nodes.len()).filter(|&n| nodes[n].loose_in).collect();
+    seeds.extend(&starts);
+    let from_start = model.reachable(&seeds, false, None);
+    let ends: Vec<usize> = (0..nodes.len())
+        .filter(|&n| nodes[n].kind.is_end())
         .collect();
-    let to_end = model.reachable(&ends, true, None);
-    for (n, node) in model.nodes.iter().enumerate() {
+    let mut seeds: Vec<usize> = (0..nodes.len()).filter(|&n| nodes[n].loose_out).collect();
+    seeds.extend(&ends);
+    let to_end = model.reachable(&seeds, true, None);
+    // Whether "reachable from a start" says anything: with no start, or a start that
+    // leads nowhere, every element is unreachable, and the one error about the start
+    // says so.
+    let started = starts
+        .iter()
+        .any(|&s| !nodes[s].outgoing.is_empty() || nodes[s].loose_out);
+    for (n, node) in nodes.iter().enumerate() {
         if node.kind == Kind::Start {
-            if node.outgoing.is_empty() {
+            if node.outgoing.is_empty() && !node.loose_out {
                 ctx.error(
                     node.id,
                     format!(
-                        "start event `{}` has no outgoing flow; add one, e.g. `{} -> first_task;`",
-                        node.id, node.id
+                        "start event `{}` has no outgoing flow; add one, e.g. `{} -> {};`",
+                        node.id,
+                        node.id,
+                        first_orphan(model)
                     ),
                 );
             }
             continue;
         }
-        if node.incoming.is_empty() {
+        if started && node.incoming.is_empty() && !node.loose_in {
             ctx.error(
                 node.id,
                 format!(
-                    "`{}` has no incoming flow, so no token can reach it; only a start event begins a path — add a flow into it, e.g. `previous -> {};`",
+                    "`{}` has no incoming flow, so no token can reach it; only a start event begins a path — add a flow into it, e.g. `previous -> {};`, or remove it",
                     node.id, node.id
                 ),
             );
-        } else if !from_start[n] && !model.starts().is_empty() {
+        } else if started && !from_start[n] {
             ctx.error(
                 node.id,
                 format!(
-                    "`{}` cannot be reached from the start event; its incoming flows only come from elements that are themselves unreachable",
+                    "`{}` cannot be reached from the start event; its incoming flows only come from elements that are themselves unreachable — add a flow into it from an element the start reaches, or remove it",
                     node.id
                 ),
             );
@@ -119,19 +142,35 @@ fn paths(ctx: &Ctx, model: &Model) {
             ctx.error(
                 node.id,
                 format!(
-                    "no path leads from `{}` to an end event, so a token there could never finish; add a flow towards an end",
-                    node.id
+                    "no path leads from `{}` to an end event, so a token there could never finish; add a flow towards an end, e.g. `{} -> {};`",
+                    node.id, node.id, nodes[ends[0]].id
                 ),
             );
         }
     }
-    if ends.is_empty() {
+    if ends.is_empty() && !model.incomplete {
+        let dead_end = (0..nodes.len())
+            .find(|&n| {
+                nodes[n].kind != Kind::Start && nodes[n].outgoing.is_empty() && !nodes[n].loose_out
+            })
+            .map(|n| nodes[n].id.to_string())
+            .unwrap_or_else(|| "last_task".into());
         ctx.error(
             model.name,
             format!(
-                "process `{}` has no end event; add one, e.g. `end done;`",
+                "process `{}` has no end event; add one, e.g. `end done;` and `{dead_end} -> done;`",
                 model.name
             ),
         );
     }
+}
+
+/// The first element other than a start with no incoming flow: where a start that
+/// leads nowhere most likely should lead.
+fn first_orphan(model: &Model) -> String {
+    model
+        .nodes
+        .iter()
+        .find(|n| n.kind != Kind::Start && n.incoming.is_empty() && !n.loose_in)
+        .map_or_else(|| "first_task".into(), |n| n.id.to_string())
 }
