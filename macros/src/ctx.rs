@@ -24,6 +24,11 @@ impl Ctx {
             .push(syn::Error::new_spanned(at.into_token_stream(), message));
     }
 
+    /// An error made elsewhere (e.g. by a nested parser).
+    pub fn push(&self, error: syn::Error) {
+        self.errors.borrow_mut().push(error);
+    }
+
     /// An error at one span.
     pub fn error_at(&self, span: proc_macro2::Span, message: impl Display) {
         self.errors

@@ -58,6 +58,31 @@ fn graph(model: &Model) -> TokenStream {
                 };
                 quote!(Inclusive { reach: &[#(#masks),*] })
             }
+            Kind::Complex => {
+                let converging = node.incoming.len() > 1;
+                let masks = if converging { model.reach_masks(n) } else { Vec::new() };
+                let sources: Vec<String> =
+                    node.incoming.iter().map(|&f| model.nodes[model.flows[f].source].id.to_string()).collect();
+                let triples = node.activation.iter().enumerate().filter(|_| converging).map(|(k, triple)| {
+                    let count = triple.count.as_ref().map_or(1, |c| c.base10_parse::<u32>().unwrap_or(1));
+                    let required = triple
+                        .require
+                        .iter()
+                        .filter_map(|r| sources.iter().position(|s| r == s))
+                        .fold(0u64, |mask, i| mask | 1 << i);
+                    let condition = match &triple.when {
+                        Some(expr) => {
+                            let f = format_ident!("__thresh_activation_{}_{}", n, k);
+                            fns.push(condition_fn(&f, data, expr));
+                            quote!(::core::option::Option::Some(#f))
+                        }
+                        None => quote!(::core::option::Option::None),
+                    };
+                    quote!(::thresh::__private::Activation { condition: #condition, count: #count, required: #required })
+                });
+                let triples: Vec<TokenStream> = triples.collect();
+                quote!(Complex { reach: &[#(#masks),*], activation: &[#(#triples),*] })
+            }
             Kind::Task(handler) => {
                 let f = format_ident!("__thresh_task_{}", n);
                 fns.push(task_fn(&f, data, handler));

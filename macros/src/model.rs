@@ -8,7 +8,7 @@ use syn::{Expr, Ident, Type, Visibility};
 
 use crate::check::suggest;
 use crate::ctx::Ctx;
-use crate::parse::{doc_text, Guard, NodeAst, ProcessAst};
+use crate::parse::{self, doc_text, ActivationAst, Guard, NodeAst, ProcessAst};
 
 pub struct Model<'a> {
     pub vis: &'a Visibility,
@@ -39,6 +39,8 @@ pub struct Node<'a> {
     /// "no incoming flow" errors.
     pub loose_in: bool,
     pub loose_out: bool,
+    /// A complex gateway's activation rule: its triples, as written.
+    pub activation: Vec<ActivationAst>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -50,6 +52,7 @@ pub enum Kind<'a> {
     Exclusive,
     Parallel,
     Inclusive,
+    Complex,
 }
 
 impl Kind<'_> {
@@ -63,6 +66,7 @@ impl Kind<'_> {
             Kind::Exclusive => "exclusive gateway",
             Kind::Parallel => "parallel gateway",
             Kind::Inclusive => "inclusive gateway",
+            Kind::Complex => "complex gateway",
         }
     }
 
@@ -105,7 +109,15 @@ impl Flow<'_> {
     }
 }
 
-const KINDS: &[&str] = &["start", "end", "task", "exclusive", "parallel", "inclusive"];
+const KINDS: &[&str] = &[
+    "start",
+    "end",
+    "task",
+    "exclusive",
+    "parallel",
+    "inclusive",
+    "complex",
+];
 
 pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
     let mut nodes: Vec<Node<'a>> = Vec::new();
@@ -132,6 +144,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                 default: None,
                 loose_in: false,
                 loose_out: false,
+                activation: activation_of(ctx, decl, kind),
             }),
             None => incomplete = true,
         }
@@ -299,6 +312,7 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
         "exclusive" => Kind::Exclusive,
         "parallel" => Kind::Parallel,
         "inclusive" => Kind::Inclusive,
+        "complex" => Kind::Complex,
         _ => {
             let hint = suggest::nearest(&keyword, KINDS.iter().copied())
                 .map(|k| format!("did you mean `{k}`? "))
@@ -325,7 +339,18 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
             );
         }
     }
-    if !matches!(kind, Kind::End | Kind::Terminate) {
+    if kind != Kind::Complex {
+        if let Some(extra) = decl.more.first() {
+            ctx.error(
+                &extra.name,
+                format!(
+                    "only a complex gateway's activation rule has alternatives joined by `|`; {} has one kind at most",
+                    kind.a()
+                ),
+            );
+        }
+    }
+    if !matches!(kind, Kind::End | Kind::Terminate | Kind::Complex) {
         if let Some(spec) = &decl.spec {
             let mend = if spec.name == "terminate" {
                 format!(
@@ -346,6 +371,30 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
         }
     }
     Some(kind)
+}
+
+/// A complex gateway's activation triples, each `activate(...)` parsed; errors for
+/// anything else after the `:`.
+fn activation_of(ctx: &Ctx, decl: &NodeAst, kind: Kind) -> Vec<ActivationAst> {
+    if kind != Kind::Complex {
+        return Vec::new();
+    }
+    let specs = decl.spec.iter().chain(&decl.more);
+    specs
+        .filter_map(|spec| {
+            if spec.name != "activate" {
+                ctx.error(
+                    &spec.name,
+                    format!(
+                        "unknown activation `{}`; a complex gateway's rule is one or more `activate(count = N, require = [a], when = |data| ...)` joined by `|`",
+                        spec.name
+                    ),
+                );
+                return None;
+            }
+            parse::activation(spec).map_err(|e| ctx.push(e)).ok()
+        })
+        .collect()
 }
 
 /// Walking the graph: shared by the checks and by the reachability masks `emit`
@@ -394,7 +443,7 @@ impl Model<'_> {
         self.reachable(&next, false, None)[node]
     }
 
-    /// For a converging inclusive gateway `join`: per node `p`, bit `i` set when the
+    /// For a converging inclusive or complex gateway `join`: per node `p`, bit `i` set when the
     /// source of incoming flow `i` is reachable from `p` without passing `join`.
     pub fn reach_masks(&self, join: usize) -> Vec<u64> {
         let mut masks = vec![0u64; self.nodes.len()];

@@ -4,14 +4,15 @@
 //! ```text
 //! input   := process*
 //! process := attr* vis NAME ':' DataType '{' stmt* '}'
-//! stmt    := attr* KIND id ('=' handler)? (':' spec ('(' args ')')?)? ';'     a node
+//! stmt    := attr* KIND id ('=' handler)? (':' spec ('|' spec)*)? ';'   a node
+//! spec    := NAME ('(' args ')')?
 //!          | ids ('->' ids)+ ('when' condition | 'else')? ';'             flows
 //! ids     := id (',' id)*
 //! ```
 
 use proc_macro2::{Span, TokenStream};
 use syn::parse::{Parse, ParseStream};
-use syn::{braced, parenthesized, Attribute, Expr, Ident, Token, Type, Visibility};
+use syn::{braced, parenthesized, Attribute, Expr, Ident, LitInt, Token, Type, Visibility};
 
 pub struct Input {
     pub processes: Vec<ProcessAst>,
@@ -34,6 +35,8 @@ pub struct NodeAst {
     pub id: Ident,
     pub handler: Option<Expr>,
     pub spec: Option<Spec>,
+    /// Further specs after `|` (a complex gateway's alternative activations).
+    pub more: Vec<Spec>,
 }
 
 /// What follows the `:` of a node: `terminate`, or later `message("name")`.
@@ -118,20 +121,16 @@ fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst>
     } else {
         None
     };
-    let spec = if input.peek(Token![:]) {
+    let mut spec = None;
+    let mut more = Vec::new();
+    if input.peek(Token![:]) {
         input.parse::<Token![:]>()?;
-        let name = input.parse()?;
-        let args = if input.peek(syn::token::Paren) {
-            let content;
-            parenthesized!(content in input);
-            Some(content.parse()?)
-        } else {
-            None
-        };
-        Some(Spec { name, args })
-    } else {
-        None
-    };
+        spec = Some(parse_spec(input)?);
+        while input.peek(Token![|]) {
+            input.parse::<Token![|]>()?;
+            more.push(parse_spec(input)?);
+        }
+    }
     input.parse::<Token![;]>()?;
     Ok(NodeAst {
         attrs,
@@ -139,7 +138,88 @@ fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst>
         id,
         handler,
         spec,
+        more,
     })
+}
+
+fn parse_spec(input: ParseStream) -> syn::Result<Spec> {
+    let name = input.parse()?;
+    let args = if input.peek(syn::token::Paren) {
+        let content;
+        parenthesized!(content in input);
+        Some(content.parse()?)
+    } else {
+        None
+    };
+    Ok(Spec { name, args })
+}
+
+/// One triple of a complex gateway's activation rule, as written:
+/// `activate(count = 2, require = [cfo], when = |d| d.urgent)`.
+pub struct ActivationAst {
+    /// The `activate` keyword, where errors about the whole triple point.
+    pub keyword: Ident,
+    pub count: Option<LitInt>,
+    pub require: Vec<Ident>,
+    pub when: Option<Expr>,
+}
+
+/// Parse the arguments of one `activate(...)`: `key = value` pairs, each key at most
+/// once, in any order.
+pub fn activation(spec: &Spec) -> syn::Result<ActivationAst> {
+    let mut triple = ActivationAst {
+        keyword: spec.name.clone(),
+        count: None,
+        require: Vec::new(),
+        when: None,
+    };
+    let Some(args) = &spec.args else {
+        return Err(syn::Error::new_spanned(
+            &spec.name,
+            "`activate` needs its arguments: `activate(count = N)`, optionally with `require = [a, b]` and `when = |data| ...`",
+        ));
+    };
+    let parser = |input: ParseStream| -> syn::Result<()> {
+        let mut seen: Vec<Ident> = Vec::new();
+        while !input.is_empty() {
+            let key: Ident = input.parse()?;
+            if seen.contains(&key) {
+                return Err(syn::Error::new_spanned(
+                    &key,
+                    format!("`{key}` is given twice in this activation"),
+                ));
+            }
+            input.parse::<Token![=]>()?;
+            match key.to_string().as_str() {
+                "count" => triple.count = Some(input.parse()?),
+                "require" => {
+                    let content;
+                    syn::bracketed!(content in input);
+                    triple.require = content.parse_terminated(Ident::parse, Token![,])?.into_iter().collect();
+                }
+                "when" => triple.when = Some(input.parse()?),
+                _ => {
+                    return Err(syn::Error::new_spanned(
+                        &key,
+                        format!("unknown activation argument `{key}`; an activation takes `count = N`, `require = [a, b]` and `when = |data| ...`"),
+                    ))
+                }
+            }
+            seen.push(key);
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+        }
+        Ok(())
+    };
+    syn::parse::Parser::parse2(parser, args.clone())?;
+    if triple.count.is_none() {
+        return Err(syn::Error::new_spanned(
+            &spec.name,
+            "this activation has no `count`: say how many incoming flows must have delivered a token, e.g. `activate(count = 2)`",
+        ));
+    }
+    Ok(triple)
 }
 
 fn parse_flow(input: ParseStream) -> syn::Result<FlowAst> {

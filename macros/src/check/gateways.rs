@@ -1,5 +1,6 @@
 //! Gateway rules (ADR-005 §2.2, §2.8–§2.10): which flows may carry conditions and
-//! defaults, that a split's flows are all guarded, and the limits of the OR-join.
+//! defaults, that a split's flows are all guarded, and the limits of the reachability
+//! joins (inclusive and complex: single-pass, at most 64 incoming flows).
 
 use crate::ctx::Ctx;
 use crate::model::{Kind, Model};
@@ -8,8 +9,8 @@ use crate::parse::Guard;
 pub fn check(ctx: &Ctx, model: &Model) {
     for (n, node) in model.nodes.iter().enumerate() {
         guards(ctx, model, n);
-        if node.kind == Kind::Inclusive && node.incoming.len() > 1 {
-            inclusive_join(ctx, model, n);
+        if matches!(node.kind, Kind::Inclusive | Kind::Complex) && node.incoming.len() > 1 {
+            reachability_join(ctx, model, n);
         }
     }
 }
@@ -21,7 +22,9 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
     for &f in &node.outgoing {
         let flow = &model.flows[f];
         let Some(guard) = flow.guard else {
-            if matches!(node.kind, Kind::Exclusive | Kind::Inclusive) && node.outgoing.len() > 1 {
+            if matches!(node.kind, Kind::Exclusive | Kind::Inclusive | Kind::Complex)
+                && node.outgoing.len() > 1
+            {
                 ctx.error(
                     flow.tokens(),
                     format!(
@@ -44,7 +47,7 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
                     node.id, flow.target_ident
                 ),
             ),
-            Kind::Exclusive | Kind::Inclusive | Kind::Task(_) if flow.is_default() => {
+            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task(_) if flow.is_default() => {
                 match first_default {
                     None => first_default = Some(f),
                     // One `else` on a statement of several flows: reported by `model`.
@@ -58,7 +61,7 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
                     ),
                 }
             }
-            Kind::Exclusive | Kind::Inclusive | Kind::Task(_) => {}
+            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task(_) => {}
             // An end event's outgoing flow is itself the error (see `graph`).
             Kind::End | Kind::Terminate => {}
             Kind::Start => ctx.error_at(
@@ -74,7 +77,7 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
 
 /// A converging inclusive gateway: single-pass (no cycles), at most 64 incoming flows
 /// (one bit each in the precomputed reachability masks).
-fn inclusive_join(ctx: &Ctx, model: &Model, n: usize) {
+fn reachability_join(ctx: &Ctx, model: &Model, n: usize) {
     let node = &model.nodes[n];
     if let Some(cycle) = cycle_through(model, n) {
         let path = cycle
@@ -82,11 +85,18 @@ fn inclusive_join(ctx: &Ctx, model: &Model, n: usize) {
             .map(|&c| model.nodes[c].id.to_string())
             .collect::<Vec<_>>()
             .join(" -> ");
+        let why = if node.kind == Kind::Complex {
+            "thresh's complex join is single-pass (ADR-005 §2.11): once fired it consumes every later token and does not re-arm for a second round yet"
+        } else {
+            "thresh's OR-join is single-pass (ADR-005 §2.10) and would misjudge the tokens of a second round"
+        };
         ctx.error(
             node.id,
             format!(
-                "the inclusive join `{}` lies on a cycle ({path}); thresh's OR-join is single-pass (ADR-005 §2.10) and would misjudge the tokens of a second round — merge a loop's back edge with an exclusive gateway, and keep inclusive joins out of loop bodies",
-                node.id
+                "the {} join `{}` lies on a cycle ({path}); {why} — merge a loop's back edge with an exclusive gateway, and keep {} joins out of loop bodies",
+                node.kind.describe().trim_end_matches(" gateway"),
+                node.id,
+                node.kind.describe().trim_end_matches(" gateway"),
             ),
         );
     }
@@ -94,7 +104,8 @@ fn inclusive_join(ctx: &Ctx, model: &Model, n: usize) {
         ctx.error(
             node.id,
             format!(
-                "the inclusive join `{}` has {} incoming flows; at most 64 are supported — join in two stages",
+                "the {} join `{}` has {} incoming flows; at most 64 are supported — join in two stages",
+                node.kind.describe().trim_end_matches(" gateway"),
                 node.id,
                 node.incoming.len()
             ),

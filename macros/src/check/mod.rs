@@ -2,6 +2,7 @@
 //! reports into the context with the span of the element at fault and keeps going,
 //! so one build shows every error.
 
+mod complex;
 mod gateways;
 mod graph;
 pub mod suggest;
@@ -12,4 +13,5 @@ use crate::model::Model;
 pub fn all(ctx: &Ctx, model: &Model) {
     graph::check(ctx, model);
     gateways::check(ctx, model);
+    complex::check(ctx, model);
 }
