@@ -1,1 +1,458 @@
-fn main() {}
+//! Core throughput and latency benchmarks (DESIGN §7). No harness and no extra
+//! dependencies: `main` builds tokio runtimes, times the engine and prints figures.
+//!
+//! ```text
+//! cargo bench -p thresh --bench core                  # every benchmark
+//! cargo bench -p thresh --bench core -- parallel10    # only the benchmark of that name
+//! cargo bench -p thresh --bench core -- latency       # those whose name contains it
+//! ```
+//!
+//! Every figure is the median of `RUNS` timed runs, after one untimed warm-up run,
+//! printed with the minimum and maximum of the runs. Names: `chain`, `chain-concurrent`,
+//! `single`, `single-latency`, `parallel10`, `parallel10-latency`.
+//!
+//! What is counted: a *node step* is one task run by the engine (the loop hands the
+//! token to a track, the handler runs, the loop commits and routes on); the start,
+//! end and gateways the token crosses on the way are not counted. An *instance* is
+//! counted when its outcome (`Completed`, checked) has been observed by the caller.
+//!
+//! Throughput lines also give the rate per CPU-second and the cores kept busy, from
+//! the process's CPU time (Linux: `/proc/self/task/*/schedstat`). On a shared machine
+//! the wall-clock rate drops when other processes take the cores; the rate per
+//! CPU-second shows the engine's own cost.
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use thresh::{process, Engine, InstanceHandle, Outcome, Process, ProcessData, TaskError};
+
+/// Timed runs per figure.
+const RUNS: usize = 7;
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct Nothing {
+    pub n: u64,
+}
+
+async fn noop(_: &mut Nothing) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    /// start -> t1 -> ... -> t100 -> end: 100 node steps per instance.
+    pub CHAIN: Nothing {
+        start begin;
+        end done;
+        task t1 = noop; task t2 = noop; task t3 = noop; task t4 = noop; task t5 = noop;
+        task t6 = noop; task t7 = noop; task t8 = noop; task t9 = noop; task t10 = noop;
+        task t11 = noop; task t12 = noop; task t13 = noop; task t14 = noop; task t15 = noop;
+        task t16 = noop; task t17 = noop; task t18 = noop; task t19 = noop; task t20 = noop;
+        task t21 = noop; task t22 = noop; task t23 = noop; task t24 = noop; task t25 = noop;
+        task t26 = noop; task t27 = noop; task t28 = noop; task t29 = noop; task t30 = noop;
+        task t31 = noop; task t32 = noop; task t33 = noop; task t34 = noop; task t35 = noop;
+        task t36 = noop; task t37 = noop; task t38 = noop; task t39 = noop; task t40 = noop;
+        task t41 = noop; task t42 = noop; task t43 = noop; task t44 = noop; task t45 = noop;
+        task t46 = noop; task t47 = noop; task t48 = noop; task t49 = noop; task t50 = noop;
+        task t51 = noop; task t52 = noop; task t53 = noop; task t54 = noop; task t55 = noop;
+        task t56 = noop; task t57 = noop; task t58 = noop; task t59 = noop; task t60 = noop;
+        task t61 = noop; task t62 = noop; task t63 = noop; task t64 = noop; task t65 = noop;
+        task t66 = noop; task t67 = noop; task t68 = noop; task t69 = noop; task t70 = noop;
+        task t71 = noop; task t72 = noop; task t73 = noop; task t74 = noop; task t75 = noop;
+        task t76 = noop; task t77 = noop; task t78 = noop; task t79 = noop; task t80 = noop;
+        task t81 = noop; task t82 = noop; task t83 = noop; task t84 = noop; task t85 = noop;
+        task t86 = noop; task t87 = noop; task t88 = noop; task t89 = noop; task t90 = noop;
+        task t91 = noop; task t92 = noop; task t93 = noop; task t94 = noop; task t95 = noop;
+        task t96 = noop; task t97 = noop; task t98 = noop; task t99 = noop; task t100 = noop;
+        begin -> t1 -> t2 -> t3 -> t4 -> t5 -> t6 -> t7 -> t8 -> t9 -> t10 -> t11 -> t12 ->
+            t13 -> t14 -> t15 -> t16 -> t17 -> t18 -> t19 -> t20 -> t21 -> t22 -> t23 -> t24 ->
+            t25 -> t26 -> t27 -> t28 -> t29 -> t30 -> t31 -> t32 -> t33 -> t34 -> t35 -> t36 ->
+            t37 -> t38 -> t39 -> t40 -> t41 -> t42 -> t43 -> t44 -> t45 -> t46 -> t47 -> t48 ->
+            t49 -> t50 -> t51 -> t52 -> t53 -> t54 -> t55 -> t56 -> t57 -> t58 -> t59 -> t60 ->
+            t61 -> t62 -> t63 -> t64 -> t65 -> t66 -> t67 -> t68 -> t69 -> t70 -> t71 -> t72 ->
+            t73 -> t74 -> t75 -> t76 -> t77 -> t78 -> t79 -> t80 -> t81 -> t82 -> t83 -> t84 ->
+            t85 -> t86 -> t87 -> t88 -> t89 -> t90 -> t91 -> t92 -> t93 -> t94 -> t95 -> t96 ->
+            t97 -> t98 -> t99 -> t100 -> done;
+    }
+}
+
+/// Tasks per instance of `CHAIN`.
+const CHAIN_LEN: u64 = 100;
+
+process! {
+    /// start -> task -> end.
+    pub SINGLE: Nothing {
+        start begin;
+        task work = noop;
+        end done;
+        begin -> work -> done;
+    }
+}
+
+process! {
+    /// start -> AND split -> 10 tasks -> AND join -> end.
+    pub PARALLEL10: Nothing {
+        start begin;
+        parallel fork;
+        parallel join;
+        end done;
+        task p1 = noop; task p2 = noop; task p3 = noop; task p4 = noop; task p5 = noop;
+        task p6 = noop; task p7 = noop; task p8 = noop; task p9 = noop; task p10 = noop;
+        begin -> fork -> p1, p2, p3, p4, p5, p6, p7, p8, p9, p10 -> join -> done;
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; every other argument is a name filter.
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let benches: [(&str, fn()); 6] = [
+        ("chain", chain_sequential),
+        ("chain-concurrent", chain_concurrent),
+        ("single", single_throughput),
+        ("single-latency", single_latency),
+        ("parallel10", parallel10_throughput),
+        ("parallel10-latency", parallel10_latency),
+    ];
+    // A filter that names a benchmark exactly selects only it; any other selects
+    // every benchmark whose name contains it.
+    let selected = |name: &str| {
+        filters.is_empty()
+            || filters.iter().any(|f| {
+                name == f || (!benches.iter().any(|(n, _)| n == f) && name.contains(f.as_str()))
+            })
+    };
+    println!("thresh core benchmarks: median of {RUNS} runs after a warm-up [min .. max]");
+    println!("(a node step = one task run; start, end and gateways are not counted)");
+    let began = Instant::now();
+    let mut ran = 0;
+    for (name, bench) in benches {
+        if selected(name) {
+            println!();
+            bench();
+            ran += 1;
+        }
+    }
+    if ran == 0 {
+        eprintln!("no benchmark matches {filters:?}");
+        std::process::exit(2);
+    }
+    println!(
+        "\n{ran} benchmark(s) in {:.1} s",
+        began.elapsed().as_secs_f64()
+    );
+}
+
+// ----- the benchmarks -------------------------------------------------------------
+
+/// (a) The chain, one instance at a time, on one thread.
+fn chain_sequential() {
+    const INSTANCES: u64 = 1_000;
+    println!(
+        "chain: start -> 100 no-op tasks -> end, one instance at a time, current_thread runtime"
+    );
+    let runs = on_current_thread(|engine| async move {
+        sample(|| {
+            timed(INSTANCES * CHAIN_LEN, async {
+                for _ in 0..INSTANCES {
+                    completed(engine.start(&CHAIN, Nothing::default())).await;
+                }
+            })
+        })
+        .await
+    });
+    report_rate("node steps/s (1 core)", &runs, Some(1.5e6));
+    report_per_step(&runs);
+}
+
+/// (a') The chain, many instances at once, on one thread.
+fn chain_concurrent() {
+    const INSTANCES: u64 = 1_000;
+    println!(
+        "chain-concurrent: the chain, {INSTANCES} instances started then all awaited, current_thread runtime"
+    );
+    let runs = on_current_thread(|engine| async move {
+        sample(|| {
+            timed(
+                INSTANCES * CHAIN_LEN,
+                start_and_await(&engine, &CHAIN, INSTANCES),
+            )
+        })
+        .await
+    });
+    report_rate("node steps/s (1 core)", &runs, Some(1.5e6));
+    report_per_step(&runs);
+}
+
+/// (b) start -> task -> end, many instances at once, two workers.
+fn single_throughput() {
+    const INSTANCES: u64 = 100_000;
+    println!(
+        "single: start -> task -> end, {INSTANCES} instances started then all awaited, multi_thread runtime, 2 workers"
+    );
+    let runs = on_two_workers(|engine| async move {
+        sample(|| timed(INSTANCES, start_and_await(&engine, &SINGLE, INSTANCES))).await
+    });
+    report_rate("instances/s (2 workers)", &runs, None);
+}
+
+/// (b') start -> task -> end, one at a time: start-to-outcome latency.
+fn single_latency() {
+    const INSTANCES: usize = 10_000;
+    println!(
+        "single-latency: start -> task -> end, {INSTANCES} instances one at a time, multi_thread runtime, 2 workers"
+    );
+    latency(&SINGLE, INSTANCES);
+}
+
+/// (c) The parallel-10 shape, many instances at once, two workers.
+fn parallel10_throughput() {
+    const INSTANCES: u64 = 20_000;
+    println!(
+        "parallel10: start -> AND split -> 10 no-op tasks -> AND join -> end, {INSTANCES} instances started then all awaited, multi_thread runtime, 2 workers"
+    );
+    let runs = on_two_workers(|engine| async move {
+        sample(|| timed(INSTANCES, start_and_await(&engine, &PARALLEL10, INSTANCES))).await
+    });
+    report_rate("instances/s (2 workers)", &runs, Some(1e5));
+    let steps: Vec<Run> = runs
+        .iter()
+        .map(|r| Run {
+            units: r.units * 10.0,
+            ..*r
+        })
+        .collect();
+    report_rate("node steps/s (2 workers)", &steps, None);
+}
+
+/// (c') The parallel-10 shape, one at a time.
+fn parallel10_latency() {
+    const INSTANCES: usize = 2_000;
+    println!(
+        "parallel10-latency: the parallel-10 shape, {INSTANCES} instances one at a time, multi_thread runtime, 2 workers"
+    );
+    latency(&PARALLEL10, INSTANCES);
+}
+
+// ----- helpers --------------------------------------------------------------------
+
+/// One timed run: `units` of work in `wall` seconds, using `cpu` CPU-seconds.
+#[derive(Clone, Copy)]
+struct Run {
+    units: f64,
+    wall: f64,
+    cpu: Option<f64>,
+}
+
+/// Time `work`, which does `units` of work.
+async fn timed(units: u64, work: impl Future<Output = ()>) -> Run {
+    let cpu0 = cpu_time();
+    let t = Instant::now();
+    work.await;
+    let wall = t.elapsed().as_secs_f64();
+    let cpu = cpu0.zip(cpu_time()).map(|(a, b)| b - a);
+    Run {
+        units: units as f64,
+        wall,
+        cpu,
+    }
+}
+
+/// CPU seconds used so far by the live threads of this process, if the OS tells.
+fn cpu_time() -> Option<f64> {
+    let mut ns = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+        ns += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(ns as f64 / 1e9)
+}
+
+/// Start-to-outcome latency of `instances` instances run one after another; per run
+/// the median and the 99th percentile.
+fn latency(process: &'static Process<Nothing>, instances: usize) {
+    let runs = on_two_workers(move |engine| async move {
+        sample(|| async {
+            let mut lat = Vec::with_capacity(instances);
+            for _ in 0..instances {
+                let t = Instant::now();
+                completed(engine.start(process, Nothing::default())).await;
+                lat.push(t.elapsed());
+            }
+            lat.sort_unstable();
+            (lat[lat.len() / 2], lat[lat.len() * 99 / 100])
+        })
+        .await
+    });
+    let micros = |d: Duration| d.as_secs_f64() * 1e6;
+    let medians: Vec<f64> = runs.iter().map(|r| micros(r.0)).collect();
+    let p99s: Vec<f64> = runs.iter().map(|r| micros(r.1)).collect();
+    report_plain("latency median (µs)", &medians);
+    report_plain("latency p99 (µs)", &p99s);
+}
+
+/// One warm-up run, then `RUNS` timed runs.
+async fn sample<T, F, Fut>(mut run: F) -> Vec<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = T>,
+{
+    run().await;
+    let mut out = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
+        out.push(run().await);
+    }
+    out
+}
+
+/// Start `n` instances of `process`, then await every outcome.
+async fn start_and_await(engine: &Engine, process: &'static Process<Nothing>, n: u64) {
+    let handles: Vec<_> = (0..n)
+        .map(|_| engine.start(process, Nothing::default()))
+        .collect();
+    for handle in handles {
+        completed(handle).await;
+    }
+}
+
+/// Await an instance and insist that it completed.
+async fn completed(handle: InstanceHandle<Nothing>) {
+    match handle.outcome().await {
+        Outcome::Completed(_) => {}
+        other => panic!("benchmark instance did not complete: {other:?}"),
+    }
+}
+
+/// Run `bench` with a fresh engine on a current_thread runtime.
+fn on_current_thread<T, F, Fut>(bench: F) -> T
+where
+    F: FnOnce(Engine) -> Fut,
+    Fut: Future<Output = T>,
+{
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current_thread runtime");
+    rt.block_on(async {
+        let engine = Engine::new();
+        let out = bench(engine.clone()).await;
+        engine
+            .shutdown(Duration::from_secs(10))
+            .await
+            .expect("engine shuts down");
+        out
+    })
+}
+
+/// Run `bench` with a fresh engine as a task on a 2-worker multi_thread runtime (the
+/// driver runs on a worker too, so the benchmark uses two threads in all).
+fn on_two_workers<T, F, Fut>(bench: F) -> T
+where
+    F: FnOnce(Engine) -> Fut + Send + 'static,
+    Fut: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .expect("a multi_thread runtime");
+    rt.block_on(async {
+        tokio::spawn(async {
+            let engine = Engine::new();
+            let out = bench(engine.clone()).await;
+            engine
+                .shutdown(Duration::from_secs(10))
+                .await
+                .expect("engine shuts down");
+            out
+        })
+        .await
+        .expect("benchmark task")
+    })
+}
+
+// ----- printing -------------------------------------------------------------------
+
+struct Summary {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+fn summarize(values: &[f64]) -> Summary {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    Summary {
+        median: v[v.len() / 2],
+        min: v[0],
+        max: v[v.len() - 1],
+    }
+}
+
+/// A rate against the wall clock, with the design's target when there is one; then
+/// the rate per CPU-second and the cores kept busy.
+fn report_rate(label: &str, runs: &[Run], target: Option<f64>) {
+    let rates: Vec<f64> = runs.iter().map(|r| r.units / r.wall).collect();
+    let s = summarize(&rates);
+    let verdict = match target {
+        Some(t) => format!(
+            "   target >= {} ({:.0}% of target, {})",
+            si(t),
+            100.0 * s.median / t,
+            if s.median >= t { "met" } else { "NOT met" }
+        ),
+        None => String::new(),
+    };
+    println!(
+        "  {label:<28} {:>9}  [{} .. {}]{verdict}",
+        si(s.median),
+        si(s.min),
+        si(s.max)
+    );
+    let cpu: Option<Vec<(f64, f64)>> = runs
+        .iter()
+        .map(|r| r.cpu.map(|c| (r.units / c, c / r.wall)))
+        .collect();
+    if let Some(cpu) = cpu {
+        let per_cpu: Vec<f64> = cpu.iter().map(|c| c.0).collect();
+        let busy: Vec<f64> = cpu.iter().map(|c| c.1).collect();
+        let (p, b) = (summarize(&per_cpu), summarize(&busy));
+        println!(
+            "  {:<28} {:>9}  [{} .. {}]   cores busy {:.2} [{:.2} .. {:.2}]",
+            "  per CPU-second",
+            si(p.median),
+            si(p.min),
+            si(p.max),
+            b.median,
+            b.min,
+            b.max
+        );
+    }
+}
+
+/// The wall time per node step implied by step rates.
+fn report_per_step(runs: &[Run]) {
+    let ns: Vec<f64> = runs.iter().map(|r| 1e9 * r.wall / r.units).collect();
+    report_plain("ns per node step", &ns);
+}
+
+fn report_plain(label: &str, values: &[f64]) {
+    let s = summarize(values);
+    println!(
+        "  {label:<28} {:>9.1}  [{:.1} .. {:.1}]",
+        s.median, s.min, s.max
+    );
+}
+
+/// 1234567.0 -> "1.23 M".
+fn si(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2} M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1} k", v / 1e3)
+    } else {
+        format!("{v:.1}")
+    }
+}
