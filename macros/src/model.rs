@@ -374,25 +374,38 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
 }
 
 /// A complex gateway's activation triples, each `activate(...)` parsed; errors for
-/// anything else after the `:`.
+/// anything else after the `:`. A triple that does not parse is kept as a placeholder
+/// (no count, nothing required), so the gateway does not also read as having no rule.
 fn activation_of(ctx: &Ctx, decl: &NodeAst, kind: Kind) -> Vec<ActivationAst> {
     if kind != Kind::Complex {
         return Vec::new();
     }
+    let placeholder = |spec: &parse::Spec| ActivationAst {
+        keyword: spec.name.clone(),
+        count: None,
+        require: Vec::new(),
+        when: None,
+    };
     let specs = decl.spec.iter().chain(&decl.more);
     specs
-        .filter_map(|spec| {
+        .map(|spec| {
             if spec.name != "activate" {
+                let hint = suggest::nearest(&spec.name.to_string(), ["activate"])
+                    .map(|s| format!("did you mean `{s}`? "))
+                    .unwrap_or_default();
                 ctx.error(
                     &spec.name,
                     format!(
-                        "unknown activation `{}`; a complex gateway's rule is one or more `activate(count = N, require = [a], when = |data| ...)` joined by `|`",
+                        "unknown activation `{}`; {hint}a complex gateway's rule is one or more `activate(count = N, require = [a], when = |data| ...)` joined by `|`",
                         spec.name
                     ),
                 );
-                return None;
+                return placeholder(spec);
             }
-            parse::activation(spec).map_err(|e| ctx.push(e)).ok()
+            parse::activation(spec).unwrap_or_else(|e| {
+                ctx.push(e);
+                placeholder(spec)
+            })
         })
         .collect()
 }

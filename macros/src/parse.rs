@@ -183,27 +183,63 @@ pub fn activation(spec: &Spec) -> syn::Result<ActivationAst> {
         let mut seen: Vec<Ident> = Vec::new();
         while !input.is_empty() {
             let key: Ident = input.parse()?;
+            if !["count", "require", "when"].iter().any(|k| key == k) {
+                // A typo, or an abbreviation (`cnt`, `req`): its letters in order.
+                let name = key.to_string();
+                let abbreviates = |k: &&str| {
+                    let mut letters = k.chars();
+                    name.len() > 1 && name.chars().all(|c| letters.any(|l| l == c))
+                };
+                let hint = crate::check::suggest::nearest(&name, ["count", "require", "when"])
+                    .or_else(|| ["count", "require", "when"].into_iter().find(abbreviates))
+                    .map(|s| format!("did you mean `{s}`? "))
+                    .unwrap_or_default();
+                return Err(syn::Error::new_spanned(
+                    &key,
+                    format!("unknown activation argument `{key}`; {hint}an activation takes `count = N`, and optionally `require = [a, b]` and `when = |data| ...`"),
+                ));
+            }
             if seen.contains(&key) {
                 return Err(syn::Error::new_spanned(
                     &key,
-                    format!("`{key}` is given twice in this activation"),
+                    format!("`{key}` is given twice in this activation; keep one — for an alternative rule, add `| activate(...)`"),
                 ));
             }
-            input.parse::<Token![=]>()?;
-            match key.to_string().as_str() {
-                "count" => triple.count = Some(input.parse()?),
-                "require" => {
-                    let content;
-                    syn::bracketed!(content in input);
-                    triple.require = content.parse_terminated(Ident::parse, Token![,])?.into_iter().collect();
+            input.parse::<Token![=]>().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    format!(
+                        "expected `=` after `{key}`: activation arguments are written `key = value`, here `{key} = {}`",
+                        match key.to_string().as_str() {
+                            "count" => "2",
+                            "require" => "[a, b]",
+                            _ => "|data| ...",
+                        }
+                    ),
+                )
+            })?;
+            if key == "count" {
+                let count = input.parse::<LitInt>().map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "`count` takes a whole number: how many incoming flows must have delivered a token, e.g. `count = 2`",
+                    )
+                })?;
+                triple.count = Some(count);
+            } else if key == "require" {
+                if !input.peek(syn::token::Bracket) {
+                    return Err(input.error(
+                        "`require` takes a list of incoming flows, each named by its source node: `require = [cfo]` or `require = [cfo, legal]`",
+                    ));
                 }
-                "when" => triple.when = Some(input.parse()?),
-                _ => {
-                    return Err(syn::Error::new_spanned(
-                        &key,
-                        format!("unknown activation argument `{key}`; an activation takes `count = N`, `require = [a, b]` and `when = |data| ...`"),
-                    ))
-                }
+                let content;
+                syn::bracketed!(content in input);
+                triple.require = content
+                    .parse_terminated(Ident::parse, Token![,])?
+                    .into_iter()
+                    .collect();
+            } else {
+                triple.when = Some(input.parse()?);
             }
             seen.push(key);
             if !input.is_empty() {
@@ -214,9 +250,19 @@ pub fn activation(spec: &Spec) -> syn::Result<ActivationAst> {
     };
     syn::parse::Parser::parse2(parser, args.clone())?;
     if triple.count.is_none() {
+        let example = if triple.require.is_empty() {
+            "`activate(count = 2)`".to_string()
+        } else {
+            let required: Vec<String> = triple.require.iter().map(Ident::to_string).collect();
+            format!(
+                "`activate(count = {}, require = [{}])` — the required flows count among the arrivals",
+                required.len(),
+                required.join(", ")
+            )
+        };
         return Err(syn::Error::new_spanned(
             &spec.name,
-            "this activation has no `count`: say how many incoming flows must have delivered a token, e.g. `activate(count = 2)`",
+            format!("this activation has no `count`: say how many incoming flows must have delivered a token, e.g. {example}"),
         ));
     }
     Ok(triple)

@@ -12,11 +12,12 @@ pub fn check(ctx: &Ctx, model: &Model) {
         let m = node.incoming.len();
         let converging = m > 1;
         if converging && node.activation.is_empty() {
+            let first = model.nodes[model.flows[node.incoming[0]].source].id;
             ctx.error(
                 node.id,
                 format!(
-                    "the complex gateway `{}` joins {m} flows but has no activation rule; say when it fires, e.g. `complex {}: activate(count = 1);` (1 of {m}: a discriminator) or `activate(count = 2, require = [a])`",
-                    node.id, node.id
+                    "the complex gateway `{id}` joins {m} flows but has no activation rule; say when it fires, e.g. `complex {id}: activate(count = 1);` (on the first arrival: a discriminator), `activate(count = {m})` (when all {m} have arrived) or `activate(count = 2, require = [{first}])` (2 of {m}, `{first}` among them)",
+                    id = node.id,
                 ),
             );
         }
@@ -25,7 +26,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
                 ctx.error(
                     &first.keyword,
                     format!(
-                        "the complex gateway `{}` has {} incoming flow, so it never synchronises and an activation rule has nothing to count; remove the rule, or route more flows into `{}`",
+                        "the complex gateway `{}` has {} incoming flow, so it never synchronises and an activation rule has nothing to count (it only splits, like an inclusive gateway); remove the rule, or route more flows into `{}`",
                         node.id,
                         if m == 0 { "no".to_string() } else { m.to_string() },
                         node.id
@@ -44,18 +45,27 @@ pub fn check(ctx: &Ctx, model: &Model) {
                 continue;
             };
             match count_lit.base10_parse::<usize>() {
-                Ok(count) if count < 1 || count > m => ctx.error(
+                Ok(0) => ctx.error(
                     count_lit,
                     format!(
-                        "`count = {count}` is out of range: `{}` has {m} incoming flows, so a count is between 1 and {m}",
+                        "`count = 0` would fire before any token arrived; a count is between 1 and {m}, the number of flows into `{}` (`count = 1` fires on the first arrival)",
                         node.id
+                    ),
+                ),
+                Ok(count) if count > m => ctx.error(
+                    count_lit,
+                    format!(
+                        "`count = {count}` can never be reached: only {m} flows come into `{}` ({}), so a count is between 1 and {m} (`count = {m}` waits for all of them)",
+                        node.id,
+                        sources.join(", ")
                     ),
                 ),
                 Ok(count) if count < triple.require.len() => ctx.error(
                     count_lit,
                     format!(
-                        "`count = {count}` is less than the {} required flows; every required flow counts as an arrival, so raise the count to at least {}",
+                        "`count = {count}` is less than the {} required flows ({}); every required flow counts as an arrival, so raise the count to at least {}",
                         triple.require.len(),
+                        triple.require.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
                         triple.require.len()
                     ),
                 ),
@@ -66,7 +76,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
                 if triple.require[..i].contains(required) {
                     ctx.error(
                         required,
-                        format!("`{required}` is required twice in this activation"),
+                        format!("`{required}` is required twice in this activation; name each required flow once — remove this one"),
                     );
                 } else if !sources.iter().any(|s| required == s) {
                     let hint =
