@@ -246,7 +246,7 @@ process! {
         parallel join;
         end done;
 
-        s -> prep -> fork -> boom, wait;
+        s -> prep -> fork -> wait, boom;
         boom, wait -> join -> done;
     }
 }
@@ -300,7 +300,7 @@ process! {
         parallel join;
         end done;
 
-        s -> prep -> fork -> explode, wait;
+        s -> prep -> fork -> wait, explode;
         explode, wait -> join -> done;
     }
 }
@@ -788,6 +788,9 @@ async fn shutdown_reports_instances_past_the_deadline() {
         BLOCKING: Job {
             start s;
             task block = |j| async move {
+                // Wait once first: a handler runs on its instance's loop until it
+                // first waits, and this one must block a track's thread, not the loop.
+                tokio::task::yield_now().await;
                 let probe = Probe::enter(j.id, "block");
                 std::thread::sleep(Duration::from_millis(500));
                 probe.finish();

@@ -94,7 +94,14 @@ async fn or_join_after_one_two_or_three_branches(engine: Engine, i: usize) {
     assert_eq!(tasks.last(), Some(&"after"));
     assert_eq!(routes(&h, "os"), std::slice::from_ref(&expected));
     assert_eq!(h.fired("oj"), 1, "{h}");
-    assert_eq!(h.count("oj", |w| *w == Happening::Waiting), expected.len());
+    // With every flow marked the last arrival fires on the spot (the fast path);
+    // otherwise every arrival waits for the reachability check.
+    let fast_path = expected.len() == 3;
+    assert_eq!(
+        h.count("oj", |w| *w == Happening::Waiting),
+        expected.len() - usize::from(fast_path),
+        "{h}"
+    );
     assert_eq!(
         h.count("oj", |w| *w == Happening::Merged),
         expected.len() - 1

@@ -9,9 +9,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::data::ProcessData;
 use crate::graph::Process;
-use crate::instance::{
-    self, Command, Finished, InstanceError, InstanceHandle, InstanceId, Outcome,
-};
+use crate::instance::{self, Finished, Input, InstanceError, InstanceHandle, InstanceId, Outcome};
 
 /// Runs process instances on tokio. Cheap to clone; clones share the instances.
 ///
@@ -103,7 +101,7 @@ fn failed_at_birth<D: ProcessData>(
     data: D,
     error: InstanceError,
 ) -> InstanceHandle<D> {
-    let (commands, _) = tokio::sync::mpsc::unbounded_channel::<Command<D>>();
+    let (commands, _) = tokio::sync::mpsc::unbounded_channel::<Input<D>>();
     let finished = Finished {
         outcome: Outcome::Failed(error),
         history: Default::default(),

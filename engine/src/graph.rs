@@ -20,12 +20,14 @@ pub type NodeIdx = usize;
 /// Index of a flow in [`Process::flows`].
 pub type FlowIdx = usize;
 
-/// The future a task handler returns, boxed so handlers of any shape fit one table.
-pub type TaskFuture<'a> = Pin<Box<dyn Future<Output = Result<(), TaskError>> + Send + 'a>>;
+/// One run of a task's handler: it owns the task's copy of the data and gives it
+/// back with the handler's result. Boxed so handlers of any shape fit one table;
+/// `'static`, so the loop can start it and hand it to a track if it has to wait.
+pub type TaskRun<D> = Pin<Box<dyn Future<Output = (D, Result<(), TaskError>)> + Send>>;
 
 /// A task's handler as the graph stores it: it works on the task's own copy of the
 /// process data, which the instance loop commits when the handler returns `Ok`.
-pub type TaskHandler<D> = for<'a> fn(&'a mut D) -> TaskFuture<'a>;
+pub type TaskHandler<D> = fn(D) -> TaskRun<D>;
 
 /// A sequence-flow condition over the process data.
 pub type Condition<D> = fn(&D) -> bool;

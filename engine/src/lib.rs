@@ -37,17 +37,25 @@ struct ReadmeDoctests;
 /// Items the expansion of `process!` uses. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::graph::{Activation, Flow, Node, NodeKind, TaskFuture};
+    pub use crate::graph::{Activation, Flow, Node, NodeKind, TaskRun};
 
-    /// Call a task handler on the task's copy and box its future. The bounds give a
-    /// closure its parameter type and pin its output, so neither `|order| ...` nor
-    /// `Ok(())` in it needs an annotation.
-    pub fn call_task<'a, D, F, Fut>(handler: F, data: &'a mut D) -> TaskFuture<'a>
+    /// Call a task handler on the task's copy. The bounds give a closure its
+    /// parameter type and pin its output, so neither `|order| ...` nor `Ok(())` in it
+    /// needs an annotation.
+    pub fn call_task<'a, D, F, Fut>(handler: F, data: &'a mut D) -> Fut
     where
         F: FnOnce(&'a mut D) -> Fut,
         Fut: std::future::Future<Output = Result<(), crate::TaskError>> + Send + 'a,
     {
-        Box::pin(handler(data))
+        handler(data)
+    }
+
+    /// Box one run of a task: the returned future owns the copy and gives it back.
+    pub fn task_run<D, Fut>(run: Fut) -> TaskRun<D>
+    where
+        Fut: std::future::Future<Output = (D, Result<(), crate::TaskError>)> + Send + 'static,
+    {
+        Box::pin(run)
     }
 
     /// Call a flow condition; the bound gives a closure its parameter type.

@@ -134,14 +134,19 @@ fn graph(model: &Model) -> TokenStream {
 }
 
 /// A task handler — a path to an async fn or a closure returning a future — wrapped
-/// as the graph's uniform `fn(&mut D) -> TaskFuture`. Spanned on the user's
-/// expression, so a handler of the wrong type is reported there.
+/// as the graph's uniform `fn(D) -> TaskRun<D>`: the run owns the task's copy and
+/// gives it back with the result. Spanned on the user's expression, so a handler of
+/// the wrong type (or whose future is not `Send`) is reported there.
 fn task_fn(name: &syn::Ident, data: &syn::Type, handler: &syn::Expr) -> TokenStream {
     let span = handler.span();
-    let call = quote_spanned!(span=> ::thresh::__private::call_task(#handler, data));
+    let call = quote_spanned!(span=> ::thresh::__private::call_task(#handler, &mut data).await);
+    let run = quote_spanned!(span=> ::thresh::__private::task_run(async move {
+        let result = #call;
+        (data, result)
+    }));
     quote! {
         #[allow(non_snake_case)]
-        fn #name<'a>(data: &'a mut #data) -> ::thresh::__private::TaskFuture<'a> { #call }
+        fn #name(mut data: #data) -> ::thresh::__private::TaskRun<#data> { #run }
     }
 }
 

@@ -10,13 +10,13 @@
 //! a step produces are all placed before any inclusive join is checked, which is how
 //! a token "in transit" to a join defers its firing (ADR-005 §2.10).
 
-use std::any::Any;
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::Poll;
 
 use tokio::sync::{mpsc, watch};
-use tokio::task::{JoinError, JoinSet};
+use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info_span, trace, warn, Instrument, Span};
 
@@ -24,10 +24,15 @@ use super::history::{Happening, History, TrackId};
 use super::join::{
     all_flows, complex_verdict, or_join_verdict, still_reachable, Arrival, JoinState, Verdict,
 };
-use super::track::{self, Instruction, Report, PARK_SLOT};
-use super::{Command, Finished, InstanceError, InstanceHandle, InstanceId, Outcome};
+use super::track::{self, panic_message, Instruction, Report, PARK_SLOT};
+use super::{Command, Finished, Input, InstanceError, InstanceHandle, InstanceId, Outcome};
 use crate::data::ProcessData;
-use crate::graph::{Condition, FlowIdx, NodeIdx, NodeKind, Process};
+use crate::graph::{Condition, FlowIdx, NodeIdx, NodeKind, Process, TaskHandler, TaskRun};
+
+/// How many task runs the loop starts inline per input before it hands ready work
+/// to tracks anyway, so a process that loops through always-ready handlers still
+/// lets the loop hear a cancel.
+const INLINE_BUDGET: u32 = 128;
 
 /// Start an instance's loop on `runtime` and return its handle.
 pub(crate) fn spawn<D: ProcessData>(
@@ -38,7 +43,6 @@ pub(crate) fn spawn<D: ProcessData>(
     data: D,
     stop: CancellationToken,
 ) -> InstanceHandle<D> {
-    let (commands_tx, commands) = mpsc::unbounded_channel();
     let (finished_tx, finished_rx) = watch::channel(None);
     let (intake_tx, intake) = mpsc::unbounded_channel();
     let span = info_span!("instance", process = process.name, id = id.0);
@@ -57,12 +61,12 @@ pub(crate) fn spawn<D: ProcessData>(
         span: span.clone(),
         moves: VecDeque::new(),
         taken: Vec::new(),
+        inline_budget: INLINE_BUDGET,
     };
-    let body = instance
-        .run(intake, commands, finished_tx, stop)
-        .instrument(span);
+    let handle = InstanceHandle::new(id, instance.intake_tx.clone(), finished_rx);
+    let body = instance.run(intake, finished_tx, stop).instrument(span);
     tracker.spawn_on(body, runtime);
-    InstanceHandle::new(id, commands_tx, finished_rx)
+    handle
 }
 
 /// Where a live track is and what it is doing there.
@@ -70,7 +74,7 @@ pub(crate) fn spawn<D: ProcessData>(
 enum TrackState {
     /// Being moved by the loop (only within one loop step).
     Moving,
-    /// Running the activity at its node.
+    /// Running the activity at its node (inline on the loop or on its task).
     Working,
     /// Parked at the synchronising join at its node.
     Waiting,
@@ -82,10 +86,9 @@ struct TrackSlot<D> {
     id: TrackId,
     at: NodeIdx,
     state: TrackState,
-    /// The track's park channel; `None` until it first runs an activity (a track that
-    /// only crosses gateways never needs a task).
+    /// The track's park channel; `None` until its work first has to wait (a track
+    /// whose work is always ready never needs a task).
     inbox: Option<mpsc::Sender<Instruction<D>>>,
-    task: Option<tokio::task::Id>,
 }
 
 /// A token to move: on `track`, across `flow`.
@@ -99,7 +102,8 @@ struct Instance<D: ProcessData> {
     /// Arrival state of the joins that have seen a token.
     joins: Vec<JoinState>,
     history: History,
-    intake_tx: mpsc::UnboundedSender<Report<D>>,
+    /// The loop's own intake; cloned for every track task and handle.
+    intake_tx: mpsc::UnboundedSender<Input<D>>,
     /// The tracks' tasks; dropping or shutting it down stops them all.
     workers: JoinSet<()>,
     /// Tracks in state `Working`.
@@ -111,31 +115,35 @@ struct Instance<D: ProcessData> {
     /// Scratch buffers of `leave` and `split`, kept to avoid an allocation per step.
     moves: VecDeque<Move>,
     taken: Vec<FlowIdx>,
+    /// Task runs the loop may still start inline while handling the current input.
+    inline_budget: u32,
 }
 
 impl<D: ProcessData> Instance<D> {
     async fn run(
         mut self,
-        mut intake: mpsc::UnboundedReceiver<Report<D>>,
-        mut commands: mpsc::UnboundedReceiver<Command<D>>,
+        mut intake: mpsc::UnboundedReceiver<Input<D>>,
         finished: watch::Sender<Option<Arc<Finished<D>>>>,
         stop: CancellationToken,
     ) {
+        let cancelled = stop.cancelled();
+        tokio::pin!(cancelled);
         self.start();
-        let mut handle_alive = true;
         while self.outcome.is_none() {
             tokio::select! {
                 biased;
-                _ = stop.cancelled() => self.stop_all(Outcome::Cancelled(D::clone(&self.data))),
-                Some(exit) = self.workers.join_next_with_id(), if !self.workers.is_empty() => {
-                    self.on_worker_exit(exit)
+                _ = &mut cancelled => self.stop_all(Outcome::Cancelled(D::clone(&self.data))),
+                // The loop holds a sender itself, so the intake never closes.
+                Some(input) = intake.recv() => {
+                    self.inline_budget = INLINE_BUDGET;
+                    match input {
+                        Input::Track(report) => self.on_report(report),
+                        Input::Handle(command) => self.on_command(command),
+                    }
                 }
-                Some(report) = intake.recv() => self.on_report(report),
-                command = commands.recv(), if handle_alive => match command {
-                    Some(command) => self.on_command(command),
-                    None => handle_alive = false,
-                },
             }
+            // Reap the tasks of tracks that ended (panics are caught in the track).
+            while self.workers.try_join_next().is_some() {}
         }
         // Every track is stopped and awaited before the outcome is published, so an
         // ended instance leaves no task behind.
@@ -163,73 +171,29 @@ impl<D: ProcessData> Instance<D> {
         };
         let track = self.new_track(start);
         self.record(track, start, Happening::Started);
-        self.leave(track, start);
+        self.step(|this, moves| this.split(track, start, moves));
     }
 
     fn on_report(&mut self, report: Report<D>) {
-        let Report::TaskDone {
-            track,
-            node,
-            base,
-            edited,
-            result,
-        } = report;
-        let Some(slot) = self.slot_mut(track) else {
-            return; // a report from a track the loop already stopped
-        };
-        debug_assert_eq!((slot.at, slot.state), (node, TrackState::Working));
-        slot.state = TrackState::Moving;
-        self.running -= 1;
-        let id = self.process.nodes[node].id;
-        match result {
-            Ok(()) => {
-                let changed = self.commit(&base, edited);
-                debug!(track = %track, node = id, ?changed, "task completed");
-                self.record(
-                    track,
-                    node,
-                    Happening::Completed {
-                        changed: changed.names().collect(),
-                    },
-                );
-                self.leave(track, node);
+        match report {
+            Report::TaskDone {
+                track,
+                node,
+                base,
+                edited,
+                result,
+            } => {
+                if self.slot_mut(track).is_none() {
+                    return; // a report from a track the loop already stopped
+                }
+                self.step(|this, moves| this.task_done(track, node, base, *edited, result, moves));
             }
-            Err(error) => {
-                let message = error.to_string();
-                warn!(track = %track, node = id, %message, "task failed");
-                self.record(
-                    track,
-                    node,
-                    Happening::Failed {
-                        message: message.clone(),
-                    },
-                );
-                self.fail(InstanceError::TaskFailed { node: id, message });
-            }
+            Report::TaskPanicked {
+                track,
+                node,
+                message,
+            } => self.task_panicked(track, node, message),
         }
-    }
-
-    fn on_worker_exit(&mut self, exit: Result<(tokio::task::Id, ()), JoinError>) {
-        let Err(error) = exit else { return };
-        if !error.is_panic() {
-            return; // aborted by us
-        }
-        let task = error.id();
-        let Some(slot) = self.tracks.iter().find(|s| s.task == Some(task)) else {
-            return;
-        };
-        let (track, at) = (slot.id, slot.at);
-        let node = self.process.nodes[at].id;
-        let message = panic_message(error.into_panic());
-        warn!(track = %track, node, %message, "task panicked");
-        self.record(
-            track,
-            at,
-            Happening::Failed {
-                message: message.clone(),
-            },
-        );
-        self.fail(InstanceError::TaskPanicked { node, message });
     }
 
     fn on_command(&mut self, command: Command<D>) {
@@ -260,12 +224,11 @@ impl<D: ProcessData> Instance<D> {
 
     // ----- moving tokens --------------------------------------------------------
 
-    /// The token on `track` leaves `node` (a finished activity, a start, a fired
-    /// join): take the outgoing flows the node's kind selects, then settle.
-    fn leave(&mut self, track: TrackId, node: NodeIdx) {
-        // The buffers are reused from step to step: a step allocates nothing here.
+    /// One step of the loop: `act` puts tokens on flows, then they are settled. The
+    /// move buffer is reused from step to step, so a step allocates nothing for it.
+    fn step(&mut self, act: impl FnOnce(&mut Self, &mut VecDeque<Move>)) {
         let mut moves = std::mem::take(&mut self.moves);
-        self.split(track, node, &mut moves);
+        act(self, &mut moves);
         self.settle(&mut moves);
         moves.clear();
         self.moves = moves;
@@ -275,7 +238,8 @@ impl<D: ProcessData> Instance<D> {
     /// check the inclusive joins, and repeat while one fires.
     fn settle(&mut self, moves: &mut VecDeque<Move>) {
         loop {
-            while let Some((track, flow)) = moves.pop_front() {
+            // Depth first: a token runs on until it rests before its siblings move.
+            while let Some((track, flow)) = moves.pop_back() {
                 if self.outcome.is_some() {
                     return;
                 }
@@ -317,7 +281,7 @@ impl<D: ProcessData> Instance<D> {
             return;
         }
         match node.kind {
-            NodeKind::Task(handler) => self.run_task(track, at, handler),
+            NodeKind::Task(handler) => self.run_task(track, at, handler, moves),
             NodeKind::End => {
                 self.record(track, at, Happening::Ended);
                 self.remove_track(track);
@@ -359,12 +323,16 @@ impl<D: ProcessData> Instance<D> {
         }
         match taken.split_first() {
             Some((&first, rest)) => {
-                moves.push_back((track, first));
-                for &flow in rest {
-                    let forked = self.new_track(node);
-                    self.record(forked, node, Happening::Spawned { from: track });
-                    moves.push_back((forked, flow));
+                // `moves` is a stack: push the forks last-first, then the continuing
+                // token, so tokens move in flow order.
+                let forked: Vec<TrackId> = rest.iter().map(|_| self.new_track(node)).collect();
+                for &fork in &forked {
+                    self.record(fork, node, Happening::Spawned { from: track });
                 }
+                for (&fork, &flow) in forked.iter().zip(rest).rev() {
+                    moves.push_back((fork, flow));
+                }
+                moves.push_back((track, first));
             }
             None => {
                 // No outgoing flow at all: `process!` lets only end events be here.
@@ -444,17 +412,75 @@ impl<D: ProcessData> Instance<D> {
             return;
         }
         join.arrive(slot, Arrival { track, seq });
-        // A parallel join decides on the spot: the completing arrival survives.
-        // An inclusive join waits for the end of the loop step (`settle`), so tokens
-        // still in transit are placed before it judges reachability.
-        let fire = matches!(self.process.nodes[node].kind, NodeKind::Parallel) && join.complete();
-        if fire {
-            let taken = join.fire(true);
-            self.fire(node, taken, moves);
-        } else {
-            self.slot_mut(track).expect("arriving track is live").state = TrackState::Waiting;
-            self.record(track, node, Happening::Waiting);
+        let (marked, complete) = (join.marked(), join.complete());
+        // Decide on the spot what one arrival can settle for sure: a parallel join
+        // that is complete, an inclusive join with every flow marked, a complex join
+        // whose activation holds — the completing arrival survives. What depends on
+        // where the other tokens are (the OR-join's slow path, a complex abort) waits
+        // for the end of the loop step (`settle`), once tokens in transit are placed.
+        let ready = match self.process.nodes[node].kind {
+            NodeKind::Parallel | NodeKind::Inclusive { .. } => Ok(complete),
+            NodeKind::Complex { activation, .. } => self.activation_holds(node, marked, activation),
+            _ => Ok(false),
+        };
+        match ready {
+            Ok(true) => {
+                let i = self
+                    .joins
+                    .iter()
+                    .position(|j| j.node == node)
+                    .expect("arrived here");
+                self.fire_join(i, true, moves);
+            }
+            Ok(false) => {
+                self.slot_mut(track).expect("arriving track is live").state = TrackState::Waiting;
+                self.record(track, node, Happening::Waiting);
+            }
+            Err(error) => self.fail(error),
         }
+    }
+
+    /// Whether some triple of a complex join's activation holds with `marked` flows
+    /// arrived: its condition is true, `count` arrived, every required flow arrived.
+    fn activation_holds(
+        &self,
+        node: NodeIdx,
+        marked: u64,
+        activation: &[crate::graph::Activation<D>],
+    ) -> Result<bool, InstanceError> {
+        for triple in activation {
+            if marked.count_ones() >= triple.count && triple.required & !marked == 0 {
+                let holds = match triple.condition {
+                    None => true,
+                    Some(condition) => self.evaluate(condition).map_err(|message| {
+                        InstanceError::ActivationConditionPanicked {
+                            node: self.process.nodes[node].id,
+                            message,
+                        }
+                    })?,
+                };
+                if holds {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Fire join number `i`: one token per marked flow, the survivor carries on (the
+    /// latest arrival when `last_in`, else the earliest); a complex join is spent and
+    /// consumes the tokens left waiting.
+    fn fire_join(&mut self, i: usize, last_in: bool, moves: &mut VecDeque<Move>) {
+        let node = self.joins[i].node;
+        let taken = self.joins[i].fire(last_in);
+        if matches!(self.process.nodes[node].kind, NodeKind::Complex { .. }) {
+            self.joins[i].spent = true;
+            for tail in self.joins[i].drain() {
+                self.record(tail.track, node, Happening::Consumed);
+                self.remove_track(tail.track);
+            }
+        }
+        self.fire(node, taken, moves);
     }
 
     /// Re-check every inclusive and complex join holding tokens against one snapshot
@@ -491,20 +517,12 @@ impl<D: ProcessData> Instance<D> {
                     }
                 }),
             };
-            let (join_node, last_in) = (join.node, join.arrived_since_check);
+            let last_in = join.arrived_since_check;
             self.joins[i].arrived_since_check = false;
             match verdict {
                 Ok(Verdict::Wait) => {}
                 Ok(Verdict::Fire) => {
-                    let taken = self.joins[i].fire(last_in);
-                    if activation.is_some() {
-                        self.joins[i].spent = true;
-                        for tail in self.joins[i].drain() {
-                            self.record(tail.track, join_node, Happening::Consumed);
-                            self.remove_track(tail.track);
-                        }
-                    }
-                    self.fire(join_node, taken, moves);
+                    self.fire_join(i, last_in, moves);
                     fired = true;
                 }
                 Ok(Verdict::Abort) => {
@@ -550,14 +568,40 @@ impl<D: ProcessData> Instance<D> {
             at,
             state: TrackState::Moving,
             inbox: None,
-            task: None,
         });
         id
     }
 
-    fn run_task(&mut self, track: TrackId, node: NodeIdx, handler: crate::graph::TaskHandler<D>) {
+    /// Start the task at `node` on the track: its handler runs on the loop until it
+    /// first has to wait; ready work is committed and routed on the spot, waiting
+    /// work goes on to the track's own task.
+    fn run_task(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        handler: TaskHandler<D>,
+        moves: &mut VecDeque<Move>,
+    ) {
         self.record(track, node, Happening::TaskStarted);
+        self.slot_mut(track).expect("running track is live").state = TrackState::Working;
+        self.running += 1;
         let base = Arc::clone(&self.data);
+        let mut run = handler(D::clone(&base));
+        if self.inline_budget > 0 {
+            self.inline_budget -= 1;
+            match track::poll_once(&mut run) {
+                Ok(Poll::Ready((edited, result))) => {
+                    return self.task_done(track, node, base, edited, result, moves)
+                }
+                Ok(Poll::Pending) => {}
+                Err(message) => return self.task_panicked(track, node, message),
+            }
+        }
+        self.hand_to_track(track, node, base, run);
+    }
+
+    /// Give a started task run to the track's task, spawning it on first need.
+    fn hand_to_track(&mut self, track: TrackId, node: NodeIdx, base: Arc<D>, run: TaskRun<D>) {
         let (intake, span) = (&self.intake_tx, &self.span);
         let workers = &mut self.workers;
         let slot = self
@@ -565,27 +609,78 @@ impl<D: ProcessData> Instance<D> {
             .iter_mut()
             .find(|s| s.id == track)
             .expect("running track is live");
-        slot.state = TrackState::Working;
-        self.running += 1;
         let inbox = slot.inbox.get_or_insert_with(|| {
             let (tx, rx) = mpsc::channel(PARK_SLOT);
-            let body = track::run(track, rx, intake.clone());
             let span = info_span!(parent: span, "track", track = track.0);
-            slot.task = Some(workers.spawn(body.instrument(span)).id());
+            workers.spawn(track::run(track, rx, intake.clone()).instrument(span));
             tx
         });
         if inbox
-            .try_send(Instruction::Run {
-                node,
-                handler,
-                base,
-            })
+            .try_send(Instruction::Finish { node, base, run })
             .is_err()
         {
             // Unreachable by the one-outstanding-instruction protocol; fail loudly
             // rather than leave the token stranded.
             self.fail(InstanceError::Lost);
         }
+    }
+
+    /// A task's handler returned: commit its copy on `Ok` and move on, fail on `Err`.
+    fn task_done(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        base: Arc<D>,
+        edited: D,
+        result: Result<(), crate::TaskError>,
+        moves: &mut VecDeque<Move>,
+    ) {
+        let Some(slot) = self.slot_mut(track) else {
+            return;
+        };
+        debug_assert_eq!((slot.at, slot.state), (node, TrackState::Working));
+        slot.state = TrackState::Moving;
+        self.running -= 1;
+        let id = self.process.nodes[node].id;
+        match result {
+            Ok(()) => {
+                let changed = self.commit(&base, edited);
+                debug!(track = %track, node = id, ?changed, "task completed");
+                self.record(
+                    track,
+                    node,
+                    Happening::Completed {
+                        changed: changed.names().collect(),
+                    },
+                );
+                self.split(track, node, moves);
+            }
+            Err(error) => {
+                let message = error.to_string();
+                warn!(track = %track, node = id, %message, "task failed");
+                self.record(
+                    track,
+                    node,
+                    Happening::Failed {
+                        message: message.clone(),
+                    },
+                );
+                self.fail(InstanceError::TaskFailed { node: id, message });
+            }
+        }
+    }
+
+    fn task_panicked(&mut self, track: TrackId, node: NodeIdx, message: String) {
+        let id = self.process.nodes[node].id;
+        warn!(track = %track, node = id, %message, "task panicked");
+        self.record(
+            track,
+            node,
+            Happening::Failed {
+                message: message.clone(),
+            },
+        );
+        self.fail(InstanceError::TaskPanicked { node: id, message });
     }
 
     fn remove_track(&mut self, track: TrackId) {
@@ -630,15 +725,5 @@ impl<D: ProcessData> Instance<D> {
         let node = self.process.nodes[node].id;
         trace!(track = %track, node, ?what, "step");
         self.history.push(track, node, what);
-    }
-}
-
-fn panic_message(panic: Box<dyn Any + Send>) -> String {
-    match panic.downcast::<String>() {
-        Ok(s) => *s,
-        Err(panic) => match panic.downcast::<&'static str>() {
-            Ok(s) => (*s).to_string(),
-            Err(_) => "a non-string panic payload".to_string(),
-        },
     }
 }

@@ -146,6 +146,13 @@ pub(crate) struct Finished<D> {
     pub data: D,
 }
 
+/// Everything the loop hears, on its one intake channel: reports from its tracks and
+/// requests from handles.
+pub(crate) enum Input<D> {
+    Track(track::Report<D>),
+    Handle(Command<D>),
+}
+
 /// Requests from a handle to its instance's loop.
 pub(crate) enum Command<D> {
     Cancel,
@@ -186,7 +193,7 @@ pub(crate) enum Command<D> {
 /// ```
 pub struct InstanceHandle<D> {
     id: InstanceId,
-    commands: mpsc::UnboundedSender<Command<D>>,
+    commands: mpsc::UnboundedSender<Input<D>>,
     finished: watch::Receiver<Option<Arc<Finished<D>>>>,
 }
 
@@ -203,7 +210,7 @@ impl<D> Clone for InstanceHandle<D> {
 impl<D: Clone> InstanceHandle<D> {
     pub(crate) fn new(
         id: InstanceId,
-        commands: mpsc::UnboundedSender<Command<D>>,
+        commands: mpsc::UnboundedSender<Input<D>>,
         finished: watch::Receiver<Option<Arc<Finished<D>>>>,
     ) -> Self {
         Self {
@@ -238,7 +245,11 @@ impl<D: Clone> InstanceHandle<D> {
             return f.history.clone();
         }
         let (tx, rx) = oneshot::channel();
-        if self.commands.send(Command::History(tx)).is_ok() {
+        if self
+            .commands
+            .send(Input::Handle(Command::History(tx)))
+            .is_ok()
+        {
             if let Ok(history) = rx.await {
                 return history;
             }
@@ -257,7 +268,7 @@ impl<D: Clone> InstanceHandle<D> {
             return Some(f.data.clone());
         }
         let (tx, rx) = oneshot::channel();
-        if self.commands.send(Command::Data(tx)).is_ok() {
+        if self.commands.send(Input::Handle(Command::Data(tx))).is_ok() {
             if let Ok(data) = rx.await {
                 return Some(data);
             }
@@ -268,7 +279,7 @@ impl<D: Clone> InstanceHandle<D> {
     /// Ask the instance to stop. Running handlers are dropped at their next await;
     /// the outcome becomes [`Outcome::Cancelled`]. No effect on an ended instance.
     pub fn cancel(&self) {
-        let _ = self.commands.send(Command::Cancel);
+        let _ = self.commands.send(Input::Handle(Command::Cancel));
     }
 
     fn ended(&self) -> Option<Arc<Finished<D>>> {

@@ -1,17 +1,26 @@
-//! A track: the tokio task that carries one token through the activities it reaches.
+//! A track's task: where a token's work goes when it has to wait.
 //!
-//! The loop decides where a token goes; a track does the work at an activity. It
-//! parks on its own single-slot channel, of which the loop is the only sender and
-//! the only closer: an instruction wakes it, a closed channel ends it. It never
-//! reads instance state and reports back only by sending on the loop's intake.
+//! The loop decides where a token goes and starts the work at an activity itself: a
+//! handler runs on the loop until it first has to wait (DESIGN §7: no hop, no spawn
+//! for work that is ready). Work that waits is handed to the track's own tokio task,
+//! spawned the first time the track needs one. The task parks on its single-slot
+//! channel, of which the loop is the only sender and the only closer: an instruction
+//! wakes it, a closed channel ends it. It never reads instance state and reports back
+//! only by sending on the loop's intake.
 
+use std::any::Any;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use tokio::sync::mpsc;
 
 use crate::data::{ProcessData, TaskError};
-use crate::graph::{NodeIdx, TaskHandler};
+use crate::graph::{NodeIdx, TaskRun};
 use crate::instance::history::TrackId;
+use crate::instance::Input;
 
 /// Capacity of a track's inbox. A track has at most one instruction outstanding —
 /// the loop sends the next only after the track reported on the last — so one slot
@@ -20,55 +29,97 @@ pub(crate) const PARK_SLOT: usize = 1;
 
 /// What the loop tells a parked track to do.
 pub(crate) enum Instruction<D> {
-    /// Run the task at `node` on a copy of `base`.
-    Run {
+    /// Finish a task's run, which the loop started and which had to wait; `base` is
+    /// the snapshot the task's copy was taken from.
+    Finish {
         node: NodeIdx,
-        handler: TaskHandler<D>,
         base: Arc<D>,
+        run: TaskRun<D>,
     },
 }
 
 /// What a track tells the loop.
 pub(crate) enum Report<D> {
-    /// The handler of the task at `node` returned; `edited` is the track's copy of the
-    /// data, started from `base`.
+    /// The handler of the task at `node` returned; `edited` is the task's copy of the
+    /// data (boxed, to keep the loop's intake slots small), taken from `base`.
     TaskDone {
         track: TrackId,
         node: NodeIdx,
         base: Arc<D>,
-        edited: D,
+        edited: Box<D>,
         result: Result<(), TaskError>,
+    },
+    /// The handler of the task at `node` panicked.
+    TaskPanicked {
+        track: TrackId,
+        node: NodeIdx,
+        message: String,
     },
 }
 
-/// The body of a track's task. A panic in a handler unwinds out of here; the loop
-/// sees it through its `JoinSet` and fails the instance naming the task.
+/// The body of a track's task.
 pub(crate) async fn run<D: ProcessData>(
     track: TrackId,
     mut inbox: mpsc::Receiver<Instruction<D>>,
-    intake: mpsc::UnboundedSender<Report<D>>,
+    intake: mpsc::UnboundedSender<Input<D>>,
 ) {
     while let Some(instruction) = inbox.recv().await {
-        match instruction {
-            Instruction::Run {
-                node,
-                handler,
-                base,
-            } => {
-                let mut edited = D::clone(&base);
-                let result = handler(&mut edited).await;
-                let report = Report::TaskDone {
+        let report = match instruction {
+            Instruction::Finish { node, base, run } => match CatchUnwind(run).await {
+                Ok((edited, result)) => Report::TaskDone {
                     track,
                     node,
                     base,
-                    edited,
+                    edited: Box::new(edited),
                     result,
-                };
-                if intake.send(report).is_err() {
-                    // The loop is gone: the instance ended while we worked.
-                    return;
-                }
-            }
+                },
+                Err(panic) => Report::TaskPanicked {
+                    track,
+                    node,
+                    message: panic_message(panic),
+                },
+            },
+        };
+        if intake.send(Input::Track(report)).is_err() {
+            return; // the instance ended while we worked
         }
+    }
+}
+
+/// What a task's run gives back: the task's copy and the handler's result.
+pub(crate) type RunOutput<D> = (D, Result<(), TaskError>);
+
+/// Poll a task's run once, on the caller's task. `Ok(Ready)` with its output,
+/// `Ok(Pending)` when it has to wait — it then continues on a track, whose first poll
+/// registers the track's own waker, so the no-op waker here loses no wake-up.
+pub(crate) fn poll_once<D>(run: &mut TaskRun<D>) -> Result<Poll<RunOutput<D>>, String> {
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(&mut cx))).map_err(panic_message)
+}
+
+/// A future that turns a panic while polling the inner one into an error, so a
+/// panicking handler fails its task (naming it) instead of killing the track.
+struct CatchUnwind<F>(F);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(&mut self.0).poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+/// The message of a panic payload.
+pub(crate) fn panic_message(panic: Box<dyn Any + Send>) -> String {
+    match panic.downcast::<String>() {
+        Ok(s) => *s,
+        Err(panic) => match panic.downcast::<&'static str>() {
+            Ok(s) => (*s).to_string(),
+            Err(_) => "a non-string panic payload".to_string(),
+        },
     }
 }
