@@ -51,12 +51,11 @@ pub(crate) fn spawn<D: ProcessData>(
         data: Arc::new(data),
         tracks: Vec::new(),
         joins: Vec::new(),
-        history: History::default(),
+        history: History::with_capacity(32),
         intake_tx,
         workers: JoinSet::new(),
         running: 0,
         next_track: 0,
-        next_seq: 0,
         outcome: None,
         span: span.clone(),
         moves: VecDeque::new(),
@@ -109,7 +108,6 @@ struct Instance<D: ProcessData> {
     /// Tracks in state `Working`.
     running: usize,
     next_track: u32,
-    next_seq: u64,
     outcome: Option<Outcome<D>>,
     span: Span,
     /// Scratch buffers of `leave` and `split`, kept to avoid an allocation per step.
@@ -325,12 +323,15 @@ impl<D: ProcessData> Instance<D> {
             Some((&first, rest)) => {
                 // `moves` is a stack: push the forks last-first, then the continuing
                 // token, so tokens move in flow order.
-                let forked: Vec<TrackId> = rest.iter().map(|_| self.new_track(node)).collect();
-                for &fork in &forked {
+                self.tracks.reserve(rest.len());
+                let first_fork = self.next_track;
+                for _ in rest {
+                    let fork = self.new_track(node);
                     self.record(fork, node, Happening::Spawned { from: track });
                 }
-                for (&fork, &flow) in forked.iter().zip(rest).rev() {
-                    moves.push_back((fork, flow));
+                // Forks got consecutive ids, in flow order.
+                for (i, &flow) in rest.iter().enumerate().rev() {
+                    moves.push_back((TrackId(first_fork + i as u32), flow));
                 }
                 moves.push_back((track, first));
             }
@@ -395,8 +396,6 @@ impl<D: ProcessData> Instance<D> {
 
     /// A token arrives at a synchronising join on incoming flow number `slot`.
     fn arrive(&mut self, track: TrackId, node: NodeIdx, slot: usize, moves: &mut VecDeque<Move>) {
-        let seq = self.next_seq;
-        self.next_seq += 1;
         let incoming = self.process.nodes[node].incoming.len();
         let join = match self.joins.iter().position(|j| j.node == node) {
             Some(i) => &mut self.joins[i],
@@ -411,8 +410,8 @@ impl<D: ProcessData> Instance<D> {
             self.remove_track(track);
             return;
         }
-        join.arrive(slot, Arrival { track, seq });
-        let (marked, complete) = (join.marked(), join.complete());
+        join.arrive(slot, Arrival { track });
+        let complete = join.complete();
         // Decide on the spot what one arrival can settle for sure: a parallel join
         // that is complete, an inclusive join with every flow marked, a complex join
         // whose activation holds — the completing arrival survives. What depends on
@@ -420,7 +419,15 @@ impl<D: ProcessData> Instance<D> {
         // for the end of the loop step (`settle`), once tokens in transit are placed.
         let ready = match self.process.nodes[node].kind {
             NodeKind::Parallel | NodeKind::Inclusive { .. } => Ok(complete),
-            NodeKind::Complex { activation, .. } => self.activation_holds(node, marked, activation),
+            NodeKind::Complex { activation, .. } => {
+                let marked = self
+                    .joins
+                    .iter()
+                    .find(|j| j.node == node)
+                    .expect("arrived here")
+                    .marked();
+                self.activation_holds(node, marked, activation)
+            }
             _ => Ok(false),
         };
         match ready {

@@ -78,6 +78,14 @@ pub struct History {
 }
 
 impl History {
+    /// An empty history with room for `steps` steps (a short instance's whole
+    /// history, so it does not grow step by step).
+    pub(crate) fn with_capacity(steps: usize) -> Self {
+        Self {
+            steps: Vec::with_capacity(steps),
+        }
+    }
+
     pub(crate) fn push(&mut self, track: TrackId, node: &'static str, what: Happening) {
         self.steps.push(Step { track, node, what });
     }

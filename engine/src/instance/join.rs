@@ -1,27 +1,29 @@
 //! Loop-owned arrival state of the synchronising joins (ADR-005 §2.3, §2.4, §2.10).
 //!
-//! A join counts tokens per incoming flow — a queue of waiting tracks per flow — so a
-//! parallel join on a loop fires once per wave, and each firing consumes exactly one
-//! token per flow it synchronises. Only the loop touches this state, so an arrival is
-//! atomic without a lock.
-
-use std::collections::VecDeque;
+//! A join counts tokens per incoming flow, so a parallel join on a loop fires once
+//! per wave, and each firing consumes exactly one token per flow it synchronises (the
+//! earliest on each). Only the loop touches this state, so an arrival is atomic
+//! without a lock.
 
 use crate::graph::{Activation, NodeIdx};
 use crate::instance::history::TrackId;
 
-/// A token waiting at a join: its track and the loop's arrival sequence number.
-#[derive(Clone, Copy, Debug)]
+/// A token waiting at a join.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Arrival {
     pub track: TrackId,
-    pub seq: u64,
 }
 
-/// One join's arrivals, one queue per incoming flow (in the node's incoming order).
+/// One join's arrivals. Two allocations whatever the join's width: the waiting
+/// tokens in arrival order (each with its incoming flow's slot, in the node's incoming
+/// order), and a count per slot.
 #[derive(Debug)]
 pub(crate) struct JoinState {
     pub node: NodeIdx,
-    queues: Vec<VecDeque<Arrival>>,
+    waiting: Vec<(usize, Arrival)>,
+    counts: Vec<u32>,
+    /// Slots whose count is zero.
+    unmarked: usize,
     /// An arrival at this join happened since its last check; an arrival-triggered
     /// firing continues on the last arrival, a death-triggered one on the first.
     pub arrived_since_check: bool,
@@ -33,56 +35,77 @@ impl JoinState {
     pub fn new(node: NodeIdx, incoming: usize) -> Self {
         Self {
             node,
-            queues: vec![VecDeque::new(); incoming],
+            waiting: Vec::new(),
+            counts: vec![0; incoming],
+            unmarked: incoming,
             arrived_since_check: false,
             spent: false,
         }
     }
 
     pub fn arrive(&mut self, slot: usize, arrival: Arrival) {
-        self.queues[slot].push_back(arrival);
+        if self.counts[slot] == 0 {
+            self.unmarked -= 1;
+        }
+        self.counts[slot] += 1;
+        self.waiting.push((slot, arrival));
         self.arrived_since_check = true;
     }
 
-    /// Bit `i` set when incoming flow `i` holds at least one token.
+    /// Bit `i` set when incoming flow `i` holds at least one token. For the
+    /// reachability joins only, which `process!` limits to 64 incoming flows.
     pub fn marked(&self) -> u64 {
-        self.queues
+        debug_assert!(self.counts.len() <= 64);
+        self.counts
             .iter()
             .enumerate()
-            .filter(|(_, q)| !q.is_empty())
+            .filter(|(_, c)| **c > 0)
             .fold(0, |m, (i, _)| m | 1 << i)
     }
 
     /// Whether every incoming flow holds a token.
     pub fn complete(&self) -> bool {
-        self.queues.iter().all(|q| !q.is_empty())
+        self.unmarked == 0
     }
 
     pub fn is_empty(&self) -> bool {
-        self.queues.iter().all(VecDeque::is_empty)
+        self.waiting.is_empty()
     }
 
     /// Take every waiting token (the tail a spent complex join consumes).
     pub fn drain(&mut self) -> Vec<Arrival> {
-        self.queues.iter_mut().flat_map(|q| q.drain(..)).collect()
+        self.counts.iter_mut().for_each(|c| *c = 0);
+        self.unmarked = self.counts.len();
+        self.waiting.drain(..).map(|(_, a)| a).collect()
     }
 
-    /// Take one token from every marked flow. The first returned is the survivor:
-    /// the latest arrival when `last_in`, else the earliest; the rest are merged.
+    /// Take the earliest token of every marked flow. The first returned is the
+    /// survivor: the latest of them when `last_in`, else the earliest; the rest are
+    /// merged.
     pub fn fire(&mut self, last_in: bool) -> Vec<Arrival> {
-        let mut taken: Vec<Arrival> = self
-            .queues
-            .iter_mut()
-            .filter_map(VecDeque::pop_front)
-            .collect();
-        let survivor = if last_in {
-            taken.iter().enumerate().max_by_key(|(_, a)| a.seq)
-        } else {
-            taken.iter().enumerate().min_by_key(|(_, a)| a.seq)
+        let mut taken: Vec<Arrival> = Vec::new();
+        let mut took = vec![false; self.counts.len()];
+        self.waiting.retain(|&(slot, arrival)| {
+            if took[slot] {
+                return true;
+            }
+            took[slot] = true;
+            taken.push(arrival);
+            false
+        });
+        for (slot, took) in took.into_iter().enumerate() {
+            if took {
+                self.counts[slot] -= 1;
+                if self.counts[slot] == 0 {
+                    self.unmarked += 1;
+                }
+            }
         }
-        .map(|(i, _)| i)
-        .unwrap_or(0);
-        taken.swap(0, survivor);
+        // `taken` is in arrival order: the survivor is its last or its first.
+        if last_in {
+            let last = taken.len() - 1;
+            taken.swap(0, last);
+        }
         self.arrived_since_check = false;
         taken
     }
@@ -174,27 +197,9 @@ mod tests {
     #[test]
     fn fire_takes_one_per_marked_flow_and_picks_the_survivor() {
         let mut j = JoinState::new(7, 3);
-        j.arrive(
-            0,
-            Arrival {
-                track: TrackId(1),
-                seq: 1,
-            },
-        );
-        j.arrive(
-            0,
-            Arrival {
-                track: TrackId(2),
-                seq: 2,
-            },
-        );
-        j.arrive(
-            2,
-            Arrival {
-                track: TrackId(3),
-                seq: 3,
-            },
-        );
+        j.arrive(0, Arrival { track: TrackId(1) });
+        j.arrive(0, Arrival { track: TrackId(2) });
+        j.arrive(2, Arrival { track: TrackId(3) });
         assert_eq!(j.marked(), 0b101);
         assert!(!j.complete());
         let last = j.fire(true);
@@ -205,20 +210,8 @@ mod tests {
             "the second token on flow 0 waits for the next wave"
         );
         let mut j = JoinState::new(7, 2);
-        j.arrive(
-            1,
-            Arrival {
-                track: TrackId(5),
-                seq: 9,
-            },
-        );
-        j.arrive(
-            0,
-            Arrival {
-                track: TrackId(4),
-                seq: 10,
-            },
-        );
+        j.arrive(1, Arrival { track: TrackId(5) });
+        j.arrive(0, Arrival { track: TrackId(4) });
         assert_eq!(j.fire(false)[0].track, TrackId(5));
         assert!(j.is_empty());
     }
