@@ -7,7 +7,10 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use std::any::Any;
+
 use crate::data::ProcessData;
+use crate::events::{BrokerConfig, BrokerStats, Hub, Published};
 use crate::graph::Process;
 use crate::instance::{self, Finished, Input, InstanceError, InstanceHandle, InstanceId, Outcome};
 
@@ -24,14 +27,15 @@ use crate::instance::{self, Finished, Input, InstanceError, InstanceHandle, Inst
 /// engine.shutdown(std::time::Duration::from_secs(1)).await.unwrap();
 /// # }
 /// ```
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Engine {
     inner: Arc<Inner>,
 }
 
-#[derive(Default)]
 struct Inner {
     next_instance: AtomicU64,
+    /// Signals and messages between instances and the outside world.
+    hub: Arc<Hub>,
     /// Cancelled by `shutdown`; every instance loop watches a child of it.
     stop: CancellationToken,
     /// Every instance loop, so `shutdown` can wait for them.
@@ -46,10 +50,64 @@ pub struct ShutdownError {
     pub still_running: usize,
 }
 
+impl Default for Engine {
+    fn default() -> Self {
+        Self::with_broker(BrokerConfig::default())
+    }
+}
+
 impl Engine {
     /// A new engine with no instances.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A new engine whose message buffer (for messages published before their catch
+    /// is waiting) has the given bound and time-to-live.
+    pub fn with_broker(config: BrokerConfig) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                next_instance: AtomicU64::new(0),
+                hub: Arc::new(Hub::new(config)),
+                stop: CancellationToken::new(),
+                loops: TaskTracker::new(),
+            }),
+        }
+    }
+
+    /// Publish a message: it goes to the one instance waiting for `name` whose
+    /// correlation key is `key`; with none waiting it is buffered (bounded, with a
+    /// time-to-live) and delivered when a catch subscribes. The `payload` reaches the
+    /// catch's `apply` mapping, which names its type.
+    ///
+    /// ```
+    /// # use thresh::{Engine, Published};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let engine = Engine::new();
+    /// assert_eq!(engine.publish_message("payment", "order-7", 250_u64), Published::Buffered);
+    /// assert_eq!(engine.broker_stats().buffered, 1);
+    /// # }
+    /// ```
+    pub fn publish_message<P: Any + Send + Sync>(
+        &self,
+        name: &str,
+        key: impl AsRef<str>,
+        payload: P,
+    ) -> Published {
+        self.inner
+            .hub
+            .publish(name, key.as_ref(), Arc::new(payload))
+    }
+
+    /// Broadcast a signal to every waiting catcher, in every instance; returns how
+    /// many it reached. With no catcher it does nothing.
+    pub fn broadcast_signal<P: Any + Send + Sync>(&self, name: &str, payload: P) -> usize {
+        self.inner.hub.broadcast(name, Arc::new(payload))
+    }
+
+    /// The message broker's counters: delivered, buffered, dropped, expired.
+    pub fn broker_stats(&self) -> BrokerStats {
+        self.inner.hub.stats()
     }
 
     /// Start an instance of `process` with `data` on the current tokio runtime.
@@ -66,6 +124,7 @@ impl Engine {
             Ok(runtime) => instance::spawn(
                 &runtime,
                 &self.inner.loops,
+                self.inner.hub.clone(),
                 process,
                 id,
                 data,

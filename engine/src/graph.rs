@@ -96,6 +96,69 @@ pub enum NodeKind<D: 'static> {
         /// the gateway does not converge.
         activation: &'static [Activation<D>],
     },
+    /// Intermediate catch event: the token waits for its trigger.
+    Catch(Trigger<D>),
+    /// Receive task: an activity that waits for a message.
+    Receive(Trigger<D>),
+    /// User task: waits for completion from outside, through the instance handle.
+    User,
+    /// Intermediate throw event: signal or message, then on.
+    Throw(Throw<D>),
+    /// End event that throws a signal or message, then ends its track.
+    ThrowEnd(Throw<D>),
+    /// Exclusive event-based gateway: the token waits for the first of its arms'
+    /// triggers (the targets of its outgoing flows) and goes on along that arm.
+    EventGate,
+}
+
+/// An event payload, shared as it is handed out (a signal reaches every catcher).
+pub type Payload = std::sync::Arc<dyn std::any::Any + Send + Sync>;
+
+/// Map a caught payload into the process data. `Err` names the payload type the
+/// catch expected, when the payload is of another type.
+pub type ApplyPayload<D> = fn(&mut D, &Payload) -> Result<(), &'static str>;
+
+/// What a catch (or receive task, or event-gate arm) waits for.
+pub enum Trigger<D: 'static> {
+    /// A message by name, correlated by key: the catch's key over the instance's data
+    /// must equal the published key.
+    Message {
+        #[doc(hidden)]
+        name: &'static str,
+        #[doc(hidden)]
+        key: fn(&D) -> String,
+        #[doc(hidden)]
+        apply: Option<ApplyPayload<D>>,
+    },
+    /// A signal by name: every waiting catcher gets it.
+    Signal {
+        #[doc(hidden)]
+        name: &'static str,
+        #[doc(hidden)]
+        apply: Option<ApplyPayload<D>>,
+    },
+    /// A timer, armed when the token arrives.
+    Timer(#[doc(hidden)] fn() -> crate::events::TimerSpec),
+}
+
+/// What a throw event sends.
+pub enum Throw<D: 'static> {
+    /// Broadcast a signal to every catcher in the engine.
+    Signal {
+        #[doc(hidden)]
+        name: &'static str,
+        #[doc(hidden)]
+        payload: Option<fn(&D) -> Payload>,
+    },
+    /// Publish a message to the one waiter correlated by `key`.
+    Message {
+        #[doc(hidden)]
+        name: &'static str,
+        #[doc(hidden)]
+        key: fn(&D) -> String,
+        #[doc(hidden)]
+        payload: Option<fn(&D) -> Payload>,
+    },
 }
 
 /// One triple of a complex gateway's activation rule: it holds when its condition is
@@ -173,6 +236,12 @@ impl<D> Node<D> {
             NodeKind::Parallel => "parallel",
             NodeKind::Inclusive { .. } => "inclusive",
             NodeKind::Complex { .. } => "complex",
+            NodeKind::Catch(_) => "catch",
+            NodeKind::Receive(_) => "receive",
+            NodeKind::User => "user",
+            NodeKind::Throw(_) => "throw",
+            NodeKind::ThrowEnd(_) => "end (throw)",
+            NodeKind::EventGate => "event_based",
         }
     }
 

@@ -14,14 +14,17 @@
 
 pub mod data;
 mod engine;
+pub mod events;
 pub mod graph;
 mod instance;
 
 pub use data::{ChangedFields, ProcessData, TaskError};
 pub use engine::{Engine, ShutdownError};
+pub use events::{BrokerConfig, BrokerStats, Published, TimerSpec};
 pub use graph::Process;
 pub use instance::{
-    Happening, History, InstanceError, InstanceHandle, InstanceId, Outcome, Step, TrackId,
+    Happening, History, InstanceError, InstanceHandle, InstanceId, OpenWork, Outcome, Step,
+    TrackId, WorkError,
 };
 /// Declare a process. See the crate README for the DSL.
 pub use thresh_macros::process;
@@ -37,7 +40,7 @@ struct ReadmeDoctests;
 /// Items the expansion of `process!` uses. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::graph::{Activation, Flow, Node, NodeKind, TaskRun};
+    pub use crate::graph::{Activation, Flow, Node, NodeKind, Payload, TaskRun, Throw, Trigger};
 
     /// Call a task handler on the task's copy. The bounds give a closure its
     /// parameter type and pin its output, so neither `|order| ...` nor `Ok(())` in it
@@ -56,6 +59,36 @@ pub mod __private {
         Fut: std::future::Future<Output = (D, Result<(), crate::TaskError>)> + Send + 'static,
     {
         Box::pin(run)
+    }
+
+    /// Call a message's correlation-key closure; any `ToString` key will do.
+    pub fn call_key<D, K: ToString, F: FnOnce(&D) -> K>(key: F, data: &D) -> String {
+        key(data).to_string()
+    }
+
+    /// Map a caught payload into the data with the catch's `apply` closure, whose
+    /// payload parameter names the type it expects. `Err` with that type's name when
+    /// the payload is of another type.
+    pub fn call_apply<D, P: std::any::Any, F: FnOnce(&mut D, &P)>(
+        apply: F,
+        data: &mut D,
+        payload: &Payload,
+    ) -> Result<(), &'static str> {
+        match (**payload).downcast_ref::<P>() {
+            Some(payload) => {
+                apply(data, payload);
+                Ok(())
+            }
+            None => Err(std::any::type_name::<P>()),
+        }
+    }
+
+    /// Make a throw's payload from the data.
+    pub fn call_payload<D, P: std::any::Any + Send + Sync, F: FnOnce(&D) -> P>(
+        payload: F,
+        data: &D,
+    ) -> Payload {
+        std::sync::Arc::new(payload(data))
     }
 
     /// Call a flow condition; the bound gives a closure its parameter type.

@@ -7,6 +7,7 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 
 use crate::model::{Kind, Model};
+use crate::parse::{EventAst, EventTrigger, TimerAst};
 
 /// The static for `model`. With `has_errors`, an empty graph of the right type: the
 /// errors speak for themselves and nothing downstream trips over a missing item.
@@ -83,6 +84,22 @@ fn graph(model: &Model) -> TokenStream {
                 let triples: Vec<TokenStream> = triples.collect();
                 quote!(Complex { reach: &[#(#masks),*], activation: &[#(#triples),*] })
             }
+            Kind::Catch(_) | Kind::Receive | Kind::Throw(_) | Kind::ThrowEnd(_) => {
+                let event = node.event.as_ref().expect("an element with an event parsed it, or the model has errors");
+                let what = match node.kind {
+                    Kind::Catch(_) => quote!(Catch),
+                    Kind::Receive => quote!(Receive),
+                    Kind::Throw(_) => quote!(Throw),
+                    _ => quote!(ThrowEnd),
+                };
+                let body = match node.kind {
+                    Kind::Catch(_) | Kind::Receive => trigger(n, data, event, &mut fns),
+                    _ => throw(n, data, event, &mut fns),
+                };
+                quote!(#what(#body))
+            }
+            Kind::User => quote!(User),
+            Kind::EventGate => quote!(EventGate),
             Kind::Task(handler) => {
                 let f = format_ident!("__thresh_task_{}", n);
                 fns.push(task_fn(&f, data, handler));
@@ -148,6 +165,96 @@ fn task_fn(name: &syn::Ident, data: &syn::Type, handler: &syn::Expr) -> TokenStr
         #[allow(non_snake_case)]
         fn #name(mut data: #data) -> ::thresh::__private::TaskRun<#data> { #run }
     }
+}
+
+/// What a catch or receive task waits for, with its key, payload mapping or timer
+/// as plain fns.
+fn trigger(
+    n: usize,
+    data: &syn::Type,
+    event: &EventAst,
+    fns: &mut Vec<TokenStream>,
+) -> TokenStream {
+    let name = &event.name;
+    let apply = match &event.apply {
+        Some((_, expr)) => {
+            let f = format_ident!("__thresh_apply_{}", n);
+            let call =
+                quote_spanned!(expr.span()=> ::thresh::__private::call_apply(#expr, data, payload));
+            fns.push(quote! {
+                #[allow(non_snake_case)]
+                fn #f(data: &mut #data, payload: &::thresh::__private::Payload) -> ::core::result::Result<(), &'static str> { #call }
+            });
+            quote!(::core::option::Option::Some(#f))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    match event.trigger {
+        EventTrigger::Message => {
+            let key = key_fn(n, data, event, fns);
+            quote!(::thresh::__private::Trigger::Message { name: #name, key: #key, apply: #apply })
+        }
+        EventTrigger::Signal => {
+            quote!(::thresh::__private::Trigger::Signal { name: #name, apply: #apply })
+        }
+        EventTrigger::Timer => {
+            let f = format_ident!("__thresh_timer_{}", n);
+            let spec = match event.timer.as_ref().expect("a timer parsed its arguments") {
+                TimerAst::After(d) => quote_spanned!(d.span()=> ::thresh::TimerSpec::After(#d)),
+                TimerAst::At(at) => quote_spanned!(at.span()=> ::thresh::TimerSpec::At(#at)),
+                TimerAst::Every { every, times } => {
+                    let times = match times {
+                        Some(t) => quote_spanned!(t.span()=> ::core::option::Option::Some(#t)),
+                        None => quote!(::core::option::Option::None),
+                    };
+                    quote_spanned!(every.span()=> ::thresh::TimerSpec::Every { every: #every, times: #times })
+                }
+            };
+            fns.push(quote! {
+                #[allow(non_snake_case)]
+                fn #f() -> ::thresh::TimerSpec { #spec }
+            });
+            quote!(::thresh::__private::Trigger::Timer(#f))
+        }
+    }
+}
+
+/// What a throw (or throwing end) sends, with its key and payload as plain fns.
+fn throw(n: usize, data: &syn::Type, event: &EventAst, fns: &mut Vec<TokenStream>) -> TokenStream {
+    let name = &event.name;
+    let payload = match &event.payload {
+        Some((_, expr)) => {
+            let f = format_ident!("__thresh_payload_{}", n);
+            let call = quote_spanned!(expr.span()=> ::thresh::__private::call_payload(#expr, data));
+            fns.push(quote! {
+                #[allow(non_snake_case)]
+                fn #f(data: &#data) -> ::thresh::__private::Payload { #call }
+            });
+            quote!(::core::option::Option::Some(#f))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    match event.trigger {
+        EventTrigger::Message => {
+            let key = key_fn(n, data, event, fns);
+            quote!(::thresh::__private::Throw::Message { name: #name, key: #key, payload: #payload })
+        }
+        _ => quote!(::thresh::__private::Throw::Signal { name: #name, payload: #payload }),
+    }
+}
+
+/// A message's correlation key as a plain fn (`check::events` makes sure there is one).
+fn key_fn(n: usize, data: &syn::Type, event: &EventAst, fns: &mut Vec<TokenStream>) -> TokenStream {
+    let f = format_ident!("__thresh_key_{}", n);
+    let call = match &event.key {
+        Some((_, expr)) => quote_spanned!(expr.span()=> ::thresh::__private::call_key(#expr, data)),
+        None => quote!(::std::string::String::new()),
+    };
+    fns.push(quote! {
+        #[allow(non_snake_case)]
+        fn #f(data: &#data) -> ::std::string::String { #call }
+    });
+    quote!(#f)
 }
 
 /// A flow condition — a closure or a path to a fn over `&D` — as a plain fn.

@@ -3,12 +3,14 @@
 //! every id declared once, every flow naming declared nodes — are reported here.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, ToTokens};
 use syn::{Expr, Ident, Type, Visibility};
 
 use crate::check::suggest;
 use crate::ctx::Ctx;
-use crate::parse::{self, doc_text, ActivationAst, Guard, NodeAst, ProcessAst};
+use crate::parse::{
+    self, doc_text, ActivationAst, EventAst, EventTrigger, Guard, NodeAst, ProcessAst,
+};
 
 pub struct Model<'a> {
     pub vis: &'a Visibility,
@@ -41,6 +43,8 @@ pub struct Node<'a> {
     pub loose_out: bool,
     /// A complex gateway's activation rule: its triples, as written.
     pub activation: Vec<ActivationAst>,
+    /// The event of a catch, receive task, throw or throwing end, as written.
+    pub event: Option<EventAst>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -53,6 +57,18 @@ pub enum Kind<'a> {
     Parallel,
     Inclusive,
     Complex,
+    /// Intermediate catch event.
+    Catch(EventTrigger),
+    /// Receive task (a message).
+    Receive,
+    /// User task, completed through the instance handle.
+    User,
+    /// Intermediate throw event (signal or message).
+    Throw(EventTrigger),
+    /// End event that throws (signal or message).
+    ThrowEnd(EventTrigger),
+    /// Exclusive event-based gateway.
+    EventGate,
 }
 
 impl Kind<'_> {
@@ -67,6 +83,12 @@ impl Kind<'_> {
             Kind::Parallel => "parallel gateway",
             Kind::Inclusive => "inclusive gateway",
             Kind::Complex => "complex gateway",
+            Kind::Catch(_) => "catch event",
+            Kind::Receive => "receive task",
+            Kind::User => "user task",
+            Kind::Throw(_) => "throw event",
+            Kind::ThrowEnd(_) => "throwing end event",
+            Kind::EventGate => "event-based gateway",
         }
     }
 
@@ -82,7 +104,15 @@ impl Kind<'_> {
     }
 
     pub fn is_end(&self) -> bool {
-        matches!(self, Kind::End | Kind::Terminate)
+        matches!(self, Kind::End | Kind::Terminate | Kind::ThrowEnd(_))
+    }
+
+    /// Whether the element carries an event (`: message(..)`, `signal(..)`, `timer(..)`).
+    pub fn has_event(&self) -> bool {
+        matches!(
+            self,
+            Kind::Catch(_) | Kind::Receive | Kind::Throw(_) | Kind::ThrowEnd(_)
+        )
     }
 }
 
@@ -117,6 +147,11 @@ const KINDS: &[&str] = &[
     "parallel",
     "inclusive",
     "complex",
+    "event_based",
+    "user",
+    "receive",
+    "catch",
+    "throw",
 ];
 
 pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
@@ -145,6 +180,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                 loose_in: false,
                 loose_out: false,
                 activation: activation_of(ctx, decl, kind),
+                event: event_of(ctx, decl, kind),
             }),
             None => incomplete = true,
         }
@@ -282,11 +318,13 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
         "start" => Kind::Start,
         "end" => match &decl.spec {
             Some(spec) if spec.name == "terminate" && spec.args.is_none() => Kind::Terminate,
+            Some(spec) if spec.name == "signal" => Kind::ThrowEnd(EventTrigger::Signal),
+            Some(spec) if spec.name == "message" => Kind::ThrowEnd(EventTrigger::Message),
             Some(spec) => {
                 ctx.error(
                     &spec.name,
                     format!(
-                        "unknown end event kind `{}`; an end event is `end {id};` or `end {id}: terminate;`",
+                        "unknown end event kind `{}`; an end event is `end {id};`, `end {id}: terminate;`, `end {id}: signal(\"name\");` or `end {id}: message(\"name\", key = ...);`",
                         spec.name,
                         id = decl.id
                     ),
@@ -313,6 +351,37 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
         "parallel" => Kind::Parallel,
         "inclusive" => Kind::Inclusive,
         "complex" => Kind::Complex,
+        "event_based" => Kind::EventGate,
+        "user" => Kind::User,
+        "receive" => Kind::Receive,
+        "catch" | "throw" => {
+            let trigger = match decl.spec.as_ref().map(|s| s.name.to_string()).as_deref() {
+                Some("message") => EventTrigger::Message,
+                Some("signal") => EventTrigger::Signal,
+                Some("timer") if keyword == "catch" => EventTrigger::Timer,
+                _ => {
+                    let (what, example) = if keyword == "catch" {
+                        ("a message, signal or timer", "`: message(\"payment\", key = |data| data.id.clone())`, `: signal(\"alarm\")` or `: timer(Duration::from_secs(30))`")
+                    } else {
+                        ("a signal or message", "`: signal(\"alarm\")` or `: message(\"request\", key = |data| data.id.clone())`")
+                    };
+                    let at = decl
+                        .spec
+                        .as_ref()
+                        .map_or(decl.id.to_token_stream(), |s| s.name.to_token_stream());
+                    ctx.error(
+                        at,
+                        format!("`{keyword} {}` needs {what}: {example}", decl.id),
+                    );
+                    return None;
+                }
+            };
+            if keyword == "catch" {
+                Kind::Catch(trigger)
+            } else {
+                Kind::Throw(trigger)
+            }
+        }
         _ => {
             let hint = suggest::nearest(&keyword, KINDS.iter().copied())
                 .map(|k| format!("did you mean `{k}`? "))
@@ -350,7 +419,7 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
             );
         }
     }
-    if !matches!(kind, Kind::End | Kind::Terminate | Kind::Complex) {
+    if !matches!(kind, Kind::End | Kind::Terminate | Kind::Complex) && !kind.has_event() {
         if let Some(spec) = &decl.spec {
             let mend = if spec.name == "terminate" {
                 format!(
@@ -371,6 +440,25 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
         }
     }
     Some(kind)
+}
+
+/// The event of an element that carries one, parsed; `None` (with the error) when it
+/// does not parse.
+fn event_of(ctx: &Ctx, decl: &NodeAst, kind: Kind) -> Option<EventAst> {
+    if !kind.has_event() {
+        return None;
+    }
+    let Some(spec) = &decl.spec else {
+        ctx.error(
+            &decl.id,
+            format!(
+                "receive task `{}` needs its message: `receive {}: message(\"name\", key = |data| data.id.clone());`",
+                decl.id, decl.id
+            ),
+        );
+        return None;
+    };
+    parse::event(spec).map_err(|e| ctx.push(e)).ok()
 }
 
 /// A complex gateway's activation triples, each `activate(...)` parsed; errors for

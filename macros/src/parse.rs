@@ -330,3 +330,154 @@ pub fn doc_text(attrs: &[Attribute]) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// An event definition, as written after a node's `:` — `message("name", key = ...)`,
+/// `signal("name")`, `timer(...)`.
+pub struct EventAst {
+    /// `message`, `signal` or `timer`: where errors about the whole event point.
+    pub keyword: Ident,
+    pub trigger: EventTrigger,
+    /// The message or signal name.
+    pub name: Option<syn::LitStr>,
+    /// `key = |data| ...`: the correlation key of a message.
+    pub key: Option<(Ident, Expr)>,
+    /// `apply = |data, payload: &P| ...`: how a caught payload changes the data.
+    pub apply: Option<(Ident, Expr)>,
+    /// `payload = |data| ...`: what a throw sends.
+    pub payload: Option<(Ident, Expr)>,
+    pub timer: Option<TimerAst>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EventTrigger {
+    Message,
+    Signal,
+    Timer,
+}
+
+/// `timer(DURATION)`, `timer(at = SYSTEM_TIME)`, `timer(every = DURATION, times = N)`.
+pub enum TimerAst {
+    After(Expr),
+    At(Expr),
+    Every { every: Expr, times: Option<Expr> },
+}
+
+/// Parse an event spec: `message("name", key = .., apply = .., payload = ..)`,
+/// `signal("name", apply = .., payload = ..)` or a timer. Which arguments an element
+/// may take is checked later (`check::events`), so the errors can name the element.
+pub fn event(spec: &Spec) -> syn::Result<EventAst> {
+    let trigger = match spec.name.to_string().as_str() {
+        "message" => EventTrigger::Message,
+        "signal" => EventTrigger::Signal,
+        "timer" => EventTrigger::Timer,
+        other => {
+            return Err(syn::Error::new_spanned(
+                &spec.name,
+                format!("unknown event `{other}`; an event is `message(\"name\", key = |data| ...)`, `signal(\"name\")` or `timer(...)`"),
+            ))
+        }
+    };
+    let mut event = EventAst {
+        keyword: spec.name.clone(),
+        trigger,
+        name: None,
+        key: None,
+        apply: None,
+        payload: None,
+        timer: None,
+    };
+    let Some(args) = &spec.args else {
+        let example = match trigger {
+            EventTrigger::Message => "message(\"payment\", key = |data| data.id.clone())",
+            EventTrigger::Signal => "signal(\"alarm\")",
+            EventTrigger::Timer => "timer(Duration::from_secs(30))",
+        };
+        return Err(syn::Error::new_spanned(
+            &spec.name,
+            format!("`{}` needs its arguments, e.g. `{example}`", spec.name),
+        ));
+    };
+    let parser = |input: ParseStream| -> syn::Result<()> {
+        if trigger == EventTrigger::Timer {
+            event.timer = Some(parse_timer(input)?);
+            return Ok(());
+        }
+        event.name = Some(input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!(
+                    "expected the {} name as a string literal, e.g. `\"payment\"`",
+                    spec.name
+                ),
+            )
+        })?);
+        while !input.is_empty() {
+            input.parse::<Token![,]>()?;
+            if input.is_empty() {
+                break;
+            }
+            let key: Ident = input.parse()?;
+            input.parse::<Token![=]>()?;
+            let value: Expr = input.parse()?;
+            let slot = match key.to_string().as_str() {
+                "key" => &mut event.key,
+                "apply" => &mut event.apply,
+                "payload" => &mut event.payload,
+                _ => {
+                    return Err(syn::Error::new_spanned(
+                        &key,
+                        format!("unknown argument `{key}`; a {} takes `key = |data| ...` (messages), `apply = |data, payload: &P| ...` (catches) and `payload = |data| ...` (throws)", spec.name),
+                    ))
+                }
+            };
+            if slot.is_some() {
+                return Err(syn::Error::new_spanned(
+                    &key,
+                    format!("`{key}` is given twice"),
+                ));
+            }
+            *slot = Some((key, value));
+        }
+        Ok(())
+    };
+    syn::parse::Parser::parse2(parser, args.clone())?;
+    Ok(event)
+}
+
+fn parse_timer(input: ParseStream) -> syn::Result<TimerAst> {
+    let named = input.peek(Ident) && input.peek2(Token![=]) && !input.peek2(Token![==]);
+    if !named {
+        let after = input.parse()?;
+        return if input.is_empty() {
+            Ok(TimerAst::After(after))
+        } else {
+            Err(input
+                .error("a duration timer takes one expression: `timer(Duration::from_secs(30))`"))
+        };
+    }
+    let (mut at, mut every, mut times) = (None, None, None);
+    while !input.is_empty() {
+        let key: Ident = input.parse()?;
+        input.parse::<Token![=]>()?;
+        let value: Expr = input.parse()?;
+        match key.to_string().as_str() {
+            "at" => at = Some(value),
+            "every" => every = Some(value),
+            "times" => times = Some(value),
+            _ => {
+                return Err(syn::Error::new_spanned(
+                    &key,
+                    format!("unknown timer argument `{key}`; a timer is `timer(DURATION)`, `timer(at = SYSTEM_TIME)` or `timer(every = DURATION, times = N)`"),
+                ))
+            }
+        }
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+    }
+    match (at, every, times) {
+        (Some(at), None, None) => Ok(TimerAst::At(at)),
+        (None, Some(every), times) => Ok(TimerAst::Every { every, times }),
+        _ => Err(input.error("a timer is `timer(DURATION)`, `timer(at = SYSTEM_TIME)` or `timer(every = DURATION, times = N)`; `at` and `every` do not mix, and `times` goes with `every`")),
+    }
+}

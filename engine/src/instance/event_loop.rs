@@ -10,13 +10,16 @@
 //! a step produces are all placed before any inclusive join is checked, which is how
 //! a token "in transit" to a join defers its firing (ADR-005 §2.10).
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
+use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info_span, trace, warn, Instrument, Span};
 
@@ -25,8 +28,10 @@ use super::join::{
     all_flows, complex_verdict, or_join_verdict, still_reachable, Arrival, JoinState, Verdict,
 };
 use super::track::{self, panic_message, Instruction, Report, PARK_SLOT};
+use super::waits::Parked;
 use super::{Command, Finished, Input, InstanceError, InstanceHandle, InstanceId, Outcome};
 use crate::data::ProcessData;
+use crate::events::{Hub, Mailbox};
 use crate::graph::{Condition, FlowIdx, NodeIdx, NodeKind, Process, TaskHandler, TaskRun};
 
 /// How many task runs the loop starts inline per input before it hands ready work
@@ -38,6 +43,7 @@ const INLINE_BUDGET: u32 = 128;
 pub(crate) fn spawn<D: ProcessData>(
     runtime: &tokio::runtime::Handle,
     tracker: &tokio_util::task::TaskTracker,
+    hub: Arc<Hub>,
     process: &'static Process<D>,
     id: InstanceId,
     data: D,
@@ -61,6 +67,12 @@ pub(crate) fn spawn<D: ProcessData>(
         moves: VecDeque::new(),
         taken: Vec::new(),
         inline_budget: INLINE_BUDGET,
+        hub,
+        mailbox: None,
+        parked: Vec::new(),
+        timers: BinaryHeap::new(),
+        next_timer: 0,
+        sleep: None,
     };
     let handle = InstanceHandle::new(id, instance.intake_tx.clone(), finished_rx);
     let body = instance.run(intake, finished_tx, stop).instrument(span);
@@ -70,7 +82,7 @@ pub(crate) fn spawn<D: ProcessData>(
 
 /// Where a live track is and what it is doing there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum TrackState {
+pub(super) enum TrackState {
     /// Being moved by the loop (only within one loop step).
     Moving,
     /// Running the activity at its node (inline on the loop or on its task).
@@ -81,10 +93,10 @@ enum TrackState {
 
 /// The loop's record of one live track, built only from what the loop did and what
 /// the track reported (ADR-017 Rule 2).
-struct TrackSlot<D> {
+pub(super) struct TrackSlot<D> {
     id: TrackId,
-    at: NodeIdx,
-    state: TrackState,
+    pub(super) at: NodeIdx,
+    pub(super) state: TrackState,
     /// The track's park channel; `None` until its work first has to wait (a track
     /// whose work is always ready never needs a task).
     inbox: Option<mpsc::Sender<Instruction<D>>>,
@@ -93,28 +105,38 @@ struct TrackSlot<D> {
 /// A token to move: on `track`, across `flow`.
 type Move = (TrackId, FlowIdx);
 
-struct Instance<D: ProcessData> {
-    process: &'static Process<D>,
-    data: Arc<D>,
+pub(super) struct Instance<D: ProcessData> {
+    pub(super) process: &'static Process<D>,
+    pub(super) data: Arc<D>,
     /// Live tracks. Few at a time, so a vector beats a map.
     tracks: Vec<TrackSlot<D>>,
     /// Arrival state of the joins that have seen a token.
     joins: Vec<JoinState>,
     history: History,
     /// The loop's own intake; cloned for every track task and handle.
-    intake_tx: mpsc::UnboundedSender<Input<D>>,
+    pub(super) intake_tx: mpsc::UnboundedSender<Input<D>>,
     /// The tracks' tasks; dropping or shutting it down stops them all.
     workers: JoinSet<()>,
     /// Tracks in state `Working`.
-    running: usize,
+    pub(super) running: usize,
     next_track: u32,
-    outcome: Option<Outcome<D>>,
-    span: Span,
+    pub(super) outcome: Option<Outcome<D>>,
+    pub(super) span: Span,
     /// Scratch buffers of `leave` and `split`, kept to avoid an allocation per step.
     moves: VecDeque<Move>,
     taken: Vec<FlowIdx>,
     /// Task runs the loop may still start inline while handling the current input.
     inline_budget: u32,
+    /// The engine's event hub, and this instance's mailbox there (made on first need).
+    pub(super) hub: Arc<Hub>,
+    pub(super) mailbox: Option<Arc<dyn Mailbox>>,
+    /// Parked-and-undelivered tracks (SRD-027 FR-4), in parking order.
+    pub(super) parked: Vec<Parked>,
+    /// Loop-owned timers: (deadline, id), earliest first, and the sleep that wakes
+    /// the loop for the earliest.
+    pub(super) timers: BinaryHeap<Reverse<(Instant, u64)>>,
+    pub(super) next_timer: u64,
+    pub(super) sleep: Option<Pin<Box<Sleep>>>,
 }
 
 impl<D: ProcessData> Instance<D> {
@@ -137,7 +159,12 @@ impl<D: ProcessData> Instance<D> {
                     match input {
                         Input::Track(report) => self.on_report(report),
                         Input::Handle(command) => self.on_command(command),
+                        Input::Event(delivery) => self.on_event(delivery),
                     }
+                }
+                _ = async { self.sleep.as_mut().expect("guarded").await }, if self.sleep.is_some() => {
+                    self.inline_budget = INLINE_BUDGET;
+                    self.on_timers();
                 }
             }
             // Reap the tasks of tracks that ended (panics are caught in the track).
@@ -202,6 +229,23 @@ impl<D: ProcessData> Instance<D> {
             }
             Command::Data(reply) => {
                 let _ = reply.send(D::clone(&self.data));
+            }
+            Command::OpenWork(reply) => {
+                let _ = reply.send(self.open_work());
+            }
+            Command::Complete {
+                node,
+                update,
+                reply,
+            } => {
+                let _ = reply.send(self.complete_work(&node, update));
+            }
+            Command::FailWork {
+                node,
+                message,
+                reply,
+            } => {
+                let _ = reply.send(self.fail_work(&node, message));
             }
         }
     }
@@ -289,6 +333,28 @@ impl<D: ProcessData> Instance<D> {
                 self.remove_track(track);
                 self.stop_all(Outcome::Terminated(D::clone(&self.data)));
             }
+            NodeKind::Catch(_) | NodeKind::Receive(_) | NodeKind::User => {
+                self.park(track, at, &[at])
+            }
+            NodeKind::EventGate => {
+                let arms: Vec<NodeIdx> = node
+                    .outgoing
+                    .iter()
+                    .map(|&f| process.flows[f].target)
+                    .collect();
+                self.park(track, at, &arms);
+            }
+            NodeKind::Throw(ref throw) => match self.throw(track, at, throw) {
+                Ok(()) => self.split(track, at, moves),
+                Err(error) => self.fail(error),
+            },
+            NodeKind::ThrowEnd(ref throw) => match self.throw(track, at, throw) {
+                Ok(()) => {
+                    self.record(track, at, Happening::Ended);
+                    self.remove_track(track);
+                }
+                Err(error) => self.fail(error),
+            },
             NodeKind::Start
             | NodeKind::Exclusive
             | NodeKind::Parallel
@@ -607,25 +673,31 @@ impl<D: ProcessData> Instance<D> {
         self.hand_to_track(track, node, base, run);
     }
 
-    /// Give a started task run to the track's task, spawning it on first need.
+    /// Give a started task run to the track's task.
     fn hand_to_track(&mut self, track: TrackId, node: NodeIdx, base: Arc<D>, run: TaskRun<D>) {
+        self.send_to_track(track, Instruction::Finish { node, base, run });
+    }
+
+    /// The track's park channel, spawning its task on first need: from then on the
+    /// task waits on the channel for the loop's next instruction.
+    pub(super) fn track_inbox(&mut self, track: TrackId) -> Option<&mpsc::Sender<Instruction<D>>> {
         let (intake, span) = (&self.intake_tx, &self.span);
         let workers = &mut self.workers;
-        let slot = self
-            .tracks
-            .iter_mut()
-            .find(|s| s.id == track)
-            .expect("running track is live");
-        let inbox = slot.inbox.get_or_insert_with(|| {
+        let slot = self.tracks.iter_mut().find(|s| s.id == track)?;
+        Some(slot.inbox.get_or_insert_with(|| {
             let (tx, rx) = mpsc::channel(PARK_SLOT);
             let span = info_span!(parent: span, "track", track = track.0);
             workers.spawn(track::run(track, rx, intake.clone()).instrument(span));
             tx
-        });
-        if inbox
-            .try_send(Instruction::Finish { node, base, run })
-            .is_err()
-        {
+        }))
+    }
+
+    /// Send the track an instruction: the loop is the only sender on its channel.
+    pub(super) fn send_to_track(&mut self, track: TrackId, instruction: Instruction<D>) {
+        let sent = self
+            .track_inbox(track)
+            .is_some_and(|inbox| inbox.try_send(instruction).is_ok());
+        if !sent {
             // Unreachable by the one-outstanding-instruction protocol; fail loudly
             // rather than leave the token stranded.
             self.fail(InstanceError::Lost);
@@ -656,8 +728,13 @@ impl<D: ProcessData> Instance<D> {
                 self.record(
                     track,
                     node,
-                    Happening::Completed {
-                        changed: changed.names().collect(),
+                    match self.process.nodes[node].kind {
+                        NodeKind::Catch(_) => Happening::Caught {
+                            changed: changed.names().collect(),
+                        },
+                        _ => Happening::Completed {
+                            changed: changed.names().collect(),
+                        },
                     },
                 );
                 self.split(track, node, moves);
@@ -690,7 +767,7 @@ impl<D: ProcessData> Instance<D> {
         self.fail(InstanceError::TaskPanicked { node: id, message });
     }
 
-    fn remove_track(&mut self, track: TrackId) {
+    pub(super) fn remove_track(&mut self, track: TrackId) {
         if let Some(i) = self.tracks.iter().position(|s| s.id == track) {
             // Dropping the slot drops the inbox sender: the parked track wakes to a
             // closed channel and ends.
@@ -714,21 +791,23 @@ impl<D: ProcessData> Instance<D> {
             );
         }
         self.running = 0;
+        self.disarm_all();
+        // Dropping the slots closed every park channel: parked tracks wake and end.
         self.workers.abort_all();
         self.outcome = Some(outcome);
     }
 
-    fn fail(&mut self, error: InstanceError) {
+    pub(super) fn fail(&mut self, error: InstanceError) {
         warn!(%error, "instance failed");
         self.stop_all(Outcome::Failed(error));
     }
 
-    fn slot_mut(&mut self, track: TrackId) -> Option<&mut TrackSlot<D>> {
+    pub(super) fn slot_mut(&mut self, track: TrackId) -> Option<&mut TrackSlot<D>> {
         self.tracks.iter_mut().find(|s| s.id == track)
     }
 
     /// Append to the history; every step is also a trace event carrying the node id.
-    fn record(&mut self, track: TrackId, node: NodeIdx, what: Happening) {
+    pub(super) fn record(&mut self, track: TrackId, node: NodeIdx, what: Happening) {
         let node = self.process.nodes[node].id;
         trace!(track = %track, node, ?what, "step");
         self.history.push(track, node, what);

@@ -45,6 +45,21 @@ pub enum Happening {
     },
     /// The token arrived at a synchronising join and waits there.
     Waiting,
+    /// The token waits for an event here (a catch event, a receive or user task, an
+    /// event-based gateway); its track is parked on its channel.
+    Parked,
+    /// The awaited event came: at a catch event (or the event-based gateway's arm
+    /// that won), with the fields the caught payload changed.
+    Caught {
+        /// The fields the commit changed, in declaration order.
+        changed: Vec<&'static str>,
+    },
+    /// A throw event sent its signal (reaching `catchers`) or message.
+    Thrown {
+        /// For a signal, how many catchers it reached; for a message, 1 if a
+        /// waiter got it, 0 if it was buffered or dropped.
+        catchers: usize,
+    },
     /// The join fired; this track carries the merged token on.
     Fired,
     /// The token was absorbed by a join that fired on another track.

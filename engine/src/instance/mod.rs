@@ -5,6 +5,7 @@ mod event_loop;
 pub(crate) mod history;
 mod join;
 mod track;
+mod waits;
 
 use std::fmt;
 use std::sync::Arc;
@@ -151,13 +152,57 @@ pub(crate) struct Finished<D> {
 pub(crate) enum Input<D> {
     Track(track::Report<D>),
     Handle(Command<D>),
+    Event(crate::events::Delivery),
 }
+
+impl<D: crate::ProcessData> crate::events::Mailbox for mpsc::UnboundedSender<Input<D>> {
+    fn post(&self, delivery: crate::events::Delivery) -> bool {
+        self.send(Input::Event(delivery)).is_ok()
+    }
+}
+
+/// How a user task's completion changes the data.
+pub(crate) type WorkUpdate<D> = Box<dyn FnOnce(&mut D) + Send>;
 
 /// Requests from a handle to its instance's loop.
 pub(crate) enum Command<D> {
     Cancel,
     History(oneshot::Sender<History>),
     Data(oneshot::Sender<D>),
+    OpenWork(oneshot::Sender<Vec<OpenWork>>),
+    Complete {
+        node: String,
+        update: WorkUpdate<D>,
+        reply: oneshot::Sender<Result<(), WorkError>>,
+    },
+    FailWork {
+        node: String,
+        message: String,
+        reply: oneshot::Sender<Result<(), WorkError>>,
+    },
+}
+
+/// A user task waiting for completion from outside ([`InstanceHandle::complete`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenWork {
+    /// The user task.
+    pub node: &'static str,
+    /// The track waiting there.
+    pub track: TrackId,
+}
+
+/// Why a user task could not be completed or failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WorkError {
+    /// No token waits at a user task of that name.
+    #[error("no open work at `{node}`: no token waits at a user task of that name")]
+    NoOpenWork {
+        /// The name asked for.
+        node: String,
+    },
+    /// The instance has ended.
+    #[error("the instance has ended")]
+    InstanceEnded,
 }
 
 /// A handle on a started instance: await its outcome, read its history and data,
@@ -274,6 +319,68 @@ impl<D: Clone> InstanceHandle<D> {
             }
         }
         self.wait_finished().await.map(|f| f.data.clone())
+    }
+
+    /// The user tasks waiting for completion, in the order they were reached.
+    pub async fn open_work(&self) -> Vec<OpenWork> {
+        let (tx, rx) = oneshot::channel();
+        if self
+            .commands
+            .send(Input::Handle(Command::OpenWork(tx)))
+            .is_err()
+        {
+            return Vec::new();
+        }
+        rx.await.unwrap_or_default()
+    }
+
+    /// Complete the user task `node` (the earliest token waiting there): `update` is
+    /// applied to the task's copy of the data, which the loop commits, and the token
+    /// goes on.
+    ///
+    /// ```
+    /// # use thresh::{process, Engine, Outcome, ProcessData};
+    /// # #[derive(Clone, Debug, Default, ProcessData)] pub struct Leave { pub approved: bool }
+    /// process! {
+    ///     pub LEAVE: Leave { start s; user approve; end e; s -> approve -> e; }
+    /// }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let handle = Engine::new().start(&LEAVE, Leave::default());
+    /// while handle.open_work().await.is_empty() { tokio::task::yield_now().await; }
+    /// handle.complete("approve", |l: &mut Leave| l.approved = true).await.unwrap();
+    /// assert!(handle.outcome().await.completed().unwrap().approved);
+    /// # }
+    /// ```
+    pub async fn complete(
+        &self,
+        node: &str,
+        update: impl FnOnce(&mut D) + Send + 'static,
+    ) -> Result<(), WorkError> {
+        let (reply, rx) = oneshot::channel();
+        let command = Command::Complete {
+            node: node.to_string(),
+            update: Box::new(update),
+            reply,
+        };
+        if self.commands.send(Input::Handle(command)).is_err() {
+            return Err(WorkError::InstanceEnded);
+        }
+        rx.await.unwrap_or(Err(WorkError::InstanceEnded))
+    }
+
+    /// Fail the user task `node`: the instance fails with
+    /// [`InstanceError::TaskFailed`] naming it.
+    pub async fn fail_work(&self, node: &str, message: impl Into<String>) -> Result<(), WorkError> {
+        let (reply, rx) = oneshot::channel();
+        let command = Command::FailWork {
+            node: node.to_string(),
+            message: message.into(),
+            reply,
+        };
+        if self.commands.send(Input::Handle(command)).is_err() {
+            return Err(WorkError::InstanceEnded);
+        }
+        rx.await.unwrap_or(Err(WorkError::InstanceEnded))
     }
 
     /// Ask the instance to stop. Running handlers are dropped at their next await;

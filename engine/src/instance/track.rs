@@ -1,12 +1,15 @@
-//! A track's task: where a token's work goes when it has to wait.
+//! A track's task: where a token's work goes when it has to wait, and where a token
+//! waiting for an event parks.
 //!
 //! The loop decides where a token goes and starts the work at an activity itself: a
 //! handler runs on the loop until it first has to wait (DESIGN §7: no hop, no spawn
 //! for work that is ready). Work that waits is handed to the track's own tokio task,
 //! spawned the first time the track needs one. The task parks on its single-slot
 //! channel, of which the loop is the only sender and the only closer: an instruction
-//! wakes it, a closed channel ends it. It never reads instance state and reports back
-//! only by sending on the loop's intake.
+//! wakes it, a closed channel ends it. A token waiting for an event (a catch, a
+//! receive or user task, an event-based gateway) parks the same way: producers never
+//! reach the track; the loop flips it out of its parked set and sends it the event.
+//! It never reads instance state and reports back only by sending on the loop's intake.
 
 use std::any::Any;
 use std::future::Future;
@@ -36,7 +39,17 @@ pub(crate) enum Instruction<D> {
         base: Arc<D>,
         run: TaskRun<D>,
     },
+    /// The event the track was parked for came (the loop flipped it): apply what it
+    /// brings (a payload, a user task's update) to a copy of `base`, for `node`.
+    Deliver {
+        node: NodeIdx,
+        base: Arc<D>,
+        apply: Option<Apply<D>>,
+    },
 }
+
+/// What a delivery does to the data.
+pub(crate) type Apply<D> = Box<dyn FnOnce(&mut D) -> Result<(), TaskError> + Send>;
 
 /// What a track tells the loop.
 pub(crate) enum Report<D> {
@@ -79,6 +92,27 @@ pub(crate) async fn run<D: ProcessData>(
                     message: panic_message(panic),
                 },
             },
+            Instruction::Deliver { node, base, apply } => {
+                let mut edited = D::clone(&base);
+                let result = match apply {
+                    None => Ok(Ok(())),
+                    Some(apply) => catch_unwind(AssertUnwindSafe(|| apply(&mut edited))),
+                };
+                match result {
+                    Ok(result) => Report::TaskDone {
+                        track,
+                        node,
+                        base,
+                        edited: Box::new(edited),
+                        result,
+                    },
+                    Err(panic) => Report::TaskPanicked {
+                        track,
+                        node,
+                        message: panic_message(panic),
+                    },
+                }
+            }
         };
         if intake.send(Input::Track(report)).is_err() {
             return; // the instance ended while we worked

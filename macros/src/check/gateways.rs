@@ -47,7 +47,9 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
                     node.id, flow.target_ident
                 ),
             ),
-            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task(_) if flow.is_default() => {
+            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task(_) | Kind::Receive | Kind::User
+                if flow.is_default() =>
+            {
                 match first_default {
                     None => first_default = Some(f),
                     // One `else` on a statement of several flows: reported by `model`.
@@ -61,14 +63,15 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
                     ),
                 }
             }
-            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task(_) => {}
-            // An end event's outgoing flow is itself the error (see `graph`).
-            Kind::End | Kind::Terminate => {}
-            Kind::Start => ctx.error_at(
+            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task(_) | Kind::Receive | Kind::User => {}
+            // An end event's outgoing flow is itself the error (see `graph`); an
+            // event-based gateway's guarded arm is reported by `events`.
+            Kind::End | Kind::Terminate | Kind::ThrowEnd(_) | Kind::EventGate => {}
+            Kind::Start | Kind::Catch(_) | Kind::Throw(_) => ctx.error_at(
                 guard.span(),
                 format!(
-                    "a start event cannot have {what} on its outgoing flow `{} -> {}`; only exclusive and inclusive gateways and tasks choose between flows — remove it, or flow from `{}` into an exclusive gateway that chooses",
-                    node.id, flow.target_ident, node.id
+                    "{} cannot have {what} on its outgoing flow `{} -> {}`; only exclusive and inclusive gateways and tasks choose between flows — remove it, or flow from `{}` into an exclusive gateway that chooses",
+                    node.kind.a(), node.id, flow.target_ident, node.id
                 ),
             ),
         }

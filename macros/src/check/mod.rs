@@ -3,6 +3,7 @@
 //! so one build shows every error.
 
 mod complex;
+mod events;
 mod gateways;
 mod graph;
 pub mod suggest;
@@ -14,4 +15,5 @@ pub fn all(ctx: &Ctx, model: &Model) {
     graph::check(ctx, model);
     gateways::check(ctx, model);
     complex::check(ctx, model);
+    events::check(ctx, model);
 }

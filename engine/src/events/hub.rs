@@ -1,0 +1,345 @@
+//! The engine-wide event hub: a signal index (name → subscribers) and a message
+//! broker (name + key → waiters, and a bounded buffer with a time-to-live for
+//! messages that arrive before their catch).
+//!
+//! The hub is engine state, not instance state: publishers on any thread and instance
+//! loops meet here, under one short lock that is never held while a delivery is
+//! posted. The hub alone owns the waiters; a subscription is removed once, by
+//! whichever comes first — its message, or its loop's unsubscribe (a no-op if gone).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tracing::debug;
+
+use crate::graph::Payload;
+
+/// Identifies one subscription in the hub.
+pub(crate) type SubId = u64;
+
+/// What the hub hands an instance loop.
+pub(crate) enum Delivery {
+    /// A message for subscription `sub`, published with `key`.
+    Message {
+        sub: SubId,
+        name: Arc<str>,
+        key: Arc<str>,
+        payload: Payload,
+    },
+    /// A signal for subscription `sub`.
+    Signal { sub: SubId, payload: Payload },
+}
+
+/// An instance loop's intake, as the hub sees it.
+pub(crate) trait Mailbox: Send + Sync {
+    /// Post a delivery to the loop; `false` if the instance has ended.
+    fn post(&self, delivery: Delivery) -> bool;
+}
+
+/// Bounds of the message buffer (messages published before any waiter).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BrokerConfig {
+    /// At most this many buffered messages; a message published when the buffer is
+    /// full (after expired ones are purged) is dropped and counted.
+    pub capacity: usize,
+    /// A buffered message expires this long after it was published.
+    pub ttl: Duration,
+}
+
+impl Default for BrokerConfig {
+    fn default() -> Self {
+        Self {
+            capacity: 10_000,
+            ttl: Duration::from_secs(60),
+        }
+    }
+}
+
+/// What became of a published message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Published {
+    /// Handed to a waiting instance.
+    Delivered,
+    /// No instance waits for it yet: buffered until one subscribes or it expires.
+    Buffered,
+    /// No instance waits for it and the buffer is full: dropped.
+    Dropped,
+}
+
+/// Counters of the message broker, for observing the buffer's bound and drops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BrokerStats {
+    /// Messages handed to a waiting instance (at publish or from the buffer).
+    pub delivered: u64,
+    /// Messages currently in the buffer.
+    pub buffered: usize,
+    /// Messages dropped because the buffer was full.
+    pub dropped_full: u64,
+    /// Buffered messages that expired before any waiter came.
+    pub expired: u64,
+    /// Messages a loop dropped because the catch's key no longer matched.
+    pub dropped_mismatch: u64,
+}
+
+struct Buffered {
+    payload: Payload,
+    expires: Instant,
+}
+
+type MessageKey = (Arc<str>, Arc<str>);
+
+/// A subscriber: its subscription and its loop's mailbox.
+type Waiter = (SubId, Arc<dyn Mailbox>);
+
+#[derive(Default)]
+struct State {
+    next_sub: SubId,
+    /// Signal name → its subscribers.
+    signals: HashMap<Arc<str>, HashMap<SubId, Arc<dyn Mailbox>>>,
+    /// Message (name, key) → waiters, first come first served.
+    waiters: HashMap<MessageKey, VecDeque<Waiter>>,
+    /// Subscription → where it is, so an unsubscribe finds it without a scan.
+    subs: HashMap<SubId, Place>,
+    buffer: HashMap<MessageKey, VecDeque<Buffered>>,
+    buffered: usize,
+}
+
+enum Place {
+    Signal(Arc<str>),
+    Message(MessageKey),
+}
+
+/// The hub. One per engine.
+pub(crate) struct Hub {
+    state: Mutex<State>,
+    config: BrokerConfig,
+    delivered: AtomicU64,
+    dropped_full: AtomicU64,
+    expired: AtomicU64,
+    dropped_mismatch: AtomicU64,
+}
+
+impl Hub {
+    pub fn new(config: BrokerConfig) -> Self {
+        Self {
+            state: Mutex::new(State::default()),
+            config,
+            delivered: AtomicU64::new(0),
+            dropped_full: AtomicU64::new(0),
+            expired: AtomicU64::new(0),
+            dropped_mismatch: AtomicU64::new(0),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // No code panics while holding the lock, so a poisoned lock still holds a
+        // consistent state.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Subscribe `mailbox` to the signal `name`.
+    pub fn subscribe_signal(&self, name: &str, mailbox: &Arc<dyn Mailbox>) -> SubId {
+        let mut state = self.lock();
+        let sub = state.next_id();
+        let name: Arc<str> = state
+            .signals
+            .get_key_value(name)
+            .map_or_else(|| name.into(), |(k, _)| k.clone());
+        state
+            .signals
+            .entry(name.clone())
+            .or_default()
+            .insert(sub, mailbox.clone());
+        state.subs.insert(sub, Place::Signal(name));
+        sub
+    }
+
+    /// Subscribe `mailbox` to the message `name` with `key`. A buffered message that
+    /// matches is delivered at once (the subscription is then already spent).
+    pub fn subscribe_message(&self, name: &str, key: &str, mailbox: &Arc<dyn Mailbox>) -> SubId {
+        let mut state = self.lock();
+        let sub = state.next_id();
+        let at = (Arc::<str>::from(name), Arc::<str>::from(key));
+        if let Some(payload) = self.take_buffered(&mut state, &at) {
+            drop(state);
+            let (name, key) = at;
+            if mailbox.post(Delivery::Message {
+                sub,
+                name,
+                key,
+                payload,
+            }) {
+                self.delivered.fetch_add(1, Ordering::Relaxed);
+            }
+            return sub;
+        }
+        state
+            .waiters
+            .entry(at.clone())
+            .or_default()
+            .push_back((sub, mailbox.clone()));
+        state.subs.insert(sub, Place::Message(at));
+        sub
+    }
+
+    /// Remove a subscription; nothing happens if it is already gone.
+    pub fn unsubscribe(&self, sub: SubId) {
+        let mut state = self.lock();
+        match state.subs.remove(&sub) {
+            Some(Place::Signal(name)) => {
+                if let Some(subscribers) = state.signals.get_mut(&name) {
+                    subscribers.remove(&sub);
+                    if subscribers.is_empty() {
+                        state.signals.remove(&name);
+                    }
+                }
+            }
+            Some(Place::Message(at)) => {
+                if let Some(waiters) = state.waiters.get_mut(&at) {
+                    waiters.retain(|(s, _)| *s != sub);
+                    if waiters.is_empty() {
+                        state.waiters.remove(&at);
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// Broadcast a signal to every subscriber; returns how many it reached. No
+    /// subscriber: a logged no-op (ADR-006 §2.4).
+    pub fn broadcast(&self, name: &str, payload: Payload) -> usize {
+        let subscribers: Vec<Waiter> = match self.lock().signals.get(name) {
+            Some(subscribers) => subscribers.iter().map(|(s, m)| (*s, m.clone())).collect(),
+            None => Vec::new(),
+        };
+        if subscribers.is_empty() {
+            debug!(
+                signal = name,
+                "signal broadcast with no catcher: nothing to do"
+            );
+        }
+        subscribers
+            .into_iter()
+            .filter(|(sub, mailbox)| {
+                mailbox.post(Delivery::Signal {
+                    sub: *sub,
+                    payload: payload.clone(),
+                })
+            })
+            .count()
+    }
+
+    /// Publish a message: to the first waiter for (name, key), else into the buffer.
+    pub fn publish(&self, name: &str, key: &str, payload: Payload) -> Published {
+        let at = (Arc::<str>::from(name), Arc::<str>::from(key));
+        loop {
+            let mut state = self.lock();
+            let waiter = state.waiters.get_mut(&at).and_then(VecDeque::pop_front);
+            let Some((sub, mailbox)) = waiter else {
+                return self.buffer(&mut state, at, payload);
+            };
+            state.subs.remove(&sub);
+            if state.waiters.get(&at).is_some_and(VecDeque::is_empty) {
+                state.waiters.remove(&at);
+            }
+            drop(state);
+            let (name, key) = at.clone();
+            if mailbox.post(Delivery::Message {
+                sub,
+                name,
+                key,
+                payload: payload.clone(),
+            }) {
+                self.delivered.fetch_add(1, Ordering::Relaxed);
+                return Published::Delivered;
+            }
+            // That instance ended without unsubscribing yet: try the next waiter.
+        }
+    }
+
+    /// A loop dropped a message whose key no longer matched its catch.
+    pub fn count_mismatch(&self) {
+        self.dropped_mismatch.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn stats(&self) -> BrokerStats {
+        let buffered = self.lock().buffered;
+        BrokerStats {
+            delivered: self.delivered.load(Ordering::Relaxed),
+            buffered,
+            dropped_full: self.dropped_full.load(Ordering::Relaxed),
+            expired: self.expired.load(Ordering::Relaxed),
+            dropped_mismatch: self.dropped_mismatch.load(Ordering::Relaxed),
+        }
+    }
+
+    fn buffer(&self, state: &mut State, at: MessageKey, payload: Payload) -> Published {
+        if state.buffered >= self.config.capacity {
+            self.purge_expired(state);
+        }
+        if state.buffered >= self.config.capacity {
+            self.dropped_full.fetch_add(1, Ordering::Relaxed);
+            debug!(
+                message = &*at.0,
+                key = &*at.1,
+                "message buffer full: message dropped"
+            );
+            return Published::Dropped;
+        }
+        let expires = Instant::now() + self.config.ttl;
+        state
+            .buffer
+            .entry(at)
+            .or_default()
+            .push_back(Buffered { payload, expires });
+        state.buffered += 1;
+        Published::Buffered
+    }
+
+    fn take_buffered(&self, state: &mut State, at: &MessageKey) -> Option<Payload> {
+        let queue = state.buffer.get_mut(at)?;
+        let now = Instant::now();
+        let mut expired = 0;
+        let mut found = None;
+        while let Some(buffered) = queue.pop_front() {
+            if buffered.expires > now {
+                found = Some(buffered.payload);
+                break;
+            }
+            expired += 1;
+        }
+        let taken = expired + usize::from(found.is_some());
+        if queue.is_empty() {
+            state.buffer.remove(at);
+        }
+        state.buffered -= taken;
+        self.expired.fetch_add(expired as u64, Ordering::Relaxed);
+        found
+    }
+
+    fn purge_expired(&self, state: &mut State) {
+        let now = Instant::now();
+        let mut expired = 0;
+        state.buffer.retain(|_, queue| {
+            let before = queue.len();
+            queue.retain(|b| b.expires > now);
+            expired += before - queue.len();
+            !queue.is_empty()
+        });
+        state.buffered -= expired;
+        self.expired.fetch_add(expired as u64, Ordering::Relaxed);
+    }
+}
+
+impl State {
+    fn next_id(&mut self) -> SubId {
+        self.next_sub += 1;
+        self.next_sub
+    }
+}

@@ -1,0 +1,53 @@
+//! Timer definitions: a duration, a date, or a cycle.
+
+use std::time::{Duration, SystemTime};
+
+use tokio::time::Instant;
+
+/// When a timer event fires. `process!` builds one from `timer(...)`:
+///
+/// - `timer(Duration::from_secs(5))` — once, five seconds after the token arrives;
+/// - `timer(at = some_system_time)` — once, at that date (at once if it has passed);
+/// - `timer(every = Duration::from_secs(10), times = 3)` — a cycle: every ten seconds,
+///   three times (`times` left out: without end). A catch event waits for the first
+///   occurrence; a cycle matters where a timer can fire more than once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerSpec {
+    /// Once, this long after arming.
+    After(Duration),
+    /// Once, at this wall-clock time.
+    At(SystemTime),
+    /// Repeatedly, `every` apart, `times` times (`None`: without end).
+    Every {
+        /// The period.
+        every: Duration,
+        /// How many times; `None` for no end.
+        times: Option<u32>,
+    },
+}
+
+impl TimerSpec {
+    /// First deadline when armed at `now`.
+    pub(crate) fn first(&self, now: Instant) -> Instant {
+        match *self {
+            TimerSpec::After(d) => now + d,
+            TimerSpec::At(at) => {
+                now + at
+                    .duration_since(SystemTime::now())
+                    .unwrap_or(Duration::ZERO)
+            }
+            TimerSpec::Every { every, .. } => now + every,
+        }
+    }
+
+    /// The deadline after the `fired`-th firing at `last`, if the timer fires again.
+    #[allow(dead_code)] // used by repeating timers (non-interrupting boundaries)
+    pub(crate) fn next(&self, fired: u32, last: Instant) -> Option<Instant> {
+        match *self {
+            TimerSpec::Every { every, times } if times.is_none_or(|t| fired < t) => {
+                Some(last + every)
+            }
+            _ => None,
+        }
+    }
+}
