@@ -31,7 +31,7 @@ use super::track::{self, panic_message, Instruction, Report, PARK_SLOT};
 use super::waits::Parked;
 use super::{Command, Finished, Input, InstanceError, InstanceHandle, InstanceId, Outcome};
 use crate::data::ProcessData;
-use crate::events::{Hub, Mailbox};
+use crate::events::{Delivery, Hub, Mailbox};
 use crate::graph::{Condition, FlowIdx, NodeIdx, NodeKind, Process, TaskHandler, TaskRun};
 
 /// How many task runs the loop starts inline per input before it hands ready work
@@ -173,6 +173,17 @@ impl<D: ProcessData> Instance<D> {
         // Every track is stopped and awaited before the outcome is published, so an
         // ended instance leaves no task behind.
         self.workers.shutdown().await;
+        // Messages the broker handed us that no track took go back to it, so an
+        // instance that ends while a message is on its way loses nothing.
+        intake.close();
+        while let Ok(input) = intake.try_recv() {
+            if let Input::Event(Delivery::Message {
+                name, key, payload, ..
+            }) = input
+            {
+                self.hub.publish(&name, &key, payload);
+            }
+        }
         let outcome = self
             .outcome
             .take()
