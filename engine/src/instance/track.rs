@@ -77,42 +77,31 @@ pub(crate) async fn run<D: ProcessData>(
     intake: mpsc::UnboundedSender<Input<D>>,
 ) {
     while let Some(instruction) = inbox.recv().await {
-        let report = match instruction {
-            Instruction::Finish { node, base, run } => match CatchUnwind(run).await {
-                Ok((edited, result)) => Report::TaskDone {
-                    track,
-                    node,
-                    base,
-                    edited: Box::new(edited),
-                    result,
-                },
-                Err(panic) => Report::TaskPanicked {
-                    track,
-                    node,
-                    message: panic_message(panic),
-                },
-            },
+        let (node, base, outcome) = match instruction {
+            Instruction::Finish { node, base, run } => (node, base, CatchUnwind(run).await),
             Instruction::Deliver { node, base, apply } => {
                 let mut edited = D::clone(&base);
-                let result = match apply {
-                    None => Ok(Ok(())),
-                    Some(apply) => catch_unwind(AssertUnwindSafe(|| apply(&mut edited))),
+                let outcome = match apply {
+                    None => Ok((edited, Ok(()))),
+                    Some(apply) => catch_unwind(AssertUnwindSafe(|| apply(&mut edited)))
+                        .map(|result| (edited, result)),
                 };
-                match result {
-                    Ok(result) => Report::TaskDone {
-                        track,
-                        node,
-                        base,
-                        edited: Box::new(edited),
-                        result,
-                    },
-                    Err(panic) => Report::TaskPanicked {
-                        track,
-                        node,
-                        message: panic_message(panic),
-                    },
-                }
+                (node, base, outcome)
             }
+        };
+        let report = match outcome {
+            Ok((edited, result)) => Report::TaskDone {
+                track,
+                node,
+                base,
+                edited: Box::new(edited),
+                result,
+            },
+            Err(panic) => Report::TaskPanicked {
+                track,
+                node,
+                message: panic_message(panic),
+            },
         };
         if intake.send(Input::Track(report)).is_err() {
             return; // the instance ended while we worked
