@@ -3,7 +3,7 @@
 //! every id declared once, every flow naming declared nodes — are reported here.
 
 use proc_macro2::TokenStream;
-use quote::{quote, ToTokens};
+use quote::quote;
 use syn::{Expr, Ident, Type, Visibility};
 
 use crate::check::suggest;
@@ -95,7 +95,8 @@ impl Kind<'_> {
     /// [`describe`](Self::describe) with its indefinite article: "an end event".
     pub fn a(&self) -> String {
         let what = self.describe();
-        let article = if what.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        // By sound: "an end event", but "a user task".
+        let article = if what.starts_with(['a', 'e', 'i', 'o']) {
             "an"
         } else {
             "a"
@@ -360,19 +361,36 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
                 Some("signal") => EventTrigger::Signal,
                 Some("timer") if keyword == "catch" => EventTrigger::Timer,
                 _ => {
-                    let (what, example) = if keyword == "catch" {
-                        ("a message, signal or timer", "`: message(\"payment\", key = |data| data.id.clone())`, `: signal(\"alarm\")` or `: timer(Duration::from_secs(30))`")
+                    let id = &decl.id;
+                    let (what, known, example): (_, &[&str], _) = if keyword == "catch" {
+                        (
+                            "an event to wait for",
+                            &["message", "signal", "timer"],
+                            format!("`catch {id}: message(\"payment\", key = |data| data.id.clone());`, `catch {id}: signal(\"alarm\");` or `catch {id}: timer(Duration::from_secs(30));`"),
+                        )
                     } else {
-                        ("a signal or message", "`: signal(\"alarm\")` or `: message(\"request\", key = |data| data.id.clone())`")
+                        (
+                            "an event to send",
+                            &["message", "signal"],
+                            format!("`throw {id}: signal(\"alarm\");` or `throw {id}: message(\"request\", key = |data| data.id.clone());`"),
+                        )
                     };
-                    let at = decl
-                        .spec
-                        .as_ref()
-                        .map_or(decl.id.to_token_stream(), |s| s.name.to_token_stream());
-                    ctx.error(
-                        at,
-                        format!("`{keyword} {}` needs {what}: {example}", decl.id),
-                    );
+                    match &decl.spec {
+                        None => ctx.error(id, format!("`{keyword} {id}` needs {what}: {example}")),
+                        Some(spec) if spec.name == "timer" => ctx.error(
+                            &spec.name,
+                            format!("a throw event cannot send a timer: a timer is only waited for — to wait, declare `catch {id}: timer(...);`; a throw sends a signal or a message: {example}"),
+                        ),
+                        Some(spec) => {
+                            let hint = suggest::nearest(&spec.name.to_string(), known.iter().copied())
+                                .map(|k| format!("did you mean `{k}`? "))
+                                .unwrap_or_default();
+                            ctx.error(
+                                &spec.name,
+                                format!("unknown event `{}`; {hint}`{keyword} {id}` needs {what}: {example}", spec.name),
+                            );
+                        }
+                    }
                     return None;
                 }
             };
@@ -421,6 +439,22 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
     }
     if !matches!(kind, Kind::End | Kind::Terminate | Kind::Complex) && !kind.has_event() {
         if let Some(spec) = &decl.spec {
+            if ["message", "signal", "timer"]
+                .iter()
+                .any(|e| spec.name == e)
+            {
+                ctx.error(
+                    &spec.name,
+                    format!(
+                        "{} takes no event; a `{}(...)` goes on an element of its own — `catch` to wait for it{}, `throw` to send it — with a flow between it and `{}`",
+                        kind.a(),
+                        spec.name,
+                        if spec.name == "message" { ", `receive` (a task) to wait for a message" } else { "" },
+                        decl.id,
+                    ),
+                );
+                return Some(kind);
+            }
             let mend = if spec.name == "terminate" {
                 format!(
                     "to end the process after `{}`, flow into a terminate end event: `end stop: terminate;` and `{} -> stop;`",

@@ -10,7 +10,7 @@
 //! ids     := id (',' id)*
 //! ```
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use syn::parse::{Parse, ParseStream};
 use syn::{braced, parenthesized, Attribute, Expr, Ident, LitInt, Token, Type, Visibility};
 
@@ -39,10 +39,33 @@ pub struct NodeAst {
     pub more: Vec<Spec>,
 }
 
-/// What follows the `:` of a node: `terminate`, or later `message("name")`.
+/// What follows the `:` of a node: `terminate`, `message("name", ...)`, `activate(...)`.
 pub struct Spec {
     pub name: Ident,
     pub args: Option<TokenStream>,
+    /// The `)` closing the arguments (the name when there are none): where an error at
+    /// the end of the arguments points.
+    pub close: Span,
+}
+
+impl Spec {
+    /// Run `parser` over the arguments inside their parentheses, so that an error at
+    /// their end ("expected an expression") points at the `)` rather than at the whole
+    /// macro, as it would with the bare token stream.
+    fn parse_args<T>(
+        &self,
+        args: &TokenStream,
+        parser: impl FnOnce(ParseStream) -> syn::Result<T>,
+    ) -> syn::Result<T> {
+        let mut group = Group::new(Delimiter::Parenthesis, args.clone());
+        group.set_span(self.close);
+        let inside = |input: ParseStream| -> syn::Result<T> {
+            let content;
+            parenthesized!(content in input);
+            parser(&content)
+        };
+        syn::parse::Parser::parse2(inside, TokenTree::Group(group).into())
+    }
 }
 
 /// One flow statement: `a -> b, c -> d when |x| ...;`. Each pair of adjacent groups
@@ -143,15 +166,16 @@ fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst>
 }
 
 fn parse_spec(input: ParseStream) -> syn::Result<Spec> {
-    let name = input.parse()?;
+    let name: Ident = input.parse()?;
+    let mut close = name.span();
     let args = if input.peek(syn::token::Paren) {
         let content;
-        parenthesized!(content in input);
+        close = parenthesized!(content in input).span.close();
         Some(content.parse()?)
     } else {
         None
     };
-    Ok(Spec { name, args })
+    Ok(Spec { name, args, close })
 }
 
 /// One triple of a complex gateway's activation rule, as written:
@@ -386,16 +410,27 @@ pub fn event(spec: &Spec) -> syn::Result<EventAst> {
         payload: None,
         timer: None,
     };
+    let example = match trigger {
+        EventTrigger::Message => "message(\"payment\", key = |data| data.id.clone())",
+        EventTrigger::Signal => "signal(\"shipped\")",
+        EventTrigger::Timer => "timer(Duration::from_secs(30))",
+    };
     let Some(args) = &spec.args else {
-        let example = match trigger {
-            EventTrigger::Message => "message(\"payment\", key = |data| data.id.clone())",
-            EventTrigger::Signal => "signal(\"alarm\")",
-            EventTrigger::Timer => "timer(Duration::from_secs(30))",
-        };
         return Err(syn::Error::new_spanned(
             &spec.name,
             format!("`{}` needs its arguments, e.g. `{example}`", spec.name),
         ));
+    };
+    // `key` is parsed on a signal too, so `check::events` can say why it does not belong.
+    let (arguments, takes): (&[&str], _) = match trigger {
+        EventTrigger::Message => (
+            &["key", "apply", "payload"],
+            "a message takes `key = |data| ...` (its correlation key), and `apply = |data, payload: &P| ...` on a catch or `payload = |data| ...` on a throw",
+        ),
+        _ => (
+            &["apply", "payload"],
+            "a signal takes `apply = |data, payload: &P| ...` on a catch or `payload = |data| ...` on a throw",
+        ),
     };
     let parser = |input: ParseStream| -> syn::Result<()> {
         if trigger == EventTrigger::Timer {
@@ -406,7 +441,7 @@ pub fn event(spec: &Spec) -> syn::Result<EventAst> {
             syn::Error::new(
                 e.span(),
                 format!(
-                    "expected the {} name as a string literal, e.g. `\"payment\"`",
+                    "a {} begins with its name as a string literal: `{example}`",
                     spec.name
                 ),
             )
@@ -417,67 +452,113 @@ pub fn event(spec: &Spec) -> syn::Result<EventAst> {
                 break;
             }
             let key: Ident = input.parse()?;
-            input.parse::<Token![=]>()?;
-            let value: Expr = input.parse()?;
             let slot = match key.to_string().as_str() {
                 "key" => &mut event.key,
                 "apply" => &mut event.apply,
                 "payload" => &mut event.payload,
-                _ => {
+                name => {
+                    let hint = crate::check::suggest::nearest(name, arguments.iter().copied())
+                        .map(|s| format!("did you mean `{s}`? "))
+                        .unwrap_or_default();
                     return Err(syn::Error::new_spanned(
                         &key,
-                        format!("unknown argument `{key}`; a {} takes `key = |data| ...` (messages), `apply = |data, payload: &P| ...` (catches) and `payload = |data| ...` (throws)", spec.name),
-                    ))
+                        format!("unknown {} argument `{key}`; {hint}{takes}", spec.name),
+                    ));
                 }
             };
             if slot.is_some() {
                 return Err(syn::Error::new_spanned(
                     &key,
-                    format!("`{key}` is given twice"),
+                    format!("`{key}` is given twice in this {}; keep one", spec.name),
                 ));
             }
-            *slot = Some((key, value));
+            input.parse::<Token![=]>().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    format!("expected `=` after `{key}`: event arguments are written `name = value`, e.g. `{key} = |data| ...`"),
+                )
+            })?;
+            *slot = Some((key, input.parse()?));
         }
         Ok(())
     };
-    syn::parse::Parser::parse2(parser, args.clone())?;
+    spec.parse_args(args, parser)?;
     Ok(event)
 }
 
+/// The arguments of `timer(...)`: one bare duration, or named `at`, `every`, `times`.
 fn parse_timer(input: ParseStream) -> syn::Result<TimerAst> {
+    const FORMS: &str = "a timer is `timer(DURATION)`, `timer(at = SYSTEM_TIME)` or `timer(every = DURATION, times = N)`";
+    if input.is_empty() {
+        return Err(input.error(format!("a timer needs its time: {FORMS}")));
+    }
     let named = input.peek(Ident) && input.peek2(Token![=]) && !input.peek2(Token![==]);
     if !named {
         let after = input.parse()?;
-        return if input.is_empty() {
-            Ok(TimerAst::After(after))
-        } else {
-            Err(input
-                .error("a duration timer takes one expression: `timer(Duration::from_secs(30))`"))
-        };
+        if input.peek(Token![,]) {
+            input.parse::<Token![,]>()?;
+        }
+        if input.is_empty() {
+            return Ok(TimerAst::After(after));
+        }
+        let rest: TokenStream = input.parse()?;
+        return Err(syn::Error::new_spanned(
+            rest,
+            "a duration timer takes one expression, `timer(Duration::from_secs(30))`; a point in time or a repeat is named: `timer(at = SYSTEM_TIME)`, `timer(every = DURATION, times = N)`",
+        ));
     }
-    let (mut at, mut every, mut times) = (None, None, None);
+    // Each argument with its name, for errors about it.
+    let [mut at, mut every, mut times]: [Option<(Ident, Expr)>; 3] = Default::default();
     while !input.is_empty() {
         let key: Ident = input.parse()?;
-        input.parse::<Token![=]>()?;
-        let value: Expr = input.parse()?;
-        match key.to_string().as_str() {
-            "at" => at = Some(value),
-            "every" => every = Some(value),
-            "times" => times = Some(value),
-            _ => {
+        let slot = match key.to_string().as_str() {
+            "at" => &mut at,
+            "every" => &mut every,
+            "times" => &mut times,
+            name => {
+                let hint = crate::check::suggest::nearest(name, ["at", "every", "times"])
+                    .map(|s| format!("did you mean `{s}`? "))
+                    .unwrap_or_default();
                 return Err(syn::Error::new_spanned(
                     &key,
-                    format!("unknown timer argument `{key}`; a timer is `timer(DURATION)`, `timer(at = SYSTEM_TIME)` or `timer(every = DURATION, times = N)`"),
-                ))
+                    format!("unknown timer argument `{key}`; {hint}{FORMS}"),
+                ));
             }
+        };
+        if slot.is_some() {
+            return Err(syn::Error::new_spanned(
+                &key,
+                format!("`{key}` is given twice in this timer; keep one"),
+            ));
         }
+        input.parse::<Token![=]>().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("expected `=` after `{key}`: timer arguments are written `name = value`; {FORMS}"),
+            )
+        })?;
+        *slot = Some((key, input.parse()?));
         if !input.is_empty() {
             input.parse::<Token![,]>()?;
         }
     }
     match (at, every, times) {
-        (Some(at), None, None) => Ok(TimerAst::At(at)),
-        (None, Some(every), times) => Ok(TimerAst::Every { every, times }),
-        _ => Err(input.error("a timer is `timer(DURATION)`, `timer(at = SYSTEM_TIME)` or `timer(every = DURATION, times = N)`; `at` and `every` do not mix, and `times` goes with `every`")),
+        (Some((_, at)), None, None) => Ok(TimerAst::At(at)),
+        (None, Some((_, every)), times) => Ok(TimerAst::Every {
+            every,
+            times: times.map(|(_, t)| t),
+        }),
+        (Some(_), Some((every, _)), _) => Err(syn::Error::new_spanned(
+            every,
+            "a timer fires either once at a point in time, `timer(at = SYSTEM_TIME)`, or repeatedly, `timer(every = DURATION, times = N)`; `at` and `every` do not mix — keep one",
+        )),
+        (at, None, Some((times, _))) => Err(syn::Error::new_spanned(
+            times,
+            format!(
+                "`times` counts the firings of a repeating timer, so it goes with `every`: `timer(every = DURATION, times = N)`{}",
+                if at.is_some() { " — a timer `at` a point in time fires once" } else { "" }
+            ),
+        )),
+        (None, None, None) => Err(input.error(format!("a timer needs its time: {FORMS}"))),
     }
 }

@@ -10,32 +10,61 @@ pub fn check(ctx: &Ctx, model: &Model) {
     for (n, node) in model.nodes.iter().enumerate() {
         if let Some(event) = &node.event {
             let catches = matches!(node.kind, Kind::Catch(_) | Kind::Receive);
+            let name = event
+                .name
+                .as_ref()
+                .map(|n| format!("`{:?}` ", n.value()))
+                .unwrap_or_default();
             if node.kind == Kind::Receive && event.trigger != EventTrigger::Message {
                 ctx.error(
                     &event.keyword,
-                    format!("a receive task waits for a message: `receive {}: message(\"name\", key = |data| ...)`; for a {} use a catch event", node.id, event.keyword),
+                    format!(
+                        "a receive task waits for a message, not a {kw}: `receive {id}: message(\"name\", key = |data| ...);` — to wait for a {kw}, use a catch event: `catch {id}: {kw}(...);`",
+                        kw = event.keyword,
+                        id = node.id,
+                    ),
                 );
             }
             if event.trigger == EventTrigger::Message && event.key.is_none() {
-                let role = if catches { "waits for" } else { "sends" };
                 ctx.error(
                     &event.keyword,
                     format!(
-                        "`{}` {role} a message but gives no correlation key, so the engine cannot tell which instance it belongs to; add `key = |data| data.id.clone()` (any `ToString` value)",
-                        node.id
+                        "`{}` {} a message but gives no correlation key, so the engine cannot tell which waiting instance the {name}message is for; add one, e.g. `key = |data| data.id.clone()` (any `ToString` value)",
+                        node.id,
+                        if catches { "waits for" } else { "sends" },
                     ),
                 );
             }
             if event.trigger != EventTrigger::Message {
                 if let Some((key, _)) = &event.key {
-                    ctx.error(key, format!("only a message has a correlation key; a {} reaches every catcher — remove `key`", event.keyword));
+                    ctx.error(
+                        key,
+                        format!(
+                            "only a message has a correlation key; a {} reaches every instance waiting for it — remove `key`, or make it a `message(...)`",
+                            event.keyword
+                        ),
+                    );
                 }
             }
             if let Some((apply, _)) = event.apply.as_ref().filter(|_| !catches) {
-                ctx.error(apply, format!("`apply` maps a caught payload into the data; {} throws — give what it sends with `payload = |data| ...`", node.kind.a()));
+                ctx.error(
+                    apply,
+                    format!(
+                        "`apply` maps a caught payload into the data, but `{}` is {}, which sends — remove `apply`; to send a payload, give it with `payload = |data| ...`",
+                        node.id,
+                        node.kind.a()
+                    ),
+                );
             }
             if let Some((payload, _)) = event.payload.as_ref().filter(|_| catches) {
-                ctx.error(payload, format!("`payload` is what a throw sends; {} catches — map what it receives with `apply = |data, payload: &P| ...`", node.kind.a()));
+                ctx.error(
+                    payload,
+                    format!(
+                        "`payload` is what a throw sends, but `{}` is {}, which waits — remove `payload`; to take what it receives into the data, use `apply = |data, payload: &P| ...`",
+                        node.id,
+                        node.kind.a()
+                    ),
+                );
             }
         }
         if node.kind == Kind::EventGate {
@@ -48,60 +77,96 @@ pub fn check(ctx: &Ctx, model: &Model) {
 fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
     let gate = &model.nodes[n];
     if gate.outgoing.len() < 2 && !gate.loose_out {
+        let (has, example) = match gate.outgoing.first() {
+            Some(&f) => (
+                format!("only one arm (`{}`)", model.flows[f].target_ident),
+                format!(
+                    "add another, e.g. a time-out: `catch timeout: timer(Duration::from_secs(30));` and `{} -> timeout;`",
+                    gate.id
+                ),
+            ),
+            None => (
+                "no arm".to_string(),
+                format!(
+                    "flow it into the events it waits for, e.g. `{} -> paid, timeout;` with a message catch `paid` and a timer catch `timeout`",
+                    gate.id
+                ),
+            ),
+        };
         ctx.error(
             gate.id,
             format!(
-                "the event-based gateway `{}` has {} arm; it chooses between events, so it needs at least two, e.g. `{} -> paid, timeout;` with a message catch and a timer catch",
-                gate.id,
-                gate.outgoing.len(),
+                "the event-based gateway `{}` has {has}; it takes the arm whose event comes first, so it needs at least two — {example}",
                 gate.id
             ),
         );
     }
+    // The flows to the first message catch and the first receive task among the arms.
     let (mut message_catch, mut receive) = (None, None);
     for &f in &gate.outgoing {
         let flow = &model.flows[f];
         let arm = &model.nodes[flow.target];
         if let Some(guard) = flow.guard {
+            let (what, mend) = if flow.is_default() {
+                ("be the default (`else`)", "remove `else`")
+            } else {
+                ("have a condition (`when`)", "remove the condition; to choose by the data, put an exclusive gateway after the arm")
+            };
             ctx.error_at(
                 guard.span(),
-                format!("the arm `{} -> {}` of an event-based gateway cannot have a condition or default: the first event to come chooses the arm", gate.id, arm.id),
+                format!(
+                    "the arm `{} -> {}` of an event-based gateway cannot {what}: the event that comes first chooses the arm — {mend}",
+                    gate.id, arm.id
+                ),
             );
         }
         match arm.kind {
-            Kind::Catch(EventTrigger::Message) => message_catch = message_catch.or(Some(arm.id)),
-            Kind::Receive => receive = receive.or(Some(arm.id)),
+            Kind::Catch(EventTrigger::Message) => message_catch = message_catch.or(Some(f)),
+            Kind::Receive => receive = receive.or(Some(f)),
             Kind::Catch(_) => {}
             _ => {
                 ctx.error(
-                    flow.tokens(),
+                    flow.target_ident,
                     format!(
-                        "`{}` is {}, but an event-based gateway's arm must wait for an event: a message, signal or timer catch event, or a receive task",
+                        "`{}` is {}, but an arm of the event-based gateway `{}` must wait for an event: a message, signal or timer catch event, or a receive task — flow from `{}` into such an event, and from the event on to `{}`",
                         arm.id,
-                        arm.kind.a()
+                        arm.kind.a(),
+                        gate.id,
+                        gate.id,
+                        arm.id,
                     ),
                 );
                 continue;
             }
         }
-        if arm.incoming.len() > 1 {
+        // Every other flow into the arm, each where it is written.
+        for &other in arm.incoming.iter().filter(|&&i| model.flows[i].source != n) {
+            let other = &model.flows[other];
             ctx.error(
-                arm.id,
+                other.tokens(),
                 format!(
-                    "`{}` is an arm of the event-based gateway `{}`, so its only incoming flow must be the gateway's; it has {} — merge the other paths after the arm",
-                    arm.id,
-                    gate.id,
-                    arm.incoming.len()
+                    "`{}` is an arm of the event-based gateway `{}`, so its only incoming flow must be the gateway's, but `{} -> {}` flows into it too — move this flow to the element after `{}` (merge there)",
+                    arm.id, gate.id, other.source_ident, arm.id, arm.id
                 ),
             );
         }
     }
     if let (Some(catch), Some(receive)) = (message_catch, receive) {
+        // Reported at whichever of the two comes later among the arms.
+        let (first, second) = (catch.min(receive), catch.max(receive));
+        let (first, second) = (&model.flows[first], &model.flows[second]);
+        let what = |flow: &crate::model::Flow| model.nodes[flow.target].kind.a();
         ctx.error(
-            gate.id,
+            second.target_ident,
             format!(
-                "the event-based gateway `{}` mixes a message catch event (`{catch}`) and a receive task (`{receive}`); use one or the other for its message arms",
-                gate.id
+                "`{}` is {}, but the event-based gateway `{}` already waits for a message with {} (`{}`); its message arms must all be catch events or all receive tasks — declare `{}` like `{}`",
+                second.target_ident,
+                what(second),
+                gate.id,
+                what(first),
+                first.target_ident,
+                second.target_ident,
+                first.target_ident,
             ),
         );
     }
