@@ -272,7 +272,7 @@ pub fn activation(spec: &Spec) -> syn::Result<ActivationAst> {
         }
         Ok(())
     };
-    syn::parse::Parser::parse2(parser, args.clone())?;
+    spec.parse_args(args, parser)?;
     if triple.count.is_none() {
         let example = if triple.require.is_empty() {
             "`activate(count = 2)`".to_string()

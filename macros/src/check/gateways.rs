@@ -70,7 +70,7 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
             Kind::Start | Kind::Catch(_) | Kind::Throw(_) => ctx.error_at(
                 guard.span(),
                 format!(
-                    "{} cannot have {what} on its outgoing flow `{} -> {}`; only exclusive and inclusive gateways and tasks choose between flows — remove it, or flow from `{}` into an exclusive gateway that chooses",
+                    "{} cannot have {what} on its outgoing flow `{} -> {}`; only choosing gateways (exclusive, inclusive, complex) and activities (task, receive, user) guard their flows — remove it, or flow from `{}` into an exclusive gateway that chooses",
                     node.kind.a(), node.id, flow.target_ident, node.id
                 ),
             ),
