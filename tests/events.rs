@@ -1592,7 +1592,6 @@ async fn caught_at<D: Clone>(handle: &InstanceHandle<D>, node: &str) {
 /// flips, the last entry (`finance`) takes its place and `open_work` lists
 /// `[finance, legal]`.
 #[tokio::test(start_paused = true)]
-#[ignore = "engine bug: open_work order breaks after an earlier-parked track flips (Vec::swap_remove in waits.rs)"]
 async fn open_work_keeps_the_order_reached_after_an_event() {
     let engine = Engine::new();
     let h = engine.start(&MESSAGE_THEN_APPROVALS, deal("ow"));
@@ -1993,7 +1992,6 @@ async fn a_far_timer_just_waits() {
 /// panics on the loop's task, the loop dies, the history is lost and the outcome is
 /// `Failed(Lost)` — "a bug in thresh".
 #[tokio::test(start_paused = true)]
-#[ignore = "engine bug: timer(Duration::MAX) panics the instance loop (Instant overflow in TimerSpec::first); outcome Failed(Lost), history empty"]
 async fn an_unrepresentable_timer_does_not_kill_the_loop() {
     let engine = Engine::new();
     let h = engine.start(&NEVER, deal("never"));

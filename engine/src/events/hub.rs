@@ -178,10 +178,11 @@ impl Hub {
             }
             return sub;
         }
+        // Usually one waiter per (name, key): room for exactly one.
         state
             .waiters
             .entry(at.clone())
-            .or_default()
+            .or_insert_with(|| VecDeque::with_capacity(1))
             .push_back((sub, mailbox.clone()));
         state.subs.insert(sub, Place::Message(at));
         sub
@@ -224,15 +225,19 @@ impl Hub {
                 "signal broadcast with no catcher: nothing to do"
             );
         }
-        subscribers
-            .into_iter()
-            .filter(|(sub, mailbox)| {
-                mailbox.post(Delivery::Signal {
-                    sub: *sub,
-                    payload: payload.clone(),
-                })
-            })
-            .count()
+        let mut reached = 0;
+        for (sub, mailbox) in subscribers {
+            if mailbox.post(Delivery::Signal {
+                sub,
+                payload: payload.clone(),
+            }) {
+                reached += 1;
+            } else {
+                // Its instance ended without unsubscribing yet: drop the stale entry.
+                self.unsubscribe(sub);
+            }
+        }
+        reached
     }
 
     /// Publish a message: to the first waiter for (name, key), else into the buffer.

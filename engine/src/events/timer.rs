@@ -27,16 +27,16 @@ pub enum TimerSpec {
 }
 
 impl TimerSpec {
-    /// First deadline when armed at `now`.
-    pub(crate) fn first(&self, now: Instant) -> Instant {
+    /// First deadline when armed at `now`; `None` when it lies beyond what the clock
+    /// can represent (the timer never fires).
+    pub(crate) fn first(&self, now: Instant) -> Option<Instant> {
         match *self {
-            TimerSpec::After(d) => now + d,
-            TimerSpec::At(at) => {
-                now + at
-                    .duration_since(SystemTime::now())
-                    .unwrap_or(Duration::ZERO)
-            }
-            TimerSpec::Every { every, .. } => now + every,
+            TimerSpec::After(d) => now.checked_add(d),
+            TimerSpec::At(at) => now.checked_add(
+                at.duration_since(SystemTime::now())
+                    .unwrap_or(Duration::ZERO),
+            ),
+            TimerSpec::Every { every, .. } => now.checked_add(every),
         }
     }
 
@@ -45,7 +45,7 @@ impl TimerSpec {
     pub(crate) fn next(&self, fired: u32, last: Instant) -> Option<Instant> {
         match *self {
             TimerSpec::Every { every, times } if times.is_none_or(|t| fired < t) => {
-                Some(last + every)
+                last.checked_add(every)
             }
             _ => None,
         }

@@ -48,8 +48,9 @@ pub enum Happening {
     /// The token waits for an event here (a catch event, a receive or user task, an
     /// event-based gateway); its track is parked on its channel.
     Parked,
-    /// The awaited event came: at a catch event (or the event-based gateway's arm
-    /// that won), with the fields the caught payload changed.
+    /// The awaited event came to a catch event (an event-based gateway's winning
+    /// catch arm included; a receive task records `Completed`), with the fields the
+    /// caught payload changed.
     Caught {
         /// The fields the commit changed, in declaration order.
         changed: Vec<&'static str>,

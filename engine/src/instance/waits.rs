@@ -111,9 +111,11 @@ impl<D: ProcessData> Instance<D> {
                 let spec = self.user_code(node.id, spec)?;
                 let id = self.next_timer;
                 self.next_timer += 1;
-                let deadline = spec.first(Instant::now());
-                self.timers.push(Reverse((deadline, id)));
-                self.reset_sleep();
+                // A deadline the clock cannot represent never comes: the wait stays.
+                if let Some(deadline) = spec.first(Instant::now()) {
+                    self.timers.push(Reverse((deadline, id)));
+                    self.reset_sleep();
+                }
                 On::Timer(id)
             }
         })
@@ -135,15 +137,12 @@ impl<D: ProcessData> Instance<D> {
             .find_map(|(p, parked)| parked.waits.iter().position(|w| w.on == on).map(|w| (p, w)))
     }
 
-    /// Drop every subscription of a parked entry except `keep`.
-    fn disarm(&self, parked: &Parked, keep: Option<usize>) {
-        for (i, wait) in parked.waits.iter().enumerate() {
-            if Some(i) != keep {
-                if let On::Hub(sub) = wait.on {
-                    self.hub.unsubscribe(sub);
-                }
-                // Timers and open work are dropped with the entry: a timer that
-                // fires later finds no wait and is ignored.
+    /// Drop every subscription of a parked entry. Timers and open work go with the
+    /// entry: a timer that fires later finds no wait and is ignored.
+    fn disarm(&self, parked: &Parked) {
+        for wait in &parked.waits {
+            if let On::Hub(sub) = wait.on {
+                self.hub.unsubscribe(sub);
             }
         }
     }
@@ -151,7 +150,7 @@ impl<D: ProcessData> Instance<D> {
     /// Disarm every parked track (the instance is stopping).
     pub(super) fn disarm_all(&mut self) {
         for parked in std::mem::take(&mut self.parked) {
-            self.disarm(&parked, None);
+            self.disarm(&parked);
         }
         self.timers.clear();
         self.sleep = None;
@@ -233,12 +232,15 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// The flip (SRD-027 FR-4): take the parked entry `p` out of the set — so no
+    /// The flip (SRD-027 FR-4): take the parked entry `p` out of the set (keeping
+    /// the others in parking order) — so no
     /// later delivery finds it — drop its other subscriptions, and send the track
     /// what wait `w` brought.
     fn flip(&mut self, p: usize, w: usize, payload: Option<Payload>) {
-        let parked = self.parked.swap_remove(p);
-        self.disarm(&parked, Some(w));
+        let parked = self.parked.remove(p);
+        // Every subscription goes, the winning one too: a signal's stays in the
+        // index until unsubscribed (a message's is gone already; this is a no-op).
+        self.disarm(&parked);
         let arm = parked.waits[w].arm;
         let apply = match (trigger(&self.process.nodes[arm].kind), payload) {
             (
@@ -323,7 +325,7 @@ impl<D: ProcessData> Instance<D> {
         let p = self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
             node: node.to_string(),
         })?;
-        let parked = self.parked.swap_remove(p);
+        let parked = self.parked.remove(p);
         let apply: Apply<D> = Box::new(move |data: &mut D| {
             update(data);
             Ok(())
@@ -336,7 +338,7 @@ impl<D: ProcessData> Instance<D> {
         let p = self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
             node: node.to_string(),
         })?;
-        let parked = self.parked.swap_remove(p);
+        let parked = self.parked.remove(p);
         let id = self.process.nodes[parked.at].id;
         warn!(track = %parked.track, node = id, %message, "user task failed");
         self.record(
