@@ -57,7 +57,7 @@ pub(crate) fn spawn<D: ProcessData>(
         data: Arc::new(data),
         tracks: Vec::new(),
         joins: Vec::new(),
-        history: History::with_capacity(32),
+        history: History::with_capacity(4),
         intake_tx,
         workers: JoinSet::new(),
         running: 0,
@@ -75,7 +75,11 @@ pub(crate) fn spawn<D: ProcessData>(
         sleep: None,
     };
     let handle = InstanceHandle::new(id, instance.intake_tx.clone(), finished_rx);
-    let body = instance.run(intake, finished_tx, stop).instrument(span);
+    let body = async move {
+        let mut instance = instance;
+        instance.run(intake, finished_tx, stop).await;
+    };
+    let body = body.instrument(span);
     tracker.spawn_on(body, runtime);
     handle
 }
@@ -99,7 +103,7 @@ pub(super) struct TrackSlot<D> {
     pub(super) state: TrackState,
     /// The track's park channel; `None` until its work first has to wait (a track
     /// whose work is always ready never needs a task).
-    inbox: Option<mpsc::Sender<Instruction<D>>>,
+    inbox: Option<mpsc::Sender<Box<Instruction<D>>>>,
 }
 
 /// A token to move: on `track`, across `flow`.
@@ -140,8 +144,10 @@ pub(super) struct Instance<D: ProcessData> {
 }
 
 impl<D: ProcessData> Instance<D> {
+    /// The loop. It borrows the instance, which its caller owns: the spawned future
+    /// then holds the instance once, not once as an argument and once as a local.
     async fn run(
-        mut self,
+        &mut self,
         mut intake: mpsc::UnboundedReceiver<Input<D>>,
         finished: watch::Sender<Option<Arc<Finished<D>>>>,
         stop: CancellationToken,
@@ -157,9 +163,9 @@ impl<D: ProcessData> Instance<D> {
                 Some(input) = intake.recv() => {
                     self.inline_budget = INLINE_BUDGET;
                     match input {
-                        Input::Track(report) => self.on_report(report),
-                        Input::Handle(command) => self.on_command(command),
-                        Input::Event(delivery) => self.on_event(delivery),
+                        Input::Track(report) => self.on_report(*report),
+                        Input::Handle(command) => self.on_command(*command),
+                        Input::Event(delivery) => self.on_event(*delivery),
                     }
                 }
                 _ = async { self.sleep.as_mut().expect("guarded").await }, if self.sleep.is_some() => {
@@ -177,11 +183,13 @@ impl<D: ProcessData> Instance<D> {
         // instance that ends while a message is on its way loses nothing.
         intake.close();
         while let Ok(input) = intake.try_recv() {
-            if let Input::Event(Delivery::Message {
-                name, key, payload, ..
-            }) = input
-            {
-                self.hub.publish(&name, &key, payload);
+            if let Input::Event(delivery) = input {
+                if let Delivery::Message {
+                    name, key, payload, ..
+                } = *delivery
+                {
+                    self.hub.publish(&name, &key, payload);
+                }
             }
         }
         let outcome = self
@@ -192,7 +200,7 @@ impl<D: ProcessData> Instance<D> {
         let data = D::clone(&self.data);
         let _ = finished.send(Some(Arc::new(Finished {
             outcome,
-            history: self.history,
+            history: std::mem::take(&mut self.history),
             data,
         })));
     }
@@ -222,7 +230,7 @@ impl<D: ProcessData> Instance<D> {
                 if self.slot_mut(track).is_none() {
                     return; // a report from a track the loop already stopped
                 }
-                self.step(|this, moves| this.task_done(track, node, base, *edited, result, moves));
+                self.step(|this, moves| this.task_done(track, node, base, edited, result, moves));
             }
             Report::TaskPanicked {
                 track,
@@ -691,7 +699,10 @@ impl<D: ProcessData> Instance<D> {
 
     /// The track's park channel, spawning its task on first need: from then on the
     /// task waits on the channel for the loop's next instruction.
-    pub(super) fn track_inbox(&mut self, track: TrackId) -> Option<&mpsc::Sender<Instruction<D>>> {
+    pub(super) fn track_inbox(
+        &mut self,
+        track: TrackId,
+    ) -> Option<&mpsc::Sender<Box<Instruction<D>>>> {
         let (intake, span) = (&self.intake_tx, &self.span);
         let workers = &mut self.workers;
         let slot = self.tracks.iter_mut().find(|s| s.id == track)?;
@@ -707,7 +718,7 @@ impl<D: ProcessData> Instance<D> {
     pub(super) fn send_to_track(&mut self, track: TrackId, instruction: Instruction<D>) {
         let sent = self
             .track_inbox(track)
-            .is_some_and(|inbox| inbox.try_send(instruction).is_ok());
+            .is_some_and(|inbox| inbox.try_send(Box::new(instruction)).is_ok());
         if !sent {
             // Unreachable by the one-outstanding-instruction protocol; fail loudly
             // rather than leave the token stranded.

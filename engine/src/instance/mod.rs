@@ -149,15 +149,18 @@ pub(crate) struct Finished<D> {
 
 /// Everything the loop hears, on its one intake channel: reports from its tracks and
 /// requests from handles.
+///
+/// Each variant is boxed: the channel's slots stay one pointer wide, which keeps an
+/// idle instance's intake small (the channel allocates its slots in blocks).
 pub(crate) enum Input<D> {
-    Track(track::Report<D>),
-    Handle(Command<D>),
-    Event(crate::events::Delivery),
+    Track(Box<track::Report<D>>),
+    Handle(Box<Command<D>>),
+    Event(Box<crate::events::Delivery>),
 }
 
 impl<D: crate::ProcessData> crate::events::Mailbox for mpsc::UnboundedSender<Input<D>> {
     fn post(&self, delivery: crate::events::Delivery) -> bool {
-        self.send(Input::Event(delivery)).is_ok()
+        self.send(Input::Event(Box::new(delivery))).is_ok()
     }
 }
 
@@ -292,7 +295,7 @@ impl<D: Clone> InstanceHandle<D> {
         let (tx, rx) = oneshot::channel();
         if self
             .commands
-            .send(Input::Handle(Command::History(tx)))
+            .send(Input::Handle(Box::new(Command::History(tx))))
             .is_ok()
         {
             if let Ok(history) = rx.await {
@@ -313,7 +316,11 @@ impl<D: Clone> InstanceHandle<D> {
             return Some(f.data.clone());
         }
         let (tx, rx) = oneshot::channel();
-        if self.commands.send(Input::Handle(Command::Data(tx))).is_ok() {
+        if self
+            .commands
+            .send(Input::Handle(Box::new(Command::Data(tx))))
+            .is_ok()
+        {
             if let Ok(data) = rx.await {
                 return Some(data);
             }
@@ -326,7 +333,7 @@ impl<D: Clone> InstanceHandle<D> {
         let (tx, rx) = oneshot::channel();
         if self
             .commands
-            .send(Input::Handle(Command::OpenWork(tx)))
+            .send(Input::Handle(Box::new(Command::OpenWork(tx))))
             .is_err()
         {
             return Vec::new();
@@ -362,7 +369,11 @@ impl<D: Clone> InstanceHandle<D> {
             update: Box::new(update),
             reply,
         };
-        if self.commands.send(Input::Handle(command)).is_err() {
+        if self
+            .commands
+            .send(Input::Handle(Box::new(command)))
+            .is_err()
+        {
             return Err(WorkError::InstanceEnded);
         }
         rx.await.unwrap_or(Err(WorkError::InstanceEnded))
@@ -377,7 +388,11 @@ impl<D: Clone> InstanceHandle<D> {
             message: message.into(),
             reply,
         };
-        if self.commands.send(Input::Handle(command)).is_err() {
+        if self
+            .commands
+            .send(Input::Handle(Box::new(command)))
+            .is_err()
+        {
             return Err(WorkError::InstanceEnded);
         }
         rx.await.unwrap_or(Err(WorkError::InstanceEnded))
@@ -386,7 +401,7 @@ impl<D: Clone> InstanceHandle<D> {
     /// Ask the instance to stop. Running handlers are dropped at their next await;
     /// the outcome becomes [`Outcome::Cancelled`]. No effect on an ended instance.
     pub fn cancel(&self) {
-        let _ = self.commands.send(Input::Handle(Command::Cancel));
+        let _ = self.commands.send(Input::Handle(Box::new(Command::Cancel)));
     }
 
     fn ended(&self) -> Option<Arc<Finished<D>>> {

@@ -54,12 +54,12 @@ pub(crate) type Apply<D> = Box<dyn FnOnce(&mut D) -> Result<(), TaskError> + Sen
 /// What a track tells the loop.
 pub(crate) enum Report<D> {
     /// The handler of the task at `node` returned; `edited` is the task's copy of the
-    /// data (boxed, to keep the loop's intake slots small), taken from `base`.
+    /// data, taken from `base`.
     TaskDone {
         track: TrackId,
         node: NodeIdx,
         base: Arc<D>,
-        edited: Box<D>,
+        edited: D,
         result: Result<(), TaskError>,
     },
     /// The handler of the task at `node` panicked.
@@ -73,11 +73,11 @@ pub(crate) enum Report<D> {
 /// The body of a track's task.
 pub(crate) async fn run<D: ProcessData>(
     track: TrackId,
-    mut inbox: mpsc::Receiver<Instruction<D>>,
+    mut inbox: mpsc::Receiver<Box<Instruction<D>>>,
     intake: mpsc::UnboundedSender<Input<D>>,
 ) {
     while let Some(instruction) = inbox.recv().await {
-        let (node, base, outcome) = match instruction {
+        let (node, base, outcome) = match *instruction {
             Instruction::Finish { node, base, run } => (node, base, CatchUnwind(run).await),
             Instruction::Deliver { node, base, apply } => {
                 let mut edited = D::clone(&base);
@@ -94,7 +94,7 @@ pub(crate) async fn run<D: ProcessData>(
                 track,
                 node,
                 base,
-                edited: Box::new(edited),
+                edited,
                 result,
             },
             Err(panic) => Report::TaskPanicked {
@@ -103,7 +103,7 @@ pub(crate) async fn run<D: ProcessData>(
                 message: panic_message(panic),
             },
         };
-        if intake.send(Input::Track(report)).is_err() {
+        if intake.send(Input::Track(Box::new(report))).is_err() {
             return; // the instance ended while we worked
         }
     }

@@ -71,6 +71,8 @@ impl<D: ProcessData> Instance<D> {
         }
         // Park before register: the loop knows the track is parked before any
         // subscription that could target it exists.
+        // Most instances park one token at a time: grow one entry at a time.
+        self.parked.reserve_exact(1);
         self.parked.push(Parked {
             track,
             at,
