@@ -372,9 +372,9 @@ fn park_memory(rt: &tokio::runtime::Runtime) {
     print_census(&mid.parked, PARKED);
     println!("  type sizes (bytes):");
     println!(
-        "    Step {} (history capacity 32 -> {} B), Happening {}, History {}, InstanceHandle<Order> {}, Outcome<Order> {}, Order {}",
+        "    Step {} (history starts with room for 4 -> {} B), Happening {}, History {}, InstanceHandle<Order> {}, Outcome<Order> {}, Order {}",
         std::mem::size_of::<Step>(),
-        32 * std::mem::size_of::<Step>(),
+        4 * std::mem::size_of::<Step>(),
         std::mem::size_of::<Happening>(),
         std::mem::size_of::<History>(),
         std::mem::size_of::<InstanceHandle<Order>>(),
@@ -569,7 +569,7 @@ fn broadcast_all(rt: &tokio::runtime::Runtime) {
         retained as f64 / PARKED as f64
     );
     println!(
-        "  (a caught signal's subscription stays in the hub's signal index after the catch fired: each keeps its\n   instance's mailbox, so its intake channel, alive, and every later broadcast of the name walks it)"
+        "  (a caught signal's subscription leaves the index when the catch fires: what stays is the hub's tables' capacity)"
     );
 }
 
