@@ -109,6 +109,9 @@ pub enum NodeKind<D: 'static> {
     /// Exclusive event-based gateway: the token waits for the first of its arms'
     /// triggers (the targets of its outgoing flows) and goes on along that arm.
     EventGate,
+    /// A link throw or link catch event. `process!` pairs each throw with the catch
+    /// of its name as a direct flow, so both simply pass the token on.
+    Link,
 }
 
 /// An event payload, shared as it is handed out (a signal reaches every catcher).
@@ -242,6 +245,7 @@ impl<D> Node<D> {
             NodeKind::Throw(_) => "throw",
             NodeKind::ThrowEnd(_) => "end (throw)",
             NodeKind::EventGate => "event_based",
+            NodeKind::Link => "link",
         }
     }
 

@@ -84,6 +84,8 @@ fn graph(model: &Model) -> TokenStream {
                 let triples: Vec<TokenStream> = triples.collect();
                 quote!(Complex { reach: &[#(#masks),*], activation: &[#(#triples),*] })
             }
+            // A link throw and its catch are pass-throughs joined by a direct edge.
+            Kind::Catch(EventTrigger::Link) | Kind::Throw(EventTrigger::Link) => quote!(Link),
             Kind::Catch(_) | Kind::Receive | Kind::Throw(_) | Kind::ThrowEnd(_) => {
                 let event = node.event.as_ref().expect("an element with an event parsed it, or the model has errors");
                 let what = match node.kind {
@@ -197,6 +199,7 @@ fn trigger(
         EventTrigger::Signal => {
             quote!(::thresh::__private::Trigger::Signal { name: #name, apply: #apply })
         }
+        EventTrigger::Link => unreachable!("a link catch is emitted as a pass-through node"),
         EventTrigger::Timer => {
             let f = format_ident!("__thresh_timer_{}", n);
             let spec = match event.timer.as_ref().expect("a timer parsed its arguments") {

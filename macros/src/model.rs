@@ -126,6 +126,9 @@ pub struct Flow<'a> {
     pub target_ident: &'a Ident,
     pub condition: Option<&'a Expr>,
     pub guard: Option<&'a Guard>,
+    /// The direct edge a link throw/catch pair resolves into (ADR-006 §2.8): not
+    /// written by the user, so the rules about written flows skip it.
+    pub link: bool,
 }
 
 impl Flow<'_> {
@@ -271,6 +274,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                         target_ident: target,
                         condition,
                         guard,
+                        link: false,
                     });
                 }
             }
@@ -287,6 +291,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
             nodes[n].loose_out = true;
         }
     }
+    flows.extend(link_edges(ctx, &nodes));
     for (i, flow) in flows.iter().enumerate() {
         nodes[flow.source].outgoing.push(i);
         nodes[flow.target].incoming.push(i);
@@ -309,6 +314,69 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
         flows,
         incomplete,
     }
+}
+
+/// Pair every link throw with the one link catch of its name, as a direct edge
+/// (ADR-006 §2.8): nothing is looked up by name at run time. A throw whose name has
+/// no catch, and a second catch of a name, are errors here.
+fn link_edges<'a>(ctx: &Ctx, nodes: &[Node<'a>]) -> Vec<Flow<'a>> {
+    let link_name = |node: &Node| {
+        node.event
+            .as_ref()
+            .filter(|e| e.trigger == EventTrigger::Link)
+            .and_then(|e| e.name.as_ref())
+            .map(|n| n.value())
+    };
+    let mut catches: Vec<(String, usize)> = Vec::new();
+    for (n, node) in nodes.iter().enumerate() {
+        if let (Kind::Catch(EventTrigger::Link), Some(name)) = (node.kind, link_name(node)) {
+            match catches.iter().find(|(c, _)| *c == name) {
+                Some((_, first)) => ctx.error(
+                    node.id,
+                    format!(
+                        "two link catch events are named \"{name}\" (`{}` and `{}`); a link throw must lead to exactly one place — rename one",
+                        nodes[*first].id, node.id
+                    ),
+                ),
+                None => catches.push((name, n)),
+            }
+        }
+    }
+    let mut edges = Vec::new();
+    for (n, node) in nodes.iter().enumerate() {
+        let (Kind::Throw(EventTrigger::Link), Some(name)) = (node.kind, link_name(node)) else {
+            continue;
+        };
+        match catches.iter().find(|(c, _)| *c == name) {
+            Some(&(_, target)) => edges.push(Flow {
+                source: n,
+                target,
+                source_ident: node.id,
+                target_ident: nodes[target].id,
+                condition: None,
+                guard: None,
+                link: true,
+            }),
+            None => {
+                let hint = suggest::nearest(&name, catches.iter().map(|(c, _)| c.as_str()))
+                    .map(|c| format!("did you mean \"{c}\"? "))
+                    .unwrap_or_default();
+                let at = node
+                    .event
+                    .as_ref()
+                    .and_then(|e| e.name.as_ref())
+                    .expect("a link has a name");
+                ctx.error(
+                    at,
+                    format!(
+                        "no link catch event is named \"{name}\", so the link throw `{}` leads nowhere; {hint}declare its target: `catch again: link(\"{name}\");`",
+                        node.id
+                    ),
+                );
+            }
+        }
+    }
+    edges
 }
 
 /// The node's kind from its keyword, handler and spec; `None` (with an error) when
@@ -360,6 +428,7 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
                 Some("message") => EventTrigger::Message,
                 Some("signal") => EventTrigger::Signal,
                 Some("timer") if keyword == "catch" => EventTrigger::Timer,
+                Some("link") => EventTrigger::Link,
                 _ => {
                     let id = &decl.id;
                     let (what, known, example): (_, &[&str], _) = if keyword == "catch" {

@@ -377,6 +377,8 @@ pub enum EventTrigger {
     Message,
     Signal,
     Timer,
+    /// A link event: an off-page connector within one process (ADR-006 §2.8).
+    Link,
 }
 
 /// `timer(DURATION)`, `timer(at = SYSTEM_TIME)`, `timer(every = DURATION, times = N)`.
@@ -394,6 +396,7 @@ pub fn event(spec: &Spec) -> syn::Result<EventAst> {
         "message" => EventTrigger::Message,
         "signal" => EventTrigger::Signal,
         "timer" => EventTrigger::Timer,
+        "link" => EventTrigger::Link,
         other => {
             return Err(syn::Error::new_spanned(
                 &spec.name,
@@ -414,6 +417,7 @@ pub fn event(spec: &Spec) -> syn::Result<EventAst> {
         EventTrigger::Message => "message(\"payment\", key = |data| data.id.clone())",
         EventTrigger::Signal => "signal(\"shipped\")",
         EventTrigger::Timer => "timer(Duration::from_secs(30))",
+        EventTrigger::Link => "link(\"retry\")",
     };
     let Some(args) = &spec.args else {
         return Err(syn::Error::new_spanned(

@@ -375,6 +375,7 @@ impl<D: ProcessData> Instance<D> {
                 Err(error) => self.fail(error),
             },
             NodeKind::Start
+            | NodeKind::Link
             | NodeKind::Exclusive
             | NodeKind::Parallel
             | NodeKind::Inclusive { .. }

@@ -123,7 +123,7 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
         match arm.kind {
             Kind::Catch(EventTrigger::Message) => message_catch = message_catch.or(Some(f)),
             Kind::Receive => receive = receive.or(Some(f)),
-            Kind::Catch(_) => {}
+            Kind::Catch(trigger) if trigger != EventTrigger::Link => {}
             _ => {
                 ctx.error(
                     flow.target_ident,

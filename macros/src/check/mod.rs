@@ -6,6 +6,7 @@ mod complex;
 mod events;
 mod gateways;
 mod graph;
+mod link;
 pub mod suggest;
 
 use crate::ctx::Ctx;
@@ -16,4 +17,5 @@ pub fn all(ctx: &Ctx, model: &Model) {
     gateways::check(ctx, model);
     complex::check(ctx, model);
     events::check(ctx, model);
+    link::check(ctx, model);
 }
