@@ -123,12 +123,42 @@ pub enum TaskError {
     /// A failure caused by another error.
     #[error(transparent)]
     Source(Box<dyn std::error::Error + Send + Sync + 'static>),
+    /// A BPMN error: caught by an error boundary on the task whose code matches (or
+    /// one without a code); with none, the instance fails with it.
+    #[error("BPMN error `{code}`: {message}")]
+    Bpmn {
+        /// The error code.
+        code: String,
+        /// What happened.
+        message: String,
+    },
+    /// A BPMN escalation: caught by an escalation boundary on the task; with none,
+    /// the task completes as if it returned `Ok` (an uncaught escalation is not an
+    /// error). A non-interrupting boundary lets the task complete too.
+    #[error("escalation `{code}`")]
+    Escalation {
+        /// The escalation code.
+        code: String,
+    },
 }
 
 impl TaskError {
     /// A failure described by `message`.
     pub fn new(message: impl fmt::Display) -> Self {
         TaskError::Message(message.to_string())
+    }
+
+    /// A BPMN error with `code`, for an error boundary to catch.
+    pub fn bpmn(code: impl Into<String>, message: impl fmt::Display) -> Self {
+        TaskError::Bpmn {
+            code: code.into(),
+            message: message.to_string(),
+        }
+    }
+
+    /// A BPMN escalation with `code`, for an escalation boundary to catch.
+    pub fn escalate(code: impl Into<String>) -> Self {
+        TaskError::Escalation { code: code.into() }
     }
 
     /// A failure caused by `error`.

@@ -64,6 +64,9 @@ pub struct Node<D: 'static> {
     /// The default flow (`else`), if any.
     #[doc(hidden)]
     pub default: Option<FlowIdx>,
+    /// Boundary events attached to this activity, in declaration order.
+    #[doc(hidden)]
+    pub boundaries: &'static [NodeIdx],
 }
 
 /// What a node is and what the engine needs to run it.
@@ -109,6 +112,31 @@ pub enum NodeKind<D: 'static> {
     /// Exclusive event-based gateway: the token waits for the first of its arms'
     /// triggers (the targets of its outgoing flows) and goes on along that arm.
     EventGate,
+    /// A boundary event on an activity: armed while the activity works; when its
+    /// trigger comes, an interrupting one stops the activity and the token goes on
+    /// from here, a non-interrupting one starts a new token here.
+    Boundary {
+        #[doc(hidden)]
+        activity: NodeIdx,
+        #[doc(hidden)]
+        trigger: Trigger<D>,
+        #[doc(hidden)]
+        interrupting: bool,
+    },
+    /// Error end event: throws the error to the enclosing scope; with no catcher
+    /// there, the instance fails with it.
+    ErrorEnd {
+        #[doc(hidden)]
+        code: &'static str,
+    },
+    /// Escalation throw (intermediate, or an end when `end`): with no catcher, not an
+    /// error — the token goes on (or ends).
+    Escalate {
+        #[doc(hidden)]
+        code: &'static str,
+        #[doc(hidden)]
+        end: bool,
+    },
     /// A link throw or link catch event. `process!` pairs each throw with the catch
     /// of its name as a direct flow, so both simply pass the token on.
     Link,
@@ -142,6 +170,31 @@ pub enum Trigger<D: 'static> {
     },
     /// A timer, armed when the token arrives.
     Timer(#[doc(hidden)] fn() -> crate::events::TimerSpec),
+    /// A condition over the data (ADR-006 §2.7): evaluated when armed, then after
+    /// every commit that changes a field in `on` (every commit when `on` is empty);
+    /// it fires on a false→true edge.
+    Condition {
+        #[doc(hidden)]
+        condition: Condition<D>,
+        #[doc(hidden)]
+        on: &'static [&'static str],
+    },
+    /// A BPMN error thrown inside the activity (boundary only): `code` `None` catches
+    /// every error. `apply` gets the [`BpmnError`](crate::events::BpmnError).
+    Error {
+        #[doc(hidden)]
+        code: Option<&'static str>,
+        #[doc(hidden)]
+        apply: Option<ApplyPayload<D>>,
+    },
+    /// An escalation raised inside the activity (boundary only); `apply` gets the
+    /// [`Escalation`](crate::events::Escalation).
+    Escalation {
+        #[doc(hidden)]
+        code: Option<&'static str>,
+        #[doc(hidden)]
+        apply: Option<ApplyPayload<D>>,
+    },
 }
 
 /// What a throw event sends.
@@ -246,6 +299,10 @@ impl<D> Node<D> {
             NodeKind::ThrowEnd(_) => "end (throw)",
             NodeKind::EventGate => "event_based",
             NodeKind::Link => "link",
+            NodeKind::Boundary { .. } => "boundary",
+            NodeKind::ErrorEnd { .. } => "end (error)",
+            NodeKind::Escalate { end: false, .. } => "throw (escalation)",
+            NodeKind::Escalate { end: true, .. } => "end (escalation)",
         }
     }
 

@@ -101,6 +101,20 @@ fn graph(model: &Model) -> TokenStream {
                 quote!(#what(#body))
             }
             Kind::User => quote!(User),
+            Kind::Boundary { interrupting, .. } => {
+                let event = node.event.as_ref().expect("a boundary parsed its event, or the model has errors");
+                let activity = node.attached_to.expect("a boundary is attached, or the model has errors");
+                let trigger = trigger(n, data, event, &mut fns);
+                quote!(Boundary { activity: #activity, trigger: #trigger, interrupting: #interrupting })
+            }
+            Kind::ErrorEnd => {
+                let code = code_of(node.event.as_ref());
+                quote!(ErrorEnd { code: #code })
+            }
+            Kind::Escalate { end } => {
+                let code = code_of(node.event.as_ref());
+                quote!(Escalate { code: #code, end: #end })
+            }
             Kind::EventGate => quote!(EventGate),
             Kind::Task(handler) => {
                 let f = format_ident!("__thresh_task_{}", n);
@@ -108,7 +122,7 @@ fn graph(model: &Model) -> TokenStream {
                 quote!(Task(#f))
             }
         };
-        let (incoming, outgoing) = (&node.incoming, &node.outgoing);
+        let (incoming, outgoing, boundaries) = (&node.incoming, &node.outgoing, &node.boundaries);
         let default = option(node.default);
         quote! {
             ::thresh::__private::Node {
@@ -118,6 +132,7 @@ fn graph(model: &Model) -> TokenStream {
                 incoming: &[#(#incoming),*],
                 outgoing: &[#(#outgoing),*],
                 default: #default,
+                boundaries: &[#(#boundaries),*],
             }
         }
     });
@@ -200,6 +215,40 @@ fn trigger(
             quote!(::thresh::__private::Trigger::Signal { name: #name, apply: #apply })
         }
         EventTrigger::Link => unreachable!("a link catch is emitted as a pass-through node"),
+        EventTrigger::Condition => {
+            let f = format_ident!("__thresh_when_{}", n);
+            let condition = event
+                .condition
+                .as_ref()
+                .expect("a condition parsed its closure");
+            fns.push(condition_fn(&f, data, condition));
+            let on: Vec<String> = event
+                .on
+                .iter()
+                .flat_map(|(_, _, fields)| fields.iter().map(|f| f.to_string()))
+                .collect();
+            // Each named field is read once in a dead fn, so a misspelt one is a
+            // compile error on the user's name.
+            let probe = format_ident!("__thresh_on_{}", n);
+            let fields = event.on.iter().flat_map(|(_, _, fields)| fields.iter());
+            fns.push(quote! {
+                #[allow(non_snake_case, dead_code)]
+                fn #probe(data: &#data) { #( let _ = &data.#fields; )* }
+            });
+            quote!(::thresh::__private::Trigger::Condition { condition: #f, on: &[#(#on),*] })
+        }
+        EventTrigger::Error | EventTrigger::Escalation => {
+            let code = match &event.code {
+                Some(code) => quote!(::core::option::Option::Some(#code)),
+                None => quote!(::core::option::Option::None),
+            };
+            let what = if event.trigger == EventTrigger::Error {
+                quote!(Error)
+            } else {
+                quote!(Escalation)
+            };
+            quote!(::thresh::__private::Trigger::#what { code: #code, apply: #apply })
+        }
         EventTrigger::Timer => {
             let f = format_ident!("__thresh_timer_{}", n);
             let spec = match event.timer.as_ref().expect("a timer parsed its arguments") {
@@ -243,6 +292,14 @@ fn throw(n: usize, data: &syn::Type, event: &EventAst, fns: &mut Vec<TokenStream
             quote!(::thresh::__private::Throw::Message { name: #name, key: #key, payload: #payload })
         }
         _ => quote!(::thresh::__private::Throw::Signal { name: #name, payload: #payload }),
+    }
+}
+
+/// The code of an error or escalation throw (`check::events` makes sure there is one).
+fn code_of(event: Option<&EventAst>) -> TokenStream {
+    match event.and_then(|e| e.code.as_ref()) {
+        Some(code) => quote!(#code),
+        None => quote!(""),
     }
 }
 

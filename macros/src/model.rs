@@ -3,7 +3,7 @@
 //! every id declared once, every flow naming declared nodes — are reported here.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, ToTokens};
 use syn::{Expr, Ident, Type, Visibility};
 
 use crate::check::suggest;
@@ -45,6 +45,12 @@ pub struct Node<'a> {
     pub activation: Vec<ActivationAst>,
     /// The event of a catch, receive task, throw or throwing end, as written.
     pub event: Option<EventAst>,
+    /// A boundary event: the activity it is attached to.
+    pub attached_to: Option<usize>,
+    /// An activity: its boundary events, in declaration order.
+    pub boundaries: Vec<usize>,
+    /// A boundary event's `non_interrupting` marker, as written.
+    pub non_interrupting: Option<&'a Ident>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -69,6 +75,17 @@ pub enum Kind<'a> {
     ThrowEnd(EventTrigger),
     /// Exclusive event-based gateway.
     EventGate,
+    /// Boundary event on an activity (`attached_to` on the node).
+    Boundary {
+        interrupting: bool,
+        trigger: EventTrigger,
+    },
+    /// Error end event.
+    ErrorEnd,
+    /// Escalation throw, or escalation end event when `end`.
+    Escalate {
+        end: bool,
+    },
 }
 
 impl Kind<'_> {
@@ -89,6 +106,10 @@ impl Kind<'_> {
             Kind::Throw(_) => "throw event",
             Kind::ThrowEnd(_) => "throwing end event",
             Kind::EventGate => "event-based gateway",
+            Kind::Boundary { .. } => "boundary event",
+            Kind::ErrorEnd => "error end event",
+            Kind::Escalate { end: false } => "escalation throw event",
+            Kind::Escalate { end: true } => "escalation end event",
         }
     }
 
@@ -105,14 +126,27 @@ impl Kind<'_> {
     }
 
     pub fn is_end(&self) -> bool {
-        matches!(self, Kind::End | Kind::Terminate | Kind::ThrowEnd(_))
+        matches!(
+            self,
+            Kind::End
+                | Kind::Terminate
+                | Kind::ThrowEnd(_)
+                | Kind::ErrorEnd
+                | Kind::Escalate { end: true }
+        )
     }
 
     /// Whether the element carries an event (`: message(..)`, `signal(..)`, `timer(..)`).
     pub fn has_event(&self) -> bool {
         matches!(
             self,
-            Kind::Catch(_) | Kind::Receive | Kind::Throw(_) | Kind::ThrowEnd(_)
+            Kind::Catch(_)
+                | Kind::Receive
+                | Kind::Throw(_)
+                | Kind::ThrowEnd(_)
+                | Kind::Boundary { .. }
+                | Kind::ErrorEnd
+                | Kind::Escalate { .. }
         )
     }
 }
@@ -156,6 +190,7 @@ const KINDS: &[&str] = &[
     "receive",
     "catch",
     "throw",
+    "boundary",
 ];
 
 pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
@@ -185,6 +220,9 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                 loose_out: false,
                 activation: activation_of(ctx, decl, kind),
                 event: event_of(ctx, decl, kind),
+                attached_to: None,
+                boundaries: Vec::new(),
+                non_interrupting: decl.non_interrupting.as_ref(),
             }),
             None => incomplete = true,
         }
@@ -292,6 +330,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
         }
     }
     flows.extend(link_edges(ctx, &nodes));
+    attach_boundaries(ctx, ast, &mut nodes);
     for (i, flow) in flows.iter().enumerate() {
         nodes[flow.source].outgoing.push(i);
         nodes[flow.target].incoming.push(i);
@@ -313,6 +352,42 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
         nodes,
         flows,
         incomplete,
+    }
+}
+
+/// Attach every boundary event to its activity (`boundary b on activity: ...`).
+fn attach_boundaries(ctx: &Ctx, ast: &ProcessAst, nodes: &mut [Node]) {
+    for decl in &ast.nodes {
+        let Some(b) = nodes.iter().position(|n| *n.id == decl.id) else {
+            continue;
+        };
+        let is_boundary = matches!(nodes[b].kind, Kind::Boundary { .. });
+        if let Some(marker) = decl.non_interrupting.as_ref().filter(|_| !is_boundary) {
+            ctx.error(marker, format!("only a boundary event is `non_interrupting`; {} has no activity to leave running", nodes[b].kind.a()));
+        }
+        match (&decl.attached, is_boundary) {
+            (Some(activity), false) => ctx.error(
+                activity,
+                format!("only a boundary event is attached with `on`; for {}, remove `on {activity}`", nodes[b].kind.a()),
+            ),
+            (None, true) => ctx.error(
+                &decl.id,
+                format!("boundary event `{}` needs the activity it is attached to: `boundary {} on some_task: ...;`", decl.id, decl.id),
+            ),
+            (Some(activity), true) => match nodes.iter().position(|n| n.id == activity) {
+                Some(a) => {
+                    nodes[b].attached_to = Some(a);
+                    nodes[a].boundaries.push(b);
+                }
+                None => {
+                    let hint = suggest::nearest(&activity.to_string(), nodes.iter().map(|n| n.id.to_string()).collect::<Vec<_>>().iter().map(String::as_str))
+                        .map(|n| format!("; did you mean `{n}`?"))
+                        .unwrap_or_default();
+                    ctx.error(activity, format!("unknown activity `{activity}` for boundary event `{}`{hint}", decl.id));
+                }
+            },
+            (None, false) => {}
+        }
     }
 }
 
@@ -384,11 +459,20 @@ fn link_edges<'a>(ctx: &Ctx, nodes: &[Node<'a>]) -> Vec<Flow<'a>> {
 fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
     let keyword = decl.keyword.to_string();
     let kind = match keyword.as_str() {
+        "start" if decl.spec.as_ref().is_some_and(|s| s.name == "condition") => {
+            ctx.error(
+                &decl.spec.as_ref().expect("checked").name,
+                "a conditional start event belongs in an event sub-process (ADR-006 §2.7), never at a process's top level; start the instance, then wait with `catch ready: condition(|data| ...);`",
+            );
+            return None;
+        }
         "start" => Kind::Start,
         "end" => match &decl.spec {
             Some(spec) if spec.name == "terminate" && spec.args.is_none() => Kind::Terminate,
             Some(spec) if spec.name == "signal" => Kind::ThrowEnd(EventTrigger::Signal),
             Some(spec) if spec.name == "message" => Kind::ThrowEnd(EventTrigger::Message),
+            Some(spec) if spec.name == "error" => Kind::ErrorEnd,
+            Some(spec) if spec.name == "escalation" => Kind::Escalate { end: true },
             Some(spec) => {
                 ctx.error(
                     &spec.name,
@@ -423,12 +507,44 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
         "event_based" => Kind::EventGate,
         "user" => Kind::User,
         "receive" => Kind::Receive,
+        "boundary" => {
+            let trigger = match decl.spec.as_ref().map(|s| s.name.to_string()).as_deref() {
+                Some("timer") => EventTrigger::Timer,
+                Some("message") => EventTrigger::Message,
+                Some("signal") => EventTrigger::Signal,
+                Some("condition") => EventTrigger::Condition,
+                Some("error") => EventTrigger::Error,
+                Some("escalation") => EventTrigger::Escalation,
+                _ => {
+                    let at = decl
+                        .spec
+                        .as_ref()
+                        .map_or(decl.id.to_token_stream(), |s| s.name.to_token_stream());
+                    ctx.error(
+                        at,
+                        format!(
+                            "`boundary {}` needs the event it catches: a timer, message, signal, condition, error or escalation, e.g. `boundary {} on task: timer(Duration::from_secs(60));`",
+                            decl.id, decl.id
+                        ),
+                    );
+                    return None;
+                }
+            };
+            Kind::Boundary {
+                interrupting: decl.non_interrupting.is_none(),
+                trigger,
+            }
+        }
+        "throw" if decl.spec.as_ref().is_some_and(|s| s.name == "escalation") => {
+            Kind::Escalate { end: false }
+        }
         "catch" | "throw" => {
             let trigger = match decl.spec.as_ref().map(|s| s.name.to_string()).as_deref() {
                 Some("message") => EventTrigger::Message,
                 Some("signal") => EventTrigger::Signal,
                 Some("timer") if keyword == "catch" => EventTrigger::Timer,
                 Some("link") => EventTrigger::Link,
+                Some("condition") if keyword == "catch" => EventTrigger::Condition,
                 _ => {
                     let id = &decl.id;
                     let (what, known, example): (_, &[&str], _) = if keyword == "catch" {
@@ -617,18 +733,7 @@ impl Model<'_> {
             if std::mem::replace(&mut seen[n], true) {
                 continue;
             }
-            let node = &self.nodes[n];
-            let flows = if backward {
-                &node.incoming
-            } else {
-                &node.outgoing
-            };
-            for &f in flows {
-                let next = if backward {
-                    self.flows[f].source
-                } else {
-                    self.flows[f].target
-                };
+            for next in self.neighbours(n, backward) {
                 if !seen[next] && Some(next) != barrier {
                     stack.push(next);
                 }
@@ -637,13 +742,29 @@ impl Model<'_> {
         seen
     }
 
+    /// The nodes one step from `n`, forward or backward: along flows (link edges
+    /// included) and along the attachment of a boundary event to its activity — a
+    /// token at an activity can go on from any of its boundaries.
+    fn neighbours(&self, n: usize, backward: bool) -> impl Iterator<Item = usize> + '_ {
+        let node = &self.nodes[n];
+        let (flows, attached): (&[usize], Vec<usize>) = if backward {
+            (&node.incoming, node.attached_to.into_iter().collect())
+        } else {
+            (&node.outgoing, node.boundaries.clone())
+        };
+        let along = flows.iter().map(move |&f| {
+            if backward {
+                self.flows[f].source
+            } else {
+                self.flows[f].target
+            }
+        });
+        along.chain(attached)
+    }
+
     /// Whether `node` lies on a cycle: some successor leads back to it.
     pub fn on_cycle(&self, node: usize) -> bool {
-        let next: Vec<usize> = self.nodes[node]
-            .outgoing
-            .iter()
-            .map(|&f| self.flows[f].target)
-            .collect();
+        let next: Vec<usize> = self.neighbours(node, false).collect();
         self.reachable(&next, false, None)[node]
     }
 

@@ -37,6 +37,10 @@ pub struct NodeAst {
     pub spec: Option<Spec>,
     /// Further specs after `|` (a complex gateway's alternative activations).
     pub more: Vec<Spec>,
+    /// A boundary event's `on activity`: the activity it is attached to.
+    pub attached: Option<Ident>,
+    /// A boundary event's `non_interrupting` marker.
+    pub non_interrupting: Option<Ident>,
 }
 
 /// What follows the `:` of a node: `terminate`, `message("name", ...)`, `activate(...)`.
@@ -136,8 +140,15 @@ impl Parse for ProcessAst {
 }
 
 fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst> {
-    let keyword = input.parse()?;
+    let keyword: Ident = input.parse()?;
     let id = input.parse()?;
+    // `boundary late on pay: ...` — the activity the boundary event is attached to.
+    let attached = if input.peek(Ident) && input.fork().parse::<Ident>()? == "on" {
+        input.parse::<Ident>()?;
+        Some(input.parse()?)
+    } else {
+        None
+    };
     let handler = if input.peek(Token![=]) {
         input.parse::<Token![=]>()?;
         Some(input.parse()?)
@@ -146,8 +157,15 @@ fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst>
     };
     let mut spec = None;
     let mut more = Vec::new();
+    let mut non_interrupting = None;
     if input.peek(Token![:]) {
         input.parse::<Token![:]>()?;
+        if input.peek(Ident)
+            && input.peek2(Ident)
+            && input.fork().parse::<Ident>()? == "non_interrupting"
+        {
+            non_interrupting = Some(input.parse()?);
+        }
         spec = Some(parse_spec(input)?);
         while input.peek(Token![|]) {
             input.parse::<Token![|]>()?;
@@ -162,6 +180,8 @@ fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst>
         handler,
         spec,
         more,
+        attached,
+        non_interrupting,
     })
 }
 
@@ -370,6 +390,12 @@ pub struct EventAst {
     /// `payload = |data| ...`: what a throw sends.
     pub payload: Option<(Ident, Expr)>,
     pub timer: Option<TimerAst>,
+    /// `condition(|data| ...)`: the condition.
+    pub condition: Option<Expr>,
+    /// `on = [field, ...]`: the `on` keyword, the brackets' span, the fields.
+    pub on: Option<(Ident, Span, Vec<Ident>)>,
+    /// `error("CODE")` / `escalation("CODE")`: the code; `None` catches every code.
+    pub code: Option<syn::LitStr>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -379,6 +405,12 @@ pub enum EventTrigger {
     Timer,
     /// A link event: an off-page connector within one process (ADR-006 §2.8).
     Link,
+    /// A conditional event over the data (ADR-006 §2.7).
+    Condition,
+    /// A BPMN error (end events and boundaries).
+    Error,
+    /// A BPMN escalation (throws, end events and boundaries).
+    Escalation,
 }
 
 /// `timer(DURATION)`, `timer(at = SYSTEM_TIME)`, `timer(every = DURATION, times = N)`.
@@ -397,6 +429,9 @@ pub fn event(spec: &Spec) -> syn::Result<EventAst> {
         "signal" => EventTrigger::Signal,
         "timer" => EventTrigger::Timer,
         "link" => EventTrigger::Link,
+        "condition" => EventTrigger::Condition,
+        "error" => EventTrigger::Error,
+        "escalation" => EventTrigger::Escalation,
         other => {
             return Err(syn::Error::new_spanned(
                 &spec.name,
@@ -412,12 +447,22 @@ pub fn event(spec: &Spec) -> syn::Result<EventAst> {
         apply: None,
         payload: None,
         timer: None,
+        condition: None,
+        on: None,
+        code: None,
     };
+    // An error or escalation without arguments catches every code.
+    if spec.args.is_none() && matches!(trigger, EventTrigger::Error | EventTrigger::Escalation) {
+        return Ok(event);
+    }
     let example = match trigger {
         EventTrigger::Message => "message(\"payment\", key = |data| data.id.clone())",
         EventTrigger::Signal => "signal(\"shipped\")",
         EventTrigger::Timer => "timer(Duration::from_secs(30))",
         EventTrigger::Link => "link(\"retry\")",
+        EventTrigger::Condition => "condition(|data| data.total > 100, on = [total])",
+        EventTrigger::Error => "error(\"CARD_DECLINED\")",
+        EventTrigger::Escalation => "escalation(\"LATE\")",
     };
     let Some(args) = &spec.args else {
         return Err(syn::Error::new_spanned(
@@ -437,9 +482,16 @@ pub fn event(spec: &Spec) -> syn::Result<EventAst> {
         ),
     };
     let parser = |input: ParseStream| -> syn::Result<()> {
-        if trigger == EventTrigger::Timer {
-            event.timer = Some(parse_timer(input)?);
-            return Ok(());
+        match trigger {
+            EventTrigger::Timer => {
+                event.timer = Some(parse_timer(input)?);
+                return Ok(());
+            }
+            EventTrigger::Condition => return parse_condition(input, &mut event),
+            EventTrigger::Error | EventTrigger::Escalation => {
+                return parse_code(input, &mut event, example)
+            }
+            _ => {}
         }
         event.name = Some(input.parse().map_err(|e| {
             syn::Error::new(
@@ -491,6 +543,64 @@ pub fn event(spec: &Spec) -> syn::Result<EventAst> {
 }
 
 /// The arguments of `timer(...)`: one bare duration, or named `at`, `every`, `times`.
+/// `condition(|data| ..., on = [field, ...])`.
+fn parse_condition(input: ParseStream, event: &mut EventAst) -> syn::Result<()> {
+    event.condition = Some(input.parse()?);
+    while !input.is_empty() {
+        input.parse::<Token![,]>()?;
+        if input.is_empty() {
+            break;
+        }
+        let key: Ident = input.parse()?;
+        if key != "on" {
+            return Err(syn::Error::new_spanned(
+                &key,
+                format!("unknown condition argument `{key}`; a condition takes its closure and, optionally, `on = [field, ...]`: the fields whose change re-evaluates it"),
+            ));
+        }
+        if event.on.is_some() {
+            return Err(syn::Error::new_spanned(
+                &key,
+                "`on` is given twice in this condition; keep one",
+            ));
+        }
+        input.parse::<Token![=]>()?;
+        let content;
+        let brackets = syn::bracketed!(content in input);
+        let fields: Vec<Ident> = content
+            .parse_terminated(Ident::parse, Token![,])?
+            .into_iter()
+            .collect();
+        event.on = Some((key, brackets.span.join(), fields));
+    }
+    Ok(())
+}
+
+/// `error("CODE", apply = ...)`, `escalation("CODE")`: an optional code, then `apply`.
+fn parse_code(input: ParseStream, event: &mut EventAst, example: &str) -> syn::Result<()> {
+    if input.peek(syn::LitStr) {
+        event.code = Some(input.parse()?);
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+    }
+    while !input.is_empty() {
+        let key: Ident = input.parse()?;
+        if key != "apply" {
+            return Err(syn::Error::new_spanned(
+                &key,
+                format!("unknown argument `{key}`; this takes its code as a string literal and, on a boundary, `apply = |data, caught: &P| ...` — e.g. `{example}`"),
+            ));
+        }
+        input.parse::<Token![=]>()?;
+        event.apply = Some((key, input.parse()?));
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+    }
+    Ok(())
+}
+
 fn parse_timer(input: ParseStream) -> syn::Result<TimerAst> {
     const FORMS: &str = "a timer is `timer(DURATION)`, `timer(at = SYSTEM_TIME)` or `timer(every = DURATION, times = N)`";
     if input.is_empty() {

@@ -11,3 +11,20 @@ mod timer;
 pub use hub::{BrokerConfig, BrokerStats, Published};
 pub(crate) use hub::{Delivery, Hub, Mailbox, SubId};
 pub use timer::TimerSpec;
+
+/// The payload an error boundary's `apply` gets: the error a handler returned with
+/// [`TaskError::bpmn`](crate::TaskError::bpmn).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BpmnError {
+    /// The error code the boundary matched.
+    pub code: String,
+    /// The handler's message.
+    pub message: String,
+}
+
+/// The payload an escalation boundary's `apply` gets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Escalation {
+    /// The escalation code.
+    pub code: String,
+}

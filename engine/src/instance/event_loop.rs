@@ -28,7 +28,7 @@ use super::join::{
     all_flows, complex_verdict, or_join_verdict, still_reachable, Arrival, JoinState, Verdict,
 };
 use super::track::{self, panic_message, Instruction, Report, PARK_SLOT};
-use super::waits::Parked;
+use super::waits::{ArmedCondition, Parked};
 use super::{Command, Finished, Input, InstanceError, InstanceHandle, InstanceId, Outcome};
 use crate::data::ProcessData;
 use crate::events::{Delivery, Hub, Mailbox};
@@ -70,6 +70,7 @@ pub(crate) fn spawn<D: ProcessData>(
         hub,
         mailbox: None,
         parked: Vec::new(),
+        conditions: Vec::new(),
         timers: BinaryHeap::new(),
         next_timer: 0,
         sleep: None,
@@ -104,6 +105,8 @@ pub(super) struct TrackSlot<D> {
     /// The track's park channel; `None` until its work first has to wait (a track
     /// whose work is always ready never needs a task).
     inbox: Option<mpsc::Sender<Box<Instruction<D>>>>,
+    /// The track's task, to stop it when an interrupting boundary drops its work.
+    task: Option<tokio::task::AbortHandle>,
 }
 
 /// A token to move: on `track`, across `flow`.
@@ -136,6 +139,8 @@ pub(super) struct Instance<D: ProcessData> {
     pub(super) mailbox: Option<Arc<dyn Mailbox>>,
     /// Parked-and-undelivered tracks (SRD-027 FR-4), in parking order.
     pub(super) parked: Vec<Parked>,
+    /// Armed conditional events, in arming order.
+    pub(super) conditions: Vec<ArmedCondition<D>>,
     /// Loop-owned timers: (deadline, id), earliest first, and the sleep that wakes
     /// the loop for the earliest.
     pub(super) timers: BinaryHeap<Reverse<(Instant, u64)>>,
@@ -310,6 +315,8 @@ impl<D: ProcessData> Instance<D> {
                 break;
             }
         }
+        // Conditions armed in this step are evaluated once, now that it settled.
+        self.recheck_conditions(None);
         if self.outcome.is_some() {
             return;
         }
@@ -374,7 +381,41 @@ impl<D: ProcessData> Instance<D> {
                 }
                 Err(error) => self.fail(error),
             },
+            NodeKind::ErrorEnd { code } => {
+                // No enclosing scope catches it yet (sub-processes come later): the
+                // instance fails with the error.
+                self.record(
+                    track,
+                    at,
+                    Happening::ErrorThrown {
+                        code: code.to_string(),
+                    },
+                );
+                let error = InstanceError::UncaughtError {
+                    node: node.id,
+                    code: code.to_string(),
+                    message: String::new(),
+                };
+                self.fail(error);
+            }
+            NodeKind::Escalate { code, end } => {
+                // Uncaught at the top level, which is no error: the token goes on.
+                self.record(
+                    track,
+                    at,
+                    Happening::Escalated {
+                        code: code.to_string(),
+                    },
+                );
+                if end {
+                    self.record(track, at, Happening::Ended);
+                    self.remove_track(track);
+                } else {
+                    self.split(track, at, moves);
+                }
+            }
             NodeKind::Start
+            | NodeKind::Boundary { .. }
             | NodeKind::Link
             | NodeKind::Exclusive
             | NodeKind::Parallel
@@ -653,7 +694,7 @@ impl<D: ProcessData> Instance<D> {
 
     // ----- tracks ---------------------------------------------------------------
 
-    fn new_track(&mut self, at: NodeIdx) -> TrackId {
+    pub(super) fn new_track(&mut self, at: NodeIdx) -> TrackId {
         let id = TrackId(self.next_track);
         self.next_track += 1;
         self.tracks.push(TrackSlot {
@@ -661,6 +702,7 @@ impl<D: ProcessData> Instance<D> {
             at,
             state: TrackState::Moving,
             inbox: None,
+            task: None,
         });
         id
     }
@@ -678,6 +720,10 @@ impl<D: ProcessData> Instance<D> {
         self.record(track, node, Happening::TaskStarted);
         self.slot_mut(track).expect("running track is live").state = TrackState::Working;
         self.running += 1;
+        self.guard(track, node);
+        if self.outcome.is_some() {
+            return;
+        }
         let base = Arc::clone(&self.data);
         let mut run = handler(D::clone(&base));
         if self.inline_budget > 0 {
@@ -707,10 +753,11 @@ impl<D: ProcessData> Instance<D> {
         let (intake, span) = (&self.intake_tx, &self.span);
         let workers = &mut self.workers;
         let slot = self.tracks.iter_mut().find(|s| s.id == track)?;
+        let task = &mut slot.task;
         Some(slot.inbox.get_or_insert_with(|| {
             let (tx, rx) = mpsc::channel(PARK_SLOT);
             let span = info_span!(parent: span, "track", track = track.0);
-            workers.spawn(track::run(track, rx, intake.clone()).instrument(span));
+            *task = Some(workers.spawn(track::run(track, rx, intake.clone()).instrument(span)));
             tx
         }))
     }
@@ -744,23 +791,38 @@ impl<D: ProcessData> Instance<D> {
         slot.state = TrackState::Moving;
         self.running -= 1;
         let id = self.process.nodes[node].id;
+        // The activity ended: its boundary events go with it.
+        self.unguard(track);
+        let result = match result {
+            Err(crate::TaskError::Bpmn { code, message }) => {
+                return self.bpmn_error(track, node, code, message)
+            }
+            Err(crate::TaskError::Escalation { code }) => {
+                match self.escalation(track, node, code) {
+                    // Caught by an interrupting boundary: the activity is over.
+                    true => return,
+                    // Uncaught, or caught by a non-interrupting one: the task completes.
+                    false => Ok(()),
+                }
+            }
+            other => other,
+        };
         match result {
             Ok(()) => {
                 let changed = self.commit(&base, edited);
                 debug!(track = %track, node = id, ?changed, "task completed");
-                self.record(
-                    track,
-                    node,
-                    match self.process.nodes[node].kind {
-                        NodeKind::Catch(_) => Happening::Caught {
-                            changed: changed.names().collect(),
-                        },
-                        _ => Happening::Completed {
-                            changed: changed.names().collect(),
-                        },
-                    },
-                );
+                let names = changed.names().collect();
+                let what = match self.process.nodes[node].kind {
+                    NodeKind::Catch(_) | NodeKind::Boundary { .. } => {
+                        Happening::Caught { changed: names }
+                    }
+                    _ => Happening::Completed { changed: names },
+                };
+                self.record(track, node, what);
                 self.split(track, node, moves);
+                if !changed.is_empty() {
+                    self.recheck_conditions(Some(&changed));
+                }
             }
             Err(error) => {
                 let message = error.to_string();
@@ -773,6 +835,58 @@ impl<D: ProcessData> Instance<D> {
                     },
                 );
                 self.fail(InstanceError::TaskFailed { node: id, message });
+            }
+        }
+    }
+
+    /// A handler returned a BPMN error: the activity's matching error boundary takes
+    /// the token (interrupting), else the instance fails with the error (ADR-006 §2.6).
+    fn bpmn_error(&mut self, track: TrackId, node: NodeIdx, code: String, message: String) {
+        self.record(track, node, Happening::ErrorThrown { code: code.clone() });
+        match self.catching_boundary(node, true, &code) {
+            Some(boundary) => {
+                let payload: crate::graph::Payload =
+                    Arc::new(crate::events::BpmnError { code, message });
+                let apply = self.apply_for(boundary, Some(payload));
+                // The handler is done: the token moves from the (finished) activity.
+                self.running += 1; // `interrupt` ends the track as a working one
+                if let Some(slot) = self.slot_mut(track) {
+                    slot.state = TrackState::Working;
+                }
+                self.interrupt(track, node, boundary, apply);
+            }
+            None => self.fail(InstanceError::UncaughtError {
+                node: self.process.nodes[node].id,
+                code,
+                message,
+            }),
+        }
+    }
+
+    /// A handler raised an escalation. Returns whether an interrupting boundary took
+    /// the token; otherwise the task completes (a non-interrupting boundary also
+    /// starts a token; an uncaught escalation is no error).
+    fn escalation(&mut self, track: TrackId, node: NodeIdx, code: String) -> bool {
+        self.record(track, node, Happening::Escalated { code: code.clone() });
+        let Some(boundary) = self.catching_boundary(node, false, &code) else {
+            return false;
+        };
+        let payload: crate::graph::Payload = Arc::new(crate::events::Escalation { code });
+        let apply = self.apply_for(boundary, Some(payload));
+        match self.process.nodes[boundary].kind {
+            NodeKind::Boundary {
+                interrupting: true, ..
+            } => {
+                self.running += 1;
+                if let Some(slot) = self.slot_mut(track) {
+                    slot.state = TrackState::Working;
+                }
+                self.interrupt(track, node, boundary, apply);
+                true
+            }
+            _ => {
+                self.fork_to(track, boundary, apply);
+                false
             }
         }
     }
@@ -793,10 +907,14 @@ impl<D: ProcessData> Instance<D> {
     pub(super) fn remove_track(&mut self, track: TrackId) {
         if let Some(i) = self.tracks.iter().position(|s| s.id == track) {
             // Dropping the slot drops the inbox sender: the parked track wakes to a
-            // closed channel and ends.
+            // closed channel and ends. A track still running a handler (its activity
+            // was interrupted) is aborted at the handler's next await.
             let slot = self.tracks.swap_remove(i);
             if slot.state == TrackState::Working {
                 self.running -= 1;
+            }
+            if let Some(task) = slot.task {
+                task.abort();
             }
         }
     }

@@ -55,6 +55,22 @@ pub enum Happening {
         /// The fields the commit changed, in declaration order.
         changed: Vec<&'static str>,
     },
+    /// A boundary event stopped the activity here (an interrupting boundary fired);
+    /// the token goes on from `by` on a new track.
+    Interrupted {
+        /// The boundary event.
+        by: &'static str,
+    },
+    /// A BPMN error was thrown here (an error end event, or a task's handler).
+    ErrorThrown {
+        /// The error code.
+        code: String,
+    },
+    /// An escalation was raised here (a throw or end event, or a task's handler).
+    Escalated {
+        /// The escalation code.
+        code: String,
+    },
     /// A throw event sent its signal (reaching `catchers`) or message.
     Thrown {
         /// For a signal, how many catchers it reached; for a message, 1 if a

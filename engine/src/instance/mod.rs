@@ -86,6 +86,17 @@ pub enum InstanceError {
         /// The panic message.
         message: String,
     },
+    /// A BPMN error that no boundary caught (ADR-006 §2.6).
+    #[error("BPMN error `{code}` at `{node}` was not caught: {message}")]
+    UncaughtError {
+        /// Where it was thrown: an error end event, or the task whose handler
+        /// returned it.
+        node: &'static str,
+        /// The error code.
+        code: String,
+        /// The handler's message (empty for an error end event).
+        message: String,
+    },
     /// A split found no true condition and had no default flow (ADR-005 §2.8, §2.9).
     #[error(
         "`{node}` has no outgoing flow to take: no condition is true and there is no default flow"

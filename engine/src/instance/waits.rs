@@ -26,20 +26,40 @@ use crate::events::{Delivery, Mailbox, SubId};
 use crate::graph::{NodeIdx, NodeKind, Payload, Throw, Trigger};
 use crate::instance::InstanceError;
 
-/// A parked track and what it waits for.
+/// A parked track and what it waits for — or, for a `guard`, the boundary events
+/// armed while the track's activity works (the track is not parked then; the entry
+/// only holds the subscriptions, which live exactly as long as the activity).
 pub(super) struct Parked {
     pub track: TrackId,
-    /// Where it waits: the catch, receive or user task, or the event-based gateway.
+    /// Where it waits: the catch, receive or user task, or the event-based gateway;
+    /// for a guard, the activity.
     pub at: NodeIdx,
-    /// One wait per trigger: a single one, or one per arm of an event-based gateway.
+    /// One wait per trigger: a single one, or one per arm of an event-based gateway,
+    /// or one per subscribing boundary event.
     pub waits: Vec<Wait>,
+    pub guard: bool,
+}
+
+/// An armed conditional event (ADR-006 §2.7), in arming order.
+pub(super) struct ArmedCondition<D: 'static> {
+    id: u64,
+    node: NodeIdx,
+    condition: crate::graph::Condition<D>,
+    on: &'static [&'static str],
+    /// The value at the last evaluation: it fires on a false→true edge.
+    last: bool,
+    /// Armed but not evaluated yet: evaluated at the end of the arming step, whatever
+    /// changed (true when armed fires at once).
+    fresh: bool,
 }
 
 /// One armed trigger of a parked track.
 pub(super) struct Wait {
-    /// The node whose trigger this is (the catch itself, or a gateway's arm).
+    /// The node whose trigger this is (the catch itself, a gateway's arm, a boundary).
     pub arm: NodeIdx,
     pub on: On,
+    /// How often it fired (a non-interrupting boundary's timer cycle re-arms).
+    pub fired: u32,
 }
 
 /// How a wait will be resolved.
@@ -51,6 +71,8 @@ pub(super) enum On {
     Timer(u64),
     /// A user task's completion through the handle.
     User,
+    /// A loop-owned conditional event.
+    Condition(u64),
 }
 
 impl<D: ProcessData> Instance<D> {
@@ -74,6 +96,7 @@ impl<D: ProcessData> Instance<D> {
         // Most instances park one token at a time: grow one entry at a time.
         self.parked.reserve_exact(1);
         self.parked.push(Parked {
+            guard: false,
             track,
             at,
             waits: Vec::with_capacity(arms.len()),
@@ -85,17 +108,104 @@ impl<D: ProcessData> Instance<D> {
                     .last_mut()
                     .expect("just parked")
                     .waits
-                    .push(Wait { arm, on }),
+                    .push(Wait { arm, on, fired: 0 }),
                 Err(error) => return self.fail(error),
             }
         }
+        if self.outcome.is_none()
+            && matches!(
+                self.process.nodes[at].kind,
+                NodeKind::Receive(_) | NodeKind::User
+            )
+        {
+            self.guard(track, at);
+        }
+    }
+
+    /// Arm the boundary events of the activity `at` that the track starts: their
+    /// subscriptions live exactly as long as the activity (ADR-006 §2.3). Error and
+    /// escalation boundaries need none: they match what the activity's handler returns.
+    pub(super) fn guard(&mut self, track: TrackId, at: NodeIdx) {
+        let boundaries = self.process.nodes[at].boundaries;
+        let subscribing = |&&b: &&NodeIdx| {
+            !matches!(
+                self.process.nodes[b].kind,
+                NodeKind::Boundary {
+                    trigger: Trigger::Error { .. } | Trigger::Escalation { .. },
+                    ..
+                }
+            )
+        };
+        if !boundaries.iter().any(|b| subscribing(&b)) {
+            return;
+        }
+        let arms: Vec<NodeIdx> = boundaries.iter().filter(subscribing).copied().collect();
+        self.parked.push(Parked {
+            guard: true,
+            track,
+            at,
+            waits: Vec::with_capacity(arms.len()),
+        });
+        for arm in arms {
+            match self.arm(arm) {
+                Ok(on) => self
+                    .parked
+                    .last_mut()
+                    .expect("just guarded")
+                    .waits
+                    .push(Wait { arm, on, fired: 0 }),
+                Err(error) => return self.fail(error),
+            }
+        }
+    }
+
+    /// The activity of `track` ended: drop its boundary events.
+    pub(super) fn unguard(&mut self, track: TrackId) {
+        if let Some(g) = self.parked.iter().position(|p| p.guard && p.track == track) {
+            let guard = self.parked.remove(g);
+            self.disarm(&guard);
+        }
+    }
+
+    /// The boundary of `activity` that catches what its handler returned: an error
+    /// (or escalation) boundary with that code, else one without a code.
+    pub(super) fn catching_boundary(
+        &self,
+        activity: NodeIdx,
+        error: bool,
+        code: &str,
+    ) -> Option<NodeIdx> {
+        let code_of = |b: NodeIdx| match &self.process.nodes[b].kind {
+            NodeKind::Boundary {
+                trigger: Trigger::Error { code, .. },
+                ..
+            } if error => Some(*code),
+            NodeKind::Boundary {
+                trigger: Trigger::Escalation { code, .. },
+                ..
+            } if !error => Some(*code),
+            _ => None,
+        };
+        let boundaries = self.process.nodes[activity].boundaries;
+        let exact = boundaries
+            .iter()
+            .copied()
+            .find(|&b| code_of(b) == Some(Some(code)));
+        exact.or_else(|| {
+            boundaries
+                .iter()
+                .copied()
+                .find(|&b| code_of(b) == Some(None))
+        })
     }
 
     /// Arm the trigger of `arm`: subscribe with the hub, start a timer, or open work.
     fn arm(&mut self, arm: NodeIdx) -> Result<On, InstanceError> {
         let node = &self.process.nodes[arm];
         let trigger = match &node.kind {
-            NodeKind::Catch(trigger) | NodeKind::Receive(trigger) => trigger,
+            NodeKind::Catch(trigger)
+            | NodeKind::Receive(trigger)
+            | NodeKind::Boundary { trigger, .. } => trigger,
             NodeKind::User => return Ok(On::User),
             _ => return Err(InstanceError::Lost), // `process!` allows no other arms
         };
@@ -120,6 +230,22 @@ impl<D: ProcessData> Instance<D> {
                 }
                 On::Timer(id)
             }
+            Trigger::Condition { condition, on } => {
+                let id = self.next_timer;
+                self.next_timer += 1;
+                let armed = ArmedCondition {
+                    id,
+                    node: arm,
+                    condition: *condition,
+                    on,
+                    last: false,
+                    fresh: true,
+                };
+                self.conditions.push(armed);
+                On::Condition(id)
+            }
+            // Not subscriptions: matched against what a handler returns.
+            Trigger::Error { .. } | Trigger::Escalation { .. } => return Err(InstanceError::Lost),
         })
     }
 
@@ -141,10 +267,12 @@ impl<D: ProcessData> Instance<D> {
 
     /// Drop every subscription of a parked entry. Timers and open work go with the
     /// entry: a timer that fires later finds no wait and is ignored.
-    fn disarm(&self, parked: &Parked) {
+    fn disarm(&mut self, parked: &Parked) {
         for wait in &parked.waits {
-            if let On::Hub(sub) = wait.on {
-                self.hub.unsubscribe(sub);
+            match wait.on {
+                On::Hub(sub) => self.hub.unsubscribe(sub),
+                On::Condition(id) => self.conditions.retain(|c| c.id != id),
+                On::Timer(_) | On::User => {}
             }
         }
     }
@@ -154,6 +282,7 @@ impl<D: ProcessData> Instance<D> {
         for parked in std::mem::take(&mut self.parked) {
             self.disarm(&parked);
         }
+        self.conditions.clear();
         self.timers.clear();
         self.sleep = None;
     }
@@ -239,35 +368,125 @@ impl<D: ProcessData> Instance<D> {
     /// later delivery finds it — drop its other subscriptions, and send the track
     /// what wait `w` brought.
     fn flip(&mut self, p: usize, w: usize, payload: Option<Payload>) {
+        if self.parked[p].guard {
+            return self.boundary_fires(p, w, payload);
+        }
         let parked = self.parked.remove(p);
         // Every subscription goes, the winning one too: a signal's stays in the
         // index until unsubscribed (a message's is gone already; this is a no-op).
         self.disarm(&parked);
         let arm = parked.waits[w].arm;
-        let apply = match (trigger(&self.process.nodes[arm].kind), payload) {
-            (
-                Some(
-                    Trigger::Message {
-                        apply: Some(apply), ..
-                    }
-                    | Trigger::Signal {
-                        apply: Some(apply), ..
-                    },
-                ),
-                Some(p),
-            ) => {
-                let apply = *apply;
-                Some(Box::new(move |data: &mut D| {
-                    apply(data, &p).map_err(|expected| {
-                        TaskError::new(format!(
-                            "the payload is not the `{expected}` this catch maps"
-                        ))
-                    })
-                }) as Apply<D>)
-            }
+        let apply = self.apply_for(arm, payload);
+        self.deliver(parked.track, parked.at, arm, apply);
+    }
+
+    /// What a delivery to `arm` does to the data: its `apply` mapping of the payload.
+    pub(super) fn apply_for(&self, arm: NodeIdx, payload: Option<Payload>) -> Option<Apply<D>> {
+        let apply = match &self.process.nodes[arm].kind {
+            NodeKind::Catch(trigger)
+            | NodeKind::Receive(trigger)
+            | NodeKind::Boundary { trigger, .. } => match trigger {
+                Trigger::Message { apply, .. }
+                | Trigger::Signal { apply, .. }
+                | Trigger::Error { apply, .. }
+                | Trigger::Escalation { apply, .. } => *apply,
+                Trigger::Timer(_) | Trigger::Condition { .. } => None,
+            },
             _ => None,
         };
-        self.deliver(parked.track, parked.at, arm, apply);
+        let (apply, payload) = (apply?, payload?);
+        Some(Box::new(move |data: &mut D| {
+            apply(data, &payload).map_err(|expected| {
+                TaskError::new(format!(
+                    "the payload is not the `{expected}` this catch maps"
+                ))
+            })
+        }))
+    }
+
+    /// A boundary event of a working activity fired (ADR-006 §2.2): an interrupting
+    /// one stops the activity and the token goes on from the boundary; a
+    /// non-interrupting one starts a new token there and stays armed.
+    fn boundary_fires(&mut self, g: usize, w: usize, payload: Option<Payload>) {
+        let (track, boundary) = (self.parked[g].track, self.parked[g].waits[w].arm);
+        let NodeKind::Boundary {
+            interrupting,
+            ref trigger,
+            ..
+        } = self.process.nodes[boundary].kind
+        else {
+            return;
+        };
+        let apply = self.apply_for(boundary, payload);
+        if interrupting {
+            let guard = self.parked.remove(g);
+            self.disarm(&guard);
+            return self.interrupt(track, guard.at, boundary, apply);
+        }
+        // Stays armed: re-arm what the firing used up.
+        let wait = &mut self.parked[g].waits[w];
+        wait.fired += 1;
+        let fired = wait.fired;
+        match (trigger, wait.on) {
+            (Trigger::Timer(spec), On::Timer(id)) => {
+                // A cycle fires again; a one-off timer is spent (its wait stays, idle).
+                if let Some(next) = spec().next(fired, Instant::now()) {
+                    self.timers.push(Reverse((next, id)));
+                    self.reset_sleep();
+                }
+            }
+            (Trigger::Message { name, key, .. }, On::Hub(_)) => {
+                // A message served this subscription: subscribe again for the next.
+                let node = self.process.nodes[boundary].id;
+                match self.user_code(node, || key(&self.data)) {
+                    Ok(key) => {
+                        let mailbox = self.mailbox();
+                        let sub = self.hub.subscribe_message(name, &key, &mailbox);
+                        self.parked[g].waits[w].on = On::Hub(sub);
+                    }
+                    Err(error) => return self.fail(error),
+                }
+            }
+            // A signal subscription stays; a condition re-arms on its next edge.
+            _ => {}
+        }
+        self.fork_to(track, boundary, apply);
+    }
+
+    /// A new token starts at `boundary` (forked from `track`) and takes the delivery.
+    pub(super) fn fork_to(&mut self, track: TrackId, boundary: NodeIdx, apply: Option<Apply<D>>) {
+        let fork = self.new_track(boundary);
+        self.record(fork, boundary, Happening::Spawned { from: track });
+        if let Some(slot) = self.slot_mut(fork) {
+            slot.state = TrackState::Working;
+        }
+        self.running += 1;
+        self.deliver(fork, boundary, boundary, apply);
+    }
+
+    /// Stop the activity `activity` of `track` — its handler is dropped, its wait
+    /// (a receive or user task) withdrawn — and go on from `boundary` on a new track.
+    /// The old track ends, so a report its work may still send finds no track.
+    pub(super) fn interrupt(
+        &mut self,
+        track: TrackId,
+        activity: NodeIdx,
+        boundary: NodeIdx,
+        apply: Option<Apply<D>>,
+    ) {
+        self.unguard(track);
+        if let Some(p) = self
+            .parked
+            .iter()
+            .position(|p| !p.guard && p.track == track)
+        {
+            let wait = self.parked.remove(p);
+            self.disarm(&wait);
+        }
+        let by = self.process.nodes[boundary].id;
+        self.record(track, activity, Happening::Interrupted { by });
+        self.fork_to(track, boundary, apply);
+        self.remove_track(track);
     }
 
     /// Send a flipped track its delivery; it reports back like a finished task.
@@ -291,12 +510,63 @@ impl<D: ProcessData> Instance<D> {
         );
     }
 
+    // ----- conditional events -------------------------------------------------
+
+    /// Re-evaluate the armed conditions (ADR-006 §2.7): the fresh ones (armed this
+    /// step) whatever changed, the others when `changed` meets their dependency list
+    /// (no list: every commit). One commit is one snapshot: all are evaluated first,
+    /// then the false→true edges fire in arming order — a firing that withdraws a
+    /// later one (an interrupting boundary) voids it.
+    pub(super) fn recheck_conditions(&mut self, changed: Option<&crate::ChangedFields>) {
+        if self.conditions.is_empty() {
+            return;
+        }
+        let mut due = Vec::new();
+        let data = &self.data;
+        let mut failed = None;
+        for armed in &mut self.conditions {
+            let touched = changed
+                .is_some_and(|c| armed.on.is_empty() || armed.on.iter().any(|f| c.contains(f)));
+            if !armed.fresh && !touched {
+                continue;
+            }
+            armed.fresh = false;
+            match catch_unwind(AssertUnwindSafe(|| (armed.condition)(data))) {
+                Ok(now) => {
+                    if now && !armed.last {
+                        due.push(armed.id);
+                    }
+                    armed.last = now;
+                }
+                Err(panic) => {
+                    let node = self.process.nodes[armed.node].id;
+                    failed = Some(InstanceError::TaskPanicked {
+                        node,
+                        message: panic_message(panic),
+                    });
+                    break;
+                }
+            }
+        }
+        if let Some(error) = failed {
+            return self.fail(error);
+        }
+        for id in due {
+            if self.outcome.is_some() {
+                return;
+            }
+            if let Some((p, w)) = self.find_wait(On::Condition(id)) {
+                self.flip(p, w, None);
+            }
+        }
+    }
+
     // ----- user tasks ---------------------------------------------------------
 
     pub(super) fn open_work(&self) -> Vec<OpenWork> {
         self.parked
             .iter()
-            .filter(|p| p.waits.iter().any(|w| w.on == On::User))
+            .filter(|p| !p.guard && p.waits.iter().any(|w| w.on == On::User))
             .map(|p| OpenWork {
                 node: self.process.nodes[p.at].id,
                 track: p.track,

@@ -9,7 +9,10 @@ use crate::parse::EventTrigger;
 pub fn check(ctx: &Ctx, model: &Model) {
     for (n, node) in model.nodes.iter().enumerate() {
         if let Some(event) = &node.event {
-            let catches = matches!(node.kind, Kind::Catch(_) | Kind::Receive);
+            let catches = matches!(
+                node.kind,
+                Kind::Catch(_) | Kind::Receive | Kind::Boundary { .. }
+            );
             let name = event
                 .name
                 .as_ref()

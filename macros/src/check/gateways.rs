@@ -66,8 +66,17 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
             Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task(_) | Kind::Receive | Kind::User => {}
             // An end event's outgoing flow is itself the error (see `graph`); an
             // event-based gateway's guarded arm is reported by `events`.
-            Kind::End | Kind::Terminate | Kind::ThrowEnd(_) | Kind::EventGate => {}
-            Kind::Start | Kind::Catch(_) | Kind::Throw(_) => ctx.error_at(
+            Kind::End
+            | Kind::Terminate
+            | Kind::ThrowEnd(_)
+            | Kind::ErrorEnd
+            | Kind::Escalate { end: true }
+            | Kind::EventGate => {}
+            Kind::Start
+            | Kind::Catch(_)
+            | Kind::Throw(_)
+            | Kind::Boundary { .. }
+            | Kind::Escalate { end: false } => ctx.error_at(
                 guard.span(),
                 format!(
                     "{} cannot have {what} on its outgoing flow `{} -> {}`; only choosing gateways (exclusive, inclusive, complex) and activities (task, receive, user) guard their flows — remove it, or flow from `{}` into an exclusive gateway that chooses",

@@ -122,7 +122,8 @@ fn paths(ctx: &Ctx, model: &Model) {
             }
             continue;
         }
-        if started && node.incoming.is_empty() && !node.loose_in {
+        let boundary = matches!(node.kind, Kind::Boundary { .. });
+        if started && node.incoming.is_empty() && !node.loose_in && !boundary {
             ctx.error(
                 node.id,
                 format!(
@@ -171,6 +172,10 @@ fn first_orphan(model: &Model) -> String {
     model
         .nodes
         .iter()
-        .find(|n| n.kind != Kind::Start && n.incoming.is_empty() && !n.loose_in)
+        .find(|n| {
+            !matches!(n.kind, Kind::Start | Kind::Boundary { .. })
+                && n.incoming.is_empty()
+                && !n.loose_in
+        })
         .map_or_else(|| "first_task".into(), |n| n.id.to_string())
 }

@@ -2,6 +2,7 @@
 //! reports into the context with the span of the element at fault and keeps going,
 //! so one build shows every error.
 
+mod boundary;
 mod complex;
 mod events;
 mod gateways;
@@ -18,4 +19,5 @@ pub fn all(ctx: &Ctx, model: &Model) {
     complex::check(ctx, model);
     events::check(ctx, model);
     link::check(ctx, model);
+    boundary::check(ctx, model);
 }

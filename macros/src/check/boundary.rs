@@ -1,0 +1,115 @@
+//! Boundary and error rules (ADR-006 §2.2, §2.6, §2.7): a boundary event sits on an
+//! activity and is only left (never entered) by flows; an error boundary always
+//! interrupts; an activity has at most one interrupting boundary per event
+//! definition; errors and escalations thrown by end events carry a code; a
+//! condition's dependency list, when given, names at least one field.
+
+use crate::ctx::Ctx;
+use crate::model::{Kind, Model};
+use crate::parse::{EventTrigger, TimerAst};
+
+pub fn check(ctx: &Ctx, model: &Model) {
+    for (n, node) in model.nodes.iter().enumerate() {
+        let event = node.event.as_ref();
+        if let (
+            Kind::Boundary {
+                interrupting,
+                trigger,
+            },
+            Some(activity),
+        ) = (node.kind, node.attached_to)
+        {
+            let host = &model.nodes[activity];
+            if !matches!(host.kind, Kind::Task(_) | Kind::Receive | Kind::User) {
+                ctx.error(
+                    node.id,
+                    format!(
+                        "boundary event `{}` is attached to {} `{}`; boundary events sit only on activities (a task, receive task or user task)",
+                        node.id,
+                        host.kind.a(),
+                        host.id
+                    ),
+                );
+            }
+            if let (EventTrigger::Error, Some(marker)) = (trigger, node.non_interrupting) {
+                ctx.error(
+                    marker,
+                    "an error boundary event always interrupts: an error ends the activity that threw it (ADR-006 §2.6) — remove `non_interrupting`",
+                );
+            }
+            if interrupting {
+                let same = model.nodes[activity]
+                    .boundaries
+                    .iter()
+                    .take_while(|&&b| b != n)
+                    .find(|&&b| {
+                        let other = &model.nodes[b];
+                        other.kind == node.kind && definition(other) == definition(node)
+                    });
+                if let Some(&first) = same {
+                    ctx.error(
+                        node.id,
+                        format!(
+                            "`{}` already has an interrupting boundary event for this event (`{}`); only one can take the token — remove one, or make this one `non_interrupting`",
+                            host.id, model.nodes[first].id
+                        ),
+                    );
+                }
+            }
+        }
+        for &f in &node.incoming {
+            let flow = &model.flows[f];
+            if matches!(node.kind, Kind::Boundary { .. }) && !flow.link {
+                ctx.error(
+                    flow.tokens(),
+                    format!(
+                        "boundary event `{}` is entered through its activity, so it cannot have an incoming flow (`{} -> {}`) — flow into the activity instead",
+                        node.id, flow.source_ident, node.id
+                    ),
+                );
+            }
+        }
+        let code_needed = matches!(node.kind, Kind::ErrorEnd | Kind::Escalate { .. });
+        if let Some(event) = event.filter(|e| code_needed && e.code.is_none()) {
+            ctx.error(
+                &event.keyword,
+                format!(
+                    "`{}` throws {} but names no code; give one: `{}(\"CODE\")` — a boundary without a code catches every one",
+                    node.id,
+                    if node.kind == Kind::ErrorEnd { "an error" } else { "an escalation" },
+                    event.keyword
+                ),
+            );
+        }
+        if let Some((on, brackets, fields)) = event.and_then(|e| e.on.as_ref()) {
+            if fields.is_empty() {
+                ctx.error_at(
+                    *brackets,
+                    format!("`{on} = []` would never re-evaluate the condition; name the fields it reads (`on = [total]`), or leave `on` out to re-evaluate on every commit"),
+                );
+            }
+        }
+    }
+}
+
+/// What makes two boundary events the same event definition: the trigger and what
+/// it names (a message or signal name, an error or escalation code, the timer or
+/// condition as written).
+fn definition(node: &crate::model::Node) -> String {
+    let Some(event) = &node.event else {
+        return String::new();
+    };
+    let name = event.name.as_ref().map(|n| n.value());
+    let code = event.code.as_ref().map(|c| c.value());
+    let text = |e: &syn::Expr| quote::ToTokens::to_token_stream(e).to_string();
+    let written = match (&event.timer, &event.condition) {
+        (Some(TimerAst::After(d)), _) => text(d),
+        (Some(TimerAst::At(at)), _) => format!("at {}", text(at)),
+        (Some(TimerAst::Every { every, times }), _) => {
+            format!("every {} {:?}", text(every), times.as_ref().map(text))
+        }
+        (None, Some(condition)) => text(condition),
+        (None, None) => String::new(),
+    };
+    format!("{:?}|{name:?}|{code:?}|{written}", event.trigger)
+}
