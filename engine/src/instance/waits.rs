@@ -202,11 +202,9 @@ impl<D: ProcessData> Instance<D> {
     /// Arm the trigger of `arm`: subscribe with the hub, start a timer, or open work.
     fn arm(&mut self, arm: NodeIdx) -> Result<On, InstanceError> {
         let node = &self.process.nodes[arm];
-        let trigger = match &node.kind {
-            NodeKind::Catch(trigger)
-            | NodeKind::Receive(trigger)
-            | NodeKind::Boundary { trigger, .. } => trigger,
-            NodeKind::User => return Ok(On::User),
+        let trigger = match (&node.kind, trigger(&node.kind)) {
+            (NodeKind::User, _) => return Ok(On::User),
+            (_, Some(trigger)) => trigger,
             _ => return Err(InstanceError::Lost), // `process!` allows no other arms
         };
         Ok(match trigger {
@@ -382,17 +380,12 @@ impl<D: ProcessData> Instance<D> {
 
     /// What a delivery to `arm` does to the data: its `apply` mapping of the payload.
     pub(super) fn apply_for(&self, arm: NodeIdx, payload: Option<Payload>) -> Option<Apply<D>> {
-        let apply = match &self.process.nodes[arm].kind {
-            NodeKind::Catch(trigger)
-            | NodeKind::Receive(trigger)
-            | NodeKind::Boundary { trigger, .. } => match trigger {
-                Trigger::Message { apply, .. }
-                | Trigger::Signal { apply, .. }
-                | Trigger::Error { apply, .. }
-                | Trigger::Escalation { apply, .. } => *apply,
-                Trigger::Timer(_) | Trigger::Condition { .. } => None,
-            },
-            _ => None,
+        let apply = match trigger(&self.process.nodes[arm].kind)? {
+            Trigger::Message { apply, .. }
+            | Trigger::Signal { apply, .. }
+            | Trigger::Error { apply, .. }
+            | Trigger::Escalation { apply, .. } => *apply,
+            Trigger::Timer(_) | Trigger::Condition { .. } => None,
         };
         let (apply, payload) = (apply?, payload?);
         Some(Box::new(move |data: &mut D| {
@@ -676,10 +669,12 @@ impl<D: ProcessData> Instance<D> {
     }
 }
 
-/// The trigger of a catch or receive task.
+/// The trigger of a catch, receive task or boundary event.
 fn trigger<D>(kind: &NodeKind<D>) -> Option<&Trigger<D>> {
     match kind {
-        NodeKind::Catch(trigger) | NodeKind::Receive(trigger) => Some(trigger),
+        NodeKind::Catch(trigger)
+        | NodeKind::Receive(trigger)
+        | NodeKind::Boundary { trigger, .. } => Some(trigger),
         _ => None,
     }
 }
