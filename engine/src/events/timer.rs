@@ -41,7 +41,6 @@ impl TimerSpec {
     }
 
     /// The deadline after the `fired`-th firing at `last`, if the timer fires again.
-    #[allow(dead_code)] // used by repeating timers (non-interrupting boundaries)
     pub(crate) fn next(&self, fired: u32, last: Instant) -> Option<Instant> {
         match *self {
             TimerSpec::Every { every, times } if times.is_none_or(|t| fired < t) => {
