@@ -9,10 +9,17 @@ use tokio_util::task::TaskTracker;
 
 use std::any::Any;
 
+use std::collections::HashMap;
+use std::sync::{Mutex, Weak};
+
+use tokio::sync::mpsc;
+
 use crate::data::ProcessData;
-use crate::events::{BrokerConfig, BrokerStats, Hub, Published};
-use crate::graph::Process;
-use crate::instance::{self, Finished, Input, InstanceError, InstanceHandle, InstanceId, Outcome};
+use crate::events::{BrokerConfig, BrokerStats, Hub, Published, Starter, SubId, TimerSpec};
+use crate::graph::{NodeIdx, NodeKind, Payload, Process, Trigger};
+use crate::instance::{
+    self, Birth, Entry, Finished, Input, InstanceError, InstanceHandle, InstanceId, Outcome,
+};
 
 /// Runs process instances on tokio. Cheap to clone; clones share the instances.
 ///
@@ -34,6 +41,9 @@ pub struct Engine {
 
 struct Inner {
     next_instance: AtomicU64,
+    next_deployment: AtomicU64,
+    /// Deployed processes: their start events' registrations, to undeploy them.
+    deployments: Mutex<HashMap<u64, Registration>>,
     /// Signals and messages between instances and the outside world.
     hub: Arc<Hub>,
     /// Cancelled by `shutdown`; every instance loop watches a child of it.
@@ -68,6 +78,8 @@ impl Engine {
         Self {
             inner: Arc::new(Inner {
                 next_instance: AtomicU64::new(0),
+                next_deployment: AtomicU64::new(0),
+                deployments: Mutex::new(HashMap::new()),
                 hub: Arc::new(Hub::new(config)),
                 stop: CancellationToken::new(),
                 loops: TaskTracker::new(),
@@ -119,19 +131,123 @@ impl Engine {
         process: &'static Process<D>,
         data: D,
     ) -> InstanceHandle<D> {
-        let id = InstanceId(self.inner.next_instance.fetch_add(1, Ordering::Relaxed));
         match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => instance::spawn(
-                &runtime,
-                &self.inner.loops,
-                self.inner.hub.clone(),
-                process,
-                id,
-                data,
-                self.inner.stop.child_token(),
-            ),
-            Err(_) => failed_at_birth(id, data, InstanceError::NoRuntime),
+            Ok(runtime) => self.inner.spawn(&runtime, process, data, Entry::NoneStart),
+            Err(_) => {
+                let id = InstanceId(self.inner.next_instance.fetch_add(1, Ordering::Relaxed));
+                failed_at_birth(id, data, InstanceError::NoRuntime)
+            }
         }
+    }
+
+    /// Deploy `process`: from now on its start events start instances — a message
+    /// start when its message is published (the message's key becomes the instance's
+    /// correlation key: while an instance with that key runs, a further message with
+    /// it is not a new instance but waits, buffered, for that instance's catch), a
+    /// signal start on every broadcast, a timer start on its schedule. Each instance
+    /// starts with a clone of `data` and comes out of the returned [`Deployment`].
+    ///
+    /// ```
+    /// # use thresh::{process, Engine, ProcessData, Published};
+    /// # #[derive(Clone, Debug, Default, ProcessData)] pub struct Order { pub id: String }
+    /// process! {
+    ///     pub ORDERS: Order {
+    ///         start received: message("order", apply = |o, id: &String| o.id = id.clone());
+    ///         end   done;
+    ///         received -> done;
+    ///     }
+    /// }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let engine = Engine::new();
+    /// let mut orders = engine.deploy(&ORDERS, Order::default()).unwrap();
+    /// assert_eq!(engine.publish_message("order", "A-1", "A-1".to_string()), Published::Started);
+    /// let order = orders.next().await.unwrap().outcome().await.completed().unwrap();
+    /// assert_eq!(order.id, "A-1");
+    /// # }
+    /// ```
+    pub fn deploy<D: ProcessData>(
+        &self,
+        process: &'static Process<D>,
+        data: D,
+    ) -> Result<Deployment<D>, DeployError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| DeployError::NoRuntime)?;
+        let starts: Vec<NodeIdx> = process
+            .starts
+            .iter()
+            .copied()
+            .filter(|&s| matches!(process.nodes[s].kind, NodeKind::StartEvent(_)))
+            .collect();
+        if starts.is_empty() {
+            return Err(DeployError::NoEventStart {
+                process: process.name,
+            });
+        }
+        let (started_tx, started) = mpsc::unbounded_channel();
+        let cancel = self.inner.stop.child_token();
+        let target = Arc::new(DeployTarget {
+            engine: Arc::downgrade(&self.inner),
+            runtime,
+            process,
+            data,
+            running: Mutex::new(HashMap::new()),
+            started: started_tx,
+        });
+        let mut subs = Vec::new();
+        for start in starts {
+            let NodeKind::StartEvent(trigger) = &process.nodes[start].kind else {
+                continue;
+            };
+            let starter = Arc::new(StartOn {
+                target: target.clone(),
+                start,
+            });
+            match trigger {
+                Trigger::Message { name, .. } => {
+                    subs.push(self.inner.hub.add_starter(true, name, starter))
+                }
+                Trigger::Signal { name, .. } => {
+                    subs.push(self.inner.hub.add_starter(false, name, starter))
+                }
+                Trigger::Timer(spec) => {
+                    let (spec, cancel) = (spec(), cancel.clone());
+                    self.inner
+                        .loops
+                        .spawn_on(timer_starts(spec, starter, cancel), &target.runtime);
+                }
+                // `process!` allows only messages, signals and timers on starts.
+                _ => {}
+            }
+        }
+        let id = self.inner.next_deployment.fetch_add(1, Ordering::Relaxed);
+        let registration = Registration { subs, cancel };
+        self.inner
+            .deployments
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, registration);
+        Ok(Deployment {
+            id: DeploymentId(id),
+            started,
+        })
+    }
+
+    /// Stop a deployment's start events: no further instance starts from them (the
+    /// running ones go on). `false` if it was not deployed.
+    pub fn undeploy(&self, deployment: DeploymentId) -> bool {
+        let registration = self
+            .inner
+            .deployments
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&deployment.0);
+        let Some(registration) = registration else {
+            return false;
+        };
+        for sub in registration.subs {
+            self.inner.hub.unsubscribe(sub);
+        }
+        registration.cancel.cancel();
+        true
     }
 
     /// Cancel every instance (their outcome becomes [`Outcome::Cancelled`]) and wait,
@@ -151,6 +267,146 @@ impl Engine {
     /// How many instance loops are running.
     pub fn running_instances(&self) -> usize {
         self.inner.loops.len()
+    }
+}
+
+impl Inner {
+    /// Start an instance on `runtime`.
+    fn spawn<D: ProcessData>(
+        &self,
+        runtime: &tokio::runtime::Handle,
+        process: &'static Process<D>,
+        data: D,
+        entry: Entry,
+    ) -> InstanceHandle<D> {
+        let id = InstanceId(self.next_instance.fetch_add(1, Ordering::Relaxed));
+        let birth = Birth {
+            runtime,
+            tracker: &self.loops,
+            hub: self.hub.clone(),
+            stop: self.stop.child_token(),
+        };
+        instance::spawn(birth, process, id, data, entry)
+    }
+}
+
+/// Identifies a deployment, for [`Engine::undeploy`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DeploymentId(u64);
+
+/// A deployed process: the instances its start events start come out of it.
+pub struct Deployment<D> {
+    id: DeploymentId,
+    started: mpsc::UnboundedReceiver<InstanceHandle<D>>,
+}
+
+impl<D> Deployment<D> {
+    /// The deployment's id.
+    pub fn id(&self) -> DeploymentId {
+        self.id
+    }
+
+    /// The next instance a start event started; `None` once the deployment is
+    /// undeployed (or the engine shut down) and every started one was taken.
+    pub async fn next(&mut self) -> Option<InstanceHandle<D>> {
+        self.started.recv().await
+    }
+}
+
+/// Why a process could not be deployed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DeployError {
+    /// The process has no message, signal or timer start event to start it.
+    #[error("process `{process}` has no message, signal or timer start event; start it with Engine::start")]
+    NoEventStart {
+        /// The process.
+        process: &'static str,
+    },
+    /// `Engine::deploy` was called outside a tokio runtime.
+    #[error("no tokio runtime: deploy from within a tokio runtime")]
+    NoRuntime,
+}
+
+/// What the engine keeps of a deployment.
+struct Registration {
+    subs: Vec<SubId>,
+    /// Stops its timer starts.
+    cancel: CancellationToken,
+}
+
+/// What a deployment's start events start instances of, and the instances running
+/// under each correlation key. Engine state, shared by the hub's starters.
+struct DeployTarget<D: ProcessData> {
+    engine: Weak<Inner>,
+    runtime: tokio::runtime::Handle,
+    process: &'static Process<D>,
+    data: D,
+    running: Mutex<HashMap<String, InstanceHandle<D>>>,
+    started: mpsc::UnboundedSender<InstanceHandle<D>>,
+}
+
+impl<D: ProcessData> DeployTarget<D> {
+    fn start(&self, start: NodeIdx, payload: Payload) -> Option<InstanceHandle<D>> {
+        let engine = self.engine.upgrade()?;
+        let entry = Entry::Event {
+            start,
+            payload: Some(payload),
+        };
+        let handle = engine.spawn(&self.runtime, self.process, self.data.clone(), entry);
+        let _ = self.started.send(handle.clone());
+        Some(handle)
+    }
+}
+
+/// One start event of a deployment, as the hub's starter.
+struct StartOn<D: ProcessData> {
+    target: Arc<DeployTarget<D>>,
+    start: NodeIdx,
+}
+
+impl<D: ProcessData> Starter for StartOn<D> {
+    fn offer_message(&self, key: &str, payload: Payload) -> bool {
+        let mut running = self
+            .target
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if running.get(key).is_some_and(|h| !h.is_finished()) {
+            return false; // the running instance with this key gets it, when it waits
+        }
+        match self.target.start(self.start, payload) {
+            Some(handle) => {
+                running.retain(|_, h| !h.is_finished());
+                running.insert(key.to_string(), handle);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn offer_signal(&self, payload: Payload) -> bool {
+        self.target.start(self.start, payload).is_some()
+    }
+}
+
+/// A timer start: an instance at every occurrence, until undeployed.
+async fn timer_starts<D: ProcessData>(
+    spec: TimerSpec,
+    starter: Arc<StartOn<D>>,
+    cancel: CancellationToken,
+) {
+    let mut next = spec.first(tokio::time::Instant::now());
+    let mut fired = 0;
+    while let Some(at) = next {
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = tokio::time::sleep_until(at) => {}
+        }
+        fired += 1;
+        if starter.target.start(starter.start, Arc::new(())).is_none() {
+            return;
+        }
+        next = spec.next(fired, at);
     }
 }
 

@@ -137,6 +137,9 @@ pub enum NodeKind<D: 'static> {
         #[doc(hidden)]
         end: bool,
     },
+    /// A start event with a trigger (message, signal or timer): a deployed process
+    /// (`Engine::deploy`) starts an instance here when its trigger comes.
+    StartEvent(Trigger<D>),
     /// A link throw or link catch event. `process!` pairs each throw with the catch
     /// of its name as a direct flow, so both simply pass the token on.
     Link,
@@ -264,6 +267,14 @@ impl<D> Process<D> {
         self.flows
     }
 
+    /// The none start event, where [`Engine::start`](crate::Engine::start) begins.
+    pub fn none_start(&self) -> Option<NodeIdx> {
+        self.starts
+            .iter()
+            .copied()
+            .find(|&s| matches!(self.nodes[s].kind, NodeKind::Start))
+    }
+
     /// The node declared as `id`, if any.
     pub fn node(&self, id: &str) -> Option<&'static Node<D>> {
         self.nodes.iter().find(|n| n.id == id)
@@ -299,6 +310,7 @@ impl<D> Node<D> {
             NodeKind::ThrowEnd(_) => "end (throw)",
             NodeKind::EventGate => "event_based",
             NodeKind::Link => "link",
+            NodeKind::StartEvent(_) => "start (event)",
             NodeKind::Boundary { .. } => "boundary",
             NodeKind::ErrorEnd { .. } => "end (error)",
             NodeKind::Escalate { end: false, .. } => "throw (escalation)",

@@ -47,6 +47,11 @@ fn graph(model: &Model) -> TokenStream {
         let node_doc = &node.doc;
         let kind = match node.kind {
             Kind::Start => quote!(Start),
+            Kind::StartEvent(_) => {
+                let event = node.event.as_ref().expect("a start event parsed its event, or the model has errors");
+                let trigger = trigger(n, data, event, &mut fns);
+                quote!(StartEvent(#trigger))
+            }
             Kind::End => quote!(End),
             Kind::Terminate => quote!(Terminate),
             Kind::Exclusive => quote!(Exclusive),

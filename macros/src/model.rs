@@ -75,6 +75,8 @@ pub enum Kind<'a> {
     ThrowEnd(EventTrigger),
     /// Exclusive event-based gateway.
     EventGate,
+    /// Start event with a trigger (message, signal, timer): starts a deployed process.
+    StartEvent(EventTrigger),
     /// Boundary event on an activity (`attached_to` on the node).
     Boundary {
         interrupting: bool,
@@ -93,6 +95,7 @@ impl Kind<'_> {
     pub fn describe(&self) -> &'static str {
         match self {
             Kind::Start => "start event",
+            Kind::StartEvent(_) => "start event",
             Kind::End => "end event",
             Kind::Terminate => "terminate end event",
             Kind::Task(_) => "task",
@@ -125,6 +128,11 @@ impl Kind<'_> {
         format!("{article} {what}")
     }
 
+    /// A start event, none or with a trigger.
+    pub fn is_start(&self) -> bool {
+        matches!(self, Kind::Start | Kind::StartEvent(_))
+    }
+
     pub fn is_end(&self) -> bool {
         matches!(
             self,
@@ -145,6 +153,7 @@ impl Kind<'_> {
                 | Kind::Throw(_)
                 | Kind::ThrowEnd(_)
                 | Kind::Boundary { .. }
+                | Kind::StartEvent(_)
                 | Kind::ErrorEnd
                 | Kind::Escalate { .. }
         )
@@ -466,7 +475,22 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
             );
             return None;
         }
-        "start" => Kind::Start,
+        "start" => match decl.spec.as_ref().map(|s| s.name.to_string()).as_deref() {
+            None => Kind::Start,
+            Some("message") => Kind::StartEvent(EventTrigger::Message),
+            Some("signal") => Kind::StartEvent(EventTrigger::Signal),
+            Some("timer") => Kind::StartEvent(EventTrigger::Timer),
+            Some(other) => {
+                ctx.error(
+                    &decl.spec.as_ref().expect("matched").name,
+                    format!(
+                        "a start event is `start {id};`, or started by an event: `start {id}: message(\"name\");`, `signal(\"name\")` or `timer(...)` — not `{other}`",
+                        id = decl.id
+                    ),
+                );
+                return None;
+            }
+        },
         "end" => match &decl.spec {
             Some(spec) if spec.name == "terminate" && spec.args.is_none() => Kind::Terminate,
             Some(spec) if spec.name == "signal" => Kind::ThrowEnd(EventTrigger::Signal),
@@ -785,7 +809,7 @@ impl Model<'_> {
 
     pub fn starts(&self) -> Vec<usize> {
         (0..self.nodes.len())
-            .filter(|&n| self.nodes[n].kind == Kind::Start)
+            .filter(|&n| self.nodes[n].kind.is_start())
             .collect()
     }
 }

@@ -39,6 +39,16 @@ pub(crate) trait Mailbox: Send + Sync {
     fn post(&self, delivery: Delivery) -> bool;
 }
 
+/// Starts instances of a deployed process when a start event's trigger comes.
+pub(crate) trait Starter: Send + Sync {
+    /// A message with `key` came: start an instance (`true`), or decline (`false`)
+    /// because an instance with that correlation key is running — the message then
+    /// waits in the buffer for it.
+    fn offer_message(&self, key: &str, payload: Payload) -> bool;
+    /// A signal came: start an instance; `false` if it could not.
+    fn offer_signal(&self, payload: Payload) -> bool;
+}
+
 /// Bounds of the message buffer (messages published before any waiter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BrokerConfig {
@@ -67,6 +77,8 @@ pub enum Published {
     Buffered,
     /// No instance waits for it and the buffer is full: dropped.
     Dropped,
+    /// A deployed process's message start event started an instance with it.
+    Started,
 }
 
 /// Counters of the message broker, for observing the buffer's bound and drops.
@@ -91,6 +103,9 @@ struct Buffered {
 
 type MessageKey = (Arc<str>, Arc<str>);
 
+/// The start events registered for one name.
+type Starters = Vec<(SubId, Arc<dyn Starter>)>;
+
 /// A subscriber: its subscription and its loop's mailbox.
 type Waiter = (SubId, Arc<dyn Mailbox>);
 
@@ -105,11 +120,16 @@ struct State {
     subs: HashMap<SubId, Place>,
     buffer: HashMap<MessageKey, VecDeque<Buffered>>,
     buffered: usize,
+    /// Deployed processes' start events, by message or signal name.
+    message_starters: HashMap<Arc<str>, Starters>,
+    signal_starters: HashMap<Arc<str>, Starters>,
 }
 
 enum Place {
     Signal(Arc<str>),
     Message(MessageKey),
+    MessageStarter(Arc<str>),
+    SignalStarter(Arc<str>),
 }
 
 /// The hub. One per engine.
@@ -188,6 +208,27 @@ impl Hub {
         sub
     }
 
+    /// Register a deployed process's message (or signal) start event.
+    pub fn add_starter(&self, message: bool, name: &str, starter: Arc<dyn Starter>) -> SubId {
+        let mut state = self.lock();
+        let sub = state.next_id();
+        let name: Arc<str> = name.into();
+        let (starters, place) = if message {
+            (
+                &mut state.message_starters,
+                Place::MessageStarter(name.clone()),
+            )
+        } else {
+            (
+                &mut state.signal_starters,
+                Place::SignalStarter(name.clone()),
+            )
+        };
+        starters.entry(name).or_default().push((sub, starter));
+        state.subs.insert(sub, place);
+        sub
+    }
+
     /// Remove a subscription; nothing happens if it is already gone.
     pub fn unsubscribe(&self, sub: SubId) {
         let mut state = self.lock();
@@ -198,6 +239,16 @@ impl Hub {
                     if subscribers.is_empty() {
                         state.signals.remove(&name);
                     }
+                }
+            }
+            Some(Place::MessageStarter(name)) => {
+                if let Some(starters) = state.message_starters.get_mut(&name) {
+                    starters.retain(|(s, _)| *s != sub);
+                }
+            }
+            Some(Place::SignalStarter(name)) => {
+                if let Some(starters) = state.signal_starters.get_mut(&name) {
+                    starters.retain(|(s, _)| *s != sub);
                 }
             }
             Some(Place::Message(at)) => {
@@ -215,11 +266,24 @@ impl Hub {
     /// Broadcast a signal to every subscriber; returns how many it reached. No
     /// subscriber: a logged no-op (ADR-006 §2.4).
     pub fn broadcast(&self, name: &str, payload: Payload) -> usize {
-        let subscribers: Vec<Waiter> = match self.lock().signals.get(name) {
-            Some(subscribers) => subscribers.iter().map(|(s, m)| (*s, m.clone())).collect(),
-            None => Vec::new(),
+        let (subscribers, starters): (Vec<Waiter>, Vec<Arc<dyn Starter>>) = {
+            let state = self.lock();
+            let subscribers = match state.signals.get(name) {
+                Some(subscribers) => subscribers.iter().map(|(s, m)| (*s, m.clone())).collect(),
+                None => Vec::new(),
+            };
+            let starters = state
+                .signal_starters
+                .get(name)
+                .map(|s| s.iter().map(|(_, s)| s.clone()).collect());
+            (subscribers, starters.unwrap_or_default())
         };
-        if subscribers.is_empty() {
+        // Every deployed process with a start event for this signal starts an instance.
+        let started = starters
+            .iter()
+            .filter(|s| s.offer_signal(payload.clone()))
+            .count();
+        if subscribers.is_empty() && started == 0 {
             debug!(
                 signal = name,
                 "signal broadcast with no catcher: nothing to do"
@@ -237,7 +301,7 @@ impl Hub {
                 self.unsubscribe(sub);
             }
         }
-        reached
+        reached + started
     }
 
     /// Publish a message: to the first waiter for (name, key), else into the buffer.
@@ -247,7 +311,25 @@ impl Hub {
             let mut state = self.lock();
             let waiter = state.waiters.get_mut(&at).and_then(VecDeque::pop_front);
             let Some((sub, mailbox)) = waiter else {
-                return self.buffer(&mut state, at, payload);
+                let starters: Vec<Arc<dyn Starter>> = state
+                    .message_starters
+                    .get(name)
+                    .map(|s| s.iter().map(|(_, s)| s.clone()).collect())
+                    .unwrap_or_default();
+                if starters.is_empty() {
+                    return self.buffer(&mut state, at, payload);
+                }
+                drop(state);
+                // A deployed process with a message start: a new instance, unless one
+                // with this correlation key runs — then the message waits for it.
+                if starters
+                    .iter()
+                    .any(|s| s.offer_message(key, payload.clone()))
+                {
+                    self.delivered.fetch_add(1, Ordering::Relaxed);
+                    return Published::Started;
+                }
+                return self.buffer(&mut self.lock(), at, payload);
             };
             state.subs.remove(&sub);
             if state.waiters.get(&at).is_some_and(VecDeque::is_empty) {

@@ -40,15 +40,28 @@ use crate::graph::{Condition, FlowIdx, NodeIdx, NodeKind, Process, TaskHandler, 
 const INLINE_BUDGET: u32 = 128;
 
 /// Start an instance's loop on `runtime` and return its handle.
+/// Where a new instance lives: the runtime, the engine's task tracker and hub, and
+/// the stop token it watches.
+pub(crate) struct Birth<'a> {
+    pub runtime: &'a tokio::runtime::Handle,
+    pub tracker: &'a tokio_util::task::TaskTracker,
+    pub hub: Arc<Hub>,
+    pub stop: CancellationToken,
+}
+
 pub(crate) fn spawn<D: ProcessData>(
-    runtime: &tokio::runtime::Handle,
-    tracker: &tokio_util::task::TaskTracker,
-    hub: Arc<Hub>,
+    birth: Birth<'_>,
     process: &'static Process<D>,
     id: InstanceId,
     data: D,
-    stop: CancellationToken,
+    entry: Entry,
 ) -> InstanceHandle<D> {
+    let Birth {
+        runtime,
+        tracker,
+        hub,
+        stop,
+    } = birth;
     let (finished_tx, finished_rx) = watch::channel(None);
     let (intake_tx, intake) = mpsc::unbounded_channel();
     let span = info_span!("instance", process = process.name, id = id.0);
@@ -78,11 +91,22 @@ pub(crate) fn spawn<D: ProcessData>(
     let handle = InstanceHandle::new(id, instance.intake_tx.clone(), finished_rx);
     let body = async move {
         let mut instance = instance;
-        instance.run(intake, finished_tx, stop).await;
+        instance.run(entry, intake, finished_tx, stop).await;
     };
     let body = body.instrument(span);
     tracker.spawn_on(body, runtime);
     handle
+}
+
+/// Where an instance begins.
+pub(crate) enum Entry {
+    /// At the none start event (`Engine::start`).
+    NoneStart,
+    /// At a start event whose trigger came, with what it brought.
+    Event {
+        start: NodeIdx,
+        payload: Option<crate::graph::Payload>,
+    },
 }
 
 /// Where a live track is and what it is doing there.
@@ -153,13 +177,14 @@ impl<D: ProcessData> Instance<D> {
     /// then holds the instance once, not once as an argument and once as a local.
     async fn run(
         &mut self,
+        entry: Entry,
         mut intake: mpsc::UnboundedReceiver<Input<D>>,
         finished: watch::Sender<Option<Arc<Finished<D>>>>,
         stop: CancellationToken,
     ) {
         let cancelled = stop.cancelled();
         tokio::pin!(cancelled);
-        self.start();
+        self.start(entry);
         while self.outcome.is_none() {
             tokio::select! {
                 biased;
@@ -212,15 +237,29 @@ impl<D: ProcessData> Instance<D> {
 
     // ----- inputs ---------------------------------------------------------------
 
-    fn start(&mut self) {
-        let Some(&start) = self.process.starts.first() else {
-            // `process!` rejects a process without a start; a hand-built one fails here.
-            self.fail(InstanceError::Lost);
-            return;
-        };
-        let track = self.new_track(start);
-        self.record(track, start, Happening::Started);
-        self.step(|this, moves| this.split(track, start, moves));
+    fn start(&mut self, entry: Entry) {
+        match entry {
+            Entry::NoneStart => {
+                let Some(start) = self.process.none_start() else {
+                    return self.fail(InstanceError::NoNoneStart);
+                };
+                let track = self.new_track(start);
+                self.record(track, start, Happening::Started);
+                self.step(|this, moves| this.split(track, start, moves));
+            }
+            Entry::Event { start, payload } => {
+                // Started by its trigger: the start event catches what came (its
+                // payload mapped like any catch's) on the first track.
+                let track = self.new_track(start);
+                self.record(track, start, Happening::Started);
+                if let Some(slot) = self.slot_mut(track) {
+                    slot.state = TrackState::Working;
+                }
+                self.running += 1;
+                let apply = self.apply_for(start, payload);
+                self.deliver(track, start, start, apply);
+            }
+        }
     }
 
     fn on_report(&mut self, report: Report<D>) {
@@ -415,6 +454,7 @@ impl<D: ProcessData> Instance<D> {
                 }
             }
             NodeKind::Start
+            | NodeKind::StartEvent(_)
             | NodeKind::Boundary { .. }
             | NodeKind::Link
             | NodeKind::Exclusive
@@ -813,7 +853,7 @@ impl<D: ProcessData> Instance<D> {
                 debug!(track = %track, node = id, ?changed, "task completed");
                 let names = changed.names().collect();
                 let what = match self.process.nodes[node].kind {
-                    NodeKind::Catch(_) | NodeKind::Boundary { .. } => {
+                    NodeKind::Catch(_) | NodeKind::Boundary { .. } | NodeKind::StartEvent(_) => {
                         Happening::Caught { changed: names }
                     }
                     _ => Happening::Completed { changed: names },

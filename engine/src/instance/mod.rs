@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
-pub(crate) use event_loop::spawn;
+pub(crate) use event_loop::{spawn, Birth, Entry};
 pub use history::{Happening, History, Step, TrackId};
 
 /// Identifies an instance within its engine.
@@ -146,6 +146,10 @@ pub enum InstanceError {
     /// The instance's loop stopped without reporting an outcome (a bug in thresh).
     #[error("the instance's loop stopped without an outcome")]
     Lost,
+    /// `Engine::start` was called for a process without a none start event (it only
+    /// starts by its events: deploy it).
+    #[error("the process has no none start event: it starts by its events — deploy it with Engine::deploy")]
+    NoNoneStart,
     /// `Engine::start` was called outside a tokio runtime.
     #[error("no tokio runtime: start instances from within a tokio runtime")]
     NoRuntime,

@@ -483,7 +483,13 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// Send a flipped track its delivery; it reports back like a finished task.
-    fn deliver(&mut self, track: TrackId, at: NodeIdx, arm: NodeIdx, apply: Option<Apply<D>>) {
+    pub(super) fn deliver(
+        &mut self,
+        track: TrackId,
+        at: NodeIdx,
+        arm: NodeIdx,
+        apply: Option<Apply<D>>,
+    ) {
         if arm != at {
             // An event-based gateway's arm won: the token moves on to it.
             let to = vec![self.process.nodes[arm].id];
@@ -674,7 +680,8 @@ fn trigger<D>(kind: &NodeKind<D>) -> Option<&Trigger<D>> {
     match kind {
         NodeKind::Catch(trigger)
         | NodeKind::Receive(trigger)
-        | NodeKind::Boundary { trigger, .. } => Some(trigger),
+        | NodeKind::Boundary { trigger, .. }
+        | NodeKind::StartEvent(trigger) => Some(trigger),
         _ => None,
     }
 }

@@ -11,7 +11,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
         if let Some(event) = &node.event {
             let catches = matches!(
                 node.kind,
-                Kind::Catch(_) | Kind::Receive | Kind::Boundary { .. }
+                Kind::Catch(_) | Kind::Receive | Kind::Boundary { .. } | Kind::StartEvent(_)
             );
             let name = event
                 .name
@@ -28,7 +28,16 @@ pub fn check(ctx: &Ctx, model: &Model) {
                     ),
                 );
             }
-            if event.trigger == EventTrigger::Message && event.key.is_none() {
+            let message_start = matches!(node.kind, Kind::StartEvent(EventTrigger::Message));
+            if let Some((key, _)) = event.key.as_ref().filter(|_| message_start) {
+                ctx.error(
+                    key,
+                    format!(
+                        "a message start event takes no `key`: the published message's key becomes the new instance's correlation key — remove `{key}`"
+                    ),
+                );
+            }
+            if event.trigger == EventTrigger::Message && event.key.is_none() && !message_start {
                 ctx.error(
                     &event.keyword,
                     format!(

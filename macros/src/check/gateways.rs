@@ -73,6 +73,7 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
             | Kind::Escalate { end: true }
             | Kind::EventGate => {}
             Kind::Start
+            | Kind::StartEvent(_)
             | Kind::Catch(_)
             | Kind::Throw(_)
             | Kind::Boundary { .. }

@@ -13,21 +13,28 @@ pub fn check(ctx: &Ctx, model: &Model) {
 }
 
 fn starts(ctx: &Ctx, model: &Model) {
-    let starts = model.starts();
-    match starts.as_slice() {
-        [] if model.incomplete => {}
-        [] => ctx.error(
-            model.name,
-            format!(
+    let all = model.starts();
+    if all.is_empty() {
+        if !model.incomplete {
+            ctx.error(
+                model.name,
+                format!(
                 "process `{}` has no start event; add one, e.g. `start begin;` and `begin -> {};`",
                 model.name,
                 first_orphan(model)
             ),
-        ),
-        [_] => {}
-        [first, rest @ ..] => {
-            for &s in rest {
-                ctx.error(
+            );
+        }
+        return;
+    }
+    // Event starts may stand beside a none start; two none starts are ambiguous.
+    let none: Vec<usize> = all
+        .into_iter()
+        .filter(|&s| model.nodes[s].kind == Kind::Start)
+        .collect();
+    if let [first, rest @ ..] = none.as_slice() {
+        for &s in rest {
+            ctx.error(
                     model.nodes[s].id,
                     format!(
                         "process `{}` has a second none start event `{}` (the first is `{}`); `Engine::start` begins at the one start — remove `{}` and route its flows from `{}`",
@@ -38,7 +45,6 @@ fn starts(ctx: &Ctx, model: &Model) {
                         model.nodes[*first].id
                     ),
                 );
-            }
         }
     }
 }
@@ -63,7 +69,7 @@ fn duplicate_flows(ctx: &Ctx, model: &Model) {
 fn flow_ends(ctx: &Ctx, model: &Model) {
     for flow in &model.flows {
         let (source, target) = (&model.nodes[flow.source], &model.nodes[flow.target]);
-        if target.kind == Kind::Start {
+        if target.kind.is_start() {
             ctx.error(
                 flow.tokens(),
                 format!(
@@ -108,7 +114,7 @@ fn paths(ctx: &Ctx, model: &Model) {
         .iter()
         .any(|&s| !nodes[s].outgoing.is_empty() || nodes[s].loose_out);
     for (n, node) in nodes.iter().enumerate() {
-        if node.kind == Kind::Start {
+        if node.kind.is_start() {
             if node.outgoing.is_empty() && !node.loose_out {
                 ctx.error(
                     node.id,
@@ -152,7 +158,7 @@ fn paths(ctx: &Ctx, model: &Model) {
     if ends.is_empty() && !model.incomplete {
         let dead_end = (0..nodes.len())
             .find(|&n| {
-                nodes[n].kind != Kind::Start && nodes[n].outgoing.is_empty() && !nodes[n].loose_out
+                !nodes[n].kind.is_start() && nodes[n].outgoing.is_empty() && !nodes[n].loose_out
             })
             .map(|n| nodes[n].id.to_string())
             .unwrap_or_else(|| "last_task".into());
@@ -173,8 +179,10 @@ fn first_orphan(model: &Model) -> String {
         .nodes
         .iter()
         .find(|n| {
-            !matches!(n.kind, Kind::Start | Kind::Boundary { .. })
-                && n.incoming.is_empty()
+            !matches!(
+                n.kind,
+                Kind::Start | Kind::StartEvent(_) | Kind::Boundary { .. }
+            ) && n.incoming.is_empty()
                 && !n.loose_in
         })
         .map_or_else(|| "first_task".into(), |n| n.id.to_string())
