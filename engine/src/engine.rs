@@ -250,10 +250,23 @@ impl Engine {
         true
     }
 
-    /// Cancel every instance (their outcome becomes [`Outcome::Cancelled`]) and wait,
+    /// Undeploy every deployment, cancel every instance (their outcome becomes
+    /// [`Outcome::Cancelled`]) and wait,
     /// at most `deadline`, for every instance loop and track to stop. Instances started
     /// after this call are cancelled at once.
     pub async fn shutdown(&self, deadline: Duration) -> Result<(), ShutdownError> {
+        // Deployed start events go first, so nothing starts while instances stop.
+        let deployed: Vec<u64> = self
+            .inner
+            .deployments
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+            .copied()
+            .collect();
+        for id in deployed {
+            self.undeploy(DeploymentId(id));
+        }
         self.inner.stop.cancel();
         self.inner.loops.close();
         match tokio::time::timeout(deadline, self.inner.loops.wait()).await {
