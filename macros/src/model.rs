@@ -3,7 +3,7 @@
 //! every id declared once, every flow naming declared nodes — are reported here.
 
 use proc_macro2::TokenStream;
-use quote::{quote, ToTokens};
+use quote::quote;
 use syn::{Expr, Ident, Type, Visibility};
 
 use crate::check::suggest;
@@ -47,6 +47,9 @@ pub struct Node<'a> {
     pub event: Option<EventAst>,
     /// A boundary event: the activity it is attached to.
     pub attached_to: Option<usize>,
+    /// A boundary event's `on activity`: the activity's name as written there, where
+    /// errors about the attachment point.
+    pub on: Option<&'a Ident>,
     /// An activity: its boundary events, in declaration order.
     pub boundaries: Vec<usize>,
     /// A boundary event's `non_interrupting` marker, as written.
@@ -103,9 +106,11 @@ impl Kind<'_> {
             Kind::Parallel => "parallel gateway",
             Kind::Inclusive => "inclusive gateway",
             Kind::Complex => "complex gateway",
+            Kind::Catch(EventTrigger::Link) => "link catch event",
             Kind::Catch(_) => "catch event",
             Kind::Receive => "receive task",
             Kind::User => "user task",
+            Kind::Throw(EventTrigger::Link) => "link throw event",
             Kind::Throw(_) => "throw event",
             Kind::ThrowEnd(_) => "throwing end event",
             Kind::EventGate => "event-based gateway",
@@ -230,6 +235,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                 activation: activation_of(ctx, decl, kind),
                 event: event_of(ctx, decl, kind),
                 attached_to: None,
+                on: decl.attached.as_ref(),
                 boundaries: Vec::new(),
                 non_interrupting: decl.non_interrupting.as_ref(),
             }),
@@ -338,7 +344,8 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
             nodes[n].loose_out = true;
         }
     }
-    flows.extend(link_edges(ctx, &nodes));
+    let links = link_edges(ctx, &mut nodes, &flows);
+    flows.extend(links);
     attach_boundaries(ctx, ast, &mut nodes);
     for (i, flow) in flows.iter().enumerate() {
         nodes[flow.source].outgoing.push(i);
@@ -364,35 +371,58 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
     }
 }
 
-/// Attach every boundary event to its activity (`boundary b on activity: ...`).
+/// Attach every boundary event to its activity (`boundary b on activity: ...`). A
+/// boundary left unattached (reported here) gets the benefit of the doubt on its
+/// paths, as does an element given a stray `on`: it was likely meant as a boundary.
 fn attach_boundaries(ctx: &Ctx, ast: &ProcessAst, nodes: &mut [Node]) {
     for decl in &ast.nodes {
-        let Some(b) = nodes.iter().position(|n| *n.id == decl.id) else {
+        // By identity: a second declaration of an id was dropped, with its `on`.
+        let Some(b) = nodes.iter().position(|n| std::ptr::eq(n.id, &decl.id)) else {
             continue;
         };
         let is_boundary = matches!(nodes[b].kind, Kind::Boundary { .. });
+        let kind = nodes[b].kind.a();
+        let id = &decl.id;
         if let Some(marker) = decl.non_interrupting.as_ref().filter(|_| !is_boundary) {
-            ctx.error(marker, format!("only a boundary event is `non_interrupting`; {} has no activity to leave running", nodes[b].kind.a()));
+            ctx.error(
+                marker,
+                format!(
+                    "only a boundary event is `non_interrupting`: it leaves the activity it sits on running; {kind} sits on no activity — remove `non_interrupting`, or attach `{id}` to a task as `boundary {id} on some_task: non_interrupting ...;`"
+                ),
+            );
         }
         match (&decl.attached, is_boundary) {
-            (Some(activity), false) => ctx.error(
-                activity,
-                format!("only a boundary event is attached with `on`; for {}, remove `on {activity}`", nodes[b].kind.a()),
-            ),
-            (None, true) => ctx.error(
-                &decl.id,
-                format!("boundary event `{}` needs the activity it is attached to: `boundary {} on some_task: ...;`", decl.id, decl.id),
-            ),
+            (Some(activity), false) => {
+                ctx.error(
+                    activity,
+                    format!(
+                        "only a boundary event is attached with `on`, but `{id}` is {kind} — to catch its event while `{activity}` runs, declare it `boundary {id} on {activity}: ...;`, else remove `on {activity}`"
+                    ),
+                );
+                nodes[b].loose_in = true;
+            }
+            (None, true) => {
+                ctx.error(
+                    id,
+                    format!("boundary event `{id}` needs the activity it is attached to: `boundary {id} on some_task: ...;`"),
+                );
+                nodes[b].loose_in = true;
+            }
             (Some(activity), true) => match nodes.iter().position(|n| n.id == activity) {
                 Some(a) => {
                     nodes[b].attached_to = Some(a);
                     nodes[a].boundaries.push(b);
                 }
                 None => {
-                    let hint = suggest::nearest(&activity.to_string(), nodes.iter().map(|n| n.id.to_string()).collect::<Vec<_>>().iter().map(String::as_str))
-                        .map(|n| format!("; did you mean `{n}`?"))
-                        .unwrap_or_default();
-                    ctx.error(activity, format!("unknown activity `{activity}` for boundary event `{}`{hint}", decl.id));
+                    let names: Vec<String> = nodes.iter().map(|n| n.id.to_string()).collect();
+                    let hint = suggest::nearest(&activity.to_string(), names.iter().map(String::as_str))
+                        .map(|n| format!("did you mean `{n}`?"))
+                        .unwrap_or_else(|| format!("attach it to a task, receive task or user task of this process, e.g. `task {activity} = handler;`"));
+                    ctx.error(
+                        activity,
+                        format!("unknown activity `{activity}` for boundary event `{id}`; {hint}"),
+                    );
+                    nodes[b].loose_in = true;
                 }
             },
             (None, false) => {}
@@ -402,65 +432,138 @@ fn attach_boundaries(ctx: &Ctx, ast: &ProcessAst, nodes: &mut [Node]) {
 
 /// Pair every link throw with the one link catch of its name, as a direct edge
 /// (ADR-006 §2.8): nothing is looked up by name at run time. A throw whose name has
-/// no catch, and a second catch of a name, are errors here.
-fn link_edges<'a>(ctx: &Ctx, nodes: &[Node<'a>]) -> Vec<Flow<'a>> {
-    let link_name = |node: &Node| {
-        node.event
-            .as_ref()
-            .filter(|e| e.trigger == EventTrigger::Link)
-            .and_then(|e| e.name.as_ref())
-            .map(|n| n.value())
+/// no catch, a catch whose name has no throw, and a second catch of a name are errors
+/// here; the elements they leave without a jump get the benefit of the doubt on their
+/// paths, so the one error does not cascade. A written flow from a throw to its own
+/// catch adds no edge (`check::link` reports the flow).
+fn link_edges<'a>(ctx: &Ctx, nodes: &mut [Node<'a>], written: &[Flow<'a>]) -> Vec<Flow<'a>> {
+    // Every link throw and catch: (node, name, the name's literal).
+    let links = |catch: bool| -> Vec<(usize, String, syn::LitStr)> {
+        let kind = if catch {
+            Kind::Catch(EventTrigger::Link)
+        } else {
+            Kind::Throw(EventTrigger::Link)
+        };
+        nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, node)| node.kind == kind)
+            .filter_map(|(n, node)| {
+                let name = node.event.as_ref()?.name.as_ref()?;
+                Some((n, name.value(), name.clone()))
+            })
+            .collect()
     };
-    let mut catches: Vec<(String, usize)> = Vec::new();
-    for (n, node) in nodes.iter().enumerate() {
-        if let (Kind::Catch(EventTrigger::Link), Some(name)) = (node.kind, link_name(node)) {
-            match catches.iter().find(|(c, _)| *c == name) {
-                Some((_, first)) => ctx.error(
-                    node.id,
+    let (throws, all_catches) = (links(false), links(true));
+    // A link whose event did not parse (reported already) has no known name: it might
+    // be any throw's catch, or any catch's throw, so pairing errors stand down.
+    let unparsed = |kind: Kind| {
+        nodes
+            .iter()
+            .any(|node| node.kind == kind && node.event.is_none())
+    };
+    let (unparsed_throw, unparsed_catch) = (
+        unparsed(Kind::Throw(EventTrigger::Link)),
+        unparsed(Kind::Catch(EventTrigger::Link)),
+    );
+    for node in nodes.iter_mut().filter(|node| node.event.is_none()) {
+        match node.kind {
+            Kind::Throw(EventTrigger::Link) => node.loose_out = true,
+            Kind::Catch(EventTrigger::Link) => node.loose_in = true,
+            _ => {}
+        }
+    }
+    // The first catch of each name: the one its throws lead to.
+    let mut catches: Vec<(usize, String, syn::LitStr)> = Vec::new();
+    for (n, name, literal) in &all_catches {
+        match catches.iter().find(|(_, c, _)| c == name) {
+            Some((first, _, _)) => {
+                ctx.error(
+                    nodes[*n].id,
                     format!(
-                        "two link catch events are named \"{name}\" (`{}` and `{}`); a link throw must lead to exactly one place — rename one",
-                        nodes[*first].id, node.id
+                        "two link catch events are named \"{name}\" (`{}` and `{}`); a link throw must lead to exactly one place — rename one, and the throws that should land on it",
+                        nodes[*first].id, nodes[*n].id
                     ),
-                ),
-                None => catches.push((name, n)),
+                );
+                nodes[*n].loose_in = true;
             }
+            None => catches.push((*n, name.clone(), literal.clone())),
         }
     }
     let mut edges = Vec::new();
-    for (n, node) in nodes.iter().enumerate() {
-        let (Kind::Throw(EventTrigger::Link), Some(name)) = (node.kind, link_name(node)) else {
-            continue;
-        };
-        match catches.iter().find(|(c, _)| *c == name) {
-            Some(&(_, target)) => edges.push(Flow {
-                source: n,
-                target,
-                source_ident: node.id,
-                target_ident: nodes[target].id,
-                condition: None,
-                guard: None,
-                link: true,
-            }),
+    // The catches a misnamed throw was likely meant for (reported at the throw).
+    let mut meant: Vec<usize> = Vec::new();
+    for (n, name, literal) in &throws {
+        let n = *n;
+        match catches.iter().find(|(_, c, _)| c == name) {
+            Some(&(target, _, _)) => {
+                let written_too = written.iter().any(|f| f.source == n && f.target == target);
+                if !written_too {
+                    edges.push(Flow {
+                        source: n,
+                        target,
+                        source_ident: nodes[n].id,
+                        target_ident: nodes[target].id,
+                        condition: None,
+                        guard: None,
+                        link: true,
+                    });
+                }
+            }
+            None if unparsed_catch => nodes[n].loose_out = true,
             None => {
-                let hint = suggest::nearest(&name, catches.iter().map(|(c, _)| c.as_str()))
-                    .map(|c| format!("did you mean \"{c}\"? "))
-                    .unwrap_or_default();
-                let at = node
-                    .event
-                    .as_ref()
-                    .and_then(|e| e.name.as_ref())
-                    .expect("a link has a name");
+                let near = suggest::nearest(name, catches.iter().map(|(_, c, _)| c.as_str()))
+                    .and_then(|near| catches.iter().find(|(_, c, _)| c == near));
+                let mend = match near {
+                    Some((c, near, _)) => {
+                        meant.push(*c);
+                        format!(
+                            "did you mean \"{near}\" (the link catch `{}`)? A throw and its catch name the same link",
+                            nodes[*c].id
+                        )
+                    }
+                    None => {
+                        let id = free_id(nodes, name, "landing");
+                        format!("declare where it lands, e.g. `catch {id}: link(\"{name}\");`, and flow on from there")
+                    }
+                };
                 ctx.error(
-                    at,
+                    literal,
                     format!(
-                        "no link catch event is named \"{name}\", so the link throw `{}` leads nowhere; {hint}declare its target: `catch again: link(\"{name}\");`",
-                        node.id
+                        "no link catch event is named \"{name}\", so the link throw `{}` leads nowhere; {mend}",
+                        nodes[n].id
                     ),
                 );
+                nodes[n].loose_out = true;
             }
         }
     }
+    for (c, name, literal) in &catches {
+        if throws.iter().any(|(_, t, _)| t == name) {
+            continue;
+        }
+        if !meant.contains(c) && !unparsed_throw {
+            let id = free_id(nodes, &format!("to_{name}"), "jump");
+            ctx.error(
+                literal,
+                format!(
+                    "no link throw event is named \"{name}\", so nothing reaches the link catch `{}`: a link catch is entered only by the link throws of its name — end the path that should jump here with one, e.g. `throw {id}: link(\"{name}\");`",
+                    nodes[*c].id
+                ),
+            );
+        }
+        nodes[*c].loose_in = true;
+    }
     edges
+}
+
+/// `name` for an example declaration, if it is an identifier no element has; else
+/// `fallback`.
+fn free_id(nodes: &[Node], name: &str, fallback: &str) -> String {
+    syn::parse_str::<Ident>(name)
+        .ok()
+        .filter(|id| !nodes.iter().any(|n| n.id == id))
+        .map_or_else(|| fallback.to_string(), |id| id.to_string())
 }
 
 /// The node's kind from its keyword, handler and spec; `None` (with an error) when
@@ -471,7 +574,10 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
         "start" if decl.spec.as_ref().is_some_and(|s| s.name == "condition") => {
             ctx.error(
                 &decl.spec.as_ref().expect("checked").name,
-                "a conditional start event belongs in an event sub-process (ADR-006 §2.7), never at a process's top level; start the instance, then wait with `catch ready: condition(|data| ...);`",
+                format!(
+                    "a conditional start event belongs in an event sub-process (ADR-006 §2.7), never at a process's top level; start plainly and wait for the condition there: `start begin;`, `catch {id}: condition(|data| ...);` and `begin -> {id};`",
+                    id = decl.id
+                ),
             );
             return None;
         }
@@ -480,6 +586,16 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
             Some("message") => Kind::StartEvent(EventTrigger::Message),
             Some("signal") => Kind::StartEvent(EventTrigger::Signal),
             Some("timer") => Kind::StartEvent(EventTrigger::Timer),
+            Some("link") => {
+                ctx.error(
+                    &decl.spec.as_ref().expect("matched").name,
+                    format!(
+                        "a start event cannot be a link: a link jumps within a running instance, from a link throw to the link catch of its name — begin the process with `start {id};`, and where a path should jump back, end it with `throw jump: link(\"name\");` and go on from `catch landing: link(\"name\");`",
+                        id = decl.id
+                    ),
+                );
+                return None;
+            }
             Some(other) => {
                 ctx.error(
                     &decl.spec.as_ref().expect("matched").name,
@@ -497,11 +613,23 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
             Some(spec) if spec.name == "message" => Kind::ThrowEnd(EventTrigger::Message),
             Some(spec) if spec.name == "error" => Kind::ErrorEnd,
             Some(spec) if spec.name == "escalation" => Kind::Escalate { end: true },
+            Some(spec) if spec.name == "link" => {
+                ctx.error(
+                    &spec.name,
+                    format!(
+                        "an end event cannot be a link: at a link throw the path jumps on to the link catch of its name, so it does not end there — declare `{id}` as a link throw, `throw {id}: link({args});`",
+                        id = decl.id,
+                        args = spec.args.as_ref().map_or("\"name\"".to_string(), ToString::to_string),
+                    ),
+                );
+                // Checked on as the link throw it stands for, so its catch is paired.
+                Kind::Throw(EventTrigger::Link)
+            }
             Some(spec) => {
                 ctx.error(
                     &spec.name,
                     format!(
-                        "unknown end event kind `{}`; an end event is `end {id};`, `end {id}: terminate;`, `end {id}: signal(\"name\");` or `end {id}: message(\"name\", key = ...);`",
+                        "unknown end event kind `{}`; an end event is `end {id};`, `end {id}: terminate;`, `end {id}: signal(\"name\");`, `end {id}: message(\"name\", key = ...);`, `end {id}: error(\"CODE\");` or `end {id}: escalation(\"CODE\");`",
                         spec.name,
                         id = decl.id
                     ),
@@ -540,17 +668,34 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
                 Some("error") => EventTrigger::Error,
                 Some("escalation") => EventTrigger::Escalation,
                 _ => {
-                    let at = decl
-                        .spec
+                    let id = &decl.id;
+                    let activity = decl
+                        .attached
                         .as_ref()
-                        .map_or(decl.id.to_token_stream(), |s| s.name.to_token_stream());
-                    ctx.error(
-                        at,
-                        format!(
-                            "`boundary {}` needs the event it catches: a timer, message, signal, condition, error or escalation, e.g. `boundary {} on task: timer(Duration::from_secs(60));`",
-                            decl.id, decl.id
+                        .map_or("some_task".to_string(), Ident::to_string);
+                    let events = "a timer, message, signal, condition, error or escalation";
+                    let example =
+                        format!("`boundary {id} on {activity}: timer(Duration::from_secs(60));`");
+                    match &decl.spec {
+                        None => ctx.error(
+                            id,
+                            format!("`boundary {id}` needs the event it catches: {events}, e.g. {example}"),
                         ),
-                    );
+                        Some(spec) if spec.name == "link" => ctx.error(
+                            &spec.name,
+                            format!("a boundary event cannot be a link: a link catch is entered only by its link throws, never from an activity — to leave `{activity}` on an event, catch {events}; to jump, end a path with `throw {id}: link(...);`"),
+                        ),
+                        Some(spec) => {
+                            let known = ["timer", "message", "signal", "condition", "error", "escalation"];
+                            let hint = suggest::nearest(&spec.name.to_string(), known)
+                                .map(|k| format!("did you mean `{k}`? "))
+                                .unwrap_or_default();
+                            ctx.error(
+                                &spec.name,
+                                format!("unknown event `{}`; {hint}a boundary event catches {events}, e.g. {example}", spec.name),
+                            );
+                        }
+                    }
                     return None;
                 }
             };
@@ -574,21 +719,32 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
                     let (what, known, example): (_, &[&str], _) = if keyword == "catch" {
                         (
                             "an event to wait for",
-                            &["message", "signal", "timer"],
+                            &["message", "signal", "timer", "condition", "link"],
                             format!("`catch {id}: message(\"payment\", key = |data| data.id.clone());`, `catch {id}: signal(\"alarm\");` or `catch {id}: timer(Duration::from_secs(30));`"),
                         )
                     } else {
                         (
                             "an event to send",
-                            &["message", "signal"],
+                            &["message", "signal", "escalation", "link"],
                             format!("`throw {id}: signal(\"alarm\");` or `throw {id}: message(\"request\", key = |data| data.id.clone());`"),
                         )
                     };
                     match &decl.spec {
                         None => ctx.error(id, format!("`{keyword} {id}` needs {what}: {example}")),
-                        Some(spec) if spec.name == "timer" => ctx.error(
+                        Some(spec) if spec.name == "timer" || spec.name == "condition" => ctx.error(
                             &spec.name,
-                            format!("a throw event cannot send a timer: a timer is only waited for — to wait, declare `catch {id}: timer(...);`; a throw sends a signal or a message: {example}"),
+                            format!("a throw event cannot send a {kw}: a {kw} is only waited for — to wait, declare `catch {id}: {kw}(...);`; a throw sends a signal, a message, an escalation or a link: {example}", kw = spec.name),
+                        ),
+                        Some(spec) if spec.name == "error" && keyword == "throw" => ctx.error(
+                            &spec.name,
+                            format!("an error ends its path, so only an end event throws one: `end {id}: error(\"CODE\");` — a task raises one by returning `Err(TaskError::bpmn(\"CODE\", ...))`; an error boundary on the activity catches it"),
+                        ),
+                        Some(spec) if spec.name == "error" || spec.name == "escalation" => ctx.error(
+                            &spec.name,
+                            format!(
+                                "an {kw} is not waited for mid-path: it is caught by a boundary event on the activity that raises it — `boundary {id} on some_task: {kw}(\"CODE\");`, and flow on from `{id}`",
+                                kw = spec.name
+                            ),
                         ),
                         Some(spec) => {
                             let hint = suggest::nearest(&spec.name.to_string(), known.iter().copied())
@@ -648,18 +804,42 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
     }
     if !matches!(kind, Kind::End | Kind::Terminate | Kind::Complex) && !kind.has_event() {
         if let Some(spec) = &decl.spec {
-            if ["message", "signal", "timer"]
-                .iter()
-                .any(|e| spec.name == e)
-            {
+            if spec.name == "link" {
                 ctx.error(
                     &spec.name,
                     format!(
-                        "{} takes no event; a `{}(...)` goes on an element of its own — `catch` to wait for it{}, `throw` to send it — with a flow between it and `{}`",
+                        "{} cannot be a link: a link is a pair of elements of its own — end the path that jumps with `throw jump: link(\"name\");`, and go on where it lands from `catch landing: link(\"name\");`",
                         kind.a(),
+                    ),
+                );
+                return Some(kind);
+            }
+            let id = &decl.id;
+            let flow = format!("with a flow between it and `{id}`");
+            let place = match spec.name.to_string().as_str() {
+                "message" => Some(format!("`catch` to wait for it, `receive` (a task) to wait for a message, `throw` to send it — {flow}")),
+                "signal" => Some(format!("`catch` to wait for it, `throw` to send it — {flow}")),
+                "timer" | "condition" => Some(format!("`catch` to wait for it — {flow}")),
+                "error" | "escalation" => Some(format!(
+                    "a `boundary` on the activity that raises it catches it, `boundary caught on some_task: {kw}(\"CODE\");`; a task raises it by returning `Err(TaskError::{raise}(\"CODE\"{more}))`, a path by ending in `end failed: {kw}(\"CODE\");`",
+                    kw = spec.name,
+                    raise = if spec.name == "error" { "bpmn" } else { "escalate" },
+                    more = if spec.name == "error" { ", ..." } else { "" },
+                )),
+                _ => None,
+            };
+            if let Some(place) = place {
+                ctx.error(
+                    &spec.name,
+                    format!(
+                        "{} takes no event; {} `{}(...)` goes on an element of its own — {place}",
+                        kind.a(),
+                        if spec.name.to_string().starts_with('e') {
+                            "an"
+                        } else {
+                            "a"
+                        },
                         spec.name,
-                        if spec.name == "message" { ", `receive` (a task) to wait for a message" } else { "" },
-                        decl.id,
                     ),
                 );
                 return Some(kind);

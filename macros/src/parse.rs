@@ -476,6 +476,7 @@ pub fn event(spec: &Spec) -> syn::Result<EventAst> {
             &["key", "apply", "payload"],
             "a message takes `key = |data| ...` (its correlation key), and `apply = |data, payload: &P| ...` on a catch or `payload = |data| ...` on a throw",
         ),
+        EventTrigger::Link => (&[], "a link takes nothing but its name: `link(\"retry\")`"),
         _ => (
             &["apply", "payload"],
             "a signal takes `apply = |data, payload: &P| ...` on a catch or `payload = |data| ...` on a throw",
@@ -542,9 +543,14 @@ pub fn event(spec: &Spec) -> syn::Result<EventAst> {
     Ok(event)
 }
 
-/// The arguments of `timer(...)`: one bare duration, or named `at`, `every`, `times`.
 /// `condition(|data| ..., on = [field, ...])`.
 fn parse_condition(input: ParseStream, event: &mut EventAst) -> syn::Result<()> {
+    const TAKES: &str = "a condition takes its closure, `condition(|data| data.total > 100)`, and optionally `on = [field, ...]`: the fields whose change re-evaluates it";
+    // `condition(on = [..])` would otherwise parse as an assignment expression.
+    if input.is_empty() || (input.peek(Ident) && input.peek2(Token![=]) && !input.peek2(Token![==]))
+    {
+        return Err(input.error(format!("a condition begins with its closure: {TAKES}")));
+    }
     event.condition = Some(input.parse()?);
     while !input.is_empty() {
         input.parse::<Token![,]>()?;
@@ -553,9 +559,12 @@ fn parse_condition(input: ParseStream, event: &mut EventAst) -> syn::Result<()> 
         }
         let key: Ident = input.parse()?;
         if key != "on" {
+            let hint = crate::check::suggest::nearest(&key.to_string(), ["on"])
+                .map(|s| format!("did you mean `{s}`? "))
+                .unwrap_or_default();
             return Err(syn::Error::new_spanned(
                 &key,
-                format!("unknown condition argument `{key}`; a condition takes its closure and, optionally, `on = [field, ...]`: the fields whose change re-evaluates it"),
+                format!("unknown condition argument `{key}`; {hint}{TAKES}"),
             ));
         }
         if event.on.is_some() {
@@ -564,7 +573,14 @@ fn parse_condition(input: ParseStream, event: &mut EventAst) -> syn::Result<()> 
                 "`on` is given twice in this condition; keep one",
             ));
         }
-        input.parse::<Token![=]>()?;
+        let list =
+            "`on` takes a list of the data's fields, `on = [total]` or `on = [total, items]`";
+        input
+            .parse::<Token![=]>()
+            .map_err(|e| syn::Error::new(e.span(), format!("expected `=` after `on`: {list}")))?;
+        if !input.peek(syn::token::Bracket) {
+            return Err(input.error(list));
+        }
         let content;
         let brackets = syn::bracketed!(content in input);
         let fields: Vec<Ident> = content
@@ -601,6 +617,7 @@ fn parse_code(input: ParseStream, event: &mut EventAst, example: &str) -> syn::R
     Ok(())
 }
 
+/// The arguments of `timer(...)`: one bare duration, or named `at`, `every`, `times`.
 fn parse_timer(input: ParseStream) -> syn::Result<TimerAst> {
     const FORMS: &str = "a timer is `timer(DURATION)`, `timer(at = SYSTEM_TIME)` or `timer(every = DURATION, times = N)`";
     if input.is_empty() {

@@ -21,10 +21,19 @@ pub fn check(ctx: &Ctx, model: &Model) {
         {
             let host = &model.nodes[activity];
             if !matches!(host.kind, Kind::Task(_) | Kind::Receive | Kind::User) {
-                ctx.error(
-                    node.id,
+                // An event waits already: racing a second event against it is a gate's job.
+                let mend = if matches!(host.kind, Kind::Catch(_)) {
                     format!(
-                        "boundary event `{}` is attached to {} `{}`; boundary events sit only on activities (a task, receive task or user task)",
+                        "; to take whichever of two events comes first, put an event-based gateway before both: `event_based gate;`, `catch {}: ...;` and `gate -> {}, {};`",
+                        node.id, host.id, node.id
+                    )
+                } else {
+                    String::new()
+                };
+                ctx.error(
+                    node.on.unwrap_or(node.id),
+                    format!(
+                        "boundary event `{}` is attached to {} `{}`, but boundary events sit only on activities — a task, receive task or user task{mend}",
                         node.id,
                         host.kind.a(),
                         host.id
@@ -47,11 +56,29 @@ pub fn check(ctx: &Ctx, model: &Model) {
                         other.kind == node.kind && definition(other) == definition(node)
                     });
                 if let Some(&first) = same {
+                    let event =
+                        node.event
+                            .as_ref()
+                            .map_or(String::new(), |e| match (&e.name, &e.code) {
+                                (Some(name), _) => {
+                                    format!(" `{}(\"{}\")`", e.keyword, name.value())
+                                }
+                                (None, Some(code)) => {
+                                    format!(" `{}(\"{}\")`", e.keyword, code.value())
+                                }
+                                (None, None) if e.trigger == EventTrigger::Timer => {
+                                    " timer".to_string()
+                                }
+                                (None, None) if e.trigger == EventTrigger::Condition => {
+                                    " condition".to_string()
+                                }
+                                (None, None) => format!(" `{}` (any code)", e.keyword),
+                            });
                     ctx.error(
                         node.id,
                         format!(
-                            "`{}` already has an interrupting boundary event for this event (`{}`); only one can take the token — remove one, or make this one `non_interrupting`",
-                            host.id, model.nodes[first].id
+                            "`{}` already has an interrupting boundary event `{}` for the same{event}: when it fires, the first interrupts `{}`, so `{}` never would — remove one, or make this one `non_interrupting` to run beside `{}`",
+                            host.id, model.nodes[first].id, host.id, node.id, host.id
                         ),
                     );
                 }
@@ -74,9 +101,11 @@ pub fn check(ctx: &Ctx, model: &Model) {
             ctx.error(
                 &event.keyword,
                 format!(
-                    "`{}` throws {} but names no code; give one: `{}(\"CODE\")` — a boundary without a code catches every one",
+                    "`{}` throws {} but names no code; give one: `{} {}: {}(\"CODE\");` — only a boundary may leave the code out, to catch every one",
                     node.id,
                     if node.kind == Kind::ErrorEnd { "an error" } else { "an escalation" },
+                    if node.kind.is_end() { "end" } else { "throw" },
+                    node.id,
                     event.keyword
                 ),
             );

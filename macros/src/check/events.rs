@@ -47,7 +47,9 @@ pub fn check(ctx: &Ctx, model: &Model) {
                     ),
                 );
             }
-            if event.trigger != EventTrigger::Message {
+            // What a link may carry is `check::link`'s to say.
+            let link = event.trigger == EventTrigger::Link;
+            if event.trigger != EventTrigger::Message && !link {
                 if let Some((key, _)) = &event.key {
                     ctx.error(
                         key,
@@ -58,17 +60,25 @@ pub fn check(ctx: &Ctx, model: &Model) {
                     );
                 }
             }
-            if let Some((apply, _)) = event.apply.as_ref().filter(|_| !catches) {
+            if let Some((apply, _)) = event.apply.as_ref().filter(|_| !catches && !link) {
+                let mend = if matches!(
+                    event.trigger,
+                    EventTrigger::Error | EventTrigger::Escalation
+                ) {
+                    format!("an {} thrown here carries only its code", event.keyword)
+                } else {
+                    "to send a payload, give it with `payload = |data| ...`".to_string()
+                };
                 ctx.error(
                     apply,
                     format!(
-                        "`apply` maps a caught payload into the data, but `{}` is {}, which sends — remove `apply`; to send a payload, give it with `payload = |data| ...`",
+                        "`apply` maps a caught payload into the data, but `{}` is {}, which sends — remove `apply`; {mend}",
                         node.id,
                         node.kind.a()
                     ),
                 );
             }
-            if let Some((payload, _)) = event.payload.as_ref().filter(|_| catches) {
+            if let Some((payload, _)) = event.payload.as_ref().filter(|_| catches && !link) {
                 ctx.error(
                     payload,
                     format!(
@@ -135,7 +145,17 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
         match arm.kind {
             Kind::Catch(EventTrigger::Message) => message_catch = message_catch.or(Some(f)),
             Kind::Receive => receive = receive.or(Some(f)),
-            Kind::Catch(trigger) if trigger != EventTrigger::Link => {}
+            Kind::Catch(EventTrigger::Link) => {
+                ctx.error(
+                    flow.target_ident,
+                    format!(
+                        "`{}` is a link catch event, which waits for nothing: it is entered only by the link throws of its name, so it cannot be an arm of the event-based gateway `{}` — an arm waits for a message, signal, timer or condition; to jump after the event, end its path with a link throw",
+                        arm.id, gate.id,
+                    ),
+                );
+                continue;
+            }
+            Kind::Catch(_) => {}
             _ => {
                 ctx.error(
                     flow.target_ident,

@@ -10,7 +10,32 @@ use crate::parse::EventTrigger;
 pub fn check(ctx: &Ctx, model: &Model) {
     for flow in model.flows.iter().filter(|f| !f.link) {
         let (source, target) = (&model.nodes[flow.source], &model.nodes[flow.target]);
-        if source.kind == Kind::Throw(EventTrigger::Link) {
+        let (throw, catch) = (
+            source.kind == Kind::Throw(EventTrigger::Link),
+            target.kind == Kind::Catch(EventTrigger::Link),
+        );
+        let name = |node: &crate::model::Node| {
+            node.event
+                .as_ref()
+                .and_then(|e| e.name.as_ref())
+                .map(|n| n.value())
+        };
+        if throw && catch && name(source) == name(target) {
+            // The jump, written out as a flow: one error for both rules it breaks.
+            ctx.error(
+                flow.tokens(),
+                format!(
+                    "the link throw `{}` already jumps to the link catch `{}` (both name the link \"{}\"); a flow between them is not needed, and a link allows none — remove `{} -> {}`",
+                    source.id,
+                    target.id,
+                    name(source).unwrap_or_default(),
+                    source.id,
+                    target.id
+                ),
+            );
+            continue;
+        }
+        if throw {
             ctx.error(
                 flow.tokens(),
                 format!(
@@ -19,7 +44,8 @@ pub fn check(ctx: &Ctx, model: &Model) {
                 ),
             );
         }
-        if target.kind == Kind::Catch(EventTrigger::Link) {
+        // A link catch as the arm of an event-based gateway is reported by `check::events`.
+        if catch && source.kind != Kind::EventGate {
             ctx.error(
                 flow.tokens(),
                 format!(
@@ -41,11 +67,19 @@ pub fn check(ctx: &Ctx, model: &Model) {
             .into_iter()
             .flatten()
         {
+            let why = match arg.to_string().as_str() {
+                "key" => "it jumps within one instance, so there is nothing to correlate",
+                _ => {
+                    "it jumps within one instance, whose data it already has, so no payload travels"
+                }
+            };
             ctx.error(
                 arg,
                 format!(
-                    "a link carries nothing but its name: `{}` takes no `{arg}`",
-                    node.id
+                    "a link carries nothing but its name: {why} — remove `{arg}`, leaving `{} {}: link(\"{}\");`",
+                    if matches!(node.kind, Kind::Catch(_)) { "catch" } else { "throw" },
+                    node.id,
+                    event.name.as_ref().map(|n| n.value()).unwrap_or_default(),
                 ),
             );
         }
