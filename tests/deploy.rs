@@ -520,7 +520,6 @@ async fn a_message_its_instance_did_not_take_waits_for_the_next_with_that_key() 
 /// buffered for it — it does not start an instance of the other deployment, which
 /// would then run a second instance with the same correlation key.
 #[tokio::test(start_paused = true)]
-#[ignore = "bug: a message for a running key is offered to every deployment in turn; the one not running the key starts a duplicate instance"]
 async fn a_running_key_starts_no_instance_in_another_deployment() {
     let engine = Engine::new();
     let mut first = engine
@@ -806,7 +805,6 @@ async fn undeploy_stops_timer_starts() {
 
 /// `running_instances` counts instance loops; a deployed timer start is none.
 #[tokio::test(start_paused = true)]
-#[ignore = "bug: a deployed timer start's task runs on the instance loops' tracker, so running_instances counts it"]
 async fn running_instances_counts_no_timer_start() {
     let engine = Engine::new();
     let mut naps = engine
@@ -999,7 +997,6 @@ const PUBLISHERS: u64 = 4;
 /// a waiter again. A catch that subscribed in between found the buffer empty and
 /// waits; the buffered message is never handed to it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "bug: Hub::publish buffers a message a deployment declined without re-checking the waiters; a catch that subscribed meanwhile waits forever"]
 async fn many_keys_caught_by_their_instances_from_many_tasks() {
     for race in 0..RACES {
         let engine = Engine::new();

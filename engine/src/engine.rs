@@ -50,6 +50,8 @@ struct Inner {
     stop: CancellationToken,
     /// Every instance loop, so `shutdown` can wait for them.
     loops: TaskTracker,
+    /// Deployments' timer starts (apart from `loops`, which counts instances).
+    timer_starts: TaskTracker,
 }
 
 /// `Engine::shutdown` ran out of time.
@@ -83,6 +85,7 @@ impl Engine {
                 hub: Arc::new(Hub::new(config)),
                 stop: CancellationToken::new(),
                 loops: TaskTracker::new(),
+                timer_starts: TaskTracker::new(),
             }),
         }
     }
@@ -210,9 +213,8 @@ impl Engine {
                 }
                 Trigger::Timer(spec) => {
                     let (spec, cancel) = (spec(), cancel.clone());
-                    self.inner
-                        .loops
-                        .spawn_on(timer_starts(spec, starter, cancel), &target.runtime);
+                    let task = timer_starts(spec, starter, cancel);
+                    self.inner.timer_starts.spawn_on(task, &target.runtime);
                 }
                 // `process!` allows only messages, signals and timers on starts.
                 _ => {}
@@ -269,7 +271,12 @@ impl Engine {
         }
         self.inner.stop.cancel();
         self.inner.loops.close();
-        match tokio::time::timeout(deadline, self.inner.loops.wait()).await {
+        self.inner.timer_starts.close();
+        let stopped = async {
+            self.inner.timer_starts.wait().await;
+            self.inner.loops.wait().await;
+        };
+        match tokio::time::timeout(deadline, stopped).await {
             Ok(()) => Ok(()),
             Err(_) => Err(ShutdownError {
                 still_running: self.inner.loops.len(),
@@ -378,6 +385,15 @@ struct StartOn<D: ProcessData> {
 }
 
 impl<D: ProcessData> Starter for StartOn<D> {
+    fn runs(&self, key: &str) -> bool {
+        let running = self
+            .target
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        running.get(key).is_some_and(|h| !h.is_finished())
+    }
+
     fn offer_message(&self, key: &str, payload: Payload) -> bool {
         let mut running = self
             .target

@@ -41,6 +41,8 @@ pub(crate) trait Mailbox: Send + Sync {
 
 /// Starts instances of a deployed process when a start event's trigger comes.
 pub(crate) trait Starter: Send + Sync {
+    /// Whether an instance with correlation `key` runs in this deployment.
+    fn runs(&self, key: &str) -> bool;
     /// A message with `key` came: start an instance (`true`), or decline (`false`)
     /// because an instance with that correlation key is running — the message then
     /// waits in the buffer for it.
@@ -307,29 +309,36 @@ impl Hub {
     /// Publish a message: to the first waiter for (name, key), else into the buffer.
     pub fn publish(&self, name: &str, key: &str, payload: Payload) -> Published {
         let at = (Arc::<str>::from(name), Arc::<str>::from(key));
+        // Starters are asked once: when they decline, the waiters are looked at again
+        // under the same lock that buffers, so a catch that subscribed meanwhile gets
+        // the message instead of the buffer.
+        let mut starters_asked = false;
         loop {
             let mut state = self.lock();
             let waiter = state.waiters.get_mut(&at).and_then(VecDeque::pop_front);
             let Some((sub, mailbox)) = waiter else {
-                let starters: Vec<Arc<dyn Starter>> = state
-                    .message_starters
-                    .get(name)
-                    .map(|s| s.iter().map(|(_, s)| s.clone()).collect())
-                    .unwrap_or_default();
+                let starters: Vec<Arc<dyn Starter>> = match state.message_starters.get(name) {
+                    Some(s) if !starters_asked => s.iter().map(|(_, s)| s.clone()).collect(),
+                    _ => Vec::new(),
+                };
                 if starters.is_empty() {
                     return self.buffer(&mut state, at, payload);
                 }
                 drop(state);
+                starters_asked = true;
                 // A deployed process with a message start: a new instance, unless one
-                // with this correlation key runs — then the message waits for it.
-                if starters
-                    .iter()
-                    .any(|s| s.offer_message(key, payload.clone()))
+                // with this correlation key runs in any deployment — then the message
+                // waits for that instance's catch.
+                let running = starters.iter().any(|s| s.runs(key));
+                if !running
+                    && starters
+                        .iter()
+                        .any(|s| s.offer_message(key, payload.clone()))
                 {
                     self.delivered.fetch_add(1, Ordering::Relaxed);
                     return Published::Started;
                 }
-                return self.buffer(&mut self.lock(), at, payload);
+                continue;
             };
             state.subs.remove(&sub);
             if state.waiters.get(&at).is_some_and(VecDeque::is_empty) {
