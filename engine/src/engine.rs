@@ -326,8 +326,9 @@ impl<D> Deployment<D> {
         self.id
     }
 
-    /// The next instance a start event started; `None` once the deployment is
-    /// undeployed (or the engine shut down) and every started one was taken.
+    /// The next instance a start event started; `None` once no start event can start
+    /// another — the deployment was undeployed, the engine shut down, or (timer
+    /// starts only) the schedule has run out — and every started one was taken.
     pub async fn next(&mut self) -> Option<InstanceHandle<D>> {
         self.started.recv().await
     }
