@@ -989,7 +989,6 @@ async fn an_endless_cycle_fires_every_period_while_its_task_runs() {
 
 /// `times = 0`: the cycle never fires.
 #[tokio::test(start_paused = true)]
-#[ignore = "bug: timer(every = .., times = 0) on a non-interrupting boundary fires once (TimerSpec::first ignores times; process! accepts times = 0)"]
 async fn a_cycle_of_zero_times_never_fires() {
     let engine = Engine::new();
     let (outcome, history) = finish_in(&engine.start(&NO_TIMES, job("zero")), DAY).await;

@@ -575,7 +575,6 @@ multi_thread!(RUNS => a_condition_armed_on_every_visit_fires_on_every_visit);
 /// ADR-006 §2.7: the condition is evaluated once when the subscription is armed and
 /// an already-true one fires at once; so `ready` fires and the join completes.
 #[tokio::test(start_paused = true)]
-#[ignore = "bug: a conditional catch armed true is first evaluated after a same-step commit by a ready sibling task (x == 0 at arming, x = 1 by then) and never fires; the instance waits forever"]
 async fn a_condition_true_when_armed_fires_even_if_a_same_step_commit_falsifies_it() {
     let engine = Engine::new();
     let (outcome, history) = finish(&engine.start(&FLEETING, Gauge::default())).await;
@@ -989,7 +988,6 @@ async fn a_boundary_condition_true_at_the_start_stops_its_activity() {
 /// fires — the interrupting one stops the task, the non-interrupting one starts a
 /// token.
 #[tokio::test(start_paused = true)]
-#[ignore = "bug: a conditional boundary true when its task starts never fires if the task's handler is ready at once (armed and disarmed in one loop step, never evaluated)"]
 async fn a_boundary_condition_true_at_the_start_fires_even_for_a_task_ready_at_once() {
     let engine = Engine::new();
     let hot = Gauge {

@@ -36,6 +36,8 @@ impl TimerSpec {
                 at.duration_since(SystemTime::now())
                     .unwrap_or(Duration::ZERO),
             ),
+            // A cycle of zero occurrences never fires.
+            TimerSpec::Every { times: Some(0), .. } => None,
             TimerSpec::Every { every, .. } => now.checked_add(every),
         }
     }

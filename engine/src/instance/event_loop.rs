@@ -84,6 +84,7 @@ pub(crate) fn spawn<D: ProcessData>(
         mailbox: None,
         parked: Vec::new(),
         conditions: Vec::new(),
+        due: Vec::new(),
         timers: BinaryHeap::new(),
         next_timer: 0,
         sleep: None,
@@ -163,8 +164,10 @@ pub(super) struct Instance<D: ProcessData> {
     pub(super) mailbox: Option<Arc<dyn Mailbox>>,
     /// Parked-and-undelivered tracks (SRD-027 FR-4), in parking order.
     pub(super) parked: Vec<Parked>,
-    /// Armed conditional events, in arming order.
+    /// Armed conditional events, in arming order, and those found true and not yet
+    /// fired.
     pub(super) conditions: Vec<ArmedCondition<D>>,
+    pub(super) due: Vec<u64>,
     /// Loop-owned timers: (deadline, id), earliest first, and the sleep that wakes
     /// the loop for the earliest.
     pub(super) timers: BinaryHeap<Reverse<(Instant, u64)>>,
@@ -354,8 +357,6 @@ impl<D: ProcessData> Instance<D> {
                 break;
             }
         }
-        // Conditions armed in this step are evaluated once, now that it settled.
-        self.recheck_conditions(None);
         if self.outcome.is_some() {
             return;
         }
@@ -761,7 +762,10 @@ impl<D: ProcessData> Instance<D> {
         self.slot_mut(track).expect("running track is live").state = TrackState::Working;
         self.running += 1;
         self.guard(track, node);
-        if self.outcome.is_some() {
+        // A conditional boundary true at the start fires before the handler runs; an
+        // interrupting one takes the token away (the track is gone then).
+        self.fire_due();
+        if self.outcome.is_some() || self.slot_mut(track).is_none_or(|s| s.at != node) {
             return;
         }
         let base = Arc::clone(&self.data);
@@ -861,7 +865,7 @@ impl<D: ProcessData> Instance<D> {
                 self.record(track, node, what);
                 self.split(track, node, moves);
                 if !changed.is_empty() {
-                    self.recheck_conditions(Some(&changed));
+                    self.recheck_conditions(&changed);
                 }
             }
             Err(error) => {

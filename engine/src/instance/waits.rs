@@ -48,9 +48,6 @@ pub(super) struct ArmedCondition<D: 'static> {
     on: &'static [&'static str],
     /// The value at the last evaluation: it fires on a false→true edge.
     last: bool,
-    /// Armed but not evaluated yet: evaluated at the end of the arming step, whatever
-    /// changed (true when armed fires at once).
-    fresh: bool,
 }
 
 /// One armed trigger of a parked track.
@@ -120,6 +117,8 @@ impl<D: ProcessData> Instance<D> {
         {
             self.guard(track, at);
         }
+        // Conditions true when armed fire now that the wait is complete.
+        self.fire_due();
     }
 
     /// Arm the boundary events of the activity `at` that the track starts: their
@@ -231,13 +230,18 @@ impl<D: ProcessData> Instance<D> {
             Trigger::Condition { condition, on } => {
                 let id = self.next_timer;
                 self.next_timer += 1;
+                // Evaluated once when armed, on the data as it is now: true fires at
+                // once — as soon as the arming is complete (`fire_due`).
+                let now = self.user_code(node.id, || condition(&self.data))?;
+                if now {
+                    self.due.push(id);
+                }
                 let armed = ArmedCondition {
                     id,
                     node: arm,
                     condition: *condition,
                     on,
-                    last: false,
-                    fresh: true,
+                    last: now,
                 };
                 self.conditions.push(armed);
                 On::Condition(id)
@@ -511,12 +515,12 @@ impl<D: ProcessData> Instance<D> {
 
     // ----- conditional events -------------------------------------------------
 
-    /// Re-evaluate the armed conditions (ADR-006 §2.7): the fresh ones (armed this
-    /// step) whatever changed, the others when `changed` meets their dependency list
-    /// (no list: every commit). One commit is one snapshot: all are evaluated first,
-    /// then the false→true edges fire in arming order — a firing that withdraws a
-    /// later one (an interrupting boundary) voids it.
-    pub(super) fn recheck_conditions(&mut self, changed: Option<&crate::ChangedFields>) {
+    /// Re-evaluate the armed conditions after a commit (ADR-006 §2.7): those whose
+    /// dependency list the commit's `changed` fields meet (no list: every commit).
+    /// One commit is one snapshot: all are evaluated first, then the false→true edges
+    /// fire in arming order — a firing that withdraws a later one (an interrupting
+    /// boundary) voids it.
+    pub(super) fn recheck_conditions(&mut self, changed: &crate::ChangedFields) {
         if self.conditions.is_empty() {
             return;
         }
@@ -524,12 +528,9 @@ impl<D: ProcessData> Instance<D> {
         let data = &self.data;
         let mut failed = None;
         for armed in &mut self.conditions {
-            let touched = changed
-                .is_some_and(|c| armed.on.is_empty() || armed.on.iter().any(|f| c.contains(f)));
-            if !armed.fresh && !touched {
+            if !(armed.on.is_empty() || armed.on.iter().any(|f| changed.contains(f))) {
                 continue;
             }
-            armed.fresh = false;
             match catch_unwind(AssertUnwindSafe(|| (armed.condition)(data))) {
                 Ok(now) => {
                     if now && !armed.last {
@@ -550,7 +551,14 @@ impl<D: ProcessData> Instance<D> {
         if let Some(error) = failed {
             return self.fail(error);
         }
-        for id in due {
+        self.due = due;
+        self.fire_due();
+    }
+
+    /// Fire the conditions found true (at arming, or on a commit's edge), in arming
+    /// order; one that a previous firing withdrew is void.
+    pub(super) fn fire_due(&mut self) {
+        for id in std::mem::take(&mut self.due) {
             if self.outcome.is_some() {
                 return;
             }
