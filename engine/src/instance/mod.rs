@@ -307,21 +307,15 @@ impl<D: Clone> InstanceHandle<D> {
         if let Some(f) = self.ended() {
             return f.history.clone();
         }
-        let (tx, rx) = oneshot::channel();
-        if self
-            .commands
-            .send(Input::Handle(Box::new(Command::History(tx))))
-            .is_ok()
-        {
-            if let Ok(history) = rx.await {
-                return history;
-            }
+        match self.ask(Command::History).await {
+            Some(history) => history,
+            // The loop ended between our look and our request.
+            None => self
+                .wait_finished()
+                .await
+                .map(|f| f.history.clone())
+                .unwrap_or_default(),
         }
-        // The loop ended between our look and our request.
-        self.wait_finished()
-            .await
-            .map(|f| f.history.clone())
-            .unwrap_or_default()
     }
 
     /// The process data as committed so far (the final data once ended, whatever the
@@ -330,30 +324,15 @@ impl<D: Clone> InstanceHandle<D> {
         if let Some(f) = self.ended() {
             return Some(f.data.clone());
         }
-        let (tx, rx) = oneshot::channel();
-        if self
-            .commands
-            .send(Input::Handle(Box::new(Command::Data(tx))))
-            .is_ok()
-        {
-            if let Ok(data) = rx.await {
-                return Some(data);
-            }
+        match self.ask(Command::Data).await {
+            Some(data) => Some(data),
+            None => self.wait_finished().await.map(|f| f.data.clone()),
         }
-        self.wait_finished().await.map(|f| f.data.clone())
     }
 
     /// The user tasks waiting for completion, in the order they were reached.
     pub async fn open_work(&self) -> Vec<OpenWork> {
-        let (tx, rx) = oneshot::channel();
-        if self
-            .commands
-            .send(Input::Handle(Box::new(Command::OpenWork(tx))))
-            .is_err()
-        {
-            return Vec::new();
-        }
-        rx.await.unwrap_or_default()
+        self.ask(Command::OpenWork).await.unwrap_or_default()
     }
 
     /// Complete the user task `node` (the earliest token waiting there): `update` is
@@ -378,39 +357,38 @@ impl<D: Clone> InstanceHandle<D> {
         node: &str,
         update: impl FnOnce(&mut D) + Send + 'static,
     ) -> Result<(), WorkError> {
-        let (reply, rx) = oneshot::channel();
-        let command = Command::Complete {
-            node: node.to_string(),
-            update: Box::new(update),
-            reply,
-        };
-        if self
-            .commands
-            .send(Input::Handle(Box::new(command)))
-            .is_err()
-        {
-            return Err(WorkError::InstanceEnded);
-        }
-        rx.await.unwrap_or(Err(WorkError::InstanceEnded))
+        let (node, update) = (node.to_string(), Box::new(update));
+        let reply = self
+            .ask(|reply| Command::Complete {
+                node,
+                update,
+                reply,
+            })
+            .await;
+        reply.unwrap_or(Err(WorkError::InstanceEnded))
     }
 
     /// Fail the user task `node`: the instance fails with
     /// [`InstanceError::TaskFailed`] naming it.
     pub async fn fail_work(&self, node: &str, message: impl Into<String>) -> Result<(), WorkError> {
-        let (reply, rx) = oneshot::channel();
-        let command = Command::FailWork {
-            node: node.to_string(),
-            message: message.into(),
-            reply,
-        };
-        if self
-            .commands
-            .send(Input::Handle(Box::new(command)))
-            .is_err()
-        {
-            return Err(WorkError::InstanceEnded);
-        }
-        rx.await.unwrap_or(Err(WorkError::InstanceEnded))
+        let (node, message) = (node.to_string(), message.into());
+        let reply = self
+            .ask(|reply| Command::FailWork {
+                node,
+                message,
+                reply,
+            })
+            .await;
+        reply.unwrap_or(Err(WorkError::InstanceEnded))
+    }
+
+    /// Send the loop a request and await its reply; `None` when the loop is gone.
+    async fn ask<T>(&self, request: impl FnOnce(oneshot::Sender<T>) -> Command<D>) -> Option<T> {
+        let (reply, answer) = oneshot::channel();
+        self.commands
+            .send(Input::Handle(Box::new(request(reply))))
+            .ok()?;
+        answer.await.ok()
     }
 
     /// Ask the instance to stop. Running handlers are dropped at their next await;
