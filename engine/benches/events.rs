@@ -24,6 +24,9 @@
 //! printed with the minimum and maximum of the runs; every run uses a fresh engine on
 //! the same runtime. The benchmark driver is itself a task on one of the two workers.
 
+mod support;
+use support::{report_plain, report_rate, summarize, timed, Run};
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
@@ -503,7 +506,7 @@ fn correlate(rt: &tokio::runtime::Runtime) {
     let runs = sample(|| on_workers(rt, |engine| correlate_run(engine, PARKED)));
     let total: Vec<Run> = runs.iter().map(|r| r.0).collect();
     let publish: Vec<f64> = runs.iter().map(|r| r.1).collect();
-    report_rate("messages/s, publish to outcome", &total);
+    report_rate("messages/s, publish to outcome", &total, None);
     report_plain(
         "  wall ms, publish to outcome",
         &total.iter().map(|r| r.wall * 1e3).collect::<Vec<_>>(),
@@ -552,7 +555,7 @@ fn broadcast_all(rt: &tokio::runtime::Runtime) {
         "wall ms, broadcast to last outcome",
         &total.iter().map(|r| r.wall * 1e3).collect::<Vec<_>>(),
     );
-    report_rate("  catchers completed/s", &total);
+    report_rate("  catchers completed/s", &total, None);
     report_plain(
         "  wall ms, the broadcast call",
         &runs.iter().map(|r| r.call_ms).collect::<Vec<_>>(),
@@ -842,38 +845,6 @@ async fn completed(handle: InstanceHandle<Nothing>) {
     }
 }
 
-/// One timed run: `units` of work in `wall` seconds, using `cpu` CPU-seconds.
-#[derive(Clone, Copy)]
-struct Run {
-    units: f64,
-    wall: f64,
-    cpu: Option<f64>,
-}
-
-/// Time `work`, which does `units` of work.
-async fn timed(units: u64, work: impl Future<Output = ()>) -> Run {
-    let cpu0 = cpu_time();
-    let t = Instant::now();
-    work.await;
-    let wall = t.elapsed().as_secs_f64();
-    let cpu = cpu0.zip(cpu_time()).map(|(a, b)| b - a);
-    Run {
-        units: units as f64,
-        wall,
-        cpu,
-    }
-}
-
-/// CPU seconds used so far by the live threads of this process, if the OS tells.
-fn cpu_time() -> Option<f64> {
-    let mut ns = 0u64;
-    for task in std::fs::read_dir("/proc/self/task").ok()? {
-        let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
-        ns += stat.split_whitespace().next()?.parse::<u64>().ok()?;
-    }
-    Some(ns as f64 / 1e9)
-}
-
 /// One warm-up run, then `RUNS` runs.
 fn sample<T>(mut run: impl FnMut() -> T) -> Vec<T> {
     run();
@@ -905,61 +876,6 @@ where
 
 // ----- printing -------------------------------------------------------------------------
 
-struct Summary {
-    median: f64,
-    min: f64,
-    max: f64,
-}
-
-fn summarize(values: &[f64]) -> Summary {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    Summary {
-        median: v[v.len() / 2],
-        min: v[0],
-        max: v[v.len() - 1],
-    }
-}
-
-/// A rate against the wall clock, then the rate per CPU-second and the cores busy.
-fn report_rate(label: &str, runs: &[Run]) {
-    let rates: Vec<f64> = runs.iter().map(|r| r.units / r.wall).collect();
-    let s = summarize(&rates);
-    println!(
-        "  {label:<34} {:>9}  [{} .. {}]",
-        si(s.median),
-        si(s.min),
-        si(s.max)
-    );
-    let cpu: Option<Vec<(f64, f64)>> = runs
-        .iter()
-        .map(|r| r.cpu.map(|c| (r.units / c, c / r.wall)))
-        .collect();
-    if let Some(cpu) = cpu {
-        let per_cpu: Vec<f64> = cpu.iter().map(|c| c.0).collect();
-        let busy: Vec<f64> = cpu.iter().map(|c| c.1).collect();
-        let (p, b) = (summarize(&per_cpu), summarize(&busy));
-        println!(
-            "  {:<34} {:>9}  [{} .. {}]   cores busy {:.2} [{:.2} .. {:.2}]",
-            "  per CPU-second",
-            si(p.median),
-            si(p.min),
-            si(p.max),
-            b.median,
-            b.min,
-            b.max
-        );
-    }
-}
-
-fn report_plain(label: &str, values: &[f64]) {
-    let s = summarize(values);
-    println!(
-        "  {label:<34} {:>9.1}  [{:.1} .. {:.1}]",
-        s.median, s.min, s.max
-    );
-}
-
 fn report_bytes(label: &str, values: &[f64]) {
     let s = summarize(values);
     println!(
@@ -969,15 +885,4 @@ fn report_bytes(label: &str, values: &[f64]) {
         s.max,
         s.median / 1024.0
     );
-}
-
-/// 1234567.0 -> "1.23 M".
-fn si(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{:.2} M", v / 1e6)
-    } else if v >= 1e3 {
-        format!("{:.1} k", v / 1e3)
-    } else {
-        format!("{v:.1}")
-    }
 }
