@@ -174,13 +174,8 @@ impl Engine {
         data: D,
     ) -> Result<Deployment<D>, DeployError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| DeployError::NoRuntime)?;
-        let starts: Vec<NodeIdx> = process
-            .starts
-            .iter()
-            .copied()
-            .filter(|&s| matches!(process.nodes[s].kind, NodeKind::StartEvent(_)))
-            .collect();
-        if starts.is_empty() {
+        let entries = entry_points(process);
+        if entries.is_empty() {
             return Err(DeployError::NoEventStart {
                 process: process.name,
             });
@@ -196,13 +191,11 @@ impl Engine {
             started: started_tx,
         });
         let mut subs = Vec::new();
-        for start in starts {
-            let NodeKind::StartEvent(trigger) = &process.nodes[start].kind else {
-                continue;
-            };
+        for (start, trigger, also) in entries {
             let starter = Arc::new(StartOn {
                 target: target.clone(),
                 start,
+                also,
             });
             match trigger {
                 Trigger::Message { name, .. } => {
@@ -367,11 +360,17 @@ struct DeployTarget<D: ProcessData> {
 }
 
 impl<D: ProcessData> DeployTarget<D> {
-    fn start(&self, start: NodeIdx, payload: Payload) -> Option<InstanceHandle<D>> {
+    fn start(
+        &self,
+        start: NodeIdx,
+        payload: Payload,
+        also: Vec<NodeIdx>,
+    ) -> Option<InstanceHandle<D>> {
         let engine = self.engine.upgrade()?;
         let entry = Entry::Event {
             start,
             payload: Some(payload),
+            also,
         };
         let handle = engine.spawn(&self.runtime, self.process, self.data.clone(), entry);
         let _ = self.started.send(handle.clone());
@@ -383,6 +382,8 @@ impl<D: ProcessData> DeployTarget<D> {
 struct StartOn<D: ProcessData> {
     target: Arc<DeployTarget<D>>,
     start: NodeIdx,
+    /// A parallel instantiating gate's other arms.
+    also: Vec<NodeIdx>,
 }
 
 impl<D: ProcessData> Starter for StartOn<D> {
@@ -404,7 +405,7 @@ impl<D: ProcessData> Starter for StartOn<D> {
         if running.get(key).is_some_and(|h| !h.is_finished()) {
             return false; // the running instance with this key gets it, when it waits
         }
-        match self.target.start(self.start, payload) {
+        match self.target.start(self.start, payload, self.also.clone()) {
             Some(handle) => {
                 running.retain(|_, h| !h.is_finished());
                 running.insert(key.to_string(), handle);
@@ -415,8 +416,45 @@ impl<D: ProcessData> Starter for StartOn<D> {
     }
 
     fn offer_signal(&self, payload: Payload) -> bool {
-        self.target.start(self.start, payload).is_some()
+        self.target
+            .start(self.start, payload, self.also.clone())
+            .is_some()
     }
+}
+
+/// Where a deployed process can start, with the trigger that starts it there and the
+/// arms to wait on as well: its start events, and each arm of an instantiating
+/// event-based gateway (with the other arms, when the gate is parallel).
+fn entry_points<D>(
+    process: &'static Process<D>,
+) -> Vec<(NodeIdx, &'static Trigger<D>, Vec<NodeIdx>)> {
+    let mut entries = Vec::new();
+    for &s in process.starts {
+        match &process.nodes[s].kind {
+            NodeKind::StartEvent(trigger) => entries.push((s, trigger, Vec::new())),
+            NodeKind::InstantiatingGate { parallel } => {
+                let arms: Vec<NodeIdx> = process.nodes[s]
+                    .outgoing
+                    .iter()
+                    .map(|&f| process.flows[f].target)
+                    .collect();
+                for &arm in &arms {
+                    if let NodeKind::Catch(trigger) | NodeKind::Receive(trigger) =
+                        &process.nodes[arm].kind
+                    {
+                        let also = if *parallel {
+                            arms.iter().copied().filter(|&a| a != arm).collect()
+                        } else {
+                            Vec::new()
+                        };
+                        entries.push((arm, trigger, also));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    entries
 }
 
 /// A timer start: an instance at every occurrence, until undeployed.
@@ -433,7 +471,11 @@ async fn timer_starts<D: ProcessData>(
             _ = tokio::time::sleep_until(at) => {}
         }
         fired += 1;
-        if starter.target.start(starter.start, Arc::new(())).is_none() {
+        if starter
+            .target
+            .start(starter.start, Arc::new(()), Vec::new())
+            .is_none()
+        {
             return;
         }
         next = spec.next(fired, at);

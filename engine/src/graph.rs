@@ -137,6 +137,15 @@ pub enum NodeKind<D: 'static> {
         #[doc(hidden)]
         end: bool,
     },
+    /// An instantiating event-based gateway (ADR-005 §2.12.3–§2.12.4): no incoming
+    /// flow; a deployed process starts an instance when a message for one of its arms
+    /// comes, and the token goes on along that arm. `parallel`: the instance also
+    /// waits on every other arm (under the same correlation) and completes only once
+    /// each has fired.
+    InstantiatingGate {
+        #[doc(hidden)]
+        parallel: bool,
+    },
     /// A start event with a trigger (message, signal or timer): a deployed process
     /// (`Engine::deploy`) starts an instance here when its trigger comes.
     StartEvent(Trigger<D>),
@@ -311,6 +320,7 @@ impl<D> Node<D> {
             NodeKind::EventGate => "event_based",
             NodeKind::Link => "link",
             NodeKind::StartEvent(_) => "start (event)",
+            NodeKind::InstantiatingGate { .. } => "event_based (instantiating)",
             NodeKind::Boundary { .. } => "boundary",
             NodeKind::ErrorEnd { .. } => "end (error)",
             NodeKind::Escalate { end: false, .. } => "throw (escalation)",

@@ -121,6 +121,7 @@ fn graph(model: &Model) -> TokenStream {
                 quote!(Escalate { code: #code, end: #end })
             }
             Kind::EventGate => quote!(EventGate),
+            Kind::InstantiatingGate { parallel } => quote!(InstantiatingGate { parallel: #parallel }),
             Kind::Task(handler) => {
                 let f = format_ident!("__thresh_task_{}", n);
                 fns.push(task_fn(&f, data, handler));

@@ -80,6 +80,11 @@ pub enum Kind<'a> {
     EventGate,
     /// Start event with a trigger (message, signal, timer): starts a deployed process.
     StartEvent(EventTrigger),
+    /// Instantiating event-based gateway (`event_based g: instantiate;`, or
+    /// `instantiate(parallel)`): a start whose arms' messages start instances.
+    InstantiatingGate {
+        parallel: bool,
+    },
     /// Boundary event on an activity (`attached_to` on the node).
     Boundary {
         interrupting: bool,
@@ -99,6 +104,7 @@ impl Kind<'_> {
         match self {
             Kind::Start => "start event",
             Kind::StartEvent(_) => "start event",
+            Kind::InstantiatingGate { .. } => "instantiating event-based gateway",
             Kind::End => "end event",
             Kind::Terminate => "terminate end event",
             Kind::Task(_) => "task",
@@ -135,7 +141,15 @@ impl Kind<'_> {
 
     /// A start event, none or with a trigger.
     pub fn is_start(&self) -> bool {
-        matches!(self, Kind::Start | Kind::StartEvent(_))
+        matches!(
+            self,
+            Kind::Start | Kind::StartEvent(_) | Kind::InstantiatingGate { .. }
+        )
+    }
+
+    /// An event-based gateway, mid-flow or instantiating.
+    pub fn is_event_gate(&self) -> bool {
+        matches!(self, Kind::EventGate | Kind::InstantiatingGate { .. })
     }
 
     pub fn is_end(&self) -> bool {
@@ -656,7 +670,34 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
         "parallel" => Kind::Parallel,
         "inclusive" => Kind::Inclusive,
         "complex" => Kind::Complex,
-        "event_based" => Kind::EventGate,
+        "event_based" => match &decl.spec {
+            None => Kind::EventGate,
+            Some(spec) if spec.name == "instantiate" => {
+                let args = spec.args.as_ref().map(|a| a.to_string());
+                match args.as_deref() {
+                    None => Kind::InstantiatingGate { parallel: false },
+                    Some("parallel") => Kind::InstantiatingGate { parallel: true },
+                    Some(other) => {
+                        ctx.error(
+                            &spec.name,
+                            format!("`instantiate` takes nothing (exclusive: each message starts an instance) or `parallel` (one instance takes a message on every arm), not `{other}`"),
+                        );
+                        return None;
+                    }
+                }
+            }
+            Some(spec) => {
+                ctx.error(
+                    &spec.name,
+                    format!(
+                        "an event-based gateway is `event_based {id};` mid-flow, or `event_based {id}: instantiate;` / `instantiate(parallel)` at the start of a process — not `: {}`",
+                        spec.name,
+                        id = decl.id
+                    ),
+                );
+                return None;
+            }
+        },
         "user" => Kind::User,
         "receive" => Kind::Receive,
         "boundary" => {
@@ -802,7 +843,11 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
             );
         }
     }
-    if !matches!(kind, Kind::End | Kind::Terminate | Kind::Complex) && !kind.has_event() {
+    if !matches!(
+        kind,
+        Kind::End | Kind::Terminate | Kind::Complex | Kind::InstantiatingGate { .. }
+    ) && !kind.has_event()
+    {
         if let Some(spec) = &decl.spec {
             if spec.name == "link" {
                 ctx.error(

@@ -103,10 +103,12 @@ pub(crate) fn spawn<D: ProcessData>(
 pub(crate) enum Entry {
     /// At the none start event (`Engine::start`).
     NoneStart,
-    /// At a start event whose trigger came, with what it brought.
+    /// At a start event (or an instantiating gateway's arm) whose trigger came, with
+    /// what it brought; `also`: other arms to wait on (a parallel instantiating gate).
     Event {
         start: NodeIdx,
         payload: Option<crate::graph::Payload>,
+        also: Vec<NodeIdx>,
     },
 }
 
@@ -250,17 +252,52 @@ impl<D: ProcessData> Instance<D> {
                 self.record(track, start, Happening::Started);
                 self.step(|this, moves| this.split(track, start, moves));
             }
-            Entry::Event { start, payload } => {
-                // Started by its trigger: the start event catches what came (its
-                // payload mapped like any catch's) on the first track.
+            Entry::Event {
+                start,
+                payload,
+                also,
+            } => {
+                // Started by its trigger: the payload is mapped here, in the loop (no
+                // track has a task yet), so the other arms of a parallel instantiating
+                // gate subscribe with keys over the data it brought.
                 let track = self.new_track(start);
                 self.record(track, start, Happening::Started);
-                if let Some(slot) = self.slot_mut(track) {
-                    slot.state = TrackState::Working;
+                let id = self.process.nodes[start].id;
+                let base = Arc::clone(&self.data);
+                let mut edited = D::clone(&base);
+                if let Some(apply) = self.apply_for(start, payload) {
+                    match std::panic::catch_unwind(AssertUnwindSafe(|| apply(&mut edited))) {
+                        Ok(Ok(())) => {}
+                        Ok(Err(error)) => {
+                            let message = error.to_string();
+                            self.record(
+                                track,
+                                start,
+                                Happening::Failed {
+                                    message: message.clone(),
+                                },
+                            );
+                            return self.fail(InstanceError::TaskFailed { node: id, message });
+                        }
+                        Err(panic) => {
+                            return self.task_panicked(track, start, panic_message(panic))
+                        }
+                    }
                 }
-                self.running += 1;
-                let apply = self.apply_for(start, payload);
-                self.deliver(track, start, start, apply);
+                let changed = self.commit(&base, edited);
+                self.record(
+                    track,
+                    start,
+                    Happening::Caught {
+                        changed: changed.names().collect(),
+                    },
+                );
+                for arm in also {
+                    let other = self.new_track(arm);
+                    self.record(other, arm, Happening::Spawned { from: track });
+                    self.park(other, arm, &[arm]);
+                }
+                self.step(|this, moves| this.split(track, start, moves));
             }
         }
     }
@@ -456,6 +493,7 @@ impl<D: ProcessData> Instance<D> {
             }
             NodeKind::Start
             | NodeKind::StartEvent(_)
+            | NodeKind::InstantiatingGate { .. }
             | NodeKind::Boundary { .. }
             | NodeKind::Link
             | NodeKind::Exclusive

@@ -89,7 +89,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
                 );
             }
         }
-        if node.kind == Kind::EventGate {
+        if node.kind.is_event_gate() {
             event_gate(ctx, model, n);
         }
     }
@@ -151,6 +151,19 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
                     format!(
                         "`{}` is a link catch event, which waits for nothing: it is entered only by the link throws of its name, so it cannot be an arm of the event-based gateway `{}` — an arm waits for a message, signal, timer or condition; to jump after the event, end its path with a link throw",
                         arm.id, gate.id,
+                    ),
+                );
+                continue;
+            }
+            Kind::Catch(_) if gate.kind != Kind::EventGate => {
+                // ADR-005 §2.12.5 rule 6: an instance can only be started by a message.
+                ctx.error(
+                    flow.target_ident,
+                    format!(
+                        "`{}` waits for {}, but the instantiating gateway `{}` starts instances, and only a message can start one (ADR-005 §2.12.5) — make its arms message catch events or receive tasks",
+                        arm.id,
+                        arm.kind.a(),
+                        gate.id,
                     ),
                 );
                 continue;

@@ -71,7 +71,8 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
             | Kind::ThrowEnd(_)
             | Kind::ErrorEnd
             | Kind::Escalate { end: true }
-            | Kind::EventGate => {}
+            | Kind::EventGate
+            | Kind::InstantiatingGate { .. } => {}
             Kind::Start
             | Kind::StartEvent(_)
             | Kind::Catch(_)

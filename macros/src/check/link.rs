@@ -45,7 +45,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
             );
         }
         // A link catch as the arm of an event-based gateway is reported by `check::events`.
-        if catch && source.kind != Kind::EventGate {
+        if catch && !source.kind.is_event_gate() {
             ctx.error(
                 flow.tokens(),
                 format!(
