@@ -852,7 +852,9 @@ impl<D: ProcessData> Instance<D> {
         if !sent {
             // Unreachable by the one-outstanding-instruction protocol; fail loudly
             // rather than leave the token stranded.
-            self.fail(InstanceError::Lost);
+            self.fail(InstanceError::Internal {
+                what: "a track's one-slot channel was full or closed",
+            });
         }
     }
 

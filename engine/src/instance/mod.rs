@@ -143,6 +143,12 @@ pub enum InstanceError {
         /// The panic message.
         message: String,
     },
+    /// An invariant of the engine broke — a bug in thresh, never the process's fault.
+    #[error("internal error: {what} (a bug in thresh — please report it)")]
+    Internal {
+        /// What broke.
+        what: &'static str,
+    },
     /// The instance's loop stopped without reporting an outcome (a bug in thresh).
     #[error("the instance's loop stopped without an outcome")]
     Lost,

@@ -86,7 +86,9 @@ impl<D: ProcessData> Instance<D> {
         self.running += 1;
         // The track's task exists from here on, waiting on its channel.
         if self.track_inbox(track).is_none() {
-            return self.fail(InstanceError::Lost);
+            return self.fail(InstanceError::Internal {
+                what: "a parking track is not live",
+            });
         }
         // Park before register: the loop knows the track is parked before any
         // subscription that could target it exists.
@@ -204,7 +206,11 @@ impl<D: ProcessData> Instance<D> {
         let trigger = match (&node.kind, trigger(&node.kind)) {
             (NodeKind::User, _) => return Ok(On::User),
             (_, Some(trigger)) => trigger,
-            _ => return Err(InstanceError::Lost), // `process!` allows no other arms
+            _ => {
+                return Err(InstanceError::Internal {
+                    what: "an armed node has no trigger",
+                })
+            }
         };
         Ok(match trigger {
             Trigger::Message { name, key, .. } => {
@@ -247,7 +253,11 @@ impl<D: ProcessData> Instance<D> {
                 On::Condition(id)
             }
             // Not subscriptions: matched against what a handler returns.
-            Trigger::Error { .. } | Trigger::Escalation { .. } => return Err(InstanceError::Lost),
+            Trigger::Error { .. } | Trigger::Escalation { .. } => {
+                return Err(InstanceError::Internal {
+                    what: "an error or escalation armed as a subscription",
+                })
+            }
         })
     }
 
