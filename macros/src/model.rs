@@ -678,10 +678,20 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
                     None => Kind::InstantiatingGate { parallel: false },
                     Some("parallel") => Kind::InstantiatingGate { parallel: true },
                     Some(other) => {
-                        ctx.error(
-                            &spec.name,
-                            format!("`instantiate` takes nothing (exclusive: each message starts an instance) or `parallel` (one instance takes a message on every arm), not `{other}`"),
+                        let id = &decl.id;
+                        let kinds = format!(
+                            "write `event_based {id}: instantiate;` (each message for one of its arms starts an instance on that arm) or `event_based {id}: instantiate(parallel);` (the first message starts an instance, which then waits for a message on every other arm)"
                         );
+                        match spec.args.as_ref().filter(|a| !a.is_empty()) {
+                            Some(args) => ctx.error(
+                                args,
+                                format!("unknown `instantiate` argument `{other}`; {kinds}"),
+                            ),
+                            None => ctx.error_at(
+                                spec.close,
+                                format!("`instantiate()` has empty parentheses; {kinds}"),
+                            ),
+                        }
                         return None;
                     }
                 }
@@ -690,7 +700,7 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
                 ctx.error(
                     &spec.name,
                     format!(
-                        "an event-based gateway is `event_based {id};` mid-flow, or `event_based {id}: instantiate;` / `instantiate(parallel)` at the start of a process — not `: {}`",
+                        "unknown event-based gateway kind `{}`; an event-based gateway is `event_based {id};` mid-flow (the first of its arms' events chooses the path), or `event_based {id}: instantiate;` / `event_based {id}: instantiate(parallel);` with no incoming flow, to start instances of a deployed process on its arms' messages",
                         spec.name,
                         id = decl.id
                     ),

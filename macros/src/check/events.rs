@@ -95,10 +95,43 @@ pub fn check(ctx: &Ctx, model: &Model) {
     }
 }
 
-/// ADR-005 §2.12.5, for a mid-flow exclusive gate.
+/// ADR-005 §2.12.5, for a mid-flow exclusive gate and for an instantiating one
+/// (whose arms must be messages).
 fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
     let gate = &model.nodes[n];
-    if gate.outgoing.len() < 2 && !gate.loose_out {
+    let instantiating = gate.kind != Kind::EventGate;
+    if gate.outgoing.len() < 2 && !gate.loose_out && instantiating {
+        let parallel = gate.kind == (Kind::InstantiatingGate { parallel: true });
+        let what = if parallel {
+            "one instance takes a message on every arm"
+        } else {
+            "each message for one of its arms starts an instance on that arm"
+        };
+        let mend = match gate.outgoing.first() {
+            Some(&f) => {
+                let arm = model.flows[f].target_ident;
+                format!(
+                    "add another message arm, e.g. `catch other: message(\"other\", key = |d| ...);` and `{} -> other;` — or, to start instances on `{arm}`'s message alone, drop the gateway and make `{arm}` a message start event: `start {arm}: message(\"name\", apply = ...);`",
+                    gate.id
+                )
+            }
+            None => format!(
+                "flow it into the message catch events (or receive tasks) that start instances, e.g. `{} -> paid, shipped;`",
+                gate.id
+            ),
+        };
+        let has = match gate.outgoing.first() {
+            Some(&f) => format!("only one arm (`{}`)", model.flows[f].target_ident),
+            None => "no arm".to_string(),
+        };
+        ctx.error(
+            gate.id,
+            format!(
+                "the instantiating event-based gateway `{}` has {has}; {what}, so it needs at least two — {mend}",
+                gate.id
+            ),
+        );
+    } else if gate.outgoing.len() < 2 && !gate.loose_out {
         let (has, example) = match gate.outgoing.first() {
             Some(&f) => (
                 format!("only one arm (`{}`)", model.flows[f].target_ident),
@@ -134,10 +167,21 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
             } else {
                 ("have a condition (`when`)", "remove the condition; to choose by the data, put an exclusive gateway after the arm")
             };
+            let (gateway, chooses) = if instantiating {
+                (
+                    "an instantiating event-based gateway",
+                    "the message that comes takes its arm",
+                )
+            } else {
+                (
+                    "an event-based gateway",
+                    "the event that comes first chooses the arm",
+                )
+            };
             ctx.error_at(
                 guard.span(),
                 format!(
-                    "the arm `{} -> {}` of an event-based gateway cannot {what}: the event that comes first chooses the arm — {mend}",
+                    "the arm `{} -> {}` of {gateway} cannot {what}: {chooses} — {mend}",
                     gate.id, arm.id
                 ),
             );
@@ -149,21 +193,44 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
                 ctx.error(
                     flow.target_ident,
                     format!(
-                        "`{}` is a link catch event, which waits for nothing: it is entered only by the link throws of its name, so it cannot be an arm of the event-based gateway `{}` — an arm waits for a message, signal, timer or condition; to jump after the event, end its path with a link throw",
-                        arm.id, gate.id,
+                        "`{}` is a link catch event, which waits for nothing: it is entered only by the link throws of its name, so it cannot be an arm of the {} `{}` — an arm waits for {}; to jump after the event, end its path with a link throw",
+                        arm.id,
+                        gate.kind.describe(),
+                        gate.id,
+                        if instantiating { "a message" } else { "a message, signal, timer or condition" },
                     ),
                 );
                 continue;
             }
-            Kind::Catch(_) if gate.kind != Kind::EventGate => {
+            Kind::Catch(trigger) if instantiating => {
                 // ADR-005 §2.12.5 rule 6: an instance can only be started by a message.
+                let (arm_id, gate_id) = (arm.id, gate.id);
+                let kw = arm
+                    .event
+                    .as_ref()
+                    .map_or_else(|| "event".to_string(), |e| e.keyword.to_string());
+                let parallel = gate.kind == (Kind::InstantiatingGate { parallel: true });
+                let starts_alone =
+                    !parallel && matches!(trigger, EventTrigger::Timer | EventTrigger::Signal);
+                let other = if starts_alone {
+                    format!(
+                        "or, to start instances on the {kw} as well, make `{arm_id}` a start event of its own — `start {arm_id}: {kw}(...);` — and remove the flow `{gate_id} -> {arm_id}`"
+                    )
+                } else {
+                    let after = gate
+                        .outgoing
+                        .iter()
+                        .map(|&o| &model.flows[o])
+                        .find(|o| o.target != flow.target)
+                        .map_or_else(|| "an arm".to_string(), |o| format!("`{}`", o.target_ident));
+                    format!(
+                        "or, to wait for the {kw} once the instance has started, move `{arm_id}` onto the path after {after}"
+                    )
+                };
                 ctx.error(
                     flow.target_ident,
                     format!(
-                        "`{}` waits for {}, but the instantiating gateway `{}` starts instances, and only a message can start one (ADR-005 §2.12.5) — make its arms message catch events or receive tasks",
-                        arm.id,
-                        arm.kind.a(),
-                        gate.id,
+                        "`{arm_id}` waits for a {kw}, but it is an arm of the instantiating event-based gateway `{gate_id}`, whose arms start instances, and only a message can start one (ADR-005 §2.12.5) — make `{arm_id}` a message catch event, e.g. `catch {arm_id}: message(\"name\", key = |d| ...);`, {other}"
                     ),
                 );
                 continue;
@@ -173,10 +240,16 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
                 ctx.error(
                     flow.target_ident,
                     format!(
-                        "`{}` is {}, but an arm of the event-based gateway `{}` must wait for an event: a message, signal or timer catch event, or a receive task — flow from `{}` into such an event, and from the event on to `{}`",
+                        "`{}` is {}, but an arm of the {} `{}` must wait for {} — flow from `{}` into such an event, and from the event on to `{}`",
                         arm.id,
                         arm.kind.a(),
+                        gate.kind.describe(),
                         gate.id,
+                        if instantiating {
+                            "a message: a message catch event or a receive task"
+                        } else {
+                            "an event: a message, signal or timer catch event, or a receive task"
+                        },
                         gate.id,
                         arm.id,
                     ),

@@ -69,7 +69,15 @@ fn duplicate_flows(ctx: &Ctx, model: &Model) {
 fn flow_ends(ctx: &Ctx, model: &Model) {
     for flow in &model.flows {
         let (source, target) = (&model.nodes[flow.source], &model.nodes[flow.target]);
-        if target.kind.is_start() {
+        if matches!(target.kind, Kind::InstantiatingGate { .. }) {
+            ctx.error(
+                flow.tokens(),
+                format!(
+                    "the instantiating event-based gateway `{}` starts instances of the deployed process, so it cannot have an incoming flow (`{} -> {}`) — route the flow to another element; to wait for its arms' messages again mid-flow, flow into a plain event-based gateway (`event_based wait_again;`, no `: instantiate`) with catches of its own",
+                    target.id, source.id, target.id
+                ),
+            );
+        } else if target.kind.is_start() {
             ctx.error(
                 flow.tokens(),
                 format!(
