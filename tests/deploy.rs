@@ -17,10 +17,9 @@
 //!   from several tasks at once (one instance per key, every message consumed),
 //!   publishers racing an undeploy, and concurrent broadcasts.
 //!
-//! Three tests are ignored, each on a bug it shows (see their `ignore` reasons): a
-//! message lost in the buffer while its catch waits (`Hub::publish`), a duplicate
-//! instance for a running key in a second deployment, and `running_instances`
-//! counting a timer start's task.
+//! Three tests pin bugs these tests found and that are fixed: a message lost in the
+//! buffer while its catch waits (`Hub::publish`), a duplicate instance for a running
+//! key in a second deployment, and `running_instances` counting a timer start's task.
 
 #[allow(unused_macros)]
 mod common;

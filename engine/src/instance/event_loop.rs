@@ -284,14 +284,13 @@ impl<D: ProcessData> Instance<D> {
                         }
                     }
                 }
-                let changed = self.commit(&base, edited);
-                self.record(
-                    track,
-                    start,
-                    Happening::Caught {
-                        changed: changed.names().collect(),
-                    },
-                );
+                let changed = self.commit(&base, edited).names().collect();
+                // A receive task (an instantiating gate's arm) completes; an event catches.
+                let what = match self.process.nodes[start].kind {
+                    NodeKind::Receive(_) => Happening::Completed { changed },
+                    _ => Happening::Caught { changed },
+                };
+                self.record(track, start, what);
                 for arm in also {
                     let other = self.new_track(arm);
                     self.record(other, arm, Happening::Spawned { from: track });

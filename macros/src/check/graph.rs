@@ -123,7 +123,9 @@ fn paths(ctx: &Ctx, model: &Model) {
         .any(|&s| !nodes[s].outgoing.is_empty() || nodes[s].loose_out);
     for (n, node) in nodes.iter().enumerate() {
         if node.kind.is_start() {
-            if node.outgoing.is_empty() && !node.loose_out {
+            // An instantiating gate without arms is reported by `events`.
+            let gate = matches!(node.kind, Kind::InstantiatingGate { .. });
+            if node.outgoing.is_empty() && !node.loose_out && !gate {
                 ctx.error(
                     node.id,
                     format!(
