@@ -5,12 +5,16 @@
 //!
 //! The runtime keeps its roles apart:
 //! - [`graph`] — the static process graph that `process!` emits;
-//! - [`Engine`] — the public API: start instances, shut down;
+//! - [`Engine`] — the public API: start and deploy processes, publish messages,
+//!   broadcast signals, shut down;
 //! - `instance` — one loop per instance, the single writer of its tracks, joins,
-//!   positions, data and history; tracks are tokio tasks that run activities;
+//!   positions, waits, timers, data and history; tracks are tokio tasks that run
+//!   activities and park on their own channel while they wait;
+//! - [`events`] — the engine-wide hub (signal index, message broker) and timers;
 //! - [`data`] — process data, field-level change detection and commits.
 //!
 //! See the README for the DSL by example.
+#![warn(missing_docs)]
 
 pub mod data;
 mod engine;
