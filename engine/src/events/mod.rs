@@ -1,7 +1,7 @@
 //! Events: the engine-wide hub (signal index and message broker) and timers.
 //!
 //! Producers never touch a track: the hub hands every delivery to the instance loop
-//! that subscribed (through its [`Mailbox`]), and the loop decides — flip on first
+//! that subscribed (through its mailbox), and the loop decides — flip on first
 //! dispatch, correlation check for messages — whether a parked track gets it
 //! (SRD-027 FR-2..FR-8).
 
