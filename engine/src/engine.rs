@@ -46,7 +46,7 @@ struct Inner {
     deployments: Mutex<HashMap<u64, Registration>>,
     /// Signals and messages between instances and the outside world.
     hub: Arc<Hub>,
-    /// Cancelled by `shutdown`; every instance loop watches a child of it.
+    /// Cancelled by `shutdown`; every instance loop watches it (a clone, not a child: no node per instance).
     stop: CancellationToken,
     /// Every instance loop, so `shutdown` can wait for them.
     loops: TaskTracker,
@@ -297,7 +297,7 @@ impl Inner {
             runtime,
             tracker: &self.loops,
             hub: self.hub.clone(),
-            stop: self.stop.child_token(),
+            stop: self.stop.clone(),
         };
         instance::spawn(birth, process, id, data, entry)
     }
