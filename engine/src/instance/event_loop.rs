@@ -24,9 +24,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info_span, trace, warn, Instrument, Span};
 
 use super::history::{Happening, History, TrackId};
-use super::join::{
-    all_flows, complex_verdict, or_join_verdict, still_reachable, Arrival, JoinState, Verdict,
-};
+use super::join::JoinState;
 use super::track::{self, panic_message, Instruction, Report, PARK_SLOT};
 use super::waits::{ArmedCondition, Parked};
 use super::{Command, Finished, Input, InstanceError, InstanceHandle, InstanceId, Outcome};
@@ -126,7 +124,7 @@ pub(super) enum TrackState {
 /// The loop's record of one live track, built only from what the loop did and what
 /// the track reported (ADR-017 Rule 2).
 pub(super) struct TrackSlot<D> {
-    id: TrackId,
+    pub(super) id: TrackId,
     pub(super) at: NodeIdx,
     pub(super) state: TrackState,
     /// The track's park channel; `None` until its work first has to wait (a track
@@ -137,15 +135,15 @@ pub(super) struct TrackSlot<D> {
 }
 
 /// A token to move: on `track`, across `flow`.
-type Move = (TrackId, FlowIdx);
+pub(super) type Move = (TrackId, FlowIdx);
 
 pub(super) struct Instance<D: ProcessData> {
     pub(super) process: &'static Process<D>,
     pub(super) data: Arc<D>,
     /// Live tracks. Few at a time, so a vector beats a map.
-    tracks: Vec<TrackSlot<D>>,
+    pub(super) tracks: Vec<TrackSlot<D>>,
     /// Arrival state of the joins that have seen a token.
-    joins: Vec<JoinState>,
+    pub(super) joins: Vec<JoinState>,
     history: History,
     /// The loop's own intake; cloned for every track task and handle.
     pub(super) intake_tx: mpsc::UnboundedSender<Input<D>>,
@@ -504,7 +502,7 @@ impl<D: ProcessData> Instance<D> {
 
     /// Choose the outgoing flows of `node` by its kind and put the token on them: the
     /// track continues on the first, a new track is forked for each other.
-    fn split(&mut self, track: TrackId, node: NodeIdx, moves: &mut VecDeque<Move>) {
+    pub(super) fn split(&mut self, track: TrackId, node: NodeIdx, moves: &mut VecDeque<Move>) {
         let mut taken = std::mem::take(&mut self.taken);
         taken.clear();
         if let Err(error) = self.select_outgoing(node, &mut taken) {
@@ -593,181 +591,8 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// Evaluate a user's condition on the data; a panic becomes its message.
-    fn evaluate(&self, condition: Condition<D>) -> Result<bool, String> {
+    pub(super) fn evaluate(&self, condition: Condition<D>) -> Result<bool, String> {
         std::panic::catch_unwind(AssertUnwindSafe(|| condition(&self.data))).map_err(panic_message)
-    }
-
-    // ----- joins ----------------------------------------------------------------
-
-    /// A token arrives at a synchronising join on incoming flow number `slot`.
-    fn arrive(&mut self, track: TrackId, node: NodeIdx, slot: usize, moves: &mut VecDeque<Move>) {
-        let incoming = self.process.nodes[node].incoming.len();
-        let join = match self.joins.iter().position(|j| j.node == node) {
-            Some(i) => &mut self.joins[i],
-            None => {
-                self.joins.push(JoinState::new(node, incoming));
-                self.joins.last_mut().expect("just pushed")
-            }
-        };
-        if join.spent {
-            // A complex join that fired consumes later arrivals (ADR-005 §2.11).
-            self.record(track, node, Happening::Consumed);
-            self.remove_track(track);
-            return;
-        }
-        join.arrive(slot, Arrival { track });
-        let complete = join.complete();
-        // Decide on the spot what one arrival can settle for sure: a parallel join
-        // that is complete, an inclusive join with every flow marked, a complex join
-        // whose activation holds — the completing arrival survives. What depends on
-        // where the other tokens are (the OR-join's slow path, a complex abort) waits
-        // for the end of the loop step (`settle`), once tokens in transit are placed.
-        let ready = match self.process.nodes[node].kind {
-            NodeKind::Parallel | NodeKind::Inclusive { .. } => Ok(complete),
-            NodeKind::Complex { activation, .. } => {
-                let marked = self
-                    .joins
-                    .iter()
-                    .find(|j| j.node == node)
-                    .expect("arrived here")
-                    .marked();
-                self.activation_holds(node, marked, activation)
-            }
-            _ => Ok(false),
-        };
-        match ready {
-            Ok(true) => {
-                let i = self
-                    .joins
-                    .iter()
-                    .position(|j| j.node == node)
-                    .expect("arrived here");
-                self.fire_join(i, true, moves);
-            }
-            Ok(false) => {
-                self.slot_mut(track).expect("arriving track is live").state = TrackState::Waiting;
-                self.record(track, node, Happening::Waiting);
-            }
-            Err(error) => self.fail(error),
-        }
-    }
-
-    /// Whether some triple of a complex join's activation holds with `marked` flows
-    /// arrived: its condition is true, `count` arrived, every required flow arrived.
-    fn activation_holds(
-        &self,
-        node: NodeIdx,
-        marked: u64,
-        activation: &[crate::graph::Activation<D>],
-    ) -> Result<bool, InstanceError> {
-        for triple in activation {
-            if marked.count_ones() >= triple.count && triple.required & !marked == 0 {
-                let holds = match triple.condition {
-                    None => true,
-                    Some(condition) => self.evaluate(condition).map_err(|message| {
-                        InstanceError::ActivationConditionPanicked {
-                            node: self.process.nodes[node].id,
-                            message,
-                        }
-                    })?,
-                };
-                if holds {
-                    return Ok(true);
-                }
-            }
-        }
-        Ok(false)
-    }
-
-    /// Fire join number `i`: one token per marked flow, the survivor carries on (the
-    /// latest arrival when `last_in`, else the earliest); a complex join is spent and
-    /// consumes the tokens left waiting.
-    fn fire_join(&mut self, i: usize, last_in: bool, moves: &mut VecDeque<Move>) {
-        let node = self.joins[i].node;
-        let taken = self.joins[i].fire(last_in);
-        if matches!(self.process.nodes[node].kind, NodeKind::Complex { .. }) {
-            self.joins[i].spent = true;
-            for tail in self.joins[i].drain() {
-                self.record(tail.track, node, Happening::Consumed);
-                self.remove_track(tail.track);
-            }
-        }
-        self.fire(node, taken, moves);
-    }
-
-    /// Re-check every inclusive and complex join holding tokens against one snapshot
-    /// of the positions; fire, abort or fail each as its rule says. Runs after every
-    /// loop step, so every arrival and every token death anywhere triggers a re-check.
-    /// Returns whether any fired.
-    fn check_reachability_joins(&mut self, moves: &mut VecDeque<Move>) -> bool {
-        let mut fired = false;
-        for i in 0..self.joins.len() {
-            let join = &self.joins[i];
-            let node = &self.process.nodes[join.node];
-            let (reach, activation) = match node.kind {
-                NodeKind::Inclusive { reach } => (reach, None),
-                NodeKind::Complex { reach, activation } => (reach, Some(activation)),
-                _ => continue,
-            };
-            let marked = join.marked();
-            if marked == 0 {
-                continue;
-            }
-            let unmarked = all_flows(node.incoming.len()) & !marked;
-            let reachable = still_reachable(unmarked, reach, self.tracks.iter().map(|t| t.at));
-            let verdict = match activation {
-                None => Ok(or_join_verdict(marked, reachable)),
-                Some(activation) => complex_verdict(marked, reachable, activation, |triple| {
-                    match triple.condition {
-                        None => Ok(true),
-                        Some(condition) => self.evaluate(condition).map_err(|message| {
-                            InstanceError::ActivationConditionPanicked {
-                                node: node.id,
-                                message,
-                            }
-                        }),
-                    }
-                }),
-            };
-            let last_in = join.arrived_since_check;
-            self.joins[i].arrived_since_check = false;
-            match verdict {
-                Ok(Verdict::Wait) => {}
-                Ok(Verdict::Fire) => {
-                    self.fire_join(i, last_in, moves);
-                    fired = true;
-                }
-                Ok(Verdict::Abort) => {
-                    self.fail(InstanceError::ActivationUnsatisfiable { node: node.id });
-                    return false;
-                }
-                Ok(Verdict::Exhausted) => {
-                    self.fail(InstanceError::ArrivalsExhausted { node: node.id });
-                    return false;
-                }
-                Err(error) => {
-                    self.fail(error);
-                    return false;
-                }
-            }
-        }
-        fired
-    }
-
-    /// A join fires: the first of `taken` carries on, the rest are merged.
-    fn fire(&mut self, node: NodeIdx, taken: Vec<Arrival>, moves: &mut VecDeque<Move>) {
-        let mut taken = taken.into_iter();
-        let survivor = taken
-            .next()
-            .expect("a join fires with at least one token")
-            .track;
-        for merged in taken {
-            self.record(merged.track, node, Happening::Merged);
-            self.remove_track(merged.track);
-        }
-        self.slot_mut(survivor).expect("survivor is live").state = TrackState::Moving;
-        self.record(survivor, node, Happening::Fired);
-        self.split(survivor, node, moves);
     }
 
     // ----- tracks ---------------------------------------------------------------

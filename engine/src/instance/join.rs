@@ -1,12 +1,19 @@
-//! Loop-owned arrival state of the synchronising joins (ADR-005 §2.3, §2.4, §2.10).
+//! The synchronising joins (ADR-005 §2.3, §2.4, §2.10, §2.11): their loop-owned
+//! arrival state, the pure rules (OR-join, complex activation), and the loop's side —
+//! arrivals, the re-check after every step, firing.
 //!
 //! A join counts tokens per incoming flow, so a parallel join on a loop fires once
 //! per wave, and each firing consumes exactly one token per flow it synchronises (the
 //! earliest on each). Only the loop touches this state, so an arrival is atomic
 //! without a lock.
 
-use crate::graph::{Activation, NodeIdx};
-use crate::instance::history::TrackId;
+use std::collections::VecDeque;
+
+use super::event_loop::{Instance, Move, TrackState};
+use super::history::{Happening, TrackId};
+use super::InstanceError;
+use crate::data::ProcessData;
+use crate::graph::{Activation, NodeIdx, NodeKind};
 
 /// A token waiting at a join.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,6 +195,186 @@ pub(crate) fn complex_verdict<D, E>(
     } else {
         Verdict::Wait
     })
+}
+
+/// The loop's side of the joins: arrivals, the re-check after every step, firing.
+impl<D: ProcessData> Instance<D> {
+    /// A token arrives at a synchronising join on incoming flow number `slot`.
+    pub(super) fn arrive(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        slot: usize,
+        moves: &mut VecDeque<Move>,
+    ) {
+        let incoming = self.process.nodes[node].incoming.len();
+        let join = match self.joins.iter().position(|j| j.node == node) {
+            Some(i) => &mut self.joins[i],
+            None => {
+                self.joins.push(JoinState::new(node, incoming));
+                self.joins.last_mut().expect("just pushed")
+            }
+        };
+        if join.spent {
+            // A complex join that fired consumes later arrivals (ADR-005 §2.11).
+            self.record(track, node, Happening::Consumed);
+            self.remove_track(track);
+            return;
+        }
+        join.arrive(slot, Arrival { track });
+        let complete = join.complete();
+        // Decide on the spot what one arrival can settle for sure: a parallel join
+        // that is complete, an inclusive join with every flow marked, a complex join
+        // whose activation holds — the completing arrival survives. What depends on
+        // where the other tokens are (the OR-join's slow path, a complex abort) waits
+        // for the end of the loop step (`settle`), once tokens in transit are placed.
+        let ready = match self.process.nodes[node].kind {
+            NodeKind::Parallel | NodeKind::Inclusive { .. } => Ok(complete),
+            NodeKind::Complex { activation, .. } => {
+                let marked = self
+                    .joins
+                    .iter()
+                    .find(|j| j.node == node)
+                    .expect("arrived here")
+                    .marked();
+                self.activation_holds(node, marked, activation)
+            }
+            _ => Ok(false),
+        };
+        match ready {
+            Ok(true) => {
+                let i = self
+                    .joins
+                    .iter()
+                    .position(|j| j.node == node)
+                    .expect("arrived here");
+                self.fire_join(i, true, moves);
+            }
+            Ok(false) => {
+                self.slot_mut(track).expect("arriving track is live").state = TrackState::Waiting;
+                self.record(track, node, Happening::Waiting);
+            }
+            Err(error) => self.fail(error),
+        }
+    }
+
+    /// Whether some triple of a complex join's activation holds with `marked` flows
+    /// arrived: its condition is true, `count` arrived, every required flow arrived.
+    pub(super) fn activation_holds(
+        &self,
+        node: NodeIdx,
+        marked: u64,
+        activation: &[crate::graph::Activation<D>],
+    ) -> Result<bool, InstanceError> {
+        for triple in activation {
+            if marked.count_ones() >= triple.count && triple.required & !marked == 0 {
+                let holds = match triple.condition {
+                    None => true,
+                    Some(condition) => self.evaluate(condition).map_err(|message| {
+                        InstanceError::ActivationConditionPanicked {
+                            node: self.process.nodes[node].id,
+                            message,
+                        }
+                    })?,
+                };
+                if holds {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Fire join number `i`: one token per marked flow, the survivor carries on (the
+    /// latest arrival when `last_in`, else the earliest); a complex join is spent and
+    /// consumes the tokens left waiting.
+    pub(super) fn fire_join(&mut self, i: usize, last_in: bool, moves: &mut VecDeque<Move>) {
+        let node = self.joins[i].node;
+        let taken = self.joins[i].fire(last_in);
+        if matches!(self.process.nodes[node].kind, NodeKind::Complex { .. }) {
+            self.joins[i].spent = true;
+            for tail in self.joins[i].drain() {
+                self.record(tail.track, node, Happening::Consumed);
+                self.remove_track(tail.track);
+            }
+        }
+        self.fire(node, taken, moves);
+    }
+
+    /// Re-check every inclusive and complex join holding tokens against one snapshot
+    /// of the positions; fire, abort or fail each as its rule says. Runs after every
+    /// loop step, so every arrival and every token death anywhere triggers a re-check.
+    /// Returns whether any fired.
+    pub(super) fn check_reachability_joins(&mut self, moves: &mut VecDeque<Move>) -> bool {
+        let mut fired = false;
+        for i in 0..self.joins.len() {
+            let join = &self.joins[i];
+            let node = &self.process.nodes[join.node];
+            let (reach, activation) = match node.kind {
+                NodeKind::Inclusive { reach } => (reach, None),
+                NodeKind::Complex { reach, activation } => (reach, Some(activation)),
+                _ => continue,
+            };
+            let marked = join.marked();
+            if marked == 0 {
+                continue;
+            }
+            let unmarked = all_flows(node.incoming.len()) & !marked;
+            let reachable = still_reachable(unmarked, reach, self.tracks.iter().map(|t| t.at));
+            let verdict = match activation {
+                None => Ok(or_join_verdict(marked, reachable)),
+                Some(activation) => complex_verdict(marked, reachable, activation, |triple| {
+                    match triple.condition {
+                        None => Ok(true),
+                        Some(condition) => self.evaluate(condition).map_err(|message| {
+                            InstanceError::ActivationConditionPanicked {
+                                node: node.id,
+                                message,
+                            }
+                        }),
+                    }
+                }),
+            };
+            let last_in = join.arrived_since_check;
+            self.joins[i].arrived_since_check = false;
+            match verdict {
+                Ok(Verdict::Wait) => {}
+                Ok(Verdict::Fire) => {
+                    self.fire_join(i, last_in, moves);
+                    fired = true;
+                }
+                Ok(Verdict::Abort) => {
+                    self.fail(InstanceError::ActivationUnsatisfiable { node: node.id });
+                    return false;
+                }
+                Ok(Verdict::Exhausted) => {
+                    self.fail(InstanceError::ArrivalsExhausted { node: node.id });
+                    return false;
+                }
+                Err(error) => {
+                    self.fail(error);
+                    return false;
+                }
+            }
+        }
+        fired
+    }
+
+    /// A join fires: the first of `taken` carries on, the rest are merged.
+    pub(super) fn fire(&mut self, node: NodeIdx, taken: Vec<Arrival>, moves: &mut VecDeque<Move>) {
+        let mut taken = taken.into_iter();
+        let survivor = taken
+            .next()
+            .expect("a join fires with at least one token")
+            .track;
+        for merged in taken {
+            self.record(merged.track, node, Happening::Merged);
+            self.remove_track(merged.track);
+        }
+        self.slot_mut(survivor).expect("survivor is live").state = TrackState::Moving;
+        self.record(survivor, node, Happening::Fired);
+        self.split(survivor, node, moves);
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! A running process instance: its handle (public), its loop (the single writer of
-//! all instance state), its tracks, and its joins.
+//! A running process instance: its handle (public, here), its loop (`event_loop`:
+//! the single writer of all instance state, and the routing of tokens), its joins
+//! (`join`), its waits for events (`waits`), its tracks (`track`) and its history.
 
 mod event_loop;
 pub(crate) mod history;
