@@ -634,7 +634,10 @@ impl<D: ProcessData> Instance<D> {
         let mut run = handler(D::clone(&base));
         if self.inline_budget > 0 {
             self.inline_budget -= 1;
-            match track::poll_once(&mut run) {
+            // The handler's own events belong to its track, inline as on its task.
+            let span = info_span!(parent: &self.span, "track", track = track.0, node = self.process.nodes[node].id);
+            let polled = span.in_scope(|| track::poll_once(&mut run));
+            match polled {
                 Ok(Poll::Ready((edited, result))) => {
                     return self.task_done(track, node, base, edited, result, moves)
                 }
