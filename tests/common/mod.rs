@@ -204,16 +204,19 @@ fn terminal(what: &Happening) -> bool {
             | Happening::Consumed
             | Happening::Terminated
             | Happening::Cancelled
+            | Happening::Interrupted { .. }
     )
 }
 
 /// The structure every history must have, whatever the interleaving:
 /// - track 0 begins with `Started`, every other track with `Spawned` from an older one;
 /// - nothing follows a track's terminal step (ended, merged, consumed, terminated,
-///   cancelled), and every track has one unless the instance is still running;
-/// - `TaskStarted` is followed on its track by `Completed`, `Failed` or `Cancelled` at
-///   the same task; `Failed` by `Cancelled`; `Waiting` by `Fired`, `Merged` or
-///   `Cancelled` at the same join;
+///   cancelled, interrupted by a boundary), and every track has one unless the
+///   instance is still running;
+/// - `TaskStarted` is followed on its track by `Completed`, `Failed`, `Cancelled`,
+///   `Interrupted`, `ErrorThrown` or `Escalated` at the same task; `ErrorThrown` by
+///   `Interrupted` (caught) or `Cancelled` (uncaught); `Failed` by `Cancelled`;
+///   `Waiting` by `Fired`, `Merged` or `Cancelled` at the same join;
 /// - a completed instance has no `Cancelled`/`Terminated`/`Failed` step and every
 ///   track ended or merged; a terminated one has exactly one `Terminated`; a cancelled
 ///   or failed one cancelled at least one track.
@@ -242,6 +245,16 @@ pub fn check_history<D>(history: &History, outcome: &Outcome<D>) {
                             Happening::Completed { .. }
                                 | Happening::Failed { .. }
                                 | Happening::Cancelled
+                                | Happening::Interrupted { .. }
+                                | Happening::ErrorThrown { .. }
+                                | Happening::Escalated { .. }
+                        )
+                }
+                Happening::ErrorThrown { .. } => {
+                    next.node == prev.node
+                        && matches!(
+                            next.what,
+                            Happening::Interrupted { .. } | Happening::Cancelled
                         )
                 }
                 Happening::Failed { .. } => {
