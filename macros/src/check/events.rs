@@ -188,7 +188,20 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
         }
         match arm.kind {
             Kind::Catch(EventTrigger::Message) => message_catch = message_catch.or(Some(f)),
-            Kind::Receive => receive = receive.or(Some(f)),
+            Kind::Receive => {
+                receive = receive.or(Some(f));
+                // ADR-005 §2.12.5: a receive-task arm carries no boundary event — the
+                // gateway's other arms are the alternatives to its message.
+                for &b in &arm.boundaries {
+                    ctx.error(
+                        model.nodes[b].id,
+                        format!(
+                            "boundary event `{}` sits on `{}`, a receive task that is an arm of the event-based gateway `{}`; an arm carries no boundary event — make the alternative another arm of `{}` (e.g. a timer catch)",
+                            model.nodes[b].id, arm.id, gate.id, gate.id
+                        ),
+                    );
+                }
+            }
             Kind::Catch(EventTrigger::Link) => {
                 ctx.error(
                     flow.target_ident,
