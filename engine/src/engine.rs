@@ -52,6 +52,29 @@ struct Inner {
     loops: TaskTracker,
     /// Deployments' timer starts (apart from `loops`, which counts instances).
     timer_starts: TaskTracker,
+    /// Whether instances record their history.
+    history: bool,
+}
+
+/// How an [`Engine`] is set up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// The message buffer's bound and time-to-live.
+    pub broker: BrokerConfig,
+    /// Whether instances record their history (on by default). Off,
+    /// [`InstanceHandle::history`] is empty — long-running instances that loop do not
+    /// grow it, and every step is a little cheaper — while outcomes and data are the
+    /// same.
+    pub history: bool,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            broker: BrokerConfig::default(),
+            history: true,
+        }
+    }
 }
 
 /// `Engine::shutdown` ran out of time.
@@ -76,7 +99,25 @@ impl Engine {
 
     /// A new engine whose message buffer (for messages published before their catch
     /// is waiting) has the given bound and time-to-live.
-    pub fn with_broker(config: BrokerConfig) -> Self {
+    pub fn with_broker(broker: BrokerConfig) -> Self {
+        Self::with_config(EngineConfig {
+            broker,
+            ..EngineConfig::default()
+        })
+    }
+
+    /// A new engine set up by `config`.
+    ///
+    /// ```
+    /// # use thresh::{Engine, EngineConfig};
+    /// // Long-running instances that loop for ever need no step-by-step history.
+    /// let engine = Engine::with_config(EngineConfig { history: false, ..EngineConfig::default() });
+    /// ```
+    pub fn with_config(config: EngineConfig) -> Self {
+        let EngineConfig {
+            broker: config,
+            history,
+        } = config;
         Self {
             inner: Arc::new(Inner {
                 next_instance: AtomicU64::new(0),
@@ -86,6 +127,7 @@ impl Engine {
                 stop: CancellationToken::new(),
                 loops: TaskTracker::new(),
                 timer_starts: TaskTracker::new(),
+                history,
             }),
         }
     }
@@ -298,6 +340,7 @@ impl Inner {
             tracker: &self.loops,
             hub: self.hub.clone(),
             stop: self.stop.clone(),
+            history: self.history,
         };
         instance::spawn(birth, process, id, data, entry)
     }

@@ -23,7 +23,7 @@ pub mod graph;
 mod instance;
 
 pub use data::{ChangedFields, ProcessData, TaskError};
-pub use engine::{DeployError, Deployment, DeploymentId, Engine, ShutdownError};
+pub use engine::{DeployError, Deployment, DeploymentId, Engine, EngineConfig, ShutdownError};
 pub use events::{BrokerConfig, BrokerStats, Published, TimerSpec};
 pub use graph::Process;
 pub use instance::{

@@ -45,6 +45,8 @@ pub(crate) struct Birth<'a> {
     pub tracker: &'a tokio_util::task::TaskTracker,
     pub hub: Arc<Hub>,
     pub stop: CancellationToken,
+    /// Whether the instance records its history.
+    pub history: bool,
 }
 
 pub(crate) fn spawn<D: ProcessData>(
@@ -59,6 +61,7 @@ pub(crate) fn spawn<D: ProcessData>(
         tracker,
         hub,
         stop,
+        history,
     } = birth;
     let (finished_tx, finished_rx) = watch::channel(None);
     let (intake_tx, intake) = mpsc::unbounded_channel();
@@ -68,7 +71,11 @@ pub(crate) fn spawn<D: ProcessData>(
         data: Arc::new(data),
         tracks: Vec::new(),
         joins: Vec::new(),
-        history: History::with_capacity(4),
+        history: if history {
+            History::with_capacity(4)
+        } else {
+            History::off()
+        },
         intake_tx,
         workers: JoinSet::new(),
         running: 0,

@@ -103,10 +103,13 @@ pub struct Step {
     pub what: Happening,
 }
 
-/// The ordered history of an instance.
+/// The ordered history of an instance. Empty when the engine records none
+/// ([`EngineConfig::history`](crate::EngineConfig::history)).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct History {
     steps: Vec<Step>,
+    /// Recording is off: pushes are dropped.
+    off: bool,
 }
 
 impl History {
@@ -115,10 +118,22 @@ impl History {
     pub(crate) fn with_capacity(steps: usize) -> Self {
         Self {
             steps: Vec::with_capacity(steps),
+            off: false,
+        }
+    }
+
+    /// A history that records nothing.
+    pub(crate) fn off() -> Self {
+        Self {
+            steps: Vec::new(),
+            off: true,
         }
     }
 
     pub(crate) fn push(&mut self, track: TrackId, node: &'static str, what: Happening) {
+        if self.off {
+            return;
+        }
         self.steps.push(Step { track, node, what });
     }
 
