@@ -23,7 +23,12 @@ pub fn process(model: &Model, has_errors: bool) -> TokenStream {
     let name_str = name.to_string();
     let doc_attr = (!doc.is_empty()).then(|| quote!(#[doc = #doc]));
     let body = if has_errors {
+        // The user's handlers, conditions, keys and payload mappings are still
+        // emitted (unused), so they are type-checked with the other errors and the
+        // imports they use do not read as unused.
+        let fns = user_fns(model);
         quote! {
+            #(#[allow(dead_code)] #fns)*
             ::thresh::Process { name: #name_str, doc: #doc, nodes: &[], flows: &[], starts: &[] }
         }
     } else {
@@ -171,6 +176,55 @@ fn graph(model: &Model) -> TokenStream {
             starts: &[#(#starts),*],
         }
     }
+}
+
+/// The functions wrapping the user's code, for a model with errors (no graph).
+fn user_fns(model: &Model) -> Vec<TokenStream> {
+    let data = model.data;
+    let mut fns = Vec::new();
+    for (n, node) in model.nodes.iter().enumerate() {
+        if let Kind::Task(handler) = node.kind {
+            fns.push(task_fn(
+                &format_ident!("__thresh_task_{}", n),
+                data,
+                handler,
+            ));
+        }
+        for (k, triple) in node.activation.iter().enumerate() {
+            if let Some(expr) = &triple.when {
+                fns.push(condition_fn(
+                    &format_ident!("__thresh_activation_{}_{}", n, k),
+                    data,
+                    expr,
+                ));
+            }
+        }
+        if let Some(event) = &node.event {
+            // The trigger's and the throw's fns; the returned table entry is unused.
+            let mut event_fns = Vec::new();
+            match event.trigger {
+                EventTrigger::Link => {}
+                _ if matches!(node.kind, Kind::Throw(_) | Kind::ThrowEnd(_)) => {
+                    throw(n, data, event, &mut event_fns);
+                }
+                EventTrigger::Error | EventTrigger::Escalation => {}
+                _ => {
+                    trigger(n, data, event, &mut event_fns);
+                }
+            }
+            fns.extend(event_fns);
+        }
+    }
+    for (i, flow) in model.flows.iter().enumerate() {
+        if let Some(expr) = flow.condition {
+            fns.push(condition_fn(
+                &format_ident!("__thresh_condition_{}", i),
+                data,
+                expr,
+            ));
+        }
+    }
+    fns
 }
 
 /// A task handler — a path to an async fn or a closure returning a future — wrapped
