@@ -29,8 +29,8 @@ use std::time::Duration;
 
 use common::*;
 use thresh::{
-    process, BrokerStats, DeployError, Deployment, Engine, Happening, History, InstanceError,
-    InstanceHandle, InstanceId, Outcome, ProcessData, Published,
+    process, BrokerStats, DeployError, Deployment, Engine, Happening, InstanceError, InstanceId,
+    Outcome, ProcessData, Published,
 };
 use tokio::time::Instant;
 
@@ -193,37 +193,6 @@ process! {
 
 // ----- helpers ---------------------------------------------------------------------
 
-/// The history as (track, node, happening) triples, for exact comparisons.
-fn steps(history: &History) -> Vec<(u32, &'static str, Happening)> {
-    history
-        .steps()
-        .iter()
-        .map(|s| (s.track.0, s.node, s.what.clone()))
-        .collect()
-}
-
-fn caught(changed: &[&'static str]) -> Happening {
-    Happening::Caught {
-        changed: changed.to_vec(),
-    }
-}
-
-fn done(changed: &[&'static str]) -> Happening {
-    Happening::Completed {
-        changed: changed.to_vec(),
-    }
-}
-
-/// The next handle the deployment yields, failing the test if none comes within
-/// [`HANG`] or the deployment has ended.
-async fn next_handle<D>(deployment: &mut Deployment<D>) -> InstanceHandle<D> {
-    match tokio::time::timeout(HANG, deployment.next()).await {
-        Ok(Some(handle)) => handle,
-        Ok(None) => panic!("the deployment ended without starting another instance"),
-        Err(_) => panic!("the deployment started no instance"),
-    }
-}
-
 /// Assert that the deployment yields nothing for an hour (on the paused clock: once
 /// every task is idle), without ending.
 async fn no_handle_for_an_hour<D: Clone>(deployment: &mut Deployment<D>) {
@@ -246,24 +215,6 @@ async fn ended<D: Clone>(deployment: &mut Deployment<D>) {
         Ok(Some(handle)) => panic!("unexpected instance {}", handle.id()),
         Err(_) => panic!("the deployment's next() never returned None"),
     }
-}
-
-/// Wait until the history shows `Parked` at `node`; polls with `yield_now`, which
-/// does not move the paused clock.
-async fn parked_at<D: Clone>(handle: &InstanceHandle<D>, node: &str) {
-    for _ in 0..200_000 {
-        let history = handle.history().await;
-        if history.count(node, |w| *w == Happening::Parked) > 0 {
-            return;
-        }
-        assert!(
-            !handle.is_finished(),
-            "instance {} ended before it parked at `{node}`\n{history}",
-            handle.id()
-        );
-        tokio::task::yield_now().await;
-    }
-    panic!("instance {} never parked at `{node}`", handle.id());
 }
 
 /// The whole history of an `ORDER` instance.
@@ -348,7 +299,7 @@ async fn a_message_with_a_running_key_goes_to_that_instance() {
         Published::Started
     );
     let first = next_handle(&mut orders).await;
-    parked_at(&first, "more").await;
+    parked_at(&first, "more", 1).await;
     assert_eq!(
         engine.publish_message("order", "K", placed("K", 5)),
         Published::Delivered
@@ -373,7 +324,7 @@ async fn a_message_with_a_running_key_goes_to_that_instance() {
     );
     let second = next_handle(&mut orders).await;
     assert_ne!(second.id(), first.id());
-    parked_at(&second, "more").await;
+    parked_at(&second, "more", 1).await;
     assert!(!second.is_finished());
     assert_eq!(
         engine.publish_message("order", "K", placed("K", 2)),
@@ -443,13 +394,13 @@ async fn different_keys_start_instances_side_by_side() {
         Published::Started
     );
     let one = next_handle(&mut orders).await;
-    parked_at(&one, "more").await;
+    parked_at(&one, "more", 1).await;
     assert_eq!(
         engine.publish_message("order", "K2", placed("K2", 2)),
         Published::Started
     );
     let two = next_handle(&mut orders).await;
-    parked_at(&two, "more").await;
+    parked_at(&two, "more", 1).await;
     assert_ne!(one.id(), two.id());
     assert!(!one.is_finished() && !two.is_finished());
     assert_eq!(engine.running_instances(), 2);
@@ -597,7 +548,7 @@ async fn a_signal_starts_one_instance_per_deployed_process() {
     let mut a = engine.deploy(&GO_A, tagged("a")).expect("deployed");
     let mut b = engine.deploy(&GO_B, Order::default()).expect("deployed");
     let listener = engine.start(&LISTENER, Order::default());
-    parked_at(&listener, "heard").await;
+    parked_at(&listener, "heard", 1).await;
 
     assert_eq!(engine.broadcast_signal("go", 7_u64), 3);
     let (outcome, history) = finish(&next_handle(&mut a).await).await;
@@ -811,7 +762,7 @@ async fn running_instances_counts_no_timer_start() {
         .expect("deployed");
     assert_eq!(engine.running_instances(), 0);
     let nap = next_handle(&mut naps).await;
-    parked_at(&nap, "nap").await;
+    parked_at(&nap, "nap", 1).await;
     assert_eq!(engine.running_instances(), 1);
     engine.shutdown(HANG).await.expect("every loop stops");
 }
@@ -835,12 +786,12 @@ async fn shutdown_stops_every_start_event() {
         Published::Started
     );
     let order = next_handle(&mut orders).await;
-    parked_at(&order, "more").await;
+    parked_at(&order, "more", 1).await;
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let mut napping = Vec::new();
     for _ in 0..2 {
         let nap = next_handle(&mut naps).await;
-        parked_at(&nap, "nap").await;
+        parked_at(&nap, "nap", 1).await;
         napping.push(nap);
     }
 

@@ -22,9 +22,7 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use common::*;
-use thresh::{
-    process, BrokerStats, Engine, Happening, History, InstanceHandle, ProcessData, Published,
-};
+use thresh::{process, BrokerStats, Engine, Happening, History, ProcessData, Published};
 use tokio::time::Instant;
 
 #[derive(Clone, Debug, Default, PartialEq, ProcessData)]
@@ -109,32 +107,6 @@ process! {
         stop -> stopped;
         wait -> waited;
     }
-}
-
-/// Wait until the history shows the gateway parked; polls with `yield_now`, which
-/// does not move the paused clock.
-async fn parked_at<D: Clone>(handle: &InstanceHandle<D>, node: &str) {
-    for _ in 0..200_000 {
-        let history = handle.history().await;
-        if history.count(node, |w| *w == Happening::Parked) == 1 {
-            return;
-        }
-        assert!(
-            !handle.is_finished(),
-            "instance {} ended before it parked at `{node}`\n{history}",
-            handle.id()
-        );
-        tokio::task::yield_now().await;
-    }
-    panic!("instance {} never parked at `{node}`", handle.id());
-}
-
-fn steps(history: &History) -> Vec<(u32, &'static str, Happening)> {
-    history
-        .steps()
-        .iter()
-        .map(|s| (s.track.0, s.node, s.what.clone()))
-        .collect()
 }
 
 /// The exact history of a gateway `gate` after `s` whose arm `arm` won, changing
@@ -261,7 +233,7 @@ async fn t2_a_message_and_a_signal_race_exactly_one_wins() {
         let id = format!("r{i}");
         let h = engine.start(&RACE, deal(&id));
         if i % 4 != 0 {
-            parked_at(&h, "gate").await;
+            parked_at(&h, "gate", 1).await;
         }
         let (publisher, broadcaster) = (engine.clone(), engine.clone());
         let key = id.clone();
@@ -307,7 +279,7 @@ async fn t2_two_message_arms_race_exactly_one_wins() {
         let id = format!("m{i}");
         let h = engine.start(&ANSWER, deal(&id));
         if i % 4 != 0 {
-            parked_at(&h, "gate").await;
+            parked_at(&h, "gate", 1).await;
         }
         let (e1, e2) = (engine.clone(), engine.clone());
         let (k1, k2) = (id.clone(), id.clone());
@@ -471,7 +443,7 @@ async fn a_three_arm_gateway_with_a_receive_task() {
         let engine = Engine::new();
         let t0 = Instant::now();
         let h = engine.start(&THREE, deal("three"));
-        parked_at(&h, "gate").await;
+        parked_at(&h, "gate", 1).await;
         match case {
             0 => assert_eq!(
                 engine.publish_message("order", "three", 8_u64),

@@ -369,24 +369,6 @@ macro_rules! on_both_runtimes {
     )+};
 }
 
-/// Wait until the history shows `times` `Parked` steps at `node`; returns it. Polls
-/// with `yield_now`, which does not move the paused clock.
-async fn parked_at<D: Clone>(handle: &InstanceHandle<D>, node: &str, times: usize) -> History {
-    for _ in 0..200_000 {
-        let history = handle.history().await;
-        if history.count(node, |w| *w == Happening::Parked) >= times {
-            return history;
-        }
-        assert!(
-            !handle.is_finished(),
-            "instance {} ended before it parked at `{node}`\n{history}",
-            handle.id()
-        );
-        tokio::task::yield_now().await;
-    }
-    panic!("instance {} never parked at `{node}`", handle.id());
-}
-
 /// Poll `what` (yielding in between) until it holds.
 async fn until(what: &str, mut holds: impl FnMut() -> bool) {
     for _ in 0..200_000 {
@@ -396,27 +378,6 @@ async fn until(what: &str, mut holds: impl FnMut() -> bool) {
         tokio::task::yield_now().await;
     }
     panic!("never happened: {what}");
-}
-
-/// The history as (track, node, happening) triples, for exact comparisons.
-fn steps(history: &History) -> Vec<(u32, &'static str, Happening)> {
-    history
-        .steps()
-        .iter()
-        .map(|s| (s.track.0, s.node, s.what.clone()))
-        .collect()
-}
-
-fn caught(changed: &[&'static str]) -> Happening {
-    Happening::Caught {
-        changed: changed.to_vec(),
-    }
-}
-
-fn done(changed: &[&'static str]) -> Happening {
-    Happening::Completed {
-        changed: changed.to_vec(),
-    }
 }
 
 fn routed(to: &[&'static str]) -> Happening {

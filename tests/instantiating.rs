@@ -167,40 +167,9 @@ process! {
 
 type Steps = Vec<(u32, &'static str, Happening)>;
 
-/// The history as (track, node, happening) triples, for exact comparisons.
-fn steps(history: &History) -> Steps {
-    history
-        .steps()
-        .iter()
-        .map(|s| (s.track.0, s.node, s.what.clone()))
-        .collect()
-}
-
-fn caught(changed: &[&'static str]) -> Happening {
-    Happening::Caught {
-        changed: changed.to_vec(),
-    }
-}
-
-fn done(changed: &[&'static str]) -> Happening {
-    Happening::Completed {
-        changed: changed.to_vec(),
-    }
-}
-
 fn spawned(from: u32) -> Happening {
     Happening::Spawned {
         from: thresh::TrackId(from),
-    }
-}
-
-/// The next handle the deployment yields, failing the test if none comes within
-/// [`HANG`] or the deployment has ended.
-async fn next_handle<D>(deployment: &mut Deployment<D>) -> InstanceHandle<D> {
-    match tokio::time::timeout(HANG, deployment.next()).await {
-        Ok(Some(handle)) => handle,
-        Ok(None) => panic!("the deployment ended without starting another instance"),
-        Err(_) => panic!("the deployment started no instance"),
     }
 }
 
@@ -212,24 +181,6 @@ async fn no_handle<D: Clone>(deployment: &mut Deployment<D>) {
         Ok(Some(handle)) => panic!("unexpected instance {}", handle.id()),
         Ok(None) => panic!("the deployment ended"),
     }
-}
-
-/// Wait until the history shows `Parked` at `node`; polls with `yield_now`, which
-/// does not move the paused clock.
-async fn parked_at<D: Clone>(handle: &InstanceHandle<D>, node: &str) {
-    for _ in 0..200_000 {
-        let history = handle.history().await;
-        if history.count(node, |w| *w == Happening::Parked) > 0 {
-            return;
-        }
-        assert!(
-            !handle.is_finished(),
-            "instance {} ended before it parked at `{node}`\n{history}",
-            handle.id()
-        );
-        tokio::task::yield_now().await;
-    }
-    panic!("instance {} never parked at `{node}`", handle.id());
 }
 
 /// Let the other tasks run a while (yielding, which does not move the paused
@@ -286,7 +237,7 @@ async fn exclusive_each_arm_starts_an_instance_on_that_arm() {
             Published::Started
         );
         let h = next_handle(&mut deals).await;
-        parked_at(&h, "more").await;
+        parked_at(&h, "more", 1).await;
         assert_eq!(engine.running_instances(), 1);
         assert_eq!(
             engine.publish_message("a", key, msg(key, 5)),
@@ -357,7 +308,7 @@ async fn exclusive_running_key_goes_to_the_running_instance() {
     );
     let second = next_handle(&mut deals).await;
     assert_ne!(second.id(), first.id());
-    parked_at(&second, "more").await;
+    parked_at(&second, "more", 1).await;
     // A further `b` is buffered, not a new instance; the `a` goes to `more`.
     assert_eq!(
         engine.publish_message("b", "K", msg("K", 5)),
@@ -403,7 +354,7 @@ async fn exclusive_different_keys_start_separate_instances() {
             Published::Started
         );
         let h = next_handle(&mut deals).await;
-        parked_at(&h, "more").await;
+        parked_at(&h, "more", 1).await;
         handles.push(h);
     }
     assert_eq!(engine.running_instances(), 4);
@@ -446,7 +397,7 @@ async fn parallel_second_message_is_delivered_to_the_parked_arm() {
             Published::Started
         );
         let h = next_handle(&mut deals).await;
-        parked_at(&h, second).await;
+        parked_at(&h, second, 1).await;
         still_running(&h).await;
         no_handle(&mut deals).await;
         assert_eq!(
@@ -535,7 +486,7 @@ async fn parallel_completes_only_after_every_arm_and_keys_run_apart() {
         Published::Started
     );
     let one = next_handle(&mut deals).await;
-    parked_at(&one, "b").await;
+    parked_at(&one, "b", 1).await;
     assert_eq!(
         engine.publish_message("a", "K1", msg("K1", 2)),
         Published::Buffered
@@ -549,7 +500,7 @@ async fn parallel_completes_only_after_every_arm_and_keys_run_apart() {
     );
     let two = next_handle(&mut deals).await;
     assert_ne!(two.id(), one.id());
-    parked_at(&two, "a").await;
+    parked_at(&two, "a", 1).await;
     assert_eq!(engine.running_instances(), 2);
 
     // K2's `a` feeds only K2's instance.
@@ -600,7 +551,7 @@ async fn parallel_undeploy_leaves_the_waiting_arm_its_message() {
         Published::Started
     );
     let h = next_handle(&mut deals).await;
-    parked_at(&h, "a").await;
+    parked_at(&h, "a", 1).await;
     assert!(engine.undeploy(deals.id()));
     assert_eq!(
         engine.publish_message("b", "L", msg("L", 1)),
@@ -639,8 +590,8 @@ async fn three_arms_in_every_order() {
             Published::Started
         );
         let h = next_handle(&mut deals).await;
-        parked_at(&h, second).await;
-        parked_at(&h, third).await;
+        parked_at(&h, second, 1).await;
+        parked_at(&h, third, 1).await;
         assert_eq!(
             engine.publish_message(second, "K", msg("K", 2)),
             Published::Delivered
@@ -738,7 +689,7 @@ async fn receive_task_arms_run(first: &'static str, second: &'static str) -> His
         Published::Started
     );
     let h = next_handle(&mut deals).await;
-    parked_at(&h, second).await;
+    parked_at(&h, second, 1).await;
     still_running(&h).await;
     assert_eq!(
         engine.publish_message(second, "K", msg("K", 2)),

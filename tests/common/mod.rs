@@ -304,3 +304,55 @@ pub fn check_history<D>(history: &History, outcome: &Outcome<D>) {
         }
     }
 }
+
+// ----- histories and deployments (events, event gate, deploy, instantiating) --------
+
+/// The history as `(track, node, what)` triples, for exact comparisons.
+pub fn steps(history: &History) -> Vec<(u32, &'static str, Happening)> {
+    history
+        .steps()
+        .iter()
+        .map(|s| (s.track.0, s.node, s.what.clone()))
+        .collect()
+}
+
+/// `Caught` with these changed fields.
+pub fn caught(changed: &[&'static str]) -> Happening {
+    Happening::Caught {
+        changed: changed.to_vec(),
+    }
+}
+
+/// `Completed` with these changed fields.
+pub fn done(changed: &[&'static str]) -> Happening {
+    Happening::Completed {
+        changed: changed.to_vec(),
+    }
+}
+
+/// Wait (yielding) until the instance has parked at `node` at least `times` times;
+/// the history then. Fails if the instance ends first, or never parks there.
+pub async fn parked_at<D: Clone>(handle: &InstanceHandle<D>, node: &str, times: usize) -> History {
+    for _ in 0..200_000 {
+        let history = handle.history().await;
+        if history.count(node, |w| *w == Happening::Parked) >= times {
+            return history;
+        }
+        assert!(
+            !handle.is_finished(),
+            "instance {} ended before it parked at `{node}`\n{history}",
+            handle.id()
+        );
+        tokio::task::yield_now().await;
+    }
+    panic!("instance {} never parked at `{node}`", handle.id());
+}
+
+/// The next instance a deployment starts, within `HANG`.
+pub async fn next_handle<D>(deployment: &mut thresh::Deployment<D>) -> InstanceHandle<D> {
+    match tokio::time::timeout(HANG, deployment.next()).await {
+        Ok(Some(handle)) => handle,
+        Ok(None) => panic!("the deployment ended without starting another instance"),
+        Err(_) => panic!("the deployment started no instance"),
+    }
+}
