@@ -42,9 +42,12 @@ pub struct Process<D: 'static> {
     pub nodes: &'static [Node<D>],
     #[doc(hidden)]
     pub flows: &'static [Flow<D>],
-    /// Start nodes, in declaration order.
+    /// Start nodes of the top level, in declaration order.
     #[doc(hidden)]
     pub starts: &'static [NodeIdx],
+    /// The event sub-processes of the top level, armed while the instance runs.
+    #[doc(hidden)]
+    pub event_subs: &'static [NodeIdx],
 }
 
 /// One BPMN flow node.
@@ -67,6 +70,10 @@ pub struct Node<D: 'static> {
     /// Boundary events attached to this activity, in declaration order.
     #[doc(hidden)]
     pub boundaries: &'static [NodeIdx],
+    /// The sub-process or event sub-process this node is written in; `None` at the
+    /// process's top level.
+    #[doc(hidden)]
+    pub scope: Option<NodeIdx>,
 }
 
 /// What a node is and what the engine needs to run it.
@@ -152,6 +159,35 @@ pub enum NodeKind<D: 'static> {
     /// A link throw or link catch event. `process!` pairs each throw with the catch
     /// of its name as a direct flow, so both simply pass the token on.
     Link,
+    /// An embedded sub-process: an activity whose work is a scope of its own. The
+    /// token entering it waits while a new token runs from `start`; when nothing is
+    /// left running inside, the sub-process completes and the waiting token goes on.
+    SubProcess {
+        /// The none start event inside it.
+        #[doc(hidden)]
+        start: NodeIdx,
+        /// Its event sub-processes, armed while it runs.
+        #[doc(hidden)]
+        event_subs: &'static [NodeIdx],
+    },
+    /// An event sub-process: no flow enters it; its start's trigger runs it inside
+    /// the enclosing scope (the process, or a sub-process) while that scope runs.
+    EventSubProcess {
+        /// Its start event (an [`NodeKind::EventSubStart`]).
+        #[doc(hidden)]
+        start: NodeIdx,
+        /// The event sub-processes nested in it, armed while it runs.
+        #[doc(hidden)]
+        event_subs: &'static [NodeIdx],
+    },
+    /// The start event of an event sub-process: its trigger, and whether it cancels
+    /// the rest of its enclosing scope (interrupting) or runs beside it.
+    EventSubStart {
+        #[doc(hidden)]
+        trigger: Trigger<D>,
+        #[doc(hidden)]
+        interrupting: bool,
+    },
 }
 
 /// An event payload, shared as it is handed out (a signal reaches every catcher).
@@ -325,6 +361,9 @@ impl<D> Node<D> {
             NodeKind::ErrorEnd { .. } => "end (error)",
             NodeKind::Escalate { end: false, .. } => "throw (escalation)",
             NodeKind::Escalate { end: true, .. } => "end (escalation)",
+            NodeKind::SubProcess { .. } => "subprocess",
+            NodeKind::EventSubProcess { .. } => "event_subprocess",
+            NodeKind::EventSubStart { .. } => "start (event sub-process)",
         }
     }
 

@@ -29,7 +29,7 @@ pub fn process(model: &Model, has_errors: bool) -> TokenStream {
         let fns = user_fns(model);
         quote! {
             #(#[allow(dead_code)] #fns)*
-            ::thresh::Process { name: #name_str, doc: #doc, nodes: &[], flows: &[], starts: &[] }
+            ::thresh::Process { name: #name_str, doc: #doc, nodes: &[], flows: &[], starts: &[], event_subs: &[] }
         }
     } else {
         graph(model)
@@ -132,9 +132,32 @@ fn graph(model: &Model) -> TokenStream {
                 fns.push(task_fn(&f, data, handler));
                 quote!(Task(#f))
             }
+            Kind::SubProcess => {
+                let start = model
+                    .starts_in(Some(n))
+                    .into_iter()
+                    .find(|&s| model.nodes[s].kind == Kind::Start)
+                    .expect("a sub-process has its none start, or the model has errors");
+                let event_subs = event_subs(model, Some(n));
+                quote!(SubProcess { start: #start, event_subs: &[#(#event_subs),*] })
+            }
+            Kind::EventSubProcess => {
+                let start = *model
+                    .starts_in(Some(n))
+                    .first()
+                    .expect("an event sub-process has its start, or the model has errors");
+                let event_subs = event_subs(model, Some(n));
+                quote!(EventSubProcess { start: #start, event_subs: &[#(#event_subs),*] })
+            }
+            Kind::EventSubStart { interrupting, .. } => {
+                let event = node.event.as_ref().expect("a start event parsed its event, or the model has errors");
+                let trigger = trigger(n, data, event, &mut fns);
+                quote!(EventSubStart { trigger: #trigger, interrupting: #interrupting })
+            }
         };
         let (incoming, outgoing, boundaries) = (&node.incoming, &node.outgoing, &node.boundaries);
         let default = option(node.default);
+        let scope = option(node.scope);
         quote! {
             ::thresh::__private::Node {
                 id: #id,
@@ -144,6 +167,7 @@ fn graph(model: &Model) -> TokenStream {
                 outgoing: &[#(#outgoing),*],
                 default: #default,
                 boundaries: &[#(#boundaries),*],
+                scope: #scope,
             }
         }
     });
@@ -165,6 +189,7 @@ fn graph(model: &Model) -> TokenStream {
     });
     let flows: Vec<TokenStream> = flows.collect();
     let starts = model.starts();
+    let event_subs = event_subs(model, None);
 
     quote! {
         #(#fns)*
@@ -174,8 +199,17 @@ fn graph(model: &Model) -> TokenStream {
             nodes: &[#(#nodes),*],
             flows: &[#(#flows),*],
             starts: &[#(#starts),*],
+            event_subs: &[#(#event_subs),*],
         }
     }
+}
+
+/// The event sub-processes written directly in `scope` (`None`: the top level).
+fn event_subs(model: &Model, scope: Option<usize>) -> Vec<usize> {
+    model
+        .members(scope)
+        .filter(|&n| model.nodes[n].kind == Kind::EventSubProcess)
+        .collect()
 }
 
 /// The functions wrapping the user's code, for a model with errors (no graph).

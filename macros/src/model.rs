@@ -52,8 +52,11 @@ pub struct Node<'a> {
     pub on: Option<&'a Ident>,
     /// An activity: its boundary events, in declaration order.
     pub boundaries: Vec<usize>,
-    /// A boundary event's `non_interrupting` marker, as written.
+    /// A boundary event's (or event sub-process start's) `non_interrupting` marker.
     pub non_interrupting: Option<&'a Ident>,
+    /// The sub-process or event sub-process this element is written in; `None` at the
+    /// process's top level. Flows, links and boundaries stay within one container.
+    pub scope: Option<usize>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -96,6 +99,25 @@ pub enum Kind<'a> {
     Escalate {
         end: bool,
     },
+    /// Embedded sub-process (`subprocess name { ... }`): an activity whose work is
+    /// its own scope, begun at its none start.
+    SubProcess,
+    /// Event sub-process (`event_subprocess name { ... }`): no flows in or out; its
+    /// start's trigger runs it inside the enclosing scope.
+    EventSubProcess,
+    /// The start event of an event sub-process, with its trigger.
+    EventSubStart {
+        trigger: EventTrigger,
+        interrupting: bool,
+    },
+}
+
+/// Where an element is written: what kind of container holds it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Within {
+    Process,
+    SubProcess,
+    EventSubProcess,
 }
 
 impl Kind<'_> {
@@ -124,6 +146,9 @@ impl Kind<'_> {
             Kind::ErrorEnd => "error end event",
             Kind::Escalate { end: false } => "escalation throw event",
             Kind::Escalate { end: true } => "escalation end event",
+            Kind::SubProcess => "sub-process",
+            Kind::EventSubProcess => "event sub-process",
+            Kind::EventSubStart { .. } => "event sub-process start event",
         }
     }
 
@@ -143,7 +168,18 @@ impl Kind<'_> {
     pub fn is_start(&self) -> bool {
         matches!(
             self,
-            Kind::Start | Kind::StartEvent(_) | Kind::InstantiatingGate { .. }
+            Kind::Start
+                | Kind::StartEvent(_)
+                | Kind::InstantiatingGate { .. }
+                | Kind::EventSubStart { .. }
+        )
+    }
+
+    /// An activity: what a boundary event may sit on.
+    pub fn is_activity(&self) -> bool {
+        matches!(
+            self,
+            Kind::Task(_) | Kind::Receive | Kind::User | Kind::SubProcess
         )
     }
 
@@ -173,6 +209,7 @@ impl Kind<'_> {
                 | Kind::ThrowEnd(_)
                 | Kind::Boundary { .. }
                 | Kind::StartEvent(_)
+                | Kind::EventSubStart { .. }
                 | Kind::ErrorEnd
                 | Kind::Escalate { .. }
         )
@@ -219,6 +256,8 @@ const KINDS: &[&str] = &[
     "catch",
     "throw",
     "boundary",
+    "subprocess",
+    "event_subprocess",
 ];
 
 pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
@@ -236,7 +275,12 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
             incomplete = true;
             continue;
         }
-        match kind_of(ctx, decl) {
+        let within = match decl.container.map(|c| ast.nodes[c].keyword.to_string()) {
+            None => Within::Process,
+            Some(k) if k == "subprocess" => Within::SubProcess,
+            Some(_) => Within::EventSubProcess,
+        };
+        match kind_of(ctx, decl, within) {
             Some(kind) => nodes.push(Node {
                 id: &decl.id,
                 kind,
@@ -252,8 +296,32 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                 on: decl.attached.as_ref(),
                 boundaries: Vec::new(),
                 non_interrupting: decl.non_interrupting.as_ref(),
+                // Resolved below, once every container has its index.
+                scope: None,
             }),
             None => incomplete = true,
+        }
+    }
+    // Each declaration's node, by identity (a dropped duplicate has none), and each
+    // element's container: a dropped container leaves what it held at the level
+    // above (the model is incomplete then anyway).
+    let decl_node: Vec<Option<usize>> = ast
+        .nodes
+        .iter()
+        .map(|decl| nodes.iter().position(|n| std::ptr::eq(n.id, &decl.id)))
+        .collect();
+    let container_of = |mut container: Option<usize>| {
+        while let Some(c) = container {
+            if decl_node[c].is_some() {
+                return decl_node[c];
+            }
+            container = ast.nodes[c].container;
+        }
+        None
+    };
+    for (decl, n) in ast.nodes.iter().zip(&decl_node) {
+        if let Some(n) = *n {
+            nodes[n].scope = container_of(decl.container);
         }
     }
 
@@ -282,6 +350,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
     let mut loose: Vec<(usize, bool)> = Vec::new();
     for stmt in &ast.flows {
         let hops = stmt.groups.len() - 1;
+        let here = container_of(stmt.container);
         // Each name once, so an unknown one is reported once per place it is written.
         let resolved: Vec<Vec<Option<usize>>> = stmt
             .groups
@@ -329,6 +398,20 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                         }
                         (None, None) => continue,
                     };
+                    // A flow stays within its container (ADR-006 §2.2): a token
+                    // enters a sub-process at its start and leaves at its end.
+                    let crossing = if nodes[s].scope != here {
+                        Some((s, source, (t, true)))
+                    } else if nodes[t].scope != here {
+                        Some((t, target, (s, false)))
+                    } else {
+                        None
+                    };
+                    if let Some((wrong, written, loose_end)) = crossing {
+                        ctx.error(written, crossing_error(&nodes, wrong, here));
+                        loose.push(loose_end);
+                        continue;
+                    }
                     let guard = if last { stmt.guard.as_ref() } else { None };
                     let condition = match guard {
                         Some(Guard::When { condition, .. }) => Some(condition),
@@ -385,6 +468,44 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
     }
 }
 
+/// Why a flow written in container `here` cannot reach `wrong`, an element of
+/// another container.
+fn crossing_error(nodes: &[Node], wrong: usize, here: Option<usize>) -> String {
+    let id = nodes[wrong].id;
+    let name = |c: Option<usize>| match c {
+        Some(c) => format!("{} `{}`", nodes[c].kind.describe(), nodes[c].id),
+        None => "the process's top level".to_string(),
+    };
+    // The container of `wrong` that sits directly in `here`, if `wrong` is nested in it.
+    let mut inner = nodes[wrong].scope;
+    while let Some(c) = inner {
+        if nodes[c].scope == here {
+            break;
+        }
+        inner = nodes[c].scope;
+    }
+    let mend = match (inner, here) {
+        (Some(sub), _) if nodes[sub].kind == Kind::EventSubProcess => format!(
+            "an event sub-process is started by its start event's trigger, never by a flow — to run `{id}` on this path, declare it outside `{}`",
+            nodes[sub].id
+        ),
+        (Some(sub), _) => format!(
+            "a token enters a sub-process at its start event, so flow into the sub-process itself: `... -> {};`",
+            nodes[sub].id
+        ),
+        (None, Some(c)) => format!(
+            "a token leaves `{c}` at its end event and goes on along the flows of `{c}` itself, written outside its block: `{c} -> {id};`",
+            c = nodes[c].id
+        ),
+        (None, None) => String::new(),
+    };
+    format!(
+        "a flow written in {} cannot reach `{id}`, which is in {}: flows stay within their process or sub-process — {mend}",
+        name(here),
+        name(nodes[wrong].scope)
+    )
+}
+
 /// Attach every boundary event to its activity (`boundary b on activity: ...`). A
 /// boundary left unattached (reported here) gets the benefit of the doubt on its
 /// paths, as does an element given a stray `on`: it was likely meant as a boundary.
@@ -397,11 +518,12 @@ fn attach_boundaries(ctx: &Ctx, ast: &ProcessAst, nodes: &mut [Node]) {
         let is_boundary = matches!(nodes[b].kind, Kind::Boundary { .. });
         let kind = nodes[b].kind.a();
         let id = &decl.id;
-        if let Some(marker) = decl.non_interrupting.as_ref().filter(|_| !is_boundary) {
+        let may_interrupt = is_boundary || matches!(nodes[b].kind, Kind::EventSubStart { .. });
+        if let Some(marker) = decl.non_interrupting.as_ref().filter(|_| !may_interrupt) {
             ctx.error(
                 marker,
                 format!(
-                    "only a boundary event is `non_interrupting`: it leaves the activity it sits on running; {kind} sits on no activity — remove `non_interrupting`, or attach `{id}` to a task as `boundary {id} on some_task: non_interrupting ...;`"
+                    "only a boundary event or an event sub-process's start is `non_interrupting` (it runs beside the work it would otherwise interrupt); {kind} interrupts nothing — remove `non_interrupting`, or attach `{id}` to a task as `boundary {id} on some_task: non_interrupting ...;`"
                 ),
             );
         }
@@ -423,6 +545,21 @@ fn attach_boundaries(ctx: &Ctx, ast: &ProcessAst, nodes: &mut [Node]) {
                 nodes[b].loose_in = true;
             }
             (Some(activity), true) => match nodes.iter().position(|n| n.id == activity) {
+                Some(a) if nodes[a].scope != nodes[b].scope => {
+                    let place = |n: usize| match nodes[n].scope {
+                        Some(c) => format!("in {} `{}`", nodes[c].kind.describe(), nodes[c].id),
+                        None => "at the process's top level".to_string(),
+                    };
+                    ctx.error(
+                        activity,
+                        format!(
+                            "boundary event `{id}` is declared {}, but `{activity}` is {}: a boundary event is declared beside its activity — move `boundary {id} on {activity}: ...;` and the flows out of it next to `{activity}`",
+                            place(b),
+                            place(a)
+                        ),
+                    );
+                    nodes[b].loose_in = true;
+                }
                 Some(a) => {
                     nodes[b].attached_to = Some(a);
                     nodes[a].boundaries.push(b);
@@ -487,10 +624,16 @@ fn link_edges<'a>(ctx: &Ctx, nodes: &mut [Node<'a>], written: &[Flow<'a>]) -> Ve
             _ => {}
         }
     }
-    // The first catch of each name: the one its throws lead to.
+    // The first catch of each name in each container: the one its throws lead to
+    // (ADR-006 §2.8: every container has its own link names).
+    let scopes: Vec<Option<usize>> = nodes.iter().map(|n| n.scope).collect();
+    let scope = |n: usize| scopes[n];
     let mut catches: Vec<(usize, String, syn::LitStr)> = Vec::new();
     for (n, name, literal) in &all_catches {
-        match catches.iter().find(|(_, c, _)| c == name) {
+        match catches
+            .iter()
+            .find(|(c, other, _)| other == name && scope(*c) == scope(*n))
+        {
             Some((first, _, _)) => {
                 ctx.error(
                     nodes[*n].id,
@@ -509,7 +652,13 @@ fn link_edges<'a>(ctx: &Ctx, nodes: &mut [Node<'a>], written: &[Flow<'a>]) -> Ve
     let mut meant: Vec<usize> = Vec::new();
     for (n, name, literal) in &throws {
         let n = *n;
-        match catches.iter().find(|(_, c, _)| c == name) {
+        let elsewhere = catches
+            .iter()
+            .find(|(c, other, _)| other == name && scope(*c) != scope(n));
+        match catches
+            .iter()
+            .find(|(c, other, _)| other == name && scope(*c) == scope(n))
+        {
             Some(&(target, _, _)) => {
                 let written_too = written.iter().any(|f| f.source == n && f.target == target);
                 if !written_too {
@@ -525,6 +674,25 @@ fn link_edges<'a>(ctx: &Ctx, nodes: &mut [Node<'a>], written: &[Flow<'a>]) -> Ve
                 }
             }
             None if unparsed_catch => nodes[n].loose_out = true,
+            None if elsewhere.is_some() => {
+                let (c, _, _) = elsewhere.expect("checked");
+                let place = |n: usize| match nodes[n].scope {
+                    Some(s) => format!("{} `{}`", nodes[s].kind.describe(), nodes[s].id),
+                    None => "the process's top level".to_string(),
+                };
+                ctx.error(
+                    literal,
+                    format!(
+                        "the link throw `{}` is in {}, but the link catch `{}` named \"{name}\" is in {}: a link jumps only within its own process or sub-process (ADR-006 §2.8) — declare the catch beside the throw; to leave a sub-process, end its path and flow on from the sub-process itself",
+                        nodes[n].id,
+                        place(n),
+                        nodes[*c].id,
+                        place(*c),
+                    ),
+                );
+                meant.push(*c);
+                nodes[n].loose_out = true;
+            }
             None => {
                 let near = suggest::nearest(name, catches.iter().map(|(_, c, _)| c.as_str()))
                     .and_then(|near| catches.iter().find(|(_, c, _)| c == near));
@@ -553,7 +721,10 @@ fn link_edges<'a>(ctx: &Ctx, nodes: &mut [Node<'a>], written: &[Flow<'a>]) -> Ve
         }
     }
     for (c, name, literal) in &catches {
-        if throws.iter().any(|(_, t, _)| t == name) {
+        if throws
+            .iter()
+            .any(|(t, other, _)| other == name && scope(*t) == scope(*c))
+        {
             continue;
         }
         if !meant.contains(c) && !unparsed_throw {
@@ -582,14 +753,45 @@ fn free_id(nodes: &[Node], name: &str, fallback: &str) -> String {
 
 /// The node's kind from its keyword, handler and spec; `None` (with an error) when
 /// they do not fit together.
-fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
+fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst, within: Within) -> Option<Kind<'a>> {
     let keyword = decl.keyword.to_string();
     let kind = match keyword.as_str() {
+        "start" if within == Within::EventSubProcess => event_sub_start(ctx, decl)?,
+        "start" if within == Within::SubProcess => match &decl.spec {
+            None => Kind::Start,
+            Some(spec) => {
+                ctx.error(
+                    &spec.name,
+                    format!(
+                        "a sub-process starts when a token enters it, so its start event has no trigger: `start {id};` — to react to an event while the sub-process runs, give it an event sub-process: `event_subprocess on_event {{ start {id}: {kw}(...); ... }}`",
+                        id = decl.id,
+                        kw = spec.name,
+                    ),
+                );
+                return None;
+            }
+        },
         "start" if decl.spec.as_ref().is_some_and(|s| s.name == "condition") => {
             ctx.error(
                 &decl.spec.as_ref().expect("checked").name,
                 format!(
-                    "a conditional start event belongs in an event sub-process (ADR-006 §2.7), never at a process's top level; start plainly and wait for the condition there: `start begin;`, `catch {id}: condition(|data| ...);` and `begin -> {id};`",
+                    "a conditional start event belongs in an event sub-process (ADR-006 §2.7), never at a process's top level: before the start there is no instance whose data it could read — wait for it in an event sub-process, `event_subprocess on_{id} {{ start {id}: condition(|data| ...); ... }}`, or start plainly and wait: `start begin;`, `catch {id}: condition(|data| ...);` and `begin -> {id};`",
+                    id = decl.id
+                ),
+            );
+            return None;
+        }
+        "start"
+            if decl
+                .spec
+                .as_ref()
+                .is_some_and(|s| s.name == "error" || s.name == "escalation") =>
+        {
+            let kw = &decl.spec.as_ref().expect("checked").name;
+            ctx.error(
+                kw,
+                format!(
+                    "an {kw} start event belongs in an event sub-process, where it catches the {kw} thrown in the enclosing scope — `event_subprocess on_{kw} {{ start {id}: {kw}(\"CODE\"); ... }}`; a process's own start is `start {id};`, or started by a message, signal or timer",
                     id = decl.id
                 ),
             );
@@ -710,6 +912,8 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
         },
         "user" => Kind::User,
         "receive" => Kind::Receive,
+        "subprocess" => Kind::SubProcess,
+        "event_subprocess" => Kind::EventSubProcess,
         "boundary" => {
             let trigger = match decl.spec.as_ref().map(|s| s.name.to_string()).as_deref() {
                 Some("timer") => EventTrigger::Timer,
@@ -920,6 +1124,45 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst) -> Option<Kind<'a>> {
     Some(kind)
 }
 
+/// The start event of an event sub-process: its trigger, interrupting unless marked.
+fn event_sub_start<'a>(ctx: &Ctx, decl: &NodeAst) -> Option<Kind<'a>> {
+    let id = &decl.id;
+    let triggers = "a message, signal, timer, condition, error or escalation";
+    let example = format!("`start {id}: message(\"cancel\", key = |data| data.id.clone());`");
+    let trigger = match decl.spec.as_ref().map(|s| s.name.to_string()).as_deref() {
+        Some("message") => EventTrigger::Message,
+        Some("signal") => EventTrigger::Signal,
+        Some("timer") => EventTrigger::Timer,
+        Some("condition") => EventTrigger::Condition,
+        Some("error") => EventTrigger::Error,
+        Some("escalation") => EventTrigger::Escalation,
+        None => {
+            ctx.error(
+                id,
+                format!(
+                    "an event sub-process is started by an event, so its start event names one — {triggers}, e.g. {example} (add `non_interrupting` before the event to run beside the rest of the scope instead of cancelling it)"
+                ),
+            );
+            return None;
+        }
+        Some(other) => {
+            let known = ["message", "signal", "timer", "condition", "error", "escalation"];
+            let hint = suggest::nearest(other, known)
+                .map(|k| format!("did you mean `{k}`? "))
+                .unwrap_or_default();
+            ctx.error(
+                &decl.spec.as_ref().expect("matched").name,
+                format!("an event sub-process cannot start on `{other}`; {hint}it starts on {triggers}, e.g. {example}"),
+            );
+            return None;
+        }
+    };
+    Some(Kind::EventSubStart {
+        trigger,
+        interrupting: decl.non_interrupting.is_none(),
+    })
+}
+
 /// The event of an element that carries one, parsed; `None` (with the error) when it
 /// does not parse.
 fn event_of(ctx: &Ctx, decl: &NodeAst, kind: Kind) -> Option<EventAst> {
@@ -981,7 +1224,19 @@ fn activation_of(ctx: &Ctx, decl: &NodeAst, kind: Kind) -> Vec<ActivationAst> {
 impl Model<'_> {
     /// Nodes reachable from `from` (included) following flows forward, or backward
     /// when `backward`; the walk never enters `barrier`.
-    pub fn reachable(&self, from: &[usize], backward: bool, barrier: Option<usize>) -> Vec<bool> {
+    ///
+    /// With `scopes`, the walk also follows how tokens leave a scope: from an end
+    /// event to the sub-process (or event sub-process) it ends, and from an event
+    /// sub-process to its enclosing one — the paths a token's *completion* takes,
+    /// which the OR-join's reachability needs. Without, it follows written flows
+    /// (and boundaries) only, as the per-container path rules do.
+    pub fn reachable(
+        &self,
+        from: &[usize],
+        backward: bool,
+        barrier: Option<usize>,
+        scopes: bool,
+    ) -> Vec<bool> {
         let mut seen = vec![false; self.nodes.len()];
         let mut stack: Vec<usize> = from
             .iter()
@@ -992,7 +1247,7 @@ impl Model<'_> {
             if std::mem::replace(&mut seen[n], true) {
                 continue;
             }
-            for next in self.neighbours(n, backward) {
+            for next in self.neighbours(n, backward, scopes) {
                 if !seen[next] && Some(next) != barrier {
                     stack.push(next);
                 }
@@ -1004,13 +1259,32 @@ impl Model<'_> {
     /// The nodes one step from `n`, forward or backward: along flows (link edges
     /// included) and along the attachment of a boundary event to its activity — a
     /// token at an activity can go on from any of its boundaries.
-    fn neighbours(&self, n: usize, backward: bool) -> impl Iterator<Item = usize> + '_ {
+    fn neighbours(
+        &self,
+        n: usize,
+        backward: bool,
+        scopes: bool,
+    ) -> impl Iterator<Item = usize> + '_ {
         let node = &self.nodes[n];
-        let (flows, attached): (&[usize], Vec<usize>) = if backward {
+        let (flows, mut attached): (&[usize], Vec<usize>) = if backward {
             (&node.incoming, node.attached_to.into_iter().collect())
         } else {
             (&node.outgoing, node.boundaries.clone())
         };
+        if scopes {
+            if backward {
+                // Into a scope from what completes it: its ends and event sub-processes.
+                if matches!(node.kind, Kind::SubProcess | Kind::EventSubProcess) {
+                    attached.extend((0..self.nodes.len()).filter(|&e| {
+                        self.nodes[e].scope == Some(n)
+                            && (self.nodes[e].kind.is_end()
+                                || self.nodes[e].kind == Kind::EventSubProcess)
+                    }));
+                }
+            } else if node.kind.is_end() || node.kind == Kind::EventSubProcess {
+                attached.extend(node.scope);
+            }
+        }
         let along = flows.iter().map(move |&f| {
             if backward {
                 self.flows[f].source
@@ -1023,8 +1297,8 @@ impl Model<'_> {
 
     /// Whether `node` lies on a cycle: some successor leads back to it.
     pub fn on_cycle(&self, node: usize) -> bool {
-        let next: Vec<usize> = self.neighbours(node, false).collect();
-        self.reachable(&next, false, None)[node]
+        let next: Vec<usize> = self.neighbours(node, false, true).collect();
+        self.reachable(&next, false, None, true)[node]
     }
 
     /// For a converging inclusive or complex gateway `join`: per node `p`, bit `i` set when the
@@ -1032,7 +1306,7 @@ impl Model<'_> {
     pub fn reach_masks(&self, join: usize) -> Vec<u64> {
         let mut masks = vec![0u64; self.nodes.len()];
         for (i, &f) in self.nodes[join].incoming.iter().enumerate().take(64) {
-            let from = self.reachable(&[self.flows[f].source], true, Some(join));
+            let from = self.reachable(&[self.flows[f].source], true, Some(join), true);
             for (p, reaches) in from.into_iter().enumerate() {
                 if reaches {
                     masks[p] |= 1 << i;
@@ -1042,9 +1316,32 @@ impl Model<'_> {
         masks
     }
 
+    /// The process's own start events (its top level).
     pub fn starts(&self) -> Vec<usize> {
-        (0..self.nodes.len())
+        self.starts_in(None)
+    }
+
+    /// The start events written directly in `scope` (`None`: the top level).
+    pub fn starts_in(&self, scope: Option<usize>) -> Vec<usize> {
+        self.members(scope)
             .filter(|&n| self.nodes[n].kind.is_start())
             .collect()
+    }
+
+    /// The elements written directly in `scope` (`None`: the top level).
+    pub fn members(&self, scope: Option<usize>) -> impl Iterator<Item = usize> + '_ {
+        (0..self.nodes.len()).filter(move |&n| self.nodes[n].scope == scope)
+    }
+
+    /// Every container: the top level (`None`), then each sub-process and event
+    /// sub-process in declaration order.
+    pub fn containers(&self) -> Vec<Option<usize>> {
+        let nested = (0..self.nodes.len()).filter(|&n| {
+            matches!(
+                self.nodes[n].kind,
+                Kind::SubProcess | Kind::EventSubProcess
+            )
+        });
+        std::iter::once(None).chain(nested.map(Some)).collect()
     }
 }

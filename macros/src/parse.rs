@@ -5,10 +5,14 @@
 //! input   := process*
 //! process := attr* vis NAME ':' DataType '{' stmt* '}'
 //! stmt    := attr* KIND id ('=' handler)? (':' spec ('|' spec)*)? ';'   a node
-//! spec    := NAME ('(' args ')')?
+//!          | attr* ('subprocess' | 'event_subprocess') id '{' stmt* '}'   a scope
 //!          | ids ('->' ids)+ ('when' condition | 'else')? ';'             flows
+//! spec    := NAME ('(' args ')')?
 //! ids     := id (',' id)*
 //! ```
+//!
+//! A sub-process's block is flattened here: its elements and flows join the
+//! process's lists, each marked with the container it was written in.
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use syn::parse::{Parse, ParseStream};
@@ -23,9 +27,13 @@ pub struct ProcessAst {
     pub vis: Visibility,
     pub name: Ident,
     pub data: Type,
+    /// Every element, containers before what they contain, in source order.
     pub nodes: Vec<NodeAst>,
     pub flows: Vec<FlowAst>,
 }
+
+/// The two keywords that open a nested scope.
+pub const CONTAINERS: [&str; 2] = ["subprocess", "event_subprocess"];
 
 /// `task check_stock = handlers::check_stock;`, `end expired: terminate;`
 pub struct NodeAst {
@@ -39,8 +47,11 @@ pub struct NodeAst {
     pub more: Vec<Spec>,
     /// A boundary event's `on activity`: the activity it is attached to.
     pub attached: Option<Ident>,
-    /// A boundary event's `non_interrupting` marker.
+    /// A boundary event's (or event sub-process start's) `non_interrupting` marker.
     pub non_interrupting: Option<Ident>,
+    /// The sub-process this element is written in (an index into
+    /// [`ProcessAst::nodes`]); `None` at the process's top level.
+    pub container: Option<usize>,
 }
 
 /// What follows the `:` of a node: `terminate`, `message("name", ...)`, `activate(...)`.
@@ -77,6 +88,8 @@ impl Spec {
 pub struct FlowAst {
     pub groups: Vec<Vec<Ident>>,
     pub guard: Option<Guard>,
+    /// The sub-process the statement is written in, as for [`NodeAst::container`].
+    pub container: Option<usize>,
 }
 
 /// A guard applies to the statement's last hop, which must be a single flow.
@@ -114,20 +127,7 @@ impl Parse for ProcessAst {
         let body;
         braced!(body in input);
         let (mut nodes, mut flows) = (Vec::new(), Vec::new());
-        while !body.is_empty() {
-            let attrs = body.call(Attribute::parse_outer)?;
-            if body.peek(Ident) && body.peek2(Ident) {
-                nodes.push(parse_node(&body, attrs)?);
-            } else {
-                if let Some(attr) = attrs.first() {
-                    return Err(syn::Error::new_spanned(
-                        attr,
-                        "attributes and doc comments belong on node declarations, not on flows",
-                    ));
-                }
-                flows.push(parse_flow(&body)?);
-            }
-        }
+        parse_body(&body, None, &mut nodes, &mut flows)?;
         Ok(ProcessAst {
             attrs,
             vis,
@@ -137,6 +137,72 @@ impl Parse for ProcessAst {
             flows,
         })
     }
+}
+
+/// The statements of one container (the process, or a sub-process's block), appended
+/// to `nodes` and `flows`; a nested block recurses with its own index as container.
+fn parse_body(
+    body: ParseStream,
+    container: Option<usize>,
+    nodes: &mut Vec<NodeAst>,
+    flows: &mut Vec<FlowAst>,
+) -> syn::Result<()> {
+    while !body.is_empty() {
+        let attrs = body.call(Attribute::parse_outer)?;
+        if body.peek(Ident) && body.peek2(Ident) {
+            let fork = body.fork();
+            let keyword: Ident = fork.parse()?;
+            fork.parse::<Ident>()?;
+            if fork.peek(syn::token::Brace) {
+                let keyword_text = keyword.to_string();
+                if !CONTAINERS.contains(&keyword_text.as_str()) {
+                    let hint = crate::check::suggest::nearest(&keyword_text, CONTAINERS)
+                        .map(|s| format!("did you mean `{s}`? "))
+                        .unwrap_or_default();
+                    return Err(syn::Error::new_spanned(
+                        &keyword,
+                        format!("only a sub-process has a block of its own; {hint}write `subprocess name {{ ... }}` for an embedded sub-process, `event_subprocess name {{ ... }}` for an event sub-process"),
+                    ));
+                }
+                body.parse::<Ident>()?;
+                let id = body.parse()?;
+                let index = nodes.len();
+                nodes.push(NodeAst {
+                    attrs,
+                    keyword,
+                    id,
+                    handler: None,
+                    spec: None,
+                    more: Vec::new(),
+                    attached: None,
+                    non_interrupting: None,
+                    container,
+                });
+                let inner;
+                braced!(inner in body);
+                parse_body(&inner, Some(index), nodes, flows)?;
+                // A `;` after the block is allowed, as after any other element.
+                if body.peek(Token![;]) {
+                    body.parse::<Token![;]>()?;
+                }
+                continue;
+            }
+            let mut node = parse_node(body, attrs)?;
+            node.container = container;
+            nodes.push(node);
+        } else {
+            if let Some(attr) = attrs.first() {
+                return Err(syn::Error::new_spanned(
+                    attr,
+                    "attributes and doc comments belong on node declarations, not on flows",
+                ));
+            }
+            let mut flow = parse_flow(body)?;
+            flow.container = container;
+            flows.push(flow);
+        }
+    }
+    Ok(())
 }
 
 fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst> {
@@ -182,6 +248,7 @@ fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst>
         more,
         attached,
         non_interrupting,
+        container: None,
     })
 }
 
@@ -343,7 +410,11 @@ fn parse_flow(input: ParseStream) -> syn::Result<FlowAst> {
         None
     };
     input.parse::<Token![;]>()?;
-    Ok(FlowAst { groups, guard })
+    Ok(FlowAst {
+        groups,
+        guard,
+        container: None,
+    })
 }
 
 fn parse_ids(input: ParseStream) -> syn::Result<Vec<Ident>> {

@@ -25,6 +25,7 @@ use tracing::{debug, info_span, trace, warn, Instrument, Span};
 
 use super::history::{Happening, History, TrackId};
 use super::join::JoinState;
+use super::scope::{ScopeId, ScopeSlot, ROOT};
 use super::track::{self, panic_message, Instruction, Report, PARK_SLOT};
 use super::waits::{ArmedCondition, Parked};
 use super::{Command, Finished, Input, InstanceError, InstanceHandle, InstanceId, Outcome};
@@ -88,6 +89,8 @@ pub(crate) fn spawn<D: ProcessData>(
         hub,
         mailbox: None,
         parked: Vec::new(),
+        scopes: vec![ScopeSlot::root()],
+        next_scope: 0,
         conditions: Vec::new(),
         due: Vec::new(),
         timers: BinaryHeap::new(),
@@ -126,6 +129,8 @@ pub(super) enum TrackState {
     Working,
     /// Parked at the synchronising join at its node.
     Waiting,
+    /// At an embedded sub-process, waiting for the scope it runs to complete.
+    InScope,
 }
 
 /// The loop's record of one live track, built only from what the loop did and what
@@ -134,6 +139,8 @@ pub(super) struct TrackSlot<D> {
     pub(super) id: TrackId,
     pub(super) at: NodeIdx,
     pub(super) state: TrackState,
+    /// The scope the track runs in.
+    pub(super) scope: ScopeId,
     /// The track's park channel; `None` until its work first has to wait (a track
     /// whose work is always ready never needs a task).
     inbox: Option<mpsc::Sender<Box<Instruction<D>>>>,
@@ -169,8 +176,13 @@ pub(super) struct Instance<D: ProcessData> {
     /// The engine's event hub, and this instance's mailbox there (made on first need).
     pub(super) hub: Arc<Hub>,
     pub(super) mailbox: Option<Arc<dyn Mailbox>>,
-    /// Parked-and-undelivered tracks (SRD-027 FR-4), in parking order.
+    /// Parked-and-undelivered tracks (SRD-027 FR-4), in parking order, with the
+    /// armed boundary events of working activities and event sub-process starts of
+    /// open scopes.
     pub(super) parked: Vec<Parked>,
+    /// The open scopes: the process's own first, then nested ones in opening order.
+    pub(super) scopes: Vec<ScopeSlot>,
+    pub(super) next_scope: u32,
     /// Armed conditional events, in arming order, and those found true and not yet
     /// fired.
     pub(super) conditions: Vec<ArmedCondition<D>>,
@@ -248,12 +260,19 @@ impl<D: ProcessData> Instance<D> {
     // ----- inputs ---------------------------------------------------------------
 
     fn start(&mut self, entry: Entry) {
+        // The process's scope opens first: its event sub-processes are armed before
+        // the first token moves (one whose condition holds already runs at once).
+        self.open_scope(None, None, None);
+        self.fire_due();
+        if self.outcome.is_some() || self.scopes[0].interrupted {
+            return;
+        }
         match entry {
             Entry::NoneStart => {
                 let Some(start) = self.process.none_start() else {
                     return self.fail(InstanceError::NoNoneStart);
                 };
-                let track = self.new_track(start);
+                let track = self.new_track(start, ROOT);
                 self.record(track, start, Happening::Started);
                 self.step(|this, moves| this.split(track, start, moves));
             }
@@ -265,7 +284,7 @@ impl<D: ProcessData> Instance<D> {
                 // Started by its trigger: the payload is mapped here, in the loop (no
                 // track has a task yet), so the other arms of a parallel instantiating
                 // gate subscribe with keys over the data it brought.
-                let track = self.new_track(start);
+                let track = self.new_track(start, ROOT);
                 self.record(track, start, Happening::Started);
                 let id = self.process.nodes[start].id;
                 let base = Arc::clone(&self.data);
@@ -297,7 +316,7 @@ impl<D: ProcessData> Instance<D> {
                 };
                 self.record(track, start, what);
                 for arm in also {
-                    let other = self.new_track(arm);
+                    let other = self.new_track(arm, ROOT);
                     self.record(other, arm, Happening::Spawned { from: track });
                     self.park(other, arm, &[arm]);
                 }
@@ -394,7 +413,14 @@ impl<D: ProcessData> Instance<D> {
                 }
                 self.enter(track, flow, moves);
             }
-            if self.outcome.is_some() || !self.check_reachability_joins(moves) {
+            if self.outcome.is_some() {
+                break;
+            }
+            if self.check_reachability_joins(moves) {
+                continue;
+            }
+            // Scopes with nothing left running complete; their tokens go on.
+            if self.scopes.len() == 1 || !self.complete_scopes(moves) {
                 break;
             }
         }
@@ -402,6 +428,8 @@ impl<D: ProcessData> Instance<D> {
             return;
         }
         if self.tracks.is_empty() {
+            // The process's scope completes: its event sub-processes go with it.
+            self.disarm_all();
             self.outcome = Some(Outcome::Completed(D::clone(&self.data)));
         } else if self.running == 0 {
             let joins = self
@@ -419,7 +447,12 @@ impl<D: ProcessData> Instance<D> {
         let process = self.process;
         let at = process.flows[flow].target;
         let node = &process.nodes[at];
-        self.slot_mut(track).expect("a moving track is live").at = at;
+        // A token whose scope was cancelled earlier in this step moves no more.
+        let Some(slot) = self.slot_mut(track) else {
+            return;
+        };
+        slot.at = at;
+        let scope = slot.scope;
         if node.is_sync_join() {
             let slot = node
                 .incoming
@@ -437,9 +470,15 @@ impl<D: ProcessData> Instance<D> {
             }
             NodeKind::Terminate => {
                 self.record(track, at, Happening::Terminated);
-                self.remove_track(track);
-                self.stop_all(Outcome::Terminated(D::clone(&self.data)));
+                if scope == ROOT {
+                    self.remove_track(track);
+                    self.stop_all(Outcome::Terminated(D::clone(&self.data)));
+                } else {
+                    // Inside a sub-process: only its scope ends (ADR-006 §2.2).
+                    self.terminate_scope(track, scope);
+                }
             }
+            NodeKind::SubProcess { start, .. } => self.enter_sub_process(track, at, start, moves),
             NodeKind::Catch(_) | NodeKind::Receive(_) | NodeKind::User => {
                 self.park(track, at, &[at])
             }
@@ -463,8 +502,8 @@ impl<D: ProcessData> Instance<D> {
                 Err(error) => self.fail(error),
             },
             NodeKind::ErrorEnd { code } => {
-                // No enclosing scope catches it yet (sub-processes come later): the
-                // instance fails with the error.
+                // The error travels outward from this scope; the track is cancelled
+                // with the scope that catches it, or with the failing instance.
                 self.record(
                     track,
                     at,
@@ -472,15 +511,9 @@ impl<D: ProcessData> Instance<D> {
                         code: code.to_string(),
                     },
                 );
-                let error = InstanceError::UncaughtError {
-                    node: node.id,
-                    code: code.to_string(),
-                    message: String::new(),
-                };
-                self.fail(error);
+                self.throw_error(scope, at, code.to_string(), String::new());
             }
             NodeKind::Escalate { code, end } => {
-                // Uncaught at the top level, which is no error: the token goes on.
                 self.record(
                     track,
                     at,
@@ -488,6 +521,12 @@ impl<D: ProcessData> Instance<D> {
                         code: code.to_string(),
                     },
                 );
+                self.throw_escalation(scope, code.to_string());
+                // An interrupting catcher took the token away; else (uncaught, which is
+                // no error, or caught beside it) it goes on or ends.
+                if self.outcome.is_some() || self.slot_mut(track).is_none() {
+                    return;
+                }
                 if end {
                     self.record(track, at, Happening::Ended);
                     self.remove_track(track);
@@ -503,7 +542,12 @@ impl<D: ProcessData> Instance<D> {
             | NodeKind::Exclusive
             | NodeKind::Parallel
             | NodeKind::Inclusive { .. }
-            | NodeKind::Complex { .. } => self.split(track, at, moves),
+            | NodeKind::Complex { .. }
+            | NodeKind::EventSubStart { .. } => self.split(track, at, moves),
+            // No flow enters an event sub-process (`process!` rejects one).
+            NodeKind::EventSubProcess { .. } => self.fail(InstanceError::Internal {
+                what: "a token entered an event sub-process along a flow",
+            }),
         }
     }
 
@@ -535,8 +579,12 @@ impl<D: ProcessData> Instance<D> {
                 // token, so tokens move in flow order.
                 self.tracks.reserve(rest.len());
                 let first_fork = self.next_track;
+                let scope = match rest {
+                    [] => ROOT,
+                    _ => self.slot_mut(track).map_or(ROOT, |s| s.scope),
+                };
                 for _ in rest {
-                    let fork = self.new_track(node);
+                    let fork = self.new_track(node, scope);
                     self.record(fork, node, Happening::Spawned { from: track });
                 }
                 // Forks got consecutive ids, in flow order.
@@ -604,12 +652,13 @@ impl<D: ProcessData> Instance<D> {
 
     // ----- tracks ---------------------------------------------------------------
 
-    pub(super) fn new_track(&mut self, at: NodeIdx) -> TrackId {
+    pub(super) fn new_track(&mut self, at: NodeIdx, scope: ScopeId) -> TrackId {
         let id = TrackId(self.next_track);
         self.next_track += 1;
         self.tracks.push(TrackSlot {
             id,
             at,
+            scope,
             state: TrackState::Moving,
             inbox: None,
             task: None,
@@ -731,9 +780,10 @@ impl<D: ProcessData> Instance<D> {
                 debug!(track = %track, node = id, ?changed, "task completed");
                 let names = changed.names().collect();
                 let what = match self.process.nodes[node].kind {
-                    NodeKind::Catch(_) | NodeKind::Boundary { .. } | NodeKind::StartEvent(_) => {
-                        Happening::Caught { changed: names }
-                    }
+                    NodeKind::Catch(_)
+                    | NodeKind::Boundary { .. }
+                    | NodeKind::StartEvent(_)
+                    | NodeKind::EventSubStart { .. } => Happening::Caught { changed: names },
                     _ => Happening::Completed { changed: names },
                 };
                 self.record(track, node, what);
@@ -773,11 +823,11 @@ impl<D: ProcessData> Instance<D> {
                 }
                 self.interrupt(track, node, boundary, apply);
             }
-            None => self.fail(InstanceError::UncaughtError {
-                node: self.process.nodes[node].id,
-                code,
-                message,
-            }),
+            // None on the task itself: the error travels outward from its scope.
+            None => {
+                let scope = self.slot_mut(track).map_or(ROOT, |s| s.scope);
+                self.throw_error(scope, node, code, message);
+            }
         }
     }
 
@@ -787,7 +837,11 @@ impl<D: ProcessData> Instance<D> {
     fn escalation(&mut self, track: TrackId, node: NodeIdx, code: String) -> bool {
         self.record(track, node, Happening::Escalated { code: code.clone() });
         let Some(boundary) = self.catching_boundary(node, false, &code) else {
-            return false;
+            // None on the task itself: it travels outward from the task's scope, and
+            // an interrupting catcher there cancels the task with its scope.
+            let scope = self.slot_mut(track).map_or(ROOT, |s| s.scope);
+            self.throw_escalation(scope, code);
+            return self.slot_mut(track).is_none();
         };
         let payload: crate::graph::Payload = Arc::new(crate::events::Escalation { code });
         let apply = self.apply_for(boundary, Some(payload));

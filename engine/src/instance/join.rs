@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 
 use super::event_loop::{Instance, Move, TrackState};
 use super::history::{Happening, TrackId};
+use super::scope::ScopeId;
 use super::InstanceError;
 use crate::data::ProcessData;
 use crate::graph::{Activation, NodeIdx, NodeKind};
@@ -27,6 +28,9 @@ pub(crate) struct Arrival {
 #[derive(Debug)]
 pub(crate) struct JoinState {
     pub node: NodeIdx,
+    /// The scope instance the join is in: a sub-process entered twice has a join
+    /// state per entry.
+    pub scope: ScopeId,
     waiting: Vec<(usize, Arrival)>,
     counts: Vec<u32>,
     /// Slots whose count is zero.
@@ -39,9 +43,10 @@ pub(crate) struct JoinState {
 }
 
 impl JoinState {
-    pub fn new(node: NodeIdx, incoming: usize) -> Self {
+    pub fn new(node: NodeIdx, scope: ScopeId, incoming: usize) -> Self {
         Self {
             node,
+            scope,
             waiting: Vec::new(),
             counts: vec![0; incoming],
             unmarked: incoming,
@@ -208,13 +213,21 @@ impl<D: ProcessData> Instance<D> {
         moves: &mut VecDeque<Move>,
     ) {
         let incoming = self.process.nodes[node].incoming.len();
-        let join = match self.joins.iter().position(|j| j.node == node) {
-            Some(i) => &mut self.joins[i],
+        let scope = self
+            .slot_mut(track)
+            .map_or(super::scope::ROOT, |s| s.scope);
+        let i = match self
+            .joins
+            .iter()
+            .position(|j| j.node == node && j.scope == scope)
+        {
+            Some(i) => i,
             None => {
-                self.joins.push(JoinState::new(node, incoming));
-                self.joins.last_mut().expect("just pushed")
+                self.joins.push(JoinState::new(node, scope, incoming));
+                self.joins.len() - 1
             }
         };
+        let join = &mut self.joins[i];
         if join.spent {
             // A complex join that fired consumes later arrivals (ADR-005 §2.11).
             self.record(track, node, Happening::Consumed);
@@ -231,25 +244,13 @@ impl<D: ProcessData> Instance<D> {
         let ready = match self.process.nodes[node].kind {
             NodeKind::Parallel | NodeKind::Inclusive { .. } => Ok(complete),
             NodeKind::Complex { activation, .. } => {
-                let marked = self
-                    .joins
-                    .iter()
-                    .find(|j| j.node == node)
-                    .expect("arrived here")
-                    .marked();
+                let marked = self.joins[i].marked();
                 self.activation_holds(node, marked, activation)
             }
             _ => Ok(false),
         };
         match ready {
-            Ok(true) => {
-                let i = self
-                    .joins
-                    .iter()
-                    .position(|j| j.node == node)
-                    .expect("arrived here");
-                self.fire_join(i, true, moves);
-            }
+            Ok(true) => self.fire_join(i, true, moves),
             Ok(false) => {
                 self.slot_mut(track).expect("arriving track is live").state = TrackState::Waiting;
                 self.record(track, node, Happening::Waiting);
@@ -320,7 +321,16 @@ impl<D: ProcessData> Instance<D> {
                 continue;
             }
             let unmarked = all_flows(node.incoming.len()) & !marked;
-            let reachable = still_reachable(unmarked, reach, self.tracks.iter().map(|t| t.at));
+            // Only tokens of the join's own scope instance (or nested in it) can
+            // still reach it: one outside would enter a new instance of the scope.
+            let scope = join.scope;
+            let nested = self.scopes.len() > 1;
+            let positions = self
+                .tracks
+                .iter()
+                .filter(|t| !nested || self.within(t.scope, scope))
+                .map(|t| t.at);
+            let reachable = still_reachable(unmarked, reach, positions);
             let verdict = match activation {
                 None => Ok(or_join_verdict(marked, reachable)),
                 Some(activation) => complex_verdict(marked, reachable, activation, |triple| {
@@ -383,7 +393,7 @@ mod tests {
 
     #[test]
     fn fire_takes_one_per_marked_flow_and_picks_the_survivor() {
-        let mut j = JoinState::new(7, 3);
+        let mut j = JoinState::new(7, crate::instance::scope::ROOT, 3);
         j.arrive(0, Arrival { track: TrackId(1) });
         j.arrive(0, Arrival { track: TrackId(2) });
         j.arrive(2, Arrival { track: TrackId(3) });
@@ -396,7 +406,7 @@ mod tests {
             0b001,
             "the second token on flow 0 waits for the next wave"
         );
-        let mut j = JoinState::new(7, 2);
+        let mut j = JoinState::new(7, crate::instance::scope::ROOT, 2);
         j.arrive(1, Arrival { track: TrackId(5) });
         j.arrive(0, Arrival { track: TrackId(4) });
         assert_eq!(j.fire(false)[0].track, TrackId(5));

@@ -5,6 +5,7 @@
 mod event_loop;
 pub(crate) mod history;
 mod join;
+mod scope;
 mod track;
 mod waits;
 

@@ -18,6 +18,7 @@ use tokio::time::Instant;
 use tracing::{debug, warn};
 
 use super::event_loop::{Instance, TrackState};
+use super::scope::ScopeId;
 use super::history::{Happening, TrackId};
 use super::track::{panic_message, Apply, Instruction};
 use super::{OpenWork, WorkError, WorkUpdate};
@@ -26,18 +27,30 @@ use crate::events::{Delivery, Mailbox, SubId};
 use crate::graph::{NodeIdx, NodeKind, Payload, Throw, Trigger};
 use crate::instance::InstanceError;
 
-/// A parked track and what it waits for — or, for a `guard`, the boundary events
-/// armed while the track's activity works (the track is not parked then; the entry
-/// only holds the subscriptions, which live exactly as long as the activity).
+/// A set of armed triggers and whose they are: a parked track waiting for them, the
+/// boundary events of a working activity, or the event sub-process starts of a
+/// running scope.
 pub(super) struct Parked {
-    pub track: TrackId,
+    pub holder: Holder,
     /// Where it waits: the catch, receive or user task, or the event-based gateway;
-    /// for a guard, the activity.
+    /// for a guard, the activity; for a scope, its sub-process (for the process's
+    /// own scope, its first event sub-process start).
     pub at: NodeIdx,
     /// One wait per trigger: a single one, or one per arm of an event-based gateway,
-    /// or one per subscribing boundary event.
+    /// or one per subscribing boundary event or event sub-process start.
     pub waits: Vec<Wait>,
-    pub guard: bool,
+}
+
+/// Whose triggers a [`Parked`] entry holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Holder {
+    /// A parked track: the first trigger to fire flips it out and moves it on.
+    Track(TrackId),
+    /// The boundary events armed while the track's activity works (the track is not
+    /// parked; the entry lives exactly as long as the activity).
+    Guard(TrackId),
+    /// The event sub-process starts of a running scope, armed while it is open.
+    Scope(ScopeId),
 }
 
 /// An armed conditional event (ADR-006 §2.7), in arming order.
@@ -95,8 +108,7 @@ impl<D: ProcessData> Instance<D> {
         // Most instances park one token at a time: grow one entry at a time.
         self.parked.reserve_exact(1);
         self.parked.push(Parked {
-            guard: false,
-            track,
+            holder: Holder::Track(track),
             at,
             waits: Vec::with_capacity(arms.len()),
         });
@@ -142,8 +154,7 @@ impl<D: ProcessData> Instance<D> {
         }
         let arms: Vec<NodeIdx> = boundaries.iter().filter(subscribing).copied().collect();
         self.parked.push(Parked {
-            guard: true,
-            track,
+            holder: Holder::Guard(track),
             at,
             waits: Vec::with_capacity(arms.len()),
         });
@@ -162,7 +173,11 @@ impl<D: ProcessData> Instance<D> {
 
     /// The activity of `track` ended: drop its boundary events.
     pub(super) fn unguard(&mut self, track: TrackId) {
-        if let Some(g) = self.parked.iter().position(|p| p.guard && p.track == track) {
+        if let Some(g) = self
+            .parked
+            .iter()
+            .position(|p| p.holder == Holder::Guard(track))
+        {
             let guard = self.parked.remove(g);
             self.disarm(&guard);
         }
@@ -201,7 +216,7 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// Arm the trigger of `arm`: subscribe with the hub, start a timer, or open work.
-    fn arm(&mut self, arm: NodeIdx) -> Result<On, InstanceError> {
+    pub(super) fn arm(&mut self, arm: NodeIdx) -> Result<On, InstanceError> {
         let node = &self.process.nodes[arm];
         let trigger = match (&node.kind, trigger(&node.kind)) {
             (NodeKind::User, _) => return Ok(On::User),
@@ -279,7 +294,7 @@ impl<D: ProcessData> Instance<D> {
 
     /// Drop every subscription of a parked entry. Timers and open work go with the
     /// entry: a timer that fires later finds no wait and is ignored.
-    fn disarm(&mut self, parked: &Parked) {
+    pub(super) fn disarm(&mut self, parked: &Parked) {
         for wait in &parked.waits {
             match wait.on {
                 On::Hub(sub) => self.hub.unsubscribe(sub),
@@ -380,16 +395,18 @@ impl<D: ProcessData> Instance<D> {
     /// later delivery finds it — drop its other subscriptions, and send the track
     /// what wait `w` brought.
     fn flip(&mut self, p: usize, w: usize, payload: Option<Payload>) {
-        if self.parked[p].guard {
-            return self.boundary_fires(p, w, payload);
-        }
+        let track = match self.parked[p].holder {
+            Holder::Track(track) => track,
+            Holder::Guard(_) => return self.boundary_fires(p, w, payload),
+            Holder::Scope(_) => return self.event_sub_fires(p, w, payload),
+        };
         let parked = self.parked.remove(p);
         // Every subscription goes, the winning one too: a signal's stays in the
         // index until unsubscribed (a message's is gone already; this is a no-op).
         self.disarm(&parked);
         let arm = parked.waits[w].arm;
         let apply = self.apply_for(arm, payload);
-        self.deliver(parked.track, parked.at, arm, apply);
+        self.deliver(track, parked.at, arm, apply);
     }
 
     /// What a delivery to `arm` does to the data: its `apply` mapping of the payload.
@@ -415,13 +432,11 @@ impl<D: ProcessData> Instance<D> {
     /// one stops the activity and the token goes on from the boundary; a
     /// non-interrupting one starts a new token there and stays armed.
     fn boundary_fires(&mut self, g: usize, w: usize, payload: Option<Payload>) {
-        let (track, boundary) = (self.parked[g].track, self.parked[g].waits[w].arm);
-        let NodeKind::Boundary {
-            interrupting,
-            ref trigger,
-            ..
-        } = self.process.nodes[boundary].kind
-        else {
+        let boundary = self.parked[g].waits[w].arm;
+        let Holder::Guard(track) = self.parked[g].holder else {
+            return;
+        };
+        let NodeKind::Boundary { interrupting, .. } = self.process.nodes[boundary].kind else {
             return;
         };
         let apply = self.apply_for(boundary, payload);
@@ -430,7 +445,18 @@ impl<D: ProcessData> Instance<D> {
             self.disarm(&guard);
             return self.interrupt(track, guard.at, boundary, apply);
         }
-        // Stays armed: re-arm what the firing used up.
+        self.rearm(g, w, boundary);
+        if self.outcome.is_none() {
+            self.fork_to(track, boundary, apply);
+        }
+    }
+
+    /// A non-interrupting trigger (wait `w` of entry `g`, for `node`) fired and stays
+    /// armed: re-arm what the firing used up.
+    pub(super) fn rearm(&mut self, g: usize, w: usize, node: NodeIdx) {
+        let Some(trigger) = trigger(&self.process.nodes[node].kind) else {
+            return;
+        };
         let wait = &mut self.parked[g].waits[w];
         wait.fired += 1;
         let fired = wait.fired;
@@ -444,25 +470,25 @@ impl<D: ProcessData> Instance<D> {
             }
             (Trigger::Message { name, key, .. }, On::Hub(_)) => {
                 // A message served this subscription: subscribe again for the next.
-                let node = self.process.nodes[boundary].id;
-                match self.user_code(node, || key(&self.data)) {
+                let id = self.process.nodes[node].id;
+                match self.user_code(id, || key(&self.data)) {
                     Ok(key) => {
                         let mailbox = self.mailbox();
                         let sub = self.hub.subscribe_message(name, &key, &mailbox);
                         self.parked[g].waits[w].on = On::Hub(sub);
                     }
-                    Err(error) => return self.fail(error),
+                    Err(error) => self.fail(error),
                 }
             }
             // A signal subscription stays; a condition re-arms on its next edge.
             _ => {}
         }
-        self.fork_to(track, boundary, apply);
     }
 
     /// A new token starts at `boundary` (forked from `track`) and takes the delivery.
     pub(super) fn fork_to(&mut self, track: TrackId, boundary: NodeIdx, apply: Option<Apply<D>>) {
-        let fork = self.new_track(boundary);
+        let scope = self.slot_mut(track).map_or(super::scope::ROOT, |s| s.scope);
+        let fork = self.new_track(boundary, scope);
         self.record(fork, boundary, Happening::Spawned { from: track });
         if let Some(slot) = self.slot_mut(fork) {
             slot.state = TrackState::Working;
@@ -481,19 +507,26 @@ impl<D: ProcessData> Instance<D> {
         boundary: NodeIdx,
         apply: Option<Apply<D>>,
     ) {
-        self.unguard(track);
-        if let Some(p) = self
-            .parked
-            .iter()
-            .position(|p| !p.guard && p.track == track)
-        {
-            let wait = self.parked.remove(p);
-            self.disarm(&wait);
-        }
+        // A sub-process's work is its scope: everything in it is cancelled.
+        self.cancel_owned_scope(track);
+        self.withdraw(track);
         let by = self.process.nodes[boundary].id;
         self.record(track, activity, Happening::Interrupted { by });
         self.fork_to(track, boundary, apply);
         self.remove_track(track);
+    }
+
+    /// Drop what `track` holds armed: its activity's boundary events and its wait.
+    pub(super) fn withdraw(&mut self, track: TrackId) {
+        self.unguard(track);
+        if let Some(p) = self
+            .parked
+            .iter()
+            .position(|p| p.holder == Holder::Track(track))
+        {
+            let wait = self.parked.remove(p);
+            self.disarm(&wait);
+        }
     }
 
     /// Send a flipped track its delivery; it reports back like a finished task.
@@ -583,27 +616,36 @@ impl<D: ProcessData> Instance<D> {
     pub(super) fn open_work(&self) -> Vec<OpenWork> {
         self.parked
             .iter()
-            .filter(|p| !p.guard && p.waits.iter().any(|w| w.on == On::User))
-            .map(|p| OpenWork {
-                node: self.process.nodes[p.at].id,
-                track: p.track,
+            .filter_map(|p| match p.holder {
+                Holder::Track(track) if p.waits.iter().any(|w| w.on == On::User) => {
+                    Some(OpenWork {
+                        node: self.process.nodes[p.at].id,
+                        track,
+                    })
+                }
+                _ => None,
             })
             .collect()
     }
 
     /// The earliest parked user task called `node`.
-    fn find_work(&self, node: &str) -> Option<usize> {
+    fn find_work(&self, node: &str) -> Option<(usize, TrackId)> {
         let mut found: Vec<(usize, TrackId)> = self
             .parked
             .iter()
             .enumerate()
-            .filter(|(_, p)| {
-                self.process.nodes[p.at].id == node && p.waits.iter().any(|w| w.on == On::User)
+            .filter_map(|(i, p)| match p.holder {
+                Holder::Track(track)
+                    if self.process.nodes[p.at].id == node
+                        && p.waits.iter().any(|w| w.on == On::User) =>
+                {
+                    Some((i, track))
+                }
+                _ => None,
             })
-            .map(|(i, p)| (i, p.track))
             .collect();
         found.sort_by_key(|(_, track)| *track);
-        found.first().map(|(i, _)| *i)
+        found.first().copied()
     }
 
     pub(super) fn complete_work(
@@ -611,7 +653,7 @@ impl<D: ProcessData> Instance<D> {
         node: &str,
         update: WorkUpdate<D>,
     ) -> Result<(), WorkError> {
-        let p = self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
+        let (p, track) = self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
             node: node.to_string(),
         })?;
         let parked = self.parked.remove(p);
@@ -619,19 +661,19 @@ impl<D: ProcessData> Instance<D> {
             update(data);
             Ok(())
         });
-        self.deliver(parked.track, parked.at, parked.at, Some(apply));
+        self.deliver(track, parked.at, parked.at, Some(apply));
         Ok(())
     }
 
     pub(super) fn fail_work(&mut self, node: &str, message: String) -> Result<(), WorkError> {
-        let p = self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
+        let (p, track) = self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
             node: node.to_string(),
         })?;
         let parked = self.parked.remove(p);
         let id = self.process.nodes[parked.at].id;
-        warn!(track = %parked.track, node = id, %message, "user task failed");
+        warn!(track = %track, node = id, %message, "user task failed");
         self.record(
-            parked.track,
+            track,
             parked.at,
             Happening::Failed {
                 message: message.clone(),
@@ -699,6 +741,7 @@ fn trigger<D>(kind: &NodeKind<D>) -> Option<&Trigger<D>> {
         NodeKind::Catch(trigger)
         | NodeKind::Receive(trigger)
         | NodeKind::Boundary { trigger, .. }
+        | NodeKind::EventSubStart { trigger, .. }
         | NodeKind::StartEvent(trigger) => Some(trigger),
         _ => None,
     }

@@ -20,7 +20,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
         ) = (node.kind, node.attached_to)
         {
             let host = &model.nodes[activity];
-            if !matches!(host.kind, Kind::Task(_) | Kind::Receive | Kind::User) {
+            if !host.kind.is_activity() {
                 // An event waits already: racing a second event against it is a gate's job.
                 let mend = if matches!(host.kind, Kind::Catch(_)) {
                     format!(
@@ -33,7 +33,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
                 ctx.error(
                     node.on.unwrap_or(node.id),
                     format!(
-                        "boundary event `{}` is attached to {} `{}`, but boundary events sit only on activities — a task, receive task or user task{mend}",
+                        "boundary event `{}` is attached to {} `{}`, but boundary events sit only on activities — a task, receive task, user task or sub-process{mend}",
                         node.id,
                         host.kind.a(),
                         host.id
@@ -124,7 +124,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
 /// What makes two boundary events the same event definition: the trigger and what
 /// it names (a message or signal name, an error or escalation code, the timer or
 /// condition as written).
-fn definition(node: &crate::model::Node) -> String {
+pub(super) fn definition(node: &crate::model::Node) -> String {
     let Some(event) = &node.event else {
         return String::new();
     };

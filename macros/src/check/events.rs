@@ -11,7 +11,11 @@ pub fn check(ctx: &Ctx, model: &Model) {
         if let Some(event) = &node.event {
             let catches = matches!(
                 node.kind,
-                Kind::Catch(_) | Kind::Receive | Kind::Boundary { .. } | Kind::StartEvent(_)
+                Kind::Catch(_)
+                    | Kind::Receive
+                    | Kind::Boundary { .. }
+                    | Kind::StartEvent(_)
+                    | Kind::EventSubStart { .. }
             );
             let name = event
                 .name

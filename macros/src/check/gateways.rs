@@ -47,7 +47,7 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
                     node.id, flow.target_ident
                 ),
             ),
-            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task(_) | Kind::Receive | Kind::User
+            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task(_) | Kind::Receive | Kind::User | Kind::SubProcess
                 if flow.is_default() =>
             {
                 match first_default {
@@ -63,7 +63,7 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
                     ),
                 }
             }
-            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task(_) | Kind::Receive | Kind::User => {}
+            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task(_) | Kind::Receive | Kind::User | Kind::SubProcess => {}
             // An end event's outgoing flow is itself the error (see `graph`); an
             // event-based gateway's guarded arm is reported by `events`.
             Kind::End
@@ -72,8 +72,10 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
             | Kind::ErrorEnd
             | Kind::Escalate { end: true }
             | Kind::EventGate
-            | Kind::InstantiatingGate { .. } => {}
+            | Kind::InstantiatingGate { .. }
+            | Kind::EventSubProcess => {}
             Kind::Start
+            | Kind::EventSubStart { .. }
             | Kind::StartEvent(_)
             | Kind::Catch(_)
             | Kind::Throw(_)
@@ -81,7 +83,7 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
             | Kind::Escalate { end: false } => ctx.error_at(
                 guard.span(),
                 format!(
-                    "{} cannot have {what} on its outgoing flow `{} -> {}`; only choosing gateways (exclusive, inclusive, complex) and activities (task, receive, user) guard their flows — remove it, or flow from `{}` into an exclusive gateway that chooses",
+                    "{} cannot have {what} on its outgoing flow `{} -> {}`; only choosing gateways (exclusive, inclusive, complex) and activities (task, receive, user, sub-process) guard their flows — remove it, or flow from `{}` into an exclusive gateway that chooses",
                     node.kind.a(), node.id, flow.target_ident, node.id
                 ),
             ),

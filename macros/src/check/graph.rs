@@ -12,39 +12,80 @@ pub fn check(ctx: &Ctx, model: &Model) {
     paths(ctx, model);
 }
 
-fn starts(ctx: &Ctx, model: &Model) {
-    let all = model.starts();
-    if all.is_empty() {
-        if !model.incomplete {
-            ctx.error(
-                model.name,
-                format!(
-                "process `{}` has no start event; add one, e.g. `start begin;` and `begin -> {};`",
-                model.name,
-                first_orphan(model)
-            ),
-            );
-        }
-        return;
+/// How errors name a container: "process `order`", "sub-process `claim`".
+fn container_name(model: &Model, scope: Option<usize>) -> String {
+    match scope {
+        Some(c) => format!("{} `{}`", model.nodes[c].kind.describe(), model.nodes[c].id),
+        None => format!("process `{}`", model.name),
     }
-    // Event starts may stand beside a none start; two none starts are ambiguous.
-    let none: Vec<usize> = all
-        .into_iter()
-        .filter(|&s| model.nodes[s].kind == Kind::Start)
-        .collect();
-    if let [first, rest @ ..] = none.as_slice() {
-        for &s in rest {
-            ctx.error(
+}
+
+/// Where a container's errors point: the process's or the sub-process's name.
+fn container_span<'a>(model: &Model<'a>, scope: Option<usize>) -> &'a syn::Ident {
+    scope.map_or(model.name, |c| model.nodes[c].id)
+}
+
+/// Every container has its start: the process one or more (one none start at most),
+/// a sub-process exactly one none start (`model` rejects triggered ones there), an
+/// event sub-process exactly one start with a trigger.
+fn starts(ctx: &Ctx, model: &Model) {
+    for scope in model.containers() {
+        let all = model.starts_in(scope);
+        let event_sub = scope.is_some_and(|c| model.nodes[c].kind == Kind::EventSubProcess);
+        let name = container_name(model, scope);
+        if all.is_empty() {
+            if !model.incomplete {
+                let example = if event_sub {
+                    "`start begin: message(\"cancel\", key = |data| data.id.clone());` (or a signal, timer, condition, error or escalation)".to_string()
+                } else {
+                    "`start begin;`".to_string()
+                };
+                ctx.error(
+                    container_span(model, scope),
+                    format!(
+                        "{name} has no start event; add one, e.g. {example} and `begin -> {};`",
+                        first_orphan(model, scope)
+                    ),
+                );
+            }
+            continue;
+        }
+        if event_sub {
+            for &s in &all[1..] {
+                ctx.error(
                     model.nodes[s].id,
                     format!(
-                        "process `{}` has a second none start event `{}` (the first is `{}`); `Engine::start` begins at the one start — remove `{}` and route its flows from `{}`",
-                        model.name,
+                        "{name} has a second start event `{}` (the first is `{}`); an event sub-process runs on the one trigger of its start — for another trigger, declare another event sub-process",
+                        model.nodes[s].id,
+                        model.nodes[all[0]].id
+                    ),
+                );
+            }
+            continue;
+        }
+        // Event starts may stand beside a none start; two none starts are ambiguous.
+        let none: Vec<usize> = all
+            .into_iter()
+            .filter(|&s| model.nodes[s].kind == Kind::Start)
+            .collect();
+        let begins = if scope.is_some() {
+            "a token entering the sub-process begins at its one start"
+        } else {
+            "`Engine::start` begins at the one start"
+        };
+        if let [first, rest @ ..] = none.as_slice() {
+            for &s in rest {
+                ctx.error(
+                    model.nodes[s].id,
+                    format!(
+                        "{name} has a second none start event `{}` (the first is `{}`); {begins} — remove `{}` and route its flows from `{}`",
                         model.nodes[s].id,
                         model.nodes[*first].id,
                         model.nodes[s].id,
                         model.nodes[*first].id
                     ),
                 );
+            }
         }
     }
 }
@@ -99,100 +140,114 @@ fn flow_ends(ctx: &Ctx, model: &Model) {
 }
 
 /// Every element has an incoming flow (or is a start), is reachable from a start, and
-/// can reach an end. One error per element: the first rule it breaks.
+/// can reach an end — of its own container: flows stay within one, so the walks need
+/// no scope edges. One error per element: the first rule it breaks.
 ///
 /// A node with a flow to or from a name that did not resolve (reported already) counts
 /// as reached from a start, or as reaching an end, so one typo does not cascade.
 fn paths(ctx: &Ctx, model: &Model) {
     let nodes = &model.nodes;
-    let starts = model.starts();
-    let mut seeds: Vec<usize> = (0..nodes.len()).filter(|&n| nodes[n].loose_in).collect();
-    seeds.extend(&starts);
-    let from_start = model.reachable(&seeds, false, None);
-    let ends: Vec<usize> = (0..nodes.len())
-        .filter(|&n| nodes[n].kind.is_end())
-        .collect();
-    let mut seeds: Vec<usize> = (0..nodes.len()).filter(|&n| nodes[n].loose_out).collect();
-    seeds.extend(&ends);
-    let to_end = model.reachable(&seeds, true, None);
-    // Whether "reachable from a start" says anything: with no start, or a start that
-    // leads nowhere, every element is unreachable, and the one error about the start
-    // says so.
-    let started = starts
-        .iter()
-        .any(|&s| !nodes[s].outgoing.is_empty() || nodes[s].loose_out);
-    for (n, node) in nodes.iter().enumerate() {
-        if node.kind.is_start() {
-            // An instantiating gate without arms is reported by `events`.
-            let gate = matches!(node.kind, Kind::InstantiatingGate { .. });
-            if node.outgoing.is_empty() && !node.loose_out && !gate {
+    let all = 0..nodes.len();
+    let mut seeds: Vec<usize> = all.clone().filter(|&n| nodes[n].loose_in).collect();
+    seeds.extend(all.clone().filter(|&n| nodes[n].kind.is_start()));
+    let from_start = model.reachable(&seeds, false, None, false);
+    let mut seeds: Vec<usize> = all.clone().filter(|&n| nodes[n].loose_out).collect();
+    seeds.extend(all.clone().filter(|&n| nodes[n].kind.is_end()));
+    let to_end = model.reachable(&seeds, true, None, false);
+    for scope in model.containers() {
+        let starts = model.starts_in(scope);
+        let ends: Vec<usize> = model
+            .members(scope)
+            .filter(|&n| nodes[n].kind.is_end())
+            .collect();
+        // Whether "reachable from a start" says anything: with no start, or a start
+        // that leads nowhere, every element is unreachable, and the one error about
+        // the start says so.
+        let started = starts
+            .iter()
+            .any(|&s| !nodes[s].outgoing.is_empty() || nodes[s].loose_out);
+        for n in model.members(scope) {
+            let node = &nodes[n];
+            if node.kind.is_start() {
+                // An instantiating gate without arms is reported by `events`.
+                let gate = matches!(node.kind, Kind::InstantiatingGate { .. });
+                if node.outgoing.is_empty() && !node.loose_out && !gate {
+                    ctx.error(
+                        node.id,
+                        format!(
+                            "start event `{}` has no outgoing flow; add one, e.g. `{} -> {};`",
+                            node.id,
+                            node.id,
+                            first_orphan(model, scope)
+                        ),
+                    );
+                }
+                continue;
+            }
+            // An event sub-process is entered by its trigger, never by a flow
+            // (`check::scopes` reports flows on it).
+            if node.kind == Kind::EventSubProcess {
+                continue;
+            }
+            let boundary = matches!(node.kind, Kind::Boundary { .. });
+            if started && node.incoming.is_empty() && !node.loose_in && !boundary {
                 ctx.error(
                     node.id,
                     format!(
-                        "start event `{}` has no outgoing flow; add one, e.g. `{} -> {};`",
-                        node.id,
-                        node.id,
-                        first_orphan(model)
+                        "`{}` has no incoming flow, so no token can reach it; only a start event begins a path — add a flow into it, e.g. `previous -> {};`, or remove it",
+                        node.id, node.id
+                    ),
+                );
+            } else if started && !from_start[n] {
+                ctx.error(
+                    node.id,
+                    format!(
+                        "`{}` cannot be reached from the start event; its incoming flows only come from elements that are themselves unreachable — add a flow into it from an element the start reaches, or remove it",
+                        node.id
+                    ),
+                );
+            } else if !to_end[n] && !ends.is_empty() {
+                ctx.error(
+                    node.id,
+                    format!(
+                        "no path leads from `{}` to an end event, so a token there could never finish; add a flow towards an end, e.g. `{} -> {};`",
+                        node.id, node.id, nodes[ends[0]].id
                     ),
                 );
             }
-            continue;
         }
-        let boundary = matches!(node.kind, Kind::Boundary { .. });
-        if started && node.incoming.is_empty() && !node.loose_in && !boundary {
+        if ends.is_empty() && !model.incomplete {
+            let dead_end = model
+                .members(scope)
+                .find(|&n| {
+                    !nodes[n].kind.is_start()
+                        && nodes[n].kind != Kind::EventSubProcess
+                        && nodes[n].outgoing.is_empty()
+                        && !nodes[n].loose_out
+                })
+                .map(|n| nodes[n].id.to_string())
+                .unwrap_or_else(|| "last_task".into());
             ctx.error(
-                node.id,
+                container_span(model, scope),
                 format!(
-                    "`{}` has no incoming flow, so no token can reach it; only a start event begins a path — add a flow into it, e.g. `previous -> {};`, or remove it",
-                    node.id, node.id
-                ),
-            );
-        } else if started && !from_start[n] {
-            ctx.error(
-                node.id,
-                format!(
-                    "`{}` cannot be reached from the start event; its incoming flows only come from elements that are themselves unreachable — add a flow into it from an element the start reaches, or remove it",
-                    node.id
-                ),
-            );
-        } else if !to_end[n] && !ends.is_empty() {
-            ctx.error(
-                node.id,
-                format!(
-                    "no path leads from `{}` to an end event, so a token there could never finish; add a flow towards an end, e.g. `{} -> {};`",
-                    node.id, node.id, nodes[ends[0]].id
+                    "{} has no end event; add one, e.g. `end done;` and `{dead_end} -> done;`",
+                    container_name(model, scope)
                 ),
             );
         }
-    }
-    if ends.is_empty() && !model.incomplete {
-        let dead_end = (0..nodes.len())
-            .find(|&n| {
-                !nodes[n].kind.is_start() && nodes[n].outgoing.is_empty() && !nodes[n].loose_out
-            })
-            .map(|n| nodes[n].id.to_string())
-            .unwrap_or_else(|| "last_task".into());
-        ctx.error(
-            model.name,
-            format!(
-                "process `{}` has no end event; add one, e.g. `end done;` and `{dead_end} -> done;`",
-                model.name
-            ),
-        );
     }
 }
 
-/// The first element other than a start with no incoming flow: where a start that
-/// leads nowhere most likely should lead.
-fn first_orphan(model: &Model) -> String {
+/// The first element of `scope` other than a start with no incoming flow: where a
+/// start that leads nowhere most likely should lead.
+fn first_orphan(model: &Model, scope: Option<usize>) -> String {
     model
-        .nodes
-        .iter()
+        .members(scope)
+        .map(|n| &model.nodes[n])
         .find(|n| {
-            !matches!(
-                n.kind,
-                Kind::Start | Kind::StartEvent(_) | Kind::Boundary { .. }
-            ) && n.incoming.is_empty()
+            !n.kind.is_start()
+                && !matches!(n.kind, Kind::Boundary { .. } | Kind::EventSubProcess)
+                && n.incoming.is_empty()
                 && !n.loose_in
         })
         .map_or_else(|| "first_task".into(), |n| n.id.to_string())

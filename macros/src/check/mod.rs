@@ -8,6 +8,7 @@ mod events;
 mod gateways;
 mod graph;
 mod link;
+mod scopes;
 pub mod suggest;
 
 use crate::ctx::Ctx;
@@ -20,4 +21,5 @@ pub fn all(ctx: &Ctx, model: &Model) {
     events::check(ctx, model);
     link::check(ctx, model);
     boundary::check(ctx, model);
+    scopes::check(ctx, model);
 }

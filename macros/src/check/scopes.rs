@@ -1,0 +1,106 @@
+//! Scope rules (ADR-006 §2.2, §2.6; ADR-023): what an event sub-process may be. The
+//! rules that every container has its own start and end are `graph`'s, the ones
+//! about flows, links and boundaries crossing a container `model`'s (they decide how
+//! names resolve).
+//!
+//! - no flow enters or leaves an event sub-process: its start's trigger runs it;
+//! - an error start always interrupts;
+//! - a scope has at most one interrupting event sub-process per event definition
+//!   (the first would always take the scope over before the second);
+//! - an instantiating event-based gateway starts instances of the process, so it
+//!   stands only at the process's top level.
+
+use crate::check::boundary::definition;
+use crate::ctx::Ctx;
+use crate::model::{Kind, Model};
+use crate::parse::EventTrigger;
+
+pub fn check(ctx: &Ctx, model: &Model) {
+    for (n, node) in model.nodes.iter().enumerate() {
+        match node.kind {
+            Kind::EventSubProcess => unconnected(ctx, model, n),
+            Kind::EventSubStart {
+                trigger,
+                interrupting,
+            } => {
+                if let (EventTrigger::Error, Some(marker)) = (trigger, node.non_interrupting) {
+                    ctx.error(
+                        marker,
+                        "an error start event always interrupts: the error ended the work it was thrown from, so there is nothing to run beside (ADR-006 §2.6) — remove `non_interrupting`",
+                    );
+                }
+                if interrupting {
+                    shadowed(ctx, model, n);
+                }
+            }
+            Kind::InstantiatingGate { .. } => {
+                if let Some(scope) = node.scope {
+                    ctx.error(
+                        node.id,
+                        format!(
+                            "the instantiating event-based gateway `{}` starts instances of the deployed process, so it stands at the process's top level, not in {} `{}` — inside, wait mid-flow with a plain `event_based {};` after the start",
+                            node.id,
+                            model.nodes[scope].kind.describe(),
+                            model.nodes[scope].id,
+                            node.id
+                        ),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// An event sub-process has no incoming and no outgoing flow.
+fn unconnected(ctx: &Ctx, model: &Model, n: usize) {
+    let node = &model.nodes[n];
+    for &f in &node.incoming {
+        let flow = &model.flows[f];
+        ctx.error(
+            flow.tokens(),
+            format!(
+                "no flow enters the event sub-process `{}` (`{} -> {}`): it runs when the trigger of its start event comes, while its enclosing scope runs — remove the flow; to run it on this path, make it a `subprocess`",
+                node.id, flow.source_ident, node.id
+            ),
+        );
+    }
+    for &f in &node.outgoing {
+        let flow = &model.flows[f];
+        ctx.error(
+            flow.tokens(),
+            format!(
+                "no flow leaves the event sub-process `{}` (`{} -> {}`): it ends at its own end events, inside its enclosing scope — move what should follow into its block, before its end",
+                node.id, node.id, flow.target_ident
+            ),
+        );
+    }
+}
+
+/// A second interrupting event sub-process start for the same event in one scope.
+fn shadowed(ctx: &Ctx, model: &Model, n: usize) {
+    let node = &model.nodes[n];
+    let Some(esp) = node.scope else { return };
+    let scope = model.nodes[esp].scope;
+    let first = model.members(scope).take_while(|&e| e != esp).find_map(|e| {
+        let start = model.starts_in(Some(e)).into_iter().next()?;
+        let other = &model.nodes[start];
+        let same = other.kind == node.kind && definition(other) == definition(node);
+        same.then_some(e)
+    });
+    if let Some(first) = first {
+        let place = match scope {
+            Some(s) => format!("{} `{}`", model.nodes[s].kind.describe(), model.nodes[s].id),
+            None => format!("process `{}`", model.name),
+        };
+        ctx.error(
+            node.id,
+            format!(
+                "{place} already has an interrupting event sub-process `{}` for the same event as `{}`: the first takes the scope over when it comes, so `{}` never would — remove one, or mark this start `non_interrupting` to run beside the scope",
+                model.nodes[first].id,
+                node.id,
+                model.nodes[esp].id
+            ),
+        );
+    }
+}
