@@ -221,6 +221,19 @@ fn terminal(what: &Happening) -> bool {
 ///   track ended or merged; a terminated one has exactly one `Terminated`; a cancelled
 ///   or failed one cancelled at least one track.
 pub fn check_history<D>(history: &History, outcome: &Outcome<D>) {
+    check_history_in(history, outcome, false)
+}
+
+/// [`check_history`] for a process with sub-processes or event sub-processes, where
+/// a completed instance may have terminated a scope or cancelled what an interrupting
+/// event sub-process (or a caught error) took over, and a terminated one may have
+/// terminated scopes before; a track may also begin with `Started` at an event
+/// sub-process's start.
+pub fn check_scoped_history<D>(history: &History, outcome: &Outcome<D>) {
+    check_history_in(history, outcome, true)
+}
+
+fn check_history_in<D>(history: &History, outcome: &Outcome<D>, scoped: bool) {
     let mut tracks: BTreeMap<TrackId, Vec<&thresh::Step>> = BTreeMap::new();
     for step in history.steps() {
         tracks.entry(step.track).or_default().push(step);
@@ -228,7 +241,7 @@ pub fn check_history<D>(history: &History, outcome: &Outcome<D>) {
     let fail = |why: String| -> ! { panic!("malformed history: {why}\n{history}") };
     for (&track, steps) in &tracks {
         match &steps[0].what {
-            Happening::Started if track == TrackId(0) => {}
+            Happening::Started if track == TrackId(0) || scoped => {}
             Happening::Spawned { from } if *from < track => {}
             other => fail(format!("{track} begins with {other:?}")),
         }
@@ -287,13 +300,18 @@ pub fn check_history<D>(history: &History, outcome: &Outcome<D>) {
     let terminated = count(|h| *h == Happening::Terminated);
     let task_failed = count(|h| matches!(h, Happening::Failed { .. }));
     match outcome {
+        Outcome::Completed(_) if scoped => {
+            if task_failed != 0 {
+                fail("a completed instance failed a task".into());
+            }
+        }
         Outcome::Completed(_) => {
             if cancelled + terminated + task_failed != 0 {
                 fail("a completed instance cancelled, terminated or failed something".into());
             }
         }
         Outcome::Terminated(_) => {
-            if terminated != 1 {
+            if terminated == 0 || (terminated != 1 && !scoped) {
                 fail(format!("{terminated} terminate steps"));
             }
         }

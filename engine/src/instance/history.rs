@@ -19,16 +19,19 @@ impl fmt::Display for TrackId {
 /// One thing that happened at a node.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Happening {
-    /// The token left a start event.
+    /// The token left a start event: the process's (track 0), or an event
+    /// sub-process's when its trigger came (a new track).
     Started,
     /// The track was created by a fork at this node, from track `from`.
     Spawned {
         /// The track that forked.
         from: TrackId,
     },
-    /// A task's handler began on the track.
+    /// A task's handler began on the track — or the token entered a sub-process,
+    /// whose inner start then runs on a track spawned from this one.
     TaskStarted,
-    /// A task's handler returned `Ok` and the loop committed its data.
+    /// A task's handler returned `Ok` and the loop committed its data — or a
+    /// sub-process completed (nothing ran in it any more) and the token goes on.
     Completed {
         /// The fields the commit changed, in declaration order.
         changed: Vec<&'static str>,
