@@ -260,18 +260,14 @@ impl<D: ProcessData> Instance<D> {
     // ----- inputs ---------------------------------------------------------------
 
     fn start(&mut self, entry: Entry) {
-        // The process's scope opens first: its event sub-processes are armed before
-        // the first token moves (one whose condition holds already runs at once).
-        self.open_scope(None, None, None);
-        self.fire_due();
-        if self.outcome.is_some() || self.scopes[0].interrupted {
-            return;
-        }
         match entry {
             Entry::NoneStart => {
                 let Some(start) = self.process.none_start() else {
                     return self.fail(InstanceError::NoNoneStart);
                 };
+                if !self.open_process_scope() {
+                    return;
+                }
                 let track = self.new_track(start, ROOT);
                 self.record(track, start, Happening::Started);
                 self.step(|this, moves| this.split(track, start, moves));
@@ -315,6 +311,11 @@ impl<D: ProcessData> Instance<D> {
                     _ => Happening::Caught { changed },
                 };
                 self.record(track, start, what);
+                // Armed over the data the trigger brought (a message event
+                // sub-process's key is usually in it).
+                if !self.open_process_scope() {
+                    return;
+                }
                 for arm in also {
                     let other = self.new_track(arm, ROOT);
                     self.record(other, arm, Happening::Spawned { from: track });
@@ -323,6 +324,16 @@ impl<D: ProcessData> Instance<D> {
                 self.step(|this, moves| this.split(track, start, moves));
             }
         }
+    }
+
+    /// Open the process's own scope: its event sub-processes are armed before the
+    /// first token moves on (one whose condition holds already runs at once).
+    /// Returns whether the start goes on — not if an interrupting event sub-process
+    /// took the scope over right away.
+    fn open_process_scope(&mut self) -> bool {
+        self.open_scope(None, None, None);
+        self.fire_due();
+        self.outcome.is_none() && !self.scopes[0].interrupted
     }
 
     fn on_report(&mut self, report: Report<D>) {
@@ -431,7 +442,9 @@ impl<D: ProcessData> Instance<D> {
             // The process's scope completes: its event sub-processes go with it.
             self.disarm_all();
             self.outcome = Some(Outcome::Completed(D::clone(&self.data)));
-        } else if self.running == 0 {
+        } else if self.running == 0 && !self.scope_armed() {
+            // Nothing works, nothing waits for an event, and no event sub-process
+            // could still take a scope over: the tokens at joins wait for ever.
             let joins = self
                 .joins
                 .iter()

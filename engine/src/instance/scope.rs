@@ -103,6 +103,13 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
+    /// Whether some open scope has an event sub-process armed.
+    pub(super) fn scope_armed(&self) -> bool {
+        self.parked
+            .iter()
+            .any(|p| matches!(p.holder, Holder::Scope(_)))
+    }
+
     /// Open a scope and arm the triggers of its event sub-processes (errors and
     /// escalations need none: they are matched as they travel outward).
     pub(super) fn open_scope(
