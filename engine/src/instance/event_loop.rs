@@ -89,8 +89,9 @@ pub(crate) fn spawn<D: ProcessData>(
         hub,
         mailbox: None,
         parked: Vec::new(),
-        scopes: vec![ScopeSlot::root()],
+        scopes: Vec::new(),
         next_scope: 0,
+        root_interrupted: false,
         conditions: Vec::new(),
         due: Vec::new(),
         timers: BinaryHeap::new(),
@@ -180,9 +181,12 @@ pub(super) struct Instance<D: ProcessData> {
     /// armed boundary events of working activities and event sub-process starts of
     /// open scopes.
     pub(super) parked: Vec<Parked>,
-    /// The open scopes: the process's own first, then nested ones in opening order.
+    /// The open nested scopes (sub-processes, event sub-processes), in opening
+    /// order; the process's own scope is implicit.
     pub(super) scopes: Vec<ScopeSlot>,
     pub(super) next_scope: u32,
+    /// An interrupting event sub-process took the process's own scope over.
+    pub(super) root_interrupted: bool,
     /// Armed conditional events, in arming order, and those found true and not yet
     /// fired.
     pub(super) conditions: Vec<ArmedCondition<D>>,
@@ -333,7 +337,7 @@ impl<D: ProcessData> Instance<D> {
     fn open_process_scope(&mut self) -> bool {
         self.open_scope(None, None, None);
         self.fire_due();
-        self.outcome.is_none() && !self.scopes[0].interrupted
+        self.outcome.is_none() && !self.root_interrupted
     }
 
     fn on_report(&mut self, report: Report<D>) {
@@ -431,7 +435,7 @@ impl<D: ProcessData> Instance<D> {
                 continue;
             }
             // Scopes with nothing left running complete; their tokens go on.
-            if self.scopes.len() == 1 || !self.complete_scopes(moves) {
+            if self.scopes.is_empty() || !self.complete_scopes(moves) {
                 break;
             }
         }

@@ -324,7 +324,7 @@ impl<D: ProcessData> Instance<D> {
             // Only tokens of the join's own scope instance (or nested in it) can
             // still reach it: one outside would enter a new instance of the scope.
             let scope = join.scope;
-            let nested = self.scopes.len() > 1;
+            let nested = !self.scopes.is_empty();
             let positions = self
                 .tracks
                 .iter()

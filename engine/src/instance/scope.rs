@@ -48,17 +48,17 @@ pub(super) struct ScopeSlot {
     pub interrupted: bool,
 }
 
-impl ScopeSlot {
-    pub fn root() -> Self {
-        Self {
-            id: ROOT,
-            node: None,
-            parent: None,
-            owner: None,
-            interrupted: false,
-        }
-    }
+/// The process's own scope, which is not stored: an instance with no sub-process
+/// keeps an empty scope list (no allocation).
+const ROOT_SLOT: ScopeSlot = ScopeSlot {
+    id: ROOT,
+    node: None,
+    parent: None,
+    owner: None,
+    interrupted: false,
+};
 
+impl ScopeSlot {
     /// A running event sub-process (it has a node but no waiting token).
     fn is_event_sub(&self) -> bool {
         self.node.is_some() && self.owner.is_none()
@@ -76,6 +76,9 @@ impl<D: ProcessData> Instance<D> {
     // ----- opening and closing ------------------------------------------------
 
     fn scope(&self, id: ScopeId) -> Option<&ScopeSlot> {
+        if id == ROOT {
+            return Some(&ROOT_SLOT);
+        }
         self.scopes.iter().find(|s| s.id == id)
     }
 
@@ -232,7 +235,7 @@ impl<D: ProcessData> Instance<D> {
         let mut completed = false;
         // Newest first: a scope's children are newer than it, so they close first.
         let mut i = self.scopes.len();
-        while i > 1 {
+        while i > 0 {
             i -= 1;
             let Some(slot) = self.scopes.get(i) else {
                 continue;
@@ -265,10 +268,9 @@ impl<D: ProcessData> Instance<D> {
     /// event sub-process triggers. The scope itself stays open (it completes once
     /// empty, or an interrupting event sub-process runs in it now).
     pub(super) fn cancel_inside(&mut self, scope: ScopeId) {
-        let doomed: Vec<ScopeId> = self
-            .scopes
-            .iter()
-            .map(|s| s.id)
+        let nested = self.scopes.iter().map(|s| s.id);
+        let doomed: Vec<ScopeId> = std::iter::once(ROOT)
+            .chain(nested)
             .filter(|&s| self.within(s, scope))
             .collect();
         let tracks: Vec<(TrackId, NodeIdx)> = self
@@ -338,7 +340,9 @@ impl<D: ProcessData> Instance<D> {
     /// is cancelled and it starts nothing more.
     fn take_over(&mut self, scope: ScopeId) {
         self.cancel_inside(scope);
-        if let Some(slot) = self.scopes.iter_mut().find(|s| s.id == scope) {
+        if scope == ROOT {
+            self.root_interrupted = true;
+        } else if let Some(slot) = self.scopes.iter_mut().find(|s| s.id == scope) {
             slot.interrupted = true;
         }
     }
