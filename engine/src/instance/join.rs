@@ -213,9 +213,7 @@ impl<D: ProcessData> Instance<D> {
         moves: &mut VecDeque<Move>,
     ) {
         let incoming = self.process.nodes[node].incoming.len();
-        let scope = self
-            .slot_mut(track)
-            .map_or(super::scope::ROOT, |s| s.scope);
+        let scope = self.slot_mut(track).map_or(super::scope::ROOT, |s| s.scope);
         let i = match self
             .joins
             .iter()

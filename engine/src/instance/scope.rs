@@ -253,7 +253,13 @@ impl<D: ProcessData> Instance<D> {
                     continue;
                 }
                 self.unguard(owner);
-                self.record(owner, node, Happening::Completed { changed: Vec::new() });
+                self.record(
+                    owner,
+                    node,
+                    Happening::Completed {
+                        changed: Vec::new(),
+                    },
+                );
                 self.slot_mut(owner).expect("checked").state = TrackState::Moving;
                 self.split(owner, node, moves);
             }
@@ -378,13 +384,13 @@ impl<D: ProcessData> Instance<D> {
             } if thrown == Thrown::Escalation => Some(*code),
             _ => None,
         };
-        let starts = self
-            .event_subs_of(node)
-            .iter()
-            .filter_map(|&esp| match self.process.nodes[esp].kind {
-                NodeKind::EventSubProcess { start, .. } => Some(start),
-                _ => None,
-            });
+        let starts =
+            self.event_subs_of(node)
+                .iter()
+                .filter_map(|&esp| match self.process.nodes[esp].kind {
+                    NodeKind::EventSubProcess { start, .. } => Some(start),
+                    _ => None,
+                });
         let starts: Vec<NodeIdx> = starts.collect();
         let exact = starts
             .iter()

@@ -18,8 +18,8 @@ use tokio::time::Instant;
 use tracing::{debug, warn};
 
 use super::event_loop::{Instance, TrackState};
-use super::scope::ScopeId;
 use super::history::{Happening, TrackId};
+use super::scope::ScopeId;
 use super::track::{panic_message, Apply, Instruction};
 use super::{OpenWork, WorkError, WorkUpdate};
 use crate::data::{ProcessData, TaskError};
