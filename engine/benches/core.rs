@@ -82,6 +82,76 @@ process! {
 const CHAIN_LEN: u64 = 100;
 
 process! {
+    /// The chain's 100 tasks in ten sub-processes of ten, one after another: what
+    /// entering and leaving a scope costs, next to the flat chain.
+    pub NESTED: Nothing {
+        start begin;
+        end done;
+        subprocess sub1 {
+            start s1;
+            end e1;
+            task n1_1 = noop; task n1_2 = noop; task n1_3 = noop; task n1_4 = noop; task n1_5 = noop; task n1_6 = noop; task n1_7 = noop; task n1_8 = noop; task n1_9 = noop; task n1_10 = noop;
+            s1 -> n1_1 -> n1_2 -> n1_3 -> n1_4 -> n1_5 -> n1_6 -> n1_7 -> n1_8 -> n1_9 -> n1_10 -> e1;
+        }
+        subprocess sub2 {
+            start s2;
+            end e2;
+            task n2_1 = noop; task n2_2 = noop; task n2_3 = noop; task n2_4 = noop; task n2_5 = noop; task n2_6 = noop; task n2_7 = noop; task n2_8 = noop; task n2_9 = noop; task n2_10 = noop;
+            s2 -> n2_1 -> n2_2 -> n2_3 -> n2_4 -> n2_5 -> n2_6 -> n2_7 -> n2_8 -> n2_9 -> n2_10 -> e2;
+        }
+        subprocess sub3 {
+            start s3;
+            end e3;
+            task n3_1 = noop; task n3_2 = noop; task n3_3 = noop; task n3_4 = noop; task n3_5 = noop; task n3_6 = noop; task n3_7 = noop; task n3_8 = noop; task n3_9 = noop; task n3_10 = noop;
+            s3 -> n3_1 -> n3_2 -> n3_3 -> n3_4 -> n3_5 -> n3_6 -> n3_7 -> n3_8 -> n3_9 -> n3_10 -> e3;
+        }
+        subprocess sub4 {
+            start s4;
+            end e4;
+            task n4_1 = noop; task n4_2 = noop; task n4_3 = noop; task n4_4 = noop; task n4_5 = noop; task n4_6 = noop; task n4_7 = noop; task n4_8 = noop; task n4_9 = noop; task n4_10 = noop;
+            s4 -> n4_1 -> n4_2 -> n4_3 -> n4_4 -> n4_5 -> n4_6 -> n4_7 -> n4_8 -> n4_9 -> n4_10 -> e4;
+        }
+        subprocess sub5 {
+            start s5;
+            end e5;
+            task n5_1 = noop; task n5_2 = noop; task n5_3 = noop; task n5_4 = noop; task n5_5 = noop; task n5_6 = noop; task n5_7 = noop; task n5_8 = noop; task n5_9 = noop; task n5_10 = noop;
+            s5 -> n5_1 -> n5_2 -> n5_3 -> n5_4 -> n5_5 -> n5_6 -> n5_7 -> n5_8 -> n5_9 -> n5_10 -> e5;
+        }
+        subprocess sub6 {
+            start s6;
+            end e6;
+            task n6_1 = noop; task n6_2 = noop; task n6_3 = noop; task n6_4 = noop; task n6_5 = noop; task n6_6 = noop; task n6_7 = noop; task n6_8 = noop; task n6_9 = noop; task n6_10 = noop;
+            s6 -> n6_1 -> n6_2 -> n6_3 -> n6_4 -> n6_5 -> n6_6 -> n6_7 -> n6_8 -> n6_9 -> n6_10 -> e6;
+        }
+        subprocess sub7 {
+            start s7;
+            end e7;
+            task n7_1 = noop; task n7_2 = noop; task n7_3 = noop; task n7_4 = noop; task n7_5 = noop; task n7_6 = noop; task n7_7 = noop; task n7_8 = noop; task n7_9 = noop; task n7_10 = noop;
+            s7 -> n7_1 -> n7_2 -> n7_3 -> n7_4 -> n7_5 -> n7_6 -> n7_7 -> n7_8 -> n7_9 -> n7_10 -> e7;
+        }
+        subprocess sub8 {
+            start s8;
+            end e8;
+            task n8_1 = noop; task n8_2 = noop; task n8_3 = noop; task n8_4 = noop; task n8_5 = noop; task n8_6 = noop; task n8_7 = noop; task n8_8 = noop; task n8_9 = noop; task n8_10 = noop;
+            s8 -> n8_1 -> n8_2 -> n8_3 -> n8_4 -> n8_5 -> n8_6 -> n8_7 -> n8_8 -> n8_9 -> n8_10 -> e8;
+        }
+        subprocess sub9 {
+            start s9;
+            end e9;
+            task n9_1 = noop; task n9_2 = noop; task n9_3 = noop; task n9_4 = noop; task n9_5 = noop; task n9_6 = noop; task n9_7 = noop; task n9_8 = noop; task n9_9 = noop; task n9_10 = noop;
+            s9 -> n9_1 -> n9_2 -> n9_3 -> n9_4 -> n9_5 -> n9_6 -> n9_7 -> n9_8 -> n9_9 -> n9_10 -> e9;
+        }
+        subprocess sub10 {
+            start s10;
+            end e10;
+            task n10_1 = noop; task n10_2 = noop; task n10_3 = noop; task n10_4 = noop; task n10_5 = noop; task n10_6 = noop; task n10_7 = noop; task n10_8 = noop; task n10_9 = noop; task n10_10 = noop;
+            s10 -> n10_1 -> n10_2 -> n10_3 -> n10_4 -> n10_5 -> n10_6 -> n10_7 -> n10_8 -> n10_9 -> n10_10 -> e10;
+        }
+        begin -> sub1 -> sub2 -> sub3 -> sub4 -> sub5 -> sub6 -> sub7 -> sub8 -> sub9 -> sub10 -> done;
+    }
+}
+
+process! {
     /// start -> task -> end.
     pub SINGLE: Nothing {
         start begin;
@@ -110,8 +180,9 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let benches: [(&str, fn()); 6] = [
+    let benches: [(&str, fn()); 7] = [
         ("chain", chain_sequential),
+        ("chain-nested", chain_nested),
         ("chain-concurrent", chain_concurrent),
         ("single", single_throughput),
         ("single-latency", single_latency),
@@ -166,6 +237,27 @@ fn chain_sequential() {
         .await
     });
     report_rate("node steps/s (1 core)", &runs, Some(1.5e6));
+    report_per_step(&runs);
+}
+
+/// (a'') The chain in ten sub-processes, one instance at a time, on one thread:
+/// compare with (a) for the cost of a scope.
+fn chain_nested() {
+    const INSTANCES: u64 = 1_000;
+    println!(
+        "chain-nested: start -> 10 sub-processes of 10 no-op tasks each -> end, one instance at a time, current_thread runtime"
+    );
+    let runs = on_current_thread(|engine| async move {
+        sample(|| {
+            timed(INSTANCES * CHAIN_LEN, async {
+                for _ in 0..INSTANCES {
+                    completed(engine.start(&NESTED, Nothing::default())).await;
+                }
+            })
+        })
+        .await
+    });
+    report_rate("node steps/s (1 core)", &runs, None);
     report_per_step(&runs);
 }
 
