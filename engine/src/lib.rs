@@ -8,8 +8,9 @@
 //! - [`Engine`] — the public API: start and deploy processes, publish messages,
 //!   broadcast signals, shut down;
 //! - `instance` — one loop per instance, the single writer of its tracks, joins,
-//!   positions, waits, timers, data and history; tracks are tokio tasks that run
-//!   activities and park on their own channel while they wait;
+//!   positions, scopes (the process, running sub-processes and event
+//!   sub-processes), waits, timers, data and history; tracks are tokio tasks that
+//!   run activities and park on their own channel while they wait;
 //! - [`events`] — the engine-wide hub (signal index, message broker) and timers;
 //! - [`data`] — process data, field-level change detection and commits.
 //!

@@ -1,6 +1,8 @@
 //! A running process instance: its handle (public, here), its loop (`event_loop`:
 //! the single writer of all instance state, and the routing of tokens), its joins
-//! (`join`), its waits for events (`waits`), its tracks (`track`) and its history.
+//! (`join`), its scopes (`scope`: sub-processes, event sub-processes, and how errors
+//! travel outward), its waits for events (`waits`), its tracks (`track`) and its
+//! history.
 
 mod event_loop;
 pub(crate) mod history;
