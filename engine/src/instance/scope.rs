@@ -23,7 +23,7 @@ use std::sync::Arc;
 use super::event_loop::{Instance, Move, TrackState};
 use super::history::{Happening, TrackId};
 use super::track::Apply;
-use super::waits::{Holder, Parked, Wait};
+use super::waits::Holder;
 use super::InstanceError;
 use crate::data::ProcessData;
 use crate::graph::{NodeIdx, NodeKind, Payload, Trigger};
@@ -154,29 +154,7 @@ impl<D: ProcessData> Instance<D> {
             })
             .collect();
         if !starts.is_empty() {
-            self.parked.push(Parked {
-                holder: Holder::Scope(id),
-                at: node.unwrap_or(starts[0]),
-                waits: Vec::with_capacity(starts.len()),
-            });
-            for start in starts {
-                match self.arm(start) {
-                    Ok(on) => self
-                        .parked
-                        .last_mut()
-                        .expect("just opened")
-                        .waits
-                        .push(Wait {
-                            arm: start,
-                            on,
-                            fired: 0,
-                        }),
-                    Err(error) => {
-                        self.fail(error);
-                        break;
-                    }
-                }
-            }
+            self.hold(Holder::Scope(id), node.unwrap_or(starts[0]), &starts);
         }
         id
     }
@@ -401,10 +379,40 @@ impl<D: ProcessData> Instance<D> {
 
     // ----- errors and escalations travel outward ------------------------------
 
+    /// Walk outward from `scope` to the nearest catcher of what was thrown (ADR-006
+    /// §2.6): at each scope, an event sub-process of that scope whose start catches
+    /// the code, then a boundary event on the sub-process that does. What comes out
+    /// of an event sub-process is not caught again by its siblings.
+    fn catcher(&self, scope: ScopeId, thrown: Thrown, code: &str) -> Option<Catcher> {
+        let mut at = Some(scope);
+        let mut from_event_sub = false;
+        while let Some(s) = at {
+            let slot = self.scope(s)?;
+            if !from_event_sub {
+                if let Some(start) = self.catching_event_sub(s, thrown, code) {
+                    return Some(Catcher::EventSub { scope: s, start });
+                }
+            }
+            if let (Some(node), Some(owner)) = (slot.node, slot.owner) {
+                if let Some(boundary) = self.catching_boundary(node, thrown == Thrown::Error, code)
+                {
+                    return Some(Catcher::Boundary {
+                        owner,
+                        node,
+                        boundary,
+                    });
+                }
+            }
+            from_event_sub = slot.is_event_sub();
+            at = slot.parent;
+        }
+        None
+    }
+
     /// A BPMN error thrown in `scope` at `origin` (an error end event, or a task with
-    /// no error boundary of its own that catches it) travels outward (ADR-006 §2.6):
-    /// at each scope, a matching error event sub-process, then a matching error
-    /// boundary on the sub-process. Uncaught, the instance fails with it.
+    /// no error boundary of its own that catches it) goes to its nearest catcher,
+    /// which always interrupts: what the error leaves is cancelled. Uncaught, the
+    /// instance fails with it.
     pub(super) fn throw_error(
         &mut self,
         scope: ScopeId,
@@ -412,85 +420,78 @@ impl<D: ProcessData> Instance<D> {
         code: String,
         message: String,
     ) {
-        let payload = |code: &str, message: &str| -> Payload {
-            Arc::new(crate::events::BpmnError {
-                code: code.to_string(),
-                message: message.to_string(),
-            })
+        let Some(catcher) = self.catcher(scope, Thrown::Error, &code) else {
+            return self.fail(InstanceError::UncaughtError {
+                node: self.process.nodes[origin].id,
+                code,
+                message,
+            });
         };
-        let mut at = Some(scope);
-        let mut from_event_sub = false;
-        while let Some(s) = at {
-            let Some(slot) = self.scope(s) else { break };
-            let (node, owner, parent, event_sub) =
-                (slot.node, slot.owner, slot.parent, slot.is_event_sub());
-            // An error out of an event sub-process is not caught again by its siblings.
-            if !from_event_sub {
-                if let Some(start) = self.catching_event_sub(s, Thrown::Error, &code) {
-                    let apply = self.apply_for(start, Some(payload(&code, &message)));
-                    self.take_over(s);
-                    return self.run_event_sub(s, start, apply);
-                }
+        let payload: Payload = Arc::new(crate::events::BpmnError { code, message });
+        match catcher {
+            Catcher::EventSub { scope, start } => {
+                let apply = self.apply_for(start, Some(payload));
+                self.take_over(scope);
+                self.run_event_sub(scope, start, apply);
             }
-            if let (Some(node), Some(owner)) = (node, owner) {
-                if let Some(boundary) = self.catching_boundary(node, true, &code) {
-                    let apply = self.apply_for(boundary, Some(payload(&code, &message)));
-                    return self.interrupt(owner, node, boundary, apply);
-                }
+            Catcher::Boundary {
+                owner,
+                node,
+                boundary,
+            } => {
+                let apply = self.apply_for(boundary, Some(payload));
+                self.interrupt(owner, node, boundary, apply);
             }
-            from_event_sub = event_sub;
-            at = parent;
         }
-        self.fail(InstanceError::UncaughtError {
-            node: self.process.nodes[origin].id,
-            code,
-            message,
-        });
     }
 
-    /// An escalation raised in `scope` travels outward like an error, but an
-    /// interrupting catcher is not the only kind: a non-interrupting event
-    /// sub-process or boundary runs beside the raiser. Uncaught, it is no error.
+    /// An escalation raised in `scope` goes to its nearest catcher like an error,
+    /// but that catcher may be non-interrupting: then it runs beside the raiser.
+    /// Uncaught, an escalation is no error.
     pub(super) fn throw_escalation(&mut self, scope: ScopeId, code: String) {
-        let payload = || -> Payload {
-            Arc::new(crate::events::Escalation {
-                code: code.to_string(),
-            })
+        let Some(catcher) = self.catcher(scope, Thrown::Escalation, &code) else {
+            return;
         };
-        let mut at = Some(scope);
-        let mut from_event_sub = false;
-        while let Some(s) = at {
-            let Some(slot) = self.scope(s) else { break };
-            let (node, owner, parent, event_sub) =
-                (slot.node, slot.owner, slot.parent, slot.is_event_sub());
-            if !from_event_sub {
-                if let Some(start) = self.catching_event_sub(s, Thrown::Escalation, &code) {
-                    let apply = self.apply_for(start, Some(payload()));
-                    if matches!(
-                        self.process.nodes[start].kind,
-                        NodeKind::EventSubStart {
-                            interrupting: true,
-                            ..
-                        }
-                    ) {
-                        self.take_over(s);
+        let payload: Payload = Arc::new(crate::events::Escalation { code });
+        match catcher {
+            Catcher::EventSub { scope, start } => {
+                let apply = self.apply_for(start, Some(payload));
+                if matches!(
+                    self.process.nodes[start].kind,
+                    NodeKind::EventSubStart {
+                        interrupting: true,
+                        ..
                     }
-                    return self.run_event_sub(s, start, apply);
+                ) {
+                    self.take_over(scope);
+                }
+                self.run_event_sub(scope, start, apply);
+            }
+            Catcher::Boundary {
+                owner,
+                node,
+                boundary,
+            } => {
+                let apply = self.apply_for(boundary, Some(payload));
+                match self.process.nodes[boundary].kind {
+                    NodeKind::Boundary {
+                        interrupting: true, ..
+                    } => self.interrupt(owner, node, boundary, apply),
+                    _ => self.fork_to(owner, boundary, apply),
                 }
             }
-            if let (Some(node), Some(owner)) = (node, owner) {
-                if let Some(boundary) = self.catching_boundary(node, false, &code) {
-                    let apply = self.apply_for(boundary, Some(payload()));
-                    return match self.process.nodes[boundary].kind {
-                        NodeKind::Boundary {
-                            interrupting: true, ..
-                        } => self.interrupt(owner, node, boundary, apply),
-                        _ => self.fork_to(owner, boundary, apply),
-                    };
-                }
-            }
-            from_event_sub = event_sub;
-            at = parent;
         }
     }
+}
+
+/// Where a thrown error or escalation is caught.
+enum Catcher {
+    /// By the event sub-process whose start is `start`, in `scope`.
+    EventSub { scope: ScopeId, start: NodeIdx },
+    /// By `boundary` on the sub-process `node`, whose token `owner` waits there.
+    Boundary {
+        owner: TrackId,
+        node: NodeIdx,
+        boundary: NodeIdx,
+    },
 }

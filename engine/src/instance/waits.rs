@@ -153,17 +153,23 @@ impl<D: ProcessData> Instance<D> {
             return;
         }
         let arms: Vec<NodeIdx> = boundaries.iter().filter(subscribing).copied().collect();
+        self.hold(Holder::Guard(track), at, &arms);
+    }
+
+    /// Arm the triggers of `arms` in one new entry of `holder`'s (a guard's boundary
+    /// events, a scope's event sub-process starts).
+    pub(super) fn hold(&mut self, holder: Holder, at: NodeIdx, arms: &[NodeIdx]) {
         self.parked.push(Parked {
-            holder: Holder::Guard(track),
+            holder,
             at,
             waits: Vec::with_capacity(arms.len()),
         });
-        for arm in arms {
+        for &arm in arms {
             match self.arm(arm) {
                 Ok(on) => self
                     .parked
                     .last_mut()
-                    .expect("just guarded")
+                    .expect("just pushed")
                     .waits
                     .push(Wait { arm, on, fired: 0 }),
                 Err(error) => return self.fail(error),
