@@ -400,16 +400,19 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                     };
                     // A flow stays within its container (ADR-006 §2.2): a token
                     // enters a sub-process at its start and leaves at its end.
+                    // Both ends of a crossing flow get the benefit of the doubt on their
+                    // paths, as for a name that did not resolve: the one error says it.
                     let crossing = if nodes[s].scope != here {
-                        Some((s, source, (t, true)))
+                        Some((s, source, false))
                     } else if nodes[t].scope != here {
-                        Some((t, target, (s, false)))
+                        Some((t, target, true))
                     } else {
                         None
                     };
-                    if let Some((wrong, written, loose_end)) = crossing {
-                        ctx.error(written, crossing_error(&nodes, wrong, here));
-                        loose.push(loose_end);
+                    if let Some((wrong, written, into)) = crossing {
+                        ctx.error(written, crossing_error(&nodes, wrong, here, into));
+                        loose.push((s, false));
+                        loose.push((t, true));
                         continue;
                     }
                     let guard = if last { stmt.guard.as_ref() } else { None };
@@ -468,41 +471,125 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
     }
 }
 
-/// Why a flow written in container `here` cannot reach `wrong`, an element of
-/// another container.
-fn crossing_error(nodes: &[Node], wrong: usize, here: Option<usize>) -> String {
+/// Why a flow written in container `here` cannot name `wrong`, an element of another
+/// container (the flow's target when `into`, else its source), and the flow that
+/// would do instead: one written where the two containers meet.
+fn crossing_error(nodes: &[Node], wrong: usize, here: Option<usize>, into: bool) -> String {
     let id = nodes[wrong].id;
-    let name = |c: Option<usize>| match c {
-        Some(c) => format!("{} `{}`", nodes[c].kind.describe(), nodes[c].id),
-        None => "the process's top level".to_string(),
+    let place = |c: Option<usize>| match c {
+        Some(c) => format!("in {} `{}`", nodes[c].kind.describe(), nodes[c].id),
+        None => "at the process's top level".to_string(),
     };
-    // The container of `wrong` that sits directly in `here`, if `wrong` is nested in it.
-    let mut inner = nodes[wrong].scope;
-    while let Some(c) = inner {
-        if nodes[c].scope == here {
-            break;
+    // `c` and the containers around it, innermost first.
+    let around = |mut c: Option<usize>| {
+        std::iter::from_fn(move || {
+            let this = c?;
+            c = nodes[this].scope;
+            Some(this)
+        })
+    };
+    // Where the two ends meet: the innermost container around `here` that holds
+    // `wrong` (`None`: the top level).
+    let meet = around(here).find(|&c| around(nodes[wrong].scope).any(|w| w == c));
+    // The element written directly in `meet` that is, or holds, `n`.
+    let outermost = |mut n: usize| {
+        while nodes[n].scope != meet {
+            n = nodes[n]
+                .scope
+                .expect("`meet` holds every element around `n`");
         }
-        inner = nodes[c].scope;
-    }
-    let mend = match (inner, here) {
-        (Some(sub), _) if nodes[sub].kind == Kind::EventSubProcess => format!(
-            "an event sub-process is started by its start event's trigger, never by a flow — to run `{id}` on this path, declare it outside `{}`",
+        n
+    };
+    // The flow's two sides at the meeting level: `wrong`'s, and `here`'s (`None` when
+    // the flow is written there).
+    let far = outermost(wrong);
+    let near = here.filter(|&h| Some(h) != meet).map(outermost);
+    // An event sub-process between an end and the meeting level: no flow enters or
+    // leaves one.
+    let event_sub = |c: Option<usize>| {
+        around(c)
+            .take_while(|&c| Some(c) != meet)
+            .find(|&c| nodes[c].kind == Kind::EventSubProcess)
+    };
+    let (leaving, entering) = if into {
+        (event_sub(here), event_sub(Some(wrong)))
+    } else {
+        (event_sub(Some(wrong)), event_sub(here))
+    };
+    let mend = if near == Some(far) {
+        let path = match (into, nodes[far].kind) {
+            (true, Kind::SubProcess) => format!(
+                "ends at its end events; to run `{id}` again, loop back to it outside its block"
+            ),
+            (true, _) => "ends at its end events".to_string(),
+            (false, _) => "begins at its start event: flow on from there".to_string(),
+        };
+        format!(
+            "`{id}` holds this flow, and a path inside {} {path}",
+            nodes[far].kind.a()
+        )
+    } else if let Some(sub) = leaving {
+        format!(
+            "no flow leaves an event sub-process: `{}` ends at its own end events, so move what should follow into its block, before its end",
             nodes[sub].id
-        ),
-        (Some(sub), _) => format!(
-            "a token enters a sub-process at its start event, so flow into the sub-process itself: `... -> {};`",
-            nodes[sub].id
-        ),
-        (None, Some(c)) => format!(
-            "a token leaves `{c}` at its end event and goes on along the flows of `{c}` itself, written outside its block: `{c} -> {id};`",
-            c = nodes[c].id
-        ),
-        (None, None) => String::new(),
+        )
+    } else if let Some(sub) = entering {
+        let path = if into {
+            format!(
+                "to run `{id}` on this path, declare it outside `{}`",
+                nodes[sub].id
+            )
+        } else {
+            format!(
+                "inside `{}`, a path begins at its start event",
+                nodes[sub].id
+            )
+        };
+        format!(
+            "an event sub-process is started by its start event's trigger, never by a flow; {path}"
+        )
+    } else {
+        // How a token passes `c`, the sub-process to flow from or into, and the one the
+        // flow is written in further in: "`pay` at its end event, then `handle` (which
+        // holds it) at its own".
+        let passes = |c: usize| {
+            let (c, event) = (nodes[c].id, if into { "end" } else { "start" });
+            match here.map(|h| nodes[h].id).filter(|&h| h != c) {
+                Some(h) if into => {
+                    format!("`{h}` at its {event} event, then `{c}` (which holds it) at its own")
+                }
+                Some(h) => format!("`{c}` at its {event} event, then `{h}` (within it) at its own"),
+                None => format!("`{c}` at its {event} event"),
+            }
+        };
+        match (into, near) {
+            (true, None) => format!(
+                "a token enters a sub-process at its start event, so flow into the sub-process itself: `... -> {};`",
+                nodes[far].id
+            ),
+            (true, Some(c)) => format!(
+                "a token leaves {} and goes on along the flows of `{c}` itself, written outside its block: `{c} -> {};`",
+                passes(c),
+                nodes[far].id,
+                c = nodes[c].id
+            ),
+            (false, None) => format!(
+                "a token leaves a sub-process at its end event, so flow on from the sub-process itself: `{} -> ...;`",
+                nodes[far].id
+            ),
+            (false, Some(c)) => format!(
+                "a token enters {}, so flow into `{c}` itself, outside its block: `{} -> {c};`",
+                passes(c),
+                nodes[far].id,
+                c = nodes[c].id
+            ),
+        }
     };
     format!(
-        "a flow written in {} cannot reach `{id}`, which is in {}: flows stay within their process or sub-process — {mend}",
-        name(here),
-        name(nodes[wrong].scope)
+        "a flow written {} cannot {} `{id}`, which is {}: flows stay within their process or sub-process — {mend}",
+        place(here),
+        if into { "reach" } else { "start from" },
+        place(nodes[wrong].scope)
     )
 }
 
@@ -520,10 +607,16 @@ fn attach_boundaries(ctx: &Ctx, ast: &ProcessAst, nodes: &mut [Node]) {
         let id = &decl.id;
         let may_interrupt = is_boundary || matches!(nodes[b].kind, Kind::EventSubStart { .. });
         if let Some(marker) = decl.non_interrupting.as_ref().filter(|_| !may_interrupt) {
+            // A start that should run beside the process is an event sub-process's.
+            let mend = if nodes[b].kind.is_start() {
+                format!("or, to run beside the process while it runs, make it an event sub-process's start: `event_subprocess on_{id} {{ start {id}: non_interrupting ...; ... }}`")
+            } else {
+                format!("or attach `{id}` to a task as `boundary {id} on some_task: non_interrupting ...;`")
+            };
             ctx.error(
                 marker,
                 format!(
-                    "only a boundary event or an event sub-process's start is `non_interrupting` (it runs beside the work it would otherwise interrupt); {kind} interrupts nothing — remove `non_interrupting`, or attach `{id}` to a task as `boundary {id} on some_task: non_interrupting ...;`"
+                    "only a boundary event or an event sub-process's start is `non_interrupting` (it runs beside the work it would otherwise interrupt); {kind} interrupts nothing — remove `non_interrupting`, {mend}"
                 ),
             );
         }
@@ -677,13 +770,24 @@ fn link_edges<'a>(ctx: &Ctx, nodes: &mut [Node<'a>], written: &[Flow<'a>]) -> Ve
             None if elsewhere.is_some() => {
                 let (c, _, _) = elsewhere.expect("checked");
                 let place = |n: usize| match nodes[n].scope {
-                    Some(s) => format!("{} `{}`", nodes[s].kind.describe(), nodes[s].id),
-                    None => "the process's top level".to_string(),
+                    Some(s) => format!("in {} `{}`", nodes[s].kind.describe(), nodes[s].id),
+                    None => "at the process's top level".to_string(),
+                };
+                // Whether the catch is nested in the throw's container: the jump would
+                // enter a sub-process rather than leave one.
+                let mut holder = scope(*c);
+                while holder.is_some() && holder != scope(n) {
+                    holder = holder.and_then(scope);
+                }
+                let mend = if holder == scope(n) {
+                    "to enter a sub-process, flow into the sub-process itself (a token begins at its start event)"
+                } else {
+                    "to leave a sub-process, end its path and flow on from the sub-process itself"
                 };
                 ctx.error(
                     literal,
                     format!(
-                        "the link throw `{}` is in {}, but the link catch `{}` named \"{name}\" is in {}: a link jumps only within its own process or sub-process (ADR-006 §2.8) — declare the catch beside the throw; to leave a sub-process, end its path and flow on from the sub-process itself",
+                        "the link throw `{}` is {}, but the link catch `{}` named \"{name}\" is {}: a link jumps only within its own process or sub-process (ADR-006 §2.8) — declare the catch beside the throw; {mend}",
                         nodes[n].id,
                         place(n),
                         nodes[*c].id,
@@ -1146,7 +1250,14 @@ fn event_sub_start<'a>(ctx: &Ctx, decl: &NodeAst) -> Option<Kind<'a>> {
             return None;
         }
         Some(other) => {
-            let known = ["message", "signal", "timer", "condition", "error", "escalation"];
+            let known = [
+                "message",
+                "signal",
+                "timer",
+                "condition",
+                "error",
+                "escalation",
+            ];
             let hint = suggest::nearest(other, known)
                 .map(|k| format!("did you mean `{k}`? "))
                 .unwrap_or_default();
@@ -1336,12 +1447,8 @@ impl Model<'_> {
     /// Every container: the top level (`None`), then each sub-process and event
     /// sub-process in declaration order.
     pub fn containers(&self) -> Vec<Option<usize>> {
-        let nested = (0..self.nodes.len()).filter(|&n| {
-            matches!(
-                self.nodes[n].kind,
-                Kind::SubProcess | Kind::EventSubProcess
-            )
-        });
+        let nested = (0..self.nodes.len())
+            .filter(|&n| matches!(self.nodes[n].kind, Kind::SubProcess | Kind::EventSubProcess));
         std::iter::once(None).chain(nested.map(Some)).collect()
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::ctx::Ctx;
 use crate::model::{Kind, Model};
+use crate::parse::EventTrigger;
 
 pub fn check(ctx: &Ctx, model: &Model) {
     starts(ctx, model);
@@ -35,15 +36,16 @@ fn starts(ctx: &Ctx, model: &Model) {
         let name = container_name(model, scope);
         if all.is_empty() {
             if !model.incomplete {
+                let begin = free_id(model, scope, "begin");
                 let example = if event_sub {
-                    "`start begin: message(\"cancel\", key = |data| data.id.clone());` (or a signal, timer, condition, error or escalation)".to_string()
+                    format!("`start {begin}: message(\"cancel\", key = |data| data.id.clone());` (or a signal, timer, condition, error or escalation)")
                 } else {
-                    "`start begin;`".to_string()
+                    format!("`start {begin};`")
                 };
                 ctx.error(
                     container_span(model, scope),
                     format!(
-                        "{name} has no start event; add one, e.g. {example} and `begin -> {};`",
+                        "{name} has no start event; add one, e.g. {example} and `{begin} -> {};`",
                         first_orphan(model, scope)
                     ),
                 );
@@ -148,7 +150,12 @@ fn flow_ends(ctx: &Ctx, model: &Model) {
 fn paths(ctx: &Ctx, model: &Model) {
     let nodes = &model.nodes;
     let all = 0..nodes.len();
-    let mut seeds: Vec<usize> = all.clone().filter(|&n| nodes[n].loose_in).collect();
+    // An event sub-process is entered by its start's trigger: what hangs on it (a
+    // boundary, wrongly, or a flow out, both reported) counts as reached.
+    let mut seeds: Vec<usize> = all
+        .clone()
+        .filter(|&n| nodes[n].loose_in || nodes[n].kind == Kind::EventSubProcess)
+        .collect();
     seeds.extend(all.clone().filter(|&n| nodes[n].kind.is_start()));
     let from_start = model.reachable(&seeds, false, None, false);
     let mut seeds: Vec<usize> = all.clone().filter(|&n| nodes[n].loose_out).collect();
@@ -217,25 +224,44 @@ fn paths(ctx: &Ctx, model: &Model) {
             }
         }
         if ends.is_empty() && !model.incomplete {
+            // Where a path stops: an element with no flow out of it that resolved
+            // (a flow that left the container, reported already, was likely meant
+            // for an end). A link throw goes on at its catch.
             let dead_end = model
                 .members(scope)
                 .find(|&n| {
                     !nodes[n].kind.is_start()
-                        && nodes[n].kind != Kind::EventSubProcess
+                        && !matches!(
+                            nodes[n].kind,
+                            Kind::EventSubProcess | Kind::Throw(EventTrigger::Link)
+                        )
                         && nodes[n].outgoing.is_empty()
-                        && !nodes[n].loose_out
                 })
                 .map(|n| nodes[n].id.to_string())
                 .unwrap_or_else(|| "last_task".into());
+            let done = free_id(model, scope, "done");
             ctx.error(
                 container_span(model, scope),
                 format!(
-                    "{} has no end event; add one, e.g. `end done;` and `{dead_end} -> done;`",
+                    "{} has no end event; add one, e.g. `end {done};` and `{dead_end} -> {done};`",
                     container_name(model, scope)
                 ),
             );
         }
     }
+}
+
+/// `name` for an example declaration in `scope`, if no element has it; else prefixed
+/// with the container's name (`handle_done`): ids are unique across the process.
+fn free_id(model: &Model, scope: Option<usize>, name: &str) -> String {
+    let prefix = scope.map_or_else(|| "process".to_string(), |c| model.nodes[c].id.to_string());
+    std::iter::once(name.to_string())
+        .chain((1..).map(|i| match i {
+            1 => format!("{prefix}_{name}"),
+            _ => format!("{prefix}_{name}{i}"),
+        }))
+        .find(|id| !model.nodes.iter().any(|n| n.id == id))
+        .expect("some name is free")
 }
 
 /// The first element of `scope` other than a start with no incoming flow: where a

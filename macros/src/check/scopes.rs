@@ -82,12 +82,15 @@ fn shadowed(ctx: &Ctx, model: &Model, n: usize) {
     let node = &model.nodes[n];
     let Some(esp) = node.scope else { return };
     let scope = model.nodes[esp].scope;
-    let first = model.members(scope).take_while(|&e| e != esp).find_map(|e| {
-        let start = model.starts_in(Some(e)).into_iter().next()?;
-        let other = &model.nodes[start];
-        let same = other.kind == node.kind && definition(other) == definition(node);
-        same.then_some(e)
-    });
+    let first = model
+        .members(scope)
+        .take_while(|&e| e != esp)
+        .find_map(|e| {
+            let start = model.starts_in(Some(e)).into_iter().next()?;
+            let other = &model.nodes[start];
+            let same = other.kind == node.kind && definition(other) == definition(node);
+            same.then_some(e)
+        });
     if let Some(first) = first {
         let place = match scope {
             Some(s) => format!("{} `{}`", model.nodes[s].kind.describe(), model.nodes[s].id),

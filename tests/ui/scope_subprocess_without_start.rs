@@ -1,0 +1,29 @@
+//! Every sub-process has its own start event: a token entering it begins there.
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub id: String,
+    pub score: u32,
+}
+
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub P: D {
+        start begin;
+        subprocess handle {
+            task assess = work;
+            end e;
+            assess -> e;
+        }
+        end done;
+
+        begin -> handle -> done;
+    }
+}
+
+fn main() {}
