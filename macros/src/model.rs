@@ -328,10 +328,18 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
     let known: Vec<String> = ast.nodes.iter().map(|n| n.id.to_string()).collect();
     // Nodes suggested for a misspelt name: the flow was likely meant for them.
     let guessed = std::cell::RefCell::new(Vec::new());
-    let resolve = |id: &Ident| -> Option<usize> {
+    // A misspelt name in a flow written in `here`: the elements of that container
+    // are the likely meaning (a flow stays within it), then any other.
+    let resolve = |id: &Ident, here: Option<usize>| -> Option<usize> {
         let found = nodes.iter().position(|n| n.id == id);
         if found.is_none() && !known.iter().any(|k| id == k) {
-            let near = suggest::nearest(&id.to_string(), known.iter().map(String::as_str));
+            let local: Vec<String> = nodes
+                .iter()
+                .filter(|n| n.scope == here)
+                .map(|n| n.id.to_string())
+                .collect();
+            let near = suggest::nearest(&id.to_string(), local.iter().map(String::as_str))
+                .or_else(|| suggest::nearest(&id.to_string(), known.iter().map(String::as_str)));
             guessed
                 .borrow_mut()
                 .extend(near.and_then(|near| nodes.iter().position(|n| n.id == near)));
@@ -355,7 +363,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
         let resolved: Vec<Vec<Option<usize>>> = stmt
             .groups
             .iter()
-            .map(|group| group.iter().map(&resolve).collect())
+            .map(|group| group.iter().map(|id| resolve(id, here)).collect())
             .collect();
         for (h, pair) in stmt.groups.windows(2).enumerate() {
             let last = h + 1 == hops;
@@ -1246,6 +1254,13 @@ fn event_sub_start<'a>(ctx: &Ctx, decl: &NodeAst) -> Option<Kind<'a>> {
                 format!(
                     "an event sub-process is started by an event, so its start event names one — {triggers}, e.g. {example} (add `non_interrupting` before the event to run beside the rest of the scope instead of cancelling it)"
                 ),
+            );
+            return None;
+        }
+        Some("non_interrupting") => {
+            ctx.error(
+                &decl.spec.as_ref().expect("matched").name,
+                format!("`non_interrupting` marks the trigger that follows it, and none does: write it before the event, e.g. `start {id}: non_interrupting signal(\"ping\");`"),
             );
             return None;
         }

@@ -56,24 +56,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
                         other.kind == node.kind && definition(other) == definition(node)
                     });
                 if let Some(&first) = same {
-                    let event =
-                        node.event
-                            .as_ref()
-                            .map_or(String::new(), |e| match (&e.name, &e.code) {
-                                (Some(name), _) => {
-                                    format!(" `{}(\"{}\")`", e.keyword, name.value())
-                                }
-                                (None, Some(code)) => {
-                                    format!(" `{}(\"{}\")`", e.keyword, code.value())
-                                }
-                                (None, None) if e.trigger == EventTrigger::Timer => {
-                                    " timer".to_string()
-                                }
-                                (None, None) if e.trigger == EventTrigger::Condition => {
-                                    " condition".to_string()
-                                }
-                                (None, None) => format!(" `{}` (any code)", e.keyword),
-                            });
+                    let event = event_phrase(node);
                     ctx.error(
                         node.id,
                         format!(
@@ -119,6 +102,20 @@ pub fn check(ctx: &Ctx, model: &Model) {
             }
         }
     }
+}
+
+/// The event of a boundary (or event sub-process start) as messages name it, with a
+/// leading space: `` `message("paid")` ``, ` timer`, `` `error` (any code) ``.
+pub(super) fn event_phrase(node: &crate::model::Node) -> String {
+    node.event
+        .as_ref()
+        .map_or(String::new(), |e| match (&e.name, &e.code) {
+            (Some(name), _) => format!(" `{}(\"{}\")`", e.keyword, name.value()),
+            (None, Some(code)) => format!(" `{}(\"{}\")`", e.keyword, code.value()),
+            (None, None) if e.trigger == EventTrigger::Timer => " timer".to_string(),
+            (None, None) if e.trigger == EventTrigger::Condition => " condition".to_string(),
+            (None, None) => format!(" `{}` (any code)", e.keyword),
+        })
 }
 
 /// What makes two boundary events the same event definition: the trigger and what

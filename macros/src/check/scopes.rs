@@ -10,7 +10,7 @@
 //! - an instantiating event-based gateway starts instances of the process, so it
 //!   stands only at the process's top level.
 
-use crate::check::boundary::definition;
+use crate::check::boundary::{definition, event_phrase};
 use crate::ctx::Ctx;
 use crate::model::{Kind, Model};
 use crate::parse::EventTrigger;
@@ -99,8 +99,9 @@ fn shadowed(ctx: &Ctx, model: &Model, n: usize) {
         ctx.error(
             node.id,
             format!(
-                "{place} already has an interrupting event sub-process `{}` for the same event as `{}`: the first takes the scope over when it comes, so `{}` never would — remove one, or mark this start `non_interrupting` to run beside the scope",
+                "{place} already has an interrupting event sub-process `{}` for the same{} as `{}`: the first takes the scope over when it comes, so `{}` never would — remove one, or mark this start `non_interrupting` to run beside the scope",
                 model.nodes[first].id,
+                event_phrase(node),
                 node.id,
                 model.nodes[esp].id
             ),
