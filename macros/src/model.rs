@@ -479,15 +479,21 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
     }
 }
 
+/// Where an element of container `scope` is, as messages say it: "in sub-process
+/// `handle`", "at the process's top level".
+fn place(nodes: &[Node], scope: Option<usize>) -> String {
+    match scope {
+        Some(c) => format!("in {} `{}`", nodes[c].kind.describe(), nodes[c].id),
+        None => "at the process's top level".to_string(),
+    }
+}
+
 /// Why a flow written in container `here` cannot name `wrong`, an element of another
 /// container (the flow's target when `into`, else its source), and the flow that
 /// would do instead: one written where the two containers meet.
 fn crossing_error(nodes: &[Node], wrong: usize, here: Option<usize>, into: bool) -> String {
     let id = nodes[wrong].id;
-    let place = |c: Option<usize>| match c {
-        Some(c) => format!("in {} `{}`", nodes[c].kind.describe(), nodes[c].id),
-        None => "at the process's top level".to_string(),
-    };
+    let place = |c: Option<usize>| place(nodes, c);
     // `c` and the containers around it, innermost first.
     let around = |mut c: Option<usize>| {
         std::iter::from_fn(move || {
@@ -647,10 +653,7 @@ fn attach_boundaries(ctx: &Ctx, ast: &ProcessAst, nodes: &mut [Node]) {
             }
             (Some(activity), true) => match nodes.iter().position(|n| n.id == activity) {
                 Some(a) if nodes[a].scope != nodes[b].scope => {
-                    let place = |n: usize| match nodes[n].scope {
-                        Some(c) => format!("in {} `{}`", nodes[c].kind.describe(), nodes[c].id),
-                        None => "at the process's top level".to_string(),
-                    };
+                    let place = |n: usize| place(nodes, nodes[n].scope);
                     ctx.error(
                         activity,
                         format!(
@@ -777,10 +780,7 @@ fn link_edges<'a>(ctx: &Ctx, nodes: &mut [Node<'a>], written: &[Flow<'a>]) -> Ve
             None if unparsed_catch => nodes[n].loose_out = true,
             None if elsewhere.is_some() => {
                 let (c, _, _) = elsewhere.expect("checked");
-                let place = |n: usize| match nodes[n].scope {
-                    Some(s) => format!("in {} `{}`", nodes[s].kind.describe(), nodes[s].id),
-                    None => "at the process's top level".to_string(),
-                };
+                let place = |n: usize| place(nodes, nodes[n].scope);
                 // Whether the catch is nested in the throw's container: the jump would
                 // enter a sub-process rather than leave one.
                 let mut holder = scope(*c);
