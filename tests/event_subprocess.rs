@@ -41,11 +41,11 @@
 //!
 //! Every history is checked with `check_scoped_history`; several are compared whole.
 //!
-//! Three ignored tests pin engine bugs: a deadlocked instance hangs instead of failing
-//! with `Deadlock` when a non-interrupting event sub-process is armed; and a
-//! conditional start true when its scope — an event sub-process — opens is lost when
-//! a commit (the event sub-process's own start, or any other) comes before its first
-//! step.
+//! Three tests pinned engine bugs, now fixed: a deadlocked instance hung instead of
+//! failing with `Deadlock` when a non-interrupting event sub-process was armed; and a
+//! conditional start true when its scope — an event sub-process — opened was lost
+//! when a commit (the event sub-process's own start, or any other) came before its
+//! first step.
 //!
 //! Not a bug, but worth knowing: a run of an event sub-process applies its payload
 //! to its own copy of the data, as a task does, so two runs whose triggers come
@@ -2376,7 +2376,6 @@ async fn a_deadlock_fails_the_instance() {
 /// non-interrupting event sub-process is armed: such a run cannot take the scope
 /// over, so nothing can free the token.
 #[tokio::test(start_paused = true)]
-#[ignore = "engine bug: an armed non-interrupting event sub-process keeps a deadlocked instance waiting for ever instead of failing it with Deadlock"]
 async fn a_deadlock_is_not_hidden_by_a_non_interrupting_event_sub_process() {
     let engine = Engine::new();
     let (outcome, history) = outcome_of(&engine.start(&STUCK, order("N-6"))).await;
@@ -2427,7 +2426,6 @@ async fn a_conditional_start_in_an_event_sub_process_true_when_armed_runs() {
 /// The same, with a commit elsewhere (the catch `go`, of a field the condition does
 /// not watch) taken in between the event sub-process's start and its first step.
 #[tokio::test(start_paused = true)]
-#[ignore = "engine bug: a conditional start true when its event sub-process opens is queued in `due` but not fired (run_event_sub arms without fire_due), and the next commit's recheck_conditions replaces `due`, so it never runs"]
 async fn a_conditional_start_true_when_armed_survives_a_commit_elsewhere() {
     nested_condition(true).await;
 }
@@ -2435,7 +2433,6 @@ async fn a_conditional_start_true_when_armed_survives_a_commit_elsewhere() {
 /// The same, when the event sub-process's own start commits a field (`pings`) the
 /// condition does not watch.
 #[tokio::test(start_paused = true)]
-#[ignore = "engine bug: a conditional start true when its event sub-process opens is queued in `due` but not fired (run_event_sub arms without fire_due), and the next commit's recheck_conditions replaces `due`, so it never runs"]
 async fn a_conditional_start_true_when_armed_survives_its_scopes_first_commit() {
     let engine = Engine::new();
     let data = Order {

@@ -46,8 +46,9 @@
 //!   the work inside completing (one winner; a late message is left in the broker),
 //!   an error inside against a signal boundary (one winner).
 //!
-//! One ignored test pins an engine bug: a timer cycle re-arms from the instant it
-//! fired, not from its schedule, so a clock jump drops occurrences.
+//! `a_timer_cycle_keeps_its_schedule_across_a_clock_jump` pinned an engine bug (a
+//! cycle re-armed from the instant it fired, not from its schedule, so a clock jump
+//! dropped occurrences), now fixed.
 //!
 //! Every history is checked with `common::check_scoped_history`. Scenarios with
 //! signals or broker counts use an engine per run.
@@ -1921,7 +1922,6 @@ async fn a_timer_boundary_is_gone_once_its_sub_process_completes() {
 /// firing at 29 s puts the next at 36 s, after the timeout, so the cycle fires once
 /// instead of four times (and under load every late firing shifts the rest).
 #[tokio::test(start_paused = true)]
-#[ignore = "engine bug: a timer cycle is re-armed from the firing instant, not its schedule; a clock jump (or a late firing) drops or shifts occurrences"]
 async fn a_timer_cycle_keeps_its_schedule_across_a_clock_jump() {
     let engine = Engine::new();
     let handle = engine.start(

@@ -96,6 +96,7 @@ pub(crate) fn spawn<D: ProcessData>(
         due: Vec::new(),
         timers: BinaryHeap::new(),
         next_timer: 0,
+        timer_due: None,
         sleep: None,
     };
     let handle = InstanceHandle::new(id, instance.intake_tx.clone(), finished_rx);
@@ -195,6 +196,9 @@ pub(super) struct Instance<D: ProcessData> {
     /// the loop for the earliest.
     pub(super) timers: BinaryHeap<Reverse<(Instant, u64)>>,
     pub(super) next_timer: u64,
+    /// While a timer fires: the deadline it fired for (a cycle's next one counts
+    /// from it).
+    pub(super) timer_due: Option<Instant>,
     pub(super) sleep: Option<Pin<Box<Sleep>>>,
 }
 
@@ -446,9 +450,10 @@ impl<D: ProcessData> Instance<D> {
             // The process's scope completes: its event sub-processes go with it.
             self.disarm_all();
             self.outcome = Some(Outcome::Completed(D::clone(&self.data)));
-        } else if self.running == 0 && !self.scope_armed() {
-            // Nothing works, nothing waits for an event, and no event sub-process
-            // could still take a scope over: the tokens at joins wait for ever.
+        } else if self.running == 0 && !self.rescue_armed() {
+            // Nothing works, nothing waits for an event, and no interrupting event
+            // sub-process or boundary on a sub-process could still take the stuck
+            // tokens away: those at joins wait for ever.
             let joins = self
                 .joins
                 .iter()

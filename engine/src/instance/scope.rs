@@ -106,11 +106,27 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// Whether some open scope has an event sub-process armed.
-    pub(super) fn scope_armed(&self) -> bool {
-        self.parked
-            .iter()
-            .any(|p| matches!(p.holder, Holder::Scope(_)))
+    /// Whether an armed trigger could still cancel tokens stuck at joins: an
+    /// interrupting event sub-process start, or an interrupting boundary event on a
+    /// sub-process (its token waits `InScope`, not counted as working). A
+    /// non-interrupting one only runs beside them.
+    pub(super) fn rescue_armed(&self) -> bool {
+        let interrupting = |arm: NodeIdx| {
+            matches!(
+                self.process.nodes[arm].kind,
+                NodeKind::EventSubStart {
+                    interrupting: true,
+                    ..
+                } | NodeKind::Boundary {
+                    interrupting: true,
+                    ..
+                }
+            )
+        };
+        self.parked.iter().any(|p| {
+            matches!(p.holder, Holder::Scope(_) | Holder::Guard(_))
+                && p.waits.iter().any(|w| interrupting(w.arm))
+        })
     }
 
     /// Open a scope and arm the triggers of its event sub-processes (errors and
@@ -338,6 +354,12 @@ impl<D: ProcessData> Instance<D> {
             return;
         };
         let inner = self.open_scope(Some(esp), Some(scope), None);
+        // Conditions true when armed fire now: a nested interrupting one takes the
+        // new scope over before its start runs.
+        self.fire_due();
+        if self.outcome.is_some() || self.scope(inner).is_none_or(|s| s.interrupted) {
+            return;
+        }
         let track = self.new_track(start, inner);
         self.record(track, start, Happening::Started);
         if let Some(slot) = self.slot_mut(track) {

@@ -107,22 +107,7 @@ impl<D: ProcessData> Instance<D> {
         // subscription that could target it exists.
         // Most instances park one token at a time: grow one entry at a time.
         self.parked.reserve_exact(1);
-        self.parked.push(Parked {
-            holder: Holder::Track(track),
-            at,
-            waits: Vec::with_capacity(arms.len()),
-        });
-        for &arm in arms {
-            match self.arm(arm) {
-                Ok(on) => self
-                    .parked
-                    .last_mut()
-                    .expect("just parked")
-                    .waits
-                    .push(Wait { arm, on, fired: 0 }),
-                Err(error) => return self.fail(error),
-            }
-        }
+        self.hold(Holder::Track(track), at, arms);
         if self.outcome.is_none()
             && matches!(
                 self.process.nodes[at].kind,
@@ -367,7 +352,7 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// Fire every timer that is due.
+    /// Fire every timer that is due, in deadline order.
     pub(super) fn on_timers(&mut self) {
         let now = Instant::now();
         while let Some(Reverse((deadline, id))) = self.timers.peek().copied() {
@@ -376,7 +361,9 @@ impl<D: ProcessData> Instance<D> {
             }
             self.timers.pop();
             if let Some((p, w)) = self.find_wait(On::Timer(id)) {
+                self.timer_due = Some(deadline);
                 self.flip(p, w, None);
+                self.timer_due = None;
             }
             if self.outcome.is_some() {
                 return;
@@ -468,8 +455,11 @@ impl<D: ProcessData> Instance<D> {
         let fired = wait.fired;
         match (trigger, wait.on) {
             (Trigger::Timer(spec), On::Timer(id)) => {
-                // A cycle fires again; a one-off timer is spent (its wait stays, idle).
-                if let Some(next) = spec().next(fired, Instant::now()) {
+                // A cycle fires again, counted from the deadline it fired for, so a
+                // late firing does not shift the schedule (and missed ticks catch
+                // up); a one-off timer is spent (its wait stays, idle).
+                let due = self.timer_due.unwrap_or_else(Instant::now);
+                if let Some(next) = spec().next(fired, due) {
                     self.timers.push(Reverse((next, id)));
                     self.reset_sleep();
                 }
@@ -600,7 +590,8 @@ impl<D: ProcessData> Instance<D> {
         if let Some(error) = failed {
             return self.fail(error);
         }
-        self.due = due;
+        // Conditions found true when armed and not fired yet keep their turn.
+        self.due.extend(due);
         self.fire_due();
     }
 
