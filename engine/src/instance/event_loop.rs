@@ -26,7 +26,7 @@ use tracing::{debug, info_span, trace, warn, Instrument, Span};
 use super::history::{Happening, History, TrackId};
 use super::join::JoinState;
 use super::scope::{ScopeId, ScopeSlot, ROOT};
-use super::track::{self, panic_message, Instruction, Report, PARK_SLOT};
+use super::track::{self, panic_message, Inbox, Instruction, Report};
 use super::waits::{ArmedCondition, Parked};
 use super::{Command, Finished, Input, InstanceError, InstanceHandle, InstanceId, Outcome};
 use crate::data::ProcessData;
@@ -100,9 +100,18 @@ pub(crate) fn spawn<D: ProcessData>(
         sleep: None,
     };
     let handle = InstanceHandle::new(id, instance.intake_tx.clone(), finished_rx);
+    // The loop. Written out here rather than as an `async fn` taking the instance:
+    // an async fn's state holds each argument twice (as passed and as moved into its
+    // local), and this future is most of a parked instance's memory.
+    let mut instance = instance;
+    let mut intake = intake;
     let body = async move {
-        let mut instance = instance;
-        instance.run(entry, intake, finished_tx, stop).await;
+        instance.start(entry);
+        instance.serve(&mut intake, &stop).await;
+        // Every track is stopped and awaited before the outcome is published, so an
+        // ended instance leaves no task behind.
+        instance.workers.shutdown().await;
+        instance.close(intake, &finished_tx);
     };
     let body = body.instrument(span);
     tracker.spawn_on(body, runtime);
@@ -145,7 +154,7 @@ pub(super) struct TrackSlot<D> {
     pub(super) scope: ScopeId,
     /// The track's park channel; `None` until its work first has to wait (a track
     /// whose work is always ready never needs a task).
-    inbox: Option<mpsc::Sender<Box<Instruction<D>>>>,
+    inbox: Option<Inbox<D>>,
     /// The track's task, to stop it when an interrupting boundary drops its work.
     task: Option<tokio::task::AbortHandle>,
 }
@@ -203,31 +212,20 @@ pub(super) struct Instance<D: ProcessData> {
 }
 
 impl<D: ProcessData> Instance<D> {
-    /// The loop. It borrows the instance, which its caller owns: the spawned future
-    /// then holds the instance once, not once as an argument and once as a local.
-    async fn run(
+    /// Take inputs until the instance has its outcome.
+    async fn serve(
         &mut self,
-        entry: Entry,
-        mut intake: mpsc::UnboundedReceiver<Input<D>>,
-        finished: watch::Sender<Option<Arc<Finished<D>>>>,
-        stop: CancellationToken,
+        intake: &mut mpsc::UnboundedReceiver<Input<D>>,
+        stop: &CancellationToken,
     ) {
         let cancelled = stop.cancelled();
         tokio::pin!(cancelled);
-        self.start(entry);
         while self.outcome.is_none() {
             tokio::select! {
                 biased;
                 _ = &mut cancelled => self.stop_all(Outcome::Cancelled(D::clone(&self.data))),
                 // The loop holds a sender itself, so the intake never closes.
-                Some(input) = intake.recv() => {
-                    self.inline_budget = INLINE_BUDGET;
-                    match input {
-                        Input::Track(report) => self.on_report(*report),
-                        Input::Handle(command) => self.on_command(*command),
-                        Input::Event(delivery) => self.on_event(*delivery),
-                    }
-                }
+                Some(input) = intake.recv() => self.on_input(input),
                 _ = async { self.sleep.as_mut().expect("guarded").await }, if self.sleep.is_some() => {
                     self.inline_budget = INLINE_BUDGET;
                     self.on_timers();
@@ -236,9 +234,23 @@ impl<D: ProcessData> Instance<D> {
             // Reap the tasks of tracks that ended (panics are caught in the track).
             while self.workers.try_join_next().is_some() {}
         }
-        // Every track is stopped and awaited before the outcome is published, so an
-        // ended instance leaves no task behind.
-        self.workers.shutdown().await;
+    }
+
+    fn on_input(&mut self, input: Input<D>) {
+        self.inline_budget = INLINE_BUDGET;
+        match input {
+            Input::Track(report) => self.on_report(*report),
+            Input::Handle(command) => self.on_command(*command),
+            Input::Event(delivery) => self.on_event(*delivery),
+        }
+    }
+
+    /// The instance ended: hand back what is in transit and publish the outcome.
+    fn close(
+        &mut self,
+        mut intake: mpsc::UnboundedReceiver<Input<D>>,
+        finished: &watch::Sender<Option<Arc<Finished<D>>>>,
+    ) {
         // Messages the broker handed us that no track took go back to it, so an
         // instance that ends while a message is on its way loses nothing.
         intake.close();
@@ -733,16 +745,13 @@ impl<D: ProcessData> Instance<D> {
 
     /// The track's park channel, spawning its task on first need: from then on the
     /// task waits on the channel for the loop's next instruction.
-    pub(super) fn track_inbox(
-        &mut self,
-        track: TrackId,
-    ) -> Option<&mpsc::Sender<Box<Instruction<D>>>> {
+    pub(super) fn track_inbox(&mut self, track: TrackId) -> Option<&mut Inbox<D>> {
         let (intake, span) = (&self.intake_tx, &self.span);
         let workers = &mut self.workers;
         let slot = self.tracks.iter_mut().find(|s| s.id == track)?;
         let task = &mut slot.task;
         Some(slot.inbox.get_or_insert_with(|| {
-            let (tx, rx) = mpsc::channel(PARK_SLOT);
+            let (tx, rx) = Inbox::new();
             let span = info_span!(parent: span, "track", track = track.0);
             *task = Some(workers.spawn(track::run(track, rx, intake.clone()).instrument(span)));
             tx
@@ -753,12 +762,12 @@ impl<D: ProcessData> Instance<D> {
     pub(super) fn send_to_track(&mut self, track: TrackId, instruction: Instruction<D>) {
         let sent = self
             .track_inbox(track)
-            .is_some_and(|inbox| inbox.try_send(Box::new(instruction)).is_ok());
+            .is_some_and(|inbox| inbox.send(instruction));
         if !sent {
-            // Unreachable by the one-outstanding-instruction protocol; fail loudly
-            // rather than leave the token stranded.
+            // Unreachable while the track lives; fail loudly rather than leave the
+            // token stranded.
             self.fail(InstanceError::Internal {
-                what: "a track's one-slot channel was full or closed",
+                what: "a track's park channel was closed",
             });
         }
     }

@@ -5,8 +5,8 @@
 //! handler runs on the loop until it first has to wait (DESIGN §7: no hop, no spawn
 //! for work that is ready). Work that waits is handed to the track's own tokio task,
 //! spawned the first time the track needs one. The task parks on its single-slot
-//! channel, of which the loop is the only sender and the only closer: an instruction
-//! wakes it, a closed channel ends it. A token waiting for an event (a catch, a
+//! channel ([`Inbox`]), of which the loop is the only sender and the only closer: an
+//! instruction wakes it, a closed channel ends it. A token waiting for an event (a catch, a
 //! receive or user task, an event-based gateway) parks the same way: producers never
 //! reach the track; the loop flips it out of its parked set and sends it the event.
 //! It never reads instance state and reports back only by sending on the loop's intake.
@@ -18,17 +18,44 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::data::{ProcessData, TaskError};
 use crate::graph::{NodeIdx, TaskRun};
 use crate::instance::history::TrackId;
 use crate::instance::Input;
 
-/// Capacity of a track's inbox. A track has at most one instruction outstanding —
-/// the loop sends the next only after the track reported on the last — so one slot
-/// is enough and the loop's `try_send` never finds it full.
-pub(crate) const PARK_SLOT: usize = 1;
+/// A track's park channel, the loop's end: a single slot (a oneshot channel). Each
+/// instruction travels with the receiving end of the next slot, so the track always
+/// waits on exactly one one-slot channel — a track has at most one instruction
+/// outstanding — and nothing sits idle in a multi-slot buffer (a parked instance's
+/// memory is mostly what its waiting token holds). Dropping it closes the channel:
+/// the parked track wakes and ends.
+pub(crate) struct Inbox<D>(oneshot::Sender<Parcel<D>>);
+
+/// One instruction, and the slot the next will come in.
+pub(crate) struct Parcel<D> {
+    instruction: Instruction<D>,
+    next: oneshot::Receiver<Parcel<D>>,
+}
+
+/// The track's end of its park channel.
+pub(crate) type Parked<D> = oneshot::Receiver<Parcel<D>>;
+
+impl<D> Inbox<D> {
+    /// A new park channel: the loop's end and the track's.
+    pub fn new() -> (Self, Parked<D>) {
+        let (tx, rx) = oneshot::channel();
+        (Inbox(tx), rx)
+    }
+
+    /// Send the track its next instruction; `false` if the track is gone.
+    pub fn send(&mut self, instruction: Instruction<D>) -> bool {
+        let (tx, next) = oneshot::channel();
+        let slot = std::mem::replace(&mut self.0, tx);
+        slot.send(Parcel { instruction, next }).is_ok()
+    }
+}
 
 /// What the loop tells a parked track to do.
 pub(crate) enum Instruction<D> {
@@ -73,11 +100,17 @@ pub(crate) enum Report<D> {
 /// The body of a track's task.
 pub(crate) async fn run<D: ProcessData>(
     track: TrackId,
-    mut inbox: mpsc::Receiver<Box<Instruction<D>>>,
+    mut inbox: Parked<D>,
     intake: mpsc::UnboundedSender<Input<D>>,
 ) {
-    while let Some(instruction) = inbox.recv().await {
-        let (node, base, outcome) = match *instruction {
+    loop {
+        // A statement of its own: a `while let` would keep the received parcel in
+        // the task's state across the handler's awaits.
+        let Ok(Parcel { instruction, next }) = (&mut inbox).await else {
+            return; // the loop closed the channel
+        };
+        inbox = next;
+        let (node, base, outcome) = match instruction {
             Instruction::Finish { node, base, run } => (node, base, CatchUnwind(run).await),
             Instruction::Deliver { node, base, apply } => {
                 let mut edited = D::clone(&base);
