@@ -537,6 +537,5 @@ fn failed_at_birth<D: ProcessData>(
         history: Default::default(),
         data,
     };
-    let (_, finished_rx) = tokio::sync::watch::channel(Some(Arc::new(finished)));
-    InstanceHandle::new(id, commands, finished_rx)
+    InstanceHandle::ended_at_birth(id, commands, finished)
 }

@@ -17,7 +17,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
@@ -64,7 +64,6 @@ pub(crate) fn spawn<D: ProcessData>(
         stop,
         history,
     } = birth;
-    let (finished_tx, finished_rx) = watch::channel(None);
     let (intake_tx, intake) = mpsc::unbounded_channel();
     let span = info_span!("instance", process = process.name, id = id.0);
     let instance = Instance {
@@ -99,7 +98,7 @@ pub(crate) fn spawn<D: ProcessData>(
         timer_due: None,
         sleep: None,
     };
-    let handle = InstanceHandle::new(id, instance.intake_tx.clone(), finished_rx);
+    let (handle, finished_tx) = InstanceHandle::new(id, instance.intake_tx.clone());
     // The loop. Written out here rather than as an `async fn` taking the instance:
     // an async fn's state holds each argument twice (as passed and as moved into its
     // local), and this future is most of a parked instance's memory.
@@ -249,7 +248,7 @@ impl<D: ProcessData> Instance<D> {
     fn close(
         &mut self,
         mut intake: mpsc::UnboundedReceiver<Input<D>>,
-        finished: &watch::Sender<Option<Arc<Finished<D>>>>,
+        finished: &super::Publisher<D>,
     ) {
         // Messages the broker handed us that no track took go back to it, so an
         // instance that ends while a message is on its way loses nothing.
@@ -270,11 +269,11 @@ impl<D: ProcessData> Instance<D> {
             .unwrap_or(Outcome::Failed(InstanceError::Lost));
         debug!(outcome = outcome.kind(), "instance ended");
         let data = D::clone(&self.data);
-        let _ = finished.send(Some(Arc::new(Finished {
+        finished.publish(Finished {
             outcome,
             history: std::mem::take(&mut self.history),
             data,
-        })));
+        });
     }
 
     // ----- inputs ---------------------------------------------------------------

@@ -4,6 +4,7 @@
 //! travel outward), its waits for events (`waits`), its tracks (`track`) and its
 //! history.
 
+mod ending;
 mod event_loop;
 pub(crate) mod history;
 mod join;
@@ -14,7 +15,10 @@ mod waits;
 use std::fmt;
 use std::sync::Arc;
 
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot};
+
+use ending::Ending;
+pub(crate) use ending::Publisher;
 
 pub(crate) use event_loop::{spawn, Birth, Entry};
 pub use history::{Happening, History, Step, TrackId};
@@ -267,7 +271,7 @@ pub enum WorkError {
 pub struct InstanceHandle<D> {
     id: InstanceId,
     commands: mpsc::UnboundedSender<Input<D>>,
-    finished: watch::Receiver<Option<Arc<Finished<D>>>>,
+    ending: Arc<Ending<D>>,
 }
 
 impl<D> Clone for InstanceHandle<D> {
@@ -275,21 +279,36 @@ impl<D> Clone for InstanceHandle<D> {
         Self {
             id: self.id,
             commands: self.commands.clone(),
-            finished: self.finished.clone(),
+            ending: Arc::clone(&self.ending),
         }
     }
 }
 
 impl<D: Clone> InstanceHandle<D> {
+    /// A handle, and the publisher the instance's loop leaves its end with.
     pub(crate) fn new(
         id: InstanceId,
         commands: mpsc::UnboundedSender<Input<D>>,
-        finished: watch::Receiver<Option<Arc<Finished<D>>>>,
+    ) -> (Self, Publisher<D>) {
+        let (publisher, ending) = Ending::new();
+        let handle = Self {
+            id,
+            commands,
+            ending,
+        };
+        (handle, publisher)
+    }
+
+    /// A handle on an instance that ended before it began.
+    pub(crate) fn ended_at_birth(
+        id: InstanceId,
+        commands: mpsc::UnboundedSender<Input<D>>,
+        finished: Finished<D>,
     ) -> Self {
         Self {
             id,
             commands,
-            finished,
+            ending: Ending::ended(finished),
         }
     }
 
@@ -309,7 +328,7 @@ impl<D: Clone> InstanceHandle<D> {
 
     /// Whether the instance has ended.
     pub fn is_finished(&self) -> bool {
-        self.finished.borrow().is_some()
+        self.ending.get().is_some()
     }
 
     /// The history so far (the whole history once the instance has ended).
@@ -408,16 +427,10 @@ impl<D: Clone> InstanceHandle<D> {
     }
 
     fn ended(&self) -> Option<Arc<Finished<D>>> {
-        self.finished.borrow().clone()
+        self.ending.get().flatten()
     }
 
     async fn wait_finished(&self) -> Option<Arc<Finished<D>>> {
-        let mut rx = self.finished.clone();
-        let result = rx
-            .wait_for(Option::is_some)
-            .await
-            .ok()
-            .and_then(|f| f.clone());
-        result
+        self.ending.wait().await
     }
 }
