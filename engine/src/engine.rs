@@ -531,7 +531,7 @@ fn failed_at_birth<D: ProcessData>(
     data: D,
     error: InstanceError,
 ) -> InstanceHandle<D> {
-    let (commands, _) = tokio::sync::mpsc::unbounded_channel::<Input<D>>();
+    let (commands, _) = crate::instance::intake_channel::<Input<D>>();
     let finished = Finished {
         outcome: Outcome::Failed(error),
         history: Default::default(),

@@ -17,7 +17,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 
-use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
@@ -64,7 +63,7 @@ pub(crate) fn spawn<D: ProcessData>(
         stop,
         history,
     } = birth;
-    let (intake_tx, intake) = mpsc::unbounded_channel();
+    let (intake_tx, intake) = super::intake::channel();
     let span = info_span!("instance", process = process.name, id = id.0);
     let instance = Instance {
         process,
@@ -170,7 +169,7 @@ pub(super) struct Instance<D: ProcessData> {
     pub(super) joins: Vec<JoinState>,
     history: History,
     /// The loop's own intake; cloned for every track task and handle.
-    pub(super) intake_tx: mpsc::UnboundedSender<Input<D>>,
+    pub(super) intake_tx: super::Intake<Input<D>>,
     /// The tracks' tasks; dropping or shutting it down stops them all.
     workers: JoinSet<()>,
     /// Tracks in state `Working`.
@@ -214,7 +213,7 @@ impl<D: ProcessData> Instance<D> {
     /// Take inputs until the instance has its outcome.
     async fn serve(
         &mut self,
-        intake: &mut mpsc::UnboundedReceiver<Input<D>>,
+        intake: &mut super::intake::IntakeReceiver<Input<D>>,
         stop: &CancellationToken,
     ) {
         let cancelled = stop.cancelled();
@@ -247,13 +246,13 @@ impl<D: ProcessData> Instance<D> {
     /// The instance ended: hand back what is in transit and publish the outcome.
     fn close(
         &mut self,
-        mut intake: mpsc::UnboundedReceiver<Input<D>>,
+        mut intake: super::intake::IntakeReceiver<Input<D>>,
         finished: &super::Publisher<D>,
     ) {
         // Messages the broker handed us that no track took go back to it, so an
         // instance that ends while a message is on its way loses nothing.
         intake.close();
-        while let Ok(input) = intake.try_recv() {
+        while let Some(input) = intake.try_recv() {
             if let Input::Event(delivery) = input {
                 if let Delivery::Message {
                     name, key, payload, ..

@@ -7,6 +7,7 @@
 mod ending;
 mod event_loop;
 pub(crate) mod history;
+mod intake;
 mod join;
 mod scope;
 mod track;
@@ -15,10 +16,11 @@ mod waits;
 use std::fmt;
 use std::sync::Arc;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use ending::Ending;
 pub(crate) use ending::Publisher;
+pub(crate) use intake::{channel as intake_channel, Intake};
 
 pub(crate) use event_loop::{spawn, Birth, Entry};
 pub use history::{Happening, History, Step, TrackId};
@@ -179,15 +181,14 @@ pub(crate) struct Finished<D> {
 /// Everything the loop hears, on its one intake channel: reports from its tracks and
 /// requests from handles.
 ///
-/// Each variant is boxed: the channel's slots stay one pointer wide, which keeps an
-/// idle instance's intake small (the channel allocates its slots in blocks).
+/// Each variant is boxed, so an entry of the intake stays small.
 pub(crate) enum Input<D> {
     Track(Box<track::Report<D>>),
     Handle(Box<Command<D>>),
     Event(Box<crate::events::Delivery>),
 }
 
-impl<D: crate::ProcessData> crate::events::Mailbox for mpsc::UnboundedSender<Input<D>> {
+impl<D: crate::ProcessData> crate::events::Mailbox for Intake<Input<D>> {
     fn post(&self, delivery: crate::events::Delivery) -> bool {
         self.send(Input::Event(Box::new(delivery))).is_ok()
     }
@@ -270,7 +271,7 @@ pub enum WorkError {
 /// ```
 pub struct InstanceHandle<D> {
     id: InstanceId,
-    commands: mpsc::UnboundedSender<Input<D>>,
+    commands: Intake<Input<D>>,
     ending: Arc<Ending<D>>,
 }
 
@@ -286,10 +287,7 @@ impl<D> Clone for InstanceHandle<D> {
 
 impl<D: Clone> InstanceHandle<D> {
     /// A handle, and the publisher the instance's loop leaves its end with.
-    pub(crate) fn new(
-        id: InstanceId,
-        commands: mpsc::UnboundedSender<Input<D>>,
-    ) -> (Self, Publisher<D>) {
+    pub(crate) fn new(id: InstanceId, commands: Intake<Input<D>>) -> (Self, Publisher<D>) {
         let (publisher, ending) = Ending::new();
         let handle = Self {
             id,
@@ -302,7 +300,7 @@ impl<D: Clone> InstanceHandle<D> {
     /// A handle on an instance that ended before it began.
     pub(crate) fn ended_at_birth(
         id: InstanceId,
-        commands: mpsc::UnboundedSender<Input<D>>,
+        commands: Intake<Input<D>>,
         finished: Finished<D>,
     ) -> Self {
         Self {

@@ -18,7 +18,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use crate::data::{ProcessData, TaskError};
 use crate::graph::{NodeIdx, TaskRun};
@@ -101,7 +101,7 @@ pub(crate) enum Report<D> {
 pub(crate) async fn run<D: ProcessData>(
     track: TrackId,
     mut inbox: Parked<D>,
-    intake: mpsc::UnboundedSender<Input<D>>,
+    intake: crate::instance::Intake<Input<D>>,
 ) {
     loop {
         // A statement of its own: a `while let` would keep the received parcel in
