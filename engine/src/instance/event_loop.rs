@@ -10,23 +10,20 @@
 //! a step produces are all placed before any inclusive join is checked, which is how
 //! a token "in transit" to a join defers its firing (ADR-005 §2.10).
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 
 use tokio::task::JoinSet;
-use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, info_span, trace, warn, Instrument, Span};
+use tracing::{debug, info_span, trace, warn, Instrument};
 
 use super::history::{Happening, History, TrackId};
 use super::join::JoinState;
 use super::scope::{ScopeId, ScopeSlot, ROOT};
 use super::track::{self, panic_message, Inbox, Instruction, Report};
-use super::waits::{ArmedCondition, Parked};
+use super::waits::{Clock, Parked};
 use super::{Command, Finished, Input, InstanceError, InstanceHandle, InstanceId, Outcome};
 use crate::data::ProcessData;
 use crate::events::{Delivery, Hub, Mailbox};
@@ -68,10 +65,12 @@ pub(crate) fn spawn<D: ProcessData>(
     let instance = Instance {
         process,
         data: Arc::new(data),
-        tracks: Vec::new(),
+        // Room for the first track and the first two steps (start, then a wait or a
+        // task): what an instance parked at its first catch keeps; more grows.
+        tracks: Vec::with_capacity(1),
         joins: Vec::new(),
         history: if history {
-            History::with_capacity(4)
+            History::with_capacity(2)
         } else {
             History::off()
         },
@@ -80,7 +79,6 @@ pub(crate) fn spawn<D: ProcessData>(
         running: 0,
         next_track: 0,
         outcome: None,
-        span: span.clone(),
         moves: VecDeque::new(),
         taken: Vec::new(),
         inline_budget: INLINE_BUDGET,
@@ -90,12 +88,8 @@ pub(crate) fn spawn<D: ProcessData>(
         scopes: Vec::new(),
         next_scope: 0,
         root_interrupted: false,
-        conditions: Vec::new(),
-        due: Vec::new(),
-        timers: BinaryHeap::new(),
         next_timer: 0,
-        timer_due: None,
-        sleep: None,
+        clock: None,
     };
     let (handle, finished_tx) = InstanceHandle::new(id, instance.intake_tx.clone());
     // The loop. Written out here rather than as an `async fn` taking the instance:
@@ -103,8 +97,11 @@ pub(crate) fn spawn<D: ProcessData>(
     // local), and this future is most of a parked instance's memory.
     let mut instance = instance;
     let mut intake = intake;
+    // Boxed: the future keeps its captures for its whole life, and the entry is
+    // needed only for the first step.
+    let entry = Box::new(entry);
     let body = async move {
-        instance.start(entry);
+        instance.start(*entry);
         instance.serve(&mut intake, &stop).await;
         // Every track is stopped and awaited before the outcome is published, so an
         // ended instance leaves no task behind.
@@ -175,8 +172,10 @@ pub(super) struct Instance<D: ProcessData> {
     /// Tracks in state `Working`.
     pub(super) running: usize,
     next_track: u32,
-    pub(super) outcome: Option<Outcome<D>>,
-    pub(super) span: Span,
+    /// How the instance ended, once it has. Boxed: it holds the data and the error
+    /// inline, and the loop's future (a parked instance's memory) carries the field
+    /// from start to end.
+    pub(super) outcome: Option<Box<Outcome<D>>>,
     /// Scratch buffers of `leave` and `split`, kept to avoid an allocation per step.
     moves: VecDeque<Move>,
     taken: Vec<FlowIdx>,
@@ -195,18 +194,10 @@ pub(super) struct Instance<D: ProcessData> {
     pub(super) next_scope: u32,
     /// An interrupting event sub-process took the process's own scope over.
     pub(super) root_interrupted: bool,
-    /// Armed conditional events, in arming order, and those found true and not yet
-    /// fired.
-    pub(super) conditions: Vec<ArmedCondition<D>>,
-    pub(super) due: Vec<u64>,
-    /// Loop-owned timers: (deadline, id), earliest first, and the sleep that wakes
-    /// the loop for the earliest.
-    pub(super) timers: BinaryHeap<Reverse<(Instant, u64)>>,
+    /// Ids of timers and conditional events.
     pub(super) next_timer: u64,
-    /// While a timer fires: the deadline it fired for (a cycle's next one counts
-    /// from it).
-    pub(super) timer_due: Option<Instant>,
-    pub(super) sleep: Option<Pin<Box<Sleep>>>,
+    /// Timers and conditional events, made on first need.
+    pub(super) clock: Option<Box<Clock<D>>>,
 }
 
 impl<D: ProcessData> Instance<D> {
@@ -224,7 +215,8 @@ impl<D: ProcessData> Instance<D> {
                 _ = &mut cancelled => self.stop_all(Outcome::Cancelled(D::clone(&self.data))),
                 // The loop holds a sender itself, so the intake never closes.
                 Some(input) = intake.recv() => self.on_input(input),
-                _ = async { self.sleep.as_mut().expect("guarded").await }, if self.sleep.is_some() => {
+                _ = async { self.clock.as_mut().and_then(|c| c.sleep.as_mut()).expect("guarded").await },
+                    if self.clock.as_ref().is_some_and(|c| c.sleep.is_some()) => {
                     self.inline_budget = INLINE_BUDGET;
                     self.on_timers();
                 }
@@ -265,7 +257,7 @@ impl<D: ProcessData> Instance<D> {
         let outcome = self
             .outcome
             .take()
-            .unwrap_or(Outcome::Failed(InstanceError::Lost));
+            .map_or(Outcome::Failed(InstanceError::Lost), |outcome| *outcome);
         debug!(outcome = outcome.kind(), "instance ended");
         let data = D::clone(&self.data);
         finished.publish(Finished {
@@ -459,7 +451,7 @@ impl<D: ProcessData> Instance<D> {
         if self.tracks.is_empty() {
             // The process's scope completes: its event sub-processes go with it.
             self.disarm_all();
-            self.outcome = Some(Outcome::Completed(D::clone(&self.data)));
+            self.outcome = Some(Box::new(Outcome::Completed(D::clone(&self.data))));
         } else if self.running == 0 && !self.rescue_armed() {
             // Nothing works, nothing waits for an event, and no interrupting event
             // sub-process or boundary on a sub-process could still take the stuck
@@ -723,7 +715,8 @@ impl<D: ProcessData> Instance<D> {
         if self.inline_budget > 0 {
             self.inline_budget -= 1;
             // The handler's own events belong to its track, inline as on its task.
-            let span = info_span!(parent: &self.span, "track", track = track.0, node = self.process.nodes[node].id);
+            // The loop runs inside the instance's span: it is the current one here.
+            let span = info_span!("track", track = track.0, node = self.process.nodes[node].id);
             let polled = span.in_scope(|| track::poll_once(&mut run));
             match polled {
                 Ok(Poll::Ready((edited, result))) => {
@@ -744,13 +737,13 @@ impl<D: ProcessData> Instance<D> {
     /// The track's park channel, spawning its task on first need: from then on the
     /// task waits on the channel for the loop's next instruction.
     pub(super) fn track_inbox(&mut self, track: TrackId) -> Option<&mut Inbox<D>> {
-        let (intake, span) = (&self.intake_tx, &self.span);
+        let intake = &self.intake_tx;
         let workers = &mut self.workers;
         let slot = self.tracks.iter_mut().find(|s| s.id == track)?;
         let task = &mut slot.task;
         Some(slot.inbox.get_or_insert_with(|| {
             let (tx, rx) = Inbox::new();
-            let span = info_span!(parent: span, "track", track = track.0);
+            let span = info_span!("track", track = track.0);
             *task = Some(workers.spawn(track::run(track, rx, intake.clone()).instrument(span)));
             tx
         }))
@@ -936,7 +929,7 @@ impl<D: ProcessData> Instance<D> {
         self.disarm_all();
         // Dropping the slots closed every park channel: parked tracks wake and end.
         self.workers.abort_all();
-        self.outcome = Some(outcome);
+        self.outcome = Some(Box::new(outcome));
     }
 
     pub(super) fn fail(&mut self, error: InstanceError) {

@@ -104,42 +104,60 @@ pub(crate) async fn run<D: ProcessData>(
     intake: crate::instance::Intake<Input<D>>,
 ) {
     loop {
-        // A statement of its own: a `while let` would keep the received parcel in
-        // the task's state across the handler's awaits.
-        let Ok(Parcel { instruction, next }) = (&mut inbox).await else {
-            return; // the loop closed the channel
-        };
-        inbox = next;
-        let (node, base, outcome) = match instruction {
-            Instruction::Finish { node, base, run } => (node, base, CatchUnwind(run).await),
-            Instruction::Deliver { node, base, apply } => {
-                let mut edited = D::clone(&base);
-                let outcome = match apply {
-                    None => Ok((edited, Ok(()))),
-                    Some(apply) => catch_unwind(AssertUnwindSafe(|| apply(&mut edited)))
-                        .map(|result| (edited, result)),
-                };
-                (node, base, outcome)
+        // The instruction lives only in this block: what the task's state holds
+        // across a handler's awaits is the node, the snapshot and the run, nothing
+        // more (this future is part of every parked token's memory).
+        let (node, base, run) = {
+            let Ok(Parcel { instruction, next }) = (&mut inbox).await else {
+                return; // the loop closed the channel
+            };
+            inbox = next;
+            match instruction {
+                Instruction::Finish { node, base, run } => (node, base, run),
+                Instruction::Deliver { node, base, apply } => {
+                    let mut edited = D::clone(&base);
+                    let outcome = match apply {
+                        None => Ok((edited, Ok(()))),
+                        Some(apply) => catch_unwind(AssertUnwindSafe(|| apply(&mut edited)))
+                            .map(|result| (edited, result)),
+                    };
+                    if !report(&intake, track, node, base, outcome) {
+                        return;
+                    }
+                    continue;
+                }
             }
         };
-        let report = match outcome {
-            Ok((edited, result)) => Report::TaskDone {
-                track,
-                node,
-                base,
-                edited,
-                result,
-            },
-            Err(panic) => Report::TaskPanicked {
-                track,
-                node,
-                message: panic_message(panic),
-            },
-        };
-        if intake.send(Input::Track(Box::new(report))).is_err() {
+        let outcome = CatchUnwind(run).await;
+        if !report(&intake, track, node, base, outcome) {
             return; // the instance ended while we worked
         }
     }
+}
+
+/// Tell the loop how the work at `node` went; `false` if the instance has ended.
+fn report<D>(
+    intake: &crate::instance::Intake<Input<D>>,
+    track: TrackId,
+    node: NodeIdx,
+    base: Arc<D>,
+    outcome: Result<RunOutput<D>, Box<dyn Any + Send>>,
+) -> bool {
+    let report = match outcome {
+        Ok((edited, result)) => Report::TaskDone {
+            track,
+            node,
+            base,
+            edited,
+            result,
+        },
+        Err(panic) => Report::TaskPanicked {
+            track,
+            node,
+            message: panic_message(panic),
+        },
+    };
+    intake.send(Input::Track(Box::new(report))).is_ok()
 }
 
 /// What a task's run gives back: the task's copy and the handler's result.

@@ -11,10 +11,12 @@
 //! (the catch's key over the current data) and on a mismatch keeps the track parked.
 
 use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
 use std::sync::Arc;
 
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 use tracing::{debug, warn};
 
 use super::event_loop::{Instance, TrackState};
@@ -51,6 +53,34 @@ pub(super) enum Holder {
     Guard(TrackId),
     /// The event sub-process starts of a running scope, armed while it is open.
     Scope(ScopeId),
+}
+
+/// The loop's own timers and conditional events, made on first need: most instances
+/// arm neither, and out of line they cost such an instance one pointer.
+pub(super) struct Clock<D: 'static> {
+    /// Armed conditional events, in arming order, and those found true and not yet
+    /// fired.
+    pub conditions: Vec<ArmedCondition<D>>,
+    pub due: Vec<u64>,
+    /// Armed timers: (deadline, id), earliest first, and the sleep that wakes the
+    /// loop for the earliest.
+    pub timers: BinaryHeap<Reverse<(Instant, u64)>>,
+    pub sleep: Option<Pin<Box<Sleep>>>,
+    /// While a timer fires: the deadline it fired for (a cycle's next one counts
+    /// from it).
+    pub timer_due: Option<Instant>,
+}
+
+impl<D> Clock<D> {
+    fn new() -> Self {
+        Self {
+            conditions: Vec::new(),
+            due: Vec::new(),
+            timers: BinaryHeap::new(),
+            sleep: None,
+            timer_due: None,
+        }
+    }
 }
 
 /// An armed conditional event (ADR-006 §2.7), in arming order.
@@ -234,7 +264,7 @@ impl<D: ProcessData> Instance<D> {
                 self.next_timer += 1;
                 // A deadline the clock cannot represent never comes: the wait stays.
                 if let Some(deadline) = spec.first(Instant::now()) {
-                    self.timers.push(Reverse((deadline, id)));
+                    self.clock().timers.push(Reverse((deadline, id)));
                     self.reset_sleep();
                 }
                 On::Timer(id)
@@ -246,7 +276,7 @@ impl<D: ProcessData> Instance<D> {
                 // once — as soon as the arming is complete (`fire_due`).
                 let now = self.user_code(node.id, || condition(&self.data))?;
                 if now {
-                    self.due.push(id);
+                    self.clock().due.push(id);
                 }
                 let armed = ArmedCondition {
                     id,
@@ -255,7 +285,7 @@ impl<D: ProcessData> Instance<D> {
                     on,
                     last: now,
                 };
-                self.conditions.push(armed);
+                self.clock().conditions.push(armed);
                 On::Condition(id)
             }
             // Not subscriptions: matched against what a handler returns.
@@ -289,7 +319,11 @@ impl<D: ProcessData> Instance<D> {
         for wait in &parked.waits {
             match wait.on {
                 On::Hub(sub) => self.hub.unsubscribe(sub),
-                On::Condition(id) => self.conditions.retain(|c| c.id != id),
+                On::Condition(id) => {
+                    if let Some(clock) = &mut self.clock {
+                        clock.conditions.retain(|c| c.id != id);
+                    }
+                }
                 On::Timer(_) | On::User => {}
             }
         }
@@ -300,9 +334,12 @@ impl<D: ProcessData> Instance<D> {
         for parked in std::mem::take(&mut self.parked) {
             self.disarm(&parked);
         }
-        self.conditions.clear();
-        self.timers.clear();
-        self.sleep = None;
+        self.clock = None;
+    }
+
+    /// The loop's timers and conditions, made on first need.
+    fn clock(&mut self) -> &mut Clock<D> {
+        self.clock.get_or_insert_with(|| Box::new(Clock::new()))
     }
 
     // ----- deliveries ---------------------------------------------------------
@@ -355,15 +392,19 @@ impl<D: ProcessData> Instance<D> {
     /// Fire every timer that is due, in deadline order.
     pub(super) fn on_timers(&mut self) {
         let now = Instant::now();
-        while let Some(Reverse((deadline, id))) = self.timers.peek().copied() {
+        while let Some(Reverse((deadline, id))) =
+            self.clock.as_ref().and_then(|c| c.timers.peek().copied())
+        {
             if deadline > now {
                 break;
             }
-            self.timers.pop();
+            self.clock().timers.pop();
             if let Some((p, w)) = self.find_wait(On::Timer(id)) {
-                self.timer_due = Some(deadline);
+                self.clock().timer_due = Some(deadline);
                 self.flip(p, w, None);
-                self.timer_due = None;
+                if let Some(clock) = &mut self.clock {
+                    clock.timer_due = None;
+                }
             }
             if self.outcome.is_some() {
                 return;
@@ -374,11 +415,14 @@ impl<D: ProcessData> Instance<D> {
 
     /// Point the loop's sleep at the earliest timer.
     pub(super) fn reset_sleep(&mut self) {
-        match self.timers.peek() {
-            None => self.sleep = None,
-            Some(Reverse((deadline, _))) => match &mut self.sleep {
+        let Some(clock) = &mut self.clock else {
+            return;
+        };
+        match clock.timers.peek() {
+            None => clock.sleep = None,
+            Some(Reverse((deadline, _))) => match &mut clock.sleep {
                 Some(sleep) => sleep.as_mut().reset(*deadline),
-                None => self.sleep = Some(Box::pin(tokio::time::sleep_until(*deadline))),
+                None => clock.sleep = Some(Box::pin(tokio::time::sleep_until(*deadline))),
             },
         }
     }
@@ -458,9 +502,9 @@ impl<D: ProcessData> Instance<D> {
                 // A cycle fires again, counted from the deadline it fired for, so a
                 // late firing does not shift the schedule (and missed ticks catch
                 // up); a one-off timer is spent (its wait stays, idle).
-                let due = self.timer_due.unwrap_or_else(Instant::now);
+                let due = self.clock().timer_due.unwrap_or_else(Instant::now);
                 if let Some(next) = spec().next(fired, due) {
-                    self.timers.push(Reverse((next, id)));
+                    self.clock().timers.push(Reverse((next, id)));
                     self.reset_sleep();
                 }
             }
@@ -560,13 +604,15 @@ impl<D: ProcessData> Instance<D> {
     /// fire in arming order — a firing that withdraws a later one (an interrupting
     /// boundary) voids it.
     pub(super) fn recheck_conditions(&mut self, changed: &crate::ChangedFields) {
-        if self.conditions.is_empty() {
+        let (data, Some(clock)) = (&self.data, self.clock.as_mut()) else {
+            return;
+        };
+        if clock.conditions.is_empty() {
             return;
         }
         let mut due = Vec::new();
-        let data = &self.data;
         let mut failed = None;
-        for armed in &mut self.conditions {
+        for armed in &mut clock.conditions {
             if !(armed.on.is_empty() || armed.on.iter().any(|f| changed.contains(f))) {
                 continue;
             }
@@ -591,14 +637,18 @@ impl<D: ProcessData> Instance<D> {
             return self.fail(error);
         }
         // Conditions found true when armed and not fired yet keep their turn.
-        self.due.extend(due);
+        self.clock().due.extend(due);
         self.fire_due();
     }
 
     /// Fire the conditions found true (at arming, or on a commit's edge), in arming
     /// order; one that a previous firing withdrew is void.
     pub(super) fn fire_due(&mut self) {
-        for id in std::mem::take(&mut self.due) {
+        let due = match &mut self.clock {
+            Some(clock) => std::mem::take(&mut clock.due),
+            None => return,
+        };
+        for id in due {
             if self.outcome.is_some() {
                 return;
             }
