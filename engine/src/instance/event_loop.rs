@@ -66,11 +66,12 @@ pub(crate) fn spawn<D: ProcessData>(
         process,
         data: Arc::new(data),
         // Room for the first track and the first two steps (start, then a wait or a
-        // task): what an instance parked at its first catch keeps; more grows.
+        // task): what an instance parked at its first catch keeps. A history that
+        // outgrows that makes room for about a run through the process.
         tracks: Vec::with_capacity(1),
         joins: Vec::new(),
         history: if history {
-            History::with_capacity(2)
+            History::with_capacity(2, (4 * process.nodes.len()).min(64))
         } else {
             History::off()
         },

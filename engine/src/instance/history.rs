@@ -108,20 +108,34 @@ pub struct Step {
 
 /// The ordered history of an instance. Empty when the engine records none
 /// ([`EngineConfig::history`](crate::EngineConfig::history)).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct History {
     steps: Vec<Step>,
     /// Recording is off: pushes are dropped.
     off: bool,
+    /// How many steps to make room for when the history first outgrows its start
+    /// (about what a run through the process records), so a longer instance grows
+    /// once or twice rather than doubling from two.
+    first_growth: u32,
 }
+
+/// Two histories are equal when they recorded the same steps (and both record).
+impl PartialEq for History {
+    fn eq(&self, other: &Self) -> bool {
+        self.steps == other.steps && self.off == other.off
+    }
+}
+
+impl Eq for History {}
 
 impl History {
     /// An empty history with room for `steps` steps (a short instance's whole
     /// history, so it does not grow step by step).
-    pub(crate) fn with_capacity(steps: usize) -> Self {
+    pub(crate) fn with_capacity(steps: usize, first_growth: usize) -> Self {
         Self {
             steps: Vec::with_capacity(steps),
             off: false,
+            first_growth: u32::try_from(first_growth).unwrap_or(u32::MAX),
         }
     }
 
@@ -130,12 +144,18 @@ impl History {
         Self {
             steps: Vec::new(),
             off: true,
+            first_growth: 0,
         }
     }
 
     pub(crate) fn push(&mut self, track: TrackId, node: &'static str, what: Happening) {
         if self.off {
             return;
+        }
+        if self.steps.len() == self.steps.capacity() && self.first_growth > 0 {
+            let room = (self.first_growth as usize).max(self.steps.len());
+            self.steps.reserve_exact(room);
+            self.first_growth = 0;
         }
         self.steps.push(Step { track, node, what });
     }
