@@ -388,6 +388,17 @@ impl<D: ProcessData> Instance<D> {
             } => {
                 let _ = reply.send(self.complete_work(&node, update));
             }
+            Command::RaiseFromWork {
+                node,
+                code,
+                error,
+                reply,
+            } => {
+                // A step: what the raise cancels or starts settles like any move.
+                let mut result = Ok(());
+                self.step(|this, _| result = this.raise_from_work(&node, code, error));
+                let _ = reply.send(result);
+            }
             Command::FailWork {
                 node,
                 message,

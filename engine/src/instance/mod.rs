@@ -208,6 +208,13 @@ pub(crate) enum Command<D> {
         update: WorkUpdate<D>,
         reply: oneshot::Sender<Result<(), WorkError>>,
     },
+    /// The user task `node` raises a BPMN error (`Some(message)`) or an escalation.
+    RaiseFromWork {
+        node: String,
+        code: String,
+        error: Option<String>,
+        reply: oneshot::Sender<Result<(), WorkError>>,
+    },
     FailWork {
         node: String,
         message: String,
@@ -403,6 +410,75 @@ impl<D: Clone> InstanceHandle<D> {
             .ask(|reply| Command::FailWork {
                 node,
                 message,
+                reply,
+            })
+            .await;
+        reply.unwrap_or(Err(WorkError::InstanceEnded))
+    }
+
+    /// The user task `node` ends with a BPMN error, as a task's handler does with
+    /// [`TaskError::bpmn`](crate::TaskError::bpmn): an error boundary on the user task
+    /// catches it, else it travels outward scope by scope (an error event
+    /// sub-process, a boundary on an enclosing sub-process); uncaught, the instance
+    /// fails with [`InstanceError::UncaughtError`].
+    ///
+    /// ```
+    /// # use thresh::{process, Engine, Outcome, ProcessData};
+    /// # #[derive(Clone, Debug, Default, ProcessData)] struct Doc { note: String }
+    /// process! {
+    ///     REVIEW: Doc {
+    ///         start begin;
+    ///         user review;
+    ///         boundary rejected on review: error("REJECTED", apply = |d, e: &thresh::events::BpmnError| d.note = e.message.clone());
+    ///         end approved;
+    ///         end returned;
+    ///         begin -> review -> approved;
+    ///         rejected -> returned;
+    ///     }
+    /// }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let engine = Engine::new();
+    /// let handle = engine.start(&REVIEW, Doc::default());
+    /// # while handle.open_work().await.is_empty() { tokio::task::yield_now().await; }
+    /// handle.raise_error("review", "REJECTED", "missing a signature").await.unwrap();
+    /// let Outcome::Completed(doc) = handle.outcome().await else { panic!() };
+    /// assert_eq!(doc.note, "missing a signature");
+    /// # }
+    /// ```
+    pub async fn raise_error(
+        &self,
+        node: &str,
+        code: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Result<(), WorkError> {
+        self.raise(node, code.into(), Some(message.into())).await
+    }
+
+    /// The user task `node` raises an escalation, as a task's handler does with
+    /// [`TaskError::escalate`](crate::TaskError::escalate): an escalation boundary on
+    /// the user task, or further out, catches it — an interrupting one ends the user
+    /// task, a non-interrupting one starts its path beside it and the user task stays
+    /// open. Uncaught, it is no error and the user task stays open.
+    pub async fn raise_escalation(
+        &self,
+        node: &str,
+        code: impl Into<String>,
+    ) -> Result<(), WorkError> {
+        self.raise(node, code.into(), None).await
+    }
+
+    async fn raise(
+        &self,
+        node: &str,
+        code: String,
+        error: Option<String>,
+    ) -> Result<(), WorkError> {
+        let node = node.to_string();
+        let reply = self
+            .ask(|reply| Command::RaiseFromWork {
+                node,
+                code,
+                error,
                 reply,
             })
             .await;

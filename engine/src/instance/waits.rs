@@ -712,6 +712,55 @@ impl<D: ProcessData> Instance<D> {
         Ok(())
     }
 
+    /// The user task `node` raises an error (`Some(message)`) or an escalation: its
+    /// own boundary catches it first, then the scopes around it.
+    pub(super) fn raise_from_work(
+        &mut self,
+        node: &str,
+        code: String,
+        error: Option<String>,
+    ) -> Result<(), WorkError> {
+        let (p, track) = self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
+            node: node.to_string(),
+        })?;
+        let at = self.parked[p].at;
+        let scope = self.slot_mut(track).map_or(super::scope::ROOT, |s| s.scope);
+        match error {
+            Some(message) => {
+                self.record(track, at, Happening::ErrorThrown { code: code.clone() });
+                // The user task's work ends with the error, caught or not.
+                let wait = self.parked.remove(p);
+                self.disarm(&wait);
+                match self.catching_boundary(at, true, &code) {
+                    Some(boundary) => {
+                        let payload: Payload = Arc::new(crate::events::BpmnError { code, message });
+                        let apply = self.apply_for(boundary, Some(payload));
+                        self.interrupt(track, at, boundary, apply);
+                    }
+                    None => self.throw_error(scope, at, code, message),
+                }
+            }
+            None => {
+                self.record(track, at, Happening::Escalated { code: code.clone() });
+                match self.catching_boundary(at, false, &code) {
+                    Some(boundary) => {
+                        let payload: Payload = Arc::new(crate::events::Escalation { code });
+                        let apply = self.apply_for(boundary, Some(payload));
+                        match self.process.nodes[boundary].kind {
+                            NodeKind::Boundary {
+                                interrupting: true, ..
+                            } => self.interrupt(track, at, boundary, apply),
+                            // The user task stays open beside the boundary's path.
+                            _ => self.fork_to(track, boundary, apply),
+                        }
+                    }
+                    None => self.throw_escalation(scope, code),
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn fail_work(&mut self, node: &str, message: String) -> Result<(), WorkError> {
         let (p, track) = self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
             node: node.to_string(),
