@@ -37,14 +37,14 @@
 #![allow(clippy::manual_is_multiple_of)]
 
 #[macro_use]
-mod boundary_kit;
+mod common;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use boundary_kit::*;
+use common::*;
 use thresh::events::{BpmnError, Escalation};
 use thresh::{
     process, BrokerStats, Engine, Happening, InstanceError, Outcome, ProcessData, Published,
@@ -93,7 +93,7 @@ fn job_with(id: impl Into<String>, code: &str, slow: bool) -> Job {
 
 async fn charge(j: &mut Job) -> Result<(), TaskError> {
     if j.slow {
-        jitter().await;
+        yield_jitter().await;
         tokio::task::yield_now().await;
     }
     j.worked = true;
@@ -106,7 +106,7 @@ async fn charge(j: &mut Job) -> Result<(), TaskError> {
 
 async fn work(j: &mut Job) -> Result<(), TaskError> {
     if j.slow {
-        jitter().await;
+        yield_jitter().await;
         tokio::task::yield_now().await;
     }
     j.worked = true;
@@ -603,7 +603,7 @@ async fn an_error_is_caught_by_the_best_matching_boundary(i: usize) {
     let id = format!("err-{i}");
     let code = ["", "DECLINED", "FRAUD", "declined"][i % 4];
     let data = job_with(&id, code, i / 4 % 2 == 1);
-    let (outcome, history) = finish(&engine.start(&ERRORS, data.clone())).await;
+    let (outcome, history) = finish_strict(&engine.start(&ERRORS, data.clone())).await;
     let (rows, expected) = errors_expected(code, &id);
     let data_out = completed(outcome, &history);
     assert_eq!(
@@ -626,7 +626,7 @@ async fn a_plain_failure_is_not_caught_by_an_error_boundary() {
     let engine = Engine::new();
     for slow in [false, true] {
         let (outcome, history) =
-            finish(&engine.start(&ERRORS, job_with("plain", "PLAIN", slow))).await;
+            finish_strict(&engine.start(&ERRORS, job_with("plain", "PLAIN", slow))).await;
         assert_eq!(
             failed(outcome, &history),
             InstanceError::TaskFailed {
@@ -660,7 +660,7 @@ async fn an_uncaught_error_fails_the_instance(i: usize) {
     let id = format!("uncaught-{i}");
     let slow = i % 2 == 1;
     let handle = engine.start(&UNCAUGHT, job_with(&id, "DECLINED", slow));
-    let (outcome, history) = finish(&handle).await;
+    let (outcome, history) = finish_strict(&handle).await;
     assert_eq!(
         failed(outcome, &history),
         InstanceError::UncaughtError {
@@ -680,7 +680,8 @@ async fn an_uncaught_error_fails_the_instance(i: usize) {
     );
     assert!(!handle.data().await.expect("data").worked);
 
-    let (outcome, history) = finish(&engine.start(&UNCAUGHT, job_with(&id, "OTHER", slow))).await;
+    let (outcome, history) =
+        finish_strict(&engine.start(&UNCAUGHT, job_with(&id, "OTHER", slow))).await;
     completed(outcome, &history);
     assert_eq!(history.ended_at(), ["other_end"]);
     assert_eq!(spawns(&history, "esc"), 0);
@@ -701,7 +702,7 @@ async fn an_error_end_event_fails_the_instance() {
             ..job("boom")
         },
     );
-    let (outcome, history) = finish_in(&handle, DAY).await;
+    let (outcome, history) = finish_strict_in(&handle, DAY).await;
     assert_eq!(
         failed(outcome, &history),
         InstanceError::UncaughtError {
@@ -739,7 +740,7 @@ async fn an_error_end_event_fails_the_instance() {
     // Without the error the instance waits at `wait`; the hour passes and the timer
     // boundary takes it.
     let handle = engine.start(&ERROR_END, job("fine"));
-    let (outcome, history) = finish_in(&handle, DAY).await;
+    let (outcome, history) = finish_strict_in(&handle, DAY).await;
     completed(outcome, &history);
     assert_eq!(history.ended_at(), ["fine", "late_end"]);
     assert_eq!(count(&history, "wait", &interrupted("late")), 1);
@@ -756,7 +757,7 @@ async fn escalations_by_code(i: usize) {
     let code = ["LATE", "STOP", "OTHER"][i % 3];
     let id = format!("esc-{i}");
     let data = job_with(&id, code, i / 3 % 2 == 1);
-    let (outcome, history) = finish(&engine.start(&ESCALATE, data.clone())).await;
+    let (outcome, history) = finish_strict(&engine.start(&ESCALATE, data.clone())).await;
     let data_out = completed(outcome, &history);
     let rows = steps(&history);
     let start = [
@@ -827,7 +828,7 @@ multi_thread!(RUNS => escalations_by_code);
 async fn an_escalation_goes_to_the_best_matching_boundary() {
     let engine = Engine::new();
     for (code, boundary, end) in [("LATE", "late", "late_end"), ("WHATEVER", "any", "any_end")] {
-        let (outcome, history) = finish_in(
+        let (outcome, history) = finish_strict_in(
             &engine.start(&ESCALATE_ANY, job_with("any", code, false)),
             DAY,
         )
@@ -856,7 +857,8 @@ async fn an_escalation_goes_to_the_best_matching_boundary() {
 #[tokio::test(start_paused = true)]
 async fn escalation_events_are_no_error() {
     let engine = Engine::new();
-    let (outcome, history) = finish_in(&engine.start(&ESCALATION_EVENTS, job("events")), DAY).await;
+    let (outcome, history) =
+        finish_strict_in(&engine.start(&ESCALATION_EVENTS, job("events")), DAY).await;
     assert_eq!(completed(outcome, &history).notified, 1);
     assert_eq!(
         steps(&history),
@@ -899,7 +901,7 @@ async fn a_timer_boundary_interrupts_a_handler_that_never_finishes() {
     let engine = Engine::new();
     let t0 = Instant::now();
     let handle = engine.start(&SLOW, job("slow"));
-    let (outcome, history) = finish_in(&handle, DAY).await;
+    let (outcome, history) = finish_strict_in(&handle, DAY).await;
     assert_eq!(t0.elapsed(), Duration::from_secs(30));
     let data = completed(outcome, &history);
     assert_eq!((data.rounds, data.worked), (4, false));
@@ -939,7 +941,7 @@ async fn cycle_boundaries_fire_exactly_as_often_as_they_say() {
             secs,
             ..job("cycle")
         };
-        let (outcome, history) = finish_in(&engine.start(&CYCLE, data), DAY).await;
+        let (outcome, history) = finish_strict_in(&engine.start(&CYCLE, data), DAY).await;
         assert_eq!(t0.elapsed(), Duration::from_secs(secs));
         let data = completed(outcome, &history);
         assert_eq!(
@@ -979,7 +981,7 @@ async fn an_endless_cycle_fires_every_period_while_its_task_runs() {
             secs,
             ..job("endless")
         };
-        let (outcome, history) = finish_in(&engine.start(&ENDLESS, data), DAY).await;
+        let (outcome, history) = finish_strict_in(&engine.start(&ENDLESS, data), DAY).await;
         assert_eq!(t0.elapsed(), Duration::from_secs(secs));
         assert_eq!(completed(outcome, &history).rounds, ticks);
         assert_eq!(spawns(&history, "tick"), ticks as usize);
@@ -991,7 +993,7 @@ async fn an_endless_cycle_fires_every_period_while_its_task_runs() {
 #[tokio::test(start_paused = true)]
 async fn a_cycle_of_zero_times_never_fires() {
     let engine = Engine::new();
-    let (outcome, history) = finish_in(&engine.start(&NO_TIMES, job("zero")), DAY).await;
+    let (outcome, history) = finish_strict_in(&engine.start(&NO_TIMES, job("zero")), DAY).await;
     completed(outcome, &history);
     assert_eq!(spawns(&history, "tick"), 0, "{history}");
 }
@@ -1005,7 +1007,7 @@ async fn a_timeout_due_as_the_task_ends_has_one_winner() {
         .map(|i| engine.start(&TIE, job(format!("tie-{i}"))))
         .collect();
     for handle in &runs {
-        let (outcome, history) = finish_in(handle, DAY).await;
+        let (outcome, history) = finish_strict_in(handle, DAY).await;
         let data = completed(outcome, &history);
         let rows = steps(&history);
         if data.worked {
@@ -1040,7 +1042,8 @@ async fn a_timeout_due_as_the_task_ends_has_one_winner() {
 async fn an_error_boundary_disarms_the_timer_boundary() {
     let engine = Engine::new();
     let t0 = Instant::now();
-    let (outcome, history) = finish_in(&engine.start(&ERROR_BEFORE_TIMEOUT, job("e")), DAY).await;
+    let (outcome, history) =
+        finish_strict_in(&engine.start(&ERROR_BEFORE_TIMEOUT, job("e")), DAY).await;
     assert_eq!(t0.elapsed(), Duration::from_secs(25));
     assert!(!completed(outcome, &history).worked);
     assert_eq!(
@@ -1069,7 +1072,7 @@ async fn a_timer_boundary_withdraws_a_user_task() {
     open(&handle, "approve").await;
     tokio::time::sleep(Duration::from_secs(3599)).await;
     assert_eq!(handle.open_work().await.len(), 1);
-    let (outcome, history) = finish_in(&handle, DAY).await;
+    let (outcome, history) = finish_strict_in(&handle, DAY).await;
     assert_eq!(t0.elapsed(), Duration::from_secs(3600));
     completed(outcome, &history);
     assert_eq!(
@@ -1117,7 +1120,7 @@ async fn a_timer_boundary_is_gone_once_its_user_task_is_done() {
         })
     );
     complete(&handle, "next", |_: &mut Job| {}).await;
-    let (outcome, history) = finish_in(&handle, DAY).await;
+    let (outcome, history) = finish_strict_in(&handle, DAY).await;
     completed(outcome, &history);
     assert_eq!(history.ended_at(), ["done"]);
     assert_eq!(spawns(&history, "expire"), 0);
@@ -1156,7 +1159,7 @@ async fn a_late_report_of_an_interrupted_task_is_ignored(i: usize) {
     }
     assert!(!handle.is_finished());
     complete(&handle, "confirm", |_: &mut Job| {}).await;
-    let (outcome, history) = finish(&handle).await;
+    let (outcome, history) = finish_strict(&handle).await;
     let data = completed(outcome, &history);
     assert_eq!((data.worked, data.reason.as_str()), (false, "enough"));
     assert_eq!(
@@ -1288,7 +1291,7 @@ async fn message_and_signal_boundaries(
         }
     );
     complete(&handle, "after", |_: &mut Job| {}).await;
-    let (outcome, history) = finish(&handle).await;
+    let (outcome, history) = finish_strict(&handle).await;
     let data = completed(outcome, &history);
     assert_eq!(spawns(&history, "nudge"), nudges);
     assert_eq!(spawns(&history, "poke"), pokes);
@@ -1358,7 +1361,7 @@ async fn boundary_messages_racing_the_end_of_the_activity(i: usize) {
             reached
         })
     };
-    jitter().await;
+    yield_jitter().await;
     handle
         .complete("review", |_: &mut Job| {})
         .await
@@ -1385,7 +1388,7 @@ async fn boundary_messages_racing_the_end_of_the_activity(i: usize) {
     }
     assert_eq!(engine.broadcast_signal("poke", ()), 0);
     complete(&handle, "after", |_: &mut Job| {}).await;
-    let (outcome, history) = finish(&handle).await;
+    let (outcome, history) = finish_strict(&handle).await;
     completed(outcome, &history);
 }
 
@@ -1434,7 +1437,7 @@ async fn stopping_with_boundaries_armed(i: usize) {
             .await
             .expect("the loop stops"),
     }
-    let (outcome, history) = finish(&handle).await;
+    let (outcome, history) = finish_strict(&handle).await;
     let expected = match stop {
         Stop::Terminate => "terminated",
         _ => "cancelled",
@@ -1495,10 +1498,10 @@ async fn a_cancel_racing_boundary_signals(i: usize) {
                 .sum::<usize>()
         })
     };
-    jitter().await;
+    yield_jitter().await;
     handle.cancel();
     let reached = storm.join().expect("the storm");
-    let (outcome, history) = finish(&handle).await;
+    let (outcome, history) = finish_strict(&handle).await;
     assert!(matches!(outcome, Outcome::Cancelled(_)), "{history}");
     assert!(spawns(&history, "ping") + spawns(&history, "work_ping") <= reached);
     assert_eq!(engine.broadcast_signal("ping", ()), 0);
@@ -1522,7 +1525,7 @@ async fn a_retry_loop_through_an_error_boundary(i: usize) {
         limit,
         ..job(format!("retry-{i}"))
     };
-    let (outcome, history) = finish(&engine.start(&RETRY, data)).await;
+    let (outcome, history) = finish_strict(&engine.start(&RETRY, data)).await;
     let data = completed(outcome, &history);
     assert_eq!((data.rounds, data.worked), (limit, true));
     let message = if limit == 0 {
@@ -1590,7 +1593,7 @@ async fn a_message_boundary_correlates_on_the_current_key(i: usize) {
         Published::Buffered
     );
     complete(&handle, "review", |_: &mut Job| {}).await;
-    let (outcome, history) = finish(&handle).await;
+    let (outcome, history) = finish_strict(&handle).await;
     completed(outcome, &history);
     assert_eq!(spawns(&history, "nudge"), 1);
     assert_eq!(
@@ -1627,7 +1630,7 @@ async fn a_non_interrupting_token_outlives_the_interruption(i: usize) {
     let open_work: Vec<&str> = handle.open_work().await.iter().map(|w| w.node).collect();
     assert_eq!(open_work, ["follow_up"]);
     complete(&handle, "follow_up", |j: &mut Job| j.rounds = 1).await;
-    let (outcome, history) = finish(&handle).await;
+    let (outcome, history) = finish_strict(&handle).await;
     assert_eq!(completed(outcome, &history).rounds, 1);
     assert_eq!(
         steps(&history),

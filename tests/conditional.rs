@@ -21,11 +21,11 @@
 #![allow(clippy::manual_is_multiple_of)]
 
 #[macro_use]
-mod boundary_kit;
+mod common;
 
 use std::time::Duration;
 
-use boundary_kit::*;
+use common::*;
 use thresh::{process, Engine, Happening, History, InstanceError, InstanceHandle, ProcessData};
 use tokio::time::Instant;
 
@@ -467,7 +467,7 @@ async fn filter_scenario(process: &'static thresh::Process<Gauge>, fires_at: usi
         }
     }
     finish_setting(&handle).await;
-    let (outcome, history) = finish(&handle).await;
+    let (outcome, history) = finish_strict(&handle).await;
     let data = completed(outcome, &history);
     let expected_a = if fires_at == 4 { 2 } else { 1 };
     assert_eq!(
@@ -518,7 +518,7 @@ async fn a_condition_true_when_armed_fires_at_once() {
         level: 5,
         ..Gauge::default()
     };
-    let (outcome, history) = finish(&engine.start(&ALREADY, data)).await;
+    let (outcome, history) = finish_strict(&engine.start(&ALREADY, data)).await;
     completed(outcome, &history);
     assert_eq!(
         steps(&history),
@@ -541,7 +541,7 @@ async fn a_condition_true_when_armed_fires_at_once() {
         ]
     );
     waiting.cancel();
-    let (outcome, _) = finish(&waiting).await;
+    let (outcome, _) = finish_strict(&waiting).await;
     assert_eq!(outcome.kind(), "cancelled");
 }
 
@@ -555,7 +555,7 @@ async fn a_condition_armed_on_every_visit_fires_on_every_visit(i: usize) {
         limit,
         ..Gauge::default()
     };
-    let (outcome, history) = finish(&engine.start(&REVISIT, data)).await;
+    let (outcome, history) = finish_strict(&engine.start(&REVISIT, data)).await;
     assert_eq!(completed(outcome, &history).rounds, limit);
     let mut rows = vec![(0, "s", Happening::Started)];
     for k in 1..=limit {
@@ -577,7 +577,7 @@ multi_thread!(RUNS => a_condition_armed_on_every_visit_fires_on_every_visit);
 #[tokio::test(start_paused = true)]
 async fn a_condition_true_when_armed_fires_even_if_a_same_step_commit_falsifies_it() {
     let engine = Engine::new();
-    let (outcome, history) = finish(&engine.start(&FLEETING, Gauge::default())).await;
+    let (outcome, history) = finish_strict(&engine.start(&FLEETING, Gauge::default())).await;
     assert_eq!(completed(outcome, &history).x, 1);
     assert_eq!(count(&history, "ready", &caught(&[])), 1, "{history}");
 }
@@ -587,7 +587,7 @@ async fn a_condition_true_when_armed_fires_even_if_a_same_step_commit_falsifies_
 #[tokio::test(start_paused = true)]
 async fn a_condition_true_when_armed_fires_before_a_later_commit_falsifies_it() {
     let engine = Engine::new();
-    let (outcome, history) = finish(&engine.start(&FLEETING_LATER, Gauge::default())).await;
+    let (outcome, history) = finish_strict(&engine.start(&FLEETING_LATER, Gauge::default())).await;
     assert_eq!(completed(outcome, &history).x, 1);
     assert_eq!(count(&history, "ready", &caught(&[])), 1, "{history}");
 }
@@ -653,7 +653,7 @@ async fn a_non_interrupting_condition_fires_on_each_edge(i: usize) {
     set(&handle, |d| d.temp = 1).await;
     set(&handle, |d| d.temp = 500).await;
     finish_setting(&handle).await;
-    let (outcome, history) = finish(&handle).await;
+    let (outcome, history) = finish_strict(&handle).await;
     let data = completed(outcome, &history);
     assert_eq!(data.alarms as usize, fired);
     assert_eq!(spawns(&history, "hot"), fired);
@@ -696,7 +696,7 @@ async fn an_interrupting_condition_stops_its_activity(_: usize) {
     set(&handle, |d| d.temp = 0).await;
     set(&handle, |d| d.temp = 300).await;
     finish_setting(&handle).await;
-    let (outcome, history) = finish(&handle).await;
+    let (outcome, history) = finish_strict(&handle).await;
     completed(outcome, &history);
     let rows = steps(&history);
     assert_eq!(
@@ -741,7 +741,7 @@ async fn two_firings_of_one_commit_go_in_arming_order(i: usize) {
     until(&handle, "`set` committed", |h| completions(h, "set") == 1).await;
     complete(&handle, "a_wait", |_: &mut Gauge| {}).await;
     complete(&handle, "b_wait", |_: &mut Gauge| {}).await;
-    let (outcome, history) = finish(&handle).await;
+    let (outcome, history) = finish_strict(&handle).await;
     completed(outcome, &history);
     let all = history.steps();
     let c = index_of(&history, "set", &done(&["level"]));
@@ -779,7 +779,7 @@ async fn an_interrupting_firing_voids_a_later_armed_one(_: usize) {
     let handle = engine.start(&VOID, Gauge::default());
     open(&handle, "hold").await;
     complete(&handle, "set", |d: &mut Gauge| d.level = 1).await;
-    let (outcome, history) = finish(&handle).await;
+    let (outcome, history) = finish_strict(&handle).await;
     completed(outcome, &history);
     let mut rows = hold_prefix();
     rows.extend([
@@ -798,7 +798,7 @@ async fn a_non_interrupting_firing_armed_first_still_goes(_: usize) {
     let handle = engine.start(&KEEP, Gauge::default());
     open(&handle, "hold").await;
     complete(&handle, "set", |d: &mut Gauge| d.level = 1).await;
-    let (outcome, history) = finish(&handle).await;
+    let (outcome, history) = finish_strict(&handle).await;
     completed(outcome, &history);
     let rows = steps(&history);
     let mut prefix = hold_prefix();
@@ -833,7 +833,7 @@ both_runtimes!(RUNS => an_interrupting_firing_voids_a_later_armed_one,
 async fn a_conditional_boundary_interrupts_a_running_task() {
     let engine = Engine::new();
     let t0 = Instant::now();
-    let (outcome, history) = finish(&engine.start(&RUNAWAY, Gauge::default())).await;
+    let (outcome, history) = finish_strict(&engine.start(&RUNAWAY, Gauge::default())).await;
     assert_eq!(t0.elapsed(), Duration::from_secs(5));
     let data = completed(outcome, &history);
     assert_eq!((data.temp, data.x), (150, 0));
@@ -888,7 +888,7 @@ async fn a_conditional_gateway_arm_races_a_message(i: usize) {
     set(&handle, |d| d.temp = 50).await;
     set(&handle, |d| d.temp = 150).await;
     finish_setting(&handle).await;
-    let (outcome, history) = finish(&handle).await;
+    let (outcome, history) = finish_strict(&handle).await;
     completed(outcome, &history);
     let routes: Vec<Happening> = history
         .steps()
@@ -925,7 +925,7 @@ both_runtimes!(RUNS => a_conditional_gateway_arm_races_a_message);
 #[tokio::test(start_paused = true)]
 async fn a_panicking_condition_fails_the_instance() {
     let engine = Engine::new();
-    let (outcome, history) = finish(&engine.start(&PANICKY, Gauge::default())).await;
+    let (outcome, history) = finish_strict(&engine.start(&PANICKY, Gauge::default())).await;
     assert_eq!(
         failed(outcome, &history),
         InstanceError::TaskPanicked {
@@ -937,7 +937,7 @@ async fn a_panicking_condition_fails_the_instance() {
         level: 1,
         ..Gauge::default()
     };
-    let (outcome, history) = finish(&engine.start(&PANICKY, data)).await;
+    let (outcome, history) = finish_strict(&engine.start(&PANICKY, data)).await;
     completed(outcome, &history);
 }
 
@@ -963,14 +963,14 @@ async fn a_boundary_condition_true_at_the_start_stops_its_activity() {
         temp: 150,
         ..Gauge::default()
     };
-    let (outcome, history) = finish(&engine.start(&AT_START_USER, hot.clone())).await;
+    let (outcome, history) = finish_strict(&engine.start(&AT_START_USER, hot.clone())).await;
     completed(outcome, &history);
     assert_eq!(
         steps(&history),
         stopped_at_start("review", Happening::Parked, "hot")
     );
 
-    let (outcome, history) = finish(&engine.start(&AT_START_LATER, hot.clone())).await;
+    let (outcome, history) = finish_strict(&engine.start(&AT_START_LATER, hot.clone())).await;
     assert_eq!(completed(outcome, &history).x, 0);
     assert_eq!(
         steps(&history),
@@ -978,7 +978,7 @@ async fn a_boundary_condition_true_at_the_start_stops_its_activity() {
     );
 
     // False at the start: the task completes.
-    let (outcome, history) = finish(&engine.start(&AT_START_LATER, Gauge::default())).await;
+    let (outcome, history) = finish_strict(&engine.start(&AT_START_LATER, Gauge::default())).await;
     assert_eq!(completed(outcome, &history).x, 1);
     assert_eq!(history.ended_at(), ["done"]);
 }
@@ -994,11 +994,12 @@ async fn a_boundary_condition_true_at_the_start_fires_even_for_a_task_ready_at_o
         temp: 150,
         ..Gauge::default()
     };
-    let (outcome, history) = finish(&engine.start(&AT_START_NON_INTERRUPTING, hot.clone())).await;
+    let (outcome, history) =
+        finish_strict(&engine.start(&AT_START_NON_INTERRUPTING, hot.clone())).await;
     completed(outcome, &history);
     assert_eq!(spawns(&history, "warm"), 1, "{history}");
 
-    let (outcome, history) = finish(&engine.start(&AT_START, hot)).await;
+    let (outcome, history) = finish_strict(&engine.start(&AT_START, hot)).await;
     assert_eq!(completed(outcome, &history).x, 0, "{history}");
     assert_eq!(
         steps(&history),

@@ -16,11 +16,11 @@
 #![allow(clippy::manual_is_multiple_of)]
 
 #[macro_use]
-mod boundary_kit;
+mod common;
 
 use std::time::Duration;
 
-use boundary_kit::*;
+use common::*;
 use thresh::{process, Engine, Happening, ProcessData};
 use tokio::time::Instant;
 
@@ -125,12 +125,12 @@ process! {
         };
         parallel  fork;
         task      left = |d| async move {
-            jitter().await;
+            yield_jitter().await;
             d.left += 1;
             Ok(())
         };
         task      right = |d| async move {
-            jitter().await;
+            yield_jitter().await;
             d.right += 1;
             Ok(())
         };
@@ -220,7 +220,7 @@ async fn a_link_loop_runs_n_times(i: usize) {
         spins,
         ..lap(limit)
     };
-    let (outcome, history) = finish(&engine.start(&LOOP, data)).await;
+    let (outcome, history) = finish_strict(&engine.start(&LOOP, data)).await;
     let data = completed(outcome, &history);
     assert_eq!(data.n, limit);
     assert_eq!(steps(&history), loop_history(limit), "limit {limit}");
@@ -238,7 +238,7 @@ async fn a_link_loop_runs_its_body_once_at_least() {
         limit: 3,
         ..Lap::default()
     };
-    let (outcome, history) = finish(&engine.start(&LOOP, data)).await;
+    let (outcome, history) = finish_strict(&engine.start(&LOOP, data)).await;
     assert_eq!(completed(outcome, &history).n, 10);
     assert_eq!(steps(&history), loop_history(1));
 }
@@ -247,7 +247,7 @@ async fn a_link_loop_runs_its_body_once_at_least() {
 async fn two_throws_reach_one_catch(i: usize) {
     let engine = Engine::new();
     let limit = 1 + (i % 40) as u32;
-    let (outcome, history) = finish(&engine.start(&TWO_SOURCES, lap(limit))).await;
+    let (outcome, history) = finish_strict(&engine.start(&TWO_SOURCES, lap(limit))).await;
     let data = completed(outcome, &history);
     assert_eq!(
         (data.n, data.odd, data.even),
@@ -281,7 +281,7 @@ multi_thread!(RUNS => two_throws_reach_one_catch);
 #[tokio::test(start_paused = true)]
 async fn a_link_jumps_forward() {
     let engine = Engine::new();
-    let (outcome, history) = finish(&engine.start(&JUMP, Lap::default())).await;
+    let (outcome, history) = finish_strict(&engine.start(&JUMP, Lap::default())).await;
     assert_eq!(completed(outcome, &history).n, 10);
     assert_eq!(
         steps(&history),
@@ -302,7 +302,7 @@ async fn a_link_jumps_forward() {
 async fn a_fork_and_join_inside_a_link_loop(i: usize) {
     let engine = Engine::new();
     let limit = 1 + (i % 25) as u32;
-    let (outcome, history) = finish(&engine.start(&FORKS, lap(limit))).await;
+    let (outcome, history) = finish_strict(&engine.start(&FORKS, lap(limit))).await;
     let data = completed(outcome, &history);
     assert_eq!((data.n, data.left, data.right), (limit, limit, limit));
     let laps = limit as usize;
@@ -335,7 +335,7 @@ async fn a_timer_inside_a_link_loop_is_armed_on_every_lap() {
     let engine = Engine::new();
     for limit in [1_u32, 4, 12] {
         let t0 = Instant::now();
-        let (outcome, history) = finish(&engine.start(&TICKS, lap(limit))).await;
+        let (outcome, history) = finish_strict(&engine.start(&TICKS, lap(limit))).await;
         assert_eq!(t0.elapsed(), Duration::from_secs(limit.into()));
         assert_eq!(completed(outcome, &history).n, limit);
         let mut rows = vec![(0, "s", Happening::Started)];
@@ -375,7 +375,7 @@ async fn a_boundary_inside_a_link_loop_is_armed_on_every_visit(i: usize) {
             .await
             .expect("review is open");
     }
-    let (outcome, history) = finish(&handle).await;
+    let (outcome, history) = finish_strict(&handle).await;
     let data = completed(outcome, &history);
     assert_eq!((data.rounds, data.pings), (limit, limit));
     assert_eq!(spawns(&history, "ping"), limit as usize);

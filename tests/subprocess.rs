@@ -54,15 +54,13 @@
 //! signals or broker counts use an engine per run.
 
 #[macro_use]
-mod boundary_kit;
-#[macro_use]
 mod common;
 
 use std::time::Duration;
 
-use boundary_kit::{
-    caught, complete, count, done, error_thrown, escalated, interrupted, jitter, open, routed,
-    settle, spawned, spawns, steps, until, Row, DAY, HANG,
+use common::{
+    caught, complete, completed, count, done, error_thrown, escalated, interrupted, open, routed,
+    settle, spawned, spawns, steps, until, yield_jitter, Row, DAY, HANG,
 };
 use thresh::events::{BpmnError, Escalation};
 use thresh::{
@@ -117,7 +115,7 @@ async fn pay(c: &mut Claim) -> Result<(), TaskError> {
 
 /// `b += 1`, then the escalation `code`, if any.
 async fn work(c: &mut Claim) -> Result<(), TaskError> {
-    jitter().await;
+    yield_jitter().await;
     c.b += 1;
     if c.code.is_empty() {
         Ok(())
@@ -182,12 +180,12 @@ process! {
         subprocess sub {
             start     s1;
             parallel  fork;
-            task      left = |c| async move { jitter().await; c.left += 1; Ok(()) };
-            task      right = |c| async move { jitter().await; c.right += 1; Ok(()) };
+            task      left = |c| async move { yield_jitter().await; c.left += 1; Ok(()) };
+            task      right = |c| async move { yield_jitter().await; c.right += 1; Ok(()) };
             parallel  join;
             inclusive os;
-            task      x = |c| async move { jitter().await; c.x += 1; Ok(()) };
-            task      y = |c| async move { jitter().await; c.y += 1; Ok(()) };
+            task      x = |c| async move { yield_jitter().await; c.x += 1; Ok(()) };
+            task      y = |c| async move { yield_jitter().await; c.y += 1; Ok(()) };
             inclusive oj;
             end       e1;
             s1 -> fork -> left, right;
@@ -493,8 +491,8 @@ process! {
         subprocess sub {
             start    s1;
             parallel fork;
-            task     left = |c| async move { jitter().await; c.left += 1; Ok(()) };
-            task     right = |c| async move { jitter().await; c.right += 1; Ok(()) };
+            task     left = |c| async move { yield_jitter().await; c.left += 1; Ok(()) };
+            task     right = |c| async move { yield_jitter().await; c.right += 1; Ok(()) };
             parallel join;
             end      e1;
             s1 -> fork -> left, right;
@@ -808,7 +806,7 @@ process! {
         start s;
         subprocess sub {
             start s1;
-            task  work = |c| async move { jitter().await; c.b += 1; Ok(()) };
+            task  work = |c| async move { yield_jitter().await; c.b += 1; Ok(()) };
             end   e1;
             s1 -> work -> e1;
         }
@@ -828,7 +826,7 @@ process! {
             start    s1;
             parallel f1;
             task     pay = |c| async move {
-                jitter().await;
+                yield_jitter().await;
                 c.a += 1;
                 Err(TaskError::bpmn("FRAUD", "caught in the act"))
             };
@@ -863,21 +861,7 @@ async fn finish_in<D: Clone + std::fmt::Debug>(
     handle: &InstanceHandle<D>,
     limit: Duration,
 ) -> (Outcome<D>, History) {
-    let Ok(outcome) = tokio::time::timeout(limit, handle.outcome()).await else {
-        panic!(
-            "instance {} hung; history so far:\n{}",
-            handle.id(),
-            handle.history().await
-        );
-    };
-    let history = handle.history().await;
-    common::check_scoped_history(&history, &outcome);
-    (outcome, history)
-}
-
-#[track_caller]
-fn completed<D: std::fmt::Debug>(outcome: Outcome<D>, history: &History) -> D {
-    boundary_kit::completed(outcome, history)
+    common::finish_with(handle, limit, common::check_scoped_history).await
 }
 
 /// The `(track, node)` of every `Cancelled` step, sorted by track.
@@ -895,7 +879,7 @@ fn cancelled(history: &History) -> Vec<(u32, &'static str)> {
 /// Index of the first step at `node` that is `what`.
 #[track_caller]
 fn at(history: &History, node: &str, what: &Happening) -> usize {
-    boundary_kit::index_of(history, node, what)
+    common::index_of(history, node, what)
 }
 
 /// Index of the first step at `node` matching `pick`.
@@ -1160,7 +1144,7 @@ async fn an_or_join_after_a_sub_process_waits_for_its_completion() {
 async fn an_or_join_after_a_sub_process_racing(i: usize) {
     let engine = Engine::new();
     let handle = engine.start(&BRANCH, claim(format!("or-{i}")));
-    jitter().await;
+    yield_jitter().await;
     complete(&handle, "approve", |_: &mut Claim| {}).await;
     let (outcome, history) = finish(&handle).await;
     let data = completed(outcome, &history);
@@ -1179,7 +1163,7 @@ async fn an_or_join_after_a_sub_process_racing(i: usize) {
     );
 }
 
-multi_thread!(boundary_kit::RUNS => an_or_join_after_a_sub_process_racing);
+multi_thread!(common::RUNS => an_or_join_after_a_sub_process_racing);
 
 // ----- terminate -------------------------------------------------------------------
 
@@ -1532,7 +1516,7 @@ async fn a_plain_failure_inside_is_not_caught_by_an_error_boundary() {
         .expect("sign is open");
     let (outcome, history) = finish(&handle).await;
     assert_eq!(
-        boundary_kit::failed(outcome, &history),
+        common::failed(outcome, &history),
         InstanceError::TaskFailed {
             node: "sign",
             message: "no signature".into()
@@ -1600,7 +1584,7 @@ async fn an_uncaught_error_from_inside_fails_the_instance() {
         );
         open(&handle, "review").await;
         let (outcome, history) = finish(&handle).await;
-        assert_eq!(boundary_kit::failed(outcome, &history), error);
+        assert_eq!(common::failed(outcome, &history), error);
         let thrower = match &error {
             InstanceError::UncaughtError { node, .. } => *node,
             _ => unreachable!(),
@@ -1776,7 +1760,7 @@ async fn escalations_from_inside(i: usize) {
     }
 }
 
-multi_thread!(boundary_kit::RUNS => escalations_from_inside);
+multi_thread!(common::RUNS => escalations_from_inside);
 
 // ----- timers (paused clock) -----------------------------------------------------------
 
@@ -2019,11 +2003,11 @@ async fn message_and_signal_boundaries_on_a_sub_process(i: usize) {
     let data = completed(outcome, &history);
     assert_eq!(count(&history, "nudged", &Happening::Ended), nudges);
     assert_eq!(count(&history, "poked", &Happening::Ended), pokes);
-    for k in boundary_kit::indices(&history, "nudge", |h| {
+    for k in common::indices(&history, "nudge", |h| {
         matches!(h, Happening::Spawned { .. })
     })
     .into_iter()
-    .chain(boundary_kit::indices(&history, "poke", |h| {
+    .chain(common::indices(&history, "poke", |h| {
         matches!(h, Happening::Spawned { .. })
     })) {
         assert_eq!(history.steps()[k].what, spawned(0), "{history}");
@@ -2075,7 +2059,7 @@ async fn message_and_signal_boundaries_on_a_sub_process(i: usize) {
     }
 }
 
-multi_thread!(boundary_kit::RUNS => message_and_signal_boundaries_on_a_sub_process);
+multi_thread!(common::RUNS => message_and_signal_boundaries_on_a_sub_process);
 
 // ----- loops and concurrent entries ----------------------------------------------------
 
@@ -2132,7 +2116,7 @@ async fn a_sub_process_in_a_loop(i: usize) {
     assert_eq!(history.ended_at().last(), Some(&"done"));
 }
 
-multi_thread!(boundary_kit::RUNS => a_sub_process_in_a_loop);
+multi_thread!(common::RUNS => a_sub_process_in_a_loop);
 
 /// The inner track an inner `track` descends from (following `Spawned` back to the
 /// track that started at `s1`).
@@ -2227,7 +2211,7 @@ async fn a_sub_process_entered_twice_at_once_keeps_its_joins_apart() {
     // Each firing merged two tokens of one entry.
     let mut pairs: Vec<(TrackId, TrackId)> = Vec::new();
     for pick in [Happening::Fired, Happening::Merged] {
-        for k in boundary_kit::indices(&history, "join", |h| *h == pick) {
+        for k in common::indices(&history, "join", |h| *h == pick) {
             let track = history.steps()[k].track;
             pairs.push((entry_of(&history, track), track));
         }
@@ -2297,7 +2281,7 @@ async fn cancel_deep(i: usize, storm: bool, paused: bool) {
                 .sum::<usize>()
         })
     });
-    jitter().await;
+    yield_jitter().await;
     handle.cancel();
     let reached = sender.map_or(0, |s| s.join().expect("the storm"));
     let (outcome, history) = finish(&handle).await;
@@ -2351,7 +2335,7 @@ async fn cancel_racing_signals_in_nested_sub_processes(i: usize) {
     cancel_deep(i, true, false).await;
 }
 
-multi_thread!(boundary_kit::RUNS => cancel_racing_signals_in_nested_sub_processes);
+multi_thread!(common::RUNS => cancel_racing_signals_in_nested_sub_processes);
 
 // ----- races ---------------------------------------------------------------------------
 
@@ -2367,7 +2351,7 @@ async fn a_message_boundary_races_the_work_inside(i: usize) {
     let publisher = {
         let (engine, id) = (engine.clone(), id.clone());
         tokio::spawn(async move {
-            jitter().await;
+            yield_jitter().await;
             engine.publish_message("stop", &id, String::from("stopped"))
         })
     };
@@ -2427,7 +2411,7 @@ async fn a_message_boundary_races_the_work_inside(i: usize) {
     }
 }
 
-multi_thread!(boundary_kit::RUNS => a_message_boundary_races_the_work_inside);
+multi_thread!(common::RUNS => a_message_boundary_races_the_work_inside);
 
 /// A BPMN error inside races a signal for the interrupting boundary on the
 /// sub-process, 200 times on four workers: exactly one boundary fires, both inner
@@ -2439,7 +2423,7 @@ async fn an_error_inside_races_a_signal_boundary(i: usize) {
     let sender = {
         let engine = engine.clone();
         tokio::spawn(async move {
-            jitter().await;
+            yield_jitter().await;
             engine.broadcast_signal("halt", String::from("halted"))
         })
     };
@@ -2485,7 +2469,7 @@ async fn an_error_inside_races_a_signal_boundary(i: usize) {
     assert_eq!(engine.broadcast_signal("halt", String::new()), 0);
 }
 
-multi_thread!(boundary_kit::RUNS => an_error_inside_races_a_signal_boundary);
+multi_thread!(common::RUNS => an_error_inside_races_a_signal_boundary);
 
 // ----- more scoping --------------------------------------------------------------------
 
@@ -2643,7 +2627,7 @@ async fn a_message_boundary_on_a_sub_process_correlates_on_the_current_key(i: us
         engine.publish_message("nudge", &old, ()),
         Published::Delivered
     );
-    boundary_kit::until_true("the loop dropped the stale message", || {
+    common::until_true("the loop dropped the stale message", || {
         engine.broker_stats().dropped_mismatch == 1
     })
     .await;
@@ -2678,7 +2662,7 @@ async fn a_message_boundary_on_a_sub_process_correlates_on_the_current_key(i: us
     );
 }
 
-multi_thread!(boundary_kit::RUNS => a_message_boundary_on_a_sub_process_correlates_on_the_current_key);
+multi_thread!(common::RUNS => a_message_boundary_on_a_sub_process_correlates_on_the_current_key);
 
 /// Escalation throw and end events inside a sub-process travel out like a
 /// handler's: the throw's `LATE` starts a token at the non-interrupting boundary

@@ -1,13 +1,30 @@
-//! Shared helpers of the runtime behaviour tests: jitter for handlers, a runner that
-//! repeats a scenario many times at once, outcome helpers, and a structural check of
-//! every history the tests read.
+//! Shared helpers of the runtime behaviour tests: jitter for handlers, runners that
+//! repeat a scenario many times at once, waits that fail instead of hanging, outcome
+//! helpers, exact history rows, and structural checks of every history the tests read.
 //!
-//! Every scenario is an `async fn(Engine, usize)` that runs one instance (the `usize`
-//! is the run number, used to vary the data) and asserts its exact result. The
-//! [`flavors!`] macro turns it into two tests: one on a current-thread runtime with the
-//! paused clock, one on a four-worker multi-thread runtime; each runs the scenario
-//! [`RUNS`] times concurrently on one engine, then shuts the engine down.
+//! Scenarios come in two kinds:
+//! - an `async fn(Engine, usize)` runs one instance on a shared engine (the `usize` is
+//!   the run number, used to vary the data) and asserts its exact result. The
+//!   [`flavors!`] macro turns it into two tests: one on a current-thread runtime with
+//!   the paused clock, one on a four-worker multi-thread runtime; each runs the
+//!   scenario [`RUNS`] times concurrently on one engine ([`repeat`]), then shuts the
+//!   engine down;
+//! - an `async fn(usize)` makes its own engine (for signals, which reach every
+//!   instance of an engine, or broker counts). [`both_runtimes!`] and
+//!   [`multi_thread!`] run it a given number of times at once ([`repeat_own_engines`]).
+//!
+//! Histories are checked by [`check_history`] (via [`run`] and [`finish`]), by
+//! [`check_scoped_history`] for sub-processes, or by the stricter
+//! [`check_strict_history`] (via [`finish_strict`]) that knows interruptions, errors
+//! and escalations.
+//!
+//! Waiting: [`until`] polls with `yield_now`, which never moves a paused clock, so it
+//! only waits for work that needs no time; [`settle`] sleeps a millisecond, which on a
+//! paused current-thread runtime runs every ready task to idle first (the clock only
+//! jumps when nothing can run) and on a multi-thread runtime gives the loop ample time.
 
+// Each suite uses only some of these helpers (and macros: each has its own
+// `allow(unused_macros)`, as some suites allow it on `mod common;`).
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -26,6 +43,9 @@ pub const RUNS: usize = 200;
 /// How long an instance may take before the test calls it hung. On the paused clock
 /// time only moves when every task is idle, so a hang turns into this timeout at once.
 pub const HANG: Duration = Duration::from_secs(20);
+
+/// A day: the limit for instances that wait on the paused clock.
+pub const DAY: Duration = Duration::from_secs(86_400);
 
 static SEED: AtomicU64 = AtomicU64::new(0x2545_F491_4F6C_DD1D);
 
@@ -52,6 +72,14 @@ pub async fn jitter() {
     }
 }
 
+/// Vary the interleaving: yield a few times, or not at all. Unlike [`jitter`] it never
+/// sleeps, so it never moves a paused clock.
+pub async fn yield_jitter() {
+    for _ in 0..random() % 4 {
+        tokio::task::yield_now().await;
+    }
+}
+
 /// Run `scenario(engine, i)` for `i` in `0..runs`, all at once as separate tokio tasks
 /// on one engine; re-raise the first failure; then shut the engine down and check that
 /// no instance loop is left.
@@ -61,9 +89,25 @@ where
     Fut: Future<Output = ()> + Send + 'static,
 {
     let engine = Engine::new();
+    repeat_own_engines(runs, |i| scenario(engine.clone(), i)).await;
+    engine
+        .shutdown(Duration::from_secs(10))
+        .await
+        .expect("every instance loop stops");
+    assert_eq!(engine.running_instances(), 0);
+}
+
+/// Run `scenario(i)` for `i` in `0..runs`, all at once as separate tokio tasks, and
+/// re-raise the first failure. Each run makes its own engine (if any), so unlike
+/// [`repeat`] nothing is shut down or checked for leftover loops here.
+pub async fn repeat_own_engines<F, Fut>(runs: usize, scenario: F)
+where
+    F: Fn(usize) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let mut set = tokio::task::JoinSet::new();
     for i in 0..runs {
-        set.spawn(scenario(engine.clone(), i));
+        set.spawn(scenario(i));
     }
     while let Some(result) = set.join_next().await {
         if let Err(error) = result {
@@ -73,15 +117,11 @@ where
             panic!("scenario task: {error}");
         }
     }
-    engine
-        .shutdown(Duration::from_secs(10))
-        .await
-        .expect("every instance loop stops");
-    assert_eq!(engine.running_instances(), 0);
 }
 
 /// Two tests per scenario: `<scenario>::current_thread` (paused clock) and
 /// `<scenario>::multi_thread` (four workers), each running it [`RUNS`] times.
+#[allow(unused_macros)]
 macro_rules! flavors {
     ($($scenario:ident),+ $(,)?) => {$(
         mod $scenario {
@@ -93,6 +133,46 @@ macro_rules! flavors {
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn multi_thread() {
                 crate::common::repeat(crate::common::RUNS, super::$scenario).await;
+            }
+        }
+    )+};
+}
+
+/// Two tests per scenario `async fn(usize)` that makes its own engine:
+/// `<scenario>::current_thread` (paused clock) and `<scenario>::multi_thread` (four
+/// workers), each running it `runs` times at once ([`repeat_own_engines`]).
+#[allow(unused_macros)]
+macro_rules! both_runtimes {
+    ($runs:expr => $($scenario:ident),+ $(,)?) => {$(
+        mod $scenario {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[tokio::test(start_paused = true)]
+            async fn current_thread() {
+                crate::common::repeat_own_engines($runs, super::$scenario).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn multi_thread() {
+                crate::common::repeat_own_engines($runs, super::$scenario).await;
+            }
+        }
+    )+};
+}
+
+/// A scenario `async fn(usize)` that makes its own engine, `runs` times at once on a
+/// four-worker multi-thread runtime ([`repeat_own_engines`]).
+#[allow(unused_macros)]
+macro_rules! multi_thread {
+    ($runs:expr => $($scenario:ident),+ $(,)?) => {$(
+        mod $scenario {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn multi_thread() {
+                crate::common::repeat_own_engines($runs, super::$scenario).await;
             }
         }
     )+};
@@ -118,6 +198,41 @@ pub async fn finish<D: Clone + std::fmt::Debug>(
         .unwrap_or_else(|_| panic!("instance {} hung", handle.id()));
     let history = handle.history().await;
     check_history(&history, &outcome);
+    (outcome, history)
+}
+
+/// [`finish`], but the history is checked with [`check_strict_history`], and a hang
+/// fails with the history so far.
+pub async fn finish_strict<D: Clone + std::fmt::Debug>(
+    handle: &InstanceHandle<D>,
+) -> (Outcome<D>, History) {
+    finish_strict_in(handle, HANG).await
+}
+
+/// [`finish_strict`], for an instance that may take up to `limit` (of paused time).
+pub async fn finish_strict_in<D: Clone + std::fmt::Debug>(
+    handle: &InstanceHandle<D>,
+    limit: Duration,
+) -> (Outcome<D>, History) {
+    finish_with(handle, limit, check_strict_history).await
+}
+
+/// Wait up to `limit` for the outcome (a hang fails the test with the history so
+/// far), read the history and check it with `check`.
+pub async fn finish_with<D: Clone + std::fmt::Debug>(
+    handle: &InstanceHandle<D>,
+    limit: Duration,
+    check: fn(&History, &Outcome<D>),
+) -> (Outcome<D>, History) {
+    let Ok(outcome) = tokio::time::timeout(limit, handle.outcome()).await else {
+        panic!(
+            "instance {} hung; history so far:\n{}",
+            handle.id(),
+            handle.history().await
+        );
+    };
+    let history = handle.history().await;
+    check(&history, &outcome);
     (outcome, history)
 }
 
@@ -168,9 +283,19 @@ pub fn sorted<'a>(names: impl IntoIterator<Item = &'a &'static str>) -> Vec<&'st
     names
 }
 
-/// How many times `task` completed.
-pub fn completions(history: &History, task: &str) -> usize {
-    history.count(task, |h| matches!(h, Happening::Completed { .. }))
+/// How many times `node` completed (a task, a receive or user task).
+pub fn completions(history: &History, node: &str) -> usize {
+    history.count(node, |h| matches!(h, Happening::Completed { .. }))
+}
+
+/// How many steps at `node` are exactly `what`.
+pub fn count(history: &History, node: &str, what: &Happening) -> usize {
+    history.count(node, |h| h == what)
+}
+
+/// How many tokens a boundary (or any node) started: `Spawned` steps there.
+pub fn spawns(history: &History, node: &str) -> usize {
+    history.count(node, |h| matches!(h, Happening::Spawned { .. }))
 }
 
 /// The index of the first step at `node` matching `what`.
@@ -181,6 +306,27 @@ pub fn position(history: &History, node: &str, what: impl Fn(&Happening) -> bool
         .iter()
         .position(|s| s.node == node && what(&s.what))
         .unwrap_or_else(|| panic!("no matching step at `{node}`\n{history}"))
+}
+
+/// The index of the first step at `node` that is exactly `what`.
+#[track_caller]
+pub fn index_of(history: &History, node: &str, what: &Happening) -> usize {
+    history
+        .steps()
+        .iter()
+        .position(|s| s.node == node && s.what == *what)
+        .unwrap_or_else(|| panic!("no {what:?} at `{node}`\n{history}"))
+}
+
+/// The indices of every step at `node` matching `pick`.
+pub fn indices(history: &History, node: &str, pick: impl Fn(&Happening) -> bool) -> Vec<usize> {
+    history
+        .steps()
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.node == node && pick(&s.what))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// The `Routed { to }` lists of a gateway, in order.
@@ -219,9 +365,10 @@ fn terminal(what: &Happening) -> bool {
 ///   `Waiting` by `Fired`, `Merged` or `Cancelled` at the same join;
 /// - a completed instance has no `Cancelled`/`Terminated`/`Failed` step and every
 ///   track ended or merged; a terminated one has exactly one `Terminated`; a cancelled
-///   or failed one cancelled at least one track.
+///   or failed one cancelled at least one track (a failure for want of a runtime
+///   excepted).
 pub fn check_history<D>(history: &History, outcome: &Outcome<D>) {
-    check_history_in(history, outcome, false)
+    check_history_in(history, outcome, Rules::Plain)
 }
 
 /// [`check_history`] for a process with sub-processes or event sub-processes, where
@@ -230,12 +377,39 @@ pub fn check_history<D>(history: &History, outcome: &Outcome<D>) {
 /// terminated scopes before; a track may also begin with `Started` at an event
 /// sub-process's start.
 pub fn check_scoped_history<D>(history: &History, outcome: &Outcome<D>) {
-    check_history_in(history, outcome, true)
+    check_history_in(history, outcome, Rules::Scoped)
 }
 
-fn check_history_in<D>(history: &History, outcome: &Outcome<D>, scoped: bool) {
+/// [`check_history`] with more rules, for processes with boundary events, errors and
+/// escalations:
+/// - on a track, a task's `Escalated` (right after its `TaskStarted`) is followed by
+///   `Completed`, `Interrupted` or `Cancelled` there; `Parked` at an activity by
+///   `Completed`, `Interrupted` or `Cancelled` there (at a catch or gateway by
+///   `Caught`, `Routed` or `Cancelled`);
+/// - every `Interrupted { by }` is followed at once by the boundary `by` spawning a
+///   track from the interrupted one;
+/// - a failed instance cancelled at least one track, whatever the error.
+pub fn check_strict_history<D>(history: &History, outcome: &Outcome<D>) {
+    check_history_in(history, outcome, Rules::Strict)
+}
+
+/// Which rules [`check_history_in`] applies.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rules {
+    /// [`check_history`].
+    Plain,
+    /// [`check_scoped_history`].
+    Scoped,
+    /// [`check_strict_history`].
+    Strict,
+}
+
+fn check_history_in<D>(history: &History, outcome: &Outcome<D>, rules: Rules) {
+    let scoped = rules == Rules::Scoped;
+    let strict = rules == Rules::Strict;
+    let all = history.steps();
     let mut tracks: BTreeMap<TrackId, Vec<&thresh::Step>> = BTreeMap::new();
-    for step in history.steps() {
+    for step in all {
         tracks.entry(step.track).or_default().push(step);
     }
     let fail = |why: String| -> ! { panic!("malformed history: {why}\n{history}") };
@@ -245,40 +419,56 @@ fn check_history_in<D>(history: &History, outcome: &Outcome<D>, scoped: bool) {
             Happening::Spawned { from } if *from < track => {}
             other => fail(format!("{track} begins with {other:?}")),
         }
-        for pair in steps.windows(2) {
+        for (k, pair) in steps.windows(2).enumerate() {
             let (prev, next) = (pair[0], pair[1]);
             if terminal(&prev.what) {
                 fail(format!("{track}: {:?} after {:?}", next.what, prev.what));
             }
+            let same = next.node == prev.node;
             let ok = match &prev.what {
                 Happening::TaskStarted => {
-                    next.node == prev.node
-                        && matches!(
-                            next.what,
-                            Happening::Completed { .. }
-                                | Happening::Failed { .. }
-                                | Happening::Cancelled
-                                | Happening::Interrupted { .. }
-                                | Happening::ErrorThrown { .. }
-                                | Happening::Escalated { .. }
-                        )
+                    same && matches!(
+                        next.what,
+                        Happening::Completed { .. }
+                            | Happening::Failed { .. }
+                            | Happening::Cancelled
+                            | Happening::Interrupted { .. }
+                            | Happening::ErrorThrown { .. }
+                            | Happening::Escalated { .. }
+                    )
                 }
                 Happening::ErrorThrown { .. } => {
-                    next.node == prev.node
-                        && matches!(
-                            next.what,
-                            Happening::Interrupted { .. } | Happening::Cancelled
-                        )
+                    same && matches!(
+                        next.what,
+                        Happening::Interrupted { .. } | Happening::Cancelled
+                    )
                 }
-                Happening::Failed { .. } => {
-                    next.node == prev.node && next.what == Happening::Cancelled
+                Happening::Failed { .. } => same && next.what == Happening::Cancelled,
+                Happening::Escalated { .. }
+                    if strict && k > 0 && steps[k - 1].what == Happening::TaskStarted =>
+                {
+                    same && matches!(
+                        next.what,
+                        Happening::Completed { .. }
+                            | Happening::Interrupted { .. }
+                            | Happening::Cancelled
+                    )
+                }
+                Happening::Parked if strict => {
+                    same && matches!(
+                        next.what,
+                        Happening::Completed { .. }
+                            | Happening::Caught { .. }
+                            | Happening::Routed { .. }
+                            | Happening::Interrupted { .. }
+                            | Happening::Cancelled
+                    )
                 }
                 Happening::Waiting => {
-                    next.node == prev.node
-                        && matches!(
-                            next.what,
-                            Happening::Fired | Happening::Merged | Happening::Cancelled
-                        )
+                    same && matches!(
+                        next.what,
+                        Happening::Fired | Happening::Merged | Happening::Cancelled
+                    )
                 }
                 _ => true,
             };
@@ -294,8 +484,23 @@ fn check_history_in<D>(history: &History, outcome: &Outcome<D>, scoped: bool) {
             fail(format!("{track} ends with {:?}", last.what));
         }
     }
-    let count =
-        |pick: fn(&Happening) -> bool| history.steps().iter().filter(|s| pick(&s.what)).count();
+    if strict {
+        for (i, step) in all.iter().enumerate() {
+            if let Happening::Interrupted { by } = step.what {
+                let next = all.get(i + 1);
+                let ok = next.is_some_and(|n| {
+                    n.node == by && n.what == Happening::Spawned { from: step.track }
+                });
+                if !ok {
+                    fail(format!(
+                        "step {i}: {} interrupted by `{by}`, then {next:?}",
+                        step.track
+                    ));
+                }
+            }
+        }
+    }
+    let count = |pick: fn(&Happening) -> bool| all.iter().filter(|s| pick(&s.what)).count();
     let cancelled = count(|h| *h == Happening::Cancelled);
     let terminated = count(|h| *h == Happening::Terminated);
     let task_failed = count(|h| matches!(h, Happening::Failed { .. }));
@@ -316,7 +521,8 @@ fn check_history_in<D>(history: &History, outcome: &Outcome<D>, scoped: bool) {
             }
         }
         Outcome::Cancelled(_) | Outcome::Failed(_) => {
-            if cancelled == 0 && !matches!(outcome, Outcome::Failed(InstanceError::NoRuntime)) {
+            let no_runtime = matches!(outcome, Outcome::Failed(InstanceError::NoRuntime));
+            if cancelled == 0 && (strict || !no_runtime) {
                 fail("no track was cancelled".into());
             }
         }
@@ -325,8 +531,11 @@ fn check_history_in<D>(history: &History, outcome: &Outcome<D>, scoped: bool) {
 
 // ----- histories and deployments (events, event gate, deploy, instantiating) --------
 
-/// The history as `(track, node, what)` triples, for exact comparisons.
-pub fn steps(history: &History) -> Vec<(u32, &'static str, Happening)> {
+/// One history step as `(track, node, what)`, for exact comparisons.
+pub type Row = (u32, &'static str, Happening);
+
+/// The history as rows.
+pub fn steps(history: &History) -> Vec<Row> {
     history
         .steps()
         .iter()
@@ -348,6 +557,37 @@ pub fn done(changed: &[&'static str]) -> Happening {
     }
 }
 
+/// `Routed` to these flows' targets.
+pub fn routed(to: &[&'static str]) -> Happening {
+    Happening::Routed { to: to.to_vec() }
+}
+
+/// `Spawned` from track `from`.
+pub fn spawned(from: u32) -> Happening {
+    Happening::Spawned {
+        from: TrackId(from),
+    }
+}
+
+/// `Interrupted` by the boundary `by`.
+pub fn interrupted(by: &'static str) -> Happening {
+    Happening::Interrupted { by }
+}
+
+/// `ErrorThrown` with this code.
+pub fn error_thrown(code: &str) -> Happening {
+    Happening::ErrorThrown {
+        code: code.to_string(),
+    }
+}
+
+/// `Escalated` with this code.
+pub fn escalated(code: &str) -> Happening {
+    Happening::Escalated {
+        code: code.to_string(),
+    }
+}
+
 /// Wait (yielding) until the instance has parked at `node` at least `times` times;
 /// the history then. Fails if the instance ends first, or never parks there.
 pub async fn parked_at<D: Clone>(handle: &InstanceHandle<D>, node: &str, times: usize) -> History {
@@ -364,6 +604,83 @@ pub async fn parked_at<D: Clone>(handle: &InstanceHandle<D>, node: &str, times: 
         tokio::task::yield_now().await;
     }
     panic!("instance {} never parked at `{node}`", handle.id());
+}
+
+/// Poll the history (yielding in between, so a paused clock stays put) until `holds`;
+/// returns that history. Fails if the instance ends first or it never holds.
+pub async fn until<D: Clone>(
+    handle: &InstanceHandle<D>,
+    what: &str,
+    holds: impl Fn(&History) -> bool,
+) -> History {
+    for _ in 0..200_000 {
+        let history = handle.history().await;
+        if holds(&history) {
+            return history;
+        }
+        assert!(
+            !handle.is_finished(),
+            "instance {} ended before {what}\n{history}",
+            handle.id()
+        );
+        tokio::task::yield_now().await;
+    }
+    panic!(
+        "instance {}: never {what}\n{}",
+        handle.id(),
+        handle.history().await
+    );
+}
+
+/// Poll `holds` (yielding in between) until it is true.
+pub async fn until_true(what: &str, mut holds: impl FnMut() -> bool) {
+    for _ in 0..2_000_000 {
+        if holds() {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("never happened: {what}");
+}
+
+/// Wait until the user task `node` is open.
+pub async fn open<D: Clone>(handle: &InstanceHandle<D>, node: &str) {
+    for _ in 0..200_000 {
+        if handle.open_work().await.iter().any(|w| w.node == node) {
+            return;
+        }
+        assert!(
+            !handle.is_finished(),
+            "instance {} ended before `{node}` opened\n{}",
+            handle.id(),
+            handle.history().await
+        );
+        tokio::task::yield_now().await;
+    }
+    panic!(
+        "instance {}: `{node}` never opened\n{}",
+        handle.id(),
+        handle.history().await
+    );
+}
+
+/// Wait until the user task `node` is open, then complete it with `update`.
+pub async fn complete<D: Clone + Send + 'static>(
+    handle: &InstanceHandle<D>,
+    node: &str,
+    update: impl FnOnce(&mut D) + Send + 'static,
+) {
+    open(handle, node).await;
+    handle
+        .complete(node, update)
+        .await
+        .unwrap_or_else(|e| panic!("completing `{node}`: {e}"));
+}
+
+/// Let every ready task run: exact on a paused current-thread runtime (time only
+/// moves once nothing can run), a generous pause on a multi-thread one.
+pub async fn settle() {
+    tokio::time::sleep(Duration::from_millis(1)).await;
 }
 
 /// The next instance a deployment starts, within `HANG`.
