@@ -42,7 +42,9 @@
 //! Every history is checked with `check_scoped_history`; several are compared whole.
 //!
 //! Three tests pinned engine bugs, now fixed: a deadlocked instance hung instead of
-//! failing with `Deadlock` when a non-interrupting event sub-process was armed; and a
+//! failing with `Deadlock` when a non-interrupting event sub-process was armed (since
+//! refined: an armed message, signal or timer trigger keeps the instance waiting, as
+//! its run may still act; a conditional one alone does not); and a
 //! conditional start true when its scope — an event sub-process — opened was lost
 //! when a commit (the event sub-process's own start, or any other) came before its
 //! first step.
@@ -2372,19 +2374,29 @@ async fn a_deadlock_fails_the_instance() {
     );
 }
 
-/// A token stuck at a parallel join fails the instance with `Deadlock`, whatever
-/// non-interrupting event sub-process is armed: such a run cannot take the scope
-/// over, so nothing can free the token.
+/// A token stuck at a parallel join does not fail the instance while a message,
+/// signal or timer event sub-process is armed: its run could still change things
+/// (raise an error a boundary catches, commit data a condition waits for). This
+/// one's run cannot, so the instance waits — through the run — until cancelled.
+/// (With only a conditional trigger armed, `Deadlock` comes at once:
+/// tests/loop_robustness.rs.)
 #[tokio::test(start_paused = true)]
-async fn a_deadlock_is_not_hidden_by_a_non_interrupting_event_sub_process() {
+async fn an_armed_event_sub_process_keeps_a_stuck_instance_waiting() {
     let engine = Engine::new();
-    let (outcome, history) = outcome_of(&engine.start(&STUCK, order("N-6"))).await;
+    let handle = engine.start(&STUCK, order("N-6"));
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert!(!handle.is_finished(), "{}", handle.history().await);
+    assert_eq!(engine.broadcast_signal("ping", ()), 1);
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert!(!handle.is_finished(), "{}", handle.history().await);
+    handle.cancel();
+    let (outcome, history) = outcome_of(&handle).await;
+    assert!(matches!(outcome, Outcome::Cancelled(_)), "{outcome:?}");
     assert_eq!(
-        failed(outcome, &history),
-        InstanceError::Deadlock {
-            joins: vec!["join"]
-        }
+        history.count("note", |h| matches!(h, Happening::Completed { .. })),
+        1
     );
+    assert_eq!(history.count("join", |h| *h == Happening::Cancelled), 1);
 }
 
 /// Run `NESTED_COND` with `total = 150`: `ping` runs `on_ping`, whose own conditional

@@ -42,10 +42,14 @@ impl TimerSpec {
         }
     }
 
-    /// The deadline after the `fired`-th firing at `last`, if the timer fires again.
+    /// The deadline after the `fired`-th firing, which was due at `last`, if the
+    /// timer fires again. A cycle with a zero period fires once: its next firing
+    /// would be due at once, for ever.
     pub(crate) fn next(&self, fired: u32, last: Instant) -> Option<Instant> {
         match *self {
-            TimerSpec::Every { every, times } if times.is_none_or(|t| fired < t) => {
+            TimerSpec::Every { every, times }
+                if !every.is_zero() && times.is_none_or(|t| fired < t) =>
+            {
                 last.checked_add(every)
             }
             _ => None,

@@ -365,7 +365,16 @@ impl<D: ProcessData> Instance<D> {
                 track,
                 node,
                 message,
-            } => self.task_panicked(track, node, message),
+            } => {
+                // Like a late `TaskDone`: a panic from work the loop already dropped
+                // (its activity was interrupted, its scope cancelled) is no failure.
+                let live = self
+                    .slot_mut(track)
+                    .is_some_and(|s| s.at == node && s.state == TrackState::Working);
+                if live {
+                    self.task_panicked(track, node, message);
+                }
+            }
         }
     }
 
@@ -464,10 +473,10 @@ impl<D: ProcessData> Instance<D> {
             // The process's scope completes: its event sub-processes go with it.
             self.disarm_all();
             self.outcome = Some(Box::new(Outcome::Completed(D::clone(&self.data))));
-        } else if self.running == 0 && !self.rescue_armed() {
-            // Nothing works, nothing waits for an event, and no interrupting event
-            // sub-process or boundary on a sub-process could still take the stuck
-            // tokens away: those at joins wait for ever.
+        } else if self.running == 0 && !self.event_armed() {
+            // Nothing works, no token waits for an event, and no event sub-process or
+            // boundary on a sub-process can still be triggered: the tokens at joins
+            // wait for ever.
             let joins = self
                 .joins
                 .iter()

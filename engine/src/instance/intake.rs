@@ -169,6 +169,15 @@ impl<T> IntakeReceiver<T> {
     }
 }
 
+/// A receiver dropped without closing (its loop was dropped: a runtime shut down)
+/// closes the intake now: later sends fail at once — a handle's request gets its
+/// answer "ended", the hub keeps its message — and what was queued is dropped.
+impl<T> Drop for IntakeReceiver<T> {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
 impl<T> Drop for Queue<T> {
     fn drop(&mut self) {
         let mut entry = *self.head.get_mut();

@@ -307,6 +307,10 @@ impl<D: ProcessData> Instance<D> {
     pub(super) fn check_reachability_joins(&mut self, moves: &mut VecDeque<Move>) -> bool {
         let mut fired = false;
         for i in 0..self.joins.len() {
+            // A firing whose split failed ended the instance: nothing more fires.
+            if self.outcome.is_some() {
+                return false;
+            }
             let join = &self.joins[i];
             let node = &self.process.nodes[join.node];
             let (reach, activation) = match node.kind {

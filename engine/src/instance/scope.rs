@@ -23,7 +23,7 @@ use std::sync::Arc;
 use super::event_loop::{Instance, Move, TrackState};
 use super::history::{Happening, TrackId};
 use super::track::Apply;
-use super::waits::Holder;
+use super::waits::{Holder, On};
 use super::InstanceError;
 use crate::data::ProcessData;
 use crate::graph::{NodeIdx, NodeKind, Payload, Trigger};
@@ -106,26 +106,19 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// Whether an armed trigger could still cancel tokens stuck at joins: an
-    /// interrupting event sub-process start, or an interrupting boundary event on a
-    /// sub-process (its token waits `InScope`, not counted as working). A
-    /// non-interrupting one only runs beside them.
-    pub(super) fn rescue_armed(&self) -> bool {
-        let interrupting = |arm: NodeIdx| {
-            matches!(
-                self.process.nodes[arm].kind,
-                NodeKind::EventSubStart {
-                    interrupting: true,
-                    ..
-                } | NodeKind::Boundary {
-                    interrupting: true,
-                    ..
-                }
-            )
-        };
+    /// Whether a message, signal or timer is still armed (for an event
+    /// sub-process, or a boundary event on a sub-process whose token waits
+    /// `InScope`): when nothing works, such an event can still start something — an
+    /// interrupting one cancels stuck tokens, a non-interrupting one's run can raise an
+    /// error another scope's boundary catches, or commit data a condition waits for —
+    /// so the instance waits rather than fail with `Deadlock`. An armed condition
+    /// alone does not count: with nothing working, nothing can commit.
+    pub(super) fn event_armed(&self) -> bool {
         self.parked.iter().any(|p| {
             matches!(p.holder, Holder::Scope(_) | Holder::Guard(_))
-                && p.waits.iter().any(|w| interrupting(w.arm))
+                && p.waits
+                    .iter()
+                    .any(|w| matches!(w.on, On::Hub(_) | On::Timer(_)))
         })
     }
 

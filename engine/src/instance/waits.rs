@@ -503,7 +503,11 @@ impl<D: ProcessData> Instance<D> {
                 // late firing does not shift the schedule (and missed ticks catch
                 // up); a one-off timer is spent (its wait stays, idle).
                 let due = self.clock().timer_due.unwrap_or_else(Instant::now);
-                if let Some(next) = spec().next(fired, due) {
+                let spec = match self.user_code(self.process.nodes[node].id, spec) {
+                    Ok(spec) => spec,
+                    Err(error) => return self.fail(error),
+                };
+                if let Some(next) = spec.next(fired, due) {
                     self.clock().timers.push(Reverse((next, id)));
                     self.reset_sleep();
                 }
