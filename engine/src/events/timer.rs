@@ -10,7 +10,10 @@ use tokio::time::Instant;
 /// - `timer(at = some_system_time)` — once, at that date (at once if it has passed);
 /// - `timer(every = Duration::from_secs(10), times = 3)` — a cycle: every ten seconds,
 ///   three times (`times` left out: without end). A catch event waits for the first
-///   occurrence; a cycle matters where a timer can fire more than once.
+///   occurrence; a cycle matters where a timer can fire more than once. Each
+///   occurrence is due a period after the one before it was due, so a late firing
+///   does not shift the schedule (missed occurrences fire at once, in order); a zero
+///   period fires once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimerSpec {
     /// Once, this long after arming.

@@ -139,7 +139,9 @@ pub enum InstanceError {
         message: String,
     },
     /// Every remaining token waits at a join that can no longer fire (for example a
-    /// parallel join fed by an exclusive split).
+    /// parallel join fed by an exclusive split), and no event can still change that:
+    /// no token waits for one, and no message, signal or timer of an event
+    /// sub-process or of a boundary on a sub-process is armed (its run might).
     #[error("deadlock: tokens wait at {joins:?} and no other token can reach them")]
     Deadlock {
         /// The joins where tokens wait.
