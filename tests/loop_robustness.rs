@@ -11,7 +11,9 @@
 //!   waits, and the message's run can rescue it;
 //! - a loop lost with its runtime: the handle's requests answer at once (no hang),
 //!   and a message for the lost instance is buffered, not swallowed;
-//! - a timer cycle with a zero period fires once instead of spinning the loop.
+//! - a timer cycle with a zero period fires once instead of spinning the loop;
+//! - a message delivered to a receive task is not lost to an interrupting boundary
+//!   whose event was queued right behind it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -387,4 +389,62 @@ fn a_message_for_a_lost_instance_is_buffered() {
             "the message went into the dead instance's intake and is gone"
         );
     });
+}
+
+// ----- a delivery and an interrupting boundary in one batch ----------------------
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData)]
+struct Pay {
+    id: String,
+    paid: u64,
+}
+
+process! {
+    RECEIVE_OR_STOP: Pay {
+        start s;
+        receive pay: message("robust-pay", key = |p| p.id.clone(), apply = |p, amount: &u64| p.paid = *amount);
+        boundary stop on pay: signal("robust-stop");
+        end paid;
+        end stopped;
+        s -> pay -> paid;
+        stop -> stopped;
+    }
+}
+
+/// The message is delivered first; the signal, queued behind it before the loop
+/// runs, finds the receive task completing and its boundary gone: the message is
+/// not lost to an interruption.
+#[tokio::test]
+async fn a_delivered_message_is_not_lost_to_a_boundary_queued_behind_it() {
+    let engine = Engine::new();
+    let handle = engine.start(
+        &RECEIVE_OR_STOP,
+        Pay {
+            id: "r-1".into(),
+            ..Pay::default()
+        },
+    );
+    for _ in 0..1000 {
+        if handle
+            .history()
+            .await
+            .count("pay", |w| *w == thresh::Happening::Parked)
+            > 0
+        {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    // No await between the two: both are queued before the loop runs again.
+    engine.publish_message("robust-pay", "r-1", 40_u64);
+    engine.broadcast_signal("robust-stop", ());
+    let outcome = tokio::time::timeout(Duration::from_secs(5), handle.outcome())
+        .await
+        .expect("outcome");
+    let history = handle.history().await;
+    let Outcome::Completed(pay) = outcome else {
+        panic!("{outcome:?}\n{history}");
+    };
+    assert_eq!(pay.paid, 40, "{history}");
+    assert_eq!(history.ended_at(), ["paid"], "{history}");
 }
