@@ -313,8 +313,9 @@ impl<D: ProcessData> Instance<D> {
             .find_map(|(p, parked)| parked.waits.iter().position(|w| w.on == on).map(|w| (p, w)))
     }
 
-    /// Drop every subscription of a parked entry. Timers and open work go with the
-    /// entry: a timer that fires later finds no wait and is ignored.
+    /// Drop every subscription of a parked entry: hub subscriptions, conditions and
+    /// timers (so a loop through an activity with a long timeout does not pile up
+    /// dead deadlines); open work goes with the entry.
     pub(super) fn disarm(&mut self, parked: &Parked) {
         for wait in &parked.waits {
             match wait.on {
@@ -324,7 +325,13 @@ impl<D: ProcessData> Instance<D> {
                         clock.conditions.retain(|c| c.id != id);
                     }
                 }
-                On::Timer(_) | On::User => {}
+                On::Timer(id) => {
+                    if let Some(clock) = &mut self.clock {
+                        clock.timers.retain(|Reverse((_, timer))| *timer != id);
+                    }
+                    self.reset_sleep();
+                }
+                On::User => {}
             }
         }
     }
