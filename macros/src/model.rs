@@ -263,8 +263,16 @@ const KINDS: &[&str] = &[
 pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
     let mut nodes: Vec<Node<'a>> = Vec::new();
     let mut incomplete = false;
+    // Declarations dropped with an error; what a dropped container holds is dropped
+    // with it (silently: moved up a level, it would break rules it never broke).
+    let mut dropped = vec![false; ast.nodes.len()];
     for (i, decl) in ast.nodes.iter().enumerate() {
+        if decl.container.is_some_and(|c| dropped[c]) {
+            dropped[i] = true;
+            continue;
+        }
         if let Some(first) = ast.nodes[..i].iter().find(|n| n.id == decl.id) {
+            dropped[i] = true;
             ctx.error(
                 &decl.id,
                 format!(
@@ -299,7 +307,10 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                 // Resolved below, once every container has its index.
                 scope: None,
             }),
-            None => incomplete = true,
+            None => {
+                dropped[i] = true;
+                incomplete = true;
+            }
         }
     }
     // Each declaration's node, by identity (a dropped duplicate has none), and each
@@ -418,7 +429,11 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                         None
                     };
                     if let Some((wrong, written, into)) = crossing {
-                        ctx.error(written, crossing_error(&nodes, wrong, here, into));
+                        // A name declared twice (reported) may mean the dropped copy,
+                        // written in this container: no crossing error on top.
+                        if ast.nodes.iter().filter(|n| n.id == *written).count() == 1 {
+                            ctx.error(written, crossing_error(&nodes, wrong, here, into));
+                        }
                         loose.push((s, false));
                         loose.push((t, true));
                         continue;
@@ -1385,7 +1400,7 @@ impl Model<'_> {
     /// The nodes one step from `n`, forward or backward: along flows (link edges
     /// included) and along the attachment of a boundary event to its activity — a
     /// token at an activity can go on from any of its boundaries.
-    fn neighbours(
+    pub fn neighbours(
         &self,
         n: usize,
         backward: bool,

@@ -32,6 +32,10 @@ pub struct ProcessAst {
     pub flows: Vec<FlowAst>,
 }
 
+/// How deep sub-processes may nest: parsing recurses once per level, and the
+/// compiler's stack is finite.
+const MAX_NESTING: usize = 64;
+
 /// The two keywords that open a nested scope.
 pub const CONTAINERS: [&str; 2] = ["subprocess", "event_subprocess"];
 
@@ -127,7 +131,7 @@ impl Parse for ProcessAst {
         let body;
         braced!(body in input);
         let (mut nodes, mut flows) = (Vec::new(), Vec::new());
-        parse_body(&body, None, &mut nodes, &mut flows)?;
+        parse_body(&body, None, 0, &mut nodes, &mut flows)?;
         Ok(ProcessAst {
             attrs,
             vis,
@@ -144,6 +148,7 @@ impl Parse for ProcessAst {
 fn parse_body(
     body: ParseStream,
     container: Option<usize>,
+    depth: usize,
     nodes: &mut Vec<NodeAst>,
     flows: &mut Vec<FlowAst>,
 ) -> syn::Result<()> {
@@ -165,7 +170,13 @@ fn parse_body(
                     ));
                 }
                 body.parse::<Ident>()?;
-                let id = body.parse()?;
+                let id: Ident = body.parse()?;
+                if depth == MAX_NESTING {
+                    return Err(syn::Error::new_spanned(
+                        &id,
+                        format!("`{id}` nests sub-processes {} deep; at most {MAX_NESTING} levels are supported — move part of the work into a sub-process of its own level, or a separate process", depth + 1),
+                    ));
+                }
                 let index = nodes.len();
                 nodes.push(NodeAst {
                     attrs,
@@ -180,7 +191,7 @@ fn parse_body(
                 });
                 let inner;
                 braced!(inner in body);
-                parse_body(&inner, Some(index), nodes, flows)?;
+                parse_body(&inner, Some(index), depth + 1, nodes, flows)?;
                 // A `;` after the block is allowed, as after any other element.
                 if body.peek(Token![;]) {
                     body.parse::<Token![;]>()?;

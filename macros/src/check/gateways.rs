@@ -139,8 +139,9 @@ fn cycle_through(model: &Model, node: usize) -> Option<Vec<usize>> {
     let mut came_from: Vec<Option<usize>> = vec![None; model.nodes.len()];
     let mut queue = std::collections::VecDeque::from([node]);
     while let Some(at) = queue.pop_front() {
-        for &f in &model.nodes[at].outgoing {
-            let next = model.flows[f].target;
+        // The same steps `on_cycle` takes: flows, boundary attachments, scope exits —
+        // a loop back through a boundary event is a loop.
+        for next in model.neighbours(at, false, true) {
             if next == node {
                 // Back from `at` to `node` (the root, with no `came_from`), then around.
                 let mut path = vec![at];
