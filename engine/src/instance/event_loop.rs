@@ -601,9 +601,12 @@ impl<D: ProcessData> Instance<D> {
     pub(super) fn split(&mut self, track: TrackId, node: NodeIdx, moves: &mut VecDeque<Move>) {
         let mut taken = std::mem::take(&mut self.taken);
         taken.clear();
+        // One allocation for a wide split, not a doubling per flow.
+        taken.reserve(self.process.nodes[node].outgoing.len());
         if let Err(error) = self.select_outgoing(node, &mut taken) {
             return self.fail(error);
         }
+        moves.reserve(taken.len());
         let n = &self.process.nodes[node];
         if matches!(
             n.kind,

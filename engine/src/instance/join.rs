@@ -47,7 +47,8 @@ impl JoinState {
         Self {
             node,
             scope,
-            waiting: Vec::new(),
+            // A round brings a token per incoming flow: room for one round at once.
+            waiting: Vec::with_capacity(incoming),
             counts: vec![0; incoming],
             unmarked: incoming,
             arrived_since_check: false,
