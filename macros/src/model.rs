@@ -21,10 +21,11 @@ pub struct Model<'a> {
     pub attrs: Vec<&'a syn::Attribute>,
     pub nodes: Vec<Node<'a>>,
     pub flows: Vec<Flow<'a>>,
-    /// A declaration was dropped with an error (a duplicate id, an unknown keyword, a
-    /// task without handler): rules that need every element, such as "has an end
-    /// event", stand down rather than pile consequences onto that error.
-    pub incomplete: bool,
+    /// The containers (`None`: the top level) that lost a declaration to an error (a
+    /// duplicate id, an unknown keyword, a task without handler): there, rules that
+    /// need every element, such as "has an end event", stand down rather than pile
+    /// consequences onto that error.
+    pub incomplete: Vec<Option<usize>>,
 }
 
 pub struct Node<'a> {
@@ -262,7 +263,9 @@ const KINDS: &[&str] = &[
 
 pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
     let mut nodes: Vec<Node<'a>> = Vec::new();
-    let mut incomplete = false;
+    // Declarations dropped with an error, by index (what a dropped container held
+    // is dropped silently and not listed).
+    let mut failed: Vec<usize> = Vec::new();
     // Declarations dropped with an error; what a dropped container holds is dropped
     // with it (silently: moved up a level, it would break rules it never broke).
     let mut dropped = vec![false; ast.nodes.len()];
@@ -280,7 +283,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                     decl.id, first.keyword, first.id
                 ),
             );
-            incomplete = true;
+            failed.push(i);
             continue;
         }
         let within = match decl.container.map(|c| ast.nodes[c].keyword.to_string()) {
@@ -309,13 +312,12 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
             }),
             None => {
                 dropped[i] = true;
-                incomplete = true;
+                failed.push(i);
             }
         }
     }
-    // Each declaration's node, by identity (a dropped duplicate has none), and each
-    // element's container: a dropped container leaves what it held at the level
-    // above (the model is incomplete then anyway).
+    // Each declaration's node, by identity (a dropped declaration has none), and each
+    // element's container.
     let decl_node: Vec<Option<usize>> = ast
         .nodes
         .iter()
@@ -335,6 +337,10 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
             nodes[n].scope = container_of(decl.container);
         }
     }
+    let incomplete: Vec<Option<usize>> = failed
+        .iter()
+        .map(|&i| container_of(ast.nodes[i].container))
+        .collect();
 
     let known: Vec<String> = ast.nodes.iter().map(|n| n.id.to_string()).collect();
     // Nodes suggested for a misspelt name: the flow was likely meant for them.
@@ -1455,6 +1461,11 @@ impl Model<'_> {
             }
         }
         masks
+    }
+
+    /// Whether `scope` lost a declaration to an error (see [`Model::incomplete`]).
+    pub fn is_incomplete(&self, scope: Option<usize>) -> bool {
+        self.incomplete.contains(&scope)
     }
 
     /// The process's own start events (its top level).

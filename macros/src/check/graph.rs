@@ -35,7 +35,7 @@ fn starts(ctx: &Ctx, model: &Model) {
         let event_sub = scope.is_some_and(|c| model.nodes[c].kind == Kind::EventSubProcess);
         let name = container_name(model, scope);
         if all.is_empty() {
-            if !model.incomplete {
+            if !model.is_incomplete(scope) {
                 let begin = free_id(model, scope, "begin");
                 let example = if event_sub {
                     format!("`start {begin}: message(\"cancel\", key = |data| data.id.clone());` (or a signal, timer, condition, error or escalation)")
@@ -223,7 +223,7 @@ fn paths(ctx: &Ctx, model: &Model) {
                 );
             }
         }
-        if ends.is_empty() && !model.incomplete {
+        if ends.is_empty() && !model.is_incomplete(scope) {
             // Where a path stops: an element with no flow out of it that resolved
             // (a flow that left the container, reported already, was likely meant
             // for an end). A link throw goes on at its catch.
