@@ -356,10 +356,13 @@ impl<D: ProcessData> Instance<D> {
                 edited,
                 result,
             } => {
-                if self.slot_mut(track).is_none() {
-                    return; // a report from a track the loop already stopped
+                // A report from work the loop already dropped (its track stopped,
+                // its activity interrupted) is ignored.
+                if self.working_at(track, node) {
+                    self.step(|this, moves| {
+                        this.task_done(track, node, base, edited, result, moves)
+                    });
                 }
-                self.step(|this, moves| this.task_done(track, node, base, edited, result, moves));
             }
             Report::TaskPanicked {
                 track,
@@ -368,10 +371,7 @@ impl<D: ProcessData> Instance<D> {
             } => {
                 // Like a late `TaskDone`: a panic from work the loop already dropped
                 // (its activity was interrupted, its scope cancelled) is no failure.
-                let live = self
-                    .slot_mut(track)
-                    .is_some_and(|s| s.at == node && s.state == TrackState::Working);
-                if live {
+                if self.working_at(track, node) {
                     self.task_panicked(track, node, message);
                 }
             }
@@ -800,7 +800,12 @@ impl<D: ProcessData> Instance<D> {
         let Some(slot) = self.slot_mut(track) else {
             return;
         };
-        debug_assert_eq!((slot.at, slot.state), (node, TrackState::Working));
+        if (slot.at, slot.state) != (node, TrackState::Working) {
+            // Not the work this track does now: `running` must not move for it.
+            return self.fail(InstanceError::Internal {
+                what: "a task finished on a track that was not working at it",
+            });
+        }
         slot.state = TrackState::Moving;
         self.running -= 1;
         let id = self.process.nodes[node].id;
@@ -959,6 +964,12 @@ impl<D: ProcessData> Instance<D> {
     pub(super) fn fail(&mut self, error: InstanceError) {
         warn!(%error, "instance failed");
         self.stop_all(Outcome::Failed(error));
+    }
+
+    /// Whether `track` is live and working at `node` (a report about it is current).
+    fn working_at(&mut self, track: TrackId, node: NodeIdx) -> bool {
+        self.slot_mut(track)
+            .is_some_and(|s| s.at == node && s.state == TrackState::Working)
     }
 
     pub(super) fn slot_mut(&mut self, track: TrackId) -> Option<&mut TrackSlot<D>> {
