@@ -18,6 +18,7 @@
 //! the sub-process, catches it. An error no level catches fails the instance; an
 //! escalation no level catches is no error.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::event_loop::{Instance, Move, TrackState};
@@ -27,7 +28,6 @@ use super::waits::{Holder, On};
 use super::InstanceError;
 use crate::data::ProcessData;
 use crate::graph::{NodeIdx, NodeKind, Payload, Trigger};
-use std::collections::VecDeque;
 
 /// Identifies a scope instance within its instance; the process's own is [`ROOT`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
