@@ -854,42 +854,7 @@ process! {
 async fn outcome_of<D: Clone + std::fmt::Debug>(
     handle: &InstanceHandle<D>,
 ) -> (Outcome<D>, History) {
-    let Ok(outcome) = tokio::time::timeout(HANG, handle.outcome()).await else {
-        panic!(
-            "instance {} hung; history so far:\n{}",
-            handle.id(),
-            handle.history().await
-        );
-    };
-    let history = handle.history().await;
-    check_scoped_history(&history, &outcome);
-    (outcome, history)
-}
-
-/// Poll the history (yielding, so a paused clock stays put) until `holds`; returns
-/// that history. Fails if the instance ends first or it never holds.
-async fn until<D: Clone>(
-    handle: &InstanceHandle<D>,
-    what: &str,
-    holds: impl Fn(&History) -> bool,
-) -> History {
-    for _ in 0..200_000 {
-        let history = handle.history().await;
-        if holds(&history) {
-            return history;
-        }
-        assert!(
-            !handle.is_finished(),
-            "instance {} ended before {what}\n{history}",
-            handle.id()
-        );
-        tokio::task::yield_now().await;
-    }
-    panic!(
-        "instance {}: never {what}\n{}",
-        handle.id(),
-        handle.history().await
-    );
+    finish_with(handle, HANG, check_scoped_history).await
 }
 
 /// Broadcast the signal `name` 40 times from a thread of its own, yielding in
@@ -911,22 +876,6 @@ fn storm(engine: &Engine, name: &'static str) -> std::thread::JoinHandle<usize> 
     });
     let _ = go.send(());
     thread
-}
-
-/// Poll `holds` (yielding in between) until it is true.
-async fn until_true(what: &str, holds: impl Fn() -> bool) {
-    for _ in 0..200_000 {
-        if holds() {
-            return;
-        }
-        tokio::task::yield_now().await;
-    }
-    panic!("never happened: {what}");
-}
-
-/// How many steps at `node` are exactly `what`.
-fn count(history: &History, node: &str, what: &Happening) -> usize {
-    history.count(node, |h| h == what)
 }
 
 /// How many times `node` ended a track.
