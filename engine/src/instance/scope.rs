@@ -137,6 +137,8 @@ impl<D: ProcessData> Instance<D> {
             ScopeId(self.next_scope)
         };
         if id != ROOT {
+            // Few scopes are open at a time: grow one slot at a time.
+            self.scopes.reserve_exact(1);
             self.scopes.push(ScopeSlot {
                 id,
                 node,

@@ -135,8 +135,6 @@ impl<D: ProcessData> Instance<D> {
         }
         // Park before register: the loop knows the track is parked before any
         // subscription that could target it exists.
-        // Most instances park one token at a time: grow one entry at a time.
-        self.parked.reserve_exact(1);
         self.hold(Holder::Track(track), at, arms);
         if self.outcome.is_none()
             && matches!(
@@ -174,6 +172,8 @@ impl<D: ProcessData> Instance<D> {
     /// Arm the triggers of `arms` in one new entry of `holder`'s (a guard's boundary
     /// events, a scope's event sub-process starts).
     pub(super) fn hold(&mut self, holder: Holder, at: NodeIdx, arms: &[NodeIdx]) {
+        // Most instances hold a few entries at a time: grow one entry at a time.
+        self.parked.reserve_exact(1);
         self.parked.push(Parked {
             holder,
             at,
