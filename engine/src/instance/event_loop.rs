@@ -558,7 +558,7 @@ impl<D: ProcessData> Instance<D> {
                         code: code.to_string(),
                     },
                 );
-                self.throw_error(scope, at, code.to_string(), String::new());
+                self.throw_error(track, at, code.to_string(), String::new());
             }
             NodeKind::Escalate { code, end } => {
                 self.record(
@@ -568,7 +568,7 @@ impl<D: ProcessData> Instance<D> {
                         code: code.to_string(),
                     },
                 );
-                self.throw_escalation(scope, code.to_string());
+                self.throw_escalation(track, at, code.to_string());
                 // An interrupting catcher took the token away; else (uncaught, which is
                 // no error, or caught beside it) it goes on or ends.
                 if self.outcome.is_some() || self.slot_mut(track).is_none() {
@@ -860,60 +860,20 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// A handler returned a BPMN error: the activity's matching error boundary takes
-    /// the token (interrupting), else the instance fails with the error (ADR-006 §2.6).
+    /// A handler returned a BPMN error: it goes to its nearest catcher — an error
+    /// boundary on the task, else outward through the scopes (ADR-006 §2.6).
     fn bpmn_error(&mut self, track: TrackId, node: NodeIdx, code: String, message: String) {
         self.record(track, node, Happening::ErrorThrown { code: code.clone() });
-        match self.catching_boundary(node, true, &code) {
-            Some(boundary) => {
-                let payload: crate::graph::Payload =
-                    Arc::new(crate::events::BpmnError { code, message });
-                let apply = self.apply_for(boundary, Some(payload));
-                // The handler is done: the token moves from the (finished) activity.
-                self.running += 1; // `interrupt` ends the track as a working one
-                if let Some(slot) = self.slot_mut(track) {
-                    slot.state = TrackState::Working;
-                }
-                self.interrupt(track, node, boundary, apply);
-            }
-            // None on the task itself: the error travels outward from its scope.
-            None => {
-                let scope = self.slot_mut(track).map_or(ROOT, |s| s.scope);
-                self.throw_error(scope, node, code, message);
-            }
-        }
+        self.throw_error(track, node, code, message);
     }
 
-    /// A handler raised an escalation. Returns whether an interrupting boundary took
-    /// the token; otherwise the task completes (a non-interrupting boundary also
+    /// A handler raised an escalation. Returns whether an interrupting catcher took
+    /// the token away; otherwise the task completes (a non-interrupting catcher also
     /// starts a token; an uncaught escalation is no error).
     fn escalation(&mut self, track: TrackId, node: NodeIdx, code: String) -> bool {
         self.record(track, node, Happening::Escalated { code: code.clone() });
-        let Some(boundary) = self.catching_boundary(node, false, &code) else {
-            // None on the task itself: it travels outward from the task's scope, and
-            // an interrupting catcher there cancels the task with its scope.
-            let scope = self.slot_mut(track).map_or(ROOT, |s| s.scope);
-            self.throw_escalation(scope, code);
-            return self.slot_mut(track).is_none();
-        };
-        let payload: crate::graph::Payload = Arc::new(crate::events::Escalation { code });
-        let apply = self.apply_for(boundary, Some(payload));
-        match self.process.nodes[boundary].kind {
-            NodeKind::Boundary {
-                interrupting: true, ..
-            } => {
-                self.running += 1;
-                if let Some(slot) = self.slot_mut(track) {
-                    slot.state = TrackState::Working;
-                }
-                self.interrupt(track, node, boundary, apply);
-                true
-            }
-            _ => {
-                self.fork_to(track, boundary, apply);
-                false
-            }
-        }
+        self.throw_escalation(track, node, code);
+        self.slot_mut(track).is_none()
     }
 
     fn task_panicked(&mut self, track: TrackId, node: NodeIdx, message: String) {

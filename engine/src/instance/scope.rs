@@ -396,11 +396,30 @@ impl<D: ProcessData> Instance<D> {
 
     // ----- errors and escalations travel outward ------------------------------
 
-    /// Walk outward from `scope` to the nearest catcher of what was thrown (ADR-006
-    /// §2.6): at each scope, an event sub-process of that scope whose start catches
-    /// the code, then a boundary event on the sub-process that does. What comes out
-    /// of an event sub-process is not caught again by its siblings.
-    fn catcher(&self, scope: ScopeId, thrown: Thrown, code: &str) -> Option<Catcher> {
+    /// The nearest catcher of what `track` threw at `origin` (ADR-006 §2.6): a
+    /// boundary event on `origin` itself (when it is an activity), then, walking
+    /// outward from the track's scope, at each scope an event sub-process whose start
+    /// catches the code, then a boundary event on the sub-process that does. What
+    /// comes out of an event sub-process is not caught again by its siblings.
+    fn catcher(
+        &self,
+        track: TrackId,
+        origin: NodeIdx,
+        thrown: Thrown,
+        code: &str,
+    ) -> Option<Catcher> {
+        if let Some(boundary) = self.catching_boundary(origin, thrown == Thrown::Error, code) {
+            return Some(Catcher::Boundary {
+                owner: track,
+                node: origin,
+                boundary,
+            });
+        }
+        let scope = self
+            .tracks
+            .iter()
+            .find(|t| t.id == track)
+            .map_or(ROOT, |t| t.scope);
         let mut at = Some(scope);
         let mut from_event_sub = false;
         while let Some(s) = at {
@@ -426,18 +445,18 @@ impl<D: ProcessData> Instance<D> {
         None
     }
 
-    /// A BPMN error thrown in `scope` at `origin` (an error end event, or a task with
-    /// no error boundary of its own that catches it) goes to its nearest catcher,
-    /// which always interrupts: what the error leaves is cancelled. Uncaught, the
-    /// instance fails with it.
+    /// A BPMN error thrown by `track` at `origin` (an error end event, a task's
+    /// handler, a user task through its handle) goes to its nearest catcher, which
+    /// always interrupts: what the error leaves is cancelled. Uncaught, the instance
+    /// fails with it.
     pub(super) fn throw_error(
         &mut self,
-        scope: ScopeId,
+        track: TrackId,
         origin: NodeIdx,
         code: String,
         message: String,
     ) {
-        let Some(catcher) = self.catcher(scope, Thrown::Error, &code) else {
+        let Some(catcher) = self.catcher(track, origin, Thrown::Error, &code) else {
             return self.fail(InstanceError::UncaughtError {
                 node: self.process.nodes[origin].id,
                 code,
@@ -462,11 +481,11 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// An escalation raised in `scope` goes to its nearest catcher like an error,
-    /// but that catcher may be non-interrupting: then it runs beside the raiser.
-    /// Uncaught, an escalation is no error.
-    pub(super) fn throw_escalation(&mut self, scope: ScopeId, code: String) {
-        let Some(catcher) = self.catcher(scope, Thrown::Escalation, &code) else {
+    /// An escalation raised by `track` at `origin` goes to its nearest catcher like
+    /// an error, but that catcher may be non-interrupting: then it runs beside the
+    /// raiser, which goes on. Uncaught, an escalation is no error.
+    pub(super) fn throw_escalation(&mut self, track: TrackId, origin: NodeIdx, code: String) {
+        let Some(catcher) = self.catcher(track, origin, Thrown::Escalation, &code) else {
             return;
         };
         let payload: Payload = Arc::new(crate::events::Escalation { code });

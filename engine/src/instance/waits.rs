@@ -739,38 +739,18 @@ impl<D: ProcessData> Instance<D> {
             node: node.to_string(),
         })?;
         let at = self.parked[p].at;
-        let scope = self.slot_mut(track).map_or(super::scope::ROOT, |s| s.scope);
         match error {
             Some(message) => {
                 self.record(track, at, Happening::ErrorThrown { code: code.clone() });
                 // The user task's work ends with the error, caught or not.
                 let wait = self.parked.remove(p);
                 self.disarm(&wait);
-                match self.catching_boundary(at, true, &code) {
-                    Some(boundary) => {
-                        let payload: Payload = Arc::new(crate::events::BpmnError { code, message });
-                        let apply = self.apply_for(boundary, Some(payload));
-                        self.interrupt(track, at, boundary, apply);
-                    }
-                    None => self.throw_error(scope, at, code, message),
-                }
+                self.throw_error(track, at, code, message);
             }
             None => {
+                // Caught beside it, or not at all, the user task stays open.
                 self.record(track, at, Happening::Escalated { code: code.clone() });
-                match self.catching_boundary(at, false, &code) {
-                    Some(boundary) => {
-                        let payload: Payload = Arc::new(crate::events::Escalation { code });
-                        let apply = self.apply_for(boundary, Some(payload));
-                        match self.process.nodes[boundary].kind {
-                            NodeKind::Boundary {
-                                interrupting: true, ..
-                            } => self.interrupt(track, at, boundary, apply),
-                            // The user task stays open beside the boundary's path.
-                            _ => self.fork_to(track, boundary, apply),
-                        }
-                    }
-                    None => self.throw_escalation(scope, code),
-                }
+                self.throw_escalation(track, at, code);
             }
         }
         Ok(())
