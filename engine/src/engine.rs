@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
+use tokio_util::task::{task_tracker::TaskTrackerToken, TaskTracker};
 
 use std::any::Any;
 
@@ -15,10 +15,11 @@ use std::sync::{Mutex, Weak};
 use tokio::sync::mpsc;
 
 use crate::data::ProcessData;
-use crate::events::{BrokerConfig, BrokerStats, Hub, Published, Starter, SubId, TimerSpec};
+use crate::events::{BrokerConfig, BrokerStats, Hub, Offer, Published, Starter, SubId, TimerSpec};
 use crate::graph::{NodeIdx, NodeKind, Payload, Process, Trigger};
 use crate::instance::{
-    self, Birth, Entry, Finished, Input, InstanceError, InstanceHandle, InstanceId, Outcome,
+    self, Birth, Entry, Finished, Happening, History, Input, InstanceError, InstanceHandle,
+    InstanceId, Outcome, TrackId,
 };
 
 /// Runs process instances on tokio. Cheap to clone; clones share the instances.
@@ -50,6 +51,9 @@ struct Inner {
     stop: CancellationToken,
     /// Every instance loop, so `shutdown` can wait for them.
     loops: TaskTracker,
+    /// Instances being admitted (between the stop check and their loop's spawn), so
+    /// `shutdown` can wait for them to be refused or in `loops`.
+    admissions: TaskTracker,
     /// Deployments' timer starts (apart from `loops`, which counts instances).
     timer_starts: TaskTracker,
     /// Whether instances record their history.
@@ -126,6 +130,7 @@ impl Engine {
                 hub: Arc::new(Hub::new(config)),
                 stop: CancellationToken::new(),
                 loops: TaskTracker::new(),
+                admissions: TaskTracker::new(),
                 timer_starts: TaskTracker::new(),
                 history,
             }),
@@ -176,11 +181,35 @@ impl Engine {
         process: &'static Process<D>,
         data: D,
     ) -> InstanceHandle<D> {
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => self.inner.spawn(&runtime, process, data, Entry::NoneStart),
-            Err(_) => {
-                let id = InstanceId(self.inner.next_instance.fetch_add(1, Ordering::Relaxed));
-                failed_at_birth(id, data, InstanceError::NoRuntime)
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            let finished = Finished {
+                outcome: Outcome::Failed(InstanceError::NoRuntime),
+                history: History::default(),
+                data,
+            };
+            return ended_at_birth(self.inner.next_id(), finished);
+        };
+        match self.inner.admit() {
+            Some(admitted) => self
+                .inner
+                .spawn(admitted, &runtime, process, data, Entry::NoneStart),
+            None => {
+                // As an instance cancelled before its first step: its token is
+                // cancelled at the start it was to leave from.
+                let mut history = History::with_capacity(2, 2);
+                if self.inner.history {
+                    if let Some(start) = process.none_start() {
+                        let start = process.nodes[start].id;
+                        history.push(TrackId(0), start, Happening::Started);
+                        history.push(TrackId(0), start, Happening::Cancelled);
+                    }
+                }
+                let finished = Finished {
+                    outcome: Outcome::Cancelled(data.clone()),
+                    history,
+                    data,
+                };
+                ended_at_birth(self.inner.next_id(), finished)
             }
         }
     }
@@ -288,9 +317,16 @@ impl Engine {
     }
 
     /// Undeploy every deployment, cancel every instance (their outcome becomes
-    /// [`Outcome::Cancelled`]) and wait,
-    /// at most `deadline`, for every instance loop and track to stop. Instances started
-    /// after this call are cancelled at once.
+    /// [`Outcome::Cancelled`]) and wait, at most `deadline`, for every instance loop
+    /// and track to stop.
+    ///
+    /// Once this is called, nothing new runs: an instance started after it ends
+    /// [`Outcome::Cancelled`] without running a step, and an instance that a publish
+    /// or broadcast already under way starts from a deployed start event is either
+    /// refused (the publisher gets [`Published::ShutDown`]) or cancelled before its
+    /// first step — and waited for. When it returns `Ok`, no instance runs and no
+    /// handler of this engine runs any more. (A message published afterwards is
+    /// buffered as usual; no instance is left to take it.)
     pub async fn shutdown(&self, deadline: Duration) -> Result<(), ShutdownError> {
         // Deployed start events go first, so nothing starts while instances stop.
         let deployed: Vec<u64> = self
@@ -305,10 +341,14 @@ impl Engine {
             self.undeploy(DeploymentId(id));
         }
         self.inner.stop.cancel();
+        self.inner.admissions.close();
         self.inner.loops.close();
         self.inner.timer_starts.close();
         let stopped = async {
             self.inner.timer_starts.wait().await;
+            // Once no admission is under way, every instance admitted before the stop
+            // is in `loops`; every later one is refused.
+            self.inner.admissions.wait().await;
             self.inner.loops.wait().await;
         };
         match tokio::time::timeout(deadline, stopped).await {
@@ -326,15 +366,31 @@ impl Engine {
 }
 
 impl Inner {
+    fn next_id(&self) -> InstanceId {
+        InstanceId(self.next_instance.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Admit a new instance, or refuse it (`None`) once shutdown has begun. The token
+    /// is held until the instance's loop is in `loops`: shutdown's wait cannot end
+    /// between this check and the spawn, so an instance admitted just before the stop
+    /// is waited for (and, seeing the stop at birth, ends cancelled before its first
+    /// step). Taken before the check, so a shutdown that has stopped waiting for
+    /// admissions has already cancelled `stop`.
+    fn admit(&self) -> Option<TaskTrackerToken> {
+        let admitted = self.admissions.token();
+        (!self.stop.is_cancelled()).then_some(admitted)
+    }
+
     /// Start an instance on `runtime`.
     fn spawn<D: ProcessData>(
         &self,
+        _admitted: TaskTrackerToken,
         runtime: &tokio::runtime::Handle,
         process: &'static Process<D>,
         data: D,
         entry: Entry,
     ) -> InstanceHandle<D> {
-        let id = InstanceId(self.next_instance.fetch_add(1, Ordering::Relaxed));
+        let id = self.next_id();
         let birth = Birth {
             runtime,
             tracker: &self.loops,
@@ -403,6 +459,7 @@ struct DeployTarget<D: ProcessData> {
 }
 
 impl<D: ProcessData> DeployTarget<D> {
+    /// Start an instance at `start`; `None` if the engine is gone or shutting down.
     fn start(
         &self,
         start: NodeIdx,
@@ -410,12 +467,16 @@ impl<D: ProcessData> DeployTarget<D> {
         also: Vec<NodeIdx>,
     ) -> Option<InstanceHandle<D>> {
         let engine = self.engine.upgrade()?;
+        // Admitted before the data is cloned: a shutdown that begins meanwhile waits
+        // for this instance rather than returning before it exists.
+        let admitted = engine.admit()?;
         let entry = Entry::Event {
             start,
             payload: Some(payload),
             also,
         };
-        let handle = engine.spawn(&self.runtime, self.process, self.data.clone(), entry);
+        let data = self.data.clone();
+        let handle = engine.spawn(admitted, &self.runtime, self.process, data, entry);
         let _ = self.started.send(handle.clone());
         Some(handle)
     }
@@ -439,29 +500,30 @@ impl<D: ProcessData> Starter for StartOn<D> {
         running.get(key).is_some_and(|h| !h.is_finished())
     }
 
-    fn offer_message(&self, key: &str, payload: Payload) -> bool {
+    fn offer_message(&self, key: &str, payload: Payload) -> Offer {
         let mut running = self
             .target
             .running
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         if running.get(key).is_some_and(|h| !h.is_finished()) {
-            return false; // the running instance with this key gets it, when it waits
+            return Offer::KeyRunning; // the running instance gets it, when it waits
         }
         match self.target.start(self.start, payload, self.also.clone()) {
             Some(handle) => {
                 running.retain(|_, h| !h.is_finished());
                 running.insert(key.to_string(), handle);
-                true
+                Offer::Started
             }
-            None => false,
+            None => Offer::Closed,
         }
     }
 
-    fn offer_signal(&self, payload: Payload) -> bool {
-        self.target
-            .start(self.start, payload, self.also.clone())
-            .is_some()
+    fn offer_signal(&self, payload: Payload) -> Offer {
+        match self.target.start(self.start, payload, self.also.clone()) {
+            Some(_) => Offer::Started,
+            None => Offer::Closed,
+        }
     }
 }
 
@@ -525,17 +587,9 @@ async fn timer_starts<D: ProcessData>(
     }
 }
 
-/// A handle on an instance that could not start.
-fn failed_at_birth<D: ProcessData>(
-    id: InstanceId,
-    data: D,
-    error: InstanceError,
-) -> InstanceHandle<D> {
+/// A handle on an instance that ended before it began: it could not start, or the
+/// engine was shut down.
+fn ended_at_birth<D: ProcessData>(id: InstanceId, finished: Finished<D>) -> InstanceHandle<D> {
     let (commands, _) = crate::instance::intake_channel::<Input<D>>();
-    let finished = Finished {
-        outcome: Outcome::Failed(error),
-        history: Default::default(),
-        data,
-    };
     InstanceHandle::ended_at_birth(id, commands, finished)
 }

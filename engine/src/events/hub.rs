@@ -43,12 +43,24 @@ pub(crate) trait Mailbox: Send + Sync {
 pub(crate) trait Starter: Send + Sync {
     /// Whether an instance with correlation `key` runs in this deployment.
     fn runs(&self, key: &str) -> bool;
-    /// A message with `key` came: start an instance (`true`), or decline (`false`)
-    /// because an instance with that correlation key is running — the message then
-    /// waits in the buffer for it.
-    fn offer_message(&self, key: &str, payload: Payload) -> bool;
-    /// A signal came: start an instance; `false` if it could not.
-    fn offer_signal(&self, payload: Payload) -> bool;
+    /// A message with `key` came: start an instance, or decline because an
+    /// instance with that correlation key is running (the message then waits in the
+    /// buffer for it) or because the engine is shutting down.
+    fn offer_message(&self, key: &str, payload: Payload) -> Offer;
+    /// A signal came: start an instance, or decline because the engine is shutting
+    /// down.
+    fn offer_signal(&self, payload: Payload) -> Offer;
+}
+
+/// A starter's answer to a trigger.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Offer {
+    /// It started an instance.
+    Started,
+    /// An instance with the message's correlation key runs: it is that instance's.
+    KeyRunning,
+    /// The engine is shutting down: no instance starts any more.
+    Closed,
 }
 
 /// Bounds of the message buffer (messages published before any waiter).
@@ -81,6 +93,10 @@ pub enum Published {
     Dropped,
     /// A deployed process's message start event started an instance with it.
     Started,
+    /// The message came for a deployed process's message start event while the
+    /// engine was shutting down: no instance was started with it, and it was not
+    /// kept.
+    ShutDown,
 }
 
 /// Counters of the message broker, for observing the buffer's bound and drops.
@@ -283,7 +299,7 @@ impl Hub {
         // Every deployed process with a start event for this signal starts an instance.
         let started = starters
             .iter()
-            .filter(|s| s.offer_signal(payload.clone()))
+            .filter(|s| s.offer_signal(payload.clone()) == Offer::Started)
             .count();
         if subscribers.is_empty() && started == 0 {
             debug!(
@@ -329,14 +345,18 @@ impl Hub {
                 // A deployed process with a message start: a new instance, unless one
                 // with this correlation key runs in any deployment — then the message
                 // waits for that instance's catch.
-                let running = starters.iter().any(|s| s.runs(key));
-                if !running
-                    && starters
-                        .iter()
-                        .any(|s| s.offer_message(key, payload.clone()))
-                {
-                    self.delivered.fetch_add(1, Ordering::Relaxed);
-                    return Published::Started;
+                if !starters.iter().any(|s| s.runs(key)) {
+                    for starter in &starters {
+                        match starter.offer_message(key, payload.clone()) {
+                            Offer::Started => {
+                                self.delivered.fetch_add(1, Ordering::Relaxed);
+                                return Published::Started;
+                            }
+                            // Shutdown began after this publish copied the starters.
+                            Offer::Closed => return Published::ShutDown,
+                            Offer::KeyRunning => {}
+                        }
+                    }
                 }
                 continue;
             };

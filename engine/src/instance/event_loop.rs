@@ -104,7 +104,16 @@ pub(crate) fn spawn<D: ProcessData>(
     // needed only for the first step.
     let entry = Box::new(entry);
     let body = async move {
-        instance.start(*entry);
+        // Stop and cancel are honoured before any user code runs: an instance born
+        // into a shut-down engine, or cancelled through its handle before its loop
+        // first ran, ends `Cancelled` without its first step.
+        let cancelled =
+            |input: &Input<D>| matches!(input, Input::Handle(c) if matches!(**c, Command::Cancel));
+        if stop.is_cancelled() || intake.any_queued(cancelled) {
+            instance.cancel_at_birth(&entry);
+        } else {
+            instance.start(*entry);
+        }
         instance.serve(&mut intake, &stop).await;
         // Every track is stopped and awaited before the outcome is published, so an
         // ended instance leaves no task behind.
@@ -337,6 +346,21 @@ impl<D: ProcessData> Instance<D> {
                 self.step(|this, moves| this.split(track, start, moves));
             }
         }
+    }
+
+    /// The instance is cancelled before its first step: its token is recorded at the
+    /// start it was to leave from, and cancelled there — no payload applied, no
+    /// handler run, no event sub-process armed.
+    fn cancel_at_birth(&mut self, entry: &Entry) {
+        let start = match entry {
+            Entry::NoneStart => self.process.none_start(),
+            Entry::Event { start, .. } => Some(*start),
+        };
+        if let Some(start) = start {
+            let track = self.new_track(start, ROOT);
+            self.record(track, start, Happening::Started);
+        }
+        self.stop_all(Outcome::Cancelled(D::clone(&self.data)));
     }
 
     /// Open the process's own scope: its event sub-processes are armed before the

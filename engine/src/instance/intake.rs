@@ -142,6 +142,19 @@ impl<T> IntakeReceiver<T> {
         self.ready.pop()
     }
 
+    /// Whether something already sent satisfies `matches`, without receiving it: what
+    /// is queued stays queued, in order.
+    pub fn any_queued(&mut self, matches: impl Fn(&T) -> bool) -> bool {
+        if !self.closed {
+            // Taken stacks go under what is ready (older first out), as in `close`.
+            let older = std::mem::take(&mut self.ready);
+            let taken = self.queue.head.swap(ptr::null_mut(), Ordering::AcqRel);
+            self.take(taken);
+            self.ready.extend(older);
+        }
+        self.ready.iter().any(matches)
+    }
+
     /// Close the intake: later sends hand their value back. What was sent before
     /// stays to be received (`try_recv`).
     pub fn close(&mut self) {
@@ -227,6 +240,21 @@ mod tests {
             }
             assert_eq!(rx.try_recv(), None);
         }
+    }
+
+    #[test]
+    fn looking_at_what_is_queued_keeps_it_queued_in_order() {
+        let (tx, mut rx) = channel::<usize>();
+        tx.send(1).unwrap();
+        assert_eq!(rx.try_recv(), Some(1));
+        tx.send(2).unwrap();
+        tx.send(3).unwrap();
+        assert!(rx.any_queued(|v| *v == 3));
+        tx.send(4).unwrap();
+        assert!(rx.any_queued(|v| *v == 4));
+        assert!(!rx.any_queued(|v| *v == 1));
+        let got: Vec<_> = std::iter::from_fn(|| rx.try_recv()).collect();
+        assert_eq!(got, [2, 3, 4]);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

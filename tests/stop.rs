@@ -1,0 +1,432 @@
+//! Stop means stop: a cancel or a shutdown that comes before an instance's first step
+//! ends it `Cancelled` with no handler run; after `shutdown` returned `Ok`, no
+//! instance runs and no handler of that engine runs again — also for the instance a
+//! publish already under way was creating when the shutdown began.
+
+mod common;
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::HANG;
+use thresh::{process, Engine, Happening, Outcome, ProcessData, Published};
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData)]
+pub struct Count {
+    pub n: u32,
+}
+
+/// Every run of `ONE`'s handler, in this test binary. The tests that use it expect
+/// none, so they can share it while running at once.
+static ONE_RAN: AtomicUsize = AtomicUsize::new(0);
+
+process! {
+    ONE: Count {
+        start s;
+        task  a = |d| async move {
+            ONE_RAN.fetch_add(1, Ordering::SeqCst);
+            d.n += 1;
+            Ok(())
+        };
+        end   e;
+        s -> a -> e;
+    }
+}
+
+process! {
+    NOTHING: Count {
+        start s;
+        end   e;
+        s -> e;
+    }
+}
+
+fn runtime(workers: usize) -> tokio::runtime::Runtime {
+    let mut builder = if workers == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(workers);
+        b
+    };
+    builder.enable_all().build().expect("runtime")
+}
+
+async fn outcome_of(handle: &thresh::InstanceHandle<Count>) -> Outcome<Count> {
+    tokio::time::timeout(HANG, handle.outcome())
+        .await
+        .expect("the instance ended")
+}
+
+// ----- a cancel before the first step ----------------------------------------------
+
+/// The history of an instance cancelled before its first step: its token, cancelled
+/// at the start it was to leave from.
+fn cancelled_at_birth(steps: &[thresh::Step]) -> bool {
+    let steps: Vec<_> = steps.iter().map(|s| (s.node, s.what.clone())).collect();
+    steps == [("s", Happening::Started), ("s", Happening::Cancelled)]
+}
+
+/// On a current-thread runtime the loop cannot run before the test awaits: started
+/// and cancelled at once, the instance never runs a step.
+#[test]
+fn a_cancel_before_the_first_step_cancels_current_thread() {
+    runtime(1).block_on(async {
+        let engine = Engine::new();
+        for _ in 0..1000 {
+            let one = engine.start(&ONE, Count::default());
+            one.cancel();
+            let nothing = engine.start(&NOTHING, Count::default());
+            nothing.cancel();
+            assert_eq!(outcome_of(&one).await, Outcome::Cancelled(Count { n: 0 }));
+            assert_eq!(
+                outcome_of(&nothing).await,
+                Outcome::Cancelled(Count { n: 0 })
+            );
+            assert!(cancelled_at_birth(one.history().await.steps()));
+            assert!(cancelled_at_birth(nothing.history().await.steps()));
+        }
+        engine.shutdown(HANG).await.expect("shutdown");
+        assert_eq!(ONE_RAN.load(Ordering::SeqCst), 0);
+    });
+}
+
+/// On four workers a worker may run the instance's first step before `cancel` is
+/// called: the instance (whose only task is always ready) then completes. Otherwise
+/// the cancel came first and it must end cancelled at birth, its handler never run —
+/// so the handler runs exactly as often as instances complete. (Before the loop
+/// honoured a queued cancel at birth, all 1000 completed.)
+#[test]
+fn a_cancel_before_the_first_step_cancels_multi_thread() {
+    static RAN: AtomicUsize = AtomicUsize::new(0);
+    process! {
+        COUNTED: Count {
+            start s;
+            task  a = |d| async move {
+                RAN.fetch_add(1, Ordering::SeqCst);
+                d.n += 1;
+                Ok(())
+            };
+            end   e;
+            s -> a -> e;
+        }
+    }
+    runtime(4).block_on(async {
+        let engine = Engine::new();
+        let (mut completed, mut cancelled) = (0, 0);
+        for _ in 0..1000 {
+            let handle = engine.start(&COUNTED, Count::default());
+            handle.cancel();
+            match outcome_of(&handle).await {
+                Outcome::Completed(d) => {
+                    assert_eq!(d, Count { n: 1 });
+                    completed += 1;
+                }
+                Outcome::Cancelled(d) => {
+                    assert_eq!(d, Count { n: 0 });
+                    assert!(cancelled_at_birth(handle.history().await.steps()));
+                    cancelled += 1;
+                }
+                other => panic!("unexpected outcome {other:?}"),
+            }
+        }
+        engine.shutdown(HANG).await.expect("shutdown");
+        assert_eq!(RAN.load(Ordering::SeqCst), completed);
+        assert!(cancelled > 0, "no cancel was seen before a first step");
+    });
+}
+
+/// Cancelled from another task while the loop may already be running: the outcome is
+/// `Completed` with the handler's one commit, or `Cancelled` with nothing committed.
+#[test]
+fn a_cancel_racing_the_first_step_is_cancelled_or_completed_multi_thread() {
+    static RAN: AtomicUsize = AtomicUsize::new(0);
+    process! {
+        COUNTED: Count {
+            start s;
+            task  a = |d| async move {
+                RAN.fetch_add(1, Ordering::SeqCst);
+                d.n += 1;
+                Ok(())
+            };
+            end   e;
+            s -> a -> e;
+        }
+    }
+    runtime(4).block_on(async {
+        let engine = Engine::new();
+        let mut completed = 0;
+        for _ in 0..500 {
+            let handle = engine.start(&COUNTED, Count::default());
+            let canceller = handle.clone();
+            tokio::spawn(async move { canceller.cancel() });
+            match outcome_of(&handle).await {
+                Outcome::Completed(d) => {
+                    assert_eq!(d, Count { n: 1 });
+                    completed += 1;
+                }
+                Outcome::Cancelled(d) => {
+                    assert_eq!(d, Count { n: 0 });
+                    assert!(cancelled_at_birth(handle.history().await.steps()));
+                }
+                other => panic!("unexpected outcome {other:?}"),
+            }
+        }
+        // The task is always ready, so an instance that ran its first step completed.
+        assert_eq!(RAN.load(Ordering::SeqCst), completed);
+        engine.shutdown(HANG).await.expect("shutdown");
+    });
+}
+
+// ----- starting after shutdown ------------------------------------------------------
+
+fn start_after_shutdown(workers: usize, runs: usize) {
+    runtime(workers).block_on(async {
+        let engine = Engine::new();
+        engine.shutdown(HANG).await.expect("shutdown");
+        for _ in 0..runs {
+            let one = engine.start(&ONE, Count::default());
+            let nothing = engine.start(&NOTHING, Count::default());
+            assert_eq!(engine.running_instances(), 0);
+            assert_eq!(outcome_of(&one).await, Outcome::Cancelled(Count { n: 0 }));
+            assert_eq!(
+                outcome_of(&nothing).await,
+                Outcome::Cancelled(Count { n: 0 })
+            );
+        }
+        assert_eq!(engine.running_instances(), 0);
+        assert_eq!(ONE_RAN.load(Ordering::SeqCst), 0);
+    });
+}
+
+#[test]
+fn an_instance_started_after_shutdown_is_cancelled_current_thread() {
+    start_after_shutdown(1, 500);
+}
+
+#[test]
+fn an_instance_started_after_shutdown_is_cancelled_multi_thread() {
+    start_after_shutdown(4, 500);
+}
+
+/// Shutdown began (its stop is seen) while `start` was being called from other
+/// tasks: every instance either ran before the `Ok` or was cancelled before its
+/// first step; none runs after it.
+#[test]
+fn starts_racing_a_shutdown_run_nothing_after_it_returned_multi_thread() {
+    static AFTER_OK: AtomicBool = AtomicBool::new(false);
+    static LATE: AtomicUsize = AtomicUsize::new(0);
+    process! {
+        WATCHED: Count {
+            start s;
+            task  a = |d| async move {
+                if AFTER_OK.load(Ordering::SeqCst) {
+                    LATE.fetch_add(1, Ordering::SeqCst);
+                }
+                d.n += 1;
+                Ok(())
+            };
+            end   e;
+            s -> a -> e;
+        }
+    }
+    runtime(4).block_on(async {
+        for _ in 0..200 {
+            AFTER_OK.store(false, Ordering::SeqCst);
+            let engine = Engine::new();
+            let starters: Vec<_> = (0..3)
+                .map(|_| {
+                    let engine = engine.clone();
+                    tokio::spawn(async move {
+                        let mut handles = Vec::new();
+                        for _ in 0..20 {
+                            handles.push(engine.start(&WATCHED, Count::default()));
+                            tokio::task::yield_now().await;
+                        }
+                        handles
+                    })
+                })
+                .collect();
+            tokio::task::yield_now().await;
+            engine.shutdown(HANG).await.expect("shutdown");
+            AFTER_OK.store(true, Ordering::SeqCst);
+            assert_eq!(engine.running_instances(), 0);
+            for starter in starters {
+                for handle in starter.await.expect("starter") {
+                    match outcome_of(&handle).await {
+                        Outcome::Completed(d) => assert_eq!(d, Count { n: 1 }),
+                        Outcome::Cancelled(_) => {}
+                        other => panic!("unexpected outcome {other:?}"),
+                    }
+                }
+            }
+            assert_eq!(engine.running_instances(), 0);
+        }
+        assert_eq!(
+            LATE.load(Ordering::SeqCst),
+            0,
+            "a handler ran after shutdown returned"
+        );
+    });
+}
+
+// ----- a publish in flight during shutdown ------------------------------------------
+
+/// Process data whose clone, on a thread that armed the gate, stops until released:
+/// a deterministic widening of the window between a publish reaching a deployed
+/// start event and the instance existing (the deployment clones its data there).
+#[derive(Debug, Default, PartialEq, ProcessData)]
+pub struct Gated {
+    pub n: u32,
+}
+
+/// The entered signal and the release a gated clone waits on.
+type Gate = (mpsc::Sender<()>, mpsc::Receiver<()>);
+
+thread_local! {
+    static GATE: RefCell<Option<Gate>> = const { RefCell::new(None) };
+}
+
+impl Clone for Gated {
+    fn clone(&self) -> Self {
+        // Taken, so only the first clone on the armed thread waits.
+        if let Some((entered, release)) = GATE.with(|g| g.borrow_mut().take()) {
+            entered.send(()).expect("test waits");
+            release.recv().expect("test releases");
+        }
+        Gated { n: self.n }
+    }
+}
+
+static GATED_RAN: AtomicUsize = AtomicUsize::new(0);
+
+process! {
+    GATED_ORDERS: Gated {
+        start received: message("order");
+        task  work = |d| async move {
+            GATED_RAN.fetch_add(1, Ordering::SeqCst);
+            d.n += 1;
+            Ok(())
+        };
+        end   done;
+        received -> work -> done;
+    }
+}
+
+/// The publish has reached the deployment (its instance is being made) when the
+/// shutdown starts: shutdown waits for it, the instance ends cancelled before its
+/// first step, and after `Ok` nothing runs.
+#[test]
+fn a_publish_in_flight_is_waited_for_and_its_instance_cancelled() {
+    runtime(4).block_on(async {
+        let engine = Engine::new();
+        let mut deployment = engine
+            .deploy(&GATED_ORDERS, Gated::default())
+            .expect("deploy");
+        let (entered_tx, entered) = mpsc::channel();
+        let (release, release_rx) = mpsc::channel();
+        let publisher = {
+            let engine = engine.clone();
+            std::thread::spawn(move || {
+                GATE.with(|g| *g.borrow_mut() = Some((entered_tx, release_rx)));
+                engine.publish_message("order", "o-1", ())
+            })
+        };
+        // The publisher is inside the deployment's start, cloning the data.
+        tokio::task::spawn_blocking(move || entered.recv().expect("entered"))
+            .await
+            .expect("entered");
+        let shutdown = {
+            let engine = engine.clone();
+            tokio::spawn(async move { engine.shutdown(HANG).await })
+        };
+        // However long the publish takes, shutdown does not end before it.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(
+            !shutdown.is_finished(),
+            "shutdown returned while an instance was being made"
+        );
+        release.send(()).expect("release");
+        shutdown.await.expect("joined").expect("shutdown");
+        assert_eq!(engine.running_instances(), 0);
+        let published = tokio::task::spawn_blocking(move || publisher.join().expect("publisher"))
+            .await
+            .expect("joined");
+        assert_eq!(published, Published::Started);
+        let started = deployment.next().await.expect("the instance made");
+        assert!(matches!(
+            started.outcome().await,
+            Outcome::Cancelled(Gated { n: 0 })
+        ));
+        assert!(deployment.next().await.is_none());
+        assert_eq!(GATED_RAN.load(Ordering::SeqCst), 0);
+    });
+}
+
+/// Three publishers race a shutdown, many times: after `Ok`, no instance runs and no
+/// handler runs again; every publish has a definite answer.
+#[test]
+fn publishes_racing_a_shutdown_run_nothing_after_it_returned() {
+    static AFTER_OK: AtomicBool = AtomicBool::new(false);
+    static LATE: AtomicUsize = AtomicUsize::new(0);
+    process! {
+        RACED: Count {
+            start received: message("order");
+            task  work = |d| async move {
+                if AFTER_OK.load(Ordering::SeqCst) {
+                    LATE.fetch_add(1, Ordering::SeqCst);
+                }
+                d.n += 1;
+                Ok(())
+            };
+            end   done;
+            received -> work -> done;
+        }
+    }
+    runtime(4).block_on(async {
+        for round in 0..300 {
+            AFTER_OK.store(false, Ordering::SeqCst);
+            let engine = Engine::new();
+            let _orders = engine.deploy(&RACED, Count::default()).expect("deploy");
+            let publishers: Vec<_> = (0..3)
+                .map(|p| {
+                    let engine = engine.clone();
+                    std::thread::spawn(move || {
+                        (0..20)
+                            .map(|i| {
+                                engine.publish_message("order", format!("{round}-{p}-{i}"), ())
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            engine.shutdown(HANG).await.expect("shutdown");
+            AFTER_OK.store(true, Ordering::SeqCst);
+            assert_eq!(engine.running_instances(), 0, "round {round}");
+            for publisher in publishers {
+                let answers =
+                    tokio::task::spawn_blocking(move || publisher.join().expect("publisher"))
+                        .await
+                        .expect("joined");
+                for answer in answers {
+                    // Buffered: published after the deployment was gone.
+                    assert!(
+                        matches!(
+                            answer,
+                            Published::Started | Published::ShutDown | Published::Buffered
+                        ),
+                        "round {round}: {answer:?}"
+                    );
+                }
+            }
+            assert_eq!(engine.running_instances(), 0, "round {round}");
+        }
+        assert_eq!(
+            LATE.load(Ordering::SeqCst),
+            0,
+            "a handler ran after shutdown returned"
+        );
+    });
+}
