@@ -8,6 +8,8 @@
 //! the `static` graph). Every stage reports into one [`ctx::Ctx`], so a user sees all
 //! errors at once, each on the span at fault.
 
+#![forbid(unsafe_code)]
+
 mod check;
 mod ctx;
 mod derive;

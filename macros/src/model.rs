@@ -30,7 +30,9 @@ pub struct Model<'a> {
 
 pub struct Node<'a> {
     pub id: &'a Ident,
-    pub kind: Kind<'a>,
+    pub kind: Kind,
+    /// A task's handler, as written after its `=`.
+    pub handler: Option<&'a Expr>,
     pub doc: String,
     /// Flow indices, in declaration order.
     pub incoming: Vec<usize>,
@@ -61,11 +63,12 @@ pub struct Node<'a> {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Kind<'a> {
+pub enum Kind {
     Start,
     End,
     Terminate,
-    Task(&'a Expr),
+    /// A service or script task; its handler is [`Node::handler`].
+    Task,
     Exclusive,
     Parallel,
     Inclusive,
@@ -121,7 +124,7 @@ pub enum Within {
     EventSubProcess,
 }
 
-impl Kind<'_> {
+impl Kind {
     /// How a message names this kind of element.
     pub fn describe(&self) -> &'static str {
         match self {
@@ -130,7 +133,7 @@ impl Kind<'_> {
             Kind::InstantiatingGate { .. } => "instantiating event-based gateway",
             Kind::End => "end event",
             Kind::Terminate => "terminate end event",
-            Kind::Task(_) => "task",
+            Kind::Task => "task",
             Kind::Exclusive => "exclusive gateway",
             Kind::Parallel => "parallel gateway",
             Kind::Inclusive => "inclusive gateway",
@@ -180,7 +183,7 @@ impl Kind<'_> {
     pub fn is_activity(&self) -> bool {
         matches!(
             self,
-            Kind::Task(_) | Kind::Receive | Kind::User | Kind::SubProcess
+            Kind::Task | Kind::Receive | Kind::User | Kind::SubProcess
         )
     }
 
@@ -295,6 +298,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
             Some(kind) => nodes.push(Node {
                 id: &decl.id,
                 kind,
+                handler: decl.handler.as_ref().filter(|_| kind == Kind::Task),
                 doc: doc_text(&decl.attrs),
                 incoming: Vec::new(),
                 outgoing: Vec::new(),
@@ -886,7 +890,7 @@ fn free_id(nodes: &[Node], name: &str, fallback: &str) -> String {
 
 /// The node's kind from its keyword, handler and spec; `None` (with an error) when
 /// they do not fit together.
-fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst, within: Within) -> Option<Kind<'a>> {
+fn kind_of(ctx: &Ctx, decl: &NodeAst, within: Within) -> Option<Kind> {
     let keyword = decl.keyword.to_string();
     let kind = match keyword.as_str() {
         "start" if within == Within::EventSubProcess => event_sub_start(ctx, decl)?,
@@ -989,7 +993,7 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst, within: Within) -> Option<Kind<'a>>
             None => Kind::End,
         },
         "task" => match &decl.handler {
-            Some(handler) => Kind::Task(handler),
+            Some(_) => Kind::Task,
             None => {
                 ctx.error(
                     &decl.id,
@@ -1167,7 +1171,7 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst, within: Within) -> Option<Kind<'a>>
             return None;
         }
     };
-    if !matches!(kind, Kind::Task(_)) {
+    if !matches!(kind, Kind::Task) {
         if let Some(handler) = &decl.handler {
             ctx.error(
                 handler,
@@ -1258,7 +1262,7 @@ fn kind_of<'a>(ctx: &Ctx, decl: &'a NodeAst, within: Within) -> Option<Kind<'a>>
 }
 
 /// The start event of an event sub-process: its trigger, interrupting unless marked.
-fn event_sub_start<'a>(ctx: &Ctx, decl: &NodeAst) -> Option<Kind<'a>> {
+fn event_sub_start(ctx: &Ctx, decl: &NodeAst) -> Option<Kind> {
     let id = &decl.id;
     let triggers = "a message, signal, timer, condition, error or escalation";
     let example = format!("`start {id}: message(\"cancel\", key = |data| data.id.clone());`");
