@@ -229,7 +229,7 @@ pub struct Flow<'a> {
     pub target_ident: &'a Ident,
     pub condition: Option<&'a Expr>,
     pub guard: Option<&'a Guard>,
-    /// The direct edge a link throw/catch pair resolves into (ADR-006 §2.8): not
+    /// The direct edge a link throw/catch pair resolves into: not
     /// written by the user, so the rules about written flows skip it.
     pub link: bool,
 }
@@ -427,7 +427,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                         }
                         (None, None) => continue,
                     };
-                    // A flow stays within its container (ADR-006 §2.2): a token
+                    // A flow stays within its container: a token
                     // enters a sub-process at its start and leaves at its end.
                     // Both ends of a crossing flow get the benefit of the doubt on their
                     // paths, as for a name that did not resolve: the one error says it.
@@ -711,7 +711,7 @@ fn attach_boundaries(ctx: &Ctx, ast: &ProcessAst, nodes: &mut [Node]) {
 }
 
 /// Pair every link throw with the one link catch of its name, as a direct edge
-/// (ADR-006 §2.8): nothing is looked up by name at run time. A throw whose name has
+/// (see ARCHITECTURE.md, "Events"): nothing is looked up by name at run time. A throw whose name has
 /// no catch, a catch whose name has no throw, and a second catch of a name are errors
 /// here; the elements they leave without a jump get the benefit of the doubt on their
 /// paths, so the one error does not cascade. A written flow from a throw to its own
@@ -754,7 +754,7 @@ fn link_edges<'a>(ctx: &Ctx, nodes: &mut [Node<'a>], written: &[Flow<'a>]) -> Ve
         }
     }
     // The first catch of each name in each container: the one its throws lead to
-    // (ADR-006 §2.8: every container has its own link names).
+    // (every container has its own link names).
     let scopes: Vec<Option<usize>> = nodes.iter().map(|n| n.scope).collect();
     let scope = |n: usize| scopes[n];
     let mut catches: Vec<(usize, String, syn::LitStr)> = Vec::new();
@@ -820,7 +820,7 @@ fn link_edges<'a>(ctx: &Ctx, nodes: &mut [Node<'a>], written: &[Flow<'a>]) -> Ve
                 ctx.error(
                     literal,
                     format!(
-                        "the link throw `{}` is {}, but the link catch `{}` named \"{name}\" is {}: a link jumps only within its own process or sub-process (ADR-006 §2.8) — declare the catch beside the throw; {mend}",
+                        "the link throw `{}` is {}, but the link catch `{}` named \"{name}\" is {}: a link jumps only within its own process or sub-process — declare the catch beside the throw; {mend}",
                         nodes[n].id,
                         place(n),
                         nodes[*c].id,
@@ -912,7 +912,7 @@ fn kind_of(ctx: &Ctx, decl: &NodeAst, within: Within) -> Option<Kind> {
             ctx.error(
                 &decl.spec.as_ref().expect("checked").name,
                 format!(
-                    "a conditional start event belongs in an event sub-process (ADR-006 §2.7), never at a process's top level: before the start there is no instance whose data it could read — wait for it in an event sub-process, `event_subprocess on_{id} {{ start {id}: condition(|data| ...); ... }}`, or start plainly and wait: `start begin;`, `catch {id}: condition(|data| ...);` and `begin -> {id};`",
+                    "a conditional start event belongs in an event sub-process, never at a process's top level: before the start there is no instance whose data it could read — wait for it in an event sub-process, `event_subprocess on_{id} {{ start {id}: condition(|data| ...); ... }}`, or start plainly and wait: `start begin;`, `catch {id}: condition(|data| ...);` and `begin -> {id};`",
                     id = decl.id
                 ),
             );

@@ -485,9 +485,9 @@ pub enum EventTrigger {
     Message,
     Signal,
     Timer,
-    /// A link event: an off-page connector within one process (ADR-006 §2.8).
+    /// A link event: an off-page connector within one process or sub-process.
     Link,
-    /// A conditional event over the data (ADR-006 §2.7).
+    /// A conditional event over the data.
     Condition,
     /// A BPMN error (end events and boundaries).
     Error,

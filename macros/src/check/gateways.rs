@@ -1,4 +1,4 @@
-//! Gateway rules (ADR-005 §2.2, §2.8–§2.10): which flows may carry conditions and
+//! Gateway rules (see ARCHITECTURE.md, "Joins"): which flows may carry conditions and
 //! defaults, that a split's flows are all guarded, and the limits of the reachability
 //! joins (inclusive and complex: single-pass, at most 64 incoming flows).
 
@@ -102,9 +102,9 @@ fn reachability_join(ctx: &Ctx, model: &Model, n: usize) {
             .collect::<Vec<_>>()
             .join(" -> ");
         let why = if node.kind == Kind::Complex {
-            "thresh's complex join is single-pass (ADR-005 §2.11): once fired it consumes every later token and does not re-arm for a second round yet"
+            "thresh's complex join is single-pass: once fired it consumes every later token and does not re-arm for a second round yet"
         } else {
-            "thresh's OR-join is single-pass (ADR-005 §2.10) and would misjudge the tokens of a second round"
+            "thresh's OR-join is single-pass and would misjudge the tokens of a second round"
         };
         ctx.error(
             node.id,

@@ -1,5 +1,5 @@
 //! An error start event of an event sub-process always interrupts: the error ended the
-//! work it was thrown from (ADR-006 §2.6).
+//! work it was thrown from.
 
 use thresh::{process, ProcessData, TaskError};
 

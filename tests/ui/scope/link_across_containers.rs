@@ -1,4 +1,4 @@
-//! A link jumps only within its own container (ADR-006 §2.8): a link throw in a
+//! A link jumps only within its own container: a link throw in a
 //! sub-process does not pair with a link catch of its name at the top level, nor a
 //! throw at the top level with a catch inside a sub-process. The error is at the
 //! throw's name.
