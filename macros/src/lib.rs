@@ -16,6 +16,8 @@ mod derive;
 mod emit;
 mod model;
 mod parse;
+mod suggest;
+mod symbol;
 
 use proc_macro::TokenStream;
 

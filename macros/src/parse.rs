@@ -12,11 +12,16 @@
 //! ```
 //!
 //! A sub-process's block is flattened here: its elements and flows join the
-//! process's lists, each marked with the container it was written in.
+//! process's lists, each marked with the scope it was written in.
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use syn::parse::{Parse, ParseStream};
 use syn::{braced, parenthesized, Attribute, Expr, Ident, LitInt, Token, Type, Visibility};
+
+use crate::symbol::{
+    APPLY, AT, CONDITION, COUNT, ERROR, ESCALATION, EVERY, KEY, LINK, MESSAGE, NON_INTERRUPTING,
+    ON, PAYLOAD, REQUIRE, SCOPES, SIGNAL, TIMER, TIMES, WHEN,
+};
 
 pub struct Input {
     pub processes: Vec<ProcessAst>,
@@ -27,7 +32,7 @@ pub struct ProcessAst {
     pub vis: Visibility,
     pub name: Ident,
     pub data: Type,
-    /// Every element, containers before what they contain, in source order.
+    /// Every element, scopes before what they contain, in source order.
     pub nodes: Vec<NodeAst>,
     pub flows: Vec<FlowAst>,
 }
@@ -35,9 +40,6 @@ pub struct ProcessAst {
 /// How deep sub-processes may nest: parsing recurses once per level, and the
 /// compiler's stack is finite.
 const MAX_NESTING: usize = 64;
-
-/// The two keywords that open a nested scope.
-pub const CONTAINERS: [&str; 2] = ["subprocess", "event_subprocess"];
 
 /// `task check_stock = handlers::check_stock;`, `end expired: terminate;`
 pub struct NodeAst {
@@ -55,7 +57,7 @@ pub struct NodeAst {
     pub non_interrupting: Option<Ident>,
     /// The sub-process this element is written in (an index into
     /// [`ProcessAst::nodes`]); `None` at the process's top level.
-    pub container: Option<usize>,
+    pub scope: Option<usize>,
 }
 
 /// What follows the `:` of a node: `terminate`, `message("name", ...)`, `activate(...)`.
@@ -92,8 +94,8 @@ impl Spec {
 pub struct FlowAst {
     pub groups: Vec<Vec<Ident>>,
     pub guard: Option<Guard>,
-    /// The sub-process the statement is written in, as for [`NodeAst::container`].
-    pub container: Option<usize>,
+    /// The sub-process the statement is written in, as for [`NodeAst::scope`].
+    pub scope: Option<usize>,
 }
 
 /// A guard applies to the statement's last hop, which must be a single flow.
@@ -143,11 +145,11 @@ impl Parse for ProcessAst {
     }
 }
 
-/// The statements of one container (the process, or a sub-process's block), appended
-/// to `nodes` and `flows`; a nested block recurses with its own index as container.
+/// The statements of one scope (the process, or a sub-process's block), appended
+/// to `nodes` and `flows`; a nested block recurses with its own index as scope.
 fn parse_body(
     body: ParseStream,
-    container: Option<usize>,
+    scope: Option<usize>,
     depth: usize,
     nodes: &mut Vec<NodeAst>,
     flows: &mut Vec<FlowAst>,
@@ -160,8 +162,8 @@ fn parse_body(
             fork.parse::<Ident>()?;
             if fork.peek(syn::token::Brace) {
                 let keyword_text = keyword.to_string();
-                if !CONTAINERS.contains(&keyword_text.as_str()) {
-                    let hint = crate::check::suggest::nearest(&keyword_text, CONTAINERS)
+                if !SCOPES.contains(&keyword_text.as_str()) {
+                    let hint = crate::suggest::nearest(&keyword_text, SCOPES)
                         .map(|s| format!("did you mean `{s}`? "))
                         .unwrap_or_default();
                     return Err(syn::Error::new_spanned(
@@ -187,7 +189,7 @@ fn parse_body(
                     more: Vec::new(),
                     attached: None,
                     non_interrupting: None,
-                    container,
+                    scope,
                 });
                 let inner;
                 braced!(inner in body);
@@ -199,7 +201,7 @@ fn parse_body(
                 continue;
             }
             let mut node = parse_node(body, attrs)?;
-            node.container = container;
+            node.scope = scope;
             nodes.push(node);
         } else {
             if let Some(attr) = attrs.first() {
@@ -209,7 +211,7 @@ fn parse_body(
                 ));
             }
             let mut flow = parse_flow(body)?;
-            flow.container = container;
+            flow.scope = scope;
             flows.push(flow);
         }
     }
@@ -220,7 +222,7 @@ fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst>
     let keyword: Ident = input.parse()?;
     let id = input.parse()?;
     // `boundary late on pay: ...` — the activity the boundary event is attached to.
-    let attached = if input.peek(Ident) && input.fork().parse::<Ident>()? == "on" {
+    let attached = if input.peek(Ident) && input.fork().parse::<Ident>()? == ON {
         input.parse::<Ident>()?;
         Some(input.parse()?)
     } else {
@@ -239,7 +241,7 @@ fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst>
         input.parse::<Token![:]>()?;
         if input.peek(Ident)
             && input.peek2(Ident)
-            && input.fork().parse::<Ident>()? == "non_interrupting"
+            && input.fork().parse::<Ident>()? == NON_INTERRUPTING
         {
             non_interrupting = Some(input.parse()?);
         }
@@ -259,7 +261,7 @@ fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst>
         more,
         attached,
         non_interrupting,
-        container: None,
+        scope: None,
     })
 }
 
@@ -312,7 +314,7 @@ pub fn activation(spec: &Spec) -> syn::Result<ActivationAst> {
                     let mut letters = k.chars();
                     name.len() > 1 && name.chars().all(|c| letters.any(|l| l == c))
                 };
-                let hint = crate::check::suggest::nearest(&name, ["count", "require", "when"])
+                let hint = crate::suggest::nearest(&name, ["count", "require", "when"])
                     .or_else(|| ["count", "require", "when"].into_iter().find(abbreviates))
                     .map(|s| format!("did you mean `{s}`? "))
                     .unwrap_or_default();
@@ -333,14 +335,14 @@ pub fn activation(spec: &Spec) -> syn::Result<ActivationAst> {
                     format!(
                         "expected `=` after `{key}`: activation arguments are written `key = value`, here `{key} = {}`",
                         match key.to_string().as_str() {
-                            "count" => "2",
-                            "require" => "[a, b]",
+                            COUNT => "2",
+                            REQUIRE => "[a, b]",
                             _ => "|data| ...",
                         }
                     ),
                 )
             })?;
-            if key == "count" {
+            if key == COUNT {
                 let count = input.parse::<LitInt>().map_err(|e| {
                     syn::Error::new(
                         e.span(),
@@ -348,7 +350,7 @@ pub fn activation(spec: &Spec) -> syn::Result<ActivationAst> {
                     )
                 })?;
                 triple.count = Some(count);
-            } else if key == "require" {
+            } else if key == REQUIRE {
                 if !input.peek(syn::token::Bracket) {
                     return Err(input.error(
                         "`require` takes a list of incoming flows, each named by its source node: `require = [cfo]` or `require = [cfo, legal]`",
@@ -402,13 +404,13 @@ fn parse_flow(input: ParseStream) -> syn::Result<FlowAst> {
     }
     let guard = if input.peek(Token![else]) {
         let keyword = input.parse()?;
-        if input.peek(Ident) && input.fork().parse::<Ident>()? == "when" {
+        if input.peek(Ident) && input.fork().parse::<Ident>()? == WHEN {
             return Err(input.error(
                 "a default flow (`else`) cannot have a condition: it is taken exactly when no condition holds",
             ));
         }
         Some(Guard::Else { keyword })
-    } else if input.peek(Ident) && input.fork().parse::<Ident>()? == "when" {
+    } else if input.peek(Ident) && input.fork().parse::<Ident>()? == WHEN {
         let keyword = input.parse()?;
         let condition = input.parse()?;
         if input.peek(Token![else]) {
@@ -424,7 +426,7 @@ fn parse_flow(input: ParseStream) -> syn::Result<FlowAst> {
     Ok(FlowAst {
         groups,
         guard,
-        container: None,
+        scope: None,
     })
 }
 
@@ -507,13 +509,13 @@ pub enum TimerAst {
 /// may take is checked later (`check::events`), so the errors can name the element.
 pub fn event(spec: &Spec) -> syn::Result<EventAst> {
     let trigger = match spec.name.to_string().as_str() {
-        "message" => EventTrigger::Message,
-        "signal" => EventTrigger::Signal,
-        "timer" => EventTrigger::Timer,
-        "link" => EventTrigger::Link,
-        "condition" => EventTrigger::Condition,
-        "error" => EventTrigger::Error,
-        "escalation" => EventTrigger::Escalation,
+        MESSAGE => EventTrigger::Message,
+        SIGNAL => EventTrigger::Signal,
+        TIMER => EventTrigger::Timer,
+        LINK => EventTrigger::Link,
+        CONDITION => EventTrigger::Condition,
+        ERROR => EventTrigger::Error,
+        ESCALATION => EventTrigger::Escalation,
         other => {
             return Err(syn::Error::new_spanned(
                 &spec.name,
@@ -592,11 +594,11 @@ pub fn event(spec: &Spec) -> syn::Result<EventAst> {
             }
             let key: Ident = input.parse()?;
             let slot = match key.to_string().as_str() {
-                "key" => &mut event.key,
-                "apply" => &mut event.apply,
-                "payload" => &mut event.payload,
+                KEY => &mut event.key,
+                APPLY => &mut event.apply,
+                PAYLOAD => &mut event.payload,
                 name => {
-                    let hint = crate::check::suggest::nearest(name, arguments.iter().copied())
+                    let hint = crate::suggest::nearest(name, arguments.iter().copied())
                         .map(|s| format!("did you mean `{s}`? "))
                         .unwrap_or_default();
                     return Err(syn::Error::new_spanned(
@@ -640,8 +642,8 @@ fn parse_condition(input: ParseStream, event: &mut EventAst) -> syn::Result<()> 
             break;
         }
         let key: Ident = input.parse()?;
-        if key != "on" {
-            let hint = crate::check::suggest::nearest(&key.to_string(), ["on"])
+        if key != ON {
+            let hint = crate::suggest::nearest(&key.to_string(), ["on"])
                 .map(|s| format!("did you mean `{s}`? "))
                 .unwrap_or_default();
             return Err(syn::Error::new_spanned(
@@ -684,7 +686,7 @@ fn parse_code(input: ParseStream, event: &mut EventAst, example: &str) -> syn::R
     }
     while !input.is_empty() {
         let key: Ident = input.parse()?;
-        if key != "apply" {
+        if key != APPLY {
             return Err(syn::Error::new_spanned(
                 &key,
                 format!("unknown argument `{key}`; this takes its code as a string literal and, on a boundary, `apply = |data, caught: &P| ...` — e.g. `{example}`"),
@@ -725,11 +727,11 @@ fn parse_timer(input: ParseStream) -> syn::Result<TimerAst> {
     while !input.is_empty() {
         let key: Ident = input.parse()?;
         let slot = match key.to_string().as_str() {
-            "at" => &mut at,
-            "every" => &mut every,
-            "times" => &mut times,
+            AT => &mut at,
+            EVERY => &mut every,
+            TIMES => &mut times,
             name => {
-                let hint = crate::check::suggest::nearest(name, ["at", "every", "times"])
+                let hint = crate::suggest::nearest(name, ["at", "every", "times"])
                     .map(|s| format!("did you mean `{s}`? "))
                     .unwrap_or_default();
                 return Err(syn::Error::new_spanned(

@@ -35,7 +35,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
                     format!(
                         "boundary event `{}` is attached to {} `{}`, but boundary events sit only on activities — a task, receive task, user task or sub-process{mend}",
                         node.id,
-                        host.kind.a(),
+                        host.kind.describe_with_article(),
                         host.id
                     ),
                 );

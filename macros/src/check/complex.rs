@@ -3,9 +3,9 @@
 //! satisfiable on its own: 1 ≤ count ≤ M, count ≥ |required|, and every required flow
 //! is a real incoming flow (named by its source).
 
-use crate::check::suggest;
 use crate::ctx::Ctx;
 use crate::model::{Kind, Model};
+use crate::suggest;
 
 pub fn check(ctx: &Ctx, model: &Model) {
     for node in model.nodes.iter().filter(|n| n.kind == Kind::Complex) {

@@ -78,7 +78,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
                     format!(
                         "`apply` maps a caught payload into the data, but `{}` is {}, which sends — remove `apply`; {mend}",
                         node.id,
-                        node.kind.a()
+                        node.kind.describe_with_article()
                     ),
                 );
             }
@@ -88,7 +88,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
                     format!(
                         "`payload` is what a throw sends, but `{}` is {}, which waits — remove `payload`; to take what it receives into the data, use `apply = |data, payload: &P| ...`",
                         node.id,
-                        node.kind.a()
+                        node.kind.describe_with_article()
                     ),
                 );
             }
@@ -262,7 +262,7 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
                     format!(
                         "`{}` is {}, but an arm of the {} `{}` must wait for {} — flow from `{}` into such an event, and from the event on to `{}`",
                         arm.id,
-                        arm.kind.a(),
+                        arm.kind.describe_with_article(),
                         gate.kind.describe(),
                         gate.id,
                         if instantiating {
@@ -293,7 +293,8 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
         // Reported at whichever of the two comes later among the arms.
         let (first, second) = (catch.min(receive), catch.max(receive));
         let (first, second) = (&model.flows[first], &model.flows[second]);
-        let what = |flow: &crate::model::Flow| model.nodes[flow.target].kind.a();
+        let what =
+            |flow: &crate::model::Flow| model.nodes[flow.target].kind.describe_with_article();
         ctx.error(
             second.target_ident,
             format!(

@@ -3,7 +3,7 @@
 //! joins (inclusive and complex: single-pass, at most 64 incoming flows).
 
 use crate::ctx::Ctx;
-use crate::model::{Kind, Model};
+use crate::model::{Direction, Edges, Kind, Model};
 use crate::parse::Guard;
 
 pub fn check(ctx: &Ctx, model: &Model) {
@@ -84,7 +84,7 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
                 guard.span(),
                 format!(
                     "{} cannot have {what} on its outgoing flow `{} -> {}`; only choosing gateways (exclusive, inclusive, complex) and activities (task, receive, user, sub-process) guard their flows — remove it, or flow from `{}` into an exclusive gateway that chooses",
-                    node.kind.a(), node.id, flow.target_ident, node.id
+                    node.kind.describe_with_article(), node.id, flow.target_ident, node.id
                 ),
             ),
         }
@@ -141,7 +141,7 @@ fn cycle_through(model: &Model, node: usize) -> Option<Vec<usize>> {
     while let Some(at) = queue.pop_front() {
         // The same steps `on_cycle` takes: flows, boundary attachments, scope exits —
         // a loop back through a boundary event is a loop.
-        for next in model.neighbours(at, false, true) {
+        for next in model.neighbours(at, Direction::Forward, Edges::ScopeExits) {
             if next == node {
                 // Back from `at` to `node` (the root, with no `came_from`), then around.
                 let mut path = vec![at];

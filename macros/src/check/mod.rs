@@ -9,7 +9,6 @@ mod gateways;
 mod graph;
 mod link;
 mod scopes;
-pub mod suggest;
 
 use crate::ctx::Ctx;
 use crate::model::Model;
