@@ -35,6 +35,9 @@ pub struct ProcessAst {
     /// Every element, scopes before what they contain, in source order.
     pub nodes: Vec<NodeAst>,
     pub flows: Vec<FlowAst>,
+    /// A syntax error in the body; then `nodes` and `flows` are empty, and the
+    /// process is emitted as an empty graph beside this error.
+    pub syntax_error: Option<syn::Error>,
 }
 
 /// How deep sub-processes may nest: parsing recurses once per level, and the
@@ -130,10 +133,25 @@ impl Parse for ProcessAst {
         let name = input.parse()?;
         input.parse::<Token![:]>()?;
         let data = input.parse()?;
-        let body;
-        braced!(body in input);
+        // The body is parsed on its own (in its braces, so that an error at its end
+        // points at the `}`): a syntax error there leaves the header standing, and the
+        // static is still emitted, so code using it raises nothing more.
+        if !input.peek(syn::token::Brace) {
+            return Err(input.error("expected curly braces"));
+        }
+        let body: Group = input.parse()?;
         let (mut nodes, mut flows) = (Vec::new(), Vec::new());
-        parse_body(&body, None, 0, &mut nodes, &mut flows)?;
+        let in_braces = |input: ParseStream| -> syn::Result<()> {
+            let content;
+            braced!(content in input);
+            parse_body(&content, None, 0, &mut nodes, &mut flows)
+        };
+        let syntax_error =
+            syn::parse::Parser::parse2(in_braces, TokenTree::Group(body).into()).err();
+        if syntax_error.is_some() {
+            nodes.clear();
+            flows.clear();
+        }
         Ok(ProcessAst {
             attrs,
             vis,
@@ -141,6 +159,7 @@ impl Parse for ProcessAst {
             data,
             nodes,
             flows,
+            syntax_error,
         })
     }
 }
