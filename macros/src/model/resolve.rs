@@ -114,7 +114,7 @@ pub(super) fn flows<'a>(
                         // A name declared twice (reported) may mean the dropped copy,
                         // written in this scope: no crossing error on top.
                         if ast.nodes.iter().filter(|n| n.id == *written).count() == 1 {
-                            ctx.error(written, crossing_error(&nodes, wrong, here, into));
+                            ctx.error(written, crossing_error(nodes, wrong, here, into));
                         }
                         loose.push((s, false));
                         loose.push((t, true));
