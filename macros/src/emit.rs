@@ -127,7 +127,8 @@ fn graph(model: &Model) -> TokenStream {
             }
             Kind::EventGate => quote!(EventGate),
             Kind::InstantiatingGate { parallel } => quote!(InstantiatingGate { parallel: #parallel }),
-            Kind::Task(handler) => {
+            Kind::Task => {
+                let handler = node.handler.expect("a task has its handler");
                 let f = format_ident!("__thresh_task_{}", n);
                 fns.push(task_fn(&f, data, handler));
                 quote!(Task(#f))
@@ -217,7 +218,7 @@ fn user_fns(model: &Model) -> Vec<TokenStream> {
     let data = model.data;
     let mut fns = Vec::new();
     for (n, node) in model.nodes.iter().enumerate() {
-        if let Kind::Task(handler) = node.kind {
+        if let Some(handler) = node.handler {
             fns.push(task_fn(
                 &format_ident!("__thresh_task_{}", n),
                 data,

@@ -8,12 +8,16 @@
 //! the `static` graph). Every stage reports into one [`ctx::Ctx`], so a user sees all
 //! errors at once, each on the span at fault.
 
+#![forbid(unsafe_code)]
+
 mod check;
 mod ctx;
 mod derive;
 mod emit;
 mod model;
 mod parse;
+mod suggest;
+mod symbol;
 
 use proc_macro::TokenStream;
 
@@ -32,7 +36,11 @@ pub fn process(input: TokenStream) -> TokenStream {
 fn expand_process(ast: &parse::ProcessAst) -> proc_macro2::TokenStream {
     let ctx = ctx::Ctx::new();
     let model = model::build(&ctx, ast);
-    check::all(&ctx, &model);
+    match &ast.syntax_error {
+        // The body did not parse: nothing to check, only the error to report.
+        Some(error) => ctx.push(error.clone()),
+        None => check::all(&ctx, &model),
+    }
     let errors = ctx.finish();
     // Emit the graph even with errors, so rustc and rust-analyzer see the static and
     // do not pile secondary errors ("cannot find value ORDER") on the real ones.

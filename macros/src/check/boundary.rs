@@ -1,4 +1,4 @@
-//! Boundary and error rules (ADR-006 §2.2, §2.6, §2.7): a boundary event sits on an
+//! Boundary and error rules: a boundary event sits on an
 //! activity and is only left (never entered) by flows; an error boundary always
 //! interrupts; an activity has at most one interrupting boundary per event
 //! definition; errors and escalations thrown by end events carry a code; a
@@ -35,7 +35,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
                     format!(
                         "boundary event `{}` is attached to {} `{}`, but boundary events sit only on activities — a task, receive task, user task or sub-process{mend}",
                         node.id,
-                        host.kind.a(),
+                        host.kind.describe_with_article(),
                         host.id
                     ),
                 );
@@ -43,7 +43,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
             if let (EventTrigger::Error, Some(marker)) = (trigger, node.non_interrupting) {
                 ctx.error(
                     marker,
-                    "an error boundary event always interrupts: an error ends the activity that threw it (ADR-006 §2.6) — remove `non_interrupting`",
+                    "an error boundary event always interrupts: an error ends the activity that threw it — remove `non_interrupting`",
                 );
             }
             if interrupting {

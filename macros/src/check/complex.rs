@@ -1,11 +1,11 @@
-//! Complex gateway rules (ADR-005 §2.11): a converging complex gateway has an
+//! Complex gateway rules (see ARCHITECTURE.md, "Joins"): a converging complex gateway has an
 //! activation rule, only a converging one does, and every triple of the rule is
 //! satisfiable on its own: 1 ≤ count ≤ M, count ≥ |required|, and every required flow
 //! is a real incoming flow (named by its source).
 
-use crate::check::suggest;
 use crate::ctx::Ctx;
 use crate::model::{Kind, Model};
+use crate::suggest;
 
 pub fn check(ctx: &Ctx, model: &Model) {
     for node in model.nodes.iter().filter(|n| n.kind == Kind::Complex) {

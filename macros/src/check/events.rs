@@ -1,4 +1,4 @@
-//! Event rules (ADR-006 §2.1–§2.5, ADR-005 §2.12.5): what each event element may
+//! Event rules (see ARCHITECTURE.md, "Compile-time checks"): what each event element may
 //! carry, that a message can always be correlated, and the event-based gateway's
 //! rules for a mid-flow gate.
 
@@ -78,7 +78,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
                     format!(
                         "`apply` maps a caught payload into the data, but `{}` is {}, which sends — remove `apply`; {mend}",
                         node.id,
-                        node.kind.a()
+                        node.kind.describe_with_article()
                     ),
                 );
             }
@@ -88,7 +88,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
                     format!(
                         "`payload` is what a throw sends, but `{}` is {}, which waits — remove `payload`; to take what it receives into the data, use `apply = |data, payload: &P| ...`",
                         node.id,
-                        node.kind.a()
+                        node.kind.describe_with_article()
                     ),
                 );
             }
@@ -99,8 +99,11 @@ pub fn check(ctx: &Ctx, model: &Model) {
     }
 }
 
-/// ADR-005 §2.12.5, for a mid-flow exclusive gate and for an instantiating one
-/// (whose arms must be messages).
+/// The event-based gateway's rules, for a mid-flow exclusive gate and for an
+/// instantiating one (whose arms must be messages): at least two arms, each a
+/// message, timer, signal or conditional catch or a receive task entered only from
+/// the gate, no guards on arms, no boundary on a receive-task arm, and message catches
+/// and receive tasks never mixed.
 fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
     let gate = &model.nodes[n];
     let instantiating = gate.kind != Kind::EventGate;
@@ -194,7 +197,7 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
             Kind::Catch(EventTrigger::Message) => message_catch = message_catch.or(Some(f)),
             Kind::Receive => {
                 receive = receive.or(Some(f));
-                // ADR-005 §2.12.5: a receive-task arm carries no boundary event — the
+                // A receive-task arm carries no boundary event — the
                 // gateway's other arms are the alternatives to its message.
                 for &b in &arm.boundaries {
                     ctx.error(
@@ -220,7 +223,7 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
                 continue;
             }
             Kind::Catch(trigger) if instantiating => {
-                // ADR-005 §2.12.5 rule 6: an instance can only be started by a message.
+                // An instance can only be started by a message.
                 let (arm_id, gate_id) = (arm.id, gate.id);
                 let kw = arm
                     .event
@@ -247,7 +250,7 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
                 ctx.error(
                     flow.target_ident,
                     format!(
-                        "`{arm_id}` waits for a {kw}, but it is an arm of the instantiating event-based gateway `{gate_id}`, whose arms start instances, and only a message can start one (ADR-005 §2.12.5) — make `{arm_id}` a message catch event, e.g. `catch {arm_id}: message(\"name\", key = |d| ...);`, {other}"
+                        "`{arm_id}` waits for a {kw}, but it is an arm of the instantiating event-based gateway `{gate_id}`, whose arms start instances, and only a message can start one — make `{arm_id}` a message catch event, e.g. `catch {arm_id}: message(\"name\", key = |d| ...);`, {other}"
                     ),
                 );
                 continue;
@@ -259,7 +262,7 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
                     format!(
                         "`{}` is {}, but an arm of the {} `{}` must wait for {} — flow from `{}` into such an event, and from the event on to `{}`",
                         arm.id,
-                        arm.kind.a(),
+                        arm.kind.describe_with_article(),
                         gate.kind.describe(),
                         gate.id,
                         if instantiating {
@@ -290,7 +293,8 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
         // Reported at whichever of the two comes later among the arms.
         let (first, second) = (catch.min(receive), catch.max(receive));
         let (first, second) = (&model.flows[first], &model.flows[second]);
-        let what = |flow: &crate::model::Flow| model.nodes[flow.target].kind.a();
+        let what =
+            |flow: &crate::model::Flow| model.nodes[flow.target].kind.describe_with_article();
         ctx.error(
             second.target_ident,
             format!(

@@ -1,9 +1,9 @@
-//! Gateway rules (ADR-005 §2.2, §2.8–§2.10): which flows may carry conditions and
+//! Gateway rules (see ARCHITECTURE.md, "Joins"): which flows may carry conditions and
 //! defaults, that a split's flows are all guarded, and the limits of the reachability
 //! joins (inclusive and complex: single-pass, at most 64 incoming flows).
 
 use crate::ctx::Ctx;
-use crate::model::{Kind, Model};
+use crate::model::{Direction, Edges, Kind, Model};
 use crate::parse::Guard;
 
 pub fn check(ctx: &Ctx, model: &Model) {
@@ -47,7 +47,7 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
                     node.id, flow.target_ident
                 ),
             ),
-            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task(_) | Kind::Receive | Kind::User | Kind::SubProcess
+            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task | Kind::Receive | Kind::User | Kind::SubProcess
                 if flow.is_default() =>
             {
                 match first_default {
@@ -63,7 +63,7 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
                     ),
                 }
             }
-            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task(_) | Kind::Receive | Kind::User | Kind::SubProcess => {}
+            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task | Kind::Receive | Kind::User | Kind::SubProcess => {}
             // An end event's outgoing flow is itself the error (see `graph`); an
             // event-based gateway's guarded arm is reported by `events`.
             Kind::End
@@ -84,7 +84,7 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
                 guard.span(),
                 format!(
                     "{} cannot have {what} on its outgoing flow `{} -> {}`; only choosing gateways (exclusive, inclusive, complex) and activities (task, receive, user, sub-process) guard their flows — remove it, or flow from `{}` into an exclusive gateway that chooses",
-                    node.kind.a(), node.id, flow.target_ident, node.id
+                    node.kind.describe_with_article(), node.id, flow.target_ident, node.id
                 ),
             ),
         }
@@ -102,9 +102,9 @@ fn reachability_join(ctx: &Ctx, model: &Model, n: usize) {
             .collect::<Vec<_>>()
             .join(" -> ");
         let why = if node.kind == Kind::Complex {
-            "thresh's complex join is single-pass (ADR-005 §2.11): once fired it consumes every later token and does not re-arm for a second round yet"
+            "thresh's complex join is single-pass: once fired it consumes every later token and does not re-arm for a second round yet"
         } else {
-            "thresh's OR-join is single-pass (ADR-005 §2.10) and would misjudge the tokens of a second round"
+            "thresh's OR-join is single-pass and would misjudge the tokens of a second round"
         };
         ctx.error(
             node.id,
@@ -141,7 +141,7 @@ fn cycle_through(model: &Model, node: usize) -> Option<Vec<usize>> {
     while let Some(at) = queue.pop_front() {
         // The same steps `on_cycle` takes: flows, boundary attachments, scope exits —
         // a loop back through a boundary event is a loop.
-        for next in model.neighbours(at, false, true) {
+        for next in model.neighbours(at, Direction::Forward, Edges::ScopeExits) {
             if next == node {
                 // Back from `at` to `node` (the root, with no `came_from`), then around.
                 let mut path = vec![at];

@@ -3,7 +3,7 @@
 //! model resolves names; see `model::build`.)
 
 use crate::ctx::Ctx;
-use crate::model::{Kind, Model};
+use crate::model::{Direction, Edges, Kind, Model};
 use crate::parse::EventTrigger;
 
 pub fn check(ctx: &Ctx, model: &Model) {
@@ -13,27 +13,27 @@ pub fn check(ctx: &Ctx, model: &Model) {
     paths(ctx, model);
 }
 
-/// How errors name a container: "process `order`", "sub-process `claim`".
-fn container_name(model: &Model, scope: Option<usize>) -> String {
+/// How errors name a scope: "process `order`", "sub-process `claim`".
+fn scope_name(model: &Model, scope: Option<usize>) -> String {
     match scope {
         Some(c) => format!("{} `{}`", model.nodes[c].kind.describe(), model.nodes[c].id),
         None => format!("process `{}`", model.name),
     }
 }
 
-/// Where a container's errors point: the process's or the sub-process's name.
-fn container_span<'a>(model: &Model<'a>, scope: Option<usize>) -> &'a syn::Ident {
+/// Where a scope's errors point: the process's or the sub-process's name.
+fn scope_span<'a>(model: &Model<'a>, scope: Option<usize>) -> &'a syn::Ident {
     scope.map_or(model.name, |c| model.nodes[c].id)
 }
 
-/// Every container has its start: the process one or more (one none start at most),
+/// Every scope has its start: the process one or more (one none start at most),
 /// a sub-process exactly one none start (`model` rejects triggered ones there), an
 /// event sub-process exactly one start with a trigger.
 fn starts(ctx: &Ctx, model: &Model) {
-    for scope in model.containers() {
+    for scope in model.scopes() {
         let all = model.starts_in(scope);
         let event_sub = scope.is_some_and(|c| model.nodes[c].kind == Kind::EventSubProcess);
-        let name = container_name(model, scope);
+        let name = scope_name(model, scope);
         if all.is_empty() {
             if !model.is_incomplete(scope) {
                 let begin = free_id(model, scope, "begin");
@@ -43,7 +43,7 @@ fn starts(ctx: &Ctx, model: &Model) {
                     format!("`start {begin};`")
                 };
                 ctx.error(
-                    container_span(model, scope),
+                    scope_span(model, scope),
                     format!(
                         "{name} has no start event; add one, e.g. {example} and `{begin} -> {};`",
                         first_orphan(model, scope)
@@ -142,7 +142,7 @@ fn flow_ends(ctx: &Ctx, model: &Model) {
 }
 
 /// Every element has an incoming flow (or is a start), is reachable from a start, and
-/// can reach an end — of its own container: flows stay within one, so the walks need
+/// can reach an end — of its own scope: flows stay within one, so the walks need
 /// no scope edges. One error per element: the first rule it breaks.
 ///
 /// A node with a flow to or from a name that did not resolve (reported already) counts
@@ -157,11 +157,11 @@ fn paths(ctx: &Ctx, model: &Model) {
         .filter(|&n| nodes[n].loose_in || nodes[n].kind == Kind::EventSubProcess)
         .collect();
     seeds.extend(all.clone().filter(|&n| nodes[n].kind.is_start()));
-    let from_start = model.reachable(&seeds, false, None, false);
+    let from_start = model.reachable(&seeds, Direction::Forward, None, Edges::WithinScope);
     let mut seeds: Vec<usize> = all.clone().filter(|&n| nodes[n].loose_out).collect();
     seeds.extend(all.clone().filter(|&n| nodes[n].kind.is_end()));
-    let to_end = model.reachable(&seeds, true, None, false);
-    for scope in model.containers() {
+    let to_end = model.reachable(&seeds, Direction::Backward, None, Edges::WithinScope);
+    for scope in model.scopes() {
         let starts = model.starts_in(scope);
         let ends: Vec<usize> = model
             .members(scope)
@@ -225,7 +225,7 @@ fn paths(ctx: &Ctx, model: &Model) {
         }
         if ends.is_empty() && !model.is_incomplete(scope) {
             // Where a path stops: an element with no flow out of it that resolved
-            // (a flow that left the container, reported already, was likely meant
+            // (a flow that left the scope, reported already, was likely meant
             // for an end). A link throw goes on at its catch.
             let dead_end = model
                 .members(scope)
@@ -241,10 +241,10 @@ fn paths(ctx: &Ctx, model: &Model) {
                 .unwrap_or_else(|| "last_task".into());
             let done = free_id(model, scope, "done");
             ctx.error(
-                container_span(model, scope),
+                scope_span(model, scope),
                 format!(
                     "{} has no end event; add one, e.g. `end {done};` and `{dead_end} -> {done};`",
-                    container_name(model, scope)
+                    scope_name(model, scope)
                 ),
             );
         }
@@ -252,7 +252,7 @@ fn paths(ctx: &Ctx, model: &Model) {
 }
 
 /// `name` for an example declaration in `scope`, if no element has it; else prefixed
-/// with the container's name (`handle_done`): ids are unique across the process.
+/// with the scope's name (`handle_done`): ids are unique across the process.
 fn free_id(model: &Model, scope: Option<usize>, name: &str) -> String {
     let prefix = scope.map_or_else(|| "process".to_string(), |c| model.nodes[c].id.to_string());
     std::iter::once(name.to_string())

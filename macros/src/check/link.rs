@@ -1,4 +1,4 @@
-//! Link rules (ADR-006 §2.8): a link throw is a path's last element before the jump
+//! Link rules: a link throw is a path's last element before the jump
 //! (no outgoing flow of its own), a link catch the first after it (no incoming flow of
 //! its own), and a link carries nothing but its name. Pairing — every throw's name has
 //! exactly one catch — is resolved, and reported, by `model` when it builds the edges.

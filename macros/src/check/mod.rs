@@ -1,6 +1,6 @@
-//! Stage 3: the compile-time rules, one module per family (DESIGN §3). Every rule
-//! reports into the context with the span of the element at fault and keeps going,
-//! so one build shows every error.
+//! Stage 3: the compile-time rules, one module per family (see ARCHITECTURE.md,
+//! "Compile-time checks"). Every rule reports into the context with the span of the
+//! element at fault and keeps going, so one build shows every error.
 
 mod boundary;
 mod complex;
@@ -9,7 +9,6 @@ mod gateways;
 mod graph;
 mod link;
 mod scopes;
-pub mod suggest;
 
 use crate::ctx::Ctx;
 use crate::model::Model;

@@ -1,7 +1,6 @@
-//! Scope rules (ADR-006 §2.2, §2.6; ADR-023): what an event sub-process may be. The
-//! rules that every container has its own start and end are `graph`'s, the ones
-//! about flows, links and boundaries crossing a container `model`'s (they decide how
-//! names resolve).
+//! Scope rules: what an event sub-process may be. The rules that every scope has its
+//! own start and end are `graph`'s, the ones about flows, links and boundaries
+//! crossing a scope `model`'s (they decide how names resolve).
 //!
 //! - no flow enters or leaves an event sub-process: its start's trigger runs it;
 //! - an error start always interrupts;
@@ -26,7 +25,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
                 if let (EventTrigger::Error, Some(marker)) = (trigger, node.non_interrupting) {
                     ctx.error(
                         marker,
-                        "an error start event always interrupts: the error ended the work it was thrown from, so there is nothing to run beside (ADR-006 §2.6) — remove `non_interrupting`",
+                        "an error start event always interrupts: the error ended the work it was thrown from, so there is nothing to run beside — remove `non_interrupting`",
                     );
                 }
                 if interrupting {

@@ -1,0 +1,69 @@
+//! The DSL's keywords, in one place (after serde_derive's `internals/symbol.rs`).
+//! Plain `&str` constants: an `Ident` compares equal to them, and a `match` on a
+//! keyword's text can name them as patterns.
+
+// Element keywords.
+pub const START: &str = "start";
+pub const END: &str = "end";
+pub const TASK: &str = "task";
+pub const EXCLUSIVE: &str = "exclusive";
+pub const PARALLEL: &str = "parallel";
+pub const INCLUSIVE: &str = "inclusive";
+pub const COMPLEX: &str = "complex";
+pub const EVENT_BASED: &str = "event_based";
+pub const USER: &str = "user";
+pub const RECEIVE: &str = "receive";
+pub const CATCH: &str = "catch";
+pub const THROW: &str = "throw";
+pub const BOUNDARY: &str = "boundary";
+pub const SUBPROCESS: &str = "subprocess";
+pub const EVENT_SUBPROCESS: &str = "event_subprocess";
+
+/// Every element keyword, in the order an "unknown element kind" error lists them.
+pub const ELEMENTS: &[&str] = &[
+    START,
+    END,
+    TASK,
+    EXCLUSIVE,
+    PARALLEL,
+    INCLUSIVE,
+    COMPLEX,
+    EVENT_BASED,
+    USER,
+    RECEIVE,
+    CATCH,
+    THROW,
+    BOUNDARY,
+    SUBPROCESS,
+    EVENT_SUBPROCESS,
+];
+
+/// The two keywords that open a nested scope.
+pub const SCOPES: [&str; 2] = [SUBPROCESS, EVENT_SUBPROCESS];
+
+// Words within a declaration.
+pub const ON: &str = "on";
+pub const NON_INTERRUPTING: &str = "non_interrupting";
+pub const WHEN: &str = "when";
+pub const TERMINATE: &str = "terminate";
+pub const INSTANTIATE: &str = "instantiate";
+pub const ACTIVATE: &str = "activate";
+
+// Events.
+pub const MESSAGE: &str = "message";
+pub const SIGNAL: &str = "signal";
+pub const TIMER: &str = "timer";
+pub const LINK: &str = "link";
+pub const CONDITION: &str = "condition";
+pub const ERROR: &str = "error";
+pub const ESCALATION: &str = "escalation";
+
+// Named arguments.
+pub const COUNT: &str = "count";
+pub const REQUIRE: &str = "require";
+pub const KEY: &str = "key";
+pub const APPLY: &str = "apply";
+pub const PAYLOAD: &str = "payload";
+pub const AT: &str = "at";
+pub const EVERY: &str = "every";
+pub const TIMES: &str = "times";

@@ -1,0 +1,29 @@
+//! Alternatives joined by `|` belong only to a complex gateway's activation rule.
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub urgent: bool,
+}
+
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub P: D {
+        start begin;
+        parallel ask;
+        task manager = work;
+        task cfo = work;
+        task legal = work;
+        inclusive approved: activate(count = 2) | activate(count = 1, when = |d| d.urgent);
+        end done;
+
+        begin -> ask -> manager, cfo, legal;
+        manager, cfo, legal -> approved -> done;
+    }
+}
+
+fn main() {}

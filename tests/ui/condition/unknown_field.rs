@@ -1,0 +1,21 @@
+//! A misspelt field in a condition's `on = [..]` is a type error on that name.
+
+use thresh::{process, ProcessData};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub id: String,
+    pub score: u32,
+}
+
+process! {
+    pub P: D {
+        start begin;
+        catch ready: condition(|d| d.score > 70, on = [scroe]);
+        end done;
+
+        begin -> ready -> done;
+    }
+}
+
+fn main() {}

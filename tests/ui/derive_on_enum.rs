@@ -1,9 +1,0 @@
-use thresh::ProcessData;
-
-#[derive(Clone, Debug, PartialEq, ProcessData)]
-pub enum State {
-    Open,
-    Closed,
-}
-
-fn main() {}

@@ -1,6 +1,0 @@
-use thresh::ProcessData;
-
-#[derive(Clone, Debug, Default, PartialEq, ProcessData)]
-pub struct Nothing;
-
-fn main() {}

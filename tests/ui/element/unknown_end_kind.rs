@@ -1,0 +1,24 @@
+//! An unknown end event kind.
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub x: u32,
+}
+
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub P: D {
+        start begin;
+        task a = work;
+        end done: bogus;
+
+        begin -> a -> done;
+    }
+}
+
+fn main() {}

@@ -1,0 +1,21 @@
+//! A catch event with a misspelt event gets a "did you mean".
+
+use thresh::{process, ProcessData};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub id: String,
+    pub paid: u64,
+}
+
+process! {
+    pub P: D {
+        start begin;
+        catch paid: mesage("payment", key = |d| d.id.clone());
+        end done;
+
+        begin -> paid -> done;
+    }
+}
+
+fn main() {}

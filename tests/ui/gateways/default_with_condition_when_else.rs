@@ -1,0 +1,30 @@
+//! A default flow (`when ... else`) cannot also have a condition.
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub x: u32,
+}
+
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub P: D {
+        start begin;
+        exclusive choose;
+        task a = work;
+        task b = work;
+        exclusive merge;
+        end done;
+
+        begin -> choose;
+        choose -> a when |d| d.x > 0;
+        choose -> b when |d| d.x == 0 else;
+        a, b -> merge -> done;
+    }
+}
+
+fn main() {}

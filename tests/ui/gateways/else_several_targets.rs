@@ -1,0 +1,31 @@
+//! `else` qualifies exactly one flow, not a hop to several targets.
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub x: u32,
+}
+
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub P: D {
+        start begin;
+        exclusive choose;
+        task a = work;
+        task b = work;
+        task c = work;
+        exclusive merge;
+        end done;
+
+        begin -> choose;
+        choose -> c when |d| d.x > 0;
+        choose -> a, b else;
+        a, b, c -> merge -> done;
+    }
+}
+
+fn main() {}

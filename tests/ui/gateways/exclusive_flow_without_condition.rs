@@ -1,0 +1,30 @@
+//! Every non-default flow out of a splitting exclusive gateway needs a condition.
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub x: u32,
+}
+
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub P: D {
+        start begin;
+        exclusive choose;
+        task a = work;
+        task b = work;
+        exclusive merge;
+        end done;
+
+        begin -> choose;
+        choose -> a when |d| d.x > 0;
+        choose -> b;
+        a, b -> merge -> done;
+    }
+}
+
+fn main() {}

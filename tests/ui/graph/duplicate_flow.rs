@@ -1,0 +1,25 @@
+//! The same flow declared twice.
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub x: u32,
+}
+
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub P: D {
+        start begin;
+        task a = work;
+        end done;
+
+        begin -> a -> done;
+        a -> done;
+    }
+}
+
+fn main() {}

@@ -1,0 +1,26 @@
+//! An element with no incoming flow that is not a start.
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub x: u32,
+}
+
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub P: D {
+        start begin;
+        task a = work;
+        task orphan = work;
+        end done;
+
+        begin -> a -> done;
+        orphan -> done;
+    }
+}
+
+fn main() {}

@@ -1,0 +1,24 @@
+//! A start event needs an outgoing flow.
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub x: u32,
+}
+
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub P: D {
+        start begin;
+        task a = work;
+        end done;
+
+        a -> done;
+    }
+}
+
+fn main() {}
