@@ -1,6 +1,7 @@
 //! A late report: a handler that reports after its activity was interrupted is ignored.
 
 use super::*;
+use tokio::sync::Notify;
 
 process! {
     /// A handler that blocks its thread until the test opens its gate; a message
@@ -80,3 +81,57 @@ async fn a_late_report_of_an_interrupted_task_is_ignored(i: usize) {
 }
 
 multi_thread!(RUNS => a_late_report_of_an_interrupted_task_is_ignored);
+
+// Each test below pinned a bug of the instance loop (it failed before its fix).
+
+static GO: std::sync::OnceLock<Arc<Notify>> = std::sync::OnceLock::new();
+
+async fn panics_later(_: &mut D) -> Result<(), TaskError> {
+    GO.get().unwrap().notified().await;
+    panic!("late panic");
+}
+
+process! {
+    INTERRUPTED_PANIC: D {
+        start s;
+        task t = panics_later;
+        boundary stop on t: signal("probe-stop");
+        end e;
+        end stopped;
+        s -> t -> e;
+        stop -> stopped;
+    }
+}
+
+#[tokio::test]
+async fn a_panic_after_an_interrupt_is_ignored() {
+    let go = GO.get_or_init(|| Arc::new(Notify::new())).clone();
+    let engine = Engine::new();
+    let h = engine.start(&INTERRUPTED_PANIC, D::default());
+    // wait until the task runs on its track
+    for _ in 0..1000 {
+        if h.history()
+            .await
+            .count("t", |w| *w == thresh::Happening::TaskStarted)
+            > 0
+        {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    // the handler wakes first (scheduled before the loop), panics, reports;
+    // the signal delivery is already in the loop's intake before the report.
+    go.notify_one();
+    engine.broadcast_signal("probe-stop", ());
+    let outcome = tokio::time::timeout(Duration::from_secs(5), h.outcome())
+        .await
+        .expect("outcome");
+    let history = h.history().await;
+    assert!(
+        matches!(outcome, Outcome::Completed(_)),
+        "the boundary interrupted `t`, yet: {outcome:?}\n{history}"
+    );
+}

@@ -159,3 +159,12 @@ fn gate(id: &str) -> Arc<Gate> {
         .or_default()
         .clone()
 }
+
+// ----- the data of the loop's edge cases -----------------------------------------
+
+/// The data of the tests in `late_reports` and `timers` that pinned bugs of the instance loop.
+#[derive(Clone, Debug, Default, PartialEq, ProcessData)]
+struct D {
+    x: u32,
+    id: String,
+}

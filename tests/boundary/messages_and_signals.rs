@@ -256,3 +256,61 @@ async fn boundary_messages_racing_the_end_of_the_activity(i: usize) {
 }
 
 multi_thread!(RUNS => boundary_messages_racing_the_end_of_the_activity);
+
+// Each test below pinned a bug of the instance loop (it failed before its fix).
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData)]
+struct Pay {
+    id: String,
+    paid: u64,
+}
+
+process! {
+    RECEIVE_OR_STOP: Pay {
+        start s;
+        receive pay: message("robust-pay", key = |p| p.id.clone(), apply = |p, amount: &u64| p.paid = *amount);
+        boundary stop on pay: signal("robust-stop");
+        end paid;
+        end stopped;
+        s -> pay -> paid;
+        stop -> stopped;
+    }
+}
+
+/// The message is delivered first; the signal, queued behind it before the loop
+/// runs, finds the receive task completing and its boundary gone: the message is
+/// not lost to an interruption.
+#[tokio::test]
+async fn a_delivered_message_is_not_lost_to_a_boundary_queued_behind_it() {
+    let engine = Engine::new();
+    let handle = engine.start(
+        &RECEIVE_OR_STOP,
+        Pay {
+            id: "r-1".into(),
+            ..Pay::default()
+        },
+    );
+    for _ in 0..1000 {
+        if handle
+            .history()
+            .await
+            .count("pay", |w| *w == thresh::Happening::Parked)
+            > 0
+        {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    // No await between the two: both are queued before the loop runs again.
+    engine.publish_message("robust-pay", "r-1", 40_u64);
+    engine.broadcast_signal("robust-stop", ());
+    let outcome = tokio::time::timeout(Duration::from_secs(5), handle.outcome())
+        .await
+        .expect("outcome");
+    let history = handle.history().await;
+    let Outcome::Completed(pay) = outcome else {
+        panic!("{outcome:?}\n{history}");
+    };
+    assert_eq!(pay.paid, 40, "{history}");
+    assert_eq!(history.ended_at(), ["paid"], "{history}");
+}

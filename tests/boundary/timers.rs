@@ -395,3 +395,39 @@ async fn a_timer_boundary_is_gone_once_its_user_task_is_done() {
     assert_eq!(history.ended_at(), ["done"]);
     assert_eq!(spawns(&history, "expire"), 0);
 }
+
+// Each test below pinned a bug of the instance loop (it failed before its fix).
+
+process! {
+    ZERO_CYCLE: D {
+        start s;
+        user  u;
+        boundary tick on u: non_interrupting timer(every = Duration::ZERO);
+        end   e;
+        end   ticked;
+        s -> u -> e;
+        tick -> ticked;
+    }
+}
+
+#[test]
+fn a_zero_period_cycle_fires_once() {
+    // The runtime is leaked: its worker spins and could not be shut down.
+    let rt = Box::leak(Box::new(
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap(),
+    ));
+    let answered = rt.block_on(async {
+        let engine = Engine::new();
+        let h = engine.start(&ZERO_CYCLE, D::default());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::timeout(Duration::from_millis(500), h.open_work()).await
+    });
+    assert!(
+        answered.is_ok(),
+        "the instance's loop no longer answers: it fires the zero-period cycle for ever"
+    );
+}
