@@ -75,6 +75,7 @@ mod cancel;
 mod errors;
 mod escalations;
 mod joins;
+mod joins_around_scopes;
 mod races;
 mod shape;
 mod terminate;
