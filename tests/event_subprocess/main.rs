@@ -66,7 +66,7 @@ use common::*;
 use thresh::events::{BpmnError, Escalation};
 use thresh::{
     process, Engine, Happening, History, InstanceError, InstanceHandle, Outcome, ProcessData,
-    Published, TaskError, TrackId,
+    Published, TaskError,
 };
 
 mod conditional_starts;
@@ -110,9 +110,6 @@ fn order(id: &str) -> Order {
         ..Order::default()
     }
 }
-
-/// A day: longer than any test waits on the paused clock.
-const DAY: Duration = Duration::from_secs(86_400);
 
 /// The ids of the orders whose `slow` handler was dropped before it finished.
 fn slow_dropped() -> &'static Mutex<HashSet<String>> {
@@ -243,56 +240,6 @@ async fn open_work<D: Clone>(handle: &InstanceHandle<D>) -> Vec<&'static str> {
     open
 }
 
-/// Wait until the user task `node` is open.
-async fn open<D: Clone>(handle: &InstanceHandle<D>, node: &str) {
-    for _ in 0..200_000 {
-        if handle.open_work().await.iter().any(|w| w.node == node) {
-            return;
-        }
-        assert!(
-            !handle.is_finished(),
-            "instance {} ended before `{node}` opened\n{}",
-            handle.id(),
-            handle.history().await
-        );
-        tokio::task::yield_now().await;
-    }
-    panic!(
-        "instance {}: `{node}` never opened\n{}",
-        handle.id(),
-        handle.history().await
-    );
-}
-
-/// Wait until the user task `node` is open, then complete it with `update`.
-async fn complete<D: Clone + Send + 'static>(
-    handle: &InstanceHandle<D>,
-    node: &str,
-    update: impl FnOnce(&mut D) + Send + 'static,
-) {
-    open(handle, node).await;
-    handle
-        .complete(node, update)
-        .await
-        .unwrap_or_else(|e| panic!("completing `{node}`: {e}"));
-}
-
-/// Let every ready task run: on a paused current-thread runtime time moves only once
-/// nothing can run, so this returns when the instance is idle.
-async fn settle() {
-    tokio::time::sleep(Duration::from_millis(1)).await;
-}
-
-fn spawned(from: u32) -> Happening {
-    Happening::Spawned {
-        from: TrackId(from),
-    }
-}
-
-fn routed(to: &[&'static str]) -> Happening {
-    Happening::Routed { to: to.to_vec() }
-}
-
 fn error_thrown(code: &str) -> Happening {
     Happening::ErrorThrown { code: code.into() }
 }
@@ -300,8 +247,6 @@ fn error_thrown(code: &str) -> Happening {
 fn escalated(code: &str) -> Happening {
     Happening::Escalated { code: code.into() }
 }
-
-type Row = (u32, &'static str, Happening);
 
 /// The history's rows with the `Cancelled` ones of one loop step sorted by track (the
 /// loop cancels a scope's tracks in its own order).

@@ -103,10 +103,6 @@ async fn until(what: &str, mut holds: impl FnMut() -> bool) {
     panic!("never happened: {what}");
 }
 
-fn routed(to: &[&'static str]) -> Happening {
-    Happening::Routed { to: to.to_vec() }
-}
-
 fn thrown(catchers: usize) -> Happening {
     Happening::Thrown { catchers }
 }
