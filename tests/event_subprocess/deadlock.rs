@@ -61,7 +61,7 @@ process! {
 /// (raise an error a boundary catches, commit data a condition waits for). This
 /// one's run cannot, so the instance waits — through the run — until cancelled.
 /// (With only a conditional trigger armed, `Deadlock` comes at once:
-/// tests/loop_robustness.rs.)
+/// tests/failures/deadlocks.rs.)
 #[tokio::test(start_paused = true)]
 async fn an_armed_event_sub_process_keeps_a_stuck_instance_waiting() {
     let engine = Engine::new();

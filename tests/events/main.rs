@@ -11,7 +11,7 @@
 //! - T-6 (correlation: a mismatch keeps the receiver waiting; the fine check runs on
 //!   the current data): `t6_*`;
 //! - T-2 and T-8 (the event-based gateway's deferred choice) are in `event_gate.rs`;
-//! - T-9 (the complex/OR-join stress) is `complex.rs` and `or_join.rs`.
+//! - T-9 (the complex/OR-join stress) is `complex/` and `or_join.rs`.
 //!
 //! Concurrent scenarios run on a four-worker multi-thread runtime (and, where no real
 //! timer is involved, on a paused current-thread runtime too), many times each.
