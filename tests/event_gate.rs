@@ -39,76 +39,6 @@ fn deal(id: impl Into<String>) -> Deal {
     }
 }
 
-process! {
-    /// T-2: a message arm and a signal arm.
-    RACE: Deal {
-        start       s;
-        event_based gate;
-        catch       paid: message("payment", key = |d| d.id.clone(), apply = |d, p: &u64| d.paid = *p);
-        catch       called_off: signal("call_off", apply = |d, why: &String| d.note = why.clone());
-        end         paid_end;
-        end         off_end;
-        s -> gate -> paid, called_off;
-        paid -> paid_end;
-        called_off -> off_end;
-    }
-
-    /// T-2: two message arms.
-    ANSWER: Deal {
-        start       s;
-        event_based gate;
-        catch       accepted: message("accept", key = |d| d.id.clone(), apply = |d, p: &u64| d.paid = *p);
-        catch       rejected: message("reject", key = |d| d.id.clone(), apply = |d, why: &String| d.note = why.clone());
-        end         accepted_end;
-        end         rejected_end;
-        s -> gate -> accepted, rejected;
-        accepted -> accepted_end;
-        rejected -> rejected_end;
-    }
-
-    /// T-8: a message arm and a timer arm.
-    DEADLINE: Deal {
-        start       s;
-        event_based gate;
-        catch       paid: message("payment", key = |d| d.id.clone(), apply = |d, p: &u64| d.paid = *p);
-        catch       too_late: timer(Duration::from_secs(10));
-        end         paid_end;
-        end         late_end;
-        s -> gate -> paid, too_late;
-        paid -> paid_end;
-        too_late -> late_end;
-    }
-
-    /// T-8 on a multi-thread runtime: a timer that is due at once, listed first.
-    AT_ONCE: Deal {
-        start       s;
-        event_based gate;
-        catch       now: timer(Duration::ZERO);
-        catch       paid: message("payment", key = |d| d.id.clone(), apply = |d, p: &u64| d.paid = *p);
-        end         now_end;
-        end         paid_end;
-        s -> gate -> now, paid;
-        now -> now_end;
-        paid -> paid_end;
-    }
-
-    /// A receive task as an arm, a signal arm and a timer arm.
-    THREE: Deal {
-        start       s;
-        event_based gate;
-        receive     take: message("order", key = |d| d.id.clone(), apply = |d, p: &u64| d.paid = *p);
-        catch       stop: signal("stop");
-        catch       wait: timer(Duration::from_secs(15));
-        end         took;
-        end         stopped;
-        end         waited;
-        s -> gate -> take, stop, wait;
-        take -> took;
-        stop -> stopped;
-        wait -> waited;
-    }
-}
-
 /// The exact history of a gateway `gate` after `s` whose arm `arm` won, changing
 /// `changed`, and ended at `end`. `Caught` for a catch event, `Completed` for a
 /// receive task.
@@ -219,6 +149,21 @@ impl<T: Send + 'static, F: FnOnce() -> T> FnOnce0 for F {
 
 // ----- T-2 -------------------------------------------------------------------------------
 
+process! {
+    /// T-2: a message arm and a signal arm.
+    RACE: Deal {
+        start       s;
+        event_based gate;
+        catch       paid: message("payment", key = |d| d.id.clone(), apply = |d, p: &u64| d.paid = *p);
+        catch       called_off: signal("call_off", apply = |d, why: &String| d.note = why.clone());
+        end         paid_end;
+        end         off_end;
+        s -> gate -> paid, called_off;
+        paid -> paid_end;
+        called_off -> off_end;
+    }
+}
+
 /// T-2 (FR-4). A message and a signal fired at the gateway at the same moment from two
 /// threads — in three runs of four once it is parked, in the fourth right after the
 /// start (the message may be buffered, the signal may find nobody). Exactly one arm
@@ -266,6 +211,21 @@ async fn t2_a_message_and_a_signal_race_exactly_one_wins() {
         engine.shutdown(HANG).await.expect("the loop stops");
     })
     .await;
+}
+
+process! {
+    /// T-2: two message arms.
+    ANSWER: Deal {
+        start       s;
+        event_based gate;
+        catch       accepted: message("accept", key = |d| d.id.clone(), apply = |d, p: &u64| d.paid = *p);
+        catch       rejected: message("reject", key = |d| d.id.clone(), apply = |d, why: &String| d.note = why.clone());
+        end         accepted_end;
+        end         rejected_end;
+        s -> gate -> accepted, rejected;
+        accepted -> accepted_end;
+        rejected -> rejected_end;
+    }
 }
 
 /// T-2 with two message arms: `accept` and `reject` published at the same moment from
@@ -324,6 +284,21 @@ async fn t2_two_message_arms_race_exactly_one_wins() {
 }
 
 // ----- T-8 ------------------------------------------------------------------------------
+
+process! {
+    /// T-8: a message arm and a timer arm.
+    DEADLINE: Deal {
+        start       s;
+        event_based gate;
+        catch       paid: message("payment", key = |d| d.id.clone(), apply = |d, p: &u64| d.paid = *p);
+        catch       too_late: timer(Duration::from_secs(10));
+        end         paid_end;
+        end         late_end;
+        s -> gate -> paid, too_late;
+        paid -> paid_end;
+        too_late -> late_end;
+    }
+}
 
 /// T-8 (FR-2, FR-8): a message arm and a 10 s timer arm on the paused clock, one case
 /// per run:
@@ -401,6 +376,21 @@ async fn t8_message_or_timer_on_the_paused_clock() {
     repeat(500, t8_message_or_timer).await;
 }
 
+process! {
+    /// T-8 on a multi-thread runtime: a timer that is due at once, listed first.
+    AT_ONCE: Deal {
+        start       s;
+        event_based gate;
+        catch       now: timer(Duration::ZERO);
+        catch       paid: message("payment", key = |d| d.id.clone(), apply = |d, p: &u64| d.paid = *p);
+        end         now_end;
+        end         paid_end;
+        s -> gate -> now, paid;
+        now -> now_end;
+        paid -> paid_end;
+    }
+}
+
 /// T-8 raced on a multi-thread runtime: a gateway whose first arm is a timer due at
 /// once and whose second is a message published from another thread right after the
 /// start. Either may win — exactly one does; a losing message is back in the buffer.
@@ -433,6 +423,24 @@ async fn t8_a_due_timer_and_a_message_race_exactly_one_wins() {
 }
 
 // ----- more arms --------------------------------------------------------------------------
+
+process! {
+    /// A receive task as an arm, a signal arm and a timer arm.
+    THREE: Deal {
+        start       s;
+        event_based gate;
+        receive     take: message("order", key = |d| d.id.clone(), apply = |d, p: &u64| d.paid = *p);
+        catch       stop: signal("stop");
+        catch       wait: timer(Duration::from_secs(15));
+        end         took;
+        end         stopped;
+        end         waited;
+        s -> gate -> take, stop, wait;
+        take -> took;
+        stop -> stopped;
+        wait -> waited;
+    }
+}
 
 /// A three-arm gateway with a receive task, a signal and a timer: each can win, and
 /// the others are disarmed (a later signal reaches nobody, a later message is

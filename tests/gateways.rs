@@ -351,22 +351,6 @@ async fn mixed_inclusive_joins_then_splits(engine: Engine, i: usize) {
 // ----- activities as implicit split and merge -------------------------------------
 
 process! {
-    ACTIVITY_SPLIT: Route {
-        start s;
-        task first = step;
-        task a = step;
-        task b = step;
-        task last = step;
-        end done;
-
-        // A task with two outgoing flows forks like a parallel split; a task with two
-        // incoming flows is a pass-through merge.
-        s -> first -> a, b;
-        a, b -> last -> done;
-    }
-}
-
-process! {
     START_SPLIT: Route {
         start s;
         task a = step;
@@ -385,6 +369,22 @@ async fn start_event_forks(engine: Engine, _: usize) {
     assert_eq!(sorted(&h.completed_tasks()), ["a", "b"]);
     assert_eq!(h.count("s", |w| matches!(w, Happening::Spawned { .. })), 1);
     assert_eq!(h.ended_at(), ["done", "done"]);
+}
+
+process! {
+    ACTIVITY_SPLIT: Route {
+        start s;
+        task first = step;
+        task a = step;
+        task b = step;
+        task last = step;
+        end done;
+
+        // A task with two outgoing flows forks like a parallel split; a task with two
+        // incoming flows is a pass-through merge.
+        s -> first -> a, b;
+        a, b -> last -> done;
+    }
 }
 
 async fn activity_forks_and_merges_without_synchronising(engine: Engine, _: usize) {

@@ -66,103 +66,6 @@ fn tagged(tag: &str) -> Deal {
     }
 }
 
-process! {
-    /// Exclusive: `a` or `b` starts an instance on its arm; each path notes itself,
-    /// then both wait at `more` for a further `a` message with the instance's key.
-    EXCLUSIVE: Deal {
-        event_based first: instantiate;
-        catch a: message("a", key = |d| d.id.clone(), apply = |d, m: &Msg| {
-            d.id = m.id.clone();
-            d.a = m.n;
-        });
-        catch b: message("b", key = |d| d.id.clone(), apply = |d, m: &Msg| {
-            d.id = m.id.clone();
-            d.b = m.n;
-        });
-        task  note_a = |d| async move {
-            d.path.push('a');
-            Ok(())
-        };
-        task  note_b = |d| async move {
-            d.path.push('b');
-            Ok(())
-        };
-        catch more: message("a", key = |d| d.id.clone(), apply = |d, m: &Msg| d.more += m.n);
-        end   done;
-        first -> a, b;
-        a -> note_a -> more;
-        b -> note_b -> more;
-        more -> done;
-    }
-
-    /// Parallel, two arms joined: the instance goes on past `both` once each arm's
-    /// message came.
-    PARALLEL: Deal {
-        event_based first: instantiate(parallel);
-        catch a: message("a", key = |d| d.id.clone(), apply = |d, m: &Msg| {
-            d.id = m.id.clone();
-            d.a = m.n;
-        });
-        catch b: message("b", key = |d| d.id.clone(), apply = |d, m: &Msg| {
-            d.id = m.id.clone();
-            d.b = m.n;
-        });
-        parallel both;
-        task  sum = |d| async move {
-            d.more = d.a + d.b;
-            Ok(())
-        };
-        end   done;
-        first -> a, b;
-        a -> both;
-        b -> both;
-        both -> sum -> done;
-    }
-
-    /// Parallel, three arms, each to its own end: no join holds the instance, only
-    /// the arms still waiting.
-    THREE: Deal {
-        event_based first: instantiate(parallel);
-        catch a: message("a", key = |d| d.id.clone(), apply = |d, m: &Msg| {
-            d.id = m.id.clone();
-            d.a = m.n;
-        });
-        catch b: message("b", key = |d| d.id.clone(), apply = |d, m: &Msg| {
-            d.id = m.id.clone();
-            d.b = m.n;
-        });
-        catch c: message("c", key = |d| d.id.clone(), apply = |d, m: &Msg| {
-            d.id = m.id.clone();
-            d.c = m.n;
-        });
-        end   end_a;
-        end   end_b;
-        end   end_c;
-        first -> a, b, c;
-        a -> end_a;
-        b -> end_b;
-        c -> end_c;
-    }
-
-    /// Parallel, with receive tasks as its arms.
-    RECEIVING: Deal {
-        event_based first: instantiate(parallel);
-        receive a: message("a", key = |d| d.id.clone(), apply = |d, m: &Msg| {
-            d.id = m.id.clone();
-            d.a = m.n;
-        });
-        receive b: message("b", key = |d| d.id.clone(), apply = |d, m: &Msg| {
-            d.id = m.id.clone();
-            d.b = m.n;
-        });
-        end   done_a;
-        end   done_b;
-        first -> a, b;
-        a -> done_a;
-        b -> done_b;
-    }
-}
-
 // ----- helpers ---------------------------------------------------------------------
 
 type Steps = Vec<(u32, &'static str, Happening)>;
@@ -222,6 +125,36 @@ fn exclusive_history(arm: &'static str) -> Steps {
 }
 
 // ----- exclusive -------------------------------------------------------------------
+
+process! {
+    /// Exclusive: `a` or `b` starts an instance on its arm; each path notes itself,
+    /// then both wait at `more` for a further `a` message with the instance's key.
+    EXCLUSIVE: Deal {
+        event_based first: instantiate;
+        catch a: message("a", key = |d| d.id.clone(), apply = |d, m: &Msg| {
+            d.id = m.id.clone();
+            d.a = m.n;
+        });
+        catch b: message("b", key = |d| d.id.clone(), apply = |d, m: &Msg| {
+            d.id = m.id.clone();
+            d.b = m.n;
+        });
+        task  note_a = |d| async move {
+            d.path.push('a');
+            Ok(())
+        };
+        task  note_b = |d| async move {
+            d.path.push('b');
+            Ok(())
+        };
+        catch more: message("a", key = |d| d.id.clone(), apply = |d, m: &Msg| d.more += m.n);
+        end   done;
+        first -> a, b;
+        a -> note_a -> more;
+        b -> note_b -> more;
+        more -> done;
+    }
+}
 
 /// A message for either arm starts a new instance that goes on along that arm, with
 /// the deployment's data and the payload applied; while it waits at `more`, an `a`
@@ -384,6 +317,32 @@ async fn exclusive_different_keys_start_separate_instances() {
 
 // ----- parallel --------------------------------------------------------------------
 
+process! {
+    /// Parallel, two arms joined: the instance goes on past `both` once each arm's
+    /// message came.
+    PARALLEL: Deal {
+        event_based first: instantiate(parallel);
+        catch a: message("a", key = |d| d.id.clone(), apply = |d, m: &Msg| {
+            d.id = m.id.clone();
+            d.a = m.n;
+        });
+        catch b: message("b", key = |d| d.id.clone(), apply = |d, m: &Msg| {
+            d.id = m.id.clone();
+            d.b = m.n;
+        });
+        parallel both;
+        task  sum = |d| async move {
+            d.more = d.a + d.b;
+            Ok(())
+        };
+        end   done;
+        first -> a, b;
+        a -> both;
+        b -> both;
+        both -> sum -> done;
+    }
+}
+
 /// The first message (for either arm) starts the one instance, which parks on the
 /// other arm; the other arm's message with the key is then delivered to it, and only
 /// then does the instance go past the join and complete.
@@ -422,26 +381,6 @@ async fn parallel_second_message_is_delivered_to_the_parked_arm() {
         assert_eq!(engine.broker_stats(), delivered(2));
         engine.shutdown(HANG).await.expect("every loop stops");
     }
-}
-
-/// A `PARALLEL` instance started on `first`, whose `second` came after it parked.
-fn parallel_history(first: &'static str, second: &'static str) -> Steps {
-    let field = |arm: &'static str| if arm == "a" { "a" } else { "b" };
-    vec![
-        (0, first, Happening::Started),
-        (0, first, caught(&["id", field(first)])),
-        (1, second, spawned(0)),
-        (1, second, Happening::Parked),
-        (0, "both", Happening::Waiting),
-        (1, second, caught(&[field(second)])),
-        // The waiting track merges; the one that came last carries the token on.
-        (0, "both", Happening::Merged),
-        (1, "both", Happening::Fired),
-        (1, "both", Happening::Routed { to: vec!["sum"] }),
-        (1, "sum", Happening::TaskStarted),
-        (1, "sum", done(&["more"])),
-        (1, "done", Happening::Ended),
-    ]
 }
 
 /// The second message is published before the instance the first one started has
@@ -568,6 +507,157 @@ async fn parallel_undeploy_leaves_the_waiting_arm_its_message() {
     engine.shutdown(HANG).await.expect("every loop stops");
 }
 
+/// Messages for both arms of many keys, published at once from four tasks (each
+/// key's `a` and `b` from different tasks, in varying orders): exactly one
+/// `Started` and one instance per key, each completing with both arms' data; every
+/// message consumed, nothing left in the buffer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn parallel_many_keys_from_many_tasks() {
+    for race in 0..RACES {
+        let engine = Engine::new();
+        let mut deals = engine.deploy(&PARALLEL, Deal::default()).expect("deployed");
+        let mut publishers = tokio::task::JoinSet::new();
+        for task in 0..4_usize {
+            let engine = engine.clone();
+            publishers.spawn(async move {
+                let mut results = Vec::new();
+                // Tasks 0 and 1 share the first half of the keys, 2 and 3 the other:
+                // in each pair one sends `a` for the even keys and `b` for the odd,
+                // the other the reverse, and each goes through them its own way.
+                let half = KEYS / 2;
+                for i in 0..half {
+                    let i = if task % 2 == 0 { i } else { half - 1 - i };
+                    let k = (i + race) % half + (task / 2) * half;
+                    let arm = if (k + task) % 2 == 1 { "b" } else { "a" };
+                    let key = format!("r{race}-k{k}");
+                    if (k + task + race) % 3 == 2 {
+                        tokio::task::yield_now().await;
+                    }
+                    let n = if arm == "a" {
+                        k as u64 + 1
+                    } else {
+                        100 * (k as u64 + 1)
+                    };
+                    let published = engine.publish_message(arm, &key, msg(key.clone(), n));
+                    results.push((key, published));
+                }
+                results
+            });
+        }
+        let mut started: BTreeMap<String, usize> = BTreeMap::new();
+        let mut total = 0;
+        while let Some(results) = publishers.join_next().await {
+            for (key, published) in results.expect("a publisher") {
+                total += 1;
+                match published {
+                    Published::Started => *started.entry(key).or_default() += 1,
+                    Published::Delivered | Published::Buffered => {}
+                    Published::Dropped => panic!("race {race}: {key} dropped"),
+                    Published::ShutDown => panic!("race {race}: {key} refused before shutdown"),
+                }
+            }
+        }
+        assert_eq!(total, 2 * KEYS);
+        assert_eq!(started.len(), KEYS, "race {race}: {started:?}");
+        assert!(
+            started.values().all(|&n| n == 1),
+            "race {race}: {started:?}"
+        );
+
+        let mut seen = BTreeMap::new();
+        for _ in 0..KEYS {
+            let h = tokio::time::timeout(RACE_HANG, deals.next())
+                .await
+                .unwrap_or_else(|_| panic!("race {race}: too few instances"))
+                .expect("deployed");
+            let Ok(outcome) = tokio::time::timeout(RACE_HANG, h.outcome()).await else {
+                panic!(
+                    "race {race}: instance {} hung; broker {:?}\n{}",
+                    h.id(),
+                    engine.broker_stats(),
+                    h.history().await
+                )
+            };
+            let history = h.history().await;
+            check_history(&history, &outcome);
+            let data = completed(outcome, &history);
+            let k: u64 = data.id.rsplit('k').next().unwrap().parse().unwrap();
+            assert_eq!(
+                (data.a, data.b, data.more),
+                (k + 1, 100 * (k + 1), 101 * (k + 1)),
+                "race {race}: {data:?}"
+            );
+            assert_eq!(history.count("both", |w| *w == Happening::Fired), 1);
+            assert!(
+                seen.insert(data.id.clone(), h.id()).is_none(),
+                "race {race}: {} twice",
+                data.id
+            );
+        }
+        assert!(engine.undeploy(deals.id()));
+        assert!(
+            tokio::time::timeout(RACE_HANG, deals.next())
+                .await
+                .expect("next() ends")
+                .is_none(),
+            "race {race}: an instance too many"
+        );
+        assert_eq!(
+            engine.broker_stats(),
+            delivered(2 * KEYS as u64),
+            "race {race}"
+        );
+        engine.shutdown(RACE_HANG).await.expect("every loop stops");
+    }
+}
+
+/// A `PARALLEL` instance started on `first`, whose `second` came after it parked.
+fn parallel_history(first: &'static str, second: &'static str) -> Steps {
+    let field = |arm: &'static str| if arm == "a" { "a" } else { "b" };
+    vec![
+        (0, first, Happening::Started),
+        (0, first, caught(&["id", field(first)])),
+        (1, second, spawned(0)),
+        (1, second, Happening::Parked),
+        (0, "both", Happening::Waiting),
+        (1, second, caught(&[field(second)])),
+        // The waiting track merges; the one that came last carries the token on.
+        (0, "both", Happening::Merged),
+        (1, "both", Happening::Fired),
+        (1, "both", Happening::Routed { to: vec!["sum"] }),
+        (1, "sum", Happening::TaskStarted),
+        (1, "sum", done(&["more"])),
+        (1, "done", Happening::Ended),
+    ]
+}
+
+process! {
+    /// Parallel, three arms, each to its own end: no join holds the instance, only
+    /// the arms still waiting.
+    THREE: Deal {
+        event_based first: instantiate(parallel);
+        catch a: message("a", key = |d| d.id.clone(), apply = |d, m: &Msg| {
+            d.id = m.id.clone();
+            d.a = m.n;
+        });
+        catch b: message("b", key = |d| d.id.clone(), apply = |d, m: &Msg| {
+            d.id = m.id.clone();
+            d.b = m.n;
+        });
+        catch c: message("c", key = |d| d.id.clone(), apply = |d, m: &Msg| {
+            d.id = m.id.clone();
+            d.c = m.n;
+        });
+        end   end_a;
+        end   end_b;
+        end   end_c;
+        first -> a, b, c;
+        a -> end_a;
+        b -> end_b;
+        c -> end_c;
+    }
+}
+
 /// Three arms, in each of the six orders: the first message starts the instance,
 /// which parks on the two others; it completes only after the third message, every
 /// further message being delivered to its parked arm.
@@ -677,6 +767,26 @@ async fn a_receive_task_arm_that_starts_the_instance_records_completed() {
     assert_eq!(steps(&history)[1], (0, "a", done(&["id", "a"])));
 }
 
+process! {
+    /// Parallel, with receive tasks as its arms.
+    RECEIVING: Deal {
+        event_based first: instantiate(parallel);
+        receive a: message("a", key = |d| d.id.clone(), apply = |d, m: &Msg| {
+            d.id = m.id.clone();
+            d.a = m.n;
+        });
+        receive b: message("b", key = |d| d.id.clone(), apply = |d, m: &Msg| {
+            d.id = m.id.clone();
+            d.b = m.n;
+        });
+        end   done_a;
+        end   done_b;
+        first -> a, b;
+        a -> done_a;
+        b -> done_b;
+    }
+}
+
 /// A `RECEIVING` instance started by `first`'s message, then fed `second`'s once
 /// that arm parked; it completes with both. Its history.
 async fn receive_task_arms_run(first: &'static str, second: &'static str) -> History {
@@ -737,107 +847,3 @@ async fn engine_start_fails_with_no_none_start() {
 const RACES: usize = 200;
 const RACE_HANG: Duration = Duration::from_secs(5);
 const KEYS: usize = 16;
-
-/// Messages for both arms of many keys, published at once from four tasks (each
-/// key's `a` and `b` from different tasks, in varying orders): exactly one
-/// `Started` and one instance per key, each completing with both arms' data; every
-/// message consumed, nothing left in the buffer.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn parallel_many_keys_from_many_tasks() {
-    for race in 0..RACES {
-        let engine = Engine::new();
-        let mut deals = engine.deploy(&PARALLEL, Deal::default()).expect("deployed");
-        let mut publishers = tokio::task::JoinSet::new();
-        for task in 0..4_usize {
-            let engine = engine.clone();
-            publishers.spawn(async move {
-                let mut results = Vec::new();
-                // Tasks 0 and 1 share the first half of the keys, 2 and 3 the other:
-                // in each pair one sends `a` for the even keys and `b` for the odd,
-                // the other the reverse, and each goes through them its own way.
-                let half = KEYS / 2;
-                for i in 0..half {
-                    let i = if task % 2 == 0 { i } else { half - 1 - i };
-                    let k = (i + race) % half + (task / 2) * half;
-                    let arm = if (k + task) % 2 == 1 { "b" } else { "a" };
-                    let key = format!("r{race}-k{k}");
-                    if (k + task + race) % 3 == 2 {
-                        tokio::task::yield_now().await;
-                    }
-                    let n = if arm == "a" {
-                        k as u64 + 1
-                    } else {
-                        100 * (k as u64 + 1)
-                    };
-                    let published = engine.publish_message(arm, &key, msg(key.clone(), n));
-                    results.push((key, published));
-                }
-                results
-            });
-        }
-        let mut started: BTreeMap<String, usize> = BTreeMap::new();
-        let mut total = 0;
-        while let Some(results) = publishers.join_next().await {
-            for (key, published) in results.expect("a publisher") {
-                total += 1;
-                match published {
-                    Published::Started => *started.entry(key).or_default() += 1,
-                    Published::Delivered | Published::Buffered => {}
-                    Published::Dropped => panic!("race {race}: {key} dropped"),
-                    Published::ShutDown => panic!("race {race}: {key} refused before shutdown"),
-                }
-            }
-        }
-        assert_eq!(total, 2 * KEYS);
-        assert_eq!(started.len(), KEYS, "race {race}: {started:?}");
-        assert!(
-            started.values().all(|&n| n == 1),
-            "race {race}: {started:?}"
-        );
-
-        let mut seen = BTreeMap::new();
-        for _ in 0..KEYS {
-            let h = tokio::time::timeout(RACE_HANG, deals.next())
-                .await
-                .unwrap_or_else(|_| panic!("race {race}: too few instances"))
-                .expect("deployed");
-            let Ok(outcome) = tokio::time::timeout(RACE_HANG, h.outcome()).await else {
-                panic!(
-                    "race {race}: instance {} hung; broker {:?}\n{}",
-                    h.id(),
-                    engine.broker_stats(),
-                    h.history().await
-                )
-            };
-            let history = h.history().await;
-            check_history(&history, &outcome);
-            let data = completed(outcome, &history);
-            let k: u64 = data.id.rsplit('k').next().unwrap().parse().unwrap();
-            assert_eq!(
-                (data.a, data.b, data.more),
-                (k + 1, 100 * (k + 1), 101 * (k + 1)),
-                "race {race}: {data:?}"
-            );
-            assert_eq!(history.count("both", |w| *w == Happening::Fired), 1);
-            assert!(
-                seen.insert(data.id.clone(), h.id()).is_none(),
-                "race {race}: {} twice",
-                data.id
-            );
-        }
-        assert!(engine.undeploy(deals.id()));
-        assert!(
-            tokio::time::timeout(RACE_HANG, deals.next())
-                .await
-                .expect("next() ends")
-                .is_none(),
-            "race {race}: an instance too many"
-        );
-        assert_eq!(
-            engine.broker_stats(),
-            delivered(2 * KEYS as u64),
-            "race {race}"
-        );
-        engine.shutdown(RACE_HANG).await.expect("every loop stops");
-    }
-}

@@ -45,6 +45,22 @@ fn lap(limit: u32) -> Lap {
     }
 }
 
+/// The exact history of `LOOP` with `limit` laps.
+fn loop_history(limit: u32) -> Vec<Row> {
+    let mut rows = vec![(0, "s", Happening::Started)];
+    for k in 1..=limit {
+        rows.push((0, "bump", Happening::TaskStarted));
+        rows.push((0, "bump", done(&["n"])));
+        rows.push((
+            0,
+            "more",
+            routed(&[if k < limit { "back" } else { "done" }]),
+        ));
+    }
+    rows.push((0, "done", Happening::Ended));
+    rows
+}
+
 process! {
     /// Bump `n` until it reaches `limit`, looping back through a link.
     LOOP: Lap {
@@ -65,143 +81,6 @@ process! {
         more -> back when |d| d.n < d.limit;
         more -> done else;
     }
-
-    /// Two throws of one name lead to its one catch.
-    TWO_SOURCES: Lap {
-        start     s;
-        catch     top: link("top");
-        task      bump = |d| async move {
-            d.n += 1;
-            Ok(())
-        };
-        exclusive check;
-        exclusive which;
-        task      on_odd = |d| async move {
-            d.odd += 1;
-            Ok(())
-        };
-        task      on_even = |d| async move {
-            d.even += 1;
-            Ok(())
-        };
-        throw     from_odd: link("top");
-        throw     from_even: link("top");
-        end       done;
-        s -> bump -> check;
-        top -> bump;
-        check -> done when |d| d.n >= d.limit;
-        check -> which else;
-        which -> on_odd when |d| d.n % 2 == 1;
-        which -> on_even else;
-        on_odd -> from_odd;
-        on_even -> from_even;
-    }
-
-    /// A forward jump: the flow goes on on another "page".
-    JUMP: Lap {
-        start s;
-        task  first = |d| async move {
-            d.n = 1;
-            Ok(())
-        };
-        throw go: link("page2");
-        catch page2: link("page2");
-        task  second = |d| async move {
-            d.n *= 10;
-            Ok(())
-        };
-        end   e;
-        s -> first -> go;
-        page2 -> second -> e;
-    }
-
-    /// A fork and a join inside the loop: both branches run on every lap.
-    FORKS: Lap {
-        start     s;
-        catch     top: link("top");
-        task      count = |d| async move {
-            d.n += 1;
-            Ok(())
-        };
-        parallel  fork;
-        task      left = |d| async move {
-            yield_jitter().await;
-            d.left += 1;
-            Ok(())
-        };
-        task      right = |d| async move {
-            yield_jitter().await;
-            d.right += 1;
-            Ok(())
-        };
-        parallel  join;
-        exclusive more;
-        throw     back: link("top");
-        end       done;
-        s -> count;
-        top -> count;
-        count -> fork -> left, right;
-        left, right -> join -> more;
-        more -> back when |d| d.n < d.limit;
-        more -> done else;
-    }
-
-    /// One lap per second: a timer catch inside the loop.
-    TICKS: Lap {
-        start     s;
-        catch     top: link("top");
-        catch     tick: timer(Duration::from_secs(1));
-        task      count = |d| async move {
-            d.n += 1;
-            Ok(())
-        };
-        exclusive more;
-        throw     back: link("top");
-        end       done;
-        s -> tick;
-        top -> tick;
-        tick -> count -> more;
-        more -> back when |d| d.n < d.limit;
-        more -> done else;
-    }
-
-    /// A user task inside the loop, guarded by a non-interrupting signal boundary.
-    GUARDED: Lap {
-        start     s;
-        catch     top: link("top");
-        user      review;
-        boundary  ping on review: non_interrupting signal("ping");
-        task      note = |d| async move {
-            d.pings += 1;
-            Ok(())
-        };
-        end       pinged;
-        exclusive more;
-        throw     back: link("top");
-        end       done;
-        s -> review;
-        top -> review;
-        review -> more;
-        more -> back when |d| d.rounds < d.limit;
-        more -> done else;
-        ping -> note -> pinged;
-    }
-}
-
-/// The exact history of `LOOP` with `limit` laps.
-fn loop_history(limit: u32) -> Vec<Row> {
-    let mut rows = vec![(0, "s", Happening::Started)];
-    for k in 1..=limit {
-        rows.push((0, "bump", Happening::TaskStarted));
-        rows.push((0, "bump", done(&["n"])));
-        rows.push((
-            0,
-            "more",
-            routed(&[if k < limit { "back" } else { "done" }]),
-        ));
-    }
-    rows.push((0, "done", Happening::Ended));
-    rows
 }
 
 /// A loop runs exactly `limit` times, then leaves by the gateway's default flow. The
@@ -243,6 +122,39 @@ async fn a_link_loop_runs_its_body_once_at_least() {
     assert_eq!(steps(&history), loop_history(1));
 }
 
+process! {
+    /// Two throws of one name lead to its one catch.
+    TWO_SOURCES: Lap {
+        start     s;
+        catch     top: link("top");
+        task      bump = |d| async move {
+            d.n += 1;
+            Ok(())
+        };
+        exclusive check;
+        exclusive which;
+        task      on_odd = |d| async move {
+            d.odd += 1;
+            Ok(())
+        };
+        task      on_even = |d| async move {
+            d.even += 1;
+            Ok(())
+        };
+        throw     from_odd: link("top");
+        throw     from_even: link("top");
+        end       done;
+        s -> bump -> check;
+        top -> bump;
+        check -> done when |d| d.n >= d.limit;
+        check -> which else;
+        which -> on_odd when |d| d.n % 2 == 1;
+        which -> on_even else;
+        on_odd -> from_odd;
+        on_even -> from_even;
+    }
+}
+
 /// Two throws of one name reach the one catch: the loop alternates between them.
 async fn two_throws_reach_one_catch(i: usize) {
     let engine = Engine::new();
@@ -277,6 +189,26 @@ async fn two_throws_reach_one_catch(i: usize) {
 
 multi_thread!(RUNS => two_throws_reach_one_catch);
 
+process! {
+    /// A forward jump: the flow goes on on another "page".
+    JUMP: Lap {
+        start s;
+        task  first = |d| async move {
+            d.n = 1;
+            Ok(())
+        };
+        throw go: link("page2");
+        catch page2: link("page2");
+        task  second = |d| async move {
+            d.n *= 10;
+            Ok(())
+        };
+        end   e;
+        s -> first -> go;
+        page2 -> second -> e;
+    }
+}
+
 /// A forward jump: `second` runs right after `first`, with nothing in between.
 #[tokio::test(start_paused = true)]
 async fn a_link_jumps_forward() {
@@ -294,6 +226,39 @@ async fn a_link_jumps_forward() {
             (0, "e", Happening::Ended),
         ]
     );
+}
+
+process! {
+    /// A fork and a join inside the loop: both branches run on every lap.
+    FORKS: Lap {
+        start     s;
+        catch     top: link("top");
+        task      count = |d| async move {
+            d.n += 1;
+            Ok(())
+        };
+        parallel  fork;
+        task      left = |d| async move {
+            yield_jitter().await;
+            d.left += 1;
+            Ok(())
+        };
+        task      right = |d| async move {
+            yield_jitter().await;
+            d.right += 1;
+            Ok(())
+        };
+        parallel  join;
+        exclusive more;
+        throw     back: link("top");
+        end       done;
+        s -> count;
+        top -> count;
+        count -> fork -> left, right;
+        left, right -> join -> more;
+        more -> back when |d| d.n < d.limit;
+        more -> done else;
+    }
 }
 
 /// A fork and a join inside a link loop: on every lap both branches run (racing, on
@@ -328,6 +293,27 @@ async fn a_fork_and_join_inside_a_link_loop(i: usize) {
 
 multi_thread!(RUNS => a_fork_and_join_inside_a_link_loop);
 
+process! {
+    /// One lap per second: a timer catch inside the loop.
+    TICKS: Lap {
+        start     s;
+        catch     top: link("top");
+        catch     tick: timer(Duration::from_secs(1));
+        task      count = |d| async move {
+            d.n += 1;
+            Ok(())
+        };
+        exclusive more;
+        throw     back: link("top");
+        end       done;
+        s -> tick;
+        top -> tick;
+        tick -> count -> more;
+        more -> back when |d| d.n < d.limit;
+        more -> done else;
+    }
+}
+
 /// A timer catch inside the loop is armed anew on every lap: `limit` laps take
 /// exactly `limit` seconds on the paused clock.
 #[tokio::test(start_paused = true)]
@@ -352,6 +338,30 @@ async fn a_timer_inside_a_link_loop_is_armed_on_every_lap() {
         }
         rows.push((0, "done", Happening::Ended));
         assert_eq!(steps(&history), rows);
+    }
+}
+
+process! {
+    /// A user task inside the loop, guarded by a non-interrupting signal boundary.
+    GUARDED: Lap {
+        start     s;
+        catch     top: link("top");
+        user      review;
+        boundary  ping on review: non_interrupting signal("ping");
+        task      note = |d| async move {
+            d.pings += 1;
+            Ok(())
+        };
+        end       pinged;
+        exclusive more;
+        throw     back: link("top");
+        end       done;
+        s -> review;
+        top -> review;
+        review -> more;
+        more -> back when |d| d.rounds < d.limit;
+        more -> done else;
+        ping -> note -> pinged;
     }
 }
 

@@ -39,6 +39,55 @@ process! {
     }
 }
 
+#[tokio::test]
+async fn an_error_is_caught_by_the_user_tasks_own_boundary() {
+    let engine = Engine::new();
+    let handle = engine.start(&OWN_BOUNDARY, Doc::default());
+    parked_at(&handle, "review", 1).await;
+    handle
+        .raise_error("review", "REJECTED", "no signature")
+        .await
+        .unwrap();
+    let outcome = handle.outcome().await;
+    let history = handle.history().await;
+    check_scoped_history(&history, &outcome);
+    let doc = outcome.completed().expect("completed");
+    assert_eq!(doc.note, "no signature");
+    assert_eq!(doc.path, ["rework"]);
+    assert_eq!(history.ended_at(), ["returned"]);
+    assert_eq!(
+        history.count("review", |h| matches!(
+            h,
+            Happening::Interrupted { by: "rejected" }
+        )),
+        1
+    );
+}
+
+#[tokio::test]
+async fn raising_on_work_that_is_not_open_is_refused() {
+    let engine = Engine::new();
+    let handle = engine.start(&OWN_BOUNDARY, Doc::default());
+    parked_at(&handle, "review", 1).await;
+    assert_eq!(
+        handle.raise_error("approve", "REJECTED", "x").await,
+        Err(WorkError::NoOpenWork {
+            node: "approve".into()
+        })
+    );
+    assert_eq!(
+        handle.raise_escalation("nowhere", "LATE").await,
+        Err(WorkError::NoOpenWork {
+            node: "nowhere".into()
+        })
+    );
+    handle.complete("review", |_| {}).await.unwrap();
+    assert_eq!(
+        handle.outcome().await.completed().expect("completed").path,
+        ["approved"]
+    );
+}
+
 process! {
     TWO_SCOPES: Doc {
         start begin;
@@ -63,71 +112,6 @@ process! {
         begin -> outer -> done;
         failed -> recover -> recovered;
     }
-}
-
-process! {
-    EVENT_SUB: Doc {
-        start begin;
-        user review;
-        end done;
-        begin -> review -> done;
-        event_subprocess on_error {
-            start caught: error(apply = |d, e: &BpmnError| d.note = e.code.clone());
-            end handled;
-            caught -> handled;
-        }
-    }
-}
-
-process! {
-    UNCAUGHT: Doc {
-        start begin;
-        user review;
-        end done;
-        begin -> review -> done;
-    }
-}
-
-process! {
-    ESCALATIONS: Doc {
-        start begin;
-        user review;
-        boundary nudge on review: non_interrupting escalation("LATE");
-        boundary takeover on review: escalation("TAKEOVER");
-        task note_late = |d| async move { d.path.push("late".into()); Ok(()) };
-        task take_over = |d| async move { d.path.push("taken over".into()); Ok(()) };
-        end done;
-        end noted;
-        end taken;
-        begin -> review -> done;
-        nudge -> note_late -> noted;
-        takeover -> take_over -> taken;
-    }
-}
-
-#[tokio::test]
-async fn an_error_is_caught_by_the_user_tasks_own_boundary() {
-    let engine = Engine::new();
-    let handle = engine.start(&OWN_BOUNDARY, Doc::default());
-    parked_at(&handle, "review", 1).await;
-    handle
-        .raise_error("review", "REJECTED", "no signature")
-        .await
-        .unwrap();
-    let outcome = handle.outcome().await;
-    let history = handle.history().await;
-    check_scoped_history(&history, &outcome);
-    let doc = outcome.completed().expect("completed");
-    assert_eq!(doc.note, "no signature");
-    assert_eq!(doc.path, ["rework"]);
-    assert_eq!(history.ended_at(), ["returned"]);
-    assert_eq!(
-        history.count("review", |h| matches!(
-            h,
-            Happening::Interrupted { by: "rejected" }
-        )),
-        1
-    );
 }
 
 /// The scenario `flavors!` runs many times on both runtimes.
@@ -157,6 +141,20 @@ async fn an_error_two_scopes_down_is_caught_by_the_outer_boundary(engine: Engine
 
 flavors!(an_error_two_scopes_down_is_caught_by_the_outer_boundary);
 
+process! {
+    EVENT_SUB: Doc {
+        start begin;
+        user review;
+        end done;
+        begin -> review -> done;
+        event_subprocess on_error {
+            start caught: error(apply = |d, e: &BpmnError| d.note = e.code.clone());
+            end handled;
+            caught -> handled;
+        }
+    }
+}
+
 #[tokio::test]
 async fn an_error_is_caught_by_an_error_event_sub_process() {
     let engine = Engine::new();
@@ -171,6 +169,15 @@ async fn an_error_is_caught_by_an_error_event_sub_process() {
     check_scoped_history(&history, &outcome);
     assert_eq!(outcome.completed().expect("completed").note, "ANY");
     assert_eq!(history.ended_at(), ["handled"]);
+}
+
+process! {
+    UNCAUGHT: Doc {
+        start begin;
+        user review;
+        end done;
+        begin -> review -> done;
+    }
 }
 
 #[tokio::test]
@@ -196,6 +203,23 @@ async fn an_uncaught_error_fails_the_instance_naming_the_user_task() {
         handle.raise_error("review", "NOPE", "again").await,
         Err(WorkError::InstanceEnded)
     );
+}
+
+process! {
+    ESCALATIONS: Doc {
+        start begin;
+        user review;
+        boundary nudge on review: non_interrupting escalation("LATE");
+        boundary takeover on review: escalation("TAKEOVER");
+        task note_late = |d| async move { d.path.push("late".into()); Ok(()) };
+        task take_over = |d| async move { d.path.push("taken over".into()); Ok(()) };
+        end done;
+        end noted;
+        end taken;
+        begin -> review -> done;
+        nudge -> note_late -> noted;
+        takeover -> take_over -> taken;
+    }
 }
 
 #[tokio::test]
@@ -232,28 +256,4 @@ async fn an_interrupting_escalation_ends_the_user_task() {
     check_scoped_history(&history, &outcome);
     assert_eq!(outcome.completed().expect("completed").path, ["taken over"]);
     assert_eq!(history.ended_at(), ["taken"]);
-}
-
-#[tokio::test]
-async fn raising_on_work_that_is_not_open_is_refused() {
-    let engine = Engine::new();
-    let handle = engine.start(&OWN_BOUNDARY, Doc::default());
-    parked_at(&handle, "review", 1).await;
-    assert_eq!(
-        handle.raise_error("approve", "REJECTED", "x").await,
-        Err(WorkError::NoOpenWork {
-            node: "approve".into()
-        })
-    );
-    assert_eq!(
-        handle.raise_escalation("nowhere", "LATE").await,
-        Err(WorkError::NoOpenWork {
-            node: "nowhere".into()
-        })
-    );
-    handle.complete("review", |_| {}).await.unwrap();
-    assert_eq!(
-        handle.outcome().await.completed().expect("completed").path,
-        ["approved"]
-    );
 }

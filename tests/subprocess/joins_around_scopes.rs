@@ -1,5 +1,5 @@
-//! OR-joins and complex joins around and inside scopes (from a review's probes; each
-//! passed): an OR-join after a sub-process that may end in an error caught by its
+//! OR-joins and complex joins around and inside scopes (probes that each passed when
+//! written): an OR-join after a sub-process that may end in an error caught by its
 //! boundary; an OR-join inside an event sub-process run twice (each run counts its own
 //! tokens); a join reached both through and around a sub-process; a sub-process and its
 //! non-interrupting boundary feeding one join (0, 1, 2 ticks); an OR-join after a loop
@@ -8,11 +8,8 @@
 //! raced 200 times); a complex join requiring a nested sub-process. (A join on a loop
 //! back through a boundary is a compile error: tests/ui/scope_*_on_cycle_through_boundary.)
 
-#[macro_use]
-mod common;
-
-use common::{complete, completed, count, open, settle, until, HANG};
-use thresh::{process, Engine, Happening, History, InstanceHandle, Outcome, ProcessData};
+use super::*;
+use crate::common::{complete, completed, count, open, settle, until, HANG};
 
 #[derive(Clone, Debug, Default, PartialEq, ProcessData)]
 struct R {
@@ -25,6 +22,22 @@ struct R {
     want_x: bool,
     want_y: bool,
     bad: bool,
+}
+
+async fn finish<D: Clone + std::fmt::Debug>(handle: &InstanceHandle<D>) -> (Outcome<D>, History) {
+    let Ok(outcome) = tokio::time::timeout(HANG, handle.outcome()).await else {
+        panic!("hung; history so far:\n{}", handle.history().await);
+    };
+    let history = handle.history().await;
+    common::check_scoped_history(&history, &outcome);
+    (outcome, history)
+}
+
+fn r(id: &str) -> R {
+    R {
+        id: id.into(),
+        ..R::default()
+    }
 }
 
 process! {
@@ -55,190 +68,6 @@ process! {
         quick -> oj;
         oj -> done;
         oops -> oops_end;
-    }
-
-    /// P2: an OR-join inside a non-interrupting event sub-process, run twice.
-    ESP_OR: R {
-        start s;
-        user main_wait;
-        end done;
-        s -> main_wait -> done;
-        event_subprocess on_ping {
-            start ping: non_interrupting signal("ping", apply = |c, n: &u32| c.n = *n);
-            inclusive es;
-            user ux;
-            task quick = |c| async move { c.x += 1; Ok(()) };
-            inclusive ej;
-            end pe;
-            ping -> es;
-            es -> ux when |c| c.n == 1;
-            es -> quick when |c| c.n >= 1;
-            ux, quick -> ej -> pe;
-        }
-    }
-
-    /// P3: the split reaches the join both through the sub-process and directly.
-    AROUND: R {
-        start s;
-        inclusive os;
-        subprocess sub {
-            start s1;
-            user wait_in;
-            end e1;
-            s1 -> wait_in -> e1;
-        }
-        inclusive oj;
-        end done;
-        s -> os;
-        os -> sub when |c| c.want_x;
-        os -> oj when |c| c.want_y;
-        sub -> oj;
-        oj -> done;
-    }
-
-    /// P4: the sub-process feeds the join itself and through a non-interrupting
-    /// signal boundary.
-    TICKS: R {
-        start s;
-        subprocess sub {
-            start s1;
-            user wait_in;
-            end e1;
-            s1 -> wait_in -> e1;
-        }
-        boundary tick on sub: non_interrupting signal("tick");
-        inclusive oj;
-        end done;
-        s -> sub -> oj;
-        tick -> oj;
-        oj -> done;
-    }
-
-    /// P5: a loop through a sub-process (user task inside), an OR-join after it.
-    LOOP_OR: R {
-        start s;
-        parallel fork;
-        exclusive m;
-        subprocess sub {
-            start s1;
-            user step;
-            task inc = |c| async move { c.a += 1; Ok(()) };
-            end e1;
-            s1 -> step -> inc -> e1;
-        }
-        exclusive more;
-        user side;
-        inclusive oj;
-        end done;
-        s -> fork -> m, side;
-        m -> sub -> more;
-        more -> m when |c| c.a < c.limit;
-        more -> oj else;
-        side -> oj;
-        oj -> done;
-    }
-
-
-
-    /// P7: an OR-join inside a sub-process, fed by a nested sub-process and by its
-    /// non-interrupting boundary.
-    NESTED_OR: R {
-        start s;
-        subprocess outer {
-            start s1;
-            inclusive os;
-            subprocess inner {
-                start s2;
-                user wait2;
-                end e2;
-                s2 -> wait2 -> e2;
-            }
-            boundary nb on inner: non_interrupting signal("nb");
-            task quick = |c| async move { c.y += 1; Ok(()) };
-            inclusive oj;
-            end e1;
-            s1 -> os;
-            os -> inner when |c| c.want_x;
-            os -> quick when |c| c.want_y;
-            inner -> oj;
-            quick -> oj;
-            nb -> oj;
-            oj -> e1;
-        }
-        end done;
-        s -> outer -> done;
-    }
-
-    /// P9: an interrupting event sub-process inside a sub-process that an OR-join in
-    /// the parent waits for.
-    ESP_STOP: R {
-        start s;
-        parallel fork;
-        subprocess sub {
-            start s1;
-            user wait_in;
-            end e1;
-            s1 -> wait_in -> e1;
-            event_subprocess stop {
-                start st: signal("stop");
-                user cleanup;
-                end se;
-                st -> cleanup -> se;
-            }
-        }
-        task quick = |c| async move { c.x += 1; Ok(()) };
-        inclusive oj;
-        end done;
-        s -> fork -> sub, quick;
-        sub -> oj;
-        quick -> oj;
-        oj -> done;
-    }
-
-    /// P10: a complex join inside a sub-process, requiring the nested sub-process
-    /// whose error boundary leads away.
-    COMPLEX_REQ: R {
-        start s;
-        subprocess outer {
-            start s1;
-            parallel f;
-            subprocess inner {
-                start s2;
-                user wait2;
-                exclusive g;
-                end e2;
-                end boom: error("BOOM");
-                s2 -> wait2 -> g;
-                g -> boom when |c| c.bad;
-                g -> e2 else;
-            }
-            boundary caught on inner: error("BOOM");
-            task quick = |c| async move { c.y += 1; Ok(()) };
-            complex cx: activate(count = 2, require = [inner]);
-            end e1;
-            end caught_end;
-            s1 -> f -> inner, quick;
-            inner, quick -> cx -> e1;
-            caught -> caught_end;
-        }
-        end done;
-        s -> outer -> done;
-    }
-}
-
-async fn finish<D: Clone + std::fmt::Debug>(handle: &InstanceHandle<D>) -> (Outcome<D>, History) {
-    let Ok(outcome) = tokio::time::timeout(HANG, handle.outcome()).await else {
-        panic!("hung; history so far:\n{}", handle.history().await);
-    };
-    let history = handle.history().await;
-    common::check_scoped_history(&history, &outcome);
-    (outcome, history)
-}
-
-fn r(id: &str) -> R {
-    R {
-        id: id.into(),
-        ..R::default()
     }
 }
 
@@ -278,6 +107,28 @@ async fn or_join_after_a_sub_process_that_may_error() {
     }
 }
 
+process! {
+    /// P2: an OR-join inside a non-interrupting event sub-process, run twice.
+    ESP_OR: R {
+        start s;
+        user main_wait;
+        end done;
+        s -> main_wait -> done;
+        event_subprocess on_ping {
+            start ping: non_interrupting signal("ping", apply = |c, n: &u32| c.n = *n);
+            inclusive es;
+            user ux;
+            task quick = |c| async move { c.x += 1; Ok(()) };
+            inclusive ej;
+            end pe;
+            ping -> es;
+            es -> ux when |c| c.n == 1;
+            es -> quick when |c| c.n >= 1;
+            ux, quick -> ej -> pe;
+        }
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn or_join_inside_an_event_sub_process_run_twice() {
     let engine = Engine::new();
@@ -300,6 +151,27 @@ async fn or_join_inside_an_event_sub_process_run_twice() {
     completed(outcome, &history);
     assert_eq!(history.fired("ej"), 2, "{history}");
     assert_eq!(count(&history, "ej", &Happening::Merged), 1, "{history}");
+}
+
+process! {
+    /// P3: the split reaches the join both through the sub-process and directly.
+    AROUND: R {
+        start s;
+        inclusive os;
+        subprocess sub {
+            start s1;
+            user wait_in;
+            end e1;
+            s1 -> wait_in -> e1;
+        }
+        inclusive oj;
+        end done;
+        s -> os;
+        os -> sub when |c| c.want_x;
+        os -> oj when |c| c.want_y;
+        sub -> oj;
+        oj -> done;
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -326,6 +198,26 @@ async fn join_reached_through_and_around_a_sub_process() {
             usize::from(want_x && want_y),
             "{history}"
         );
+    }
+}
+
+process! {
+    /// P4: the sub-process feeds the join itself and through a non-interrupting
+    /// signal boundary.
+    TICKS: R {
+        start s;
+        subprocess sub {
+            start s1;
+            user wait_in;
+            end e1;
+            s1 -> wait_in -> e1;
+        }
+        boundary tick on sub: non_interrupting signal("tick");
+        inclusive oj;
+        end done;
+        s -> sub -> oj;
+        tick -> oj;
+        oj -> done;
     }
 }
 
@@ -362,6 +254,32 @@ async fn sub_process_and_its_non_interrupting_boundary_feed_one_join() {
     }
 }
 
+process! {
+    /// P5: a loop through a sub-process (user task inside), an OR-join after it.
+    LOOP_OR: R {
+        start s;
+        parallel fork;
+        exclusive m;
+        subprocess sub {
+            start s1;
+            user step;
+            task inc = |c| async move { c.a += 1; Ok(()) };
+            end e1;
+            s1 -> step -> inc -> e1;
+        }
+        exclusive more;
+        user side;
+        inclusive oj;
+        end done;
+        s -> fork -> m, side;
+        m -> sub -> more;
+        more -> m when |c| c.a < c.limit;
+        more -> oj else;
+        side -> oj;
+        oj -> done;
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn or_join_after_a_loop_through_a_sub_process() {
     let engine = Engine::new();
@@ -385,6 +303,37 @@ async fn or_join_after_a_loop_through_a_sub_process() {
     assert_eq!(completed(outcome, &history).a, 3);
     assert_eq!(history.fired("oj"), 1, "{history}");
     assert_eq!(count(&history, "oj", &Happening::Merged), 1, "{history}");
+}
+
+process! {
+    /// P7: an OR-join inside a sub-process, fed by a nested sub-process and by its
+    /// non-interrupting boundary.
+    NESTED_OR: R {
+        start s;
+        subprocess outer {
+            start s1;
+            inclusive os;
+            subprocess inner {
+                start s2;
+                user wait2;
+                end e2;
+                s2 -> wait2 -> e2;
+            }
+            boundary nb on inner: non_interrupting signal("nb");
+            task quick = |c| async move { c.y += 1; Ok(()) };
+            inclusive oj;
+            end e1;
+            s1 -> os;
+            os -> inner when |c| c.want_x;
+            os -> quick when |c| c.want_y;
+            inner -> oj;
+            quick -> oj;
+            nb -> oj;
+            oj -> e1;
+        }
+        end done;
+        s -> outer -> done;
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -417,6 +366,34 @@ async fn or_join_inside_fed_by_a_nested_sub_process_and_its_boundary() {
     }
 }
 
+process! {
+    /// P9: an interrupting event sub-process inside a sub-process that an OR-join in
+    /// the parent waits for.
+    ESP_STOP: R {
+        start s;
+        parallel fork;
+        subprocess sub {
+            start s1;
+            user wait_in;
+            end e1;
+            s1 -> wait_in -> e1;
+            event_subprocess stop {
+                start st: signal("stop");
+                user cleanup;
+                end se;
+                st -> cleanup -> se;
+            }
+        }
+        task quick = |c| async move { c.x += 1; Ok(()) };
+        inclusive oj;
+        end done;
+        s -> fork -> sub, quick;
+        sub -> oj;
+        quick -> oj;
+        oj -> done;
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn interrupting_event_sub_process_inside_the_awaited_sub_process() {
     let engine = Engine::new();
@@ -440,37 +417,6 @@ async fn interrupting_event_sub_process_inside_the_awaited_sub_process() {
     assert_eq!(history.fired("oj"), 1, "{history}");
     assert_eq!(count(&history, "oj", &Happening::Merged), 1, "{history}");
 }
-
-#[tokio::test(start_paused = true)]
-async fn complex_join_requiring_a_nested_sub_process() {
-    for bad in [false, true] {
-        let engine = Engine::new();
-        let data = R { bad, ..r("p10") };
-        let handle = engine.start(&COMPLEX_REQ, data);
-        open(&handle, "wait2").await;
-        until(&handle, "quick waits", |h| {
-            count(h, "cx", &Happening::Waiting) == 1
-        })
-        .await;
-        settle().await;
-        assert_eq!(handle.history().await.fired("cx"), 0);
-        complete(&handle, "wait2", |_: &mut R| {}).await;
-        let (outcome, history) = finish(&handle).await;
-        if bad {
-            let e = common::failed(outcome, &history);
-            assert_eq!(
-                e,
-                thresh::InstanceError::ActivationUnsatisfiable { node: "cx" },
-                "{history}"
-            );
-        } else {
-            completed(outcome, &history);
-            assert_eq!(history.fired("cx"), 1, "{history}");
-        }
-    }
-}
-
-// ----- the race ------------------------------------------------------------------------
 
 /// The stop signal races the completion of `wait_in`: either way the OR-join in the
 /// parent fires exactly once, after the sub-process, with both tokens.
@@ -519,3 +465,66 @@ async fn race(i: usize) {
 }
 
 multi_thread!(200 => race);
+
+process! {
+    /// P10: a complex join inside a sub-process, requiring the nested sub-process
+    /// whose error boundary leads away.
+    COMPLEX_REQ: R {
+        start s;
+        subprocess outer {
+            start s1;
+            parallel f;
+            subprocess inner {
+                start s2;
+                user wait2;
+                exclusive g;
+                end e2;
+                end boom: error("BOOM");
+                s2 -> wait2 -> g;
+                g -> boom when |c| c.bad;
+                g -> e2 else;
+            }
+            boundary caught on inner: error("BOOM");
+            task quick = |c| async move { c.y += 1; Ok(()) };
+            complex cx: activate(count = 2, require = [inner]);
+            end e1;
+            end caught_end;
+            s1 -> f -> inner, quick;
+            inner, quick -> cx -> e1;
+            caught -> caught_end;
+        }
+        end done;
+        s -> outer -> done;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn complex_join_requiring_a_nested_sub_process() {
+    for bad in [false, true] {
+        let engine = Engine::new();
+        let data = R { bad, ..r("p10") };
+        let handle = engine.start(&COMPLEX_REQ, data);
+        open(&handle, "wait2").await;
+        until(&handle, "quick waits", |h| {
+            count(h, "cx", &Happening::Waiting) == 1
+        })
+        .await;
+        settle().await;
+        assert_eq!(handle.history().await.fired("cx"), 0);
+        complete(&handle, "wait2", |_: &mut R| {}).await;
+        let (outcome, history) = finish(&handle).await;
+        if bad {
+            let e = common::failed(outcome, &history);
+            assert_eq!(
+                e,
+                thresh::InstanceError::ActivationUnsatisfiable { node: "cx" },
+                "{history}"
+            );
+        } else {
+            completed(outcome, &history);
+            assert_eq!(history.fired("cx"), 1, "{history}");
+        }
+    }
+}
+
+// ----- the race ------------------------------------------------------------------------

@@ -1,0 +1,291 @@
+//! Deployed processes started by messages.
+
+use super::*;
+
+/// A published message starts an instance: `Published::Started`, the deployment yields
+/// its handle, and it completes with the deployment's data and the payload applied.
+/// Nothing else starts.
+#[tokio::test(start_paused = true)]
+async fn a_message_starts_an_instance_with_its_payload() {
+    let engine = Engine::new();
+    let mut orders = engine.deploy(&ORDER, tagged("shop")).expect("deployed");
+    assert_eq!(
+        engine.publish_message("order", "A-1", placed("A-1", 250)),
+        Published::Started
+    );
+    let h = next_handle(&mut orders).await;
+    let (outcome, history) = finish(&h).await;
+    assert_eq!(
+        completed(outcome, &history),
+        Order {
+            id: "A-1".into(),
+            amount: 250,
+            extra: 0,
+            tag: "shop".into(),
+        }
+    );
+    assert_eq!(steps(&history), order_history());
+    assert_eq!(
+        engine.broker_stats(),
+        BrokerStats {
+            delivered: 1,
+            ..BrokerStats::default()
+        }
+    );
+    no_handle_for_an_hour(&mut orders).await;
+    engine.shutdown(HANG).await.expect("every loop stops");
+    ended(&mut orders).await;
+    assert_eq!(engine.running_instances(), 0);
+}
+
+/// While an instance started by key `K` runs, a message with `K` goes to it — here to
+/// its `catch more`, which is already waiting: `Published::Delivered` — and starts no
+/// new instance. Once it has ended, `K` starts a new instance.
+#[tokio::test(start_paused = true)]
+async fn a_message_with_a_running_key_goes_to_that_instance() {
+    let engine = Engine::new();
+    let mut orders = engine
+        .deploy(&ORDER_MORE, tagged("shop"))
+        .expect("deployed");
+    assert_eq!(
+        engine.publish_message("order", "K", placed("K", 10)),
+        Published::Started
+    );
+    let first = next_handle(&mut orders).await;
+    parked_at(&first, "more", 1).await;
+    assert_eq!(
+        engine.publish_message("order", "K", placed("K", 5)),
+        Published::Delivered
+    );
+    let (outcome, history) = finish(&first).await;
+    assert_eq!(
+        completed(outcome, &history),
+        Order {
+            id: "K".into(),
+            amount: 10,
+            extra: 5,
+            tag: "shop".into(),
+        }
+    );
+    assert_eq!(steps(&history), order_more_history());
+    no_handle_for_an_hour(&mut orders).await;
+
+    // It has ended: the same key starts a new instance.
+    assert_eq!(
+        engine.publish_message("order", "K", placed("K", 20)),
+        Published::Started
+    );
+    let second = next_handle(&mut orders).await;
+    assert_ne!(second.id(), first.id());
+    parked_at(&second, "more", 1).await;
+    assert!(!second.is_finished());
+    assert_eq!(
+        engine.publish_message("order", "K", placed("K", 2)),
+        Published::Delivered
+    );
+    let (outcome, history) = finish(&second).await;
+    let data = completed(outcome, &history);
+    assert_eq!((data.amount, data.extra), (20, 2));
+    assert_eq!(steps(&history), order_more_history());
+    no_handle_for_an_hour(&mut orders).await;
+    assert_eq!(
+        engine.broker_stats(),
+        BrokerStats {
+            delivered: 4,
+            ..BrokerStats::default()
+        }
+    );
+    engine.shutdown(HANG).await.expect("every loop stops");
+}
+
+/// The second message with the key comes before the instance it started has run at
+/// all: no catch waits yet, so it is buffered (not a new instance), and the instance's
+/// catch takes it from the buffer.
+#[tokio::test(start_paused = true)]
+async fn a_message_for_a_starting_instance_is_buffered_for_it() {
+    let engine = Engine::new();
+    let mut orders = engine
+        .deploy(&ORDER_MORE, Order::default())
+        .expect("deployed");
+    // No await in between: on the current-thread runtime the instance has not run.
+    assert_eq!(
+        engine.publish_message("order", "K", placed("K", 10)),
+        Published::Started
+    );
+    assert_eq!(
+        engine.publish_message("order", "K", placed("K", 5)),
+        Published::Buffered
+    );
+    assert_eq!(engine.broker_stats().buffered, 1);
+    let h = next_handle(&mut orders).await;
+    let (outcome, history) = finish(&h).await;
+    let data = completed(outcome, &history);
+    assert_eq!((data.id.as_str(), data.amount, data.extra), ("K", 10, 5));
+    // The catch parked, subscribed and found the message in the buffer.
+    assert_eq!(steps(&history), order_more_history());
+    no_handle_for_an_hour(&mut orders).await;
+    assert_eq!(
+        engine.broker_stats(),
+        BrokerStats {
+            delivered: 2,
+            ..BrokerStats::default()
+        }
+    );
+    engine.shutdown(HANG).await.expect("every loop stops");
+}
+
+/// A different key starts a second instance while the first runs; each then gets the
+/// message with its own key.
+#[tokio::test(start_paused = true)]
+async fn different_keys_start_instances_side_by_side() {
+    let engine = Engine::new();
+    let mut orders = engine
+        .deploy(&ORDER_MORE, Order::default())
+        .expect("deployed");
+    assert_eq!(
+        engine.publish_message("order", "K1", placed("K1", 1)),
+        Published::Started
+    );
+    let one = next_handle(&mut orders).await;
+    parked_at(&one, "more", 1).await;
+    assert_eq!(
+        engine.publish_message("order", "K2", placed("K2", 2)),
+        Published::Started
+    );
+    let two = next_handle(&mut orders).await;
+    parked_at(&two, "more", 1).await;
+    assert_ne!(one.id(), two.id());
+    assert!(!one.is_finished() && !two.is_finished());
+    assert_eq!(engine.running_instances(), 2);
+
+    assert_eq!(
+        engine.publish_message("order", "K2", placed("K2", 20)),
+        Published::Delivered
+    );
+    let (outcome, history) = finish(&two).await;
+    let data = completed(outcome, &history);
+    assert_eq!((data.id.as_str(), data.amount, data.extra), ("K2", 2, 20));
+    assert!(!one.is_finished());
+    assert_eq!(
+        engine.publish_message("order", "K1", placed("K1", 10)),
+        Published::Delivered
+    );
+    let (outcome, history) = finish(&one).await;
+    let data = completed(outcome, &history);
+    assert_eq!((data.id.as_str(), data.amount, data.extra), ("K1", 1, 10));
+    assert_eq!(steps(&history), order_more_history());
+    no_handle_for_an_hour(&mut orders).await;
+    engine.shutdown(HANG).await.expect("every loop stops");
+}
+
+/// Messages with a running instance's key are buffered for it, not new instances —
+/// even more of them than it catches: the one it does not take stays in the buffer
+/// after it ends, and the next instance with that key (started by the next message)
+/// takes it at its catch.
+#[tokio::test(start_paused = true)]
+async fn a_message_its_instance_did_not_take_waits_for_the_next_with_that_key() {
+    let engine = Engine::new();
+    let mut orders = engine
+        .deploy(&ORDER_MORE, Order::default())
+        .expect("deployed");
+    assert_eq!(
+        engine.publish_message("order", "K", placed("K", 1)),
+        Published::Started
+    );
+    assert_eq!(
+        engine.publish_message("order", "K", placed("K", 2)),
+        Published::Buffered
+    );
+    assert_eq!(
+        engine.publish_message("order", "K", placed("K", 3)),
+        Published::Buffered
+    );
+    let (outcome, history) = finish(&next_handle(&mut orders).await).await;
+    let data = completed(outcome, &history);
+    assert_eq!((data.amount, data.extra), (1, 2));
+    assert_eq!(engine.broker_stats().buffered, 1);
+    // Less than the buffer's time-to-live (a minute): the leftover must not expire.
+    no_handle_for(&mut orders, Duration::from_secs(10)).await;
+
+    assert_eq!(
+        engine.publish_message("order", "K", placed("K", 4)),
+        Published::Started
+    );
+    let (outcome, history) = finish(&next_handle(&mut orders).await).await;
+    let data = completed(outcome, &history);
+    assert_eq!((data.amount, data.extra), (4, 3));
+    assert_eq!(engine.broker_stats().buffered, 0);
+    engine.shutdown(HANG).await.expect("every loop stops");
+}
+
+/// Two deployments with a start on the same message: the first deployed starts the
+/// instance for a new key; while that instance runs, a further message with its key is
+/// buffered for it — it does not start an instance of the other deployment, which
+/// would then run a second instance with the same correlation key.
+#[tokio::test(start_paused = true)]
+async fn a_running_key_starts_no_instance_in_another_deployment() {
+    let engine = Engine::new();
+    let mut first = engine
+        .deploy(&ORDER_MORE, tagged("first"))
+        .expect("deployed");
+    let mut second = engine
+        .deploy(&ORDER_MORE, tagged("second"))
+        .expect("deployed");
+    assert_eq!(
+        engine.publish_message("order", "K", placed("K", 1)),
+        Published::Started
+    );
+    // No await in between: the instance has not run, no catch waits.
+    assert_eq!(
+        engine.publish_message("order", "K", placed("K", 2)),
+        Published::Buffered
+    );
+    let h = next_handle(&mut first).await;
+    assert_eq!(h.data().await.map(|d| d.tag), Some("first".to_string()));
+    no_handle_for(&mut second, Duration::from_secs(10)).await;
+    let (outcome, history) = finish(&h).await;
+    let data = completed(outcome, &history);
+    assert_eq!((data.amount, data.extra), (1, 2));
+    engine.shutdown(HANG).await.expect("every loop stops");
+}
+
+/// A payload of another type than the start's `apply` maps: the instance still starts
+/// (`Published::Started`), then fails with `TaskFailed` naming the start event and
+/// the type it expected.
+#[tokio::test(start_paused = true)]
+async fn a_payload_of_the_wrong_type_fails_the_started_instance() {
+    let engine = Engine::new();
+    let mut orders = engine.deploy(&ORDER, tagged("shop")).expect("deployed");
+    assert_eq!(
+        engine.publish_message("order", "W", 7_u64),
+        Published::Started
+    );
+    let h = next_handle(&mut orders).await;
+    let (outcome, history) = finish(&h).await;
+    let InstanceError::TaskFailed { node, message } = failed(outcome, &history) else {
+        panic!("expected TaskFailed\n{history}");
+    };
+    assert_eq!(node, "received");
+    assert!(
+        message.contains(std::any::type_name::<Placed>()),
+        "the message names the expected type: {message}"
+    );
+    assert_eq!(
+        steps(&history),
+        [
+            (0, "received", Happening::Started),
+            (0, "received", Happening::Failed { message }),
+            (0, "received", Happening::Cancelled),
+        ]
+    );
+    // The data is the deployment's, untouched.
+    assert_eq!(h.data().await, Some(tagged("shop")));
+    // A right payload with the same key starts the next one normally.
+    assert_eq!(
+        engine.publish_message("order", "W", placed("W", 3)),
+        Published::Started
+    );
+    let (outcome, history) = finish(&next_handle(&mut orders).await).await;
+    assert_eq!(completed(outcome, &history).amount, 3);
+    engine.shutdown(HANG).await.expect("every loop stops");
+}

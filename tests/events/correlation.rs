@@ -1,0 +1,171 @@
+//! T-6: correlation; a mismatch keeps the receiver waiting, the fine check runs on the
+//! current data.
+
+use super::*;
+
+/// T-6 (FR-8), coarse: a message with another key does not reach the waiter (it is
+/// buffered for its own key, the history shows no catch); one with its key does.
+#[tokio::test(start_paused = true)]
+async fn t6_a_mismatching_key_leaves_the_receiver_waiting() {
+    let engine = Engine::new();
+    let h = engine.start(&PAY, deal("A"));
+    parked_at(&h, "paid", 1).await;
+    assert_eq!(
+        engine.publish_message("payment", "B", 1_u64),
+        Published::Buffered
+    );
+    assert_eq!(
+        engine.publish_message("pay", "A", 1_u64),
+        Published::Buffered
+    );
+    an_hour_later().await;
+    assert!(!h.is_finished());
+    assert_eq!(steps(&h.history().await), pay_parked());
+    assert_eq!(
+        engine.broker_stats(),
+        BrokerStats {
+            buffered: 2,
+            ..BrokerStats::default()
+        }
+    );
+    assert_eq!(
+        engine.publish_message("payment", "A", 2_u64),
+        Published::Delivered
+    );
+    let (outcome, history) = finish(&h).await;
+    assert_eq!(completed(outcome, &history).paid, 2);
+    assert_eq!(steps(&history), pay_completed());
+    assert_eq!(
+        engine.broker_stats(),
+        BrokerStats {
+            delivered: 1,
+            buffered: 2,
+            ..BrokerStats::default()
+        }
+    );
+}
+
+/// The history of `KEYED` up to the point where `paid` waits and `rekey` is done.
+fn keyed_waiting() -> Vec<(u32, &'static str, Happening)> {
+    vec![
+        (0, "s", Happening::Started),
+        (0, "fork", routed(&["paid", "rekey"])),
+        (1, "fork", Happening::Spawned { from: TrackId(0) }),
+        (0, "paid", Happening::Parked),
+        (1, "rekey", Happening::TaskStarted),
+        (1, "rekey", done(&["key"])),
+        (1, "join", Happening::Waiting),
+    ]
+}
+
+/// Wait until the history has at least as many steps as `expected`, then assert that
+/// it is exactly `expected`.
+async fn history_becomes<D: Clone>(
+    handle: &InstanceHandle<D>,
+    expected: &[(u32, &'static str, Happening)],
+) {
+    for _ in 0..200_000 {
+        let history = handle.history().await;
+        if history.steps().len() >= expected.len() {
+            assert_eq!(steps(&history), expected, "\n{history}");
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("instance {} never got that far", handle.id());
+}
+
+process! {
+    /// The fine correlation check: `rekey` changes the catch's key while it waits.
+    KEYED: Deal {
+        start    s;
+        parallel fork;
+        catch    paid: message("payment", key = |d| d.key.clone(), apply = |d, p: &u64| d.paid = *p);
+        task     rekey = |d| async move {
+            d.key = format!("{}-new", d.id);
+            Ok(())
+        };
+        parallel join;
+        end      e;
+        s -> fork -> paid, rekey;
+        paid, rekey -> join -> e;
+    }
+}
+
+/// T-6 (FR-8), fine: `paid` subscribes under `<id>-old`, then the parallel `rekey`
+/// changes the key to `<id>-new` while `paid` waits. A message for the old key still
+/// reaches the instance (the hub matched the subscription), but the loop's check on
+/// the current data fails: it is dropped and counted in `dropped_mismatch`, and the
+/// track stays parked — now under its new key, which a message for `<id>-new`
+/// reaches (`Delivered`, not buffered). In odd runs the `<id>-new` message was
+/// buffered before the start, and the re-subscription picks it up.
+async fn t6_the_fine_check_uses_the_current_key(_: Engine, i: usize) {
+    let engine = Engine::new();
+    let id = format!("k{i}");
+    let (old, new) = (format!("{id}-old"), format!("{id}-new"));
+    let early = i % 2 == 1;
+    if early {
+        assert_eq!(
+            engine.publish_message("payment", &new, 2_u64),
+            Published::Buffered
+        );
+    }
+    let h = engine.start(
+        &KEYED,
+        Deal {
+            key: old.clone(),
+            ..deal(&id)
+        },
+    );
+    history_becomes(&h, &keyed_waiting()).await;
+    assert_eq!(
+        engine.publish_message("payment", &old, 1_u64),
+        Published::Delivered
+    );
+    until("the mismatch is counted", || {
+        engine.broker_stats().dropped_mismatch == 1
+    })
+    .await;
+    if !early {
+        for _ in 0..50 {
+            tokio::task::yield_now().await;
+        }
+        assert!(!h.is_finished());
+        assert_eq!(steps(&h.history().await), keyed_waiting());
+        assert_eq!(
+            engine.broker_stats(),
+            BrokerStats {
+                delivered: 1,
+                dropped_mismatch: 1,
+                ..BrokerStats::default()
+            }
+        );
+        assert_eq!(
+            engine.publish_message("payment", &new, 2_u64),
+            Published::Delivered
+        );
+    }
+    let (outcome, history) = finish(&h).await;
+    let data = completed(outcome, &history);
+    assert_eq!((data.paid, data.key.as_str()), (2, new.as_str()));
+    let mut expected = keyed_waiting();
+    expected.extend([
+        (0, "paid", caught(&["paid"])),
+        (1, "join", Happening::Merged),
+        (0, "join", Happening::Fired),
+        (0, "join", routed(&["e"])),
+        (0, "e", Happening::Ended),
+    ]);
+    assert_eq!(steps(&history), expected, "\n{history}");
+    assert_eq!(
+        engine.broker_stats(),
+        BrokerStats {
+            delivered: 2,
+            dropped_mismatch: 1,
+            ..BrokerStats::default()
+        }
+    );
+    engine.shutdown(HANG).await.expect("the loop stops");
+}
+
+flavors!(t6_the_fine_check_uses_the_current_key);

@@ -1,0 +1,426 @@
+//! The generator of `tests/large_model.rs`, and the test that keeps that file its
+//! output: `large_model_rs_is_the_generators_output` fails when the checked-in file
+//! differs from what [`render`] writes. After changing the generator, rewrite the file
+//! with
+//!
+//! ```text
+//! cargo test --test large_model_generator -- --ignored
+//! ```
+//!
+//! The model was first drawn by a throwaway script whose random choices are not known
+//! any more; [`SHAPE`] records them (recovered from the checked-in file), and this
+//! program turns them into the process text: it numbers the nodes, declares them,
+//! writes the flows in the order the script wrote them, and computes, for each seed of
+//! [`SEEDS`], how many tasks complete (the test's `EXPECTED_TASKS`). To grow or change
+//! the model, edit [`SHAPE`] and regenerate.
+//!
+//! [`SHAPE`] is a small term language, one term for the whole body:
+//! - `H`: the head of the process, `begin -> again -> bump -> more` with the loop
+//!   `more -> again when rounds < 3` (its link to the body is `more`'s `else`);
+//! - a digit `k`: `k` tasks in a row (`task tN = step;`, one flow statement for 2 or
+//!   more);
+//! - `(a b)`: `a`, then `b`: both are written, then the flow from `a`'s last node to
+//!   `b`'s first;
+//! - `x[..]`, `p[..]`, `o[..]`: an exclusive, parallel or inclusive split with its
+//!   join, branches separated by spaces; for `x` and `o` each branch starts with its
+//!   condition on the seed: `e` even, `t` a multiple of 3, `f` 1 modulo 5, `l` below 2,
+//!   `g` above 2, `*` the `else` flow. Branches are written first, then the split's
+//!   flows, then the join's.
+//!
+//! Nodes are numbered in the order they are made (a split and its join after their
+//! branches), one counter for tasks and gateways: `t1`, `xs14`/`xm15`, `fork41`/
+//! `join42`, `os63`/`oj64`, …
+
+// `i.is_multiple_of(n)` needs Rust 1.87; the workspace's MSRV is 1.85.
+#![allow(clippy::manual_is_multiple_of)]
+
+use std::fmt::Write as _;
+
+/// The model's body, as the term described in the module doc.
+const SHAPE: &str =
+    "(((((H (x[f(x[g(1 x[e1 t((1 1) 3) *(3 3)]) f1 *(1 x[e((1 1) 1) g(3 3) *((1 1) 1)])] \
+    o[gp[(3 1) (1 (1 1))] *(x[f(3 (1 1)) *(1 1)] p[3 (3 3)])]) *p[(o[l1 *((1 1) 3)] x[f1 \
+    *((1 1) 1)]) (x[l1 *((1 1) (1 1))] o[l(1 1) *1])]] x[lp[x[g((1 1) 3) *(1 1)] (3 \
+    x[g(3 1) *1]) o[f(3 (1 1)) *((1 1) 1)]] go[f(x[g(3 3) *1] o[l1 e((1 1) (1 1)) *(1 \
+    1)]) e1 *(o[l(3 (1 1)) *3] o[t3 *(1 1)])] *p[o[l(1 1) e((1 1) 1) *(1 1)] p[(1 1) (1 \
+    1)] p[((1 1) 3) ((1 1) (1 1)) 1]]])) p[o[g(3 x[t(3 (1 1)) *((1 1) (1 1))]) t(p[(3 (1 \
+    1)) (3 3) (1 3)] p[1 1]) *(x[g((1 1) 3) *3] x[e1 f3 *(1 1)])] x[t(x[l(1 1) *(3 1)] \
+    o[f(1 (1 1)) l((1 1) (1 1)) *3]) fx[f((1 1) 3) *((1 1) 3)] *(p[((1 1) 3) (1 1)] x[g3 \
+    e(1 1) *1])] p[o[t3 *(1 1)] x[t(1 (1 1)) f(3 3) *(1 3)] 3]]) (x[eo[gp[3 3 ((1 1) 1)] \
+    eo[g3 t(1 1) *(1 1)] *x[g1 l1 *(3 (1 1))]] f(1 1) *o[f(x[e(1 (1 1)) *(1 3)] o[e(1 1) \
+    t1 *(1 3)]) *(3 p[(3 1) (1 3) ((1 1) (1 1))])]] p[o[t(x[f(1 (1 1)) e((1 1) 1) *((1 \
+    1) 1)] 1) *(x[g(1 1) *(3 1)] o[l1 g(3 1) *((1 1) (1 1))])] o[f(o[t1 e(1 (1 1)) *(1 \
+    1)] x[t(3 3) *3]) *x[g(3 3) *3]] (o[g(p[((1 1) (1 1)) (3 1) (1 1)] o[t((1 1) 1) *(1 \
+    1)]) f((1 1) o[g(3 (1 1)) *((1 1) (1 1))]) *(o[t((1 1) 1) *(1 3)] o[g(1 1) *3])] \
+    p[(3 p[(1 1) 3 (1 1)]) o[g(1 (1 1)) e1 *3]])])) (x[t(3 x[e(o[e(3 1) *(3 1)] o[e1 \
+    f((1 1) (1 1)) *(3 1)]) *(o[e(3 3) *1] x[f(1 1) t(1 1) *((1 1) (1 1))])]) go[e(1 1) \
+    *p[(1 1) 3]] *(x[go[g(1 1) *3] *(p[(3 3) 1] p[(1 1) (3 1) 3])] x[f3 *p[3 3]])] \
+    x[f(x[f(x[g((1 1) 1) t1 *(1 1)] o[l3 e(3 3) *(3 1)]) *(p[1 (1 1)] x[e(1 1) g1 *3])] \
+    3) go[t(o[f(1 (1 1)) *((1 1) (1 1))] p[3 (1 3)]) *(x[t(3 (1 1)) l(3 3) *(1 1)] (1 \
+    1))] *(p[p[1 ((1 1) (1 1))] (1 1) (o[t3 e(1 1) *1] x[f3 t(1 1) *1])] p[o[g3 l(3 1) \
+    *3] (p[3 (1 (1 1)) (1 1)] o[e3 f(1 1) *((1 1) (1 1))])])])) (x[lp[(o[t(1 (1 1)) *((1 \
+    1) (1 1))] o[g(1 (1 1)) t((1 1) (1 1)) *(1 3)]) 3] f(x[l(o[g(3 3) *((1 1) (1 1))] \
+    x[f1 e(1 1) *(1 1)]) *(x[g3 l(3 1) *(1 1)] o[g(1 1) *(3 1)])] x[l(x[e(3 (1 1)) f(3 \
+    1) *(3 1)] 3) e(p[((1 1) 1) ((1 1) 3) ((1 1) 1)] o[g((1 1) 3) e(3 1) *(1 1)]) \
+    *(o[l((1 1) 1) *1] x[g(1 3) *((1 1) (1 1))])]) *(p[(o[l1 f(3 (1 1)) *1] o[e(1 1) \
+    *1]) x[e1 l1 *(1 3)] x[t(3 1) e(3 3) *(3 (1 1))]] (1 1))] o[to[g(1 o[t3 *(3 1)]) \
+    *x[g3 e((1 1) 3) *(1 1)]] *p[(o[l(1 1) *((1 1) 1)] 3) p[(1 1) 3 1] p[(1 1) (1 (1 \
+    1))]]]))";
+
+/// The seeds the test runs, each with its expected task count.
+const SEEDS: &[u32] = &[0, 1, 2, 3, 5, 6, 7];
+
+/// What comes before the node declarations: the module doc, the data, the handlers.
+const PROLOGUE: &str = r#"//! A large valid model: 1016 nodes (752 tasks; exclusive,
+//! parallel and inclusive splits and joins nested three deep; a loop of three rounds)
+//! must expand, compile and run to completion, taking the expected branches.
+//!
+//! Generated by `tests/large_model_generator.rs`; do not edit it by hand: change the
+//! generator and run `cargo test --test large_model_generator -- --ignored`.
+
+use thresh::{process, Engine, Outcome, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData)]
+pub struct D {
+    /// Chooses the branches; no task changes it.
+    pub seed: u32,
+    pub rounds: u32,
+    pub finished: bool,
+}
+
+async fn step(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+async fn bump(d: &mut D) -> Result<(), TaskError> {
+    d.rounds += 1;
+    Ok(())
+}
+
+async fn finish(d: &mut D) -> Result<(), TaskError> {
+    d.finished = true;
+    Ok(())
+}
+
+process! {
+    pub LARGE: D {
+        start begin;
+        exclusive again;
+        task bump = bump;
+        exclusive more;
+"#;
+
+/// What comes after `EXPECTED_TASKS`: the test.
+const EPILOGUE: &str = r#"
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_model_runs_to_completion() {
+    assert_eq!(LARGE.nodes().len(), 1016);
+    let engine = Engine::new();
+    for &(seed, tasks) in EXPECTED_TASKS {
+        let handle = engine.start(
+            &LARGE,
+            D {
+                seed,
+                ..D::default()
+            },
+        );
+        let outcome = handle.outcome().await;
+        let history = handle.history().await;
+        let Outcome::Completed(data) = outcome else {
+            panic!("seed {seed}: expected Completed, got {outcome:?}");
+        };
+        assert_eq!(data.rounds, 3, "seed {seed}");
+        assert!(data.finished, "seed {seed}");
+        assert_eq!(history.completed_tasks().len(), tasks, "seed {seed}");
+        assert_eq!(history.ended_at(), ["done"], "seed {seed}");
+    }
+    engine
+        .shutdown(std::time::Duration::from_secs(5))
+        .await
+        .expect("shutdown");
+}
+"#;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Cond {
+    Even,
+    Third,
+    FifthOne,
+    Below2,
+    Above2,
+    Else,
+}
+
+impl Cond {
+    fn parse(c: u8) -> Cond {
+        match c {
+            b'e' => Cond::Even,
+            b't' => Cond::Third,
+            b'f' => Cond::FifthOne,
+            b'l' => Cond::Below2,
+            b'g' => Cond::Above2,
+            b'*' => Cond::Else,
+            _ => panic!("unknown condition {:?}", c as char),
+        }
+    }
+
+    /// The flow's tail after its target: ` when ...` or ` else`.
+    fn text(self) -> &'static str {
+        match self {
+            Cond::Even => " when |d| d.seed % 2 == 0",
+            Cond::Third => " when |d| d.seed % 3 == 0",
+            Cond::FifthOne => " when |d| d.seed % 5 == 1",
+            Cond::Below2 => " when |d| d.seed < 2",
+            Cond::Above2 => " when |d| d.seed > 2",
+            Cond::Else => " else",
+        }
+    }
+
+    fn holds(self, seed: u32) -> bool {
+        match self {
+            Cond::Even => seed % 2 == 0,
+            Cond::Third => seed % 3 == 0,
+            Cond::FifthOne => seed % 5 == 1,
+            Cond::Below2 => seed < 2,
+            Cond::Above2 => seed > 2,
+            Cond::Else => false,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Gate {
+    Exclusive,
+    Parallel,
+    Inclusive,
+}
+
+impl Gate {
+    /// The keyword and the split's and the join's name prefix.
+    fn names(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Gate::Exclusive => ("exclusive", "xs", "xm"),
+            Gate::Parallel => ("parallel", "fork", "join"),
+            Gate::Inclusive => ("inclusive", "os", "oj"),
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Term {
+    Head,
+    Run(u32),
+    Seq(Box<Term>, Box<Term>),
+    Split(Gate, Vec<(Cond, Term)>),
+}
+
+fn parse(shape: &str) -> Term {
+    fn term(s: &[u8], at: &mut usize) -> Term {
+        let c = s[*at];
+        *at += 1;
+        match c {
+            b'H' => Term::Head,
+            b'1'..=b'9' => Term::Run(u32::from(c - b'0')),
+            b'(' => {
+                let a = term(s, at);
+                assert_eq!(s[*at], b' ', "a space in a pair at {at}");
+                *at += 1;
+                let b = term(s, at);
+                assert_eq!(s[*at], b')', "a pair's end at {at}");
+                *at += 1;
+                Term::Seq(Box::new(a), Box::new(b))
+            }
+            b'x' | b'p' | b'o' => {
+                let gate = match c {
+                    b'x' => Gate::Exclusive,
+                    b'p' => Gate::Parallel,
+                    _ => Gate::Inclusive,
+                };
+                assert_eq!(s[*at], b'[', "a split's branches at {at}");
+                *at += 1;
+                let mut branches = Vec::new();
+                loop {
+                    let cond = if gate == Gate::Parallel {
+                        Cond::Else
+                    } else {
+                        *at += 1;
+                        Cond::parse(s[*at - 1])
+                    };
+                    branches.push((cond, term(s, at)));
+                    *at += 1;
+                    match s[*at - 1] {
+                        b']' => break,
+                        b' ' => {}
+                        other => panic!("unexpected {:?} at {at}", other as char),
+                    }
+                }
+                Term::Split(gate, branches)
+            }
+            other => panic!("unexpected {:?} at {}", other as char, *at - 1),
+        }
+    }
+    let s = shape.as_bytes();
+    let mut at = 0;
+    let t = term(s, &mut at);
+    assert_eq!(at, s.len(), "trailing text in the shape");
+    t
+}
+
+/// The declarations and the flows of a term, numbering as it goes.
+struct Writer {
+    next: u32,
+    decls: String,
+    flows: String,
+}
+
+impl Writer {
+    fn number(&mut self) -> u32 {
+        self.next += 1;
+        self.next
+    }
+
+    /// Writes `t`; returns its first and its last node.
+    fn write(&mut self, t: &Term) -> (String, String) {
+        match t {
+            Term::Head => {
+                self.flows
+                    .push_str("        begin -> again -> bump -> more;\n");
+                self.flows
+                    .push_str("        more -> again when |d| d.rounds < 3;\n");
+                (String::from("begin"), String::from("more"))
+            }
+            Term::Run(k) => {
+                let names: Vec<String> = (0..*k)
+                    .map(|_| {
+                        let n = self.number();
+                        writeln!(self.decls, "        task t{n} = step;").unwrap();
+                        format!("t{n}")
+                    })
+                    .collect();
+                if names.len() > 1 {
+                    writeln!(self.flows, "        {};", names.join(" -> ")).unwrap();
+                }
+                (names[0].clone(), names[names.len() - 1].clone())
+            }
+            Term::Seq(a, b) => {
+                let (first, a_last) = self.write(a);
+                let (b_first, last) = self.write(b);
+                let tail = if matches!(**a, Term::Head) {
+                    " else"
+                } else {
+                    ""
+                };
+                writeln!(self.flows, "        {a_last} -> {b_first}{tail};").unwrap();
+                (first, last)
+            }
+            Term::Split(gate, branches) => {
+                let ends: Vec<(String, String)> =
+                    branches.iter().map(|(_, b)| self.write(b)).collect();
+                let (keyword, split, join) = gate.names();
+                let n = self.number();
+                let m = self.number();
+                let (split, join) = (format!("{split}{n}"), format!("{join}{m}"));
+                writeln!(self.decls, "        {keyword} {split};").unwrap();
+                writeln!(self.decls, "        {keyword} {join};").unwrap();
+                if *gate == Gate::Parallel {
+                    let firsts: Vec<&str> = ends.iter().map(|(f, _)| f.as_str()).collect();
+                    writeln!(self.flows, "        {split} -> {};", firsts.join(", ")).unwrap();
+                } else {
+                    for ((cond, _), (first, _)) in branches.iter().zip(&ends) {
+                        writeln!(self.flows, "        {split} -> {first}{};", cond.text()).unwrap();
+                    }
+                }
+                let lasts: Vec<&str> = ends.iter().map(|(_, l)| l.as_str()).collect();
+                writeln!(self.flows, "        {} -> {join};", lasts.join(", ")).unwrap();
+                (split, join)
+            }
+        }
+    }
+}
+
+/// How many tasks of `t` complete for `seed` (the head's `bump` not counted).
+fn tasks(t: &Term, seed: u32) -> usize {
+    match t {
+        Term::Head => 0,
+        Term::Run(k) => *k as usize,
+        Term::Seq(a, b) => tasks(a, seed) + tasks(b, seed),
+        Term::Split(Gate::Parallel, branches) => branches.iter().map(|(_, b)| tasks(b, seed)).sum(),
+        Term::Split(Gate::Exclusive, branches) => branches
+            .iter()
+            .find(|(c, _)| c.holds(seed))
+            .or_else(|| branches.iter().find(|(c, _)| *c == Cond::Else))
+            .map_or(0, |(_, b)| tasks(b, seed)),
+        Term::Split(Gate::Inclusive, branches) => {
+            let taken: usize = branches
+                .iter()
+                .filter(|(c, _)| c.holds(seed))
+                .map(|(_, b)| tasks(b, seed))
+                .sum();
+            if branches.iter().any(|(c, _)| c.holds(seed)) {
+                taken
+            } else {
+                branches
+                    .iter()
+                    .filter(|(c, _)| *c == Cond::Else)
+                    .map(|(_, b)| tasks(b, seed))
+                    .sum()
+            }
+        }
+    }
+}
+
+/// The whole text of `tests/large_model.rs`.
+fn render() -> String {
+    let shape = parse(SHAPE);
+    let mut w = Writer {
+        next: 0,
+        decls: String::new(),
+        flows: String::new(),
+    };
+    let (_, last) = w.write(&shape);
+    let mut out = String::from(PROLOGUE);
+    out.push_str(&w.decls);
+    out.push_str("        task finish = finish;\n        end done;\n\n");
+    out.push_str(&w.flows);
+    writeln!(out, "        {last} -> finish -> done;").unwrap();
+    out.push_str("    }\n}\n\n");
+    out.push_str("/// Per seed, the number of tasks that complete (computed by the generator).\n");
+    out.push_str("const EXPECTED_TASKS: &[(u32, usize)] = &[\n");
+    for &seed in SEEDS {
+        // Three `bump`s, the body once, `finish`.
+        writeln!(out, "    ({seed}, {}),", 3 + tasks(&shape, seed) + 1).unwrap();
+    }
+    out.push_str("];\n");
+    out.push_str(EPILOGUE);
+    out
+}
+
+const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/large_model.rs");
+
+#[test]
+fn large_model_rs_is_the_generators_output() {
+    let want = render();
+    let have = include_str!("large_model.rs");
+    if have != want {
+        let line = have
+            .lines()
+            .zip(want.lines())
+            .position(|(h, w)| h != w)
+            .unwrap_or_else(|| have.lines().count().min(want.lines().count()));
+        panic!(
+            "tests/large_model.rs is not the generator's output (first difference at line {}: \
+             {:?} instead of {:?}); regenerate it with \
+             `cargo test --test large_model_generator -- --ignored`",
+            line + 1,
+            have.lines().nth(line).unwrap_or(""),
+            want.lines().nth(line).unwrap_or(""),
+        );
+    }
+}
+
+/// Rewrites `tests/large_model.rs` from the generator.
+#[test]
+#[ignore = "rewrites tests/large_model.rs; run it after changing the generator"]
+fn regenerate_large_model() {
+    std::fs::write(PATH, render()).expect("write tests/large_model.rs");
+}
