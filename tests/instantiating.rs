@@ -553,7 +553,7 @@ async fn parallel_many_keys_from_many_tasks() {
                     Published::Started => *started.entry(key).or_default() += 1,
                     Published::Delivered | Published::Buffered => {}
                     Published::Dropped => panic!("race {race}: {key} dropped"),
-                    Published::ShutDown => panic!("race {race}: {key} refused before shutdown"),
+                    other => panic!("race {race}: {key}: {other:?}"),
                 }
             }
         }

@@ -428,6 +428,7 @@ impl<D> Deployment<D> {
 
 /// Why a process could not be deployed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DeployError {
     /// The process has no message, signal or timer start event to start it.
     #[error("process `{process}` has no message, signal or timer start event; start it with Engine::start")]

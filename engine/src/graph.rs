@@ -77,6 +77,7 @@ pub struct Node<D: 'static> {
 }
 
 /// What a node is and what the engine needs to run it.
+#[non_exhaustive]
 pub enum NodeKind<D: 'static> {
     /// A none start event.
     Start,
@@ -198,6 +199,7 @@ pub type Payload = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 pub type ApplyPayload<D> = fn(&mut D, &Payload) -> Result<(), &'static str>;
 
 /// What a catch (or receive task, or event-gate arm) waits for.
+#[non_exhaustive]
 pub enum Trigger<D: 'static> {
     /// A message by name, correlated by key: the catch's key over the instance's data
     /// must equal the published key.
@@ -402,5 +404,19 @@ impl<D> Flow<D> {
     /// Whether the flow carries a condition.
     pub fn is_conditional(&self) -> bool {
         self.condition.is_some()
+    }
+}
+
+impl<D> NodeKind<D> {
+    /// The trigger of a catch, receive task, boundary event or event start.
+    pub(crate) fn trigger(&self) -> Option<&Trigger<D>> {
+        match self {
+            NodeKind::Catch(trigger)
+            | NodeKind::Receive(trigger)
+            | NodeKind::Boundary { trigger, .. }
+            | NodeKind::EventSubStart { trigger, .. }
+            | NodeKind::StartEvent(trigger) => Some(trigger),
+            _ => None,
+        }
     }
 }

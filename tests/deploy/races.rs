@@ -76,7 +76,7 @@ async fn many_keys_caught_by_their_instances_from_many_tasks() {
                     Published::Started => *started.entry(key).or_default() += 1,
                     Published::Delivered | Published::Buffered => {}
                     Published::Dropped => panic!("race {race}: {key} dropped"),
-                    Published::ShutDown => panic!("race {race}: {key} refused before shutdown"),
+                    other => panic!("race {race}: {key}: {other:?}"),
                 }
             }
         }

@@ -84,6 +84,7 @@ impl Default for BrokerConfig {
 
 /// What became of a published message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Published {
     /// Handed to a waiting instance.
     Delivered,

@@ -6,12 +6,37 @@ use std::sync::{Arc, OnceLock};
 
 use tokio::sync::Notify;
 
-use super::Finished;
+use super::outcome::Finished;
 
-/// The shared end of an instance: `None` inside means the loop was lost (dropped
-/// without publishing, e.g. by a runtime shutting down).
+/// How an instance's loop left it.
+pub(crate) enum End<D> {
+    /// The loop published the instance's end.
+    Finished(Arc<Finished<D>>),
+    /// The loop was dropped without publishing (e.g. by a runtime shutting down).
+    Lost,
+}
+
+impl<D> Clone for End<D> {
+    fn clone(&self) -> Self {
+        match self {
+            End::Finished(f) => End::Finished(Arc::clone(f)),
+            End::Lost => End::Lost,
+        }
+    }
+}
+
+impl<D> End<D> {
+    pub fn finished(self) -> Option<Arc<Finished<D>>> {
+        match self {
+            End::Finished(f) => Some(f),
+            End::Lost => None,
+        }
+    }
+}
+
+/// The shared end of an instance.
 pub(crate) struct Ending<D> {
-    end: OnceLock<Option<Arc<Finished<D>>>>,
+    end: OnceLock<End<D>>,
     notify: Notify,
 }
 
@@ -32,13 +57,13 @@ impl<D> Ending<D> {
         ending
     }
 
-    /// The end, if the instance has ended: `Some(None)` if its loop was lost.
-    pub fn get(&self) -> Option<Option<Arc<Finished<D>>>> {
+    /// The end, if the instance has ended.
+    pub fn get(&self) -> Option<End<D>> {
         self.end.get().cloned()
     }
 
-    /// Wait for the end; `None` if the loop was lost.
-    pub async fn wait(&self) -> Option<Arc<Finished<D>>> {
+    /// Wait for the end.
+    pub async fn wait(&self) -> End<D> {
         loop {
             let notified = self.notify.notified();
             tokio::pin!(notified);
@@ -58,10 +83,10 @@ pub(crate) struct Publisher<D>(Arc<Ending<D>>);
 
 impl<D> Publisher<D> {
     pub fn publish(&self, finished: Finished<D>) {
-        self.set(Some(Arc::new(finished)));
+        self.set(End::Finished(Arc::new(finished)));
     }
 
-    fn set(&self, end: Option<Arc<Finished<D>>>) {
+    fn set(&self, end: End<D>) {
         // Only the first set counts: publishing then dropping leaves the outcome.
         let _ = self.0.end.set(end);
         self.0.notify.notify_waiters();
@@ -71,7 +96,7 @@ impl<D> Publisher<D> {
 impl<D> Drop for Publisher<D> {
     fn drop(&mut self) {
         if self.0.end.get().is_none() {
-            self.set(None);
+            self.set(End::Lost);
         }
     }
 }
@@ -96,7 +121,7 @@ mod tests {
             let waiters: Vec<_> = (0..3)
                 .map(|_| {
                     let ending = Arc::clone(&ending);
-                    tokio::spawn(async move { ending.wait().await.map(|f| f.data) })
+                    tokio::spawn(async move { ending.wait().await.finished().map(|f| f.data) })
                 })
                 .collect();
             tokio::task::yield_now().await;
@@ -114,11 +139,11 @@ mod tests {
         assert!(ending.get().is_none());
         let waiter = {
             let ending = Arc::clone(&ending);
-            tokio::spawn(async move { ending.wait().await.is_none() })
+            tokio::spawn(async move { matches!(ending.wait().await, End::Lost) })
         };
         drop(publisher);
         assert!(waiter.await.unwrap());
-        assert_eq!(ending.get().map(|end| end.is_none()), Some(true));
+        assert!(matches!(ending.get(), Some(End::Lost)));
     }
 
     #[tokio::test]
@@ -126,6 +151,6 @@ mod tests {
         let (publisher, ending) = Ending::new();
         publisher.publish(finished(3));
         drop(publisher);
-        assert_eq!(ending.wait().await.map(|f| f.data), Some(3));
+        assert_eq!(ending.wait().await.finished().map(|f| f.data), Some(3));
     }
 }

@@ -5,19 +5,11 @@
 
 use std::fmt;
 
-/// Identifies a track (a token's thread of execution) within one instance. Track 0
-/// is the one that left the start event; forks create higher numbers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TrackId(pub u32);
-
-impl fmt::Display for TrackId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "t{}", self.0)
-    }
-}
+pub use super::state::tracks::TrackId;
 
 /// One thing that happened at a node.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Happening {
     /// The token left a start event: the process's (track 0), or an event
     /// sub-process's when its trigger came (a new track).

@@ -2,10 +2,10 @@
 //! waiting for an event parks.
 //!
 //! The loop decides where a token goes and starts the work at an activity itself: a
-//! handler runs on the loop until it first has to wait (DESIGN §7: no hop, no spawn
-//! for work that is ready). Work that waits is handed to the track's own tokio task,
-//! spawned the first time the track needs one. The task parks on its single-slot
-//! channel ([`Inbox`]), of which the loop is the only sender and the only closer: an
+//! handler runs on the loop until it first has to wait (no hop, no spawn for work
+//! that is ready). Work that waits is handed to the track's own tokio task, spawned
+//! the first time the track needs one. The task parks on its single-slot channel
+//! ([`ParkSender`](super::park::ParkSender)), of which the loop is the only sender and the only closer: an
 //! instruction wakes it, a closed channel ends it. A token waiting for an event (a catch, a
 //! receive or user task, an event-based gateway) parks the same way: producers never
 //! reach the track; the loop flips it out of its parked set and sends it the event.
@@ -18,65 +18,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use tokio::sync::oneshot;
-
 use crate::data::{ProcessData, TaskError};
 use crate::graph::{NodeIdx, TaskRun};
-use crate::instance::history::TrackId;
-use crate::instance::Input;
-
-/// A track's park channel, the loop's end: a single slot (a oneshot channel). Each
-/// instruction travels with the receiving end of the next slot, so the track always
-/// waits on exactly one one-slot channel — a track has at most one instruction
-/// outstanding — and nothing sits idle in a multi-slot buffer (a parked instance's
-/// memory is mostly what its waiting token holds). Dropping it closes the channel:
-/// the parked track wakes and ends.
-pub(crate) struct Inbox<D>(oneshot::Sender<Parcel<D>>);
-
-/// One instruction, and the slot the next will come in.
-pub(crate) struct Parcel<D> {
-    instruction: Instruction<D>,
-    next: oneshot::Receiver<Parcel<D>>,
-}
-
-/// The track's end of its park channel.
-pub(crate) type Parked<D> = oneshot::Receiver<Parcel<D>>;
-
-impl<D> Inbox<D> {
-    /// A new park channel: the loop's end and the track's.
-    pub fn new() -> (Self, Parked<D>) {
-        let (tx, rx) = oneshot::channel();
-        (Inbox(tx), rx)
-    }
-
-    /// Send the track its next instruction; `false` if the track is gone.
-    pub fn send(&mut self, instruction: Instruction<D>) -> bool {
-        let (tx, next) = oneshot::channel();
-        let slot = std::mem::replace(&mut self.0, tx);
-        slot.send(Parcel { instruction, next }).is_ok()
-    }
-}
-
-/// What the loop tells a parked track to do.
-pub(crate) enum Instruction<D> {
-    /// Finish a task's run, which the loop started and which had to wait; `base` is
-    /// the snapshot the task's copy was taken from.
-    Finish {
-        node: NodeIdx,
-        base: Arc<D>,
-        run: TaskRun<D>,
-    },
-    /// The event the track was parked for came (the loop flipped it): apply what it
-    /// brings (a payload, a user task's update) to a copy of `base`, for `node`.
-    Deliver {
-        node: NodeIdx,
-        base: Arc<D>,
-        apply: Option<Apply<D>>,
-    },
-}
-
-/// What a delivery does to the data.
-pub(crate) type Apply<D> = Box<dyn FnOnce(&mut D) -> Result<(), TaskError> + Send>;
+use crate::instance::input::Input;
+use crate::instance::intake::Intake;
+use crate::instance::park::{Instruction, Parcel, ParkReceiver};
+use crate::instance::state::tracks::TrackId;
 
 /// What a track tells the loop.
 pub(crate) enum Report<D> {
@@ -100,8 +47,8 @@ pub(crate) enum Report<D> {
 /// The body of a track's task.
 pub(crate) async fn run<D: ProcessData>(
     track: TrackId,
-    mut inbox: Parked<D>,
-    intake: crate::instance::Intake<Input<D>>,
+    mut inbox: ParkReceiver<D>,
+    intake: Intake<Input<D>>,
 ) {
     loop {
         // The instruction lives only in this block: what the task's state holds
@@ -137,7 +84,7 @@ pub(crate) async fn run<D: ProcessData>(
 
 /// Tell the loop how the work at `node` went; `false` if the instance has ended.
 fn report<D>(
-    intake: &crate::instance::Intake<Input<D>>,
+    intake: &Intake<Input<D>>,
     track: TrackId,
     node: NodeIdx,
     base: Arc<D>,

@@ -1,20 +1,14 @@
-//! The synchronising joins (ADR-005 §2.3, §2.4, §2.10, §2.11): their loop-owned
-//! arrival state, the pure rules (OR-join, complex activation), and the loop's side —
-//! arrivals, the re-check after every step, firing.
+//! The synchronising joins' arrival state, and their pure rules (the OR-join's
+//! reachability test, complex activation). ARCHITECTURE.md, "Joins".
 //!
 //! A join counts tokens per incoming flow, so a parallel join on a loop fires once
 //! per wave, and each firing consumes exactly one token per flow it synchronises (the
 //! earliest on each). Only the loop touches this state, so an arrival is atomic
 //! without a lock.
 
-use std::collections::VecDeque;
-
-use super::event_loop::{Instance, Move, TrackState};
-use super::history::{Happening, TrackId};
-use super::scope::ScopeId;
-use super::InstanceError;
-use crate::data::ProcessData;
-use crate::graph::{Activation, NodeIdx, NodeKind};
+use crate::graph::{Activation, NodeIdx};
+use crate::instance::state::scopes::ScopeId;
+use crate::instance::state::tracks::TrackId;
 
 /// A token waiting at a join.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,190 +197,49 @@ pub(crate) fn complex_verdict<D, E>(
     })
 }
 
-/// The loop's side of the joins: arrivals, the re-check after every step, firing.
-impl<D: ProcessData> Instance<D> {
-    /// A token arrives at a synchronising join on incoming flow number `slot`.
-    pub(super) fn arrive(
-        &mut self,
-        track: TrackId,
-        node: NodeIdx,
-        slot: usize,
-        moves: &mut VecDeque<Move>,
-    ) {
-        let incoming = self.process.nodes[node].incoming.len();
-        let scope = self.slot_mut(track).map_or(super::scope::ROOT, |s| s.scope);
-        let i = match self
-            .joins
+/// The arrival state of the joins that hold or held tokens, one per join and scope
+/// instance (a sub-process entered twice has a state per entry).
+#[derive(Default)]
+pub(crate) struct Joins {
+    states: Vec<JoinState>,
+}
+
+impl Joins {
+    /// The state of `node` in `scope`, made on its first arrival.
+    pub fn entry(&mut self, node: NodeIdx, scope: ScopeId, incoming: usize) -> usize {
+        match self
+            .states
             .iter()
             .position(|j| j.node == node && j.scope == scope)
         {
             Some(i) => i,
             None => {
-                self.joins.push(JoinState::new(node, scope, incoming));
-                self.joins.len() - 1
+                self.states.push(JoinState::new(node, scope, incoming));
+                self.states.len() - 1
             }
-        };
-        let join = &mut self.joins[i];
-        if join.spent {
-            // A complex join that fired consumes later arrivals (ADR-005 §2.11).
-            self.record(track, node, Happening::Consumed);
-            self.remove_track(track);
-            return;
-        }
-        join.arrive(slot, Arrival { track });
-        let complete = join.complete();
-        // Decide on the spot what one arrival can settle for sure: a parallel join
-        // that is complete, an inclusive join with every flow marked, a complex join
-        // whose activation holds — the completing arrival survives. What depends on
-        // where the other tokens are (the OR-join's slow path, a complex abort) waits
-        // for the end of the loop step (`settle`), once tokens in transit are placed.
-        let ready = match self.process.nodes[node].kind {
-            NodeKind::Parallel | NodeKind::Inclusive { .. } => Ok(complete),
-            NodeKind::Complex { activation, .. } => {
-                let marked = self.joins[i].marked();
-                self.activation_holds(node, marked, activation)
-            }
-            _ => Ok(false),
-        };
-        match ready {
-            Ok(true) => self.fire_join(i, true, moves),
-            Ok(false) => {
-                self.slot_mut(track).expect("arriving track is live").state = TrackState::Waiting;
-                self.record(track, node, Happening::Waiting);
-            }
-            Err(error) => self.fail(error),
         }
     }
 
-    /// Whether some triple of a complex join's activation holds with `marked` flows
-    /// arrived: its condition is true, `count` arrived, every required flow arrived.
-    pub(super) fn activation_holds(
-        &self,
-        node: NodeIdx,
-        marked: u64,
-        activation: &[crate::graph::Activation<D>],
-    ) -> Result<bool, InstanceError> {
-        for triple in activation {
-            if marked.count_ones() >= triple.count && triple.required & !marked == 0 {
-                let holds = match triple.condition {
-                    None => true,
-                    Some(condition) => self.evaluate(condition).map_err(|message| {
-                        InstanceError::ActivationConditionPanicked {
-                            node: self.process.nodes[node].id,
-                            message,
-                        }
-                    })?,
-                };
-                if holds {
-                    return Ok(true);
-                }
-            }
-        }
-        Ok(false)
+    pub fn get(&self, i: usize) -> &JoinState {
+        &self.states[i]
     }
 
-    /// Fire join number `i`: one token per marked flow, the survivor carries on (the
-    /// latest arrival when `last_in`, else the earliest); a complex join is spent and
-    /// consumes the tokens left waiting.
-    pub(super) fn fire_join(&mut self, i: usize, last_in: bool, moves: &mut VecDeque<Move>) {
-        let node = self.joins[i].node;
-        let taken = self.joins[i].fire(last_in);
-        if matches!(self.process.nodes[node].kind, NodeKind::Complex { .. }) {
-            self.joins[i].spent = true;
-            for tail in self.joins[i].drain() {
-                self.record(tail.track, node, Happening::Consumed);
-                self.remove_track(tail.track);
-            }
-        }
-        self.fire(node, taken, moves);
+    pub fn get_mut(&mut self, i: usize) -> &mut JoinState {
+        &mut self.states[i]
     }
 
-    /// Re-check every inclusive and complex join holding tokens against one snapshot
-    /// of the positions; fire, abort or fail each as its rule says. Runs after every
-    /// loop step, so every arrival and every token death anywhere triggers a re-check.
-    /// Returns whether any fired.
-    pub(super) fn check_reachability_joins(&mut self, moves: &mut VecDeque<Move>) -> bool {
-        let mut fired = false;
-        for i in 0..self.joins.len() {
-            // A firing whose split failed ended the instance: nothing more fires.
-            if self.outcome.is_some() {
-                return false;
-            }
-            let join = &self.joins[i];
-            let node = &self.process.nodes[join.node];
-            let (reach, activation) = match node.kind {
-                NodeKind::Inclusive { reach } => (reach, None),
-                NodeKind::Complex { reach, activation } => (reach, Some(activation)),
-                _ => continue,
-            };
-            let marked = join.marked();
-            if marked == 0 {
-                continue;
-            }
-            let unmarked = all_flows(node.incoming.len()) & !marked;
-            // Only tokens of the join's own scope instance (or nested in it) can
-            // still reach it: one outside would enter a new instance of the scope.
-            let scope = join.scope;
-            let nested = !self.scopes.is_empty();
-            let positions = self
-                .tracks
-                .iter()
-                .filter(|t| !nested || self.within(t.scope, scope))
-                .map(|t| t.at);
-            let reachable = still_reachable(unmarked, reach, positions);
-            let verdict = match activation {
-                None => Ok(or_join_verdict(marked, reachable)),
-                Some(activation) => complex_verdict(marked, reachable, activation, |triple| {
-                    match triple.condition {
-                        None => Ok(true),
-                        Some(condition) => self.evaluate(condition).map_err(|message| {
-                            InstanceError::ActivationConditionPanicked {
-                                node: node.id,
-                                message,
-                            }
-                        }),
-                    }
-                }),
-            };
-            let last_in = join.arrived_since_check;
-            self.joins[i].arrived_since_check = false;
-            match verdict {
-                Ok(Verdict::Wait) => {}
-                Ok(Verdict::Fire) => {
-                    self.fire_join(i, last_in, moves);
-                    fired = true;
-                }
-                Ok(Verdict::Abort) => {
-                    self.fail(InstanceError::ActivationUnsatisfiable { node: node.id });
-                    return false;
-                }
-                Ok(Verdict::Exhausted) => {
-                    self.fail(InstanceError::ArrivalsExhausted { node: node.id });
-                    return false;
-                }
-                Err(error) => {
-                    self.fail(error);
-                    return false;
-                }
-            }
-        }
-        fired
+    pub fn len(&self) -> usize {
+        self.states.len()
     }
 
-    /// A join fires: the first of `taken` carries on, the rest are merged.
-    pub(super) fn fire(&mut self, node: NodeIdx, taken: Vec<Arrival>, moves: &mut VecDeque<Move>) {
-        let mut taken = taken.into_iter();
-        let survivor = taken
-            .next()
-            .expect("a join fires with at least one token")
-            .track;
-        for merged in taken {
-            self.record(merged.track, node, Happening::Merged);
-            self.remove_track(merged.track);
-        }
-        self.slot_mut(survivor).expect("survivor is live").state = TrackState::Moving;
-        self.record(survivor, node, Happening::Fired);
-        self.split(survivor, node, moves);
+    /// Forget the joins of a scope that closed or was cancelled.
+    pub fn drop_scope(&mut self, scope: ScopeId) {
+        self.states.retain(|j| j.scope != scope);
+    }
+
+    /// The joins where tokens wait.
+    pub fn waiting(&self) -> impl Iterator<Item = NodeIdx> + '_ {
+        self.states.iter().filter(|j| !j.is_empty()).map(|j| j.node)
     }
 }
 
@@ -396,7 +249,7 @@ mod tests {
 
     #[test]
     fn fire_takes_one_per_marked_flow_and_picks_the_survivor() {
-        let mut j = JoinState::new(7, crate::instance::scope::ROOT, 3);
+        let mut j = JoinState::new(7, crate::instance::state::scopes::ROOT, 3);
         j.arrive(0, Arrival { track: TrackId(1) });
         j.arrive(0, Arrival { track: TrackId(2) });
         j.arrive(2, Arrival { track: TrackId(3) });
@@ -409,7 +262,7 @@ mod tests {
             0b001,
             "the second token on flow 0 waits for the next wave"
         );
-        let mut j = JoinState::new(7, crate::instance::scope::ROOT, 2);
+        let mut j = JoinState::new(7, crate::instance::state::scopes::ROOT, 2);
         j.arrive(1, Arrival { track: TrackId(5) });
         j.arrive(0, Arrival { track: TrackId(4) });
         assert_eq!(j.fire(false)[0].track, TrackId(5));

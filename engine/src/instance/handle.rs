@@ -1,0 +1,300 @@
+//! The public handle on an instance: await its outcome, read its history and data,
+//! work its user tasks, cancel it. Every request is a message to the instance's loop.
+
+use std::sync::Arc;
+
+use tokio::sync::oneshot;
+
+use super::ending::{End, Ending, Publisher};
+use super::history::History;
+use super::input::{Command, Input, Raised};
+use super::intake::Intake;
+use super::outcome::{Finished, InstanceError, InstanceId, Outcome};
+use super::state::tracks::TrackId;
+
+/// A user task waiting for completion from outside ([`InstanceHandle::complete`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenWork {
+    /// The user task.
+    pub node: &'static str,
+    /// The track waiting there.
+    pub track: TrackId,
+}
+
+/// Why a user task could not be completed or failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkError {
+    /// No token waits at a user task of that name.
+    #[error("no open work at `{node}`: no token waits at a user task of that name")]
+    NoOpenWork {
+        /// The name asked for.
+        node: String,
+    },
+    /// The instance has ended.
+    #[error("the instance has ended")]
+    InstanceEnded,
+}
+
+/// A handle on a started instance: await its outcome, read its history and data,
+/// cancel it. Clones observe the same instance; dropping them does not stop it.
+///
+/// ```
+/// use thresh::{process, Engine, Outcome, ProcessData, TaskError};
+///
+/// #[derive(Clone, Debug, Default, ProcessData)]
+/// pub struct Greeting { pub text: String }
+///
+/// async fn greet(g: &mut Greeting) -> Result<(), TaskError> {
+///     g.text = "hello".into();
+///     Ok(())
+/// }
+///
+/// process! {
+///     pub HELLO: Greeting {
+///         start begin;
+///         task  say = greet;
+///         end   done;
+///         begin -> say -> done;
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let engine = Engine::new();
+/// let handle = engine.start(&HELLO, Greeting::default());
+/// let Outcome::Completed(data) = handle.outcome().await else { panic!() };
+/// assert_eq!(data.text, "hello");
+/// assert_eq!(handle.history().await.completed_tasks(), ["say"]);
+/// # }
+/// ```
+pub struct InstanceHandle<D> {
+    id: InstanceId,
+    commands: Intake<Input<D>>,
+    ending: Arc<Ending<D>>,
+}
+
+impl<D> Clone for InstanceHandle<D> {
+    fn clone(&self) -> Self {
+        Self {
+            id: self.id,
+            commands: self.commands.clone(),
+            ending: Arc::clone(&self.ending),
+        }
+    }
+}
+
+impl<D: Clone> InstanceHandle<D> {
+    /// A handle, and the publisher the instance's loop leaves its end with.
+    pub(crate) fn new(id: InstanceId, commands: Intake<Input<D>>) -> (Self, Publisher<D>) {
+        let (publisher, ending) = Ending::new();
+        let handle = Self {
+            id,
+            commands,
+            ending,
+        };
+        (handle, publisher)
+    }
+
+    /// A handle on an instance that ended before it began.
+    pub(crate) fn ended_at_birth(
+        id: InstanceId,
+        commands: Intake<Input<D>>,
+        finished: Finished<D>,
+    ) -> Self {
+        Self {
+            id,
+            commands,
+            ending: Ending::ended(finished),
+        }
+    }
+
+    /// The instance's id.
+    pub fn id(&self) -> InstanceId {
+        self.id
+    }
+
+    /// Wait for the instance to end and return how it ended. Can be awaited any
+    /// number of times, from any number of clones of the outcome.
+    pub async fn outcome(&self) -> Outcome<D> {
+        match self.wait_finished().await {
+            Some(f) => f.outcome.clone(),
+            None => Outcome::Failed(InstanceError::Lost),
+        }
+    }
+
+    /// Whether the instance has ended.
+    pub fn is_finished(&self) -> bool {
+        self.ending.get().is_some()
+    }
+
+    /// The history so far (the whole history once the instance has ended).
+    pub async fn history(&self) -> History {
+        if let Some(f) = self.ended() {
+            return f.history.clone();
+        }
+        match self.ask(Command::History).await {
+            Some(history) => history,
+            // The loop ended between our look and our request.
+            None => self
+                .wait_finished()
+                .await
+                .map(|f| f.history.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The process data as committed so far (the final data once ended, whatever the
+    /// outcome). `None` only if the loop was lost.
+    pub async fn data(&self) -> Option<D> {
+        if let Some(f) = self.ended() {
+            return Some(f.data.clone());
+        }
+        match self.ask(Command::Data).await {
+            Some(data) => Some(data),
+            None => self.wait_finished().await.map(|f| f.data.clone()),
+        }
+    }
+
+    /// The user tasks waiting for completion, in the order they were reached.
+    pub async fn open_work(&self) -> Vec<OpenWork> {
+        self.ask(Command::OpenWork).await.unwrap_or_default()
+    }
+
+    /// Complete the user task `node` (the earliest token waiting there): `update` is
+    /// applied to the task's copy of the data, which the loop commits, and the token
+    /// goes on.
+    ///
+    /// ```
+    /// # use thresh::{process, Engine, Outcome, ProcessData};
+    /// # #[derive(Clone, Debug, Default, ProcessData)] pub struct Leave { pub approved: bool }
+    /// process! {
+    ///     pub LEAVE: Leave { start s; user approve; end e; s -> approve -> e; }
+    /// }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let handle = Engine::new().start(&LEAVE, Leave::default());
+    /// while handle.open_work().await.is_empty() { tokio::task::yield_now().await; }
+    /// handle.complete("approve", |l: &mut Leave| l.approved = true).await.unwrap();
+    /// assert!(handle.outcome().await.completed().unwrap().approved);
+    /// # }
+    /// ```
+    pub async fn complete(
+        &self,
+        node: &str,
+        update: impl FnOnce(&mut D) + Send + 'static,
+    ) -> Result<(), WorkError> {
+        let (node, update) = (node.to_string(), Box::new(update));
+        let reply = self
+            .ask(|reply| Command::Complete {
+                node,
+                update,
+                reply,
+            })
+            .await;
+        reply.unwrap_or(Err(WorkError::InstanceEnded))
+    }
+
+    /// Fail the user task `node`: the instance fails with
+    /// [`InstanceError::TaskFailed`] naming it.
+    pub async fn fail_work(&self, node: &str, message: impl Into<String>) -> Result<(), WorkError> {
+        let (node, message) = (node.to_string(), message.into());
+        let reply = self
+            .ask(|reply| Command::FailWork {
+                node,
+                message,
+                reply,
+            })
+            .await;
+        reply.unwrap_or(Err(WorkError::InstanceEnded))
+    }
+
+    /// The user task `node` ends with a BPMN error, as a task's handler does with
+    /// [`TaskError::bpmn`](crate::TaskError::bpmn): an error boundary on the user task
+    /// catches it, else it travels outward scope by scope (an error event
+    /// sub-process, a boundary on an enclosing sub-process); uncaught, the instance
+    /// fails with [`InstanceError::UncaughtError`].
+    ///
+    /// ```
+    /// # use thresh::{process, Engine, Outcome, ProcessData};
+    /// # #[derive(Clone, Debug, Default, ProcessData)] struct Doc { note: String }
+    /// process! {
+    ///     REVIEW: Doc {
+    ///         start begin;
+    ///         user review;
+    ///         boundary rejected on review: error("REJECTED", apply = |d, e: &thresh::events::BpmnError| d.note = e.message.clone());
+    ///         end approved;
+    ///         end returned;
+    ///         begin -> review -> approved;
+    ///         rejected -> returned;
+    ///     }
+    /// }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let engine = Engine::new();
+    /// let handle = engine.start(&REVIEW, Doc::default());
+    /// # while handle.open_work().await.is_empty() { tokio::task::yield_now().await; }
+    /// handle.raise_error("review", "REJECTED", "missing a signature").await.unwrap();
+    /// let Outcome::Completed(doc) = handle.outcome().await else { panic!() };
+    /// assert_eq!(doc.note, "missing a signature");
+    /// # }
+    /// ```
+    pub async fn raise_error(
+        &self,
+        node: &str,
+        code: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Result<(), WorkError> {
+        let raised = Raised::Error {
+            code: code.into(),
+            message: message.into(),
+        };
+        self.raise(node, raised).await
+    }
+
+    /// The user task `node` raises an escalation, as a task's handler does with
+    /// [`TaskError::escalate`](crate::TaskError::escalate): an escalation boundary on
+    /// the user task, or further out, catches it — an interrupting one ends the user
+    /// task, a non-interrupting one starts its path beside it and the user task stays
+    /// open. Uncaught, it is no error and the user task stays open.
+    pub async fn raise_escalation(
+        &self,
+        node: &str,
+        code: impl Into<String>,
+    ) -> Result<(), WorkError> {
+        let raised = Raised::Escalation { code: code.into() };
+        self.raise(node, raised).await
+    }
+
+    async fn raise(&self, node: &str, raised: Raised) -> Result<(), WorkError> {
+        let node = node.to_string();
+        let reply = self
+            .ask(|reply| Command::RaiseFromWork {
+                node,
+                raised,
+                reply,
+            })
+            .await;
+        reply.unwrap_or(Err(WorkError::InstanceEnded))
+    }
+
+    /// Send the loop a request and await its reply; `None` when the loop is gone.
+    async fn ask<T>(&self, request: impl FnOnce(oneshot::Sender<T>) -> Command<D>) -> Option<T> {
+        let (reply, answer) = oneshot::channel();
+        self.commands
+            .send(Input::Handle(Box::new(request(reply))))
+            .ok()?;
+        answer.await.ok()
+    }
+
+    /// Ask the instance to stop. Running handlers are dropped at their next await;
+    /// the outcome becomes [`Outcome::Cancelled`]. No effect on an ended instance.
+    pub fn cancel(&self) {
+        let _ = self.commands.send(Input::Handle(Box::new(Command::Cancel)));
+    }
+
+    fn ended(&self) -> Option<Arc<Finished<D>>> {
+        self.ending.get().and_then(End::finished)
+    }
+
+    async fn wait_finished(&self) -> Option<Arc<Finished<D>>> {
+        self.ending.wait().await.finished()
+    }
+}

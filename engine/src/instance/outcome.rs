@@ -1,0 +1,163 @@
+//! How an instance ends: its id, its outcome, and why it failed.
+
+use std::fmt;
+
+use super::history::History;
+
+/// Identifies an instance within its engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct InstanceId(pub u64);
+
+impl fmt::Display for InstanceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "i{}", self.0)
+    }
+}
+
+/// How an instance ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome<D> {
+    /// Every track reached an end event; the final process data.
+    Completed(D),
+    /// A terminate end event ended the instance; the data as committed then.
+    Terminated(D),
+    /// The instance was cancelled through its handle or by an engine shutdown; the
+    /// data as committed then.
+    Cancelled(D),
+    /// The instance failed; the data as committed then is on [`InstanceHandle::data`].
+    Failed(InstanceError),
+}
+
+impl<D> Outcome<D> {
+    /// The final data of a completed instance.
+    pub fn completed(self) -> Option<D> {
+        match self {
+            Outcome::Completed(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The error of a failed instance.
+    pub fn error(&self) -> Option<&InstanceError> {
+        match self {
+            Outcome::Failed(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// A one-word name of the outcome, for printing.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Outcome::Completed(_) => "completed",
+            Outcome::Terminated(_) => "terminated",
+            Outcome::Cancelled(_) => "cancelled",
+            Outcome::Failed(_) => "failed",
+        }
+    }
+}
+
+/// Why an instance failed. Each variant names the node at fault.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InstanceError {
+    /// A task's handler returned an error.
+    #[error("task `{node}` failed: {message}")]
+    TaskFailed {
+        /// The task.
+        node: &'static str,
+        /// The handler's error, displayed.
+        message: String,
+    },
+    /// A task's handler panicked.
+    #[error("task `{node}` panicked: {message}")]
+    TaskPanicked {
+        /// The task.
+        node: &'static str,
+        /// The panic message.
+        message: String,
+    },
+    /// A BPMN error that no boundary caught (ADR-006 §2.6).
+    #[error("BPMN error `{code}` at `{node}` was not caught: {message}")]
+    UncaughtError {
+        /// Where it was thrown: an error end event, or the task whose handler
+        /// returned it.
+        node: &'static str,
+        /// The error code.
+        code: String,
+        /// The handler's message (empty for an error end event).
+        message: String,
+    },
+    /// A split found no true condition and had no default flow (ADR-005 §2.8, §2.9).
+    #[error(
+        "`{node}` has no outgoing flow to take: no condition is true and there is no default flow"
+    )]
+    NoFlowTaken {
+        /// The gateway or activity.
+        node: &'static str,
+    },
+    /// Every activation triple of a complex join became provably unsatisfiable: its
+    /// count or a required flow can no longer be reached (ADR-005 §2.11).
+    #[error("complex gateway `{node}` can never activate: every activation's count or required flow is out of reach")]
+    ActivationUnsatisfiable {
+        /// The complex gateway.
+        node: &'static str,
+    },
+    /// No more tokens can reach a complex join and no activation's condition held.
+    #[error("complex gateway `{node}`: arrivals exhausted, no activation matched")]
+    ArrivalsExhausted {
+        /// The complex gateway.
+        node: &'static str,
+    },
+    /// A flow condition panicked while the loop evaluated it.
+    #[error("the condition on the flow `{from}` -> `{to}` panicked: {message}")]
+    ConditionPanicked {
+        /// Source of the flow.
+        from: &'static str,
+        /// Target of the flow.
+        to: &'static str,
+        /// The panic message.
+        message: String,
+    },
+    /// Every remaining token waits at a join that can no longer fire (for example a
+    /// parallel join fed by an exclusive split), and no event can still change that:
+    /// no token waits for one, and no message, signal or timer of an event
+    /// sub-process or of a boundary on a sub-process is armed (its run might).
+    #[error("deadlock: tokens wait at {joins:?} and no other token can reach them")]
+    Deadlock {
+        /// The joins where tokens wait.
+        joins: Vec<&'static str>,
+    },
+    /// The condition of a complex gateway's activation panicked.
+    #[error("an activation condition of complex gateway `{node}` panicked: {message}")]
+    ActivationConditionPanicked {
+        /// The complex gateway.
+        node: &'static str,
+        /// The panic message.
+        message: String,
+    },
+    /// An invariant of the engine broke — a bug in thresh, never the process's fault.
+    #[error("internal error at `{node}`: {what} (a bug in thresh — please report it)")]
+    Internal {
+        /// The node the loop was handling.
+        node: &'static str,
+        /// What broke.
+        what: &'static str,
+    },
+    /// The instance's loop stopped without reporting an outcome (a bug in thresh).
+    #[error("the instance's loop stopped without an outcome")]
+    Lost,
+    /// `Engine::start` was called for a process without a none start event (it only
+    /// starts by its events: deploy it).
+    #[error("the process has no none start event: it starts by its events — deploy it with Engine::deploy")]
+    NoNoneStart,
+    /// `Engine::start` was called outside a tokio runtime.
+    #[error("no tokio runtime: start instances from within a tokio runtime")]
+    NoRuntime,
+}
+
+/// What the loop publishes when the instance ends.
+pub(crate) struct Finished<D> {
+    pub outcome: Outcome<D>,
+    pub history: History,
+    pub data: D,
+}

@@ -1,0 +1,180 @@
+//! Tokens that wait for events, and the triggers armed for them: parking, arming and
+//! disarming. ARCHITECTURE.md, "The instance loop" (park before register).
+//!
+//! A waiting token's track parks on its own channel. The loop records the wait as
+//! armed before it registers any subscription, so no delivery can target a track it
+//! does not know is parked.
+
+use std::sync::Arc;
+
+use tokio::time::Instant;
+
+use super::history::Happening;
+use super::outcome::InstanceError;
+use super::state::armed::{ArmedEntry, EventSource, Holder, Wait};
+use super::state::tracks::{TrackId, TrackState};
+use super::state::Instance;
+use crate::data::ProcessData;
+use crate::events::Mailbox;
+use crate::graph::{NodeIdx, NodeKind, Trigger};
+
+impl<D: ProcessData> Instance<D> {
+    /// The token on `track` waits at `at` for the triggers of `arms` (the node itself,
+    /// or an event-based gateway's arms).
+    pub(crate) fn park(&mut self, track: TrackId, at: NodeIdx, arms: &[NodeIdx]) {
+        self.record(track, at, Happening::Parked);
+        // A parked track is active: an event can still move it.
+        self.tracks.set_state(track, TrackState::Parked);
+        // The track's task exists from here on, waiting on its channel.
+        if self.park_sender(track).is_none() {
+            return self.internal(at, "a parking track is not live");
+        }
+        // Park before register: the loop knows the track is parked before any
+        // subscription that could target it exists.
+        self.hold(Holder::Track(track), at, arms);
+        if self.outcome.is_none()
+            && matches!(
+                self.process.nodes[at].kind,
+                NodeKind::Receive(_) | NodeKind::User
+            )
+        {
+            self.guard(track, at);
+        }
+        // Conditions true when armed fire now that the wait is complete.
+        self.fire_due();
+    }
+
+    /// Arm the boundary events of the activity `at` that the track starts: their
+    /// subscriptions live exactly as long as the activity (they are the activity's). Error and
+    /// escalation boundaries need none: they match what the activity's handler returns.
+    pub(crate) fn guard(&mut self, track: TrackId, at: NodeIdx) {
+        let boundaries = self.process.nodes[at].boundaries;
+        let subscribing = |&&b: &&NodeIdx| {
+            !matches!(
+                self.process.nodes[b].kind,
+                NodeKind::Boundary {
+                    trigger: Trigger::Error { .. } | Trigger::Escalation { .. },
+                    ..
+                }
+            )
+        };
+        if !boundaries.iter().any(|b| subscribing(&b)) {
+            return;
+        }
+        let arms: Vec<NodeIdx> = boundaries.iter().filter(subscribing).copied().collect();
+        self.hold(Holder::Guard(track), at, &arms);
+    }
+
+    /// Arm the triggers of `arms` in one new entry of `holder`'s (a guard's boundary
+    /// events, a scope's event sub-process starts).
+    pub(crate) fn hold(&mut self, holder: Holder, at: NodeIdx, arms: &[NodeIdx]) {
+        self.armed.push(holder, at, arms.len());
+        for &arm in arms {
+            match self.arm(arm) {
+                Ok(source) => {
+                    if let Some(entry) = self.armed.last_mut() {
+                        entry.waits.push(Wait {
+                            arm,
+                            source,
+                            fired: 0,
+                        });
+                    }
+                }
+                Err(error) => return self.fail(error),
+            }
+        }
+    }
+
+    /// The activity of `track` ended: drop its boundary events.
+    pub(crate) fn unguard(&mut self, track: TrackId) {
+        if let Some(guard) = self.armed.take(Holder::Guard(track)) {
+            self.disarm(&guard);
+        }
+    }
+
+    /// Arm the trigger of `arm`: subscribe with the hub, start a timer, or open work.
+    pub(crate) fn arm(&mut self, arm: NodeIdx) -> Result<EventSource, InstanceError> {
+        let node = &self.process.nodes[arm];
+        let trigger = match (&node.kind, node.kind.trigger()) {
+            (NodeKind::User, _) => return Ok(EventSource::UserTask),
+            (_, Some(trigger)) => trigger,
+            _ => {
+                return Err(InstanceError::Internal {
+                    node: node.id,
+                    what: "an armed node has no trigger",
+                })
+            }
+        };
+        Ok(match trigger {
+            Trigger::Message { name, key, .. } => {
+                let key = self.user_code(node.id, || key(&self.data))?;
+                let mailbox = self.mailbox();
+                EventSource::Hub(self.hub.subscribe_message(name, &key, &mailbox))
+            }
+            Trigger::Signal { name, .. } => {
+                let mailbox = self.mailbox();
+                EventSource::Hub(self.hub.subscribe_signal(name, &mailbox))
+            }
+            Trigger::Timer(spec) => {
+                let spec = self.user_code(node.id, spec)?;
+                let id = self.timers.new_id();
+                // A deadline the clock cannot represent never comes: the wait stays.
+                if let Some(deadline) = spec.first(Instant::now()) {
+                    self.timers.schedule(id, deadline);
+                }
+                EventSource::Timer(id)
+            }
+            Trigger::Condition { condition, on } => {
+                // Evaluated once when armed, on the data as it is now: true fires at
+                // once — as soon as the arming is complete (`fire_due`).
+                let now = self.user_code(node.id, || condition(&self.data))?;
+                EventSource::Condition(self.conditions.arm(arm, *condition, on, now))
+            }
+            // Not subscriptions: matched against what a handler returns.
+            Trigger::Error { .. } | Trigger::Escalation { .. } => {
+                return Err(InstanceError::Internal {
+                    node: node.id,
+                    what: "an error or escalation armed as a subscription",
+                })
+            }
+        })
+    }
+
+    /// The instance's mailbox in the hub, made on first need.
+    pub(crate) fn mailbox(&mut self) -> Arc<dyn Mailbox> {
+        let intake = &self.intake_tx;
+        self.mailbox
+            .get_or_insert_with(|| Arc::new(intake.clone()))
+            .clone()
+    }
+
+    /// Drop every subscription of an armed entry: hub subscriptions, conditions and
+    /// timers; open work goes with the entry.
+    pub(crate) fn disarm(&mut self, entry: &ArmedEntry) {
+        for wait in &entry.waits {
+            match wait.source {
+                EventSource::Hub(sub) => self.hub.unsubscribe(sub),
+                EventSource::Condition(id) => self.conditions.disarm(id),
+                EventSource::Timer(id) => self.timers.cancel(id),
+                EventSource::UserTask => {}
+            }
+        }
+    }
+
+    /// Disarm everything (the instance is stopping).
+    pub(crate) fn disarm_all(&mut self) {
+        for entry in self.armed.take_all() {
+            self.disarm(&entry);
+        }
+        self.timers.clear();
+        self.conditions.clear();
+    }
+
+    /// Drop what `track` holds armed: its activity's boundary events and its wait.
+    pub(crate) fn withdraw(&mut self, track: TrackId) {
+        self.unguard(track);
+        if let Some(wait) = self.armed.take(Holder::Track(track)) {
+            self.disarm(&wait);
+        }
+    }
+}

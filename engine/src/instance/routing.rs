@@ -1,0 +1,278 @@
+//! Moving tokens: one step of the loop places every token it moves — through
+//! gateways, into activities, to joins and ends — and then settles the joins and
+//! scopes that step may have decided. ARCHITECTURE.md, "The instance loop".
+
+use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
+
+use super::history::Happening;
+use super::outcome::{InstanceError, Outcome};
+use super::state::scopes::ROOT;
+use super::state::tracks::TrackId;
+use super::state::{Instance, Move};
+use super::track::panic_message;
+use crate::data::ProcessData;
+use crate::graph::{Condition, FlowIdx, NodeIdx, NodeKind};
+
+impl<D: ProcessData> Instance<D> {
+    /// One step of the loop: `act` puts tokens on flows, then they are settled. The
+    /// move buffer is reused from step to step, so a step allocates nothing for it.
+    pub(crate) fn step(&mut self, act: impl FnOnce(&mut Self, &mut VecDeque<Move>)) {
+        let mut moves = std::mem::take(&mut self.moves);
+        act(self, &mut moves);
+        self.settle(&mut moves);
+        moves.clear();
+        self.moves = moves;
+    }
+
+    /// Move tokens until every one rests at an activity, a join or an end; then
+    /// check the inclusive joins, and repeat while one fires.
+    pub(crate) fn settle(&mut self, moves: &mut VecDeque<Move>) {
+        loop {
+            // Depth first: a token runs on until it rests before its siblings move.
+            while let Some((track, flow)) = moves.pop_back() {
+                if self.outcome.is_some() {
+                    return;
+                }
+                self.enter(track, flow, moves);
+            }
+            if self.outcome.is_some() {
+                break;
+            }
+            if self.check_reachability_joins(moves) {
+                continue;
+            }
+            // Scopes with nothing left running complete; their tokens go on.
+            if self.scopes.is_empty() || !self.complete_scopes(moves) {
+                break;
+            }
+        }
+        if self.outcome.is_some() {
+            return;
+        }
+        if self.tracks.is_empty() {
+            // The process's scope completes: its event sub-processes go with it.
+            self.disarm_all();
+            self.outcome = Some(Box::new(Outcome::Completed(D::clone(&self.data))));
+        } else if self.tracks.active() == 0 && !self.event_armed() {
+            // Nothing works, no token waits for an event, and no event sub-process or
+            // boundary on a sub-process can still be triggered: the tokens at joins
+            // wait for ever.
+            let joins = self
+                .joins
+                .waiting()
+                .map(|node| self.process.nodes[node].id)
+                .collect();
+            self.fail(InstanceError::Deadlock { joins });
+        }
+    }
+
+    /// The token on `track` arrives at the target of `flow`.
+    pub(crate) fn enter(&mut self, track: TrackId, flow: FlowIdx, moves: &mut VecDeque<Move>) {
+        let process = self.process;
+        let at = process.flows[flow].target;
+        let node = &process.nodes[at];
+        // A token whose scope was cancelled earlier in this step moves no more.
+        let Some(slot) = self.tracks.get_mut(track) else {
+            return;
+        };
+        slot.at = at;
+        let scope = slot.scope;
+        if node.is_sync_join() {
+            match node.incoming.iter().position(|f| *f == flow) {
+                Some(slot) => self.arrive(track, at, slot, moves),
+                None => self.internal(at, "a flow's target does not list it as incoming"),
+            }
+            return;
+        }
+        match node.kind {
+            NodeKind::Task(handler) => self.run_task(track, at, handler, moves),
+            NodeKind::End => {
+                self.record(track, at, Happening::Ended);
+                self.remove_track(track);
+            }
+            NodeKind::Terminate => {
+                self.record(track, at, Happening::Terminated);
+                if scope == ROOT {
+                    self.remove_track(track);
+                    self.stop_all(Outcome::Terminated(D::clone(&self.data)));
+                } else {
+                    // Inside a sub-process: only its scope ends (ADR-006 §2.2).
+                    self.terminate_scope(track, scope);
+                }
+            }
+            NodeKind::SubProcess { start, .. } => self.enter_sub_process(track, at, start, moves),
+            NodeKind::Catch(_) | NodeKind::Receive(_) | NodeKind::User => {
+                self.park(track, at, &[at])
+            }
+            NodeKind::EventGate => {
+                let arms: Vec<NodeIdx> = node
+                    .outgoing
+                    .iter()
+                    .map(|&f| process.flows[f].target)
+                    .collect();
+                self.park(track, at, &arms);
+            }
+            NodeKind::Throw(ref throw) => match self.throw(track, at, throw) {
+                Ok(()) => self.split(track, at, moves),
+                Err(error) => self.fail(error),
+            },
+            NodeKind::ThrowEnd(ref throw) => match self.throw(track, at, throw) {
+                Ok(()) => {
+                    self.record(track, at, Happening::Ended);
+                    self.remove_track(track);
+                }
+                Err(error) => self.fail(error),
+            },
+            NodeKind::ErrorEnd { code } => {
+                // The error travels outward from this scope; the track is cancelled
+                // with the scope that catches it, or with the failing instance.
+                self.record(
+                    track,
+                    at,
+                    Happening::ErrorThrown {
+                        code: code.to_string(),
+                    },
+                );
+                self.throw_error(track, at, code.to_string(), String::new());
+            }
+            NodeKind::Escalate { code, end } => {
+                self.record(
+                    track,
+                    at,
+                    Happening::Escalated {
+                        code: code.to_string(),
+                    },
+                );
+                self.throw_escalation(track, at, code.to_string());
+                // An interrupting catcher took the token away; else (uncaught, which is
+                // no error, or caught beside it) it goes on or ends.
+                if self.outcome.is_some() || self.tracks.get(track).is_none() {
+                    return;
+                }
+                if end {
+                    self.record(track, at, Happening::Ended);
+                    self.remove_track(track);
+                } else {
+                    self.split(track, at, moves);
+                }
+            }
+            NodeKind::Start
+            | NodeKind::StartEvent(_)
+            | NodeKind::InstantiatingGate { .. }
+            | NodeKind::Boundary { .. }
+            | NodeKind::Link
+            | NodeKind::Exclusive
+            | NodeKind::Parallel
+            | NodeKind::Inclusive { .. }
+            | NodeKind::Complex { .. }
+            | NodeKind::EventSubStart { .. } => self.split(track, at, moves),
+            // No flow enters an event sub-process (`process!` rejects one).
+            NodeKind::EventSubProcess { .. } => {
+                self.internal(at, "a token entered an event sub-process along a flow")
+            }
+        }
+    }
+
+    /// Choose the outgoing flows of `node` by its kind and put the token on them: the
+    /// track continues on the first, a new track is forked for each other.
+    pub(crate) fn split(&mut self, track: TrackId, node: NodeIdx, moves: &mut VecDeque<Move>) {
+        let mut taken = std::mem::take(&mut self.taken);
+        taken.clear();
+        // One allocation for a wide split, not a doubling per flow.
+        taken.reserve(self.process.nodes[node].outgoing.len());
+        if let Err(error) = self.select_outgoing(node, &mut taken) {
+            return self.fail(error);
+        }
+        moves.reserve(taken.len());
+        let n = &self.process.nodes[node];
+        if matches!(
+            n.kind,
+            NodeKind::Exclusive
+                | NodeKind::Parallel
+                | NodeKind::Inclusive { .. }
+                | NodeKind::Complex { .. }
+        ) {
+            let to = taken
+                .iter()
+                .map(|f| self.process.nodes[self.process.flows[*f].target].id)
+                .collect();
+            self.record(track, node, Happening::Routed { to });
+        }
+        match taken.split_first() {
+            Some((&first, rest)) => {
+                // `moves` is a stack: push the forks last-first, then the continuing
+                // token, so tokens move in flow order.
+                self.tracks.reserve(rest.len());
+                let first_fork = self.tracks.next_id().0;
+                let scope = match rest {
+                    [] => ROOT,
+                    _ => self.scope_of(track),
+                };
+                for _ in rest {
+                    let fork = self.new_track(node, scope);
+                    self.record(fork, node, Happening::Spawned { from: track });
+                }
+                // Forks got consecutive ids, in flow order.
+                for (i, &flow) in rest.iter().enumerate().rev() {
+                    moves.push_back((TrackId(first_fork + i as u32), flow));
+                }
+                moves.push_back((track, first));
+            }
+            None => {
+                // No outgoing flow at all: `process!` lets only end events be here.
+                self.record(track, node, Happening::Ended);
+                self.remove_track(track);
+            }
+        }
+        self.taken = taken;
+    }
+
+    /// The flows a node's split takes (ADR-005 §2.2, §2.8, §2.9): exclusive takes the
+    /// first true condition in declared order, every other kind takes every true or
+    /// unconditional flow; with none, the default; with no default, an error.
+    pub(crate) fn select_outgoing(
+        &self,
+        node: NodeIdx,
+        taken: &mut Vec<FlowIdx>,
+    ) -> Result<(), InstanceError> {
+        let n = &self.process.nodes[node];
+        let exclusive = matches!(n.kind, NodeKind::Exclusive);
+        for &f in n.outgoing.iter().filter(|f| Some(**f) != n.default) {
+            if self.condition_holds(f)? {
+                taken.push(f);
+                if exclusive {
+                    break;
+                }
+            }
+        }
+        if taken.is_empty() {
+            match n.default {
+                Some(default) => taken.push(default),
+                None if n.outgoing.is_empty() => {}
+                None => return Err(InstanceError::NoFlowTaken { node: n.id }),
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn condition_holds(&self, flow: FlowIdx) -> Result<bool, InstanceError> {
+        let f = &self.process.flows[flow];
+        match f.condition {
+            None => Ok(true),
+            Some(condition) => {
+                self.evaluate(condition)
+                    .map_err(|message| InstanceError::ConditionPanicked {
+                        from: self.process.nodes[f.source].id,
+                        to: self.process.nodes[f.target].id,
+                        message,
+                    })
+            }
+        }
+    }
+
+    /// Evaluate a user's condition on the data; a panic becomes its message.
+    pub(crate) fn evaluate(&self, condition: Condition<D>) -> Result<bool, String> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| condition(&self.data))).map_err(panic_message)
+    }
+}

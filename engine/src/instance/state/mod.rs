@@ -1,0 +1,138 @@
+//! An instance's state: everything its loop owns, in one struct of plain parts.
+//!
+//! Each family of state is a type that keeps its own invariant, so the loop's rules
+//! (in the sibling modules of `instance`) cannot break it by forgetting a step:
+//! [`Tracks`](tracks::Tracks) keeps the count of active tracks with their states,
+//! [`Timers`](timers::Timers) keeps the loop's sleep on the earliest deadline,
+//! [`Armed`](armed::Armed) holds what is armed and for whom, [`Joins`](joins::Joins)
+//! the joins' arrivals, [`Scopes`](scopes::Scopes) the open scopes,
+//! [`Conditions`](conditions::Conditions) the armed conditional events. Only the loop
+//! touches any of it: no lock guards it (ARCHITECTURE.md, "The instance loop").
+//!
+//! State types depend on nothing of the loop; the loop's modules depend on them.
+
+pub(crate) mod armed;
+pub(crate) mod conditions;
+pub(crate) mod joins;
+pub(crate) mod scopes;
+pub(crate) mod timers;
+pub(crate) mod tracks;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use tokio::task::JoinSet;
+use tracing::trace;
+
+use crate::data::ProcessData;
+use crate::events::{Hub, Mailbox};
+use crate::graph::{FlowIdx, NodeIdx, Process};
+use crate::instance::history::{Happening, History};
+use crate::instance::input::Input;
+use crate::instance::intake::Intake;
+use crate::instance::outcome::Outcome;
+
+use armed::Armed;
+use conditions::Conditions;
+use joins::Joins;
+use scopes::Scopes;
+use timers::Timers;
+use tracks::{TrackId, Tracks};
+
+/// A token to move: on the track, across the flow.
+pub(crate) type Move = (TrackId, FlowIdx);
+
+/// How many task runs the loop starts inline per input before it hands ready work
+/// to tracks anyway, so a process that loops through always-ready handlers still
+/// lets the loop hear a cancel.
+pub(crate) const INLINE_BUDGET: u32 = 128;
+
+/// The state of one instance, owned by its loop.
+pub(crate) struct Instance<D: ProcessData> {
+    pub process: &'static Process<D>,
+    /// The committed process data; a task works on its own copy of a snapshot.
+    pub data: Arc<D>,
+    pub tracks: Tracks<D>,
+    pub joins: Joins,
+    pub scopes: Scopes,
+    /// Parked tracks' triggers, working activities' boundary events, open scopes'
+    /// event sub-process starts.
+    pub armed: Armed,
+    pub timers: Timers,
+    pub conditions: Conditions<D>,
+    pub history: History,
+    /// How the instance ended, once it has. Boxed: it holds the data and the error
+    /// inline, and the loop's future (a parked instance's memory) carries the field
+    /// from start to end.
+    pub outcome: Option<Box<Outcome<D>>>,
+
+    /// The loop's own intake; cloned for every track task and handle.
+    pub intake_tx: Intake<Input<D>>,
+    /// The tracks' tasks; dropping or shutting it down stops them all.
+    pub workers: JoinSet<()>,
+    /// The engine's event hub, and this instance's mailbox there (made on first need).
+    pub hub: Arc<Hub>,
+    pub mailbox: Option<Arc<dyn Mailbox>>,
+
+    /// Scratch buffers of a step, kept to avoid an allocation per step.
+    pub moves: VecDeque<Move>,
+    pub taken: Vec<FlowIdx>,
+    /// Task runs the loop may still start inline while handling the current input.
+    pub inline_budget: u32,
+}
+
+impl<D: ProcessData> Instance<D> {
+    pub fn new(
+        process: &'static Process<D>,
+        data: D,
+        history: bool,
+        intake_tx: Intake<Input<D>>,
+        hub: Arc<Hub>,
+    ) -> Self {
+        Self {
+            process,
+            data: Arc::new(data),
+            // Room for the first track and the first two steps (start, then a wait or
+            // a task): what an instance parked at its first catch keeps. A history that
+            // outgrows that makes room for two steps per node (8 to 64): fewer
+            // regrowths for a short run, little idle room for an instance that waits
+            // deeper in (README, "Performance": the history's first growth).
+            tracks: Tracks::with_capacity(1),
+            joins: Joins::default(),
+            scopes: Scopes::default(),
+            armed: Armed::default(),
+            timers: Timers::default(),
+            conditions: Conditions::default(),
+            history: if history {
+                History::with_capacity(2, (2 * process.nodes.len()).clamp(8, 64))
+            } else {
+                History::off()
+            },
+            outcome: None,
+            intake_tx,
+            workers: JoinSet::new(),
+            hub,
+            mailbox: None,
+            moves: VecDeque::new(),
+            taken: Vec::new(),
+            inline_budget: INLINE_BUDGET,
+        }
+    }
+
+    /// A new track at `at` in `scope`.
+    pub fn new_track(&mut self, at: NodeIdx, scope: scopes::ScopeId) -> TrackId {
+        self.tracks.add(at, scope)
+    }
+
+    /// The scope `track` runs in; the process's for a track that is gone.
+    pub fn scope_of(&self, track: TrackId) -> scopes::ScopeId {
+        self.tracks.get(track).map_or(scopes::ROOT, |t| t.scope)
+    }
+
+    /// Append to the history; every step is also a trace event carrying the node id.
+    pub fn record(&mut self, track: TrackId, node: NodeIdx, what: Happening) {
+        let node = self.process.nodes[node].id;
+        trace!(track = %track, node, ?what, "step");
+        self.history.push(track, node, what);
+    }
+}

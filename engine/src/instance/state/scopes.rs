@@ -1,0 +1,165 @@
+//! The open scopes of an instance: the process itself, every running embedded
+//! sub-process and every running event sub-process.
+//!
+//! The process's own scope ([`ROOT`]) is implicit: an instance with no sub-process
+//! keeps an empty list (no allocation). Nested scopes are kept in opening order, so a
+//! scope's children always come after it.
+
+use crate::graph::NodeIdx;
+use crate::instance::state::tracks::TrackId;
+
+/// Identifies a scope instance within its instance; the process's own is [`ROOT`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct ScopeId(pub u32);
+
+/// The process's scope: open from the instance's start to its end.
+pub(crate) const ROOT: ScopeId = ScopeId(0);
+
+/// One open scope.
+pub(crate) struct ScopeSlot {
+    pub id: ScopeId,
+    /// The sub-process or event sub-process it runs; `None` for the process.
+    pub node: Option<NodeIdx>,
+    pub parent: Option<ScopeId>,
+    /// An embedded sub-process's token, waiting at its node in the parent scope.
+    pub owner: Option<TrackId>,
+    /// An interrupting event sub-process took over: the scope starts nothing else.
+    pub interrupted: bool,
+}
+
+impl ScopeSlot {
+    /// A running event sub-process (it has a node but no waiting token).
+    pub fn is_event_sub(&self) -> bool {
+        self.node.is_some() && self.owner.is_none()
+    }
+}
+
+/// The process's own scope as a slot; its `interrupted` flag lives in [`Scopes`].
+const ROOT_SLOT: ScopeSlot = ScopeSlot {
+    id: ROOT,
+    node: None,
+    parent: None,
+    owner: None,
+    interrupted: false,
+};
+
+const ROOT_INTERRUPTED: ScopeSlot = ScopeSlot {
+    interrupted: true,
+    ..ROOT_SLOT
+};
+
+/// The open scopes.
+#[derive(Default)]
+pub(crate) struct Scopes {
+    nested: Vec<ScopeSlot>,
+    last: u32,
+    /// An interrupting event sub-process took the process's own scope over.
+    root_interrupted: bool,
+}
+
+impl Scopes {
+    /// Open a scope running `node` inside `parent`; `parent == None` opens the
+    /// process's own scope, which is always [`ROOT`].
+    pub fn open(
+        &mut self,
+        node: Option<NodeIdx>,
+        parent: Option<ScopeId>,
+        owner: Option<TrackId>,
+    ) -> ScopeId {
+        if parent.is_none() {
+            return ROOT;
+        }
+        self.last += 1;
+        let id = ScopeId(self.last);
+        // Few scopes are open at a time: grow one slot at a time.
+        self.nested.reserve_exact(1);
+        self.nested.push(ScopeSlot {
+            id,
+            node,
+            parent,
+            owner,
+            interrupted: false,
+        });
+        id
+    }
+
+    pub fn close(&mut self, id: ScopeId) {
+        self.nested.retain(|s| s.id != id);
+    }
+
+    pub fn get(&self, id: ScopeId) -> Option<&ScopeSlot> {
+        match id {
+            ROOT if self.root_interrupted => Some(&ROOT_INTERRUPTED),
+            ROOT => Some(&ROOT_SLOT),
+            _ => self.nested.iter().find(|s| s.id == id),
+        }
+    }
+
+    /// An interrupting event sub-process took `id` over.
+    pub fn interrupt(&mut self, id: ScopeId) {
+        if id == ROOT {
+            self.root_interrupted = true;
+        } else if let Some(slot) = self.nested.iter_mut().find(|s| s.id == id) {
+            slot.interrupted = true;
+        }
+    }
+
+    pub fn is_interrupted(&self, id: ScopeId) -> bool {
+        self.get(id).is_none_or(|s| s.interrupted)
+    }
+
+    /// Whether scope `inner` is `outer` or lies (transitively) inside it.
+    pub fn within(&self, inner: ScopeId, outer: ScopeId) -> bool {
+        let mut at = Some(inner);
+        while let Some(s) = at {
+            if s == outer {
+                return true;
+            }
+            at = self.get(s).and_then(|slot| slot.parent);
+        }
+        false
+    }
+
+    /// The scope the sub-process token `owner` waits for.
+    pub fn owned_by(&self, owner: TrackId) -> Option<ScopeId> {
+        self.nested
+            .iter()
+            .find(|s| s.owner == Some(owner))
+            .map(|s| s.id)
+    }
+
+    /// Whether any scope is open inside `id`.
+    pub fn has_children(&self, id: ScopeId) -> bool {
+        self.nested.iter().any(|s| s.parent == Some(id))
+    }
+
+    /// Whether no scope but the process's is open.
+    pub fn is_empty(&self) -> bool {
+        self.nested.is_empty()
+    }
+
+    /// The nested scopes, in opening order.
+    pub fn nested(&self) -> &[ScopeSlot] {
+        &self.nested
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_nest_and_close() {
+        let mut scopes = Scopes::default();
+        assert_eq!(scopes.open(None, None, None), ROOT);
+        let a = scopes.open(Some(3), Some(ROOT), Some(TrackId(0)));
+        let b = scopes.open(Some(5), Some(a), None);
+        assert!(scopes.within(b, ROOT) && scopes.within(b, a) && !scopes.within(a, b));
+        assert_eq!(scopes.owned_by(TrackId(0)), Some(a));
+        assert!(scopes.has_children(a) && scopes.get(b).unwrap().is_event_sub());
+        scopes.interrupt(ROOT);
+        assert!(scopes.is_interrupted(ROOT) && !scopes.is_interrupted(a));
+        scopes.close(b);
+        assert!(!scopes.has_children(a) && scopes.is_interrupted(b));
+    }
+}

@@ -1,0 +1,200 @@
+//! The live tracks of an instance: where each token is, what it is doing there, and
+//! how many of them can still move.
+//!
+//! [`Tracks`] keeps the count of *active* tracks — working at an activity or parked
+//! for an event — in step with their states: every state change goes through
+//! [`Tracks::set_state`], every removal through [`Tracks::remove`], so the count
+//! cannot drift from the slots (the loop's deadlock test reads it).
+
+use std::fmt;
+
+use tokio::task::AbortHandle;
+
+use crate::graph::NodeIdx;
+use crate::instance::park::ParkSender;
+use crate::instance::state::scopes::ScopeId;
+
+/// Identifies a track (a token's thread of execution) within one instance. Track 0
+/// is the one that left the start event; forks create higher numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TrackId(pub u32);
+
+impl fmt::Display for TrackId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "t{}", self.0)
+    }
+}
+
+/// Where a live track is in its life at its node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TrackState {
+    /// Being moved by the loop (only within one loop step).
+    Moving,
+    /// Running the activity at its node (inline on the loop or on its task), or
+    /// applying a delivered event there.
+    Working,
+    /// Parked on its channel, waiting for an event (a catch, a receive or user task,
+    /// an event-based gateway).
+    Parked,
+    /// Parked at the synchronising join at its node.
+    AtJoin,
+    /// At an embedded sub-process, waiting for the scope it runs to complete.
+    InScope,
+}
+
+impl TrackState {
+    /// Whether a track in this state can still move without another token's help:
+    /// its work will report, or an event can come for it.
+    fn is_active(self) -> bool {
+        matches!(self, TrackState::Working | TrackState::Parked)
+    }
+}
+
+/// The loop's record of one live track, built only from what the loop did and what
+/// the track reported (never by reading a live track).
+pub(crate) struct TrackSlot<D> {
+    pub id: TrackId,
+    pub at: NodeIdx,
+    /// The scope the track runs in.
+    pub scope: ScopeId,
+    state: TrackState,
+    /// The loop's end of the track's park channel; `None` until its work first has
+    /// to wait (a track whose work is always ready never needs a task).
+    pub park: Option<ParkSender<D>>,
+    /// The track's task, to stop it when an interrupting boundary drops its work.
+    pub task: Option<AbortHandle>,
+}
+
+/// The live tracks. Few at a time, so a vector beats a map.
+pub(crate) struct Tracks<D> {
+    slots: Vec<TrackSlot<D>>,
+    /// Tracks in an active state ([`TrackState::is_active`]).
+    active: usize,
+    next: u32,
+}
+
+impl<D> Tracks<D> {
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self {
+            slots: Vec::with_capacity(capacity),
+            active: 0,
+            next: 0,
+        }
+    }
+
+    /// A new track at `at` in `scope`, being moved.
+    pub fn add(&mut self, at: NodeIdx, scope: ScopeId) -> TrackId {
+        let id = TrackId(self.next);
+        self.next += 1;
+        self.slots.push(TrackSlot {
+            id,
+            at,
+            scope,
+            state: TrackState::Moving,
+            park: None,
+            task: None,
+        });
+        id
+    }
+
+    /// The id the next [`add`](Self::add) gives.
+    pub fn next_id(&self) -> TrackId {
+        TrackId(self.next)
+    }
+
+    pub fn reserve(&mut self, additional: usize) {
+        self.slots.reserve(additional);
+    }
+
+    pub fn get(&self, id: TrackId) -> Option<&TrackSlot<D>> {
+        self.slots.iter().find(|s| s.id == id)
+    }
+
+    /// A track's slot, to move it or reach its channel; its state changes only
+    /// through [`set_state`](Self::set_state).
+    pub fn get_mut(&mut self, id: TrackId) -> Option<&mut TrackSlot<D>> {
+        self.slots.iter_mut().find(|s| s.id == id)
+    }
+
+    /// Put a live track in `state`, keeping the active count; `false` if it is gone.
+    pub fn set_state(&mut self, id: TrackId, state: TrackState) -> bool {
+        let Some(slot) = self.slots.iter_mut().find(|s| s.id == id) else {
+            return false;
+        };
+        match (slot.state.is_active(), state.is_active()) {
+            (false, true) => self.active += 1,
+            (true, false) => self.active -= 1,
+            _ => {}
+        }
+        slot.state = state;
+        true
+    }
+
+    /// Whether `id` is live, at `node`, in `state`.
+    pub fn is_at(&self, id: TrackId, node: NodeIdx, state: TrackState) -> bool {
+        self.get(id)
+            .is_some_and(|s| s.at == node && s.state == state)
+    }
+
+    /// Remove a track. Dropping its slot drops its park channel's sender: a parked
+    /// track wakes to a closed channel and ends; a track still running a handler
+    /// (its activity was interrupted) is aborted at the handler's next await.
+    pub fn remove(&mut self, id: TrackId) -> Option<TrackSlot<D>> {
+        let i = self.slots.iter().position(|s| s.id == id)?;
+        let slot = self.slots.swap_remove(i);
+        if slot.state.is_active() {
+            self.active -= 1;
+        }
+        if let Some(task) = &slot.task {
+            task.abort();
+        }
+        Some(slot)
+    }
+
+    /// Take every track out (the instance is stopping).
+    pub fn take_all(&mut self) -> Vec<TrackSlot<D>> {
+        self.active = 0;
+        std::mem::take(&mut self.slots)
+    }
+
+    /// Tracks that are working or parked for an event.
+    pub fn active(&self) -> usize {
+        self.active
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &TrackSlot<D>> {
+        self.slots.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::instance::state::scopes::ROOT;
+
+    #[test]
+    fn the_active_count_follows_every_state_change_and_removal() {
+        let mut tracks = Tracks::<()>::with_capacity(1);
+        let a = tracks.add(0, ROOT);
+        let b = tracks.add(1, ROOT);
+        assert_eq!(tracks.active(), 0);
+        assert!(tracks.set_state(a, TrackState::Working));
+        assert!(tracks.set_state(b, TrackState::Parked));
+        assert_eq!(tracks.active(), 2);
+        // Working -> Parked stays active; -> AtJoin does not.
+        assert!(tracks.set_state(a, TrackState::Parked));
+        assert_eq!(tracks.active(), 2);
+        assert!(tracks.set_state(a, TrackState::AtJoin));
+        assert_eq!(tracks.active(), 1);
+        assert!(tracks.remove(b).is_some());
+        assert_eq!(tracks.active(), 0);
+        assert!(tracks.remove(a).is_some());
+        assert!(!tracks.set_state(a, TrackState::Working));
+        assert_eq!(tracks.active(), 0);
+        assert_eq!(tracks.next_id(), TrackId(2));
+    }
+}

@@ -1,0 +1,233 @@
+//! Running activities: a task's handler runs on the loop until it first has to wait
+//! (ready work is committed and routed with no hop and no spawn); waiting work goes to
+//! the track's own task. What the handler returns is committed, raised or failed here.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::task::Poll;
+
+use tracing::{debug, info_span, warn, Instrument};
+
+use super::history::Happening;
+use super::outcome::InstanceError;
+use super::park::{Instruction, ParkSender};
+use super::state::tracks::{TrackId, TrackState};
+use super::state::{Instance, Move};
+use super::track;
+use crate::data::ProcessData;
+use crate::graph::{NodeIdx, NodeKind, TaskHandler, TaskRun};
+
+impl<D: ProcessData> Instance<D> {
+    /// Start the task at `node` on the track: its handler runs on the loop until it
+    /// first has to wait; ready work is committed and routed on the spot, waiting
+    /// work goes on to the track's own task.
+    pub(crate) fn run_task(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        handler: TaskHandler<D>,
+        moves: &mut VecDeque<Move>,
+    ) {
+        self.record(track, node, Happening::TaskStarted);
+        if !self.tracks.set_state(track, TrackState::Working) {
+            return self.internal(node, "a task started on a track that is gone");
+        }
+        self.guard(track, node);
+        // A conditional boundary true at the start fires before the handler runs; an
+        // interrupting one takes the token away (the track is gone then).
+        self.fire_due();
+        if self.outcome.is_some() || self.tracks.get(track).is_none_or(|s| s.at != node) {
+            return;
+        }
+        let base = Arc::clone(&self.data);
+        let mut run = handler(D::clone(&base));
+        if self.inline_budget > 0 {
+            self.inline_budget -= 1;
+            // The handler's own events belong to its track, inline as on its task.
+            // The loop runs inside the instance's span: it is the current one here.
+            let span = info_span!("track", track = track.0, node = self.process.nodes[node].id);
+            let polled = span.in_scope(|| track::poll_once(&mut run));
+            match polled {
+                Ok(Poll::Ready((edited, result))) => {
+                    return self.task_done(track, node, base, edited, result, moves)
+                }
+                Ok(Poll::Pending) => {}
+                Err(message) => return self.task_panicked(track, node, message),
+            }
+        }
+        self.hand_to_track(track, node, base, run);
+    }
+
+    /// Give a started task run to the track's task.
+    pub(crate) fn hand_to_track(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        base: Arc<D>,
+        run: TaskRun<D>,
+    ) {
+        self.send_to_track(track, node, Instruction::Finish { node, base, run });
+    }
+
+    /// The track's park channel, spawning its task on first need: from then on the
+    /// task waits on the channel for the loop's next instruction.
+    pub(crate) fn park_sender(&mut self, track: TrackId) -> Option<&mut ParkSender<D>> {
+        let intake = &self.intake_tx;
+        let workers = &mut self.workers;
+        let slot = self.tracks.get_mut(track)?;
+        let task = &mut slot.task;
+        Some(slot.park.get_or_insert_with(|| {
+            let (tx, rx) = ParkSender::new();
+            let span = info_span!("track", track = track.0);
+            *task = Some(workers.spawn(track::run(track, rx, intake.clone()).instrument(span)));
+            tx
+        }))
+    }
+
+    /// Send the track an instruction: the loop is the only sender on its channel.
+    pub(crate) fn send_to_track(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        instruction: Instruction<D>,
+    ) {
+        let sent = self
+            .park_sender(track)
+            .is_some_and(|park| park.send(instruction));
+        if !sent {
+            // Unreachable while the track lives; fail loudly rather than leave the
+            // token stranded.
+            self.internal(node, "a track's park channel was closed");
+        }
+    }
+
+    /// A task's handler returned: commit its copy on `Ok` and move on, fail on `Err`.
+    pub(crate) fn task_done(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        base: Arc<D>,
+        edited: D,
+        result: Result<(), crate::TaskError>,
+        moves: &mut VecDeque<Move>,
+    ) {
+        if self.tracks.get(track).is_none() {
+            return;
+        }
+        if !self.tracks.is_at(track, node, TrackState::Working) {
+            return self.internal(
+                node,
+                "a task finished on a track that was not working at it",
+            );
+        }
+        self.tracks.set_state(track, TrackState::Moving);
+        let id = self.process.nodes[node].id;
+        // The activity ended: its boundary events go with it.
+        self.unguard(track);
+        let result = match result {
+            Err(crate::TaskError::Bpmn { code, message }) => {
+                return self.bpmn_error(track, node, code, message)
+            }
+            Err(crate::TaskError::Escalation { code }) => {
+                match self.escalation(track, node, code) {
+                    // Caught by an interrupting boundary: the activity is over.
+                    true => return,
+                    // Uncaught, or caught by a non-interrupting one: the task completes.
+                    false => Ok(()),
+                }
+            }
+            other => other,
+        };
+        match result {
+            Ok(()) => {
+                let changed = self.commit(&base, edited);
+                debug!(track = %track, node = id, ?changed, "task completed");
+                let names = changed.names().collect();
+                let what = match self.process.nodes[node].kind {
+                    NodeKind::Catch(_)
+                    | NodeKind::Boundary { .. }
+                    | NodeKind::StartEvent(_)
+                    | NodeKind::EventSubStart { .. } => Happening::Caught { changed: names },
+                    _ => Happening::Completed { changed: names },
+                };
+                self.record(track, node, what);
+                self.split(track, node, moves);
+                if !changed.is_empty() {
+                    self.recheck_conditions(&changed);
+                }
+            }
+            Err(error) => {
+                let message = error.to_string();
+                warn!(track = %track, node = id, %message, "task failed");
+                self.record(
+                    track,
+                    node,
+                    Happening::Failed {
+                        message: message.clone(),
+                    },
+                );
+                self.fail(InstanceError::TaskFailed { node: id, message });
+            }
+        }
+    }
+
+    /// Commit a task's copy: a three-way merge when others committed since the task
+    /// took its snapshot, a plain diff otherwise (the common, clone-free case).
+    pub(crate) fn commit(&mut self, base: &Arc<D>, edited: D) -> crate::ChangedFields {
+        if Arc::ptr_eq(base, &self.data) {
+            let changed = self.data.diff(&edited);
+            if !changed.is_empty() {
+                self.data = Arc::new(edited);
+            }
+            changed
+        } else {
+            Arc::make_mut(&mut self.data).merge(base, edited)
+        }
+    }
+
+    /// A handler returned a BPMN error: it goes to its nearest catcher — an error
+    /// boundary on the task, else outward through the scopes.
+    pub(crate) fn bpmn_error(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        code: String,
+        message: String,
+    ) {
+        self.record(track, node, Happening::ErrorThrown { code: code.clone() });
+        self.throw_error(track, node, code, message);
+    }
+
+    /// A handler raised an escalation. Returns whether an interrupting catcher took
+    /// the token away; otherwise the task completes (a non-interrupting catcher also
+    /// starts a token; an uncaught escalation is no error).
+    pub(crate) fn escalation(&mut self, track: TrackId, node: NodeIdx, code: String) -> bool {
+        self.record(track, node, Happening::Escalated { code: code.clone() });
+        self.throw_escalation(track, node, code);
+        self.tracks.get(track).is_none()
+    }
+
+    pub(crate) fn task_panicked(&mut self, track: TrackId, node: NodeIdx, message: String) {
+        let id = self.process.nodes[node].id;
+        warn!(track = %track, node = id, %message, "task panicked");
+        self.record(
+            track,
+            node,
+            Happening::Failed {
+                message: message.clone(),
+            },
+        );
+        self.fail(InstanceError::TaskPanicked { node: id, message });
+    }
+
+    /// The track ends here: its park channel closes (a parked track wakes and
+    /// ends), a handler still running is aborted at its next await.
+    pub(crate) fn remove_track(&mut self, track: TrackId) {
+        self.tracks.remove(track);
+    }
+
+    /// Whether `track` is live and working at `node` (a report about it is current).
+    pub(crate) fn working_at(&self, track: TrackId, node: NodeIdx) -> bool {
+        self.tracks.is_at(track, node, TrackState::Working)
+    }
+}

@@ -1,0 +1,112 @@
+//! User tasks worked from outside through the instance's handle: listing open work,
+//! completing it, failing it, raising an error or escalation from it.
+
+use tracing::warn;
+
+use super::handle::{OpenWork, WorkError};
+use super::history::Happening;
+use super::input::{Raised, WorkUpdate};
+use super::outcome::InstanceError;
+use super::park::Apply;
+use super::state::armed::{EventSource, Holder};
+use super::state::tracks::TrackId;
+use super::state::Instance;
+use crate::data::ProcessData;
+
+impl<D: ProcessData> Instance<D> {
+    pub(crate) fn open_work(&self) -> Vec<OpenWork> {
+        self.armed
+            .iter()
+            .filter_map(|p| match p.holder {
+                Holder::Track(track)
+                    if p.waits.iter().any(|w| w.source == EventSource::UserTask) =>
+                {
+                    Some(OpenWork {
+                        node: self.process.nodes[p.at].id,
+                        track,
+                    })
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The earliest parked user task called `node`.
+    pub(crate) fn find_work(&self, node: &str) -> Option<(usize, TrackId)> {
+        let mut found: Vec<(usize, TrackId)> = self
+            .armed
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match p.holder {
+                Holder::Track(track)
+                    if self.process.nodes[p.at].id == node
+                        && p.waits.iter().any(|w| w.source == EventSource::UserTask) =>
+                {
+                    Some((i, track))
+                }
+                _ => None,
+            })
+            .collect();
+        found.sort_by_key(|(_, track)| *track);
+        found.first().copied()
+    }
+
+    pub(crate) fn complete_work(
+        &mut self,
+        node: &str,
+        update: WorkUpdate<D>,
+    ) -> Result<(), WorkError> {
+        let (p, track) = self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
+            node: node.to_string(),
+        })?;
+        let parked = self.armed.remove(p);
+        let apply: Apply<D> = Box::new(move |data: &mut D| {
+            update(data);
+            Ok(())
+        });
+        self.deliver(track, parked.at, parked.at, Some(apply));
+        Ok(())
+    }
+
+    /// The user task `node` raises an error or an escalation: its
+    /// own boundary catches it first, then the scopes around it.
+    pub(crate) fn raise_from_work(&mut self, node: &str, raised: Raised) -> Result<(), WorkError> {
+        let (p, track) = self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
+            node: node.to_string(),
+        })?;
+        let at = self.armed.entry(p).at;
+        match raised {
+            Raised::Error { code, message } => {
+                self.record(track, at, Happening::ErrorThrown { code: code.clone() });
+                // The user task's work ends with the error, caught or not.
+                let wait = self.armed.remove(p);
+                self.disarm(&wait);
+                self.throw_error(track, at, code, message);
+            }
+            Raised::Escalation { code } => {
+                // Caught beside it, or not at all, the user task stays open.
+                self.record(track, at, Happening::Escalated { code: code.clone() });
+                self.throw_escalation(track, at, code);
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn fail_work(&mut self, node: &str, message: String) -> Result<(), WorkError> {
+        let (p, track) = self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
+            node: node.to_string(),
+        })?;
+        let parked = self.armed.remove(p);
+        let id = self.process.nodes[parked.at].id;
+        warn!(track = %track, node = id, %message, "user task failed");
+        self.record(
+            track,
+            parked.at,
+            Happening::Failed {
+                message: message.clone(),
+            },
+        );
+        self.fail(InstanceError::TaskFailed { node: id, message });
+        Ok(())
+    }
+}
