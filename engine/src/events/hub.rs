@@ -52,6 +52,13 @@ pub(crate) trait Starter: Send + Sync {
     fn offer_signal(&self, payload: Payload) -> Offer;
 }
 
+/// What starts a deployed process's instance through the hub.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StartTrigger {
+    Message,
+    Signal,
+}
+
 /// A starter's answer to a trigger.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Offer {
@@ -227,21 +234,20 @@ impl Hub {
         sub
     }
 
-    /// Register a deployed process's message (or signal) start event.
-    pub fn add_starter(&self, message: bool, name: &str, starter: Arc<dyn Starter>) -> SubId {
+    /// Register a deployed process's message or signal start event.
+    pub fn add_starter(&self, on: StartTrigger, name: &str, starter: Arc<dyn Starter>) -> SubId {
         let mut state = self.lock();
         let sub = state.next_id();
         let name: Arc<str> = name.into();
-        let (starters, place) = if message {
-            (
+        let (starters, place) = match on {
+            StartTrigger::Message => (
                 &mut state.message_starters,
                 Place::MessageStarter(name.clone()),
-            )
-        } else {
-            (
+            ),
+            StartTrigger::Signal => (
                 &mut state.signal_starters,
                 Place::SignalStarter(name.clone()),
-            )
+            ),
         };
         starters.entry(name).or_default().push((sub, starter));
         state.subs.insert(sub, place);
