@@ -3,8 +3,10 @@
 //! functions, and the OR-joins' reachability masks.
 //!
 //! - [`fns`]: the user's code as plain fns, each named once;
-//! - [`nodes`]: the node table, one function per family of nodes.
+//! - [`nodes`]: the node table, one function per family of nodes;
+//! - [`fingerprint`]: the model's stable hash, for the durable store.
 
+mod fingerprint;
 mod fns;
 mod nodes;
 
@@ -43,14 +45,15 @@ pub fn process(model: &Model, graph: Graph) -> TokenStream {
     let body = match graph {
         Graph::Full => {
             let tables = tables(model);
+            let fingerprint = fingerprint::of(model);
             quote! {
                 #(#fns)*
-                ::thresh::Process { name: #name_str, doc: #doc, #tables }
+                ::thresh::Process { name: #name_str, doc: #doc, fingerprint: #fingerprint, #tables }
             }
         }
         Graph::Empty => quote! {
             #(#[allow(dead_code)] #fns)*
-            ::thresh::Process { name: #name_str, doc: #doc, nodes: &[], flows: &[], starts: &[], event_subs: &[] }
+            ::thresh::Process { name: #name_str, doc: #doc, fingerprint: 0, nodes: &[], flows: &[], starts: &[], event_subs: &[] }
         },
     };
     quote! {
