@@ -38,6 +38,9 @@ pub struct Process<D: 'static> {
     pub name: &'static str,
     #[doc(hidden)]
     pub doc: &'static str,
+    /// See [`Process::fingerprint`].
+    #[doc(hidden)]
+    pub fingerprint: u64,
     #[doc(hidden)]
     pub nodes: &'static [Node<D>],
     #[doc(hidden)]
@@ -302,6 +305,56 @@ impl<D> Process<D> {
     /// The process's doc comment.
     pub fn doc(&self) -> &'static str {
         self.doc
+    }
+
+    /// The model's fingerprint: a 64-bit hash that `process!` computes at compile
+    /// time from the model — the process's name, every node (id, scope, kind, the
+    /// kind's parameters, its event's names, codes, timer and condition text) and every
+    /// flow (ends, condition text, default), in declaration order. It leaves out what
+    /// is code rather than model: task handlers, message keys, `apply` and `payload`
+    /// mappings; and doc comments. The hash is thresh's own (FNV-1a over a fixed
+    /// encoding), so it does not change with the Rust version or the platform.
+    ///
+    /// A durable store keeps it beside each instance and never resumes an instance
+    /// under a model with another fingerprint; changing a handler's body keeps it.
+    ///
+    /// ```
+    /// use thresh::ProcessData;
+    ///
+    /// #[derive(Clone, Debug, Default, ProcessData)]
+    /// pub struct Order {
+    ///     pub total: u64,
+    /// }
+    ///
+    /// mod v1 {
+    ///     thresh::process! {
+    ///         pub ORDER: super::Order {
+    ///             start received;
+    ///             task price = |o| async move { o.total = 10; Ok(()) };
+    ///             end done;
+    ///             received -> price -> done;
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// mod v2 {
+    ///     // Only the handler's body differs: the same model.
+    ///     thresh::process! {
+    ///         pub ORDER: super::Order {
+    ///             start received;
+    ///             task price = |o| async move { o.total = 12; Ok(()) };
+    ///             end done;
+    ///             received -> price -> done;
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// fn main() {
+    ///     assert_eq!(v1::ORDER.fingerprint(), v2::ORDER.fingerprint());
+    /// }
+    /// ```
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
     }
 
     /// All nodes, in declaration order.

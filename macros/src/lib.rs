@@ -44,9 +44,13 @@ fn expand_process(ast: &parse::ProcessAst) -> proc_macro2::TokenStream {
     let errors = ctx.finish();
     // Emit the graph even with errors, so rustc and rust-analyzer see the static and
     // do not pile secondary errors ("cannot find value ORDER") on the real ones.
-    let graph = emit::process(&model, errors.is_some());
+    let graph = match errors {
+        Some(_) => emit::Graph::Empty,
+        None => emit::Graph::Full,
+    };
+    let item = emit::process(&model, graph);
     let errors = errors.map(|e| e.to_compile_error());
-    quote::quote!(#graph #errors)
+    quote::quote!(#item #errors)
 }
 
 /// Derive `thresh::ProcessData`: field-level change detection and three-way merge.

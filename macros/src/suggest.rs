@@ -11,6 +11,19 @@ pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .map(|(_, c)| c)
 }
 
+/// "did you mean `x`?" — the question a hint asks about `x`.
+pub fn did_you_mean(x: &str) -> String {
+    format!("did you mean `{x}`?")
+}
+
+/// "did you mean `x`? " for the candidate `x` nearest `name`, ready to open a
+/// sentence; empty when no candidate is near.
+pub fn hint<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    nearest(name, candidates)
+        .map(|x| format!("{} ", did_you_mean(x)))
+        .unwrap_or_default()
+}
+
 /// Levenshtein distance over chars.
 fn distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
@@ -37,5 +50,7 @@ mod tests {
         assert_eq!(super::nearest("chek_stock", names), Some("check_stock"));
         assert_eq!(super::nearest("shiped", names), Some("shipped"));
         assert_eq!(super::nearest("zebra", names), None);
+        assert_eq!(super::hint("pak", names), "did you mean `pack`? ");
+        assert_eq!(super::hint("zebra", names), "");
     }
 }

@@ -80,9 +80,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
                     );
                 } else if !sources.iter().any(|s| required == s) {
                     let hint =
-                        suggest::nearest(&required.to_string(), sources.iter().map(String::as_str))
-                            .map(|s| format!("did you mean `{s}`? "))
-                            .unwrap_or_default();
+                        suggest::hint(&required.to_string(), sources.iter().map(String::as_str));
                     ctx.error(
                         required,
                         format!(

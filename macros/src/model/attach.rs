@@ -70,7 +70,7 @@ pub(super) fn boundaries(ctx: &Ctx, ast: &ProcessAst, nodes: &mut [Node]) {
                 None => {
                     let names: Vec<String> = nodes.iter().map(|n| n.id.to_string()).collect();
                     let hint = suggest::nearest(&activity.to_string(), names.iter().map(String::as_str))
-                        .map(|n| format!("did you mean `{n}`?"))
+                        .map(suggest::did_you_mean)
                         .unwrap_or_else(|| format!("attach it to a task, receive task or user task of this process, e.g. `task {activity} = handler;`"));
                     ctx.error(
                         activity,

@@ -237,9 +237,7 @@ fn boundary(ctx: &Ctx, decl: &NodeAst) -> Option<Kind> {
                 ),
                 Some(spec) => {
                     let known = ["timer", "message", "signal", "condition", "error", "escalation"];
-                    let hint = suggest::nearest(&spec.name.to_string(), known)
-                        .map(|k| format!("did you mean `{k}`? "))
-                        .unwrap_or_default();
+                    let hint = suggest::hint(&spec.name.to_string(), known);
                     ctx.error(
                         &spec.name,
                         format!("unknown event `{}`; {hint}a boundary event catches {events}, e.g. {example}", spec.name),
@@ -303,9 +301,7 @@ fn catch_or_throw(ctx: &Ctx, decl: &NodeAst) -> Option<Kind> {
                             ),
                         ),
                         Some(spec) => {
-                            let hint = suggest::nearest(&spec.name.to_string(), known.iter().copied())
-                                .map(|k| format!("did you mean `{k}`? "))
-                                .unwrap_or_default();
+                            let hint = suggest::hint(&spec.name.to_string(), known.iter().copied());
                             ctx.error(
                                 &spec.name,
                                 format!("unknown event `{}`; {hint}`{keyword} {id}` needs {what}: {example}", spec.name),
@@ -327,9 +323,7 @@ fn catch_or_throw(ctx: &Ctx, decl: &NodeAst) -> Option<Kind> {
 /// An unknown element keyword: the nearest known one, and every one.
 fn unknown(ctx: &Ctx, decl: &NodeAst) {
     let keyword = decl.keyword.to_string();
-    let hint = suggest::nearest(&keyword, ELEMENTS.iter().copied())
-        .map(|k| format!("did you mean `{k}`? "))
-        .unwrap_or_default();
+    let hint = suggest::hint(&keyword, ELEMENTS.iter().copied());
     ctx.error(
         &decl.keyword,
         format!(
@@ -469,9 +463,7 @@ fn event_sub_start(ctx: &Ctx, decl: &NodeAst) -> Option<Kind> {
                 "error",
                 "escalation",
             ];
-            let hint = suggest::nearest(other, known)
-                .map(|k| format!("did you mean `{k}`? "))
-                .unwrap_or_default();
+            let hint = suggest::hint(other, known);
             ctx.error(
                 &decl.spec.as_ref().expect("matched").name,
                 format!("an event sub-process cannot start on `{other}`; {hint}it starts on {triggers}, e.g. {example}"),
@@ -521,9 +513,7 @@ pub(super) fn activation_of(ctx: &Ctx, decl: &NodeAst, kind: Kind) -> Vec<Activa
     specs
         .map(|spec| {
             if spec.name != ACTIVATE {
-                let hint = suggest::nearest(&spec.name.to_string(), ["activate"])
-                    .map(|s| format!("did you mean `{s}`? "))
-                    .unwrap_or_default();
+                let hint = suggest::hint(&spec.name.to_string(), ["activate"]);
                 ctx.error(
                     &spec.name,
                     format!(

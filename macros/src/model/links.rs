@@ -16,12 +16,7 @@ use crate::suggest;
 /// catch adds no edge (`check::link` reports the flow).
 pub(super) fn edges<'a>(ctx: &Ctx, nodes: &mut [Node<'a>], written: &[Flow<'a>]) -> Vec<Flow<'a>> {
     // Every link throw and catch: (node, name, the name's literal).
-    let links = |catch: bool| -> Vec<(usize, String, syn::LitStr)> {
-        let kind = if catch {
-            Kind::Catch(EventTrigger::Link)
-        } else {
-            Kind::Throw(EventTrigger::Link)
-        };
+    let links = |kind: Kind| -> Vec<(usize, String, syn::LitStr)> {
         nodes
             .iter()
             .enumerate()
@@ -32,7 +27,10 @@ pub(super) fn edges<'a>(ctx: &Ctx, nodes: &mut [Node<'a>], written: &[Flow<'a>])
             })
             .collect()
     };
-    let (throws, all_catches) = (links(false), links(true));
+    let (throws, all_catches) = (
+        links(Kind::Throw(EventTrigger::Link)),
+        links(Kind::Catch(EventTrigger::Link)),
+    );
     // A link whose event did not parse (reported already) has no known name: it might
     // be any throw's catch, or any catch's throw, so pairing errors stand down.
     let unparsed = |kind: Kind| {

@@ -37,7 +37,7 @@ pub(super) fn flows<'a>(
                 .borrow_mut()
                 .extend(near.and_then(|near| nodes.iter().position(|n| n.id == near)));
             let hint = near
-                .map(|n| format!("; did you mean `{n}`?"))
+                .map(|n| format!("; {}", suggest::did_you_mean(n)))
                 .unwrap_or_else(|| {
                     format!("; declare it, e.g. `task {id} = handler;` or `end {id};`")
                 });
@@ -47,8 +47,8 @@ pub(super) fn flows<'a>(
     };
 
     let mut flows = Vec::new();
-    // Nodes with a flow to (`true`) or from (`false`) a name that did not resolve.
-    let mut loose: Vec<(usize, bool)> = Vec::new();
+    // Nodes at one end of a flow whose other end did not resolve, and which end.
+    let mut loose: Vec<(usize, End)> = Vec::new();
     for stmt in &ast.flows {
         let hops = stmt.groups.len() - 1;
         let here = scope_of(stmt.scope);
@@ -90,11 +90,11 @@ pub(super) fn flows<'a>(
                     let (s, t) = match (*s, *t) {
                         (Some(s), Some(t)) => (s, t),
                         (Some(s), None) => {
-                            loose.push((s, false));
+                            loose.push((s, End::Source));
                             continue;
                         }
                         (None, Some(t)) => {
-                            loose.push((t, true));
+                            loose.push((t, End::Target));
                             continue;
                         }
                         (None, None) => continue,
@@ -104,20 +104,20 @@ pub(super) fn flows<'a>(
                     // Both ends of a crossing flow get the benefit of the doubt on their
                     // paths, as for a name that did not resolve: the one error says it.
                     let crossing = if nodes[s].scope != here {
-                        Some((s, source, false))
+                        Some((s, source, End::Source))
                     } else if nodes[t].scope != here {
-                        Some((t, target, true))
+                        Some((t, target, End::Target))
                     } else {
                         None
                     };
-                    if let Some((wrong, written, into)) = crossing {
+                    if let Some((wrong, written, end)) = crossing {
                         // A name declared twice (reported) may mean the dropped copy,
                         // written in this scope: no crossing error on top.
                         if ast.nodes.iter().filter(|n| n.id == *written).count() == 1 {
-                            ctx.error(written, crossing_error(nodes, wrong, here, into));
+                            ctx.error(written, crossing_error(nodes, wrong, here, end));
                         }
-                        loose.push((s, false));
-                        loose.push((t, true));
+                        loose.push((s, End::Source));
+                        loose.push((t, End::Target));
                         continue;
                     }
                     let guard = if last { stmt.guard.as_ref() } else { None };
@@ -142,11 +142,10 @@ pub(super) fn flows<'a>(
         nodes[n].loose_in = true;
         nodes[n].loose_out = true;
     }
-    for (n, incoming) in loose {
-        if incoming {
-            nodes[n].loose_in = true;
-        } else {
-            nodes[n].loose_out = true;
+    for (n, end) in loose {
+        match end {
+            End::Source => nodes[n].loose_out = true,
+            End::Target => nodes[n].loose_in = true,
         }
     }
     flows
@@ -161,10 +160,17 @@ pub(super) fn place(nodes: &[Node], scope: Option<usize>) -> String {
     }
 }
 
+/// One end of a flow.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    Source,
+    Target,
+}
+
 /// Why a flow written in scope `here` cannot name `wrong`, an element of another
-/// scope (the flow's target when `into`, else its source), and the flow that
-/// would do instead: one written where the two scopes meet.
-fn crossing_error(nodes: &[Node], wrong: usize, here: Option<usize>, into: bool) -> String {
+/// scope at the flow's `end`, and the flow that would do instead: one written where
+/// the two scopes meet.
+fn crossing_error(nodes: &[Node], wrong: usize, here: Option<usize>, end: End) -> String {
     let id = nodes[wrong].id;
     let place = |c: Option<usize>| place(nodes, c);
     // `c` and the scopes around it, innermost first.
@@ -198,18 +204,17 @@ fn crossing_error(nodes: &[Node], wrong: usize, here: Option<usize>, into: bool)
             .take_while(|&c| Some(c) != meet)
             .find(|&c| nodes[c].kind == Kind::EventSubProcess)
     };
-    let (leaving, entering) = if into {
-        (event_sub(here), event_sub(Some(wrong)))
-    } else {
-        (event_sub(Some(wrong)), event_sub(here))
+    let (leaving, entering) = match end {
+        End::Target => (event_sub(here), event_sub(Some(wrong))),
+        End::Source => (event_sub(Some(wrong)), event_sub(here)),
     };
     let mend = if near == Some(far) {
-        let path = match (into, nodes[far].kind) {
-            (true, Kind::SubProcess) => format!(
+        let path = match (end, nodes[far].kind) {
+            (End::Target, Kind::SubProcess) => format!(
                 "ends at its end events; to run `{id}` again, loop back to it outside its block"
             ),
-            (true, _) => "ends at its end events".to_string(),
-            (false, _) => "begins at its start event: flow on from there".to_string(),
+            (End::Target, _) => "ends at its end events".to_string(),
+            (End::Source, _) => "begins at its start event: flow on from there".to_string(),
         };
         format!(
             "`{id}` holds this flow, and a path inside {} {path}",
@@ -221,7 +226,7 @@ fn crossing_error(nodes: &[Node], wrong: usize, here: Option<usize>, into: bool)
             nodes[sub].id
         )
     } else if let Some(sub) = entering {
-        let path = if into {
+        let path = if end == End::Target {
             format!(
                 "to run `{id}` on this path, declare it outside `{}`",
                 nodes[sub].id
@@ -240,31 +245,37 @@ fn crossing_error(nodes: &[Node], wrong: usize, here: Option<usize>, into: bool)
         // flow is written in further in: "`pay` at its end event, then `handle` (which
         // holds it) at its own".
         let passes = |c: usize| {
-            let (c, event) = (nodes[c].id, if into { "end" } else { "start" });
+            let (c, event) = (
+                nodes[c].id,
+                match end {
+                    End::Target => "end",
+                    End::Source => "start",
+                },
+            );
             match here.map(|h| nodes[h].id).filter(|&h| h != c) {
-                Some(h) if into => {
+                Some(h) if end == End::Target => {
                     format!("`{h}` at its {event} event, then `{c}` (which holds it) at its own")
                 }
                 Some(h) => format!("`{c}` at its {event} event, then `{h}` (within it) at its own"),
                 None => format!("`{c}` at its {event} event"),
             }
         };
-        match (into, near) {
-            (true, None) => format!(
+        match (end, near) {
+            (End::Target, None) => format!(
                 "a token enters a sub-process at its start event, so flow into the sub-process itself: `... -> {};`",
                 nodes[far].id
             ),
-            (true, Some(c)) => format!(
+            (End::Target, Some(c)) => format!(
                 "a token leaves {} and goes on along the flows of `{c}` itself, written outside its block: `{c} -> {};`",
                 passes(c),
                 nodes[far].id,
                 c = nodes[c].id
             ),
-            (false, None) => format!(
+            (End::Source, None) => format!(
                 "a token leaves a sub-process at its end event, so flow on from the sub-process itself: `{} -> ...;`",
                 nodes[far].id
             ),
-            (false, Some(c)) => format!(
+            (End::Source, Some(c)) => format!(
                 "a token enters {}, so flow into `{c}` itself, outside its block: `{} -> {c};`",
                 passes(c),
                 nodes[far].id,
@@ -275,7 +286,10 @@ fn crossing_error(nodes: &[Node], wrong: usize, here: Option<usize>, into: bool)
     format!(
         "a flow written {} cannot {} `{id}`, which is {}: flows stay within their process or sub-process — {mend}",
         place(here),
-        if into { "reach" } else { "start from" },
+        match end {
+            End::Target => "reach",
+            End::Source => "start from",
+        },
         place(nodes[wrong].scope)
     )
 }

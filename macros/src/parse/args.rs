@@ -76,7 +76,7 @@ impl NamedArgs<'_> {
         };
         suggest::nearest(name, self.suggest.iter().copied())
             .or_else(|| self.suggest.iter().copied().find(abbreviates))
-            .map(|s| format!("did you mean `{s}`? "))
+            .map(|s| format!("{} ", suggest::did_you_mean(s)))
             .unwrap_or_default()
     }
 }

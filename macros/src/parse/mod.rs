@@ -184,9 +184,7 @@ fn parse_body(
             if fork.peek(syn::token::Brace) {
                 let keyword_text = keyword.to_string();
                 if !SCOPES.contains(&keyword_text.as_str()) {
-                    let hint = crate::suggest::nearest(&keyword_text, SCOPES)
-                        .map(|s| format!("did you mean `{s}`? "))
-                        .unwrap_or_default();
+                    let hint = crate::suggest::hint(&keyword_text, SCOPES);
                     return Err(syn::Error::new_spanned(
                         &keyword,
                         format!("only a sub-process has a block of its own; {hint}write `subprocess name {{ ... }}` for an embedded sub-process, `event_subprocess name {{ ... }}` for an event sub-process"),

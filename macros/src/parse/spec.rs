@@ -222,7 +222,7 @@ pub fn event(spec: &Spec) -> syn::Result<EventAst> {
             }
             EventTrigger::Condition => return parse_condition(input, &mut event),
             EventTrigger::Error | EventTrigger::Escalation => {
-                return parse_code(input, &mut event, example)
+                return parse_code(input, &mut event, &spec.name.to_string(), example)
             }
             _ => {}
         }
@@ -303,29 +303,40 @@ fn parse_condition(input: ParseStream, event: &mut EventAst) -> syn::Result<()> 
     })
 }
 
-/// `error("CODE", apply = ...)`, `escalation("CODE")`: an optional code, then `apply`.
-fn parse_code(input: ParseStream, event: &mut EventAst, example: &str) -> syn::Result<()> {
+/// `error("CODE", apply = ...)`, `escalation("CODE")`: an optional code, then the
+/// named arguments (only `apply`); `what` is `error` or `escalation`.
+fn parse_code(
+    input: ParseStream,
+    event: &mut EventAst,
+    what: &str,
+    example: &str,
+) -> syn::Result<()> {
     if input.peek(syn::LitStr) {
         event.code = Some(input.parse()?);
         if !input.is_empty() {
             input.parse::<Token![,]>()?;
         }
     }
-    while !input.is_empty() {
-        let key: Ident = input.parse()?;
-        if key != APPLY {
-            return Err(syn::Error::new_spanned(
-                &key,
-                format!("unknown argument `{key}`; this takes its code as a string literal and, on a boundary, `apply = |data, caught: &P| ...` — e.g. `{example}`"),
-            ));
-        }
-        input.parse::<Token![=]>()?;
+    const APPLY_FORM: &str = "`apply = |data, caught: &P| ...`";
+    let takes = format!(
+        "an {what} takes its code as a string literal and, on a boundary, {APPLY_FORM} — e.g. `{example}`"
+    );
+    let no_equals = |key: &Ident| {
+        format!("expected `=` after `{key}`: {what} arguments are written `name = value`, here {APPLY_FORM}")
+    };
+    let named = NamedArgs {
+        what,
+        keys: &[APPLY],
+        suggest: &[APPLY],
+        takes: &takes,
+        twice: "",
+        no_equals: &no_equals,
+        abbreviations: false,
+    };
+    named.parse(input, |_, key, input| {
         event.apply = Some((key, input.parse()?));
-        if !input.is_empty() {
-            input.parse::<Token![,]>()?;
-        }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// The arguments of `timer(...)`: one bare duration, or named `at`, `every`, `times`.

@@ -1,0 +1,238 @@
+//! The user's code as plain fns: every handler, condition, key, payload mapping and
+//! timer of the model becomes one `fn __thresh_*`, named by [`UserFn::name`] and
+//! emitted by [`all`] in one pass. The node and flow tables refer to them by name
+//! only, so the set of fns and the names the tables use cannot drift apart.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::model::{Kind, Model, Node};
+use crate::parse::{EventAst, EventTrigger, TimerAst};
+
+/// One fn wrapping the user's code, by the element it belongs to (node or flow
+/// index, and a complex gateway's triple).
+#[derive(Clone, Copy)]
+pub enum UserFn {
+    /// A task's handler.
+    Task(usize),
+    /// The `when` of a complex gateway's activation triple.
+    Activation(usize, usize),
+    /// A flow's condition.
+    Condition(usize),
+    /// A caught event's `apply`.
+    Apply(usize),
+    /// A message's correlation key.
+    Key(usize),
+    /// A conditional event's condition.
+    When(usize),
+    /// A conditional event's `on = [..]` fields, each read once (never called).
+    On(usize),
+    /// A timer's spec.
+    Timer(usize),
+    /// A thrown event's `payload`.
+    Payload(usize),
+}
+
+impl UserFn {
+    /// The fn's name: the one place the `__thresh_*` names are spelt.
+    pub fn name(self) -> syn::Ident {
+        match self {
+            UserFn::Task(n) => format_ident!("__thresh_task_{}", n),
+            UserFn::Activation(n, k) => format_ident!("__thresh_activation_{}_{}", n, k),
+            UserFn::Condition(f) => format_ident!("__thresh_condition_{}", f),
+            UserFn::Apply(n) => format_ident!("__thresh_apply_{}", n),
+            UserFn::Key(n) => format_ident!("__thresh_key_{}", n),
+            UserFn::When(n) => format_ident!("__thresh_when_{}", n),
+            UserFn::On(n) => format_ident!("__thresh_on_{}", n),
+            UserFn::Timer(n) => format_ident!("__thresh_timer_{}", n),
+            UserFn::Payload(n) => format_ident!("__thresh_payload_{}", n),
+        }
+    }
+
+    /// `Some(name)` when `present`, else `None`, as an expression of the table.
+    pub fn some_if(self, present: bool) -> TokenStream {
+        if present {
+            let f = self.name();
+            quote!(::core::option::Option::Some(#f))
+        } else {
+            quote!(::core::option::Option::None)
+        }
+    }
+}
+
+/// What an element does with its event: waits for it, or sends it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Catches,
+    Throws,
+}
+
+impl Role {
+    /// The role of an element of `kind` with its event, if its event has fns (an
+    /// error or escalation end sends only its code; a link is a plain edge).
+    pub fn of(kind: Kind) -> Option<Role> {
+        match kind {
+            Kind::Catch(EventTrigger::Link) | Kind::Throw(EventTrigger::Link) => None,
+            Kind::Catch(_)
+            | Kind::Receive
+            | Kind::StartEvent(_)
+            | Kind::Boundary { .. }
+            | Kind::EventSubStart { .. } => Some(Role::Catches),
+            Kind::Throw(_) | Kind::ThrowEnd(_) => Some(Role::Throws),
+            _ => None,
+        }
+    }
+}
+
+/// Every fn of the model, node by node in declaration order, then the flows'
+/// conditions. The same fns with or without errors in the model, so the user's
+/// code is type-checked either way.
+pub fn all(model: &Model) -> Vec<TokenStream> {
+    let data = model.data;
+    let mut fns = Vec::new();
+    for (n, node) in model.nodes.iter().enumerate() {
+        node_fns(n, node, data, &mut fns);
+    }
+    for (i, flow) in model.flows.iter().enumerate() {
+        if let Some(expr) = flow.condition {
+            fns.push(condition_fn(UserFn::Condition(i), data, expr));
+        }
+    }
+    fns
+}
+
+/// The fns of one node: its handler, its activation conditions, its event's fns.
+fn node_fns(n: usize, node: &Node, data: &syn::Type, fns: &mut Vec<TokenStream>) {
+    if let Some(handler) = node.handler {
+        fns.push(task_fn(UserFn::Task(n), data, handler));
+    }
+    for (k, triple) in node.activation.iter().enumerate() {
+        if let Some(expr) = &triple.when {
+            fns.push(condition_fn(UserFn::Activation(n, k), data, expr));
+        }
+    }
+    let (Some(event), Some(role)) = (&node.event, Role::of(node.kind)) else {
+        return;
+    };
+    match (role, event.trigger) {
+        (_, EventTrigger::Link) => {}
+        (Role::Catches, trigger) => {
+            if let Some((_, expr)) = &event.apply {
+                fns.push(apply_fn(UserFn::Apply(n), data, expr));
+            }
+            match trigger {
+                EventTrigger::Message => fns.push(key_fn(UserFn::Key(n), data, event)),
+                EventTrigger::Condition => {
+                    let condition = event.condition.as_ref();
+                    let condition = condition.expect("a condition parsed its closure");
+                    fns.push(condition_fn(UserFn::When(n), data, condition));
+                    fns.push(on_fn(UserFn::On(n), data, event));
+                }
+                EventTrigger::Timer => fns.push(timer_fn(UserFn::Timer(n), event)),
+                _ => {}
+            }
+        }
+        (Role::Throws, trigger) => {
+            if let Some((_, expr)) = &event.payload {
+                fns.push(payload_fn(UserFn::Payload(n), data, expr));
+            }
+            if trigger == EventTrigger::Message {
+                fns.push(key_fn(UserFn::Key(n), data, event));
+            }
+        }
+    }
+}
+
+/// A task handler — a path to an async fn or a closure returning a future — wrapped
+/// as the graph's uniform `fn(D) -> TaskRun<D>`: the run owns the task's copy and
+/// gives it back with the result. Spanned on the user's expression, so a handler of
+/// the wrong type (or whose future is not `Send`) is reported there.
+fn task_fn(f: UserFn, data: &syn::Type, handler: &syn::Expr) -> TokenStream {
+    let name = f.name();
+    let span = handler.span();
+    let call = quote_spanned!(span=> ::thresh::__private::call_task(#handler, &mut data).await);
+    let run = quote_spanned!(span=> ::thresh::__private::task_run(async move {
+        let result = #call;
+        (data, result)
+    }));
+    quote! {
+        #[allow(non_snake_case)]
+        fn #name(mut data: #data) -> ::thresh::__private::TaskRun<#data> { #run }
+    }
+}
+
+/// A condition — a closure or a path to a fn over `&D` — as a plain fn.
+fn condition_fn(f: UserFn, data: &syn::Type, condition: &syn::Expr) -> TokenStream {
+    let name = f.name();
+    let span = condition.span();
+    let call = quote_spanned!(span=> ::thresh::__private::call_condition(#condition, data));
+    quote! {
+        #[allow(non_snake_case)]
+        fn #name(data: &#data) -> bool { #call }
+    }
+}
+
+/// How a caught payload changes the data.
+fn apply_fn(f: UserFn, data: &syn::Type, expr: &syn::Expr) -> TokenStream {
+    let name = f.name();
+    let call = quote_spanned!(expr.span()=> ::thresh::__private::call_apply(#expr, data, payload));
+    quote! {
+        #[allow(non_snake_case)]
+        fn #name(data: &mut #data, payload: &::thresh::__private::Payload) -> ::core::result::Result<(), &'static str> { #call }
+    }
+}
+
+/// A message's correlation key (`check::events` makes sure there is one).
+fn key_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
+    let name = f.name();
+    let call = match &event.key {
+        Some((_, expr)) => quote_spanned!(expr.span()=> ::thresh::__private::call_key(#expr, data)),
+        None => quote!(::std::string::String::new()),
+    };
+    quote! {
+        #[allow(non_snake_case)]
+        fn #name(data: &#data) -> ::std::string::String { #call }
+    }
+}
+
+/// Each field a conditional event names in `on = [..]`, read once in a dead fn, so a
+/// misspelt one is a compile error on the user's name.
+fn on_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
+    let name = f.name();
+    let fields = event.on.iter().flat_map(|(_, _, fields)| fields.iter());
+    quote! {
+        #[allow(non_snake_case, dead_code)]
+        fn #name(data: &#data) { #( let _ = &data.#fields; )* }
+    }
+}
+
+/// A timer's spec, evaluated when the timer is armed.
+fn timer_fn(f: UserFn, event: &EventAst) -> TokenStream {
+    let name = f.name();
+    let spec = match event.timer.as_ref().expect("a timer parsed its arguments") {
+        TimerAst::After(d) => quote_spanned!(d.span()=> ::thresh::TimerSpec::After(#d)),
+        TimerAst::At(at) => quote_spanned!(at.span()=> ::thresh::TimerSpec::At(#at)),
+        TimerAst::Every { every, times } => {
+            let times = match times {
+                Some(t) => quote_spanned!(t.span()=> ::core::option::Option::Some(#t)),
+                None => quote!(::core::option::Option::None),
+            };
+            quote_spanned!(every.span()=> ::thresh::TimerSpec::Every { every: #every, times: #times })
+        }
+    };
+    quote! {
+        #[allow(non_snake_case)]
+        fn #name() -> ::thresh::TimerSpec { #spec }
+    }
+}
+
+/// What a throw sends with its event.
+fn payload_fn(f: UserFn, data: &syn::Type, expr: &syn::Expr) -> TokenStream {
+    let name = f.name();
+    let call = quote_spanned!(expr.span()=> ::thresh::__private::call_payload(#expr, data));
+    quote! {
+        #[allow(non_snake_case)]
+        fn #name(data: &#data) -> ::thresh::__private::Payload { #call }
+    }
+}

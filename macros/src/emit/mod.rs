@@ -1,0 +1,130 @@
+//! Stage 4: model → Rust. The process becomes one `static thresh::Process<D>` built
+//! entirely at compile time: node and flow tables, handlers and conditions as plain
+//! functions, and the OR-joins' reachability masks.
+//!
+//! - [`fns`]: the user's code as plain fns, each named once;
+//! - [`nodes`]: the node table, one function per family of nodes;
+//! - [`fingerprint`]: the model's stable hash, for the durable store.
+
+mod fingerprint;
+mod fns;
+mod nodes;
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned, ToTokens};
+
+use crate::model::{Kind, Model};
+use fns::UserFn;
+
+/// What to emit of the model.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Graph {
+    /// The whole graph: the model passed every check.
+    Full,
+    /// An empty graph of the right type, beside the model's errors: they speak for
+    /// themselves, and nothing downstream trips over a missing item.
+    Empty,
+}
+
+/// The static for `model`, with its graph as `graph` says.
+pub fn process(model: &Model, graph: Graph) -> TokenStream {
+    let Model {
+        vis,
+        name,
+        data,
+        doc,
+        attrs,
+        ..
+    } = model;
+    let name_str = name.to_string();
+    let doc_attr = (!doc.is_empty()).then(|| quote!(#[doc = #doc]));
+    // The user's handlers, conditions, keys and payload mappings are emitted either
+    // way: with errors (unused), so they are type-checked with the other errors and
+    // the imports they use do not read as unused.
+    let fns = fns::all(model);
+    let body = match graph {
+        Graph::Full => {
+            let tables = tables(model);
+            let fingerprint = fingerprint::of(model);
+            quote! {
+                #(#fns)*
+                ::thresh::Process { name: #name_str, doc: #doc, fingerprint: #fingerprint, #tables }
+            }
+        }
+        Graph::Empty => quote! {
+            #(#[allow(dead_code)] #fns)*
+            ::thresh::Process { name: #name_str, doc: #doc, fingerprint: 0, nodes: &[], flows: &[], starts: &[], event_subs: &[] }
+        },
+    };
+    quote! {
+        #doc_attr
+        #(#attrs)*
+        #vis static #name: ::thresh::Process<#data> = { #body };
+    }
+}
+
+/// The fields of the graph after its name and doc: nodes, flows, starts, event
+/// sub-processes.
+fn tables(model: &Model) -> TokenStream {
+    let nodes = (0..model.nodes.len()).map(|n| node(model, n));
+    let flows = (0..model.flows.len()).map(|i| flow(model, i));
+    let starts = model.starts();
+    let event_subs = event_subs(model, None);
+    quote! {
+        nodes: &[#(#nodes),*],
+        flows: &[#(#flows),*],
+        starts: &[#(#starts),*],
+        event_subs: &[#(#event_subs),*],
+    }
+}
+
+/// Node `n`'s entry of the node table.
+fn node(model: &Model, n: usize) -> TokenStream {
+    let node = &model.nodes[n];
+    let id = node.id.to_string();
+    let doc = &node.doc;
+    let kind = nodes::kind(model, n);
+    let (incoming, outgoing, boundaries) = (&node.incoming, &node.outgoing, &node.boundaries);
+    let default = option(node.default);
+    let scope = option(node.scope);
+    quote! {
+        ::thresh::__private::Node {
+            id: #id,
+            doc: #doc,
+            kind: ::thresh::__private::NodeKind::#kind,
+            incoming: &[#(#incoming),*],
+            outgoing: &[#(#outgoing),*],
+            default: #default,
+            boundaries: &[#(#boundaries),*],
+            scope: #scope,
+        }
+    }
+}
+
+/// Flow `i`'s entry of the flow table.
+fn flow(model: &Model, i: usize) -> TokenStream {
+    let flow = &model.flows[i];
+    let (source, target) = (flow.source, flow.target);
+    let condition = UserFn::Condition(i).some_if(flow.condition.is_some());
+    let text = flow
+        .condition
+        .map_or_else(String::new, |expr| expr.to_token_stream().to_string());
+    quote! {
+        ::thresh::__private::Flow { source: #source, target: #target, condition: #condition, condition_text: #text }
+    }
+}
+
+/// The event sub-processes written directly in `scope` (`None`: the top level).
+fn event_subs(model: &Model, scope: Option<usize>) -> Vec<usize> {
+    model
+        .members(scope)
+        .filter(|&n| model.nodes[n].kind == Kind::EventSubProcess)
+        .collect()
+}
+
+fn option(value: Option<usize>) -> TokenStream {
+    match value {
+        Some(v) => quote_spanned!(Span::call_site()=> ::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    }
+}
