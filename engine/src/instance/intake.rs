@@ -13,12 +13,27 @@
 //! Safety argument, in short: an entry is allocated by its sender and published by
 //! the successful compare-and-swap (release); from then on only the receiver touches
 //! it, after taking the stack with a swap (acquire). The receiver never removes single
-//! entries with a compare-and-swap, so there is no ABA. `CLOSED` is a sentinel that
-//! is never an entry's address: once the receiver closes, a send hands its value back.
+//! entries with a compare-and-swap, so there is no ABA on the queue's contents. The
+//! closed sentinel is the address of a static, which no entry (a heap allocation)
+//! can ever have: once the receiver closes, a send hands its value back.
+//!
+//! Provenance: a sender links its entry to the head it last loaded. That head may have
+//! been taken and freed since, and a new entry allocated at the same address — the
+//! compare-and-swap then succeeds (the addresses match), but the loaded pointer's
+//! provenance is the freed allocation's. So an entry keeps the *address* of the next
+//! one (`next: usize`), every entry's provenance is exposed when it is published, and
+//! the receiver rebuilds the pointer from the exposed provenance
+//! (`ptr::with_exposed_provenance_mut`), which is that of the live entry at that
+//! address. The model is checked with loom (`--cfg thresh_loom`, see `.ci/run`); Miri
+//! needs a nightly toolchain, which this project's machines do not have.
 
-use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::ptr;
 use std::sync::Arc;
+
+#[cfg(thresh_loom)]
+use loom::sync::atomic::{AtomicPtr, Ordering};
+#[cfg(not(thresh_loom))]
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use std::future::poll_fn;
 use std::task::{Context, Poll};
@@ -41,20 +56,30 @@ pub(crate) struct IntakeReceiver<T> {
 
 struct Queue<T> {
     /// Null when empty, [`closed`] once the receiver closed it, else the newest entry.
-    head: AtomicPtr<Entry<T>>,
+    head: AtomicPtr<Cell<T>>,
     /// Wakes the receiver when it waits for an entry.
     arrived: AtomicWaker,
 }
 
-struct Entry<T> {
+struct Cell<T> {
     value: T,
-    /// The entry pushed before this one.
-    next: *mut Entry<T>,
+    /// The address of the cell pushed before this one (0: none, or the closed
+    /// sentinel's); its provenance is exposed (see the module doc).
+    next: usize,
 }
 
-/// The sentinel of a closed queue: a well-aligned address no allocation has.
-fn closed<T>() -> *mut Entry<T> {
-    NonNull::dangling().as_ptr()
+/// Whose address marks a closed queue: a static is never a heap cell.
+static CLOSED: u8 = 0;
+
+/// The sentinel of a closed queue. Never dereferenced, only compared.
+fn closed<T>() -> *mut Cell<T> {
+    ptr::addr_of!(CLOSED).cast_mut().cast()
+}
+
+/// The pointer to the cell at `addr`, with the provenance exposed when it was
+/// published.
+fn cell_at<T>(addr: usize) -> *mut Cell<T> {
+    ptr::with_exposed_provenance_mut(addr)
 }
 
 /// A new intake: its first sender and its receiver.
@@ -82,23 +107,23 @@ impl<T> Clone for Intake<T> {
 impl<T> Intake<T> {
     /// Send `value`; `Err(value)` if the receiver has closed the intake.
     pub fn send(&self, value: T) -> Result<(), T> {
-        let entry = Box::into_raw(Box::new(Entry {
-            value,
-            next: ptr::null_mut(),
-        }));
+        let cell = Box::into_raw(Box::new(Cell { value, next: 0 }));
+        // Exposed before it is published, so the receiver can rebuild a pointer to
+        // it from the address alone.
+        let _ = cell.expose_provenance();
         let mut head = self.queue.head.load(Ordering::Acquire);
         loop {
             if head == closed() {
-                // SAFETY: `entry` came from `Box::into_raw` above and was never
+                // SAFETY: `cell` came from `Box::into_raw` above and was never
                 // published, so this sender still owns it alone.
-                let entry = unsafe { Box::from_raw(entry) };
-                return Err(entry.value);
+                let cell = unsafe { Box::from_raw(cell) };
+                return Err(cell.value);
             }
             // SAFETY: as above — not published yet, owned by this sender.
-            unsafe { (*entry).next = head };
+            unsafe { (*cell).next = head.addr() };
             match self.queue.head.compare_exchange_weak(
                 head,
-                entry,
+                cell,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
@@ -171,12 +196,14 @@ impl<T> IntakeReceiver<T> {
 
     /// Push a taken stack onto `ready`. The stack runs newest first, and `ready` pops
     /// from its end, so the oldest entry comes out first.
-    fn take(&mut self, mut entry: *mut Entry<T>) {
-        while !entry.is_null() && entry != closed() {
+    fn take(&mut self, head: *mut Cell<T>) {
+        let mut cell = head;
+        while !cell.is_null() && cell != closed() {
             // SAFETY: the swap that took the stack made the receiver its only owner;
-            // every entry in it came from `Box::into_raw` in `send`.
-            let boxed = unsafe { Box::from_raw(entry) };
-            entry = boxed.next;
+            // every cell in it came from `Box::into_raw` in `send`, and the links
+            // are rebuilt from exposed provenance (module doc).
+            let boxed = unsafe { Box::from_raw(cell) };
+            cell = cell_at(boxed.next);
             self.ready.push(boxed.value);
         }
     }
@@ -193,11 +220,11 @@ impl<T> Drop for IntakeReceiver<T> {
 
 impl<T> Drop for Queue<T> {
     fn drop(&mut self) {
-        let mut entry = *self.head.get_mut();
-        while !entry.is_null() && entry != closed() {
-            // SAFETY: the last owner of the queue owns every entry still in it.
-            let boxed = unsafe { Box::from_raw(entry) };
-            entry = boxed.next;
+        let mut cell = self.head.load(Ordering::Acquire);
+        while !cell.is_null() && cell != closed() {
+            // SAFETY: the last owner of the queue owns every cell still in it.
+            let boxed = unsafe { Box::from_raw(cell) };
+            cell = cell_at(boxed.next);
         }
     }
 }
@@ -303,5 +330,46 @@ mod tests {
         }
         drop(rx);
         drop(tx);
+    }
+}
+
+/// The intake's model under loom, which explores every interleaving of two senders
+/// and a receiver that takes, closes and drains. Run with
+/// `RUSTFLAGS="--cfg thresh_loom" cargo test -p thresh --lib loom_model --release`
+/// (`.ci/run` does).
+#[cfg(all(test, thresh_loom))]
+mod loom_model {
+    use super::*;
+
+    #[test]
+    fn every_value_is_received_or_handed_back_once() {
+        loom::model(|| {
+            let (tx, mut rx) = channel::<usize>();
+            let tx2 = tx.clone();
+            let a = loom::thread::spawn(move || {
+                (0..2).filter_map(|v| tx.send(v).err()).collect::<Vec<_>>()
+            });
+            let b = loom::thread::spawn(move || tx2.send(10).err());
+            let mut got: Vec<usize> = rx.try_recv().into_iter().collect();
+            rx.close();
+            got.extend(std::iter::from_fn(|| rx.try_recv()));
+            got.extend(a.join().unwrap());
+            got.extend(b.join().unwrap());
+            got.sort_unstable();
+            assert_eq!(got, [0, 1, 10]);
+        });
+    }
+
+    #[test]
+    fn a_queue_dropped_with_cells_frees_them() {
+        loom::model(|| {
+            let (tx, rx) = channel::<Box<usize>>();
+            let sender = loom::thread::spawn(move || {
+                let _ = tx.send(Box::new(1));
+                let _ = tx.send(Box::new(2));
+            });
+            drop(rx);
+            sender.join().unwrap();
+        });
     }
 }
