@@ -209,6 +209,11 @@ pub(crate) fn write(model: &Model, layout: &Layout) -> String {
                 &[("x", &p.x.to_string()), ("y", &p.y.to_string())],
             );
         }
+        if let Some(label) = &edge.label {
+            w.open("bpmndi:BPMNLabel", &[]);
+            bounds(&mut w, label);
+            w.end();
+        }
         w.end();
     }
     w.end();

@@ -106,6 +106,9 @@ pub struct Edge {
     pub flow: usize,
     /// The route, source to target; consecutive points differ in x or in y, not both.
     pub waypoints: Vec<Point>,
+    /// Where the condition's text goes, for a conditional flow: above the stretch
+    /// into the target, in room the layout keeps for it before the target's column.
+    pub label: Option<Bounds>,
 }
 
 /// The layout of a process: a shape per node, a route per drawn flow (a link pair's
@@ -255,11 +258,12 @@ pub(crate) fn layout(model: &Model) -> Layout {
     let mut edges: Vec<Edge> = block
         .edges
         .into_iter()
-        .filter_map(|(f, points)| {
+        .filter_map(|(f, points, label)| {
             Some(Edge {
                 id: model.flows.get(f)?.id.clone(),
                 flow: f,
                 waypoints: simplify(points),
+                label,
             })
         })
         .collect();
@@ -296,7 +300,7 @@ struct Block {
     width: i32,
     height: i32,
     shapes: Vec<(usize, Bounds, Option<Bounds>)>,
-    edges: Vec<(usize, Vec<Point>)>,
+    edges: Vec<(usize, Vec<Point>, Option<Bounds>)>,
 }
 
 impl Block {
@@ -307,10 +311,13 @@ impl Block {
                 l.translate(dx, dy);
             }
         }
-        for (_, points) in &mut self.edges {
+        for (_, points, label) in &mut self.edges {
             for p in points {
                 p.x += dx;
                 p.y += dy;
+            }
+            if let Some(l) = label {
+                l.translate(dx, dy);
             }
         }
     }
@@ -331,7 +338,7 @@ impl Block {
                 add(l);
             }
         }
-        for (_, points) in &self.edges {
+        for (_, points, label) in &self.edges {
             for p in points {
                 add(&Bounds {
                     x: p.x,
@@ -339,6 +346,9 @@ impl Block {
                     width: 0,
                     height: 0,
                 });
+            }
+            if let Some(l) = label {
+                add(l);
             }
         }
         if x0 > x1 {
@@ -668,9 +678,27 @@ fn container(model: &Model, scope: Option<usize>) -> Block {
             }
         }
     }
+    // Room before a column for the condition texts of the flows into it.
+    let label_w: Vec<i32> = redges
+        .iter()
+        .map(|re| {
+            match model
+                .flows
+                .get(re.flow)
+                .and_then(|f| f.condition.as_deref())
+            {
+                Some(c) => text_width(&condition_label(c)) + 8,
+                None => 0,
+            }
+        })
+        .collect();
+    let mut extra = vec![0i32; ranks + 1];
+    for (e, re) in redges.iter().enumerate() {
+        extra[rank[re.to]] = extra[rank[re.to]].max(label_w[e]);
+    }
     let mut col_x = vec![0i32; ranks + 1];
     for r in 0..ranks {
-        col_x[r + 1] = col_x[r] + col_w[r] + GAP_X;
+        col_x[r + 1] = col_x[r] + col_w[r] + GAP_X + extra[r + 1];
     }
     // Heights: (above the centre line, below it) of each slot's room.
     let extent = |s: Slot| -> (f64, f64) {
@@ -850,7 +878,7 @@ fn container(model: &Model, scope: Option<usize>) -> Block {
     let mut lane_x: BTreeMap<(usize, LaneKey), i32> = BTreeMap::new();
     for (&g, v) in &mut lanes {
         v.sort_by_key(|&(k, y)| (y, k));
-        let left = if g == 0 { -GAP_X } else { col_x[g] - GAP_X };
+        let left = col_x[g] - GAP_X - extra[g];
         let n = v.len() as i32;
         for (k, &(key, _)) in v.iter().enumerate() {
             lane_x.insert((g, key), left + GAP_X * (k as i32 + 1) / (n + 1));
@@ -860,7 +888,7 @@ fn container(model: &Model, scope: Option<usize>) -> Block {
         lane_x
             .get(&(g, key))
             .copied()
-            .unwrap_or(col_x[g] - GAP_X / 2)
+            .unwrap_or(col_x[g] - extra[g] - GAP_X / 2)
     };
 
     // Under the columns: the lowest point of each column's content.
@@ -953,12 +981,18 @@ fn container(model: &Model, scope: Option<usize>) -> Block {
             x: target.x,
             y: tc.y,
         });
-        block.edges.push((re.flow, points));
+        let label = (label_w[e] > 0).then(|| Bounds {
+            x: col_x[rank[re.to]] - extra[rank[re.to]] + 2,
+            y: tc.y - 18,
+            width: label_w[e] - 8,
+            height: 14,
+        });
+        block.edges.push((re.flow, points, label));
     }
     let flow_bottom = block
         .edges
         .iter()
-        .flat_map(|(_, p)| p.iter().map(|p| p.y))
+        .flat_map(|(_, p, _)| p.iter().map(|p| p.y))
         .chain(col_bottom.iter().copied())
         .max()
         .unwrap_or(0);
@@ -974,12 +1008,20 @@ fn container(model: &Model, scope: Option<usize>) -> Block {
             None
         };
         block.shapes.push((n, b, label));
-        for &bn in &boundaries[i] {
+        let nb = boundaries[i].len();
+        for (k, &bn) in boundaries[i].iter().enumerate() {
             if let Some(&(bb, _)) = boundary_at.get(&bn) {
                 let lines = wrap(&model.label(bn), LABEL_CHARS);
                 let w = lines.iter().map(|l| text_width(l)).max().unwrap_or(0);
+                // Beside the line the flow leaves by: the left half's labels to
+                // its left, the others' to its right.
+                let left = nb > 1 && 2 * k + 1 < nb;
                 let label = Bounds {
-                    x: bb.center().x + 4,
+                    x: if left {
+                        bb.center().x - 4 - w
+                    } else {
+                        bb.center().x + 4
+                    },
                     y: bb.y + bb.height + 1,
                     width: w,
                     height: 14 * lines.len().max(1) as i32,
@@ -1014,6 +1056,16 @@ fn container(model: &Model, scope: Option<usize>) -> Block {
     }
     block.normalize();
     block
+}
+
+/// A condition's text as drawn: tidied, and cut at 24 characters.
+pub(crate) fn condition_label(condition: &str) -> String {
+    let text = super::bpmn::tidy_condition(condition);
+    if text.chars().count() > 24 {
+        text.chars().take(23).collect::<String>() + "…"
+    } else {
+        text
+    }
 }
 
 /// An event's or gateway's label, centred under it.

@@ -3,8 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::bpmn::tidy_condition;
-use super::layout::{text_width, wrap, Bounds, Layout, Point, Shape, LABEL_CHARS, TASK_CHARS};
+use super::layout::{
+    condition_label, text_width, wrap, Bounds, Layout, Point, Shape, LABEL_CHARS, TASK_CHARS,
+};
 use super::model::{Elem, EventDef, Gateway, Model};
 use super::overlay::Overlay;
 use super::xml::escape;
@@ -64,13 +65,13 @@ pub(crate) fn draw(model: &Model, layout: &Layout, overlay: Option<&Overlay>) ->
     let _ = writeln!(s, "<title>{}</title>", escape(&model.name));
     s.push_str(concat!(
         "<defs>\n",
-        "<marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"9\" markerHeight=\"9\" orient=\"auto\">",
+        "<marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"11\" markerHeight=\"11\" markerUnits=\"userSpaceOnUse\" orient=\"auto\">",
         "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"context-stroke\"/></marker>\n",
-        "<marker id=\"arrow-ink\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"9\" markerHeight=\"9\" orient=\"auto\">",
+        "<marker id=\"arrow-ink\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"11\" markerHeight=\"11\" markerUnits=\"userSpaceOnUse\" orient=\"auto\">",
         "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"#22242a\"/></marker>\n",
-        "<marker id=\"arrow-passed\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"9\" markerHeight=\"9\" orient=\"auto\">",
+        "<marker id=\"arrow-passed\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"11\" markerHeight=\"11\" markerUnits=\"userSpaceOnUse\" orient=\"auto\">",
         "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1d4ed8\"/></marker>\n",
-        "<marker id=\"diamond\" viewBox=\"0 0 16 10\" refX=\"0\" refY=\"5\" markerWidth=\"14\" markerHeight=\"9\" orient=\"auto\">",
+        "<marker id=\"diamond\" viewBox=\"0 0 16 10\" refX=\"0\" refY=\"5\" markerWidth=\"16\" markerHeight=\"10\" markerUnits=\"userSpaceOnUse\" orient=\"auto\">",
         "<path d=\"M0,5 L8,0 L16,5 L8,10 z\" fill=\"#ffffff\" stroke=\"#22242a\"/></marker>\n",
         "</defs>\n"
     ));
@@ -101,7 +102,14 @@ pub(crate) fn draw(model: &Model, layout: &Layout, overlay: Option<&Overlay>) ->
         container(&mut s, model, shape, overlay);
     }
     for edge in &layout.edges {
-        flow(&mut s, model, edge.flow, &edge.waypoints, overlay);
+        flow(
+            &mut s,
+            model,
+            edge.flow,
+            &edge.waypoints,
+            edge.label.as_ref(),
+            overlay,
+        );
     }
     for shape in &layout.shapes {
         let Some(node) = model.nodes.get(shape.node) else {
@@ -180,7 +188,14 @@ fn container(s: &mut String, model: &Model, shape: &Shape, overlay: Option<&Over
     );
 }
 
-fn flow(s: &mut String, model: &Model, f: usize, points: &[Point], overlay: Option<&Overlay>) {
+fn flow(
+    s: &mut String,
+    model: &Model,
+    f: usize,
+    points: &[Point],
+    label: Option<&Bounds>,
+    overlay: Option<&Overlay>,
+) {
     let Some(flow) = model.flows.get(f) else {
         return;
     };
@@ -210,11 +225,17 @@ fn flow(s: &mut String, model: &Model, f: usize, points: &[Point], overlay: Opti
         path.join(" ")
     );
     let (a, b) = (points[0], points[1]);
+    let n = points.len();
     if flow.default {
-        // The default-flow slash across the first segment, near the source.
-        let (dx, dy) = (sign(b.x - a.x), sign(b.y - a.y));
-        let (cx, cy) = (a.x + dx * 12, a.y + dy * 12);
-        // Perpendicular slash, leaning back.
+        // The default-flow slash: on the stretch into the target when the route
+        // turns (a split's flows share their first stretch), else near the source.
+        let (p, q) = if n > 2 && points[n - 2].y == points[n - 1].y {
+            (points[n - 2], points[n - 1])
+        } else {
+            (a, b)
+        };
+        let (dx, dy) = (sign(q.x - p.x), sign(q.y - p.y));
+        let (cx, cy) = (p.x + dx * 12, p.y + dy * 12);
         let (px, py) = (-dy, dx);
         let _ = writeln!(
             s,
@@ -225,24 +246,13 @@ fn flow(s: &mut String, model: &Model, f: usize, points: &[Point], overlay: Opti
             cy + 6 * py + 4 * dy
         );
     }
-    if let Some(cond) = &flow.condition {
-        let mut text = tidy_condition(cond);
-        if text.chars().count() > 24 {
-            text = text.chars().take(23).collect::<String>() + "…";
-        }
-        // At the corner where the route turns towards its target, left of the lane
-        // and above the line; on a straight route, above its middle.
-        let n = points.len();
-        let (p, q) = (points[n - 2], points[n - 1]);
-        let (x, y, anchor) = if n > 2 && p.y == q.y {
-            (p.x - 4, p.y - 5, "end")
-        } else {
-            ((a.x + b.x) / 2, (a.y + b.y) / 2 - 5, "middle")
-        };
+    if let (Some(cond), Some(l)) = (&flow.condition, label) {
         let _ = writeln!(
             s,
-            "<text x=\"{x}\" y=\"{y}\" text-anchor=\"{anchor}\" font-size=\"11\" fill=\"#555a66\">{}</text>",
-            escape(&text)
+            "<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#555a66\">{}</text>",
+            l.x,
+            l.y + 11,
+            escape(&condition_label(cond))
         );
     }
 }
