@@ -502,3 +502,17 @@ async fn svgs_render_in_chromium() {
         );
     }
 }
+
+/// The README shows `examples/order.rs`'s process as `to_mermaid()` writes it.
+#[test]
+fn the_readme_shows_the_order_process_in_mermaid() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("the README");
+    let start = readme.find("```mermaid\n").expect("a mermaid block") + "```mermaid\n".len();
+    let end = start + readme[start..].find("```").expect("its end");
+    assert_eq!(
+        &readme[start..end],
+        order::ORDER.to_mermaid(),
+        "update the README's mermaid block"
+    );
+}
