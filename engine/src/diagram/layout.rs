@@ -1102,12 +1102,12 @@ fn pack(
     }
     let mut runs: Vec<Run> = Vec::new();
     let mut offsets = vec![0.0; layer.len()];
-    for i in 0..layer.len() {
+    for (i, &want) in desired.iter().enumerate().take(layer.len()) {
         runs.push(Run {
             first: i,
             len: 1,
-            sum: desired[i],
-            at: desired[i],
+            sum: want,
+            at: want,
             last_offset: 0.0,
         });
         while runs.len() >= 2 {
@@ -1121,13 +1121,9 @@ fn pack(
             if prev_last_y + need <= cur.at + 1e-9 {
                 break;
             }
-            let cur = runs.pop().unwrap_or(Run {
-                first: 0,
-                len: 0,
-                sum: 0.0,
-                at: 0.0,
-                last_offset: 0.0,
-            });
+            let Some(cur) = runs.pop() else {
+                break;
+            };
             let Some(prev) = runs.last_mut() else {
                 break;
             };
@@ -1141,10 +1137,10 @@ fn pack(
             prev.at = prev.sum / prev.len as f64;
         }
     }
-    let mut out = vec![0.0; layer.len()];
+    let mut out = offsets;
     for run in &runs {
-        for i in run.first..run.first + run.len {
-            out[i] = run.at + offsets[i];
+        for o in &mut out[run.first..run.first + run.len] {
+            *o += run.at;
         }
     }
     out

@@ -162,7 +162,7 @@ impl Model {
             .map(|(i, n)| MNode {
                 id: n.id.to_string(),
                 doc: n.doc.trim().to_string(),
-                elem: elem_of(&n.kind, links[i], graph_nodes.get(i).map(|_| i), process),
+                elem: elem_of(&n.kind, links[i], Some(i), process),
                 scope: n.scope,
                 incoming: n.incoming.to_vec(),
                 outgoing: n.outgoing.to_vec(),
