@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod data;
+pub mod diagram;
 mod engine;
 pub mod events;
 pub mod graph;

@@ -1,0 +1,458 @@
+//! BPMN 2.0 XML with diagram interchange, from the model and its layout.
+//!
+//! Every element keeps its node's id, and every flow an id made of its ends, so a
+//! file exported here can be read back by id.
+
+use std::collections::BTreeMap;
+
+use super::layout::Layout;
+use super::model::{Elem, EventDef, Gateway, Model};
+use super::xml::Writer;
+
+const BPMN: &str = "http://www.omg.org/spec/BPMN/20100524/MODEL";
+const BPMNDI: &str = "http://www.omg.org/spec/BPMN/20100524/DI";
+const DC: &str = "http://www.omg.org/spec/DD/20100524/DC";
+const DI: &str = "http://www.omg.org/spec/DD/20100524/DI";
+const XSI: &str = "http://www.w3.org/2001/XMLSchema-instance";
+
+/// An XML name (NCName) made of `text`: letters, digits, `_`, `-` and `.` kept,
+/// anything else `_`, and a leading `_` when it would not start with a letter.
+pub(crate) fn ncname(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !out
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+    {
+        out.insert(0, '_');
+    }
+    out
+}
+
+/// A condition's source text with the spaces token printing adds taken out where
+/// Rust is written without them (`| o | o . total > 5` → `|o| o.total > 5`).
+pub(crate) fn tidy_condition(text: &str) -> String {
+    let mut s = text.trim().to_string();
+    for (from, to) in [
+        (" . ", "."),
+        (" .", "."),
+        ("( ", "("),
+        (" )", ")"),
+        (" ,", ","),
+        ("[ ", "["),
+        (" ]", "]"),
+        ("! ", "!"),
+        (" (", "("),
+    ] {
+        s = s.replace(from, to);
+    }
+    // A closure's parameter list: `| o |` → `|o|`.
+    if let Some(rest) = s.strip_prefix("| ") {
+        if let Some(end) = rest.find(" |") {
+            s = format!("|{}|{}", &rest[..end], &rest[end + 2..]);
+        }
+    }
+    s
+}
+
+/// The global elements (messages, signals, errors, escalations) the events refer to.
+struct Globals {
+    /// (kind, name) -> id, in first-use order by id.
+    ids: BTreeMap<(&'static str, String), String>,
+    order: Vec<(&'static str, String, String)>,
+}
+
+impl Globals {
+    fn collect(model: &Model, taken: &mut std::collections::BTreeSet<String>) -> Globals {
+        let mut g = Globals {
+            ids: BTreeMap::new(),
+            order: Vec::new(),
+        };
+        for node in &model.nodes {
+            let (kind, name) = match (&node.elem, node.elem.event_def()) {
+                (Elem::ReceiveTask(Some(name)), _) => ("message", name.clone()),
+                (_, Some(EventDef::Message(name))) => ("message", name.clone()),
+                (_, Some(EventDef::Signal(name))) => ("signal", name.clone()),
+                (_, Some(EventDef::Error(Some(code)))) => ("error", code.clone()),
+                (_, Some(EventDef::Escalation(Some(code)))) => ("escalation", code.clone()),
+                _ => continue,
+            };
+            if g.ids.contains_key(&(kind, name.clone())) {
+                continue;
+            }
+            let prefix = match kind {
+                "message" => "Message",
+                "signal" => "Signal",
+                "error" => "Error",
+                _ => "Escalation",
+            };
+            let base = format!("{prefix}_{}", ncname(&name));
+            let mut id = base.clone();
+            let mut k = 2;
+            while taken.contains(&id) {
+                id = format!("{base}_{k}");
+                k += 1;
+            }
+            taken.insert(id.clone());
+            g.ids.insert((kind, name.clone()), id.clone());
+            g.order.push((kind, name, id));
+        }
+        g
+    }
+
+    fn id(&self, kind: &'static str, name: &str) -> Option<&str> {
+        self.ids.get(&(kind, name.to_string())).map(String::as_str)
+    }
+}
+
+/// The BPMN document of a model laid out as `layout`.
+pub(crate) fn write(model: &Model, layout: &Layout) -> String {
+    let mut taken: std::collections::BTreeSet<String> = model
+        .nodes
+        .iter()
+        .map(|n| n.id.clone())
+        .chain(model.flows.iter().map(|f| f.id.clone()))
+        .collect();
+    let mut fresh = |base: String| {
+        let mut id = base.clone();
+        let mut k = 2;
+        while taken.contains(&id) {
+            id = format!("{base}_{k}");
+            k += 1;
+        }
+        taken.insert(id.clone());
+        id
+    };
+    let process_id = fresh(ncname(&model.name));
+    let definitions_id = fresh(format!("Definitions_{}", ncname(&model.name)));
+    let diagram_id = fresh(format!("{process_id}_diagram"));
+    let plane_id = fresh(format!("{process_id}_plane"));
+    let globals = Globals::collect(model, &mut taken);
+
+    let mut w = Writer::new();
+    w.open(
+        "bpmn:definitions",
+        &[
+            ("xmlns:bpmn", BPMN),
+            ("xmlns:bpmndi", BPMNDI),
+            ("xmlns:dc", DC),
+            ("xmlns:di", DI),
+            ("xmlns:xsi", XSI),
+            ("id", &definitions_id),
+            ("targetNamespace", "https://thresh.rs/bpmn"),
+            ("exporter", "thresh"),
+            ("exporterVersion", env!("CARGO_PKG_VERSION")),
+        ],
+    );
+    for (kind, name, id) in &globals.order {
+        let attrs: Vec<(&str, &str)> = match *kind {
+            "message" | "signal" => vec![("id", id), ("name", name)],
+            "error" => vec![("id", id), ("name", name), ("errorCode", name)],
+            _ => vec![("id", id), ("name", name), ("escalationCode", name)],
+        };
+        w.empty(&format!("bpmn:{kind}"), &attrs);
+    }
+    w.open(
+        "bpmn:process",
+        &[
+            ("id", &process_id),
+            ("name", &model.name),
+            ("isExecutable", "true"),
+        ],
+    );
+    documentation(&mut w, &model.doc);
+    scope(&mut w, model, &globals, None);
+    w.end();
+
+    // Diagram interchange.
+    w.open("bpmndi:BPMNDiagram", &[("id", &diagram_id)]);
+    w.open(
+        "bpmndi:BPMNPlane",
+        &[("id", &plane_id), ("bpmnElement", &process_id)],
+    );
+    for shape in &layout.shapes {
+        let Some(node) = model.nodes.get(shape.node) else {
+            continue;
+        };
+        let di = format!("{}_di", shape.id);
+        let mut attrs: Vec<(&str, &str)> = vec![("id", &di), ("bpmnElement", &shape.id)];
+        if node.elem.is_container() {
+            attrs.push(("isExpanded", "true"));
+        }
+        if matches!(node.elem, Elem::Gateway(Gateway::Exclusive)) {
+            attrs.push(("isMarkerVisible", "true"));
+        }
+        w.open("bpmndi:BPMNShape", &attrs);
+        bounds(&mut w, &shape.bounds);
+        if let Some(label) = &shape.label {
+            w.open("bpmndi:BPMNLabel", &[]);
+            bounds(&mut w, label);
+            w.end();
+        }
+        w.end();
+    }
+    for edge in &layout.edges {
+        let di = format!("{}_di", edge.id);
+        w.open("bpmndi:BPMNEdge", &[("id", &di), ("bpmnElement", &edge.id)]);
+        for p in &edge.waypoints {
+            w.empty(
+                "di:waypoint",
+                &[("x", &p.x.to_string()), ("y", &p.y.to_string())],
+            );
+        }
+        if let Some(label) = &edge.label {
+            w.open("bpmndi:BPMNLabel", &[]);
+            bounds(&mut w, label);
+            w.end();
+        }
+        w.end();
+    }
+    w.end();
+    w.end();
+    w.finish()
+}
+
+fn bounds(w: &mut Writer, b: &super::layout::Bounds) {
+    w.empty(
+        "dc:Bounds",
+        &[
+            ("x", &b.x.to_string()),
+            ("y", &b.y.to_string()),
+            ("width", &b.width.to_string()),
+            ("height", &b.height.to_string()),
+        ],
+    );
+}
+
+fn documentation(w: &mut Writer, doc: &str) {
+    if !doc.trim().is_empty() {
+        w.text("bpmn:documentation", &[], doc.trim());
+    }
+}
+
+/// The flow elements of `scope`: its nodes (sub-processes with theirs), then the
+/// sequence flows that start in it.
+fn scope(w: &mut Writer, model: &Model, globals: &Globals, scope: Option<usize>) {
+    let members: Vec<usize> = model.members(scope).collect();
+    for &n in &members {
+        node(w, model, globals, n);
+    }
+    for flow in model.flows.iter().filter(|f| f.drawn) {
+        if model.nodes.get(flow.source).map(|n| n.scope) != Some(scope) {
+            continue;
+        }
+        let (Some(source), Some(target)) =
+            (model.nodes.get(flow.source), model.nodes.get(flow.target))
+        else {
+            continue;
+        };
+        let condition = flow.condition.as_deref().map(tidy_condition);
+        let mut attrs: Vec<(&str, &str)> = vec![
+            ("id", &flow.id),
+            ("sourceRef", &source.id),
+            ("targetRef", &target.id),
+        ];
+        if let Some(c) = &condition {
+            attrs.push(("name", c));
+        }
+        match &condition {
+            Some(c) => {
+                w.open("bpmn:sequenceFlow", &attrs);
+                w.text(
+                    "bpmn:conditionExpression",
+                    &[("xsi:type", "bpmn:tFormalExpression")],
+                    c,
+                );
+                w.end();
+            }
+            None => w.empty("bpmn:sequenceFlow", &attrs),
+        }
+    }
+}
+
+fn node(w: &mut Writer, model: &Model, globals: &Globals, n: usize) {
+    let node = &model.nodes[n];
+    let name = model.label(n);
+    let direction = gateway_direction(node.incoming.len(), node.outgoing.len());
+    let default_id = node
+        .default
+        .and_then(|f| model.flows.get(f))
+        .filter(|f| f.drawn)
+        .map(|f| f.id.clone());
+    let host_id = match node.elem {
+        Elem::Boundary { host, .. } => model.nodes.get(host).map(|h| h.id.clone()),
+        _ => None,
+    };
+    let mut attrs: Vec<(&str, &str)> = vec![("id", &node.id), ("name", &name)];
+    let tag = match &node.elem {
+        Elem::Start { interrupting, .. } => {
+            if !interrupting {
+                attrs.push(("isInterrupting", "false"));
+            }
+            "startEvent"
+        }
+        Elem::End { .. } => "endEvent",
+        Elem::Catch(_) => "intermediateCatchEvent",
+        Elem::Throw(_) => "intermediateThrowEvent",
+        Elem::Boundary { interrupting, .. } => {
+            if let Some(h) = &host_id {
+                attrs.push(("attachedToRef", h));
+            }
+            if !interrupting {
+                attrs.push(("cancelActivity", "false"));
+            }
+            "boundaryEvent"
+        }
+        Elem::Gateway(g) => {
+            match g {
+                Gateway::EventBased {
+                    instantiate,
+                    parallel,
+                } => {
+                    attrs.push(("gatewayDirection", "Diverging"));
+                    if *instantiate {
+                        attrs.push(("instantiate", "true"));
+                        attrs.push((
+                            "eventGatewayType",
+                            if *parallel { "Parallel" } else { "Exclusive" },
+                        ));
+                    }
+                }
+                _ => attrs.push(("gatewayDirection", direction)),
+            }
+            match g {
+                Gateway::Exclusive => "exclusiveGateway",
+                Gateway::Parallel => "parallelGateway",
+                Gateway::Inclusive => "inclusiveGateway",
+                Gateway::Complex => "complexGateway",
+                Gateway::EventBased { .. } => "eventBasedGateway",
+            }
+        }
+        Elem::ServiceTask => "serviceTask",
+        Elem::UserTask => "userTask",
+        Elem::ReceiveTask(message) => {
+            if let Some(id) = message.as_deref().and_then(|m| globals.id("message", m)) {
+                attrs.push(("messageRef", id));
+            }
+            "receiveTask"
+        }
+        Elem::SubProcess => "subProcess",
+        Elem::EventSubProcess => {
+            attrs.push(("triggeredByEvent", "true"));
+            "subProcess"
+        }
+    };
+    let takes_default = matches!(
+        node.elem,
+        Elem::Gateway(Gateway::Exclusive | Gateway::Inclusive | Gateway::Complex)
+            | Elem::ServiceTask
+            | Elem::UserTask
+            | Elem::ReceiveTask(_)
+            | Elem::SubProcess
+    );
+    if let (Some(d), true) = (&default_id, takes_default) {
+        attrs.push(("default", d));
+    }
+    let tag = format!("bpmn:{tag}");
+    w.open(&tag, &attrs);
+    documentation(w, &node.doc);
+    for &f in &node.incoming {
+        if let Some(flow) = model.flows.get(f) {
+            w.text("bpmn:incoming", &[], &flow.id);
+        }
+    }
+    for &f in &node.outgoing {
+        if let Some(flow) = model.flows.get(f) {
+            w.text("bpmn:outgoing", &[], &flow.id);
+        }
+    }
+    if let Some(def) = node.elem.event_def() {
+        event_definition(w, globals, &node.id, def);
+    }
+    if node.elem.is_container() {
+        scope(w, model, globals, Some(n));
+    }
+    w.end();
+}
+
+fn gateway_direction(incoming: usize, outgoing: usize) -> &'static str {
+    match (incoming > 1, outgoing > 1) {
+        (true, true) => "Mixed",
+        (true, false) => "Converging",
+        (false, true) => "Diverging",
+        (false, false) => "Unspecified",
+    }
+}
+
+fn event_definition(w: &mut Writer, globals: &Globals, node_id: &str, def: &EventDef) {
+    let id = format!("{node_id}_definition");
+    match def {
+        EventDef::Message(name) => {
+            let mut attrs = vec![("id", id.as_str())];
+            if let Some(r) = globals.id("message", name) {
+                attrs.push(("messageRef", r));
+            }
+            w.empty("bpmn:messageEventDefinition", &attrs);
+        }
+        EventDef::Signal(name) => {
+            let mut attrs = vec![("id", id.as_str())];
+            if let Some(r) = globals.id("signal", name) {
+                attrs.push(("signalRef", r));
+            }
+            w.empty("bpmn:signalEventDefinition", &attrs);
+        }
+        EventDef::Error(code) => {
+            let mut attrs = vec![("id", id.as_str())];
+            if let Some(r) = code.as_deref().and_then(|c| globals.id("error", c)) {
+                attrs.push(("errorRef", r));
+            }
+            w.empty("bpmn:errorEventDefinition", &attrs);
+        }
+        EventDef::Escalation(code) => {
+            let mut attrs = vec![("id", id.as_str())];
+            if let Some(r) = code.as_deref().and_then(|c| globals.id("escalation", c)) {
+                attrs.push(("escalationRef", r));
+            }
+            w.empty("bpmn:escalationEventDefinition", &attrs);
+        }
+        EventDef::Timer(timer) => {
+            w.open("bpmn:timerEventDefinition", &[("id", &id)]);
+            w.text(
+                &format!("bpmn:{}", timer.element),
+                &[("xsi:type", "bpmn:tFormalExpression")],
+                &timer.text,
+            );
+            w.end();
+        }
+        EventDef::Conditional => {
+            // The graph keeps the condition as code, not as text.
+            w.open("bpmn:conditionalEventDefinition", &[("id", &id)]);
+            w.empty("bpmn:condition", &[("xsi:type", "bpmn:tFormalExpression")]);
+            w.end();
+        }
+        EventDef::Terminate => w.empty("bpmn:terminateEventDefinition", &[("id", &id)]),
+        EventDef::Link(name) => w.empty("bpmn:linkEventDefinition", &[("id", &id), ("name", name)]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_conditions() {
+        assert_eq!(ncname("order paid"), "order_paid");
+        assert_eq!(ncname("1st"), "_1st");
+        assert_eq!(tidy_condition("| o | o . total > 5"), "|o| o.total > 5");
+        assert_eq!(tidy_condition("| l | l . score < 70"), "|l| l.score < 70");
+    }
+}

@@ -1,0 +1,507 @@
+//! The process as the drawings see it: every node classified as the BPMN element it
+//! is, with its event definition, and every flow that is drawn as a sequence flow.
+//!
+//! [`Model`] is not generic over the process data, so the layout and the writers
+//! are compiled once; it is built from a [`Process`] by [`Model::of`], and a unit
+//! test can build one by hand.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, UNIX_EPOCH};
+
+use crate::events::TimerSpec;
+use crate::graph::{NodeKind, Process, Throw, Trigger};
+
+/// A process, erased of its data type.
+#[derive(Clone, Debug)]
+pub(crate) struct Model {
+    /// The process identifier (`ORDER`).
+    pub name: String,
+    /// The process's doc comment.
+    pub doc: String,
+    pub nodes: Vec<MNode>,
+    /// Indexed like the process's flows; `drawn` is false for the direct flow of a
+    /// link pair (a link throw has no outgoing sequence flow in BPMN).
+    pub flows: Vec<MFlow>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct MNode {
+    pub id: String,
+    pub doc: String,
+    pub elem: Elem,
+    /// The sub-process or event sub-process this node is written in.
+    pub scope: Option<usize>,
+    pub incoming: Vec<usize>,
+    pub outgoing: Vec<usize>,
+    pub default: Option<usize>,
+}
+
+/// Which BPMN element a node is.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Elem {
+    /// `startEvent`; `interrupting` is false only for a non-interrupting start of an
+    /// event sub-process.
+    Start {
+        def: Option<EventDef>,
+        interrupting: bool,
+    },
+    /// `endEvent`.
+    End {
+        def: Option<EventDef>,
+    },
+    /// `intermediateCatchEvent`.
+    Catch(EventDef),
+    /// `intermediateThrowEvent`.
+    Throw(EventDef),
+    /// `boundaryEvent` on `host`.
+    Boundary {
+        host: usize,
+        def: EventDef,
+        interrupting: bool,
+    },
+    Gateway(Gateway),
+    /// `serviceTask`.
+    ServiceTask,
+    /// `userTask`.
+    UserTask,
+    /// `receiveTask` with its message name.
+    ReceiveTask(Option<String>),
+    /// `subProcess`.
+    SubProcess,
+    /// `subProcess triggeredByEvent="true"`.
+    EventSubProcess,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Gateway {
+    Exclusive,
+    Parallel,
+    Inclusive,
+    Complex,
+    /// `eventBasedGateway`; `instantiate` at process start, `parallel` for a parallel
+    /// instantiating gateway.
+    EventBased {
+        instantiate: bool,
+        parallel: bool,
+    },
+}
+
+/// An event definition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum EventDef {
+    Message(String),
+    Signal(String),
+    Timer(TimerText),
+    Conditional,
+    Error(Option<String>),
+    Escalation(Option<String>),
+    Terminate,
+    /// The link's name: the id of the catch event of the pair (the graph keeps the
+    /// pairing, not the name written in `link("..")`).
+    Link(String),
+}
+
+/// A timer as BPMN writes it: the element name and its ISO 8601 text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TimerText {
+    /// `timeDuration`, `timeDate` or `timeCycle`.
+    pub element: &'static str,
+    pub text: String,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct MFlow {
+    /// A unique id: `Flow_<source>_<target>`.
+    pub id: String,
+    pub source: usize,
+    pub target: usize,
+    /// The condition's source text, when it has one.
+    pub condition: Option<String>,
+    /// The default flow of its source.
+    pub default: bool,
+    /// Drawn as a sequence flow (everything but a link pair's direct flow).
+    pub drawn: bool,
+}
+
+impl Elem {
+    /// Events: drawn as circles.
+    pub fn is_event(&self) -> bool {
+        matches!(
+            self,
+            Elem::Start { .. }
+                | Elem::End { .. }
+                | Elem::Catch(_)
+                | Elem::Throw(_)
+                | Elem::Boundary { .. }
+        )
+    }
+
+    /// Expanded containers.
+    pub fn is_container(&self) -> bool {
+        matches!(self, Elem::SubProcess | Elem::EventSubProcess)
+    }
+
+    /// The event definition of an event, if it has one.
+    pub fn event_def(&self) -> Option<&EventDef> {
+        match self {
+            Elem::Start { def, .. } | Elem::End { def } => def.as_ref(),
+            Elem::Catch(d) | Elem::Throw(d) | Elem::Boundary { def: d, .. } => Some(d),
+            _ => None,
+        }
+    }
+}
+
+impl Model {
+    /// The model of a process.
+    pub fn of<D>(process: &Process<D>) -> Model {
+        let graph_nodes = process.nodes();
+        let links = link_roles(process);
+        let mut nodes: Vec<MNode> = graph_nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| MNode {
+                id: n.id.to_string(),
+                doc: n.doc.trim().to_string(),
+                elem: elem_of(&n.kind, links[i], Some(i), process),
+                scope: n.scope,
+                incoming: n.incoming.to_vec(),
+                outgoing: n.outgoing.to_vec(),
+                default: n.default,
+            })
+            .collect();
+        let mut taken: BTreeSet<String> = nodes.iter().map(|n| n.id.clone()).collect();
+        let flows = process
+            .flows()
+            .iter()
+            .enumerate()
+            .map(|(f, flow)| {
+                let link_pair = links.get(flow.source) == Some(&Some(LinkRole::Throw))
+                    && links.get(flow.target) == Some(&Some(LinkRole::Catch));
+                let source = graph_nodes.get(flow.source).map_or("", |n| n.id);
+                let target = graph_nodes.get(flow.target).map_or("", |n| n.id);
+                let id = unique(&mut taken, format!("Flow_{source}_{target}"));
+                let text = flow.condition_text.trim();
+                MFlow {
+                    id,
+                    source: flow.source,
+                    target: flow.target,
+                    condition: (flow.condition.is_some() || !text.is_empty())
+                        .then(|| text.to_string()),
+                    default: graph_nodes.get(flow.source).and_then(|n| n.default) == Some(f),
+                    drawn: !link_pair,
+                }
+            })
+            .collect();
+        // Only flows that are drawn count as a node's incoming and outgoing.
+        let model_flows: &Vec<MFlow> = &flows;
+        for node in &mut nodes {
+            node.incoming
+                .retain(|&f| model_flows.get(f).is_some_and(|f| f.drawn));
+            node.outgoing
+                .retain(|&f| model_flows.get(f).is_some_and(|f| f.drawn));
+        }
+        Model {
+            name: process.name().to_string(),
+            doc: process.doc().trim().to_string(),
+            nodes,
+            flows,
+        }
+    }
+
+    /// The nodes written directly in `scope` (`None`: the top level), in order.
+    pub fn members(&self, scope: Option<usize>) -> impl Iterator<Item = usize> + '_ {
+        (0..self.nodes.len()).filter(move |&n| self.nodes[n].scope == scope)
+    }
+
+    /// The boundary events on `host`, in order.
+    pub fn boundaries_of(&self, host: usize) -> Vec<usize> {
+        (0..self.nodes.len())
+            .filter(|&n| matches!(self.nodes[n].elem, Elem::Boundary { host: h, .. } if h == host))
+            .collect()
+    }
+
+    /// A node's label: its id with underscores as spaces.
+    pub fn label(&self, n: usize) -> String {
+        self.nodes[n].id.replace('_', " ")
+    }
+}
+
+/// `base`, or `base_2`, `base_3`, ... whichever is not taken yet.
+fn unique(taken: &mut BTreeSet<String>, base: String) -> String {
+    let mut id = base.clone();
+    let mut k = 2;
+    while taken.contains(&id) {
+        id = format!("{base}_{k}");
+        k += 1;
+    }
+    taken.insert(id.clone());
+    id
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LinkRole {
+    Throw,
+    Catch,
+}
+
+/// Which link nodes throw and which catch. The graph has no direction on a link node:
+/// a throw is entered by ordinary flows (or from a catch's way on) and has one flow
+/// to its catch; a catch is entered only from throws.
+fn link_roles<D>(process: &Process<D>) -> Vec<Option<LinkRole>> {
+    let nodes = process.nodes();
+    let flows = process.flows();
+    let is_link = |n: usize| {
+        nodes
+            .get(n)
+            .is_some_and(|n| matches!(n.kind, NodeKind::Link))
+    };
+    let mut roles: Vec<Option<LinkRole>> = vec![None; nodes.len()];
+    // Seed: a link entered by a non-link node is a throw.
+    for (i, n) in nodes.iter().enumerate() {
+        if is_link(i)
+            && n.incoming
+                .iter()
+                .any(|&f| flows.get(f).is_some_and(|f| !is_link(f.source)))
+        {
+            roles[i] = Some(LinkRole::Throw);
+        }
+    }
+    // Propagate: after a throw comes its catch; after a catch, a throw.
+    loop {
+        let mut changed = false;
+        for f in flows {
+            if !(is_link(f.source) && is_link(f.target)) || roles[f.target].is_some() {
+                continue;
+            }
+            let role = match roles[f.source] {
+                Some(LinkRole::Throw) => LinkRole::Catch,
+                Some(LinkRole::Catch) => LinkRole::Throw,
+                None => continue,
+            };
+            roles[f.target] = Some(role);
+            changed = true;
+        }
+        if !changed {
+            break;
+        }
+    }
+    // Anything left (a link cycle with no way in): one outgoing flow to a link is a
+    // throw, the rest catch.
+    for (i, n) in nodes.iter().enumerate() {
+        if is_link(i) && roles[i].is_none() {
+            let throws = n.outgoing.len() == 1
+                && n.outgoing
+                    .iter()
+                    .all(|&f| flows.get(f).is_some_and(|f| is_link(f.target)));
+            roles[i] = Some(if throws {
+                LinkRole::Throw
+            } else {
+                LinkRole::Catch
+            });
+        }
+    }
+    roles
+}
+
+fn elem_of<D>(
+    kind: &NodeKind<D>,
+    link: Option<LinkRole>,
+    me: Option<usize>,
+    process: &Process<D>,
+) -> Elem {
+    match kind {
+        NodeKind::Start => Elem::Start {
+            def: None,
+            interrupting: true,
+        },
+        NodeKind::End => Elem::End { def: None },
+        NodeKind::Terminate => Elem::End {
+            def: Some(EventDef::Terminate),
+        },
+        NodeKind::Task(_) => Elem::ServiceTask,
+        NodeKind::Exclusive => Elem::Gateway(Gateway::Exclusive),
+        NodeKind::Parallel => Elem::Gateway(Gateway::Parallel),
+        NodeKind::Inclusive { .. } => Elem::Gateway(Gateway::Inclusive),
+        NodeKind::Complex { .. } => Elem::Gateway(Gateway::Complex),
+        NodeKind::Catch(t) => Elem::Catch(trigger_def(t)),
+        NodeKind::Receive(t) => Elem::ReceiveTask(match t {
+            Trigger::Message { name, .. } => Some(name.to_string()),
+            _ => None,
+        }),
+        NodeKind::User => Elem::UserTask,
+        NodeKind::Throw(t) => Elem::Throw(throw_def(t)),
+        NodeKind::ThrowEnd(t) => Elem::End {
+            def: Some(throw_def(t)),
+        },
+        NodeKind::EventGate => Elem::Gateway(Gateway::EventBased {
+            instantiate: false,
+            parallel: false,
+        }),
+        NodeKind::InstantiatingGate { parallel } => Elem::Gateway(Gateway::EventBased {
+            instantiate: true,
+            parallel: *parallel,
+        }),
+        NodeKind::Boundary {
+            activity,
+            trigger,
+            interrupting,
+        } => Elem::Boundary {
+            host: *activity,
+            def: trigger_def(trigger),
+            interrupting: *interrupting,
+        },
+        NodeKind::ErrorEnd { code } => Elem::End {
+            def: Some(EventDef::Error(Some(code.to_string()))),
+        },
+        NodeKind::Escalate { code, end } => {
+            let def = EventDef::Escalation(Some(code.to_string()));
+            if *end {
+                Elem::End { def: Some(def) }
+            } else {
+                Elem::Throw(def)
+            }
+        }
+        NodeKind::StartEvent(t) => Elem::Start {
+            def: Some(trigger_def(t)),
+            interrupting: true,
+        },
+        NodeKind::EventSubStart {
+            trigger,
+            interrupting,
+        } => Elem::Start {
+            def: Some(trigger_def(trigger)),
+            interrupting: *interrupting,
+        },
+        NodeKind::Link => {
+            let name = link_name(process, me, link);
+            match link {
+                Some(LinkRole::Throw) => Elem::Throw(EventDef::Link(name)),
+                _ => Elem::Catch(EventDef::Link(name)),
+            }
+        }
+        NodeKind::SubProcess { .. } => Elem::SubProcess,
+        NodeKind::EventSubProcess { .. } => Elem::EventSubProcess,
+    }
+}
+
+/// A link's name: its catch's id (a throw's catch is the target of its one flow).
+fn link_name<D>(process: &Process<D>, me: Option<usize>, role: Option<LinkRole>) -> String {
+    let nodes = process.nodes();
+    let Some(me) = me.and_then(|m| nodes.get(m).map(|n| (m, n))) else {
+        return String::new();
+    };
+    match role {
+        Some(LinkRole::Throw) => {
+            me.1.outgoing
+                .iter()
+                .filter_map(|&f| process.flows().get(f))
+                .filter_map(|f| nodes.get(f.target))
+                .find(|t| matches!(t.kind, NodeKind::Link))
+                .map_or_else(|| me.1.id.to_string(), |t| t.id.to_string())
+        }
+        _ => me.1.id.to_string(),
+    }
+}
+
+fn trigger_def<D>(trigger: &Trigger<D>) -> EventDef {
+    match trigger {
+        Trigger::Message { name, .. } => EventDef::Message(name.to_string()),
+        Trigger::Signal { name, .. } => EventDef::Signal(name.to_string()),
+        Trigger::Timer(spec) => EventDef::Timer(timer_text(&spec())),
+        Trigger::Condition { .. } => EventDef::Conditional,
+        Trigger::Error { code, .. } => EventDef::Error(code.map(str::to_string)),
+        Trigger::Escalation { code, .. } => EventDef::Escalation(code.map(str::to_string)),
+    }
+}
+
+fn throw_def<D>(throw: &Throw<D>) -> EventDef {
+    match throw {
+        Throw::Signal { name, .. } => EventDef::Signal(name.to_string()),
+        Throw::Message { name, .. } => EventDef::Message(name.to_string()),
+    }
+}
+
+/// A timer in ISO 8601: `PT1H30M`, `R3/PT20S`, `2030-01-01T00:00:00Z`.
+pub(crate) fn timer_text(spec: &TimerSpec) -> TimerText {
+    match *spec {
+        TimerSpec::After(d) => TimerText {
+            element: "timeDuration",
+            text: iso_duration(d),
+        },
+        TimerSpec::Every { every, times } => TimerText {
+            element: "timeCycle",
+            text: match times {
+                Some(n) => format!("R{n}/{}", iso_duration(every)),
+                None => format!("R/{}", iso_duration(every)),
+            },
+        },
+        TimerSpec::At(at) => TimerText {
+            element: "timeDate",
+            text: match at.duration_since(UNIX_EPOCH) {
+                Ok(d) => iso_date(d.as_secs()),
+                Err(_) => iso_date(0),
+            },
+        },
+    }
+}
+
+/// `PT1H2M3.5S`; `PT0S` for zero.
+pub(crate) fn iso_duration(d: Duration) -> String {
+    let total = d.as_secs();
+    let (h, m, s) = (total / 3600, total / 60 % 60, total % 60);
+    let nanos = d.subsec_nanos();
+    let mut out = String::from("PT");
+    if h > 0 {
+        out.push_str(&format!("{h}H"));
+    }
+    if m > 0 {
+        out.push_str(&format!("{m}M"));
+    }
+    if s > 0 || nanos > 0 || (h == 0 && m == 0) {
+        if nanos > 0 {
+            let frac = format!("{nanos:09}");
+            out.push_str(&format!("{s}.{}S", frac.trim_end_matches('0')));
+        } else {
+            out.push_str(&format!("{s}S"));
+        }
+    }
+    out
+}
+
+/// Seconds since the epoch as `YYYY-MM-DDThh:mm:ssZ` (proleptic Gregorian, UTC).
+fn iso_date(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_dates_are_iso_8601() {
+        assert_eq!(iso_duration(Duration::from_secs(3600)), "PT1H");
+        assert_eq!(iso_duration(Duration::from_secs(3725)), "PT1H2M5S");
+        assert_eq!(iso_duration(Duration::from_millis(200)), "PT0.2S");
+        assert_eq!(iso_duration(Duration::ZERO), "PT0S");
+        assert_eq!(iso_date(0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso_date(1_700_000_000), "2023-11-14T22:13:20Z");
+    }
+}

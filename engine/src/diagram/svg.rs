@@ -1,0 +1,600 @@
+//! The layout drawn as a self-contained SVG in BPMN notation, optionally with an
+//! instance's overlay.
+
+use std::fmt::Write as _;
+
+use super::layout::{
+    condition_label, text_width, wrap, Bounds, Layout, Point, Shape, LABEL_CHARS, TASK_CHARS,
+};
+use super::model::{Elem, EventDef, Gateway, Model};
+use super::overlay::Overlay;
+use super::xml::escape;
+
+const INK: &str = "#22242a";
+const PASSED_FILL: &str = "#dbeafe";
+const PASSED_INK: &str = "#1d4ed8";
+const WAIT_INK: &str = "#ea580c";
+const WAIT_FILL: &str = "#ffedd5";
+const FAIL_INK: &str = "#dc2626";
+const FAIL_FILL: &str = "#fee2e2";
+const FONT: &str = "font-family=\"Helvetica, Arial, sans-serif\"";
+
+/// How a node is painted.
+struct Paint {
+    ink: &'static str,
+    fill: &'static str,
+    class: &'static str,
+}
+
+impl Paint {
+    fn of(overlay: Option<&Overlay>, node: usize) -> Paint {
+        let state = overlay.and_then(|o| o.nodes.get(node));
+        match state {
+            Some(s) if s.failed.is_some() => Paint {
+                ink: FAIL_INK,
+                fill: FAIL_FILL,
+                class: "failed",
+            },
+            Some(s) if s.waiting > 0 => Paint {
+                ink: WAIT_INK,
+                fill: WAIT_FILL,
+                class: "waiting",
+            },
+            Some(s) if s.visits > 0 => Paint {
+                ink: PASSED_INK,
+                fill: PASSED_FILL,
+                class: "passed",
+            },
+            _ => Paint {
+                ink: INK,
+                fill: "#ffffff",
+                class: "idle",
+            },
+        }
+    }
+}
+
+/// Draw the layout of `model`; with an overlay, the instance on it.
+pub(crate) fn draw(model: &Model, layout: &Layout, overlay: Option<&Overlay>) -> String {
+    let mut s = String::new();
+    let (w, h) = (layout.width.max(1), layout.height.max(1));
+    let _ = writeln!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" {FONT} font-size=\"12\">"
+    );
+    let _ = writeln!(s, "<title>{}</title>", escape(&model.name));
+    s.push_str(concat!(
+        "<defs>\n",
+        "<marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"11\" markerHeight=\"11\" markerUnits=\"userSpaceOnUse\" orient=\"auto\">",
+        "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"context-stroke\"/></marker>\n",
+        "<marker id=\"arrow-ink\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"11\" markerHeight=\"11\" markerUnits=\"userSpaceOnUse\" orient=\"auto\">",
+        "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"#22242a\"/></marker>\n",
+        "<marker id=\"arrow-passed\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"11\" markerHeight=\"11\" markerUnits=\"userSpaceOnUse\" orient=\"auto\">",
+        "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1d4ed8\"/></marker>\n",
+        "<marker id=\"diamond\" viewBox=\"0 0 16 10\" refX=\"0\" refY=\"5\" markerWidth=\"16\" markerHeight=\"10\" markerUnits=\"userSpaceOnUse\" orient=\"auto\">",
+        "<path d=\"M0,5 L8,0 L16,5 L8,10 z\" fill=\"#ffffff\" stroke=\"#22242a\"/></marker>\n",
+        "</defs>\n"
+    ));
+    let _ = writeln!(s, "<rect width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/>");
+
+    // Containers first, outermost first, so their content is drawn over them.
+    let depth = |shape: &Shape| {
+        let mut d = 0;
+        let mut at = shape.container;
+        while let Some(c) = at {
+            d += 1;
+            at = model.nodes.get(c).and_then(|n| n.scope);
+        }
+        d
+    };
+    let mut containers: Vec<&Shape> = layout
+        .shapes
+        .iter()
+        .filter(|sh| {
+            model
+                .nodes
+                .get(sh.node)
+                .is_some_and(|n| n.elem.is_container())
+        })
+        .collect();
+    containers.sort_by_key(|sh| (depth(sh), sh.node));
+    for shape in containers {
+        container(&mut s, model, shape, overlay);
+    }
+    for edge in &layout.edges {
+        flow(
+            &mut s,
+            model,
+            edge.flow,
+            &edge.waypoints,
+            edge.label.as_ref(),
+            overlay,
+        );
+    }
+    for shape in &layout.shapes {
+        let Some(node) = model.nodes.get(shape.node) else {
+            continue;
+        };
+        if node.elem.is_container() {
+            continue;
+        }
+        let paint = Paint::of(overlay, shape.node);
+        let _ = writeln!(
+            s,
+            "<g id=\"{}\" class=\"{}\">",
+            escape(&shape.id),
+            paint.class
+        );
+        match &node.elem {
+            Elem::Gateway(g) => gateway(&mut s, *g, &shape.bounds, &paint),
+            e if e.is_event() => event(&mut s, e, &shape.bounds, &paint),
+            e => activity(&mut s, model, shape, e, &paint),
+        }
+        if let Some(label) = &shape.label {
+            text_lines(
+                &mut s,
+                &wrap(&model.label(shape.node), LABEL_CHARS),
+                label,
+                paint.ink,
+            );
+        }
+        let _ = writeln!(s, "</g>");
+    }
+    if let Some(o) = overlay {
+        for shape in &layout.shapes {
+            badge(&mut s, shape, o);
+        }
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+fn container(s: &mut String, model: &Model, shape: &Shape, overlay: Option<&Overlay>) {
+    let b = shape.bounds;
+    let paint = Paint::of(overlay, shape.node);
+    let event_sub = model
+        .nodes
+        .get(shape.node)
+        .is_some_and(|n| n.elem == Elem::EventSubProcess);
+    let (dash, width) = if event_sub {
+        (" stroke-dasharray=\"6 4\"", 1.5)
+    } else {
+        ("", 2.0)
+    };
+    let fill = if paint.class == "idle" {
+        "#ffffff"
+    } else {
+        paint.fill
+    };
+    let width = if paint.class == "waiting" { 3.0 } else { width };
+    let _ = writeln!(
+        s,
+        "<g id=\"{}\" class=\"{}\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"10\" fill=\"{fill}\" fill-opacity=\"0.5\" stroke=\"{}\" stroke-width=\"{width}\"{dash}/>",
+        escape(&shape.id),
+        paint.class,
+        b.x,
+        b.y,
+        b.width,
+        b.height,
+        paint.ink
+    );
+    let _ = writeln!(
+        s,
+        "<text x=\"{}\" y=\"{}\" fill=\"{}\" font-weight=\"bold\">{}</text></g>",
+        b.x + 10,
+        b.y + 20,
+        paint.ink,
+        escape(&model.label(shape.node))
+    );
+}
+
+fn flow(
+    s: &mut String,
+    model: &Model,
+    f: usize,
+    points: &[Point],
+    label: Option<&Bounds>,
+    overlay: Option<&Overlay>,
+) {
+    let Some(flow) = model.flows.get(f) else {
+        return;
+    };
+    if points.len() < 2 {
+        return;
+    }
+    let taken = overlay.is_some_and(|o| o.flows.get(f).is_some_and(|&n| n > 0));
+    let (ink, marker, width) = if taken {
+        (PASSED_INK, "arrow-passed", 2.0)
+    } else {
+        (INK, "arrow-ink", 1.5)
+    };
+    let path: Vec<String> = points.iter().map(|p| format!("{},{}", p.x, p.y)).collect();
+    let source_is_gateway = model
+        .nodes
+        .get(flow.source)
+        .is_some_and(|n| matches!(n.elem, Elem::Gateway(_)));
+    let start_marker = if flow.condition.is_some() && !source_is_gateway {
+        " marker-start=\"url(#diamond)\""
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        s,
+        "<polyline id=\"{}\" points=\"{}\" fill=\"none\" stroke=\"{ink}\" stroke-width=\"{width}\" stroke-linejoin=\"round\" marker-end=\"url(#{marker})\"{start_marker}/>",
+        escape(&flow.id),
+        path.join(" ")
+    );
+    let (a, b) = (points[0], points[1]);
+    let n = points.len();
+    if flow.default {
+        // The default-flow slash: on the stretch into the target when the route
+        // turns (a split's flows share their first stretch), else near the source.
+        let (p, q) = if n > 2 && points[n - 2].y == points[n - 1].y {
+            (points[n - 2], points[n - 1])
+        } else {
+            (a, b)
+        };
+        let (dx, dy) = (sign(q.x - p.x), sign(q.y - p.y));
+        let (cx, cy) = (p.x + dx * 12, p.y + dy * 12);
+        let (px, py) = (-dy, dx);
+        let _ = writeln!(
+            s,
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{ink}\" stroke-width=\"1.5\"/>",
+            cx - 6 * px - 4 * dx,
+            cy - 6 * py - 4 * dy,
+            cx + 6 * px + 4 * dx,
+            cy + 6 * py + 4 * dy
+        );
+    }
+    if let (Some(cond), Some(l)) = (&flow.condition, label) {
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#555a66\">{}</text>",
+            l.x,
+            l.y + 11,
+            escape(&condition_label(cond))
+        );
+    }
+}
+
+fn sign(v: i32) -> i32 {
+    v.signum()
+}
+
+fn text_lines(s: &mut String, lines: &[String], b: &Bounds, ink: &str) {
+    let cx = b.x + b.width / 2;
+    for (k, line) in lines.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "<text x=\"{cx}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"{ink}\">{}</text>",
+            b.y + 11 + 14 * k as i32,
+            escape(line)
+        );
+    }
+}
+
+fn event(s: &mut String, elem: &Elem, b: &Bounds, paint: &Paint) {
+    let c = b.center();
+    let r = b.width / 2;
+    let (ink, fill) = (paint.ink, paint.fill);
+    let dashed = match elem {
+        Elem::Start {
+            interrupting: false,
+            ..
+        }
+        | Elem::Boundary {
+            interrupting: false,
+            ..
+        } => " stroke-dasharray=\"5 3\"",
+        _ => "",
+    };
+    let width = match elem {
+        Elem::Start { .. } => 2.0,
+        Elem::End { .. } => 4.0,
+        _ => 1.5,
+    };
+    let _ = writeln!(
+        s,
+        "<circle cx=\"{}\" cy=\"{}\" r=\"{r}\" fill=\"{fill}\" stroke=\"{ink}\" stroke-width=\"{width}\"{dashed}/>",
+        c.x, c.y
+    );
+    if matches!(
+        elem,
+        Elem::Catch(_) | Elem::Throw(_) | Elem::Boundary { .. }
+    ) {
+        let _ = writeln!(
+            s,
+            "<circle cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"none\" stroke=\"{ink}\" stroke-width=\"1.5\"{dashed}/>",
+            c.x,
+            c.y,
+            r - 3
+        );
+    }
+    let filled = matches!(elem, Elem::Throw(_) | Elem::End { .. });
+    if let Some(def) = elem.event_def() {
+        event_marker(s, def, c, filled, ink, fill);
+    }
+}
+
+/// An event definition's marker, centred on `c`; `filled` for throwing events.
+fn event_marker(s: &mut String, def: &EventDef, c: Point, filled: bool, ink: &str, fill: &str) {
+    let (x, y) = (c.x, c.y);
+    let (body, lines) = if filled { (ink, fill) } else { ("none", ink) };
+    match def {
+        EventDef::Message(_) => {
+            let _ = writeln!(
+                s,
+                "<rect x=\"{}\" y=\"{}\" width=\"18\" height=\"12\" fill=\"{}\" stroke=\"{ink}\" stroke-width=\"1.5\"/><polyline points=\"{},{} {},{} {},{}\" fill=\"none\" stroke=\"{lines}\" stroke-width=\"1.5\"/>",
+                x - 9,
+                y - 6,
+                if filled { ink } else { fill },
+                x - 9,
+                y - 6,
+                x,
+                y + 1,
+                x + 9,
+                y - 6
+            );
+        }
+        EventDef::Timer(_) => {
+            let _ = writeln!(
+                s,
+                "<circle cx=\"{x}\" cy=\"{y}\" r=\"11\" fill=\"{fill}\" stroke=\"{ink}\" stroke-width=\"2\"/><path d=\"M{x},{} L{x},{y} L{},{}\" fill=\"none\" stroke=\"{ink}\" stroke-width=\"1.5\"/>",
+                y - 8,
+                x + 6,
+                y + 3
+            );
+        }
+        EventDef::Signal(_) => {
+            let _ = writeln!(
+                s,
+                "<polygon points=\"{x},{} {},{} {},{}\" fill=\"{body}\" stroke=\"{ink}\" stroke-width=\"1.5\"/>",
+                y - 10,
+                x + 10,
+                y + 7,
+                x - 10,
+                y + 7
+            );
+        }
+        EventDef::Conditional => {
+            let _ = write!(
+                s,
+                "<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"18\" fill=\"{fill}\" stroke=\"{ink}\" stroke-width=\"1.5\"/>",
+                x - 7,
+                y - 9
+            );
+            for k in 0..4 {
+                let ly = y - 5 + 3 * k + k / 2;
+                let _ = write!(
+                    s,
+                    "<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{ink}\"/>",
+                    x - 4,
+                    x + 4
+                );
+            }
+            s.push('\n');
+        }
+        EventDef::Error(_) => {
+            let _ = writeln!(
+                s,
+                "<path d=\"M{},{} L{},{} L{},{} L{},{} L{},{} L{},{} z\" fill=\"{body}\" stroke=\"{ink}\" stroke-width=\"1.5\" stroke-linejoin=\"round\"/>",
+                x - 9,
+                y + 9,
+                x - 4,
+                y - 8,
+                x + 2,
+                y + 1,
+                x + 9,
+                y - 9,
+                x + 4,
+                y + 8,
+                x - 2,
+                y - 1
+            );
+        }
+        EventDef::Escalation(_) => {
+            let _ = writeln!(
+                s,
+                "<path d=\"M{x},{} L{},{} L{x},{} L{},{} z\" fill=\"{body}\" stroke=\"{ink}\" stroke-width=\"1.5\" stroke-linejoin=\"round\"/>",
+                y - 10,
+                x + 8,
+                y + 9,
+                y + 2,
+                x - 8,
+                y + 9
+            );
+        }
+        EventDef::Terminate => {
+            let _ = writeln!(s, "<circle cx=\"{x}\" cy=\"{y}\" r=\"10\" fill=\"{ink}\"/>");
+        }
+        EventDef::Link(_) => {
+            let _ = writeln!(
+                s,
+                "<path d=\"M{},{} L{},{} L{},{} L{},{y} L{},{} L{},{} L{},{} z\" fill=\"{body}\" stroke=\"{ink}\" stroke-width=\"1.5\" stroke-linejoin=\"round\"/>",
+                x - 9,
+                y - 4,
+                x + 1,
+                y - 4,
+                x + 1,
+                y - 9,
+                x + 10,
+                x + 1,
+                y + 9,
+                x + 1,
+                y + 4,
+                x - 9,
+                y + 4
+            );
+        }
+    }
+}
+
+fn gateway(s: &mut String, g: Gateway, b: &Bounds, paint: &Paint) {
+    let c = b.center();
+    let (x, y, r) = (c.x, c.y, b.width / 2);
+    let (ink, fill) = (paint.ink, paint.fill);
+    let width = if paint.class == "waiting" { 3 } else { 2 };
+    let _ = writeln!(
+        s,
+        "<polygon points=\"{x},{} {},{y} {x},{} {},{y}\" fill=\"{fill}\" stroke=\"{ink}\" stroke-width=\"{width}\" stroke-linejoin=\"round\"/>",
+        y - r,
+        x + r,
+        y + r,
+        x - r
+    );
+    let line = |s: &mut String, x1: i32, y1: i32, x2: i32, y2: i32, w: f32| {
+        let _ = write!(
+            s,
+            "<line x1=\"{x1}\" y1=\"{y1}\" x2=\"{x2}\" y2=\"{y2}\" stroke=\"{ink}\" stroke-width=\"{w}\" stroke-linecap=\"round\"/>"
+        );
+    };
+    match g {
+        Gateway::Exclusive => {
+            line(s, x - 8, y - 8, x + 8, y + 8, 4.0);
+            line(s, x - 8, y + 8, x + 8, y - 8, 4.0);
+        }
+        Gateway::Parallel => {
+            line(s, x, y - 12, x, y + 12, 4.0);
+            line(s, x - 12, y, x + 12, y, 4.0);
+        }
+        Gateway::Inclusive => {
+            let _ = write!(s, "<circle cx=\"{x}\" cy=\"{y}\" r=\"11\" fill=\"none\" stroke=\"{ink}\" stroke-width=\"3\"/>");
+        }
+        Gateway::Complex => {
+            line(s, x, y - 12, x, y + 12, 3.5);
+            line(s, x - 12, y, x + 12, y, 3.5);
+            line(s, x - 8, y - 8, x + 8, y + 8, 3.5);
+            line(s, x - 8, y + 8, x + 8, y - 8, 3.5);
+        }
+        Gateway::EventBased {
+            instantiate,
+            parallel,
+        } => {
+            let _ = write!(s, "<circle cx=\"{x}\" cy=\"{y}\" r=\"14\" fill=\"none\" stroke=\"{ink}\" stroke-width=\"1.2\"/>");
+            if !instantiate {
+                let _ = write!(s, "<circle cx=\"{x}\" cy=\"{y}\" r=\"11\" fill=\"none\" stroke=\"{ink}\" stroke-width=\"1.2\"/>");
+            }
+            if parallel {
+                line(s, x, y - 9, x, y + 9, 3.0);
+                line(s, x - 9, y, x + 9, y, 3.0);
+            } else {
+                // A pentagon.
+                let pts: Vec<String> = (0..5)
+                    .map(|k| {
+                        let a = -std::f64::consts::FRAC_PI_2
+                            + k as f64 * 2.0 * std::f64::consts::PI / 5.0;
+                        format!(
+                            "{:.1},{:.1}",
+                            x as f64 + 7.0 * a.cos(),
+                            y as f64 + 7.0 * a.sin()
+                        )
+                    })
+                    .collect();
+                let _ = write!(
+                    s,
+                    "<polygon points=\"{}\" fill=\"none\" stroke=\"{ink}\" stroke-width=\"1.4\" stroke-linejoin=\"round\"/>",
+                    pts.join(" ")
+                );
+            }
+        }
+    }
+    s.push('\n');
+}
+
+fn activity(s: &mut String, model: &Model, shape: &Shape, elem: &Elem, paint: &Paint) {
+    let b = shape.bounds;
+    let (ink, fill) = (paint.ink, paint.fill);
+    let width = if paint.class == "waiting" || paint.class == "failed" {
+        3
+    } else {
+        2
+    };
+    let _ = writeln!(
+        s,
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"10\" fill=\"{fill}\" stroke=\"{ink}\" stroke-width=\"{width}\"/>",
+        b.x, b.y, b.width, b.height
+    );
+    let (mx, my) = (b.x + 8, b.y + 8);
+    match elem {
+        Elem::UserTask => {
+            // A person: head and shoulders.
+            let _ = writeln!(
+                s,
+                "<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{fill}\" stroke=\"{ink}\" stroke-width=\"1.3\"/><path d=\"M{},{} q0,-8 8,-8 q8,0 8,8 z\" fill=\"{fill}\" stroke=\"{ink}\" stroke-width=\"1.3\"/>",
+                mx + 8,
+                my + 5,
+                mx,
+                my + 18
+            );
+        }
+        Elem::ReceiveTask(_) => {
+            let _ = writeln!(
+                s,
+                "<rect x=\"{mx}\" y=\"{}\" width=\"18\" height=\"12\" fill=\"{fill}\" stroke=\"{ink}\" stroke-width=\"1.3\"/><polyline points=\"{mx},{} {},{} {},{}\" fill=\"none\" stroke=\"{ink}\" stroke-width=\"1.3\"/>",
+                my + 2,
+                my + 2,
+                mx + 9,
+                my + 9,
+                mx + 18,
+                my + 2
+            );
+        }
+        Elem::ServiceTask => {
+            // A gear: a ring with teeth.
+            let _ = writeln!(
+                s,
+                "<circle cx=\"{}\" cy=\"{}\" r=\"6\" fill=\"none\" stroke=\"{ink}\" stroke-width=\"3.5\" stroke-dasharray=\"2.4 2.3\"/><circle cx=\"{}\" cy=\"{}\" r=\"4.2\" fill=\"{fill}\" stroke=\"{ink}\" stroke-width=\"1.2\"/>",
+                mx + 7,
+                my + 7,
+                mx + 7,
+                my + 7
+            );
+        }
+        _ => {}
+    }
+    let lines = wrap(&model.label(shape.node), TASK_CHARS);
+    let c = b.center();
+    let top = c.y - (lines.len() as i32 * 14) / 2 + 11;
+    for (k, line) in lines.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{ink}\">{}</text>",
+            c.x,
+            top + 14 * k as i32,
+            escape(line)
+        );
+    }
+}
+
+/// The number of visits (and waiting tokens) at a node's top right.
+fn badge(s: &mut String, shape: &Shape, overlay: &Overlay) {
+    let Some(state) = overlay.nodes.get(shape.node) else {
+        return;
+    };
+    if state.visits == 0 {
+        return;
+    }
+    let b = shape.bounds;
+    let (x, y) = (b.x + b.width, b.y);
+    let text = state.visits.to_string();
+    let w = (text_width(&text) + 10).max(18);
+    let color = if state.failed.is_some() {
+        FAIL_INK
+    } else if state.waiting > 0 {
+        WAIT_INK
+    } else {
+        PASSED_INK
+    };
+    let _ = writeln!(
+        s,
+        "<g class=\"badge\"><rect x=\"{}\" y=\"{}\" width=\"{w}\" height=\"18\" rx=\"9\" fill=\"{color}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" font-weight=\"bold\" fill=\"#ffffff\">{text}</text>",
+        x - w / 2,
+        y - 9,
+        x,
+        y + 4
+    );
+    if let Some(message) = &state.failed {
+        let _ = write!(s, "<title>{}</title>", escape(message));
+    }
+    s.push_str("</g>\n");
+}
