@@ -1,4 +1,4 @@
-//! The DESIGN §2 order process, with the elements the core builds: check stock, then
+//! The order process, with the elements the core builds: check stock, then
 //! either pack and invoice in parallel, or back-order; a fraud check terminates.
 //!
 //! Run: `cargo run --example order`

@@ -1,5 +1,4 @@
-//! The event-based gateway's deferred choice at run time (SRD-027 FR-4, DESIGN §4
-//! invariant 5: flip on dispatch): whatever its triggers and however they race,
+//! The event-based gateway's deferred choice at run time (ARCHITECTURE.md, "The instance loop"): whatever its triggers and however they race,
 //! exactly one arm wins, once.
 //!
 //! - T-2: a message arm and a signal arm fired at the same moment from two threads,

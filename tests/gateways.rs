@@ -1,4 +1,4 @@
-//! Gateways at run time (ADR-005 §2.2–§2.9): parallel split and join, exclusive split
+//! Gateways at run time (ARCHITECTURE.md, "Joins"): parallel split and join, exclusive split
 //! in declared order with its default, exclusive merge as pass-through, inclusive
 //! split, mixed gateways (N in, M out), implicit splits and merges at tasks, nested
 //! diamonds, and cycles through exclusive gateways (a parallel join on a loop fires
@@ -158,7 +158,7 @@ process! {
     }
 }
 
-/// ADR-005 §2.8: once a condition is true, no further condition is evaluated.
+/// Once a condition is true, no further condition is evaluated.
 async fn exclusive_stops_at_the_first_true_condition(engine: Engine, _: usize) {
     let (outcome, h) = run(&engine, &SHORT_CIRCUIT, Route::flags(1)).await;
     completed(outcome, &h);

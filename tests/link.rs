@@ -1,4 +1,4 @@
-//! Link events at run time (ADR-006 §2.8): a throw continues at the catch of its name,
+//! Link events at run time (ARCHITECTURE.md, "Events"): a throw continues at the catch of its name,
 //! with no wait, no subscription and no step of its own in the history.
 //!
 //! - a loop through a link runs exactly N times and stops on its exclusive gateway's

@@ -1,4 +1,4 @@
-//! The inclusive (OR) join at run time (ADR-005 §2.10): it waits for every token
+//! The inclusive (OR) join at run time (ARCHITECTURE.md, "Joins"): it waits for every token
 //! that can still arrive and fires exactly once — after 1, 2 or 3 of 3 branches, when
 //! an awaited branch dies at an end event inside it (no Camunda 7 hang), when one
 //! branch is much longer, when a branch forks and half of it ends early, when tokens
@@ -140,7 +140,7 @@ process! {
 }
 
 /// The branch through `b` ends at `quit` before reaching the join. The join must not
-/// wait for it (ADR-005 §2.10: re-checked on every token death). With `a` off and
+/// wait for it (ARCHITECTURE.md, "Joins"). With `a` off and
 /// `stop` on, no token reaches the join at all, and it never fires.
 async fn or_join_fires_when_an_awaited_branch_ends_early(engine: Engine, i: usize) {
     let data = Branches::bits([0b0011, 0b1011, 0b0010, 0b1010][i % 4]);
@@ -514,7 +514,7 @@ process! {
 }
 
 /// Two tokens reach the same incoming flow (through an exclusive merge), one the
-/// other. A firing consumes one token per marked flow (ADR-005 §2.10), so the join
+/// other. A firing consumes one token per marked flow (ARCHITECTURE.md, "Joins"), so the join
 /// fires twice, whatever the order of arrivals.
 async fn or_join_with_two_tokens_on_one_flow_fires_twice(engine: Engine, _: usize) {
     let (outcome, h) = run(&engine, &TWO_ON_ONE_FLOW, Branches::default()).await;

@@ -1,4 +1,4 @@
-//! Core throughput and latency benchmarks (DESIGN §7). No harness and no extra
+//! Core throughput and latency benchmarks (ARCHITECTURE.md, "Performance"). No harness and no extra
 //! dependencies: `main` builds tokio runtimes, times the engine and prints figures.
 //!
 //! ```text

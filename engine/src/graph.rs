@@ -101,7 +101,7 @@ pub enum NodeKind<D: 'static> {
         /// through the gateway. Empty when the gateway does not converge.
         reach: &'static [u64],
     },
-    /// Complex gateway (ADR-005 §2.11): diverging, an inclusive split; converging, a
+    /// Complex gateway (ARCHITECTURE.md, "Joins"): diverging, an inclusive split; converging, a
     /// join driven by its activation rule.
     Complex {
         /// As for [`NodeKind::Inclusive`]; empty when the gateway does not converge.
@@ -148,7 +148,7 @@ pub enum NodeKind<D: 'static> {
         #[doc(hidden)]
         end: bool,
     },
-    /// An instantiating event-based gateway (ADR-005 §2.12.3–§2.12.4): no incoming
+    /// An instantiating event-based gateway (ARCHITECTURE.md, "Joins"): no incoming
     /// flow; a deployed process starts an instance when a message for one of its arms
     /// comes, and the token goes on along that arm. `parallel`: the instance also
     /// waits on every other arm (under the same correlation) and completes only once
@@ -223,7 +223,7 @@ pub enum Trigger<D: 'static> {
     },
     /// A timer, armed when the token arrives.
     Timer(#[doc(hidden)] fn() -> crate::events::TimerSpec),
-    /// A condition over the data (ADR-006 §2.7): evaluated when armed, then after
+    /// A condition over the data (ARCHITECTURE.md, "Events"): evaluated when armed, then after
     /// every commit that changes a field in `on` (every commit when `on` is empty);
     /// it fires on a false→true edge.
     Condition {

@@ -1,4 +1,4 @@
-//! Boundary events, errors and escalations at run time (ADR-006 §2.2, §2.3, §2.6).
+//! Boundary events, errors and escalations at run time (ARCHITECTURE.md, "Events").
 //!
 //! - errors: caught by the error boundary with the exact code, else by one without a
 //!   code (the exact one preferred, whatever the declaration order); the error reaches

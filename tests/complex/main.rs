@@ -1,4 +1,4 @@
-//! The complex gateway at run time (ADR-005 §2.11): a converging complex gateway fires
+//! The complex gateway at run time (ARCHITECTURE.md, "Joins"): a converging complex gateway fires
 //! when one of its activation triples `(condition, count, required flows)` holds, with
 //! the completing arrival carrying on (last-in) and the earlier ones merged; once fired
 //! it consumes every later arrival (tail tokens); it fails the instance with

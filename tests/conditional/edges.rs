@@ -1,4 +1,4 @@
-//! The edge rule (ADR-006 §2.7): a non-interrupting condition fires on each false→true
+//! The edge rule (ARCHITECTURE.md, "Events"): a non-interrupting condition fires on each false→true
 //! edge of the commits.
 
 use super::*;
@@ -61,7 +61,7 @@ process! {
     }
 }
 
-/// The edge rule (ADR-006 §2.7): a non-interrupting conditional boundary fires on
+/// The edge rule (ARCHITECTURE.md, "Events"): a non-interrupting conditional boundary fires on
 /// every false→true edge of its condition while its activity waits — and not while
 /// it stays true. Each firing is recorded in the step of the commit that caused it.
 /// Once the activity is done, no commit fires it.

@@ -1,4 +1,4 @@
-//! Conditional events at run time (ADR-006 §2.7): evaluated when armed (true then:
+//! Conditional events at run time (ARCHITECTURE.md, "Events"): evaluated when armed (true then:
 //! fires at once), re-evaluated after commits — only those touching a field in `on`
 //! when it is given, every commit otherwise — firing on false→true edges, several
 //! firings of one commit applied in arming order.

@@ -115,7 +115,7 @@ process! {
 }
 
 /// True when armed — and a sibling's commit in the same loop step makes it false.
-/// ADR-006 §2.7: the condition is evaluated once when the subscription is armed and
+/// The condition is evaluated once when the subscription is armed and
 /// an already-true one fires at once; so `ready` fires and the join completes.
 #[tokio::test(start_paused = true)]
 async fn a_condition_true_when_armed_fires_even_if_a_same_step_commit_falsifies_it() {
@@ -258,7 +258,7 @@ process! {
 }
 
 /// The same when the task's handler is ready at once: the boundary is armed before
-/// the handler runs (ADR-006 §2.3: on entering the activity) and is true then, so it
+/// the handler runs (ARCHITECTURE.md, "Events") and is true then, so it
 /// fires — the interrupting one stops the task, the non-interrupting one starts a
 /// token.
 #[tokio::test(start_paused = true)]

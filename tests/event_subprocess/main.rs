@@ -1,4 +1,4 @@
-//! Event sub-processes at run time (ADR-006 §2.2, §2.6, §2.7; ADR-023): at the top
+//! Event sub-processes at run time (ARCHITECTURE.md, "Events"): at the top
 //! level of a process and inside an embedded sub-process.
 //!
 //! - message and signal starts: an interrupting message start cancels everything

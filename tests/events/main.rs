@@ -1,9 +1,9 @@
-//! Events at run time (SRD-027; DESIGN §4 invariants 3–6, §5): catch events, receive
+//! Events at run time (ARCHITECTURE.md, "The instance loop"): catch events, receive
 //! and user tasks, throws and throwing ends, the broker's bounded buffer and its
 //! time-to-live, timers on the paused clock, what a message, a signal and a timer
 //! each serve, and how bad payloads and panicking mappings fail an instance.
 //!
-//! SRD-027's scenarios, adapted to thresh:
+//! The channel-park delivery scenarios (T-1..T-9 in the design notes), adapted to thresh:
 //! - T-1 (a waiting track is parked, not spinning): `t1_*`;
 //! - T-3 (an event fired in the subscribe/park window is not lost): `t3_*`;
 //! - T-4 (a signal reaches every catcher; no catcher is a no-op): `t4_*`;

@@ -1,4 +1,4 @@
-//! Embedded sub-processes at run time (ADR-006 §2.2, §2.6, §2.7; ADR-023).
+//! Embedded sub-processes at run time (ARCHITECTURE.md, "Events").
 //!
 //! - shape: the token entering a sub-process waits at it (`TaskStarted`) while a
 //!   track spawned from it runs the inside; the sub-process completes when nothing

@@ -289,7 +289,7 @@ impl Hub {
     }
 
     /// Broadcast a signal to every subscriber; returns how many it reached. No
-    /// subscriber: a logged no-op (ADR-006 §2.4).
+    /// subscriber: a logged no-op (ARCHITECTURE.md, "Events").
     pub fn broadcast(&self, name: &str, payload: Payload) -> usize {
         let (subscribers, starters): (Vec<Waiter>, Vec<Arc<dyn Starter>>) = {
             let state = self.lock();

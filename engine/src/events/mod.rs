@@ -3,7 +3,7 @@
 //! Producers never touch a track: the hub hands every delivery to the instance loop
 //! that subscribed (through its mailbox), and the loop decides — flip on first
 //! dispatch, correlation check for messages — whether a parked track gets it
-//! (SRD-027 FR-2..FR-8).
+//! (ARCHITECTURE.md, "The instance loop").
 
 mod hub;
 mod timer;

@@ -77,7 +77,7 @@ pub enum Happening {
     /// The token was absorbed by a join that fired on another track.
     Merged,
     /// The token reached a complex join after it fired and ended there (a tail
-    /// token, ADR-005 §2.11).
+    /// token: a complex join is single-pass).
     Consumed,
     /// The track reached an end event.
     Ended,

@@ -76,7 +76,7 @@ pub enum InstanceError {
         /// The panic message.
         message: String,
     },
-    /// A BPMN error that no boundary caught (ADR-006 §2.6).
+    /// A BPMN error that no boundary caught (ARCHITECTURE.md, "Events").
     #[error("BPMN error `{code}` at `{node}` was not caught: {message}")]
     UncaughtError {
         /// Where it was thrown: an error end event, or the task whose handler
@@ -87,7 +87,7 @@ pub enum InstanceError {
         /// The handler's message (empty for an error end event).
         message: String,
     },
-    /// A split found no true condition and had no default flow (ADR-005 §2.8, §2.9).
+    /// A split found no true condition and had no default flow (ARCHITECTURE.md, "Joins").
     #[error(
         "`{node}` has no outgoing flow to take: no condition is true and there is no default flow"
     )]
@@ -96,7 +96,7 @@ pub enum InstanceError {
         node: &'static str,
     },
     /// Every activation triple of a complex join became provably unsatisfiable: its
-    /// count or a required flow can no longer be reached (ADR-005 §2.11).
+    /// count or a required flow can no longer be reached (ARCHITECTURE.md, "Joins").
     #[error("complex gateway `{node}` can never activate: every activation's count or required flow is out of reach")]
     ActivationUnsatisfiable {
         /// The complex gateway.

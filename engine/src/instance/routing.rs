@@ -97,7 +97,7 @@ impl<D: ProcessData> Instance<D> {
                     self.remove_track(track);
                     self.stop_all(Outcome::Terminated(D::clone(&self.data)));
                 } else {
-                    // Inside a sub-process: only its scope ends (ADR-006 §2.2).
+                    // Inside a sub-process: only its scope ends (ARCHITECTURE.md, "Events").
                     self.terminate_scope(track, scope);
                 }
             }
@@ -228,7 +228,7 @@ impl<D: ProcessData> Instance<D> {
         self.taken = taken;
     }
 
-    /// The flows a node's split takes (ADR-005 §2.2, §2.8, §2.9): exclusive takes the
+    /// The flows a node's split takes (ARCHITECTURE.md, "Joins"): exclusive takes the
     /// first true condition in declared order, every other kind takes every true or
     /// unconditional flow; with none, the default; with no default, an error.
     pub(crate) fn select_outgoing(

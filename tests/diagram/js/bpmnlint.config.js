@@ -5,10 +5,10 @@
 module.exports = {
   extends: 'bpmnlint:recommended',
   rules: {
-    // thresh runs complex gateways with activation rules (ADR-005 §2.11); the rule
+    // thresh runs complex gateways with activation rules (ARCHITECTURE.md, "Joins"); the rule
     // reports every complex gateway as "discouraged", whatever its use.
     'no-complex-gateway': 'off',
-    // thresh runs inclusive splits and OR-joins (ADR-005 §2.10); likewise reported
+    // thresh runs inclusive splits and OR-joins (ARCHITECTURE.md, "Joins"); likewise reported
     // as "discouraged" whatever their use.
     'no-inclusive-gateway': 'off',
     // Several flows into an activity are an uncontrolled merge in BPMN (each token

@@ -155,7 +155,7 @@ pub(crate) fn still_reachable(
     reachable
 }
 
-/// The OR-join rule (ADR-005 §2.10): fire when a flow is marked and no live token
+/// The OR-join rule (ARCHITECTURE.md, "Joins"): fire when a flow is marked and no live token
 /// can reach an unmarked one (which includes the fast path, every flow marked).
 pub(crate) fn or_join_verdict(marked: u64, reachable: u64) -> Verdict {
     if marked != 0 && reachable == 0 {
@@ -165,7 +165,7 @@ pub(crate) fn or_join_verdict(marked: u64, reachable: u64) -> Verdict {
     }
 }
 
-/// The complex-join rule (ADR-005 §2.11) over `(condition, count, required)` triples:
+/// The complex-join rule (ARCHITECTURE.md, "Joins") over `(condition, count, required)` triples:
 /// fire when one holds; abort when every one is dead (its count or a required flow
 /// can no longer be reached); exhausted when nothing can arrive and none fired.
 /// `holds` evaluates a triple's condition (absent: true).
