@@ -180,10 +180,9 @@ impl<D: ProcessData> Instance<D> {
     /// A join fires: the first of `taken` carries on, the rest are merged.
     pub(crate) fn fire(&mut self, node: NodeIdx, taken: Vec<Arrival>, moves: &mut VecDeque<Move>) {
         let mut taken = taken.into_iter();
-        let survivor = taken
-            .next()
-            .expect("a join fires with at least one token")
-            .track;
+        let Some(Arrival { track: survivor }) = taken.next() else {
+            return self.internal(node, "a join fired with no token");
+        };
         for merged in taken {
             self.record(merged.track, node, Happening::Merged);
             self.remove_track(merged.track);

@@ -110,8 +110,9 @@ impl JoinState {
         }
         // `taken` is in arrival order: the survivor is its last or its first.
         if last_in {
-            let last = taken.len() - 1;
-            taken.swap(0, last);
+            if let Some(last) = taken.len().checked_sub(1) {
+                taken.swap(0, last);
+            }
         }
         self.arrived_since_check = false;
         taken
