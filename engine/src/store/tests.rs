@@ -186,6 +186,9 @@ fn every_write_round_trips(s: &dyn Store) {
     );
 }
 
+/// What a refused write's error must match.
+type Expect = fn(&StoreError) -> bool;
+
 /// Each write a store refuses, with its error; and the batch around it is undone.
 fn refusals_and_atomic_batches(s: &dyn Store) {
     s.apply(&[
@@ -211,7 +214,7 @@ fn refusals_and_atomic_batches(s: &dyn Store) {
     let mut bad_payload = msg(20, 1);
     bad_payload.payload = "".into();
     let huge = rec(i64::MAX as u64 + 1, 0, "{}");
-    let cases: Vec<(Write, fn(&StoreError) -> bool)> = vec![
+    let cases: Vec<(Write, Expect)> = vec![
         (Write::Put(bad_state), |e| {
             matches!(e, StoreError::Invalid { kind: "put", .. })
         }),
@@ -686,6 +689,39 @@ async fn an_idle_writer_commits_a_single_write_at_once() {
             .unwrap();
     }
     assert_eq!(store.batches.lock().unwrap().len(), 5);
+    writer.shutdown().unwrap();
+}
+
+#[tokio::test]
+async fn batches_respect_max_batch_and_linger() {
+    // max_batch: eight queued single-write submissions form batches of at most two.
+    let store = Arc::new(Recording::default());
+    let config = WriterConfig {
+        max_batch: 2,
+        ..WriterConfig::default()
+    };
+    let writer = Writer::with_config(store.clone(), config).unwrap();
+    let queued = (0..8).map(|i| vec![Write::Put(rec(i, 0, "{}"))]).collect();
+    for r in one_batch(&store, &writer, queued) {
+        r.await.unwrap();
+    }
+    let sizes: Vec<usize> = store.batches.lock().unwrap().iter().map(Vec::len).collect();
+    assert_eq!(sizes, [1, 2, 2, 2, 2]);
+    writer.shutdown().unwrap();
+
+    // linger: writes sent a little apart still share a batch.
+    let store = Arc::new(Recording::default());
+    let config = WriterConfig {
+        linger: Duration::from_millis(300),
+        ..WriterConfig::default()
+    };
+    let writer = Writer::with_config(store.clone(), config).unwrap();
+    let first = writer.submit(vec![Write::Put(rec(1, 0, "{}"))]);
+    std::thread::sleep(Duration::from_millis(30));
+    let second = writer.submit(vec![Write::Put(rec(2, 0, "{}"))]);
+    first.await.unwrap();
+    second.await.unwrap();
+    assert_eq!(store.batches.lock().unwrap().len(), 1);
     writer.shutdown().unwrap();
 }
 

@@ -53,6 +53,7 @@ fn contents(path: &Path) -> (Vec<u8>, Vec<String>) {
 fn refused(path: &Path, expected: fn(&StoreError) -> bool) -> StoreError {
     let before = contents(path);
     let err = SqliteStore::open(path).unwrap_err();
+    eprintln!("refused: {err}");
     assert!(expected(&err), "open gave {err:?}");
     assert!(
         contents(path) == before,
@@ -402,7 +403,7 @@ fn acknowledged_writes_survive_sigkill() {
         | 1;
     eprintln!("sigkill test seed {seed}");
     let mut acked: [Option<u64>; 4] = [None; 4];
-    for round in 0..6 {
+    for round in 0..12 {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
@@ -430,6 +431,13 @@ fn acknowledged_writes_survive_sigkill() {
             "round {round}: the child stopped early ({status})"
         );
         let store = SqliteStore::open(dir.file()).unwrap();
+        let ahead: Vec<i64> = (0..4)
+            .map(|k| match (store.instance(k).unwrap(), acked[k as usize]) {
+                (Some(r), Some(a)) => r.seq as i64 - a as i64,
+                _ => -1,
+            })
+            .collect();
+        eprintln!("round {round}: killed after {kill_after} acks, {seen} seen; stored seq - acked seq per instance: {ahead:?}");
         for (k, acked) in acked.iter().enumerate() {
             let k = k as u64;
             let r = store.instance(k).unwrap();
