@@ -626,7 +626,7 @@ async fn a_bad_submission_in_a_group_fails_alone_and_the_writer_goes_on() {
         .await
         .unwrap();
     let stats = writer.stats();
-    assert_eq!((stats.failed_batches, stats.failed_submissions), (1, 2));
+    assert_eq!((stats.failed_batches, stats.failed_submissions), (2, 2));
     writer.shutdown().unwrap();
 }
 

@@ -73,7 +73,8 @@ pub struct WriterStats {
     pub writes: u64,
     /// Puts dropped because a later put of the same instance superseded them.
     pub coalesced: u64,
-    /// Batches that failed as a whole (their submissions were then retried one by one).
+    /// Batches that failed as a whole (one of several submissions is then retried
+    /// one submission per transaction).
     pub failed_batches: u64,
     /// Submissions whose receipt resolved with an error.
     pub failed_submissions: u64,
@@ -371,6 +372,7 @@ fn commit(store: &dyn Store, batch: Vec<Submission>, counters: &Counters) {
             vec![Ok(()); ranges.len()]
         }
         Err(e) if ranges.len() == 1 => {
+            counters.failed_batches.fetch_add(1, Ordering::Relaxed);
             warn!(error = %e, "store batch failed");
             vec![Err(e)]
         }
