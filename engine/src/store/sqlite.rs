@@ -1,37 +1,6 @@
 //! [`SqliteStore`]: the store in one SQLite file (feature `sqlite`).
 //!
-//! ## Durability
-//! WAL journal with `synchronous=FULL`: every commit syncs the WAL, so a transaction
-//! whose `apply` returned `Ok` survives a crash of the process *and* a power loss.
-//! (`NORMAL` in WAL mode syncs only at checkpoints: a power loss may roll back the
-//! last commits, which would lose writes the engine has acknowledged — so not that.)
-//! One commit is one fsync, which is why the [`Writer`](super::Writer) groups writes.
-//!
-//! ## One engine per file
-//! The store opens its one connection in `locking_mode=EXCLUSIVE` and writes at open,
-//! so it holds the file's lock until it is dropped: a second `SqliteStore` on the same
-//! file, in this process or another, gets [`StoreError::Locked`]. Exclusive mode also
-//! keeps the WAL index in heap memory (no `-shm` file). A side effect: no other
-//! connection can read the file while the store is open — stop the engine to inspect
-//! it with `sqlite3`. Reads go through the same connection as writes (behind a
-//! mutex); a read waits for a commit in progress and sees every write whose receipt
-//! resolved.
-//!
-//! ## Checks at open (each leaves the file untouched)
-//! The file's header is read before SQLite opens it: not SQLite's magic, or not
-//! thresh's `application_id`, is [`StoreError::NotAStore`]. Then, in a write
-//! transaction that is rolled back on any error: the `meta` table's magic, the schema
-//! version ([`StoreError::NewerSchema`]) and `PRAGMA quick_check`
-//! ([`StoreError::Corrupt`], skipped with [`SqliteOptions::quick_check`] off). Only
-//! then are migrations applied (in that transaction), WAL mode set and the lock taken.
-//!
-//! ## Schema (version 1)
-//! ```sql
-#![doc = include_str!("schema_v1.sql")]
-//! ```
-//! Documents are `TEXT` holding JSON (`CHECK (json_valid(...))`); a fingerprint is
-//! stored as the `INTEGER` with the same 64 bits (`printf('%016x', fingerprint)`
-//! shows it as hex).
+//! (Its documentation is on [`SqliteStore`].)
 
 use std::fs::File;
 use std::io::Read;
@@ -75,8 +44,40 @@ impl Default for SqliteOptions {
     }
 }
 
-/// The store in one SQLite file. See the [module docs](self) for durability, locking
-/// and the schema.
+/// The store in one SQLite file.
+///
+/// ## Durability
+/// WAL journal with `synchronous=FULL`: every commit syncs the WAL, so a transaction
+/// whose `apply` returned `Ok` survives a crash of the process *and* a power loss.
+/// (`NORMAL` in WAL mode syncs only at checkpoints: a power loss may roll back the
+/// last commits, which would lose writes the engine has acknowledged — so not that.)
+/// One commit is one fsync, which is why the [`Writer`](super::Writer) groups writes.
+///
+/// ## One engine per file
+/// The store opens its one connection in `locking_mode=EXCLUSIVE` and writes at open,
+/// so it holds the file's lock until it is dropped: a second `SqliteStore` on the same
+/// file, in this process or another, gets [`StoreError::Locked`]. Exclusive mode also
+/// keeps the WAL index in heap memory (no `-shm` file). A side effect: no other
+/// connection can read the file while the store is open — stop the engine to inspect
+/// it with `sqlite3`. Reads go through the same connection as writes (behind a
+/// mutex); a read waits for a commit in progress and sees every write whose receipt
+/// resolved.
+///
+/// ## Checks at open (each leaves the file untouched)
+/// The file's header is read before SQLite opens it: not SQLite's magic, or not
+/// thresh's `application_id`, is [`StoreError::NotAStore`]. Then, in a write
+/// transaction that is rolled back on any error: the `meta` table's magic, the schema
+/// version ([`StoreError::NewerSchema`]) and `PRAGMA quick_check`
+/// ([`StoreError::Corrupt`], skipped with [`SqliteOptions::quick_check`] off). Only
+/// then are migrations applied (in that transaction), WAL mode set and the lock taken.
+///
+/// ## Schema (version 1)
+/// ```sql
+#[doc = include_str!("schema_v1.sql")]
+/// ```
+/// Documents are `TEXT` holding JSON (`CHECK (json_valid(...))`); a fingerprint is
+/// stored as the `INTEGER` with the same 64 bits (`printf('%016x', fingerprint)`
+/// shows it as hex).
 pub struct SqliteStore {
     path: PathBuf,
     conn: Mutex<Connection>,
