@@ -12,7 +12,9 @@
 //!   sub-processes), waits, timers, data and history; tracks are tokio tasks that
 //!   run activities and park on their own channel while they wait;
 //! - [`events`] — the engine-wide hub (signal index, message broker) and timers;
-//! - [`data`] — process data, field-level change detection and commits.
+//! - [`data`] — process data, field-level change detection and commits;
+//! - `store` (feature `durable`; SQLite with feature `sqlite`) — the storage layer
+//!   durable engines write through: records, the `Store` trait, the group-commit writer.
 //!
 //! See the README for the DSL by example.
 #![warn(missing_docs)]
@@ -23,6 +25,8 @@ mod engine;
 pub mod events;
 pub mod graph;
 mod instance;
+#[cfg(feature = "durable")]
+pub mod store;
 
 pub use data::{ChangedFields, ProcessData, TaskError};
 pub use engine::{DeployError, Deployment, DeploymentId, Engine, EngineConfig, ShutdownError};

@@ -1,0 +1,207 @@
+//! [`MemoryStore`]: the store's reference semantics, in memory.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+
+use super::{
+    check, raise_ids, DeploymentRecord, Ids, InstanceRecord, MessageRecord, Status, Store,
+    StoreError, Write,
+};
+
+/// A store in memory: the reference semantics every store follows, and the store for
+/// tests. Nothing survives the process.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    inner: Mutex<Tables>,
+}
+
+#[derive(Debug, Default)]
+struct Tables {
+    instances: BTreeMap<u64, InstanceRecord>,
+    messages: BTreeMap<u64, MessageRecord>,
+    deployments: BTreeMap<u64, DeploymentRecord>,
+    next: Ids,
+}
+
+/// What a write replaced, to roll a failed batch back.
+enum Undo {
+    Instance(u64, Option<InstanceRecord>),
+    Message(u64, Option<MessageRecord>),
+    Deployment(u64, Option<DeploymentRecord>),
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> MemoryStore {
+        MemoryStore::default()
+    }
+
+    fn tables(&self) -> MutexGuard<'_, Tables> {
+        // A panic while holding the lock cannot leave a half-applied batch (apply
+        // rolls back before it returns), so a poisoned lock is safe to take.
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Tables {
+    fn apply_one(&mut self, write: &Write, undo: &mut Vec<Undo>) -> Result<(), StoreError> {
+        check(write)?;
+        match write {
+            Write::Put(record) => {
+                if let Some(old) = self.instances.get(&record.id) {
+                    if old.status.is_ended() {
+                        return Err(StoreError::InstanceEnded { id: record.id });
+                    }
+                    if record.seq <= old.seq {
+                        return Err(StoreError::StaleCheckpoint {
+                            id: record.id,
+                            stored: old.seq,
+                            given: record.seq,
+                        });
+                    }
+                }
+                let old = self.instances.insert(record.id, record.clone());
+                undo.push(Undo::Instance(record.id, old));
+            }
+            Write::Consume { message } => match self.messages.remove(message) {
+                Some(old) => undo.push(Undo::Message(*message, Some(old))),
+                None => return Err(StoreError::MessageGone { id: *message }),
+            },
+            Write::End {
+                id,
+                status,
+                outcome,
+                at_ms,
+            } => {
+                let Some(record) = self.instances.get_mut(id) else {
+                    return Err(StoreError::UnknownInstance { id: *id });
+                };
+                if record.status.is_ended() {
+                    return Err(StoreError::InstanceEnded { id: *id });
+                }
+                let old = record.clone();
+                record.status = *status;
+                record.outcome.clone_from(outcome);
+                record.updated_ms = *at_ms;
+                undo.push(Undo::Instance(*id, Some(old)));
+            }
+            Write::Buffer(message) => {
+                if self.messages.contains_key(&message.id) {
+                    return Err(StoreError::DuplicateMessage { id: message.id });
+                }
+                self.messages.insert(message.id, message.clone());
+                undo.push(Undo::Message(message.id, None));
+            }
+            Write::DropMessage { id } => {
+                if let Some(old) = self.messages.remove(id) {
+                    undo.push(Undo::Message(*id, Some(old)));
+                }
+            }
+            Write::Expire { now_ms } => {
+                let expired: Vec<u64> = self
+                    .messages
+                    .values()
+                    .filter(|m| m.expires_ms <= *now_ms)
+                    .map(|m| m.id)
+                    .collect();
+                for id in expired {
+                    let old = self.messages.remove(&id);
+                    undo.push(Undo::Message(id, old));
+                }
+            }
+            Write::PutDeployment(deployment) => {
+                let old = self.deployments.insert(deployment.id, deployment.clone());
+                undo.push(Undo::Deployment(deployment.id, old));
+            }
+            Write::RemoveDeployment { id } => {
+                if let Some(old) = self.deployments.remove(id) {
+                    undo.push(Undo::Deployment(*id, Some(old)));
+                }
+            }
+            Write::Purge { ended_before_ms } => {
+                let purged: Vec<u64> = self
+                    .instances
+                    .values()
+                    .filter(|r| r.status.is_ended() && r.updated_ms < *ended_before_ms)
+                    .map(|r| r.id)
+                    .collect();
+                for id in purged {
+                    let old = self.instances.remove(&id);
+                    undo.push(Undo::Instance(id, old));
+                }
+            }
+        }
+        raise_ids(&mut self.next, write);
+        Ok(())
+    }
+
+    fn roll_back(&mut self, undo: Vec<Undo>, next: Ids) {
+        for step in undo.into_iter().rev() {
+            match step {
+                Undo::Instance(id, old) => restore(&mut self.instances, id, old),
+                Undo::Message(id, old) => restore(&mut self.messages, id, old),
+                Undo::Deployment(id, old) => restore(&mut self.deployments, id, old),
+            }
+        }
+        self.next = next;
+    }
+}
+
+fn restore<T>(map: &mut BTreeMap<u64, T>, id: u64, old: Option<T>) {
+    match old {
+        Some(old) => {
+            map.insert(id, old);
+        }
+        None => {
+            map.remove(&id);
+        }
+    }
+}
+
+impl Store for MemoryStore {
+    fn apply(&self, batch: &[Write]) -> Result<(), StoreError> {
+        let mut tables = self.tables();
+        let next = tables.next;
+        let mut undo = Vec::new();
+        for write in batch {
+            if let Err(e) = tables.apply_one(write, &mut undo) {
+                tables.roll_back(undo, next);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn instance(&self, id: u64) -> Result<Option<InstanceRecord>, StoreError> {
+        Ok(self.tables().instances.get(&id).cloned())
+    }
+
+    fn list(
+        &self,
+        process: Option<&str>,
+        status: Option<Status>,
+    ) -> Result<Vec<InstanceRecord>, StoreError> {
+        Ok(self
+            .tables()
+            .instances
+            .values()
+            .filter(|r| process.is_none_or(|p| r.process == p))
+            .filter(|r| status.is_none_or(|s| r.status == s))
+            .cloned()
+            .collect())
+    }
+
+    fn messages(&self) -> Result<Vec<MessageRecord>, StoreError> {
+        Ok(self.tables().messages.values().cloned().collect())
+    }
+
+    fn deployments(&self) -> Result<Vec<DeploymentRecord>, StoreError> {
+        Ok(self.tables().deployments.values().cloned().collect())
+    }
+
+    fn next_ids(&self) -> Result<Ids, StoreError> {
+        Ok(self.tables().next)
+    }
+}

@@ -1,0 +1,503 @@
+//! The storage layer durable engines write through (feature `durable`; the SQLite
+//! file store needs feature `sqlite`).
+//!
+//! The store knows nothing of an instance's types: it keeps **records** — a few
+//! columns recovery needs (ids, process name and fingerprint, status, correlation key,
+//! checkpoint number, timestamps) beside opaque JSON documents (the instance's state,
+//! its outcome, a message's payload, a deployment's data). The engine serialises; the
+//! store only checks that a document is JSON, so a person can read a store with
+//! `sqlite3` and no record holds text the engine cannot parse back.
+//!
+//! - [`Store`] — one synchronous trait: [`Store::apply`] runs a batch of [`Write`]s as
+//!   ONE transaction (all or nothing), and a few reads for recovery and queries.
+//!   [`MemoryStore`] is the reference semantics (and the store for tests);
+//!   `SqliteStore` (feature `sqlite`) keeps them in one SQLite file.
+//! - [`Writer`] — one per store: a dedicated thread that takes everything queued,
+//!   coalesces the checkpoints of one instance, applies it as one transaction (group
+//!   commit) and resolves each submitter's [`Receipt`] once its writes are durable.
+//!
+//! ## The rules every store follows
+//! - `Put` creates or replaces an instance's record. A replacement must have a
+//!   greater `seq` than the stored one ([`StoreError::StaleCheckpoint`]) and the stored
+//!   instance must still be running ([`StoreError::InstanceEnded`]); so an old snapshot
+//!   can never overwrite a newer one.
+//! - `Consume` deletes a buffered message and fails with [`StoreError::MessageGone`] if
+//!   it is not buffered: put it in the same batch as the checkpoint that records the
+//!   message's effect, and the message is applied exactly once — either both are
+//!   stored or neither is (then the message is still buffered and is redelivered).
+//! - An ended instance keeps its last checkpointed `state` (its data stays queryable)
+//!   and gets its `outcome` (JSON) in the record's own column: the state is the loop's
+//!   snapshot, the outcome is what the instance's handle reports. Its `updated_ms` is
+//!   the time it ended; [`Write::Purge`] removes ended instances older than a retention.
+//! - Ids are never reused: every store keeps a high-water mark of the instance,
+//!   message and deployment ids it has seen ([`Store::next_ids`]), raised in the same
+//!   transaction as the write that uses an id and kept when the record is purged.
+//! - Ids and `seq` must fit in an `i64` (SQLite's integer); a fingerprint is any `u64`.
+//! - Reads return records ordered by id.
+
+mod memory;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+pub use memory::MemoryStore;
+#[cfg(feature = "sqlite")]
+pub use sqlite::{SqliteOptions, SqliteStore, SCHEMA_VERSION};
+pub use writer::{Receipt, Writer, WriterConfig, WriterStats};
+
+/// Where an instance is in its life. Stored as its lowercase name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Still running (or waiting): resumed after a restart.
+    Running,
+    /// Reached its end.
+    Completed,
+    /// Ended by a terminate end event.
+    Terminated,
+    /// Cancelled from outside (its handle, or engine shutdown policy).
+    Cancelled,
+    /// Failed (an uncaught error, a failed task).
+    Failed,
+}
+
+impl Status {
+    /// Every status, in declaration order.
+    pub const ALL: [Status; 5] = [
+        Status::Running,
+        Status::Completed,
+        Status::Terminated,
+        Status::Cancelled,
+        Status::Failed,
+    ];
+
+    /// The name stored on disk: `running`, `completed`, `terminated`, `cancelled`,
+    /// `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Completed => "completed",
+            Status::Terminated => "terminated",
+            Status::Cancelled => "cancelled",
+            Status::Failed => "failed",
+        }
+    }
+
+    /// The status named `name` (as [`Status::as_str`] spells it), if any.
+    pub fn from_name(name: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
+    /// Whether the instance has ended (any status but `Running`).
+    pub fn is_ended(self) -> bool {
+        self != Status::Running
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One instance's checkpoint: what recovery needs to find and resume it, and its
+/// state as an opaque JSON document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstanceRecord {
+    /// The instance id (unique for the store's lifetime).
+    pub id: u64,
+    /// The process's name.
+    pub process: String,
+    /// The model fingerprint the instance was started under.
+    pub fingerprint: u64,
+    /// Running, or how it ended.
+    pub status: Status,
+    /// The instance's correlation key, if it has one.
+    pub key: Option<String>,
+    /// Checkpoint number: greater at every checkpoint of the instance.
+    pub seq: u64,
+    /// JSON of the instance's state (data, tracks, joins, waits, ...), opaque here.
+    pub state: String,
+    /// JSON of the outcome, for an ended instance (`None` while running).
+    pub outcome: Option<String>,
+    /// When this record was written (for an ended instance: when it ended), in
+    /// milliseconds since the Unix epoch.
+    pub updated_ms: i64,
+}
+
+/// A message the broker buffered for a catch that is not armed yet.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MessageRecord {
+    /// The message id (unique for the store's lifetime).
+    pub id: u64,
+    /// The message name.
+    pub name: String,
+    /// Its correlation key.
+    pub key: String,
+    /// JSON of the payload.
+    pub payload: String,
+    /// When it expires, in milliseconds since the Unix epoch.
+    pub expires_ms: i64,
+}
+
+/// A deployment: a process whose start events (message, signal, timer starts) the
+/// engine keeps armed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeploymentRecord {
+    /// The deployment id (unique for the store's lifetime).
+    pub id: u64,
+    /// The process's name.
+    pub process: String,
+    /// The model fingerprint it was deployed under.
+    pub fingerprint: u64,
+    /// JSON of the deployment's settings (initial data and the like).
+    pub data: String,
+    /// JSON of the timer-start schedules' state (anchors, counts).
+    pub timer_anchors: String,
+}
+
+/// The next free id of each kind: every id below it was used at some point (maybe by
+/// a record purged since) and must not be handed out again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ids {
+    /// The next free instance id.
+    pub instance: u64,
+    /// The next free message id.
+    pub message: u64,
+    /// The next free deployment id.
+    pub deployment: u64,
+}
+
+/// One change to the store. A batch of them is applied as one transaction by
+/// [`Store::apply`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Write {
+    /// Checkpoint an instance: create its record, or replace it with a greater `seq`.
+    Put(InstanceRecord),
+    /// A buffered message was applied: delete it. Fails if it is not buffered.
+    Consume {
+        /// The message id.
+        message: u64,
+    },
+    /// End a running instance, keeping its last state.
+    End {
+        /// The instance id.
+        id: u64,
+        /// How it ended (not `Running`).
+        status: Status,
+        /// JSON of the outcome.
+        outcome: Option<String>,
+        /// When it ended, in milliseconds since the Unix epoch.
+        at_ms: i64,
+    },
+    /// Buffer a message. Fails if one with its id is buffered.
+    Buffer(MessageRecord),
+    /// Drop a buffered message (no error if it is gone already).
+    DropMessage {
+        /// The message id.
+        id: u64,
+    },
+    /// Drop every buffered message with `expires_ms <= now_ms`.
+    Expire {
+        /// The current time, in milliseconds since the Unix epoch.
+        now_ms: i64,
+    },
+    /// Create or replace a deployment.
+    PutDeployment(DeploymentRecord),
+    /// Remove a deployment (no error if it is gone already).
+    RemoveDeployment {
+        /// The deployment id.
+        id: u64,
+    },
+    /// Remove every ended instance whose `updated_ms` is before `ended_before_ms`.
+    Purge {
+        /// The cut-off, in milliseconds since the Unix epoch.
+        ended_before_ms: i64,
+    },
+}
+
+impl Write {
+    /// A short name of the write's kind, for logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Write::Put(_) => "put",
+            Write::Consume { .. } => "consume",
+            Write::End { .. } => "end",
+            Write::Buffer(_) => "buffer",
+            Write::DropMessage { .. } => "drop-message",
+            Write::Expire { .. } => "expire",
+            Write::PutDeployment(_) => "put-deployment",
+            Write::RemoveDeployment { .. } => "remove-deployment",
+            Write::Purge { .. } => "purge",
+        }
+    }
+}
+
+/// The store's contract. Object safe; every call is synchronous (a `SqliteStore`
+/// blocks on the disk): call it from the [`Writer`]'s thread or from
+/// `tokio::task::spawn_blocking`, not on an async worker.
+pub trait Store: Send + Sync {
+    /// Apply `batch` as ONE transaction: every write or none. An empty batch is a
+    /// no-op.
+    fn apply(&self, batch: &[Write]) -> Result<(), StoreError>;
+
+    /// Every running instance, by id.
+    fn running(&self) -> Result<Vec<InstanceRecord>, StoreError> {
+        self.list(None, Some(Status::Running))
+    }
+
+    /// The instance `id`, if stored.
+    fn instance(&self, id: u64) -> Result<Option<InstanceRecord>, StoreError>;
+
+    /// The instances of `process` (any if `None`) with `status` (any if `None`), by id.
+    fn list(
+        &self,
+        process: Option<&str>,
+        status: Option<Status>,
+    ) -> Result<Vec<InstanceRecord>, StoreError>;
+
+    /// Every buffered message, by id.
+    fn messages(&self) -> Result<Vec<MessageRecord>, StoreError>;
+
+    /// Every deployment, by id.
+    fn deployments(&self) -> Result<Vec<DeploymentRecord>, StoreError>;
+
+    /// The next free id of each kind (ids are never reused, even after a purge or a
+    /// restart).
+    fn next_ids(&self) -> Result<Ids, StoreError>;
+}
+
+/// What went wrong in a store. Each message says what is wrong and what to do.
+#[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The file is not a SQLite database, or is one that is not a thresh store.
+    #[error(
+        "{} is not a thresh store (not a SQLite database, or one another program made); \
+         it was left untouched: open a new path, or the store you meant",
+        .path.display()
+    )]
+    NotAStore {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The store was written by a newer thresh.
+    #[error(
+        "{} has store schema {found}, newer than the {supported} this thresh supports; \
+         it was left untouched: run a newer thresh on it (or restore an older backup)",
+        .path.display()
+    )]
+    NewerSchema {
+        /// The file.
+        path: PathBuf,
+        /// The schema version found in it.
+        found: u32,
+        /// The newest this build supports.
+        supported: u32,
+    },
+    /// Another running engine holds the store.
+    #[error(
+        "{} is held by another running engine (in this or another process); \
+         it was left untouched: stop that engine first, or open another file",
+        .path.display()
+    )]
+    Locked {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file is damaged.
+    #[error(
+        "{} is corrupted ({detail}); it was left untouched: restore it from a backup \
+         (`sqlite3 FILE .recover` may save part of it)",
+        .path.display()
+    )]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What SQLite found.
+        detail: String,
+    },
+    /// The disk (or the store's size limit) is full; the failed writes were not stored.
+    #[error(
+        "the disk holding {} is full (or the store reached its size limit); \
+         the writes were not stored: free space and retry",
+        .path.display()
+    )]
+    DiskFull {
+        /// The file.
+        path: PathBuf,
+    },
+    /// An I/O error outside SQLite (reading the file's header, creating a thread).
+    #[error("I/O error on {}: {source}; check the disk and the file's permissions", .path.display())]
+    Io {
+        /// The file (empty for a thread that could not start).
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// Any other SQLite error.
+    #[cfg(feature = "sqlite")]
+    #[error("SQLite failed on {} while {doing}: {source}", .path.display())]
+    Sqlite {
+        /// The file.
+        path: PathBuf,
+        /// What the store was doing.
+        doing: &'static str,
+        /// The error.
+        #[source]
+        source: Arc<rusqlite::Error>,
+    },
+    /// A write that no store accepts (not JSON, an id beyond `i64`, ...).
+    #[error("invalid {kind} write: {reason}; nothing of its batch was stored")]
+    Invalid {
+        /// The write's kind ([`Write::kind`]).
+        kind: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A checkpoint not newer than the stored one.
+    #[error(
+        "stale checkpoint of instance {id}: seq {given} is not greater than the stored \
+         {stored}; nothing of its batch was stored"
+    )]
+    StaleCheckpoint {
+        /// The instance.
+        id: u64,
+        /// The stored seq.
+        stored: u64,
+        /// The rejected seq.
+        given: u64,
+    },
+    /// A write for an instance the store does not have.
+    #[error("instance {id} is not in the store; nothing of its batch was stored")]
+    UnknownInstance {
+        /// The instance.
+        id: u64,
+    },
+    /// A checkpoint or an end for an instance that has ended.
+    #[error("instance {id} has ended and takes no more writes; nothing of its batch was stored")]
+    InstanceEnded {
+        /// The instance.
+        id: u64,
+    },
+    /// A consume of a message that is not buffered (consumed, dropped or expired).
+    #[error(
+        "message {id} is not buffered (consumed already, dropped or expired), so it cannot \
+         be consumed; nothing of its batch was stored"
+    )]
+    MessageGone {
+        /// The message.
+        id: u64,
+    },
+    /// A buffered message with this id exists.
+    #[error("message {id} is buffered already; nothing of its batch was stored")]
+    DuplicateMessage {
+        /// The message.
+        id: u64,
+    },
+    /// The writer stopped before it applied the write.
+    #[error("the store writer has stopped, so the write was not stored")]
+    WriterStopped,
+    /// The store implementation panicked (a bug); the batch's outcome is unknown.
+    #[error("the store panicked while applying a batch ({reason}); the batch may not be stored")]
+    Panicked {
+        /// The panic's message.
+        reason: String,
+    },
+}
+
+impl StoreError {
+    fn invalid(write: &Write, reason: impl Into<String>) -> StoreError {
+        StoreError::Invalid {
+            kind: write.kind(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Checks every store makes of a write before applying it, so that all stores accept
+/// and refuse the same writes.
+pub(crate) fn check(write: &Write) -> Result<(), StoreError> {
+    let id = |what: &str, n: u64| {
+        if i64::try_from(n).is_ok() {
+            Ok(())
+        } else {
+            Err(StoreError::invalid(
+                write,
+                format!("{what} {n} is beyond i64::MAX"),
+            ))
+        }
+    };
+    let json = |what: &str, text: &str| {
+        serde_json::from_str::<serde::de::IgnoredAny>(text)
+            .map(|_| ())
+            .map_err(|e| StoreError::invalid(write, format!("{what} is not JSON: {e}")))
+    };
+    match write {
+        Write::Put(r) => {
+            id("instance id", r.id)?;
+            id("seq", r.seq)?;
+            json("state", &r.state)?;
+            match (&r.outcome, r.status) {
+                (Some(_), Status::Running) => {
+                    return Err(StoreError::invalid(
+                        write,
+                        "a running instance has no outcome",
+                    ))
+                }
+                (Some(o), _) => json("outcome", o)?,
+                (None, _) => {}
+            }
+        }
+        Write::Consume { message } => id("message id", *message)?,
+        Write::End {
+            id: i,
+            status,
+            outcome,
+            ..
+        } => {
+            id("instance id", *i)?;
+            if *status == Status::Running {
+                return Err(StoreError::invalid(write, "an end needs an ended status"));
+            }
+            if let Some(o) = outcome {
+                json("outcome", o)?;
+            }
+        }
+        Write::Buffer(m) => {
+            id("message id", m.id)?;
+            json("payload", &m.payload)?;
+        }
+        Write::DropMessage { id: i } => id("message id", *i)?,
+        Write::PutDeployment(d) => {
+            id("deployment id", d.id)?;
+            json("data", &d.data)?;
+            json("timer anchors", &d.timer_anchors)?;
+        }
+        Write::RemoveDeployment { id: i } => id("deployment id", *i)?,
+        Write::Expire { .. } | Write::Purge { .. } => {}
+    }
+    Ok(())
+}
+
+/// Raise `next` past the ids `write` uses.
+pub(crate) fn raise_ids(next: &mut Ids, write: &Write) {
+    let raise = |slot: &mut u64, id: u64| *slot = (*slot).max(id.saturating_add(1));
+    match write {
+        Write::Put(r) => raise(&mut next.instance, r.id),
+        Write::Buffer(m) => raise(&mut next.message, m.id),
+        Write::PutDeployment(d) => raise(&mut next.deployment, d.id),
+        _ => {}
+    }
+}
