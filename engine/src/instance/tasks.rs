@@ -111,14 +111,15 @@ impl<D: ProcessData> Instance<D> {
         result: Result<(), crate::TaskError>,
         moves: &mut VecDeque<Move>,
     ) {
-        if self.tracks.get(track).is_none() {
-            return;
-        }
-        if !self.tracks.is_at(track, node, TrackState::Working) {
-            return self.internal(
-                node,
-                "a task finished on a track that was not working at it",
-            );
+        match self.tracks.get(track) {
+            None => return,
+            Some(t) if (t.at, t.state()) != (node, TrackState::Working) => {
+                return self.internal(
+                    node,
+                    "a task finished on a track that was not working at it",
+                );
+            }
+            Some(_) => {}
         }
         self.tracks.set_state(track, TrackState::Moving);
         let id = self.process.nodes[node].id;

@@ -83,6 +83,7 @@ impl Armed {
     }
 
     /// The entry and wait that `source` resolves.
+    #[inline]
     pub fn find(&self, source: EventSource) -> Option<(usize, usize)> {
         self.entries.iter().enumerate().find_map(|(e, entry)| {
             entry
@@ -94,7 +95,11 @@ impl Armed {
     }
 
     /// Take `holder`'s entry out.
+    #[inline]
     pub fn take(&mut self, holder: Holder) -> Option<ArmedEntry> {
+        if self.entries.is_empty() {
+            return None;
+        }
         let e = self.entries.iter().position(|e| e.holder == holder)?;
         Some(self.entries.remove(e))
     }

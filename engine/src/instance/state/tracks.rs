@@ -65,6 +65,13 @@ pub(crate) struct TrackSlot<D> {
     pub task: Option<AbortHandle>,
 }
 
+impl<D> TrackSlot<D> {
+    #[inline]
+    pub fn state(&self) -> TrackState {
+        self.state
+    }
+}
+
 /// The live tracks. Few at a time, so a vector beats a map.
 pub(crate) struct Tracks<D> {
     slots: Vec<TrackSlot<D>>,
@@ -98,6 +105,7 @@ impl<D> Tracks<D> {
     }
 
     /// The id the next [`add`](Self::add) gives.
+    #[inline]
     pub fn next_id(&self) -> TrackId {
         TrackId(self.next)
     }
@@ -106,17 +114,20 @@ impl<D> Tracks<D> {
         self.slots.reserve(additional);
     }
 
+    #[inline]
     pub fn get(&self, id: TrackId) -> Option<&TrackSlot<D>> {
         self.slots.iter().find(|s| s.id == id)
     }
 
     /// A track's slot, to move it or reach its channel; its state changes only
     /// through [`set_state`](Self::set_state).
+    #[inline]
     pub fn get_mut(&mut self, id: TrackId) -> Option<&mut TrackSlot<D>> {
         self.slots.iter_mut().find(|s| s.id == id)
     }
 
     /// Put a live track in `state`, keeping the active count; `false` if it is gone.
+    #[inline]
     pub fn set_state(&mut self, id: TrackId, state: TrackState) -> bool {
         let Some(slot) = self.slots.iter_mut().find(|s| s.id == id) else {
             return false;
@@ -131,6 +142,7 @@ impl<D> Tracks<D> {
     }
 
     /// Whether `id` is live, at `node`, in `state`.
+    #[inline]
     pub fn is_at(&self, id: TrackId, node: NodeIdx, state: TrackState) -> bool {
         self.get(id)
             .is_some_and(|s| s.at == node && s.state == state)
@@ -158,10 +170,12 @@ impl<D> Tracks<D> {
     }
 
     /// Tracks that are working or parked for an event.
+    #[inline]
     pub fn active(&self) -> usize {
         self.active
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
