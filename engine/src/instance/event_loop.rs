@@ -35,11 +35,11 @@ use tracing::{debug, info_span, warn, Instrument};
 
 use super::handle::InstanceHandle;
 use super::history::Happening;
-use super::input::{Command, Input};
+use super::input::{Command, Input, Report};
+use super::outcome::panic_message;
 use super::outcome::{Finished, InstanceError, InstanceId, Outcome};
-use super::state::scopes::ROOT;
+use super::state::ids::ROOT;
 use super::state::{Instance, INLINE_BUDGET};
-use super::track::{panic_message, Report};
 use crate::data::ProcessData;
 use crate::events::{Delivery, Hub};
 use crate::graph::{NodeIdx, NodeKind, Process};

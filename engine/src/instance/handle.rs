@@ -7,34 +7,10 @@ use tokio::sync::oneshot;
 
 use super::ending::{End, Ending, Publisher};
 use super::history::History;
-use super::input::{Command, Input, Raised};
+use super::input::{Command, Input};
 use super::intake::Intake;
 use super::outcome::{Finished, InstanceError, InstanceId, Outcome};
-use super::state::tracks::TrackId;
-
-/// A user task waiting for completion from outside ([`InstanceHandle::complete`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OpenWork {
-    /// The user task.
-    pub node: &'static str,
-    /// The track waiting there.
-    pub track: TrackId,
-}
-
-/// Why a user task could not be completed or failed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum WorkError {
-    /// No token waits at a user task of that name.
-    #[error("no open work at `{node}`: no token waits at a user task of that name")]
-    NoOpenWork {
-        /// The name asked for.
-        node: String,
-    },
-    /// The instance has ended.
-    #[error("the instance has ended")]
-    InstanceEnded,
-}
+use super::work::{OpenWork, Raised, WorkError};
 
 /// A handle on a started instance: await its outcome, read its history and data,
 /// cancel it. Clones observe the same instance; dropping them does not stop it.

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-pub use super::state::tracks::TrackId;
+pub use super::state::ids::TrackId;
 
 /// One thing that happened at a node.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,10 +3,15 @@
 
 use tokio::sync::oneshot;
 
-use super::handle::{OpenWork, WorkError};
 use super::history::History;
 use super::intake::Intake;
-use super::track::Report;
+use super::work::{OpenWork, Raised, WorkError, WorkUpdate};
+use std::sync::Arc;
+
+use crate::data::TaskError;
+use crate::graph::NodeIdx;
+
+use super::state::ids::TrackId;
 
 /// Everything the loop hears, on its one intake channel: reports from its tracks and
 /// requests from handles.
@@ -23,9 +28,6 @@ impl<D: crate::ProcessData> crate::events::Mailbox for Intake<Input<D>> {
         self.send(Input::Event(Box::new(delivery))).is_ok()
     }
 }
-
-/// How a user task's completion changes the data.
-pub(crate) type WorkUpdate<D> = Box<dyn FnOnce(&mut D) + Send>;
 
 /// Requests from a handle to its instance's loop.
 pub(crate) enum Command<D> {
@@ -51,10 +53,21 @@ pub(crate) enum Command<D> {
     },
 }
 
-/// What a user task raises through its handle.
-pub(crate) enum Raised {
-    /// A BPMN error: it ends the user task, caught or not.
-    Error { code: String, message: String },
-    /// An escalation: caught beside it, or not at all, the user task stays open.
-    Escalation { code: String },
+/// What a track tells the loop.
+pub(crate) enum Report<D> {
+    /// The handler of the task at `node` returned; `edited` is the task's copy of the
+    /// data, taken from `base`.
+    TaskDone {
+        track: TrackId,
+        node: NodeIdx,
+        base: Arc<D>,
+        edited: D,
+        result: Result<(), TaskError>,
+    },
+    /// The handler of the task at `node` panicked.
+    TaskPanicked {
+        track: TrackId,
+        node: NodeIdx,
+        message: String,
+    },
 }

@@ -10,10 +10,11 @@ use std::collections::VecDeque;
 
 use super::history::Happening;
 use super::outcome::InstanceError;
+use super::state::ids::TrackId;
 use super::state::joins::{
     all_flows, complex_verdict, or_join_verdict, still_reachable, Arrival, Verdict,
 };
-use super::state::tracks::{TrackId, TrackState};
+use super::state::tracks::TrackState;
 use super::state::{Instance, Move};
 use crate::data::ProcessData;
 use crate::graph::{NodeIdx, NodeKind};

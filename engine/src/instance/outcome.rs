@@ -1,5 +1,6 @@
 //! How an instance ends: its id, its outcome, and why it failed.
 
+use std::any::Any;
 use std::fmt;
 
 use super::history::History;
@@ -160,4 +161,16 @@ pub(crate) struct Finished<D> {
     pub outcome: Outcome<D>,
     pub history: History,
     pub data: D,
+}
+
+/// The message of a panic payload (a handler's, a condition's, a key's): what an
+/// error naming the node says.
+pub(crate) fn panic_message(panic: Box<dyn Any + Send>) -> String {
+    match panic.downcast::<String>() {
+        Ok(s) => *s,
+        Err(panic) => match panic.downcast::<&'static str>() {
+            Ok(s) => (*s).to_string(),
+            Err(_) => "a non-string panic payload".to_string(),
+        },
+    }
 }

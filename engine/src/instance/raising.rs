@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use super::outcome::InstanceError;
-use super::state::scopes::{ScopeId, ROOT};
-use super::state::tracks::TrackId;
+use super::state::ids::TrackId;
+use super::state::ids::{ScopeId, ROOT};
 use super::state::Instance;
 use crate::data::ProcessData;
 use crate::graph::{NodeIdx, NodeKind, Payload, Trigger};

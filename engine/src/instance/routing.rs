@@ -6,11 +6,11 @@ use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
 
 use super::history::Happening;
+use super::outcome::panic_message;
 use super::outcome::{InstanceError, Outcome};
-use super::state::scopes::ROOT;
-use super::state::tracks::TrackId;
+use super::state::ids::TrackId;
+use super::state::ids::ROOT;
 use super::state::{Instance, Move};
-use super::track::panic_message;
 use crate::data::ProcessData;
 use crate::graph::{Condition, FlowIdx, NodeIdx, NodeKind};
 

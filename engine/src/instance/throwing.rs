@@ -5,10 +5,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use super::history::Happening;
+use super::outcome::panic_message;
 use super::outcome::InstanceError;
-use super::state::tracks::TrackId;
+use super::state::ids::TrackId;
 use super::state::Instance;
-use super::track::panic_message;
 use crate::data::ProcessData;
 use crate::graph::{NodeIdx, Payload, Throw};
 

@@ -20,29 +20,11 @@ use std::task::{Context, Poll};
 
 use crate::data::{ProcessData, TaskError};
 use crate::graph::{NodeIdx, TaskRun};
-use crate::instance::input::Input;
+use crate::instance::input::{Input, Report};
 use crate::instance::intake::Intake;
+use crate::instance::outcome::panic_message;
 use crate::instance::park::{Instruction, Parcel, ParkReceiver};
-use crate::instance::state::tracks::TrackId;
-
-/// What a track tells the loop.
-pub(crate) enum Report<D> {
-    /// The handler of the task at `node` returned; `edited` is the task's copy of the
-    /// data, taken from `base`.
-    TaskDone {
-        track: TrackId,
-        node: NodeIdx,
-        base: Arc<D>,
-        edited: D,
-        result: Result<(), TaskError>,
-    },
-    /// The handler of the task at `node` panicked.
-    TaskPanicked {
-        track: TrackId,
-        node: NodeIdx,
-        message: String,
-    },
-}
+use crate::instance::state::ids::TrackId;
 
 /// The body of a track's task.
 pub(crate) async fn run<D: ProcessData>(
@@ -131,16 +113,5 @@ impl<F: Future + Unpin> Future for CatchUnwind<F> {
             Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
             Err(panic) => Poll::Ready(Err(panic)),
         }
-    }
-}
-
-/// The message of a panic payload.
-pub(crate) fn panic_message(panic: Box<dyn Any + Send>) -> String {
-    match panic.downcast::<String>() {
-        Ok(s) => *s,
-        Err(panic) => match panic.downcast::<&'static str>() {
-            Ok(s) => (*s).to_string(),
-            Err(_) => "a non-string panic payload".to_string(),
-        },
     }
 }

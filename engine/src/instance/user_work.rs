@@ -3,14 +3,13 @@
 
 use tracing::warn;
 
-use super::handle::{OpenWork, WorkError};
 use super::history::Happening;
-use super::input::{Raised, WorkUpdate};
 use super::outcome::InstanceError;
 use super::park::Apply;
 use super::state::armed::{EventSource, Holder};
-use super::state::tracks::TrackId;
+use super::state::ids::TrackId;
 use super::state::Instance;
+use super::work::{OpenWork, Raised, WorkError, WorkUpdate};
 use crate::data::ProcessData;
 
 impl<D: ProcessData> Instance<D> {

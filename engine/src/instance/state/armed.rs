@@ -10,9 +10,9 @@
 use crate::events::SubId;
 use crate::graph::NodeIdx;
 use crate::instance::state::conditions::ConditionId;
-use crate::instance::state::scopes::ScopeId;
+use crate::instance::state::ids::ScopeId;
+use crate::instance::state::ids::TrackId;
 use crate::instance::state::timers::TimerId;
-use crate::instance::state::tracks::TrackId;
 
 /// One armed entry.
 pub(crate) struct ArmedEntry {

@@ -8,7 +8,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::data::ChangedFields;
 use crate::graph::{Condition, NodeIdx};
-use crate::instance::track::panic_message;
+use crate::instance::outcome::panic_message;
 
 /// Identifies an armed conditional event within its instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,8 +7,8 @@
 //! without a lock.
 
 use crate::graph::{Activation, NodeIdx};
-use crate::instance::state::scopes::ScopeId;
-use crate::instance::state::tracks::TrackId;
+use crate::instance::state::ids::ScopeId;
+use crate::instance::state::ids::TrackId;
 
 /// A token waiting at a join.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -250,7 +250,7 @@ mod tests {
 
     #[test]
     fn fire_takes_one_per_marked_flow_and_picks_the_survivor() {
-        let mut j = JoinState::new(7, crate::instance::state::scopes::ROOT, 3);
+        let mut j = JoinState::new(7, crate::instance::state::ids::ROOT, 3);
         j.arrive(0, Arrival { track: TrackId(1) });
         j.arrive(0, Arrival { track: TrackId(2) });
         j.arrive(2, Arrival { track: TrackId(3) });
@@ -263,7 +263,7 @@ mod tests {
             0b001,
             "the second token on flow 0 waits for the next wave"
         );
-        let mut j = JoinState::new(7, crate::instance::state::scopes::ROOT, 2);
+        let mut j = JoinState::new(7, crate::instance::state::ids::ROOT, 2);
         j.arrive(1, Arrival { track: TrackId(5) });
         j.arrive(0, Arrival { track: TrackId(4) });
         assert_eq!(j.fire(false)[0].track, TrackId(5));

@@ -13,6 +13,7 @@
 
 pub(crate) mod armed;
 pub(crate) mod conditions;
+pub(crate) mod ids;
 pub(crate) mod joins;
 pub(crate) mod scopes;
 pub(crate) mod timers;
@@ -34,10 +35,11 @@ use crate::instance::outcome::Outcome;
 
 use armed::Armed;
 use conditions::Conditions;
+use ids::TrackId;
 use joins::Joins;
 use scopes::Scopes;
 use timers::Timers;
-use tracks::{TrackId, Tracks};
+use tracks::Tracks;
 
 /// A token to move: on the track, across the flow.
 pub(crate) type Move = (TrackId, FlowIdx);
@@ -120,13 +122,13 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// A new track at `at` in `scope`.
-    pub fn new_track(&mut self, at: NodeIdx, scope: scopes::ScopeId) -> TrackId {
+    pub fn new_track(&mut self, at: NodeIdx, scope: ids::ScopeId) -> TrackId {
         self.tracks.add(at, scope)
     }
 
     /// The scope `track` runs in; the process's for a track that is gone.
-    pub fn scope_of(&self, track: TrackId) -> scopes::ScopeId {
-        self.tracks.get(track).map_or(scopes::ROOT, |t| t.scope)
+    pub fn scope_of(&self, track: TrackId) -> ids::ScopeId {
+        self.tracks.get(track).map_or(ids::ROOT, |t| t.scope)
     }
 
     /// Append to the history; every step is also a trace event carrying the node id.

@@ -6,14 +6,8 @@
 //! scope's children always come after it.
 
 use crate::graph::NodeIdx;
-use crate::instance::state::tracks::TrackId;
-
-/// Identifies a scope instance within its instance; the process's own is [`ROOT`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct ScopeId(pub u32);
-
-/// The process's scope: open from the instance's start to its end.
-pub(crate) const ROOT: ScopeId = ScopeId(0);
+use crate::instance::state::ids::TrackId;
+use crate::instance::state::ids::{ScopeId, ROOT};
 
 /// One open scope.
 pub(crate) struct ScopeSlot {

@@ -6,24 +6,12 @@
 //! [`Tracks::set_state`], every removal through [`Tracks::remove`], so the count
 //! cannot drift from the slots (the loop's deadlock test reads it).
 
-use std::fmt;
-
 use tokio::task::AbortHandle;
 
 use crate::graph::NodeIdx;
 use crate::instance::park::ParkSender;
-use crate::instance::state::scopes::ScopeId;
 
-/// Identifies a track (a token's thread of execution) within one instance. Track 0
-/// is the one that left the start event; forks create higher numbers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TrackId(pub u32);
-
-impl fmt::Display for TrackId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "t{}", self.0)
-    }
-}
+use crate::instance::state::ids::{ScopeId, TrackId};
 
 /// Where a live track is in its life at its node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,7 +176,7 @@ impl<D> Tracks<D> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::instance::state::scopes::ROOT;
+    use crate::instance::state::ids::ROOT;
 
     #[test]
     fn the_active_count_follows_every_state_change_and_removal() {

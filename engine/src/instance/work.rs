@@ -1,0 +1,39 @@
+//! User tasks as the handle sees them: open work, what completing or raising from it
+//! does, and why it can fail.
+
+use super::state::ids::TrackId;
+
+/// A user task waiting for completion from outside ([`InstanceHandle::complete`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenWork {
+    /// The user task.
+    pub node: &'static str,
+    /// The track waiting there.
+    pub track: TrackId,
+}
+
+/// Why a user task could not be completed or failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkError {
+    /// No token waits at a user task of that name.
+    #[error("no open work at `{node}`: no token waits at a user task of that name")]
+    NoOpenWork {
+        /// The name asked for.
+        node: String,
+    },
+    /// The instance has ended.
+    #[error("the instance has ended")]
+    InstanceEnded,
+}
+
+/// How a user task's completion changes the data.
+pub(crate) type WorkUpdate<D> = Box<dyn FnOnce(&mut D) + Send>;
+
+/// What a user task raises through its handle.
+pub(crate) enum Raised {
+    /// A BPMN error: it ends the user task, caught or not.
+    Error { code: String, message: String },
+    /// An escalation: caught beside it, or not at all, the user task stays open.
+    Escalation { code: String },
+}
