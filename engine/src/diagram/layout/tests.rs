@@ -18,6 +18,7 @@ fn model(nodes: &[(&str, Elem, Option<usize>)], flows: &[(usize, usize)]) -> Mod
                 incoming: Vec::new(),
                 outgoing: Vec::new(),
                 default: None,
+                activation: String::new(),
             })
             .collect(),
         flows: Vec::new(),
