@@ -89,3 +89,82 @@ async fn an_imported_process_runs_like_its_inline_twin() {
         );
     }
 }
+
+// Round trip: every example's process exported to `tests/import/roundtrip/` (checked
+// in; `cargo test --test import -- --ignored` writes them afresh), imported back with
+// the inline process's bindings: the same model, so the same fingerprint.
+
+#[allow(clippy::all, unused)]
+#[path = "../examples/approval.rs"]
+mod approval;
+#[allow(clippy::all, unused)]
+#[path = "../examples/order.rs"]
+mod order;
+
+/// Each exported process: its file in `tests/import/roundtrip/` and its export now.
+fn exports() -> Vec<(&'static str, String)> {
+    vec![
+        ("order.bpmn", order::ORDER.to_bpmn()),
+        ("approval.bpmn", approval::APPROVAL.to_bpmn()),
+    ]
+}
+
+fn roundtrip_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/import/roundtrip")
+}
+
+#[test]
+#[ignore = "writes the round-trip fixtures afresh"]
+fn write_the_roundtrip_files() {
+    for (file, xml) in exports() {
+        std::fs::write(roundtrip_dir().join(file), xml).expect("write");
+    }
+}
+
+#[test]
+fn the_roundtrip_files_are_todays_exports() {
+    for (file, xml) in exports() {
+        let kept = std::fs::read_to_string(roundtrip_dir().join(file)).expect("read");
+        assert!(
+            kept == xml,
+            "tests/import/roundtrip/{file} is not today's export: run `cargo test --test import -- --ignored` and review the change"
+        );
+    }
+}
+
+mod back {
+    use super::approval::{approve, Purchase};
+    use super::order::{handlers, Order};
+    use thresh::process;
+
+    process! {
+        pub ORDER: Order from "tests/import/roundtrip/order.bpmn" {
+            task screen = handlers::screen;
+            task check_stock = handlers::check_stock;
+            task pack = handlers::pack;
+            task invoice = handlers::invoice;
+            flow Flow_fraud_rejected when |o| o.flagged;
+            flow Flow_stock_fork when |o| o.in_stock;
+        }
+    }
+
+    process! {
+        pub APPROVAL: Purchase from "tests/import/roundtrip/approval.bpmn" {
+            task     manager = |p| approve(&mut p.manager_ok, p.delays[0]);
+            task     cfo = |p| approve(&mut p.cfo_ok, p.delays[1]);
+            task     legal = |p| approve(&mut p.legal_ok, p.delays[2]);
+            complex  approved: activate(count = 2, require = [cfo])
+                             | activate(count = 1, require = [cfo], when = |p| p.urgent);
+            task     order = |p| async move { p.ordered = true; Ok(()) };
+        }
+    }
+}
+
+#[test]
+fn every_export_imports_back_to_the_same_model() {
+    assert_eq!(back::ORDER.fingerprint(), order::ORDER.fingerprint());
+    assert_eq!(
+        back::APPROVAL.fingerprint(),
+        approval::APPROVAL.fingerprint()
+    );
+}

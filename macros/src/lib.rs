@@ -39,9 +39,11 @@ fn expand_process(ast: &parse::ProcessAst) -> proc_macro2::TokenStream {
     // An imported process: the diagram and its bindings become the inline tree.
     let imported;
     let mut diagram = None;
+    let mut unread = false;
     let ast = match (&ast.import, &ast.syntax_error) {
         (Some(import), None) => {
-            let (tree, path) = import::build(&ctx, ast, import);
+            let (tree, path, read) = import::build(&ctx, ast, import);
+            unread = !read;
             imported = tree;
             diagram = path;
             &imported
@@ -52,6 +54,8 @@ fn expand_process(ast: &parse::ProcessAst) -> proc_macro2::TokenStream {
     match &ast.syntax_error {
         // The body did not parse: nothing to check, only the error to report.
         Some(error) => ctx.push(error.clone()),
+        // The diagram could not be read: its error is the only one.
+        None if unread => {}
         None => check::all(&ctx, &model),
     }
     let errors = ctx.finish();

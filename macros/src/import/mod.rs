@@ -35,9 +35,14 @@ use crate::parse::{FlowAst, Guard, ImportAst, NodeAst, ProcessAst, Spec};
 use crate::suggest;
 use read::{Def, Diagram, Element, Unreadable};
 
-/// The imported process as the inline parser would have made it, and the diagram's
-/// absolute path (for the rebuild trigger), when it was found.
-pub fn build(ctx: &Ctx, ast: &ProcessAst, import: &ImportAst) -> (ProcessAst, Option<PathBuf>) {
+/// The imported process as the inline parser would have made it, the diagram's
+/// absolute path (for the rebuild trigger) when it was found, and whether a process
+/// was read from it (if not, its error is the only one to report).
+pub fn build(
+    ctx: &Ctx,
+    ast: &ProcessAst,
+    import: &ImportAst,
+) -> (ProcessAst, Option<PathBuf>, bool) {
     let mut out = ProcessAst {
         attrs: ast.attrs.clone(),
         vis: ast.vis.clone(),
@@ -55,13 +60,13 @@ pub fn build(ctx: &Ctx, ast: &ProcessAst, import: &ImportAst) -> (ProcessAst, Op
             lit,
             format!("cannot find the diagram `{written}`: a relative path is looked up in the crate's directory (beside its Cargo.toml) and then beside the source file that invokes `process!` — check the path"),
         );
-        return (out, None);
+        return (out, None, false);
     };
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) => {
             ctx.error(lit, format!("cannot read the diagram `{written}`: {e}"));
-            return (out, None);
+            return (out, None, false);
         }
     };
     let which = import.process.as_ref().map(|p| p.value());
@@ -70,7 +75,7 @@ pub fn build(ctx: &Ctx, ast: &ProcessAst, import: &ImportAst) -> (ProcessAst, Op
         Err(why) => {
             let (at, message) = unreadable(&written, why, import);
             ctx.error(at, message);
-            return (out, Some(path));
+            return (out, Some(path), false);
         }
     };
     let mut lines: HashMap<String, usize> = HashMap::new();
@@ -88,7 +93,7 @@ pub fn build(ctx: &Ctx, ast: &ProcessAst, import: &ImportAst) -> (ProcessAst, Op
         import,
     }
     .run(&mut out);
-    (out, Some(path))
+    (out, Some(path), true)
 }
 
 /// The diagram's file: `written` itself when absolute, else in the crate's directory
