@@ -133,6 +133,9 @@ pub struct FlowAst {
 }
 
 /// A guard applies to the statement's last hop, which must be a single flow.
+// Spans with locations (proc-macro2's `span-locations`) make syn's trees larger;
+// these live briefly in one macro run.
+#[allow(clippy::large_enum_variant)]
 pub enum Guard {
     When { keyword: Ident, condition: Expr },
     Else { keyword: Token![else] },
