@@ -22,7 +22,7 @@ pub struct Purchase {
     pub ordered: bool,
 }
 
-async fn approve(ok: &mut bool, delay: u64) -> Result<(), TaskError> {
+pub async fn approve(ok: &mut bool, delay: u64) -> Result<(), TaskError> {
     tokio::time::sleep(Duration::from_millis(delay)).await;
     *ok = true;
     Ok(())

@@ -15,7 +15,7 @@ pub struct Order {
     pub flagged: bool,
 }
 
-mod handlers {
+pub mod handlers {
     use super::*;
 
     pub async fn check_stock(order: &mut Order) -> Result<(), TaskError> {

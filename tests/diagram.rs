@@ -78,6 +78,7 @@ fn all() -> Vec<Any> {
         payment::PAYMENT,
         payment::LEDGER,
         review::REVIEW,
+        words::WORDS,
     ]
 }
 
@@ -515,4 +516,57 @@ fn the_readme_shows_the_order_process_in_mermaid() {
         order::ORDER.to_mermaid(),
         "update the README's mermaid block"
     );
+}
+
+mod words {
+    use thresh::ProcessData;
+
+    #[derive(Clone, Debug, Default, ProcessData)]
+    pub struct W {
+        pub n: u32,
+        pub urgent: bool,
+    }
+
+    thresh::process! {
+        /// A link whose name is neither event's id, a conditional catch and a complex
+        /// join with a conditioned activation: what the graph keeps in words.
+        pub WORDS: W {
+            start     begin;
+            parallel  fork;
+            task      a = |_w| async move { Ok(()) };
+            task      b = |_w| async move { Ok(()) };
+            complex   both: activate(count = 2) | activate(count = 1, require = [a], when = |w| w.urgent);
+            throw     leave: link("over there");
+            catch     arrive: link("over there");
+            catch     big: condition(|w| w.n > 3, on = [n]);
+            end       done;
+
+            begin -> fork -> a, b;
+            a, b -> both -> leave;
+            arrive -> big -> done;
+        }
+    }
+}
+
+#[test]
+fn bpmn_keeps_link_names_conditions_and_activation_rules() {
+    let xml = words::WORDS.to_bpmn();
+    assert_eq!(
+        xml.matches("<bpmn:linkEventDefinition id=").count(),
+        2,
+        "{xml}"
+    );
+    assert_eq!(
+        xml.matches("name=\"over there\" />").count(),
+        2,
+        "both events of the pair carry the name written in `link(..)`"
+    );
+    assert!(xml.contains(
+        "<bpmn:condition xsi:type=\"bpmn:tFormalExpression\">|w| w.n &gt; 3</bpmn:condition>"
+    ));
+    assert!(xml.contains(
+        "<bpmn:activationCondition xsi:type=\"bpmn:tFormalExpression\">activate(count = 2) | activate(count = 1, require = [a], when = |w| w.urgent)</bpmn:activationCondition>"
+    ));
+    let arrive = words::WORDS.node("arrive").expect("arrive");
+    assert_eq!(arrive.id(), "arrive");
 }

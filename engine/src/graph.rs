@@ -77,6 +77,12 @@ pub struct Node<D: 'static> {
     /// process's top level.
     #[doc(hidden)]
     pub scope: Option<NodeIdx>,
+    /// What the model says in words that running it does not need, for the pictures:
+    /// a link event's name, a conditional event's condition as written, a converging
+    /// complex gateway's activation rule as written (`activate(..) | activate(..)`);
+    /// empty for every other node.
+    #[doc(hidden)]
+    pub text: &'static str,
 }
 
 /// What a node is and what the engine needs to run it.

@@ -1,27 +1,87 @@
 //! The error context every stage reports into (after serde_derive's `internals::Ctxt`).
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt::Display;
 
+use proc_macro2::Span;
 use quote::ToTokens;
 
 /// Collects errors; [`Ctx::finish`] combines them into one `syn::Error`.
 pub struct Ctx {
     errors: RefCell<Vec<syn::Error>>,
+    origin: RefCell<Option<Origin>>,
+}
+
+/// Where the elements of an imported process come from: their tokens are all spanned
+/// on the `from "file.bpmn"` literal, so an error on them says which element of the
+/// file it is about and on which line.
+pub struct Origin {
+    /// The path as written.
+    pub file: String,
+    /// The literal's span, as its debug form (spans have no equality on stable).
+    pub span: String,
+    /// Element and flow ids → their line in the file.
+    pub lines: HashMap<String, usize>,
+}
+
+impl Origin {
+    pub fn new(file: String, span: Span, lines: HashMap<String, usize>) -> Self {
+        Origin {
+            file,
+            span: format!("{span:?}"),
+            lines,
+        }
+    }
+
+    /// `message`, opened with "in file:line, " when `span` is the file's literal: the
+    /// line of the element the error is spanned on (its first token `first`), else of
+    /// the first element the message names.
+    fn locate(&self, span: Span, first: Option<String>, message: String) -> String {
+        if format!("{span:?}") != self.span {
+            return message;
+        }
+        let named = message.split('`').skip(1).step_by(2).map(str::to_string);
+        let line = first
+            .into_iter()
+            .chain(named)
+            .find_map(|id| self.lines.get(&id).copied());
+        match line {
+            Some(line) => format!("in {}:{line}, {message}", self.file),
+            None => format!("in {}, {message}", self.file),
+        }
+    }
 }
 
 impl Ctx {
     pub fn new() -> Self {
         Self {
             errors: RefCell::new(Vec::new()),
+            origin: RefCell::new(None),
         }
+    }
+
+    /// Errors on tokens spanned on the diagram's literal are located in the file.
+    pub fn set_origin(&self, origin: Origin) {
+        *self.origin.borrow_mut() = Some(origin);
     }
 
     /// An error spanning `at` (from its first token to its last).
     pub fn error(&self, at: impl ToTokens, message: impl Display) {
+        let tokens = at.into_token_stream();
+        let message = match (&*self.origin.borrow(), tokens.clone().into_iter().next()) {
+            (Some(origin), Some(first)) => {
+                let name = match &first {
+                    proc_macro2::TokenTree::Ident(i) => Some(i.to_string()),
+                    _ => None,
+                };
+                origin.locate(first.span(), name, message.to_string())
+            }
+            _ => message.to_string(),
+        };
         self.errors
             .borrow_mut()
-            .push(syn::Error::new_spanned(at.into_token_stream(), message));
+            .push(syn::Error::new_spanned(tokens, message));
     }
 
     /// An error made elsewhere (e.g. by a nested parser).
@@ -31,6 +91,10 @@ impl Ctx {
 
     /// An error at one span.
     pub fn error_at(&self, span: proc_macro2::Span, message: impl Display) {
+        let message = match &*self.origin.borrow() {
+            Some(origin) => origin.locate(span, None, message.to_string()),
+            None => message.to_string(),
+        };
         self.errors
             .borrow_mut()
             .push(syn::Error::new(span, message));

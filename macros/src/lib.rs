@@ -14,6 +14,7 @@ mod check;
 mod ctx;
 mod derive;
 mod emit;
+mod import;
 mod model;
 mod parse;
 mod suggest;
@@ -35,10 +36,26 @@ pub fn process(input: TokenStream) -> TokenStream {
 
 fn expand_process(ast: &parse::ProcessAst) -> proc_macro2::TokenStream {
     let ctx = ctx::Ctx::new();
+    // An imported process: the diagram and its bindings become the inline tree.
+    let imported;
+    let mut diagram = None;
+    let mut unread = false;
+    let ast = match (&ast.import, &ast.syntax_error) {
+        (Some(import), None) => {
+            let (tree, path, read) = import::build(&ctx, ast, import);
+            unread = !read;
+            imported = tree;
+            diagram = path;
+            &imported
+        }
+        _ => ast,
+    };
     let model = model::build(&ctx, ast);
     match &ast.syntax_error {
         // The body did not parse: nothing to check, only the error to report.
         Some(error) => ctx.push(error.clone()),
+        // The diagram could not be read: its error is the only one.
+        None if unread => {}
         None => check::all(&ctx, &model),
     }
     let errors = ctx.finish();
@@ -50,7 +67,14 @@ fn expand_process(ast: &parse::ProcessAst) -> proc_macro2::TokenStream {
     };
     let item = emit::process(&model, graph);
     let errors = errors.map(|e| e.to_compile_error());
-    quote::quote!(#item #errors)
+    // The diagram is read by the macro: including its bytes makes cargo rebuild the
+    // crate when the file changes.
+    let rebuild = diagram.as_ref().and_then(|p| p.to_str()).map(|p| {
+        quote::quote!(
+            const _: &[u8] = include_bytes!(#p);
+        )
+    });
+    quote::quote!(#item #rebuild #errors)
 }
 
 /// Derive `thresh::ProcessData`: field-level change detection and three-way merge.

@@ -41,6 +41,11 @@ pub const ELEMENTS: &[&str] = &[
 /// The two keywords that open a nested scope.
 pub const SCOPES: [&str; 2] = [SUBPROCESS, EVENT_SUBPROCESS];
 
+// An imported process: `NAME: Data from "file.bpmn" process "Id" { flow id when ..; }`.
+pub const FROM: &str = "from";
+pub const PROCESS: &str = "process";
+pub const FLOW: &str = "flow";
+
 // Words within a declaration.
 pub const ON: &str = "on";
 pub const NON_INTERRUPTING: &str = "non_interrupting";

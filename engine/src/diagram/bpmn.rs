@@ -378,6 +378,13 @@ fn node(w: &mut Writer, model: &Model, globals: &Globals, n: usize) {
     if let Some(def) = node.elem.event_def() {
         event_definition(w, globals, &node.id, def);
     }
+    if !node.activation.is_empty() {
+        w.text(
+            "bpmn:activationCondition",
+            &[("xsi:type", "bpmn:tFormalExpression")],
+            &tidy_condition(&node.activation),
+        );
+    }
     if node.elem.is_container() {
         scope(w, model, globals, Some(n));
     }
@@ -433,10 +440,13 @@ fn event_definition(w: &mut Writer, globals: &Globals, node_id: &str, def: &Even
             );
             w.end();
         }
-        EventDef::Conditional => {
-            // The graph keeps the condition as code, not as text.
+        EventDef::Conditional(condition) => {
             w.open("bpmn:conditionalEventDefinition", &[("id", &id)]);
-            w.empty("bpmn:condition", &[("xsi:type", "bpmn:tFormalExpression")]);
+            w.text(
+                "bpmn:condition",
+                &[("xsi:type", "bpmn:tFormalExpression")],
+                &tidy_condition(condition),
+            );
             w.end();
         }
         EventDef::Terminate => w.empty("bpmn:terminateEventDefinition", &[("id", &id)]),

@@ -50,7 +50,7 @@ fn marker(def: Option<&EventDef>) -> &'static str {
         Some(EventDef::Message(_)) => "✉ ",
         Some(EventDef::Signal(_)) => "▲ ",
         Some(EventDef::Timer(_)) => "⏱ ",
-        Some(EventDef::Conditional) => "≡ ",
+        Some(EventDef::Conditional(_)) => "≡ ",
         Some(EventDef::Error(_)) => "⚡ ",
         Some(EventDef::Escalation(_)) => "⇧ ",
         Some(EventDef::Terminate) => "● ",

@@ -34,6 +34,8 @@ pub(crate) struct MNode {
     pub incoming: Vec<usize>,
     pub outgoing: Vec<usize>,
     pub default: Option<usize>,
+    /// A converging complex gateway's activation rule as written (empty otherwise).
+    pub activation: String,
 }
 
 /// Which BPMN element a node is.
@@ -92,12 +94,12 @@ pub(crate) enum EventDef {
     Message(String),
     Signal(String),
     Timer(TimerText),
-    Conditional,
+    /// The condition's source text.
+    Conditional(String),
     Error(Option<String>),
     Escalation(Option<String>),
     Terminate,
-    /// The link's name: the id of the catch event of the pair (the graph keeps the
-    /// pairing, not the name written in `link("..")`).
+    /// The link's name, as written in `link("..")`.
     Link(String),
 }
 
@@ -162,11 +164,15 @@ impl Model {
             .map(|(i, n)| MNode {
                 id: n.id.to_string(),
                 doc: n.doc.trim().to_string(),
-                elem: elem_of(&n.kind, links[i], Some(i), process),
+                elem: elem_of(&n.kind, n.text, links[i], Some(i), process),
                 scope: n.scope,
                 incoming: n.incoming.to_vec(),
                 outgoing: n.outgoing.to_vec(),
                 default: n.default,
+                activation: match n.kind {
+                    NodeKind::Complex { .. } => n.text.to_string(),
+                    _ => String::new(),
+                },
             })
             .collect();
         let mut taken: BTreeSet<String> = nodes.iter().map(|n| n.id.clone()).collect();
@@ -305,6 +311,7 @@ fn link_roles<D>(process: &Process<D>) -> Vec<Option<LinkRole>> {
 
 fn elem_of<D>(
     kind: &NodeKind<D>,
+    text: &str,
     link: Option<LinkRole>,
     me: Option<usize>,
     process: &Process<D>,
@@ -323,7 +330,7 @@ fn elem_of<D>(
         NodeKind::Parallel => Elem::Gateway(Gateway::Parallel),
         NodeKind::Inclusive { .. } => Elem::Gateway(Gateway::Inclusive),
         NodeKind::Complex { .. } => Elem::Gateway(Gateway::Complex),
-        NodeKind::Catch(t) => Elem::Catch(trigger_def(t)),
+        NodeKind::Catch(t) => Elem::Catch(trigger_def(t, text)),
         NodeKind::Receive(t) => Elem::ReceiveTask(match t {
             Trigger::Message { name, .. } => Some(name.to_string()),
             _ => None,
@@ -347,7 +354,7 @@ fn elem_of<D>(
             interrupting,
         } => Elem::Boundary {
             host: *activity,
-            def: trigger_def(trigger),
+            def: trigger_def(trigger, text),
             interrupting: *interrupting,
         },
         NodeKind::ErrorEnd { code } => Elem::End {
@@ -362,18 +369,22 @@ fn elem_of<D>(
             }
         }
         NodeKind::StartEvent(t) => Elem::Start {
-            def: Some(trigger_def(t)),
+            def: Some(trigger_def(t, text)),
             interrupting: true,
         },
         NodeKind::EventSubStart {
             trigger,
             interrupting,
         } => Elem::Start {
-            def: Some(trigger_def(trigger)),
+            def: Some(trigger_def(trigger, text)),
             interrupting: *interrupting,
         },
         NodeKind::Link => {
-            let name = link_name(process, me, link);
+            let name = if text.is_empty() {
+                link_name(process, me, link)
+            } else {
+                text.to_string()
+            };
             match link {
                 Some(LinkRole::Throw) => Elem::Throw(EventDef::Link(name)),
                 _ => Elem::Catch(EventDef::Link(name)),
@@ -384,7 +395,8 @@ fn elem_of<D>(
     }
 }
 
-/// A link's name: its catch's id (a throw's catch is the target of its one flow).
+/// A link's name when the graph has none (a graph built by hand): its catch's id (a
+/// throw's catch is the target of its one flow).
 fn link_name<D>(process: &Process<D>, me: Option<usize>, role: Option<LinkRole>) -> String {
     let nodes = process.nodes();
     let Some(me) = me.and_then(|m| nodes.get(m).map(|n| (m, n))) else {
@@ -403,12 +415,13 @@ fn link_name<D>(process: &Process<D>, me: Option<usize>, role: Option<LinkRole>)
     }
 }
 
-fn trigger_def<D>(trigger: &Trigger<D>) -> EventDef {
+/// A trigger's definition; `text` is its node's [`Node::text`](crate::graph::Node).
+fn trigger_def<D>(trigger: &Trigger<D>, text: &str) -> EventDef {
     match trigger {
         Trigger::Message { name, .. } => EventDef::Message(name.to_string()),
         Trigger::Signal { name, .. } => EventDef::Signal(name.to_string()),
         Trigger::Timer(spec) => EventDef::Timer(timer_text(&spec())),
-        Trigger::Condition { .. } => EventDef::Conditional,
+        Trigger::Condition { .. } => EventDef::Conditional(text.to_string()),
         Trigger::Error { code, .. } => EventDef::Error(code.map(str::to_string)),
         Trigger::Escalation { code, .. } => EventDef::Escalation(code.map(str::to_string)),
     }

@@ -356,7 +356,7 @@ fn event_marker(s: &mut String, def: &EventDef, c: Point, filled: bool, ink: &st
                 y + 7
             );
         }
-        EventDef::Conditional => {
+        EventDef::Conditional(_) => {
             let _ = write!(
                 s,
                 "<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"18\" fill=\"{fill}\" stroke=\"{ink}\" stroke-width=\"1.5\"/>",

@@ -87,6 +87,7 @@ fn node(model: &Model, n: usize) -> TokenStream {
     let (incoming, outgoing, boundaries) = (&node.incoming, &node.outgoing, &node.boundaries);
     let default = option(node.default);
     let scope = option(node.scope);
+    let text = text(node);
     quote! {
         ::thresh::__private::Node {
             id: #id,
@@ -97,7 +98,61 @@ fn node(model: &Model, n: usize) -> TokenStream {
             default: #default,
             boundaries: &[#(#boundaries),*],
             scope: #scope,
+            text: #text,
         }
+    }
+}
+
+/// An expression's text; a closure's parameters written `|p|`, as Rust is written.
+fn closure_text(expr: &syn::Expr) -> String {
+    match expr {
+        syn::Expr::Closure(c) if c.attrs.is_empty() && c.capture.is_none() => {
+            let inputs: Vec<String> = c
+                .inputs
+                .iter()
+                .map(|p| p.to_token_stream().to_string())
+                .collect();
+            format!("|{}| {}", inputs.join(", "), c.body.to_token_stream())
+        }
+        _ => expr.to_token_stream().to_string(),
+    }
+}
+
+/// A node's words for the pictures (`Node::text` in the graph): a link's name, a
+/// conditional event's condition, a converging complex gateway's activation rule.
+fn text(node: &crate::model::Node) -> String {
+    use crate::parse::EventTrigger;
+    if node.kind == Kind::Complex && node.incoming.len() > 1 {
+        return node
+            .activation
+            .iter()
+            .map(|triple| {
+                let mut args = Vec::new();
+                if let Some(count) = &triple.count {
+                    args.push(format!("count = {count}"));
+                }
+                if !triple.require.is_empty() {
+                    let names: Vec<String> = triple.require.iter().map(|r| r.to_string()).collect();
+                    args.push(format!("require = [{}]", names.join(", ")));
+                }
+                if let Some(when) = &triple.when {
+                    args.push(format!("when = {}", closure_text(when)));
+                }
+                format!("activate({})", args.join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join(" | ");
+    }
+    match &node.event {
+        Some(event) if event.trigger == EventTrigger::Link => {
+            event.name.as_ref().map(|n| n.value()).unwrap_or_default()
+        }
+        Some(event) if event.trigger == EventTrigger::Condition => event
+            .condition
+            .as_ref()
+            .map(|c| c.to_token_stream().to_string())
+            .unwrap_or_default(),
+        _ => String::new(),
     }
 }
 

@@ -13,6 +13,15 @@
 //!
 //! A sub-process's block is flattened here: its elements and flows join the
 //! process's lists, each marked with the scope it was written in.
+//!
+//! A process imported from a diagram has a header with `from` and a body of bindings
+//! (the `import` stage turns the file and the bindings into the same tree):
+//!
+//! ```text
+//! process := attr* vis NAME ':' DataType 'from' "file.bpmn" ('process' "Id")? '{' binding* '}'
+//! binding := attr* KIND id ('=' handler)? (':' spec ('|' spec)*)? ';'      an element's code
+//!          | 'flow' id 'when' condition ';'                               a flow's condition
+//! ```
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use syn::parse::{Parse, ParseStream};
@@ -23,7 +32,7 @@ mod spec;
 
 pub use spec::{activation, event, ActivationAst, EventAst, EventTrigger, TimerAst};
 
-use crate::symbol::{NON_INTERRUPTING, ON, SCOPES, WHEN};
+use crate::symbol::{FLOW, FROM, NON_INTERRUPTING, ON, PROCESS, SCOPES, WHEN};
 
 pub struct Input {
     pub processes: Vec<ProcessAst>,
@@ -40,6 +49,26 @@ pub struct ProcessAst {
     /// A syntax error in the body; then `nodes` and `flows` are empty, and the
     /// process is emitted as an empty graph beside this error.
     pub syntax_error: Option<syn::Error>,
+    /// `from "file.bpmn" { bindings }`: the structure is in the file; `nodes` and
+    /// `flows` are empty until the `import` stage fills them.
+    pub import: Option<ImportAst>,
+}
+
+/// The header's `from "file.bpmn" (process "Id")?` and the body's bindings.
+pub struct ImportAst {
+    pub path: syn::LitStr,
+    /// `process "Id"`: which process of the file, when it has several.
+    pub process: Option<syn::LitStr>,
+    /// Element bindings, written like the inline DSL's declarations.
+    pub nodes: Vec<NodeAst>,
+    pub flows: Vec<FlowBinding>,
+}
+
+/// `flow id when |data| ...;`: the condition of the diagram's flow `id`.
+pub struct FlowBinding {
+    pub id: Ident,
+    pub when: Ident,
+    pub condition: Expr,
 }
 
 /// How deep sub-processes may nest: parsing recurses once per level, and the
@@ -104,6 +133,9 @@ pub struct FlowAst {
 }
 
 /// A guard applies to the statement's last hop, which must be a single flow.
+// Spans with locations (proc-macro2's `span-locations`) make syn's trees larger;
+// these live briefly in one macro run.
+#[allow(clippy::large_enum_variant)]
 pub enum Guard {
     When { keyword: Ident, condition: Expr },
     Else { keyword: Token![else] },
@@ -135,6 +167,58 @@ impl Parse for ProcessAst {
         let name = input.parse()?;
         input.parse::<Token![:]>()?;
         let data = input.parse()?;
+        let from = if input.peek(Ident) && input.fork().parse::<Ident>()? == FROM {
+            input.parse::<Ident>()?;
+            let path: syn::LitStr = input.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "expected the diagram's path as a string literal: `from \"processes/order.bpmn\"`",
+                )
+            })?;
+            let process = if input.peek(Ident) && input.fork().parse::<Ident>()? == PROCESS {
+                input.parse::<Ident>()?;
+                Some(input.parse::<syn::LitStr>().map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "expected the process's id as a string literal: `process \"Process_1\"`",
+                    )
+                })?)
+            } else {
+                None
+            };
+            Some((path, process))
+        } else {
+            None
+        };
+        if let Some((path, process)) = from {
+            if !input.peek(syn::token::Brace) {
+                return Err(input.error("expected curly braces with the diagram's bindings: `{ task check_stock = check_stock; }` (or `{}` when there is nothing to bind)"));
+            }
+            let body: Group = input.parse()?;
+            let mut import = ImportAst {
+                path,
+                process,
+                nodes: Vec::new(),
+                flows: Vec::new(),
+            };
+            let in_braces = |input: ParseStream| -> syn::Result<()> {
+                let content;
+                braced!(content in input);
+                parse_bindings(&content, &mut import)
+            };
+            let syntax_error =
+                syn::parse::Parser::parse2(in_braces, TokenTree::Group(body).into()).err();
+            return Ok(ProcessAst {
+                attrs,
+                vis,
+                name,
+                data,
+                nodes: Vec::new(),
+                flows: Vec::new(),
+                syntax_error,
+                import: Some(import),
+            });
+        }
         // The body is parsed on its own (in its braces, so that an error at its end
         // points at the `}`): a syntax error there leaves the header standing, and the
         // static is still emitted, so code using it raises nothing more.
@@ -162,8 +246,42 @@ impl Parse for ProcessAst {
             nodes,
             flows,
             syntax_error,
+            import: None,
         })
     }
+}
+
+/// The bindings of an imported process: element declarations (without flows or
+/// blocks: the diagram has the structure) and `flow id when ...;`.
+fn parse_bindings(body: ParseStream, import: &mut ImportAst) -> syn::Result<()> {
+    while !body.is_empty() {
+        let attrs = body.call(Attribute::parse_outer)?;
+        if body.peek(Ident) && body.fork().parse::<Ident>()? == FLOW {
+            body.parse::<Ident>()?;
+            let id: Ident = body.parse()?;
+            if !(body.peek(Ident) && body.fork().parse::<Ident>()? == WHEN) {
+                return Err(body.error(format!(
+                    "a flow binding gives the condition of a flow of the diagram: `flow {id} when |data| ...;` (a default flow is marked in the diagram)"
+                )));
+            }
+            let when = body.parse()?;
+            let condition = body.parse()?;
+            body.parse::<Token![;]>()?;
+            import.flows.push(FlowBinding {
+                id,
+                when,
+                condition,
+            });
+            continue;
+        }
+        if !(body.peek(Ident) && body.peek2(Ident)) {
+            return Err(body.error(
+                "expected a binding: `task id = handler;`, `catch id: message(\"name\", key = |data| ...);` or `flow id when |data| ...;` — the diagram has the elements and flows",
+            ));
+        }
+        import.nodes.push(parse_node(body, attrs)?);
+    }
+    Ok(())
 }
 
 /// The statements of one scope (the process, or a sub-process's block), appended
@@ -284,7 +402,7 @@ fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst>
     })
 }
 
-fn parse_spec(input: ParseStream) -> syn::Result<Spec> {
+pub(crate) fn parse_spec(input: ParseStream) -> syn::Result<Spec> {
     let name: Ident = input.parse()?;
     let mut close = name.span();
     let args = if input.peek(syn::token::Paren) {

@@ -146,6 +146,9 @@ pub enum EventTrigger {
 }
 
 /// `timer(DURATION)`, `timer(at = SYSTEM_TIME)`, `timer(every = DURATION, times = N)`.
+// Spans with locations (proc-macro2's `span-locations`) make syn's trees larger;
+// these live briefly in one macro run.
+#[allow(clippy::large_enum_variant)]
 pub enum TimerAst {
     After(Expr),
     At(Expr),

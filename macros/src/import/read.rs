@@ -1,0 +1,265 @@
+//! A .bpmn file → the parts of one process the import needs: its flow elements (in
+//! document order, sub-processes before their content), its sequence flows, and the
+//! global messages, signals, errors and escalations they refer to. Anything outside
+//! the BPMN model namespace (diagram interchange, `camunda:`, `zeebe:` and other
+//! extensions) is skipped, never rejected.
+
+use std::collections::HashMap;
+
+use roxmltree::{Document, Node};
+
+pub const BPMN: &str = "http://www.omg.org/spec/BPMN/20100524/MODEL";
+
+/// One flow element of the process.
+pub struct Element {
+    pub id: String,
+    /// The BPMN element's local name: `serviceTask`, `startEvent`, ...
+    pub tag: String,
+    pub line: usize,
+    /// The sub-process it is in (an index into [`Diagram::elements`]).
+    pub scope: Option<usize>,
+    /// Its event definitions (an event), in order.
+    pub defs: Vec<Def>,
+    /// `attachedToRef`, `cancelActivity`, `isInterrupting`, `triggeredByEvent`,
+    /// `instantiate`, `eventGatewayType`, `messageRef`, `default`: as written.
+    pub attrs: HashMap<String, String>,
+    /// A complex gateway's `activationCondition` text.
+    pub activation: Option<String>,
+    /// A loop or multi-instance marker (which thresh does not run).
+    pub looped: Option<String>,
+}
+
+/// An event definition, with what the file says of it.
+#[derive(Clone, Debug)]
+pub enum Def {
+    Message(Option<String>),
+    Signal(Option<String>),
+    /// `timeDuration`, `timeCycle` or `timeDate`, and its text.
+    Timer(Option<(String, String)>),
+    Conditional,
+    Link(Option<String>),
+    Error(Option<String>),
+    Escalation(Option<String>),
+    Terminate,
+    /// A definition thresh has no event for (`compensateEventDefinition`, ...).
+    Other(String),
+}
+
+pub struct Flow {
+    pub id: String,
+    pub line: usize,
+    pub source: String,
+    pub target: String,
+    /// A `conditionExpression`'s text (the diagram's, not run).
+    pub condition: Option<String>,
+}
+
+pub struct Diagram {
+    pub elements: Vec<Element>,
+    pub flows: Vec<Flow>,
+}
+
+/// Why a file gives no process.
+pub enum Unreadable {
+    /// Not XML at all, with the parser's words.
+    NotXml(String),
+    /// XML, but no `bpmn:definitions` root.
+    NotBpmn(String),
+    /// No process with flow elements.
+    NoProcess,
+    /// Several processes and no `process "Id"` to choose.
+    Several(Vec<String>),
+    /// `process "Id"` names none of them.
+    NoSuch(String, Vec<String>),
+}
+
+/// Read the process `which` (or the only one) of `text`.
+pub fn read(text: &str, which: Option<&str>) -> Result<Diagram, Unreadable> {
+    let doc = Document::parse(text).map_err(|e| Unreadable::NotXml(e.to_string()))?;
+    let root = doc.root_element();
+    if root.tag_name().name() != "definitions" || root.tag_name().namespace() != Some(BPMN) {
+        let ns = root.tag_name().namespace().unwrap_or("no namespace");
+        return Err(Unreadable::NotBpmn(format!(
+            "its root element is `{}` ({ns})",
+            root.tag_name().name()
+        )));
+    }
+    let bpmn = |n: &Node, name: &str| n.is_element() && n.has_tag_name((BPMN, name));
+    // Global elements by id: messages and signals by name, errors and escalations
+    // by code.
+    let mut globals: HashMap<String, String> = HashMap::new();
+    for child in root.children().filter(|n| n.is_element()) {
+        let value = match child.tag_name().name() {
+            "message" | "signal" => child.attribute("name"),
+            "error" => child.attribute("errorCode"),
+            "escalation" => child.attribute("escalationCode"),
+            _ => continue,
+        };
+        if let (Some(id), Some(value)) = (child.attribute("id"), value) {
+            globals.insert(id.to_string(), value.to_string());
+        }
+    }
+    let processes: Vec<Node> = root.children().filter(|n| bpmn(n, "process")).collect();
+    let ids: Vec<String> = processes
+        .iter()
+        .map(|p| p.attribute("id").unwrap_or("").to_string())
+        .collect();
+    let process = match which {
+        Some(which) => processes
+            .iter()
+            .find(|p| p.attribute("id") == Some(which))
+            .ok_or_else(|| Unreadable::NoSuch(which.to_string(), ids.clone()))?,
+        None => {
+            // Pools with no flow elements (a collaboration's other participants)
+            // do not count.
+            let with_content: Vec<&Node> = processes
+                .iter()
+                .filter(|p| p.children().any(|c| is_flow_element(&c)))
+                .collect();
+            match with_content.as_slice() {
+                [one] => *one,
+                [] => return Err(Unreadable::NoProcess),
+                _ => return Err(Unreadable::Several(ids)),
+            }
+        }
+    };
+    let mut diagram = Diagram {
+        elements: Vec::new(),
+        flows: Vec::new(),
+    };
+    walk(&doc, *process, None, &globals, &mut diagram);
+    Ok(diagram)
+}
+
+fn is_flow_element(n: &Node) -> bool {
+    n.is_element()
+        && n.tag_name().namespace() == Some(BPMN)
+        && !matches!(
+            n.tag_name().name(),
+            "documentation"
+                | "extensionElements"
+                | "laneSet"
+                | "dataObject"
+                | "dataObjectReference"
+                | "dataStoreReference"
+                | "textAnnotation"
+                | "association"
+                | "group"
+                | "property"
+                | "ioSpecification"
+                | "incoming"
+                | "outgoing"
+        )
+}
+
+fn line(doc: &Document, n: &Node) -> usize {
+    doc.text_pos_at(n.range().start).row as usize
+}
+
+/// The flow elements and flows of `parent` (the process or a sub-process).
+fn walk(
+    doc: &Document,
+    parent: Node,
+    scope: Option<usize>,
+    globals: &HashMap<String, String>,
+    diagram: &mut Diagram,
+) {
+    for child in parent.children().filter(is_flow_element) {
+        let tag = child.tag_name().name().to_string();
+        let id = child.attribute("id").unwrap_or("").to_string();
+        if tag == "sequenceFlow" {
+            let condition = child
+                .children()
+                .find(|c| c.has_tag_name((BPMN, "conditionExpression")))
+                .map(|c| text_of(&c));
+            diagram.flows.push(Flow {
+                id,
+                line: line(doc, &child),
+                source: child.attribute("sourceRef").unwrap_or("").to_string(),
+                target: child.attribute("targetRef").unwrap_or("").to_string(),
+                condition,
+            });
+            continue;
+        }
+        let mut attrs = HashMap::new();
+        for a in child.attributes().filter(|a| a.namespace().is_none()) {
+            attrs.insert(a.name().to_string(), a.value().to_string());
+        }
+        // A receive task's message by its name.
+        if let Some(name) = attrs.get("messageRef").and_then(|r| globals.get(r)) {
+            attrs.insert("messageRef".to_string(), name.clone());
+        }
+        let bpmn_children = || {
+            child
+                .children()
+                .filter(|c| c.is_element() && c.tag_name().namespace() == Some(BPMN))
+        };
+        let defs = bpmn_children()
+            .filter(|c| c.tag_name().name().ends_with("EventDefinition"))
+            .map(|c| definition(&c, globals))
+            .collect();
+        let activation = bpmn_children()
+            .find(|c| c.tag_name().name() == "activationCondition")
+            .map(|c| text_of(&c));
+        let looped = bpmn_children()
+            .find(|c| {
+                matches!(
+                    c.tag_name().name(),
+                    "standardLoopCharacteristics" | "multiInstanceLoopCharacteristics"
+                )
+            })
+            .map(|c| c.tag_name().name().to_string());
+        let index = diagram.elements.len();
+        let container = tag == "subProcess";
+        diagram.elements.push(Element {
+            id,
+            tag,
+            line: line(doc, &child),
+            scope,
+            defs,
+            attrs,
+            activation,
+            looped,
+        });
+        if container {
+            walk(doc, child, Some(index), globals, diagram);
+        }
+    }
+}
+
+fn text_of(n: &Node) -> String {
+    n.descendants()
+        .filter(|d| d.is_text())
+        .filter_map(|d| d.text())
+        .collect::<String>()
+        .trim()
+        .to_string()
+}
+
+fn definition(n: &Node, globals: &HashMap<String, String>) -> Def {
+    let global = |attr: &str| {
+        n.attribute(attr)
+            .map(|r| globals.get(r).cloned().unwrap_or_else(|| r.to_string()))
+    };
+    match n.tag_name().name() {
+        "messageEventDefinition" => Def::Message(global("messageRef")),
+        "signalEventDefinition" => Def::Signal(global("signalRef")),
+        "errorEventDefinition" => Def::Error(global("errorRef")),
+        "escalationEventDefinition" => Def::Escalation(global("escalationRef")),
+        "terminateEventDefinition" => Def::Terminate,
+        "conditionalEventDefinition" => Def::Conditional,
+        "linkEventDefinition" => Def::Link(n.attribute("name").map(str::to_string)),
+        "timerEventDefinition" => Def::Timer(
+            n.children()
+                .find(|c| {
+                    c.is_element()
+                        && matches!(
+                            c.tag_name().name(),
+                            "timeDuration" | "timeCycle" | "timeDate"
+                        )
+                })
+                .map(|c| (c.tag_name().name().to_string(), text_of(&c))),
+        ),
+        other => Def::Other(other.to_string()),
+    }
+}

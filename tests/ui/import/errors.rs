@@ -1,0 +1,10 @@
+// A task with no handler binding, an element kind thresh does not run, a binding for
+// an id the file lacks (with a suggestion), a flow binding for a missing flow.
+thresh::process! {
+    pub P: () from "missing_handler.bpmn" {
+        task chek_stock = |_d| async move { Ok(()) };
+        flow f3 when |_d| true;
+    }
+}
+
+fn main() {}
