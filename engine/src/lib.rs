@@ -29,6 +29,8 @@ mod instance;
 pub mod store;
 
 pub use data::{ChangedFields, ProcessData, TaskError};
+#[cfg(feature = "durable")]
+pub use engine::durable::{DurableEngine, DurableError, ResumeReport, SkipReason, Skipped};
 pub use engine::{DeployError, Deployment, DeploymentId, Engine, EngineConfig, ShutdownError};
 pub use events::{BrokerConfig, BrokerStats, Published, TimerSpec};
 pub use graph::Process;

@@ -1,6 +1,8 @@
 //! The public entry point: an [`Engine`] starts instances and shuts them all down.
 
 mod deploy;
+#[cfg(feature = "durable")]
+pub(crate) mod durable;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -296,7 +298,36 @@ impl Inner {
             stop: self.stop.clone(),
             history: self.history,
         };
-        instance::spawn(birth, process, id, data, entry)
+        instance::spawn(
+            birth,
+            process,
+            id,
+            data,
+            entry,
+            #[cfg(feature = "durable")]
+            None,
+        )
+    }
+
+    /// Start a durable instance, stored as `id`, on `runtime`.
+    #[cfg(feature = "durable")]
+    fn spawn_durable<D: ProcessData>(
+        &self,
+        _admitted: TaskTrackerToken,
+        runtime: &tokio::runtime::Handle,
+        process: &'static Process<D>,
+        (data, entry): (D, Entry),
+        durable: crate::instance::durable::Durable<D>,
+    ) -> InstanceHandle<D> {
+        let id = InstanceId(durable.id);
+        let birth = Birth {
+            runtime,
+            tracker: &self.loops,
+            hub: self.hub.clone(),
+            stop: self.stop.clone(),
+            history: self.history,
+        };
+        instance::spawn(birth, process, id, data, entry, Some(Box::new(durable)))
     }
 }
 

@@ -62,6 +62,7 @@ pub(crate) fn spawn<D: ProcessData>(
     id: InstanceId,
     data: D,
     entry: Entry,
+    #[cfg(feature = "durable")] durable: Option<Box<super::durable::Durable<D>>>,
 ) -> InstanceHandle<D> {
     let Birth {
         runtime,
@@ -72,7 +73,12 @@ pub(crate) fn spawn<D: ProcessData>(
     } = birth;
     let (intake_tx, intake) = super::intake::channel();
     let span = info_span!("instance", process = process.name, id = id.0);
-    let instance = Instance::new(process, data, history, intake_tx, hub);
+    #[cfg_attr(not(feature = "durable"), allow(unused_mut))]
+    let mut instance = Instance::new(process, data, history, intake_tx, hub);
+    #[cfg(feature = "durable")]
+    {
+        instance.durable = durable;
+    }
     let (handle, finished_tx) = InstanceHandle::new(id, instance.intake_tx.clone());
     // The loop. Written out here rather than as an `async fn` taking the instance:
     // an async fn's state holds each argument twice (as passed and as moved into its
@@ -93,6 +99,8 @@ pub(crate) fn spawn<D: ProcessData>(
         } else {
             instance.start(*entry);
         }
+        #[cfg(feature = "durable")]
+        instance.checkpoint();
         instance.serve(&mut intake, &stop).await;
         // Every track is stopped and awaited before the outcome is published, so an
         // ended instance leaves no task behind.
@@ -115,6 +123,9 @@ pub(crate) enum Entry {
         payload: Option<crate::graph::Payload>,
         also: Vec<NodeIdx>,
     },
+    /// Where a checkpoint left it (a durable instance after a restart).
+    #[cfg(feature = "durable")]
+    Resume(Box<super::snapshot::Snapshot>),
 }
 
 impl<D: ProcessData> Instance<D> {
@@ -129,7 +140,15 @@ impl<D: ProcessData> Instance<D> {
         while self.outcome.is_none() {
             tokio::select! {
                 biased;
-                _ = &mut cancelled => self.stop_all(Outcome::Cancelled(D::clone(&self.data))),
+                _ = &mut cancelled => {
+                    // A durable instance stopped by a shutdown stays stored as
+                    // running: it resumes at the next start.
+                    #[cfg(feature = "durable")]
+                    if let Some(durable) = &mut self.durable {
+                        durable.suspended = true;
+                    }
+                    self.stop_all(Outcome::Cancelled(D::clone(&self.data)))
+                }
                 // The loop holds a sender itself, so the intake never closes.
                 Some(input) = intake.recv() => self.on_input(input),
                 _ = self.timers.expired(), if self.timers.is_armed() => {
@@ -139,6 +158,8 @@ impl<D: ProcessData> Instance<D> {
             }
             // Reap the tasks of tracks that ended (panics are caught in the track).
             while self.workers.try_join_next().is_some() {}
+            #[cfg(feature = "durable")]
+            self.checkpoint();
         }
     }
 
@@ -148,6 +169,10 @@ impl<D: ProcessData> Instance<D> {
             Input::Track(report) => self.on_report(*report),
             Input::Handle(command) => self.on_command(*command),
             Input::Event(delivery) => self.on_event(*delivery),
+            #[cfg(feature = "durable")]
+            Input::CheckpointFailed(error) => self.fail(InstanceError::Checkpoint {
+                message: error.to_string(),
+            }),
         }
     }
 
@@ -175,6 +200,8 @@ impl<D: ProcessData> Instance<D> {
             .take()
             .map_or(Outcome::Failed(InstanceError::Lost), |outcome| *outcome);
         debug!(outcome = outcome.kind(), "instance ended");
+        #[cfg(feature = "durable")]
+        self.record_end(&outcome);
         let data = D::clone(&self.data);
         finished.publish(Finished {
             outcome,
@@ -185,6 +212,8 @@ impl<D: ProcessData> Instance<D> {
 
     pub(crate) fn start(&mut self, entry: Entry) {
         match entry {
+            #[cfg(feature = "durable")]
+            Entry::Resume(snapshot) => self.resume_from(*snapshot),
             Entry::NoneStart => {
                 let Some(start) = self.process.none_start() else {
                     return self.fail(InstanceError::NoNoneStart);
@@ -257,6 +286,8 @@ impl<D: ProcessData> Instance<D> {
         let start = match entry {
             Entry::NoneStart => self.process.none_start(),
             Entry::Event { start, .. } => Some(*start),
+            #[cfg(feature = "durable")]
+            Entry::Resume(_) => None,
         };
         if let Some(start) = start {
             let track = self.new_track(start, ROOT);

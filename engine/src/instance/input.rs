@@ -21,6 +21,9 @@ pub(crate) enum Input<D> {
     Track(Box<Report<D>>),
     Handle(Box<Command<D>>),
     Event(Box<crate::events::Delivery>),
+    /// A checkpoint of this instance could not be written.
+    #[cfg(feature = "durable")]
+    CheckpointFailed(Box<crate::store::StoreError>),
 }
 
 impl<D: crate::ProcessData> crate::events::Mailbox for Intake<Input<D>> {

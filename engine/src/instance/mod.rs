@@ -14,6 +14,8 @@
 //! state, not on the loop.
 
 mod delivery;
+#[cfg(feature = "durable")]
+pub(crate) mod durable;
 mod ending;
 mod event_loop;
 mod handle;
@@ -27,6 +29,8 @@ mod parking;
 mod raising;
 mod routing;
 mod scoping;
+#[cfg(feature = "durable")]
+pub(crate) mod snapshot;
 mod state;
 mod tasks;
 mod throwing;

@@ -144,6 +144,14 @@ pub enum InstanceError {
         /// What broke.
         what: &'static str,
     },
+    /// A durable instance's state could not be stored (its data did not serialise,
+    /// or the store refused the write — a full disk, an I/O error): it stops rather
+    /// than run on with what a restart could not restore.
+    #[error("the instance's checkpoint could not be stored: {message}")]
+    Checkpoint {
+        /// What went wrong.
+        message: String,
+    },
     /// The instance's loop stopped without reporting an outcome (a bug in thresh).
     #[error("the instance's loop stopped without an outcome")]
     Lost,

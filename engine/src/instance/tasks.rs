@@ -40,6 +40,18 @@ impl<D: ProcessData> Instance<D> {
         if self.outcome.is_some() || self.tracks.get(track).is_none_or(|s| s.at != node) {
             return;
         }
+        self.run_handler(track, node, handler, moves);
+    }
+
+    /// Run a started task's handler: on the loop until it first has to wait, then on
+    /// the track's task.
+    pub(crate) fn run_handler(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        handler: TaskHandler<D>,
+        moves: &mut VecDeque<Move>,
+    ) {
         let base = Arc::clone(&self.data);
         let mut run = handler(D::clone(&base));
         if self.inline_budget > 0 {

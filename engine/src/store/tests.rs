@@ -11,7 +11,7 @@ use super::*;
 pub(super) fn rec(id: u64, seq: u64, state: &str) -> InstanceRecord {
     InstanceRecord {
         id,
-        process: if id % 2 == 0 { "even" } else { "odd" }.into(),
+        process: if id.is_multiple_of(2) { "even" } else { "odd" }.into(),
         fingerprint: 0xfeed_0000_0000_0000 | id,
         status: Status::Running,
         key: Some(format!("k{id}")),

@@ -58,9 +58,9 @@ fn duration(text: &str) -> Option<String> {
     add(date, &[('W', 7 * 86_400 * SEC), ('D', 86_400 * SEC)])?;
     add(time, &[('H', 3_600 * SEC), ('M', 60 * SEC), ('S', SEC)])?;
     let d = "::core::time::Duration";
-    Some(if nanos % SEC == 0 {
+    Some(if nanos.is_multiple_of(SEC) {
         format!("{d}::from_secs({})", nanos / SEC)
-    } else if nanos % 1_000_000 == 0 {
+    } else if nanos.is_multiple_of(1_000_000) {
         format!("{d}::from_millis({})", nanos / 1_000_000)
     } else {
         format!("{d}::from_nanos({nanos})")

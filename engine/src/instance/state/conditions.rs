@@ -75,6 +75,33 @@ impl<D> Conditions<D> {
         id
     }
 
+    /// The value condition `id` had at its last evaluation.
+    #[cfg(feature = "durable")]
+    pub fn last_of(&self, id: ConditionId) -> Option<bool> {
+        let armed = self.0.as_ref()?;
+        armed.armed.iter().find(|c| c.id == id).map(|c| c.last)
+    }
+
+    /// Arm a condition a checkpoint recorded, whose value was `last` then and is
+    /// `now`: due only on a false→true edge across the restart.
+    #[cfg(feature = "durable")]
+    pub fn rearm(
+        &mut self,
+        node: NodeIdx,
+        condition: Condition<D>,
+        on: &'static [&'static str],
+        last: bool,
+        now: bool,
+    ) -> ConditionId {
+        let id = self.arm(node, condition, on, now && !last);
+        if let Some(armed) = &mut self.0 {
+            if let Some(c) = armed.armed.iter_mut().find(|c| c.id == id) {
+                c.last = now;
+            }
+        }
+        id
+    }
+
     pub fn disarm(&mut self, id: ConditionId) {
         if let Some(armed) = &mut self.0 {
             armed.armed.retain(|c| c.id != id);

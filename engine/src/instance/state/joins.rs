@@ -50,6 +50,34 @@ impl JoinState {
         }
     }
 
+    /// A join's state as a checkpoint recorded it: its waiting tokens (slot, track)
+    /// in arrival order, and whether a complex join has fired.
+    #[cfg(feature = "durable")]
+    pub fn restored(
+        node: NodeIdx,
+        scope: ScopeId,
+        incoming: usize,
+        waiting: &[(usize, TrackId)],
+        spent: bool,
+    ) -> Option<Self> {
+        let mut join = Self::new(node, scope, incoming);
+        for &(slot, track) in waiting {
+            if slot >= incoming {
+                return None;
+            }
+            join.arrive(slot, Arrival { track });
+        }
+        join.arrived_since_check = false;
+        join.spent = spent;
+        Some(join)
+    }
+
+    /// The waiting tokens, in arrival order, each with its incoming flow's slot.
+    #[cfg(feature = "durable")]
+    pub fn waiting(&self) -> &[(usize, Arrival)] {
+        &self.waiting
+    }
+
     pub fn arrive(&mut self, slot: usize, arrival: Arrival) {
         if self.counts[slot] == 0 {
             self.unmarked -= 1;
@@ -231,6 +259,17 @@ impl Joins {
 
     pub fn len(&self) -> usize {
         self.states.len()
+    }
+
+    /// Put back a join a checkpoint recorded.
+    #[cfg(feature = "durable")]
+    pub fn restore(&mut self, join: JoinState) {
+        self.states.push(join);
+    }
+
+    #[cfg(feature = "durable")]
+    pub fn iter(&self) -> impl Iterator<Item = &JoinState> {
+        self.states.iter()
     }
 
     /// Forget the joins of a scope that closed or was cancelled.

@@ -81,6 +81,9 @@ pub(crate) struct Instance<D: ProcessData> {
     pub taken: Vec<FlowIdx>,
     /// Task runs the loop may still start inline while handling the current input.
     pub inline_budget: u32,
+    /// Where a durable instance checkpoints; `None` in memory.
+    #[cfg(feature = "durable")]
+    pub durable: Option<Box<crate::instance::durable::Durable<D>>>,
 }
 
 impl<D: ProcessData> Instance<D> {
@@ -118,6 +121,8 @@ impl<D: ProcessData> Instance<D> {
             moves: VecDeque::new(),
             taken: Vec::new(),
             inline_budget: INLINE_BUDGET,
+            #[cfg(feature = "durable")]
+            durable: None,
         }
     }
 

@@ -132,6 +132,21 @@ impl Scopes {
         self.nested.is_empty()
     }
 
+    /// The last nested scope id given out, and whether the process's scope was
+    /// taken over (for a checkpoint).
+    #[cfg(feature = "durable")]
+    pub fn counters(&self) -> (u32, bool) {
+        (self.last, self.root_interrupted)
+    }
+
+    /// Put back the scopes a checkpoint recorded.
+    #[cfg(feature = "durable")]
+    pub fn restore(&mut self, nested: Vec<ScopeSlot>, last: u32, root_interrupted: bool) {
+        self.nested = nested;
+        self.last = last;
+        self.root_interrupted = root_interrupted;
+    }
+
     /// The nested scopes, in opening order.
     pub fn nested(&self) -> &[ScopeSlot] {
         &self.nested

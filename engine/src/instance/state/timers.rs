@@ -84,6 +84,16 @@ impl Timers {
         }
     }
 
+    /// The pending deadline of timer `id`, if it is scheduled.
+    #[cfg(feature = "durable")]
+    pub fn deadline_of(&self, id: TimerId) -> Option<Instant> {
+        let heap = self.0.as_ref()?;
+        heap.deadlines
+            .iter()
+            .find(|Reverse((_, timer))| *timer == id)
+            .map(|Reverse((deadline, _))| *deadline)
+    }
+
     /// The deadline the timer firing now fired for.
     pub fn firing(&self) -> Option<Instant> {
         self.0.as_ref().and_then(|heap| heap.firing)

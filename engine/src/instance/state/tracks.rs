@@ -151,6 +151,24 @@ impl<D> Tracks<D> {
         Some(slot)
     }
 
+    /// Put back a track recorded in a checkpoint, in `state` (the active count
+    /// follows); `next` is the id the next new track gets.
+    #[cfg(feature = "durable")]
+    pub fn restore(&mut self, id: TrackId, at: NodeIdx, scope: ScopeId, state: TrackState) {
+        self.slots.push(TrackSlot {
+            id,
+            at,
+            scope,
+            state,
+            park: None,
+            task: None,
+        });
+        if state.is_active() {
+            self.active += 1;
+        }
+        self.next = self.next.max(id.0 + 1);
+    }
+
     /// Take every track out (the instance is stopping).
     pub fn take_all(&mut self) -> Vec<TrackSlot<D>> {
         self.active = 0;

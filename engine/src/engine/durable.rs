@@ -1,0 +1,410 @@
+//! A durable engine (feature `durable`; a SQLite file with feature `sqlite`): its
+//! instances are stored when they start and checkpointed after every step, so they
+//! survive a crash, a deploy or a restart, and [`DurableEngine::resume`] goes on with
+//! them.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::{Engine, ShutdownError};
+use crate::data::ProcessData;
+use crate::graph::Process;
+use crate::instance::durable::{now_ms, Durable};
+use crate::instance::snapshot::{Checkpoint, Codec};
+use crate::instance::{Entry, InstanceHandle, InstanceId};
+use crate::store::{InstanceRecord, Status, Store, StoreError, Write, Writer};
+
+/// An engine whose instances survive a restart.
+///
+/// Every instance is stored before [`start`](Self::start) returns (a crash after that
+/// cannot lose it) and checkpointed after every step that changed it, in group
+/// commits across instances. After a restart, [`register`](Self::register) the
+/// processes and [`resume`](Self::resume): every stored running instance goes on from
+/// its last checkpoint — committed task completions are kept, waits are armed again
+/// (timers at their recorded deadlines), and a task that was running runs again (at
+/// least once: make its side effects idempotent).
+///
+/// ```
+/// # use thresh::{process, DurableEngine, ProcessData, store::MemoryStore};
+/// # #[derive(Clone, Debug, Default, PartialEq, ProcessData, serde::Serialize, serde::Deserialize)]
+/// # pub struct Leave { pub approved: bool }
+/// process! { pub LEAVE: Leave { start s; user approve; end e; s -> approve -> e; } }
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let store = std::sync::Arc::new(MemoryStore::new());
+/// let engine = DurableEngine::with_store(store.clone()).unwrap();
+/// let handle = engine.start(&LEAVE, Leave::default()).await.unwrap();
+/// # while handle.open_work().await.is_empty() { tokio::task::yield_now().await; }
+/// engine.shutdown(std::time::Duration::from_secs(1)).await.unwrap();
+///
+/// // Later, in a new process, on the same store:
+/// let engine = DurableEngine::with_store(store).unwrap();
+/// engine.register(&LEAVE).unwrap();
+/// let report = engine.resume().await.unwrap();
+/// let handle = engine.handle(&LEAVE, report.resumed[0].0).unwrap();
+/// # while handle.open_work().await.is_empty() { tokio::task::yield_now().await; }
+/// handle.complete("approve", |l: &mut Leave| l.approved = true).await.unwrap();
+/// assert!(handle.outcome().await.completed().unwrap().approved);
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct DurableEngine {
+    engine: Engine,
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    writer: Writer,
+    /// Registered processes by name.
+    registry: Mutex<HashMap<&'static str, Registered>>,
+    /// Handles of resumed instances, by id (each an `InstanceHandle<D>`).
+    resumed: Mutex<HashMap<u64, Box<dyn Any + Send>>>,
+}
+
+/// Resumes one stored instance of a registered process; gives its handle.
+type Resumer =
+    dyn Fn(&DurableEngine, InstanceRecord) -> Result<Box<dyn Any + Send>, SkipReason> + Send + Sync;
+
+struct Registered {
+    fingerprint: u64,
+    resume: Arc<Resumer>,
+}
+
+/// Why a durable engine could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DurableError {
+    /// The store refused or failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Another process of this name, with another model, is registered.
+    #[error("a different process named `{process}` is registered (fingerprints {registered:#x} and {given:#x}): give each process its own name")]
+    NameTaken {
+        /// The name.
+        process: &'static str,
+        /// The registered one's fingerprint.
+        registered: u64,
+        /// The given one's.
+        given: u64,
+    },
+    /// The process data did not serialise.
+    #[error("the data of `{process}` did not serialise: {message}")]
+    Data {
+        /// The process.
+        process: &'static str,
+        /// The serializer's message.
+        message: String,
+    },
+    /// The engine is shutting down: no instance starts.
+    #[error("the engine is shutting down: no instance starts")]
+    ShuttingDown,
+    /// Called outside a tokio runtime.
+    #[error("no tokio runtime: use the durable engine from within a tokio runtime")]
+    NoRuntime,
+}
+
+/// What [`DurableEngine::resume`] did with the stored running instances.
+#[derive(Debug, Default)]
+pub struct ResumeReport {
+    /// Resumed: their handles come from [`DurableEngine::handle`].
+    pub resumed: Vec<(InstanceId, &'static str)>,
+    /// Stored as running but not resumed, and why. They stay stored, untouched.
+    pub skipped: Vec<Skipped>,
+}
+
+/// A stored running instance that was not resumed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The instance.
+    pub id: InstanceId,
+    /// Its process's name.
+    pub process: String,
+    /// Why.
+    pub reason: SkipReason,
+}
+
+/// Why a stored instance was not resumed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// No process of its name is registered.
+    NotRegistered,
+    /// Its process changed since it started: an instance never resumes under another
+    /// model. Keep the old process (under its own name) registered to finish it.
+    ModelChanged {
+        /// The fingerprint it was started under.
+        stored: u64,
+        /// The registered process's.
+        registered: u64,
+    },
+    /// Its checkpoint could not be read back — e.g. the data type changed and the
+    /// stored data no longer deserialises.
+    Unreadable(String),
+}
+
+impl DurableEngine {
+    /// A durable engine on the SQLite file at `path`, created if missing.
+    #[cfg(feature = "sqlite")]
+    pub async fn open(path: impl AsRef<std::path::Path>) -> Result<Self, DurableError> {
+        let path = path.as_ref().to_path_buf();
+        let store = tokio::task::spawn_blocking(move || crate::store::SqliteStore::open(path))
+            .await
+            .map_err(|_| DurableError::NoRuntime)??;
+        Self::with_store(Arc::new(store))
+    }
+
+    /// A durable engine on `store`.
+    pub fn with_store(store: Arc<dyn Store>) -> Result<Self, DurableError> {
+        let writer = Writer::spawn(store.clone())?;
+        let engine = Engine::new();
+        // Ids continue after every id the store has seen.
+        let next = store.next_ids()?.instance;
+        engine.inner.next_instance.store(next, Ordering::Relaxed);
+        Ok(Self {
+            engine,
+            inner: Arc::new(Inner {
+                store,
+                writer,
+                registry: Mutex::new(HashMap::new()),
+                resumed: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// The engine underneath: publish messages, broadcast signals, count instances.
+    /// Instances it starts itself are not stored.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Register `process`: this engine may resume its stored instances.
+    pub fn register<D>(&self, process: &'static Process<D>) -> Result<(), DurableError>
+    where
+        D: ProcessData + Serialize + DeserializeOwned,
+    {
+        let mut registry = self
+            .inner
+            .registry
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(known) = registry.get(process.name) {
+            return match known.fingerprint == process.fingerprint {
+                true => Ok(()),
+                false => Err(DurableError::NameTaken {
+                    process: process.name,
+                    registered: known.fingerprint,
+                    given: process.fingerprint,
+                }),
+            };
+        }
+        let resume: Arc<Resumer> = Arc::new(move |engine, record| {
+            let handle = engine.resume_one(process, record)?;
+            Ok(Box::new(handle) as Box<dyn Any + Send>)
+        });
+        registry.insert(
+            process.name,
+            Registered {
+                fingerprint: process.fingerprint,
+                resume,
+            },
+        );
+        Ok(())
+    }
+
+    /// Start an instance of `process` with `data` (registering the process); it is
+    /// stored before this returns.
+    pub async fn start<D>(
+        &self,
+        process: &'static Process<D>,
+        data: D,
+    ) -> Result<InstanceHandle<D>, DurableError>
+    where
+        D: ProcessData + Serialize + DeserializeOwned,
+    {
+        self.register(process)?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| DurableError::NoRuntime)?;
+        let codec = Codec::<D>::json();
+        let encoded = (codec.encode)(&data).map_err(|message| DurableError::Data {
+            process: process.name,
+            message,
+        })?;
+        let state = serde_json::to_string(&Checkpoint::Born { data: encoded }).map_err(|e| {
+            DurableError::Data {
+                process: process.name,
+                message: e.to_string(),
+            }
+        })?;
+        let id = self.engine.inner.next_id().0;
+        let record = InstanceRecord {
+            id,
+            process: process.name.to_string(),
+            fingerprint: process.fingerprint,
+            status: Status::Running,
+            key: None,
+            seq: 1,
+            state,
+            outcome: None,
+            updated_ms: now_ms(),
+        };
+        self.inner.writer.submit(vec![Write::Put(record)]).await?;
+        let admitted = self
+            .engine
+            .inner
+            .admit()
+            .ok_or(DurableError::ShuttingDown)?;
+        let durable = Durable::new(self.inner.writer.clone(), codec, id, 1, None);
+        Ok(self.engine.inner.spawn_durable(
+            admitted,
+            &runtime,
+            process,
+            (data, Entry::NoneStart),
+            durable,
+        ))
+    }
+
+    /// Resume every stored running instance of a registered process.
+    pub async fn resume(&self) -> Result<ResumeReport, DurableError> {
+        let store = self.inner.store.clone();
+        let running = tokio::task::spawn_blocking(move || store.running())
+            .await
+            .map_err(|_| DurableError::NoRuntime)??;
+        let mut report = ResumeReport::default();
+        for record in running {
+            let id = InstanceId(record.id);
+            let registered = {
+                let registry = self
+                    .inner
+                    .registry
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                registry
+                    .get(record.process.as_str())
+                    .map(|r| (r.fingerprint, r.resume.clone()))
+            };
+            let skip = |reason| Skipped {
+                id,
+                process: record.process.clone(),
+                reason,
+            };
+            let Some((fingerprint, resume)) = registered else {
+                report.skipped.push(skip(SkipReason::NotRegistered));
+                continue;
+            };
+            if fingerprint != record.fingerprint {
+                report.skipped.push(skip(SkipReason::ModelChanged {
+                    stored: record.fingerprint,
+                    registered: fingerprint,
+                }));
+                continue;
+            }
+            let process = record.process.clone();
+            match resume(self, record) {
+                Ok(handle) => {
+                    let name = self.process_name(&process);
+                    self.inner
+                        .resumed
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(id.0, handle);
+                    report.resumed.push((id, name));
+                }
+                Err(reason) => report.skipped.push(Skipped {
+                    id,
+                    process,
+                    reason,
+                }),
+            }
+        }
+        Ok(report)
+    }
+
+    /// The handle of a resumed instance of `process`.
+    pub fn handle<D: 'static>(
+        &self,
+        process: &'static Process<D>,
+        id: InstanceId,
+    ) -> Option<InstanceHandle<D>> {
+        let resumed = self.inner.resumed.lock().unwrap_or_else(|p| p.into_inner());
+        let handle = resumed.get(&id.0)?.downcast_ref::<InstanceHandle<D>>()?;
+        let _ = process;
+        Some(handle.clone())
+    }
+
+    /// What the store holds of an instance: its status and, once it ended, its
+    /// outcome as JSON (`{"outcome": "completed", "error": null, "data": {...}}`).
+    pub async fn instance(
+        &self,
+        id: InstanceId,
+    ) -> Result<Option<(Status, Option<String>)>, DurableError> {
+        let store = self.inner.store.clone();
+        let record = tokio::task::spawn_blocking(move || store.instance(id.0))
+            .await
+            .map_err(|_| DurableError::NoRuntime)??;
+        Ok(record.map(|r| (r.status, r.outcome)))
+    }
+
+    /// Stop every instance — durable ones stay stored as running, to resume at the
+    /// next start — and write what is queued. At most `deadline` for the instances.
+    pub async fn shutdown(&self, deadline: Duration) -> Result<(), ShutdownError> {
+        let stopped = self.engine.shutdown(deadline).await;
+        let writer = self.inner.writer.clone();
+        let _ = tokio::task::spawn_blocking(move || writer.shutdown()).await;
+        stopped
+    }
+
+    fn process_name(&self, name: &str) -> &'static str {
+        let registry = self
+            .inner
+            .registry
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        registry.get_key_value(name).map_or("", |(k, _)| *k)
+    }
+
+    fn resume_one<D>(
+        &self,
+        process: &'static Process<D>,
+        record: InstanceRecord,
+    ) -> Result<InstanceHandle<D>, SkipReason>
+    where
+        D: ProcessData + Serialize + DeserializeOwned,
+    {
+        let runtime = tokio::runtime::Handle::try_current()
+            .map_err(|_| SkipReason::Unreadable("no tokio runtime".to_string()))?;
+        let codec = Codec::<D>::json();
+        let checkpoint: Checkpoint = serde_json::from_str(&record.state)
+            .map_err(|e| SkipReason::Unreadable(e.to_string()))?;
+        let (data, entry) = match checkpoint {
+            Checkpoint::Born { data } => {
+                let data = (codec.decode)(data).map_err(SkipReason::Unreadable)?;
+                (data, Entry::NoneStart)
+            }
+            Checkpoint::Running(snapshot) => {
+                let data = (codec.decode)(snapshot.data.clone()).map_err(SkipReason::Unreadable)?;
+                (data, Entry::Resume(Box::new(snapshot)))
+            }
+        };
+        let admitted = self
+            .engine
+            .inner
+            .admit()
+            .ok_or_else(|| SkipReason::Unreadable("the engine is shutting down".to_string()))?;
+        let durable = Durable::new(
+            self.inner.writer.clone(),
+            codec,
+            record.id,
+            record.seq,
+            record.key,
+        );
+        Ok(self
+            .engine
+            .inner
+            .spawn_durable(admitted, &runtime, process, (data, entry), durable))
+    }
+}

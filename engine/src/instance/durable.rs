@@ -1,0 +1,169 @@
+//! A durable instance's side of the store (feature `durable`): the loop checkpoints
+//! its state after every step that changed it, writes its end, and — after a
+//! restart — starts from a checkpoint.
+//!
+//! Checkpoints go through the store's writer, which batches the checkpoints of all
+//! instances into one transaction (group commit); the loop does not wait for the
+//! disk. A write that fails comes back to the loop as an input and fails the
+//! instance (`InstanceError::Checkpoint`), naming the cause.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::json;
+use tracing::warn;
+
+use super::input::Input;
+use super::outcome::{InstanceError, Outcome};
+use super::snapshot::{Checkpoint, Codec, Snapshot};
+use super::state::tracks::TrackState;
+use super::state::Instance;
+use crate::data::ProcessData;
+use crate::graph::NodeKind;
+use crate::store::{InstanceRecord, Status, Write, Writer};
+
+/// Where and as what a durable instance is stored.
+pub(crate) struct Durable<D> {
+    pub writer: Writer,
+    pub codec: Codec<D>,
+    /// The instance's id in the store.
+    pub id: u64,
+    /// The checkpoint number of the last write.
+    pub seq: u64,
+    pub key: Option<String>,
+    /// The last checkpoint written, to skip a step that changed nothing.
+    last: Option<String>,
+    /// Stopped by a shutdown: it stays stored as running.
+    pub suspended: bool,
+}
+
+impl<D> Durable<D> {
+    pub fn new(writer: Writer, codec: Codec<D>, id: u64, seq: u64, key: Option<String>) -> Self {
+        Self {
+            writer,
+            codec,
+            id,
+            seq,
+            key,
+            last: None,
+            suspended: false,
+        }
+    }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+impl<D: ProcessData> Instance<D> {
+    /// Write the state after a step, if it changed. Skipped while a delivery is on its
+    /// way to a track: the track's report comes next, and its checkpoint follows.
+    pub(crate) fn checkpoint(&mut self) {
+        if self.outcome.is_some() || self.durable.is_none() || self.delivery_in_flight() {
+            return;
+        }
+        let Some(durable) = &self.durable else {
+            return;
+        };
+        let snapshot = match self.snapshot(durable.codec.encode) {
+            Ok(snapshot) => snapshot,
+            Err(message) => return self.fail(InstanceError::Checkpoint { message }),
+        };
+        let state = match serde_json::to_string(&Checkpoint::Running(snapshot)) {
+            Ok(state) => state,
+            Err(error) => {
+                return self.fail(InstanceError::Checkpoint {
+                    message: error.to_string(),
+                })
+            }
+        };
+        let process = self.process;
+        let intake = self.intake_tx.clone();
+        let Some(durable) = &mut self.durable else {
+            return;
+        };
+        if durable.last.as_deref() == Some(state.as_str()) {
+            return;
+        }
+        durable.seq += 1;
+        let record = InstanceRecord {
+            id: durable.id,
+            process: process.name.to_string(),
+            fingerprint: process.fingerprint,
+            status: Status::Running,
+            key: durable.key.clone(),
+            seq: durable.seq,
+            state: state.clone(),
+            outcome: None,
+            updated_ms: now_ms(),
+        };
+        durable.last = Some(state);
+        let receipt = durable.writer.submit(vec![Write::Put(record)]);
+        // The loop does not wait for the disk; a failure comes back as an input.
+        tokio::spawn(async move {
+            if let Err(error) = receipt.await {
+                warn!(%error, "checkpoint not stored");
+                let _ = intake.send(Input::CheckpointFailed(Box::new(error)));
+            }
+        });
+    }
+
+    /// Write how the instance ended — unless a shutdown stopped it: then it stays
+    /// stored as running, to resume at the next start.
+    pub(crate) fn record_end(&mut self, outcome: &Outcome<D>) {
+        let Some(durable) = &self.durable else {
+            return;
+        };
+        if durable.suspended {
+            return;
+        }
+        let (status, error) = match outcome {
+            Outcome::Completed(_) => (Status::Completed, None),
+            Outcome::Terminated(_) => (Status::Terminated, None),
+            Outcome::Cancelled(_) => (Status::Cancelled, None),
+            Outcome::Failed(error) => (Status::Failed, Some(error.to_string())),
+        };
+        let data = (durable.codec.encode)(&self.data).unwrap_or(serde_json::Value::Null);
+        let outcome = json!({ "outcome": outcome.kind(), "error": error, "data": data });
+        durable.writer.send(vec![Write::End {
+            id: durable.id,
+            status,
+            outcome: Some(outcome.to_string()),
+            at_ms: now_ms(),
+        }]);
+    }
+
+    /// Go on from a checkpoint: its state put back, its waits armed again, and the
+    /// tasks that were running started again (at least once).
+    pub(crate) fn resume_from(&mut self, snapshot: Snapshot) {
+        let Some(durable) = &self.durable else {
+            return self.fail(InstanceError::Checkpoint {
+                message: "a resumed instance without a store".to_string(),
+            });
+        };
+        let decode = durable.codec.decode;
+        let rerun = match self.restore(snapshot, decode) {
+            Ok(rerun) => rerun,
+            Err(error) => {
+                return self.fail(InstanceError::Checkpoint {
+                    message: format!("cannot resume: {error}"),
+                })
+            }
+        };
+        self.step(|this, moves| {
+            for track in rerun {
+                let Some(at) = this.tracks.get(track).map(|t| t.at) else {
+                    continue;
+                };
+                let NodeKind::Task(handler) = this.process.nodes[at].kind else {
+                    continue;
+                };
+                this.tracks.set_state(track, TrackState::Working);
+                this.run_handler(track, at, handler, moves);
+            }
+            // Conditions that became true across the restart fire now.
+            this.fire_due();
+        });
+    }
+}

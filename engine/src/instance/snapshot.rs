@@ -1,0 +1,437 @@
+//! Checkpoints: an instance's state as plain serde types, taken by its loop after a
+//! step, and put back by a new loop after a restart (feature `durable`).
+//!
+//! The loop is the single writer, so a checkpoint is simply its state after a step —
+//! never a view assembled from several owners. What is stored is what cannot be
+//! re-derived: the data, every track's position and state, the joins' arrivals, the
+//! open scopes, and what is armed (with timers' absolute deadlines and conditions'
+//! last values). Subscriptions and the tracks' tasks are made again on restore.
+//! Nodes are named by their ids, so a person can read a checkpoint; an instance is
+//! only ever restored under the model fingerprint it was stored with, so the ids
+//! name the same nodes.
+//!
+//! What a restore re-runs (at least once): the handler of every task that was running
+//! at the checkpoint. What it keeps: every committed task completion, every armed
+//! wait with its deadline, every join arrival.
+
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+
+use super::state::armed::{EventSource, Holder, Wait};
+use super::state::ids::{ScopeId, TrackId};
+use super::state::joins::JoinState;
+use super::state::scopes::ScopeSlot;
+use super::state::tracks::TrackState;
+use super::state::Instance;
+use crate::data::ProcessData;
+use crate::graph::{NodeIdx, NodeKind, Process, Trigger};
+
+/// How a durable process's data becomes JSON and back (made where `D: Serialize +
+/// DeserializeOwned` is known, at registration).
+pub(crate) struct Codec<D> {
+    pub encode: fn(&D) -> Result<serde_json::Value, String>,
+    pub decode: fn(serde_json::Value) -> Result<D, String>,
+}
+
+impl<D> Clone for Codec<D> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<D> Copy for Codec<D> {}
+
+impl<D: serde::Serialize + serde::de::DeserializeOwned> Codec<D> {
+    pub fn json() -> Self {
+        Self {
+            encode: |d| serde_json::to_value(d).map_err(|e| e.to_string()),
+            decode: |v| serde_json::from_value(v).map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// What a store keeps of a running instance.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Checkpoint {
+    /// Acknowledged but not started: it starts from its none start again.
+    Born { data: serde_json::Value },
+    /// After a step.
+    Running(Snapshot),
+}
+
+/// An instance's state after a step.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Snapshot {
+    pub data: serde_json::Value,
+    pub tracks: Vec<TrackRecord>,
+    pub joins: Vec<JoinRecord>,
+    pub scopes: ScopesRecord,
+    pub armed: Vec<ArmedRecord>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct TrackRecord {
+    pub id: u32,
+    pub at: String,
+    pub scope: u32,
+    pub state: TrackStateRecord,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum TrackStateRecord {
+    /// Running a task's handler: it runs again on restore.
+    Working,
+    Parked,
+    AtJoin,
+    InScope,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct JoinRecord {
+    pub node: String,
+    pub scope: u32,
+    /// (incoming flow slot, track), in arrival order.
+    pub waiting: Vec<(usize, u32)>,
+    pub spent: bool,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct ScopesRecord {
+    pub nested: Vec<ScopeRecord>,
+    pub last: u32,
+    pub root_interrupted: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ScopeRecord {
+    pub id: u32,
+    pub node: Option<String>,
+    pub parent: Option<u32>,
+    pub owner: Option<u32>,
+    pub interrupted: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ArmedRecord {
+    pub holder: HolderRecord,
+    pub at: String,
+    pub waits: Vec<WaitRecord>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum HolderRecord {
+    Track(u32),
+    Guard(u32),
+    Scope(u32),
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct WaitRecord {
+    pub arm: String,
+    pub fired: u32,
+    pub source: SourceRecord,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum SourceRecord {
+    /// A message or signal subscription: subscribed again on restore.
+    Hub,
+    /// A timer, with its pending deadline in milliseconds since the Unix epoch
+    /// (`None`: spent, or never representable).
+    Timer {
+        deadline_ms: Option<i64>,
+    },
+    UserTask,
+    /// A conditional event, with its value at the last evaluation.
+    Condition {
+        last: bool,
+    },
+}
+
+/// Why a checkpoint could not be restored.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RestoreError {
+    #[error("the checkpoint names a node `{0}` the process does not have")]
+    UnknownNode(String),
+    #[error("the checkpoint's data does not deserialise: {0}")]
+    Data(String),
+    #[error("the checkpoint is inconsistent: {0}")]
+    Inconsistent(&'static str),
+}
+
+/// One pairing of the runtime's clock with the wall clock, taken once per process:
+/// deadlines are stored as wall-clock milliseconds (what outlives the process) through
+/// it, so a deadline maps back to the same instant within one process — also on a
+/// paused clock — and to the same wall-clock moment after a restart.
+fn anchor() -> (Instant, i64) {
+    static ANCHOR: std::sync::OnceLock<(Instant, i64)> = std::sync::OnceLock::new();
+    *ANCHOR.get_or_init(|| {
+        let wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        (Instant::now(), wall)
+    })
+}
+
+/// An instant as wall-clock milliseconds, and back.
+fn to_wall(deadline: Instant) -> i64 {
+    let (at, wall) = anchor();
+    if deadline >= at {
+        wall + deadline.duration_since(at).as_millis() as i64
+    } else {
+        wall - at.duration_since(deadline).as_millis() as i64
+    }
+}
+
+fn from_wall(ms: i64) -> Instant {
+    let (at, wall) = anchor();
+    let deadline = if ms >= wall {
+        at + Duration::from_millis((ms - wall) as u64)
+    } else {
+        at.checked_sub(Duration::from_millis((wall - ms) as u64))
+            .unwrap_or(at)
+    };
+    // An overdue deadline is due now: it fires once, at once.
+    deadline.max(Instant::now())
+}
+
+impl<D: ProcessData> Instance<D> {
+    /// Whether a delivery is on its way to a track (a flipped event whose effect is
+    /// not committed yet): a checkpoint now could not say what to redo, so the loop
+    /// waits for the track's report, which comes next.
+    pub(crate) fn delivery_in_flight(&self) -> bool {
+        self.tracks.iter().any(|t| {
+            t.state() == TrackState::Working
+                && !matches!(self.process.nodes[t.at].kind, NodeKind::Task(_))
+        })
+    }
+
+    /// The instance's state now, with the data encoded by `encode`.
+    pub(crate) fn snapshot(
+        &self,
+        encode: fn(&D) -> Result<serde_json::Value, String>,
+    ) -> Result<Snapshot, String> {
+        let id = |n: NodeIdx| self.process.nodes[n].id.to_string();
+        let tracks = self
+            .tracks
+            .iter()
+            .map(|t| TrackRecord {
+                id: t.id.0,
+                at: id(t.at),
+                scope: t.scope.0,
+                state: match t.state() {
+                    TrackState::Parked => TrackStateRecord::Parked,
+                    TrackState::AtJoin => TrackStateRecord::AtJoin,
+                    TrackState::InScope => TrackStateRecord::InScope,
+                    TrackState::Working | TrackState::Moving => TrackStateRecord::Working,
+                },
+            })
+            .collect();
+        let joins = self
+            .joins
+            .iter()
+            .map(|j| JoinRecord {
+                node: id(j.node),
+                scope: j.scope.0,
+                waiting: j.waiting().iter().map(|(s, a)| (*s, a.track.0)).collect(),
+                spent: j.spent,
+            })
+            .collect();
+        let (last, root_interrupted) = self.scopes.counters();
+        let scopes = ScopesRecord {
+            nested: self
+                .scopes
+                .nested()
+                .iter()
+                .map(|s| ScopeRecord {
+                    id: s.id.0,
+                    node: s.node.map(id),
+                    parent: s.parent.map(|p| p.0),
+                    owner: s.owner.map(|o| o.0),
+                    interrupted: s.interrupted,
+                })
+                .collect(),
+            last,
+            root_interrupted,
+        };
+        let armed = self
+            .armed
+            .iter()
+            .map(|e| ArmedRecord {
+                holder: match e.holder {
+                    Holder::Track(t) => HolderRecord::Track(t.0),
+                    Holder::Guard(t) => HolderRecord::Guard(t.0),
+                    Holder::Scope(s) => HolderRecord::Scope(s.0),
+                },
+                at: id(e.at),
+                waits: e
+                    .waits
+                    .iter()
+                    .map(|w| WaitRecord {
+                        arm: id(w.arm),
+                        fired: w.fired,
+                        source: match w.source {
+                            EventSource::Hub(_) => SourceRecord::Hub,
+                            EventSource::Timer(t) => SourceRecord::Timer {
+                                deadline_ms: self.timers.deadline_of(t).map(to_wall),
+                            },
+                            EventSource::UserTask => SourceRecord::UserTask,
+                            EventSource::Condition(c) => SourceRecord::Condition {
+                                last: self.conditions.last_of(c).unwrap_or(false),
+                            },
+                        },
+                    })
+                    .collect(),
+            })
+            .collect();
+        Ok(Snapshot {
+            data: encode(&self.data)?,
+            tracks,
+            joins,
+            scopes,
+            armed,
+        })
+    }
+
+    /// Put a checkpoint's state into this (new, empty) instance and re-arm what it
+    /// waits for. Returns the tracks whose task must run again.
+    pub(crate) fn restore(
+        &mut self,
+        snapshot: Snapshot,
+        decode: fn(serde_json::Value) -> Result<D, String>,
+    ) -> Result<Vec<TrackId>, RestoreError> {
+        let process: &'static Process<D> = self.process;
+        let index: HashMap<&str, NodeIdx> = process
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id, i))
+            .collect();
+        let node = |id: &str| {
+            index
+                .get(id)
+                .copied()
+                .ok_or_else(|| RestoreError::UnknownNode(id.to_string()))
+        };
+        self.data = std::sync::Arc::new(decode(snapshot.data).map_err(RestoreError::Data)?);
+        let mut rerun = Vec::new();
+        for t in snapshot.tracks {
+            let at = node(&t.at)?;
+            let state = match t.state {
+                TrackStateRecord::Working => {
+                    if !matches!(process.nodes[at].kind, NodeKind::Task(_)) {
+                        return Err(RestoreError::Inconsistent("a working track not at a task"));
+                    }
+                    rerun.push(TrackId(t.id));
+                    TrackState::Moving
+                }
+                TrackStateRecord::Parked => TrackState::Parked,
+                TrackStateRecord::AtJoin => TrackState::AtJoin,
+                TrackStateRecord::InScope => TrackState::InScope,
+            };
+            self.tracks
+                .restore(TrackId(t.id), at, ScopeId(t.scope), state);
+        }
+        let mut nested = Vec::new();
+        for s in snapshot.scopes.nested {
+            nested.push(ScopeSlot {
+                id: ScopeId(s.id),
+                node: s.node.as_deref().map(node).transpose()?,
+                parent: s.parent.map(ScopeId),
+                owner: s.owner.map(TrackId),
+                interrupted: s.interrupted,
+            });
+        }
+        self.scopes.restore(
+            nested,
+            snapshot.scopes.last,
+            snapshot.scopes.root_interrupted,
+        );
+        for j in snapshot.joins {
+            let at = node(&j.node)?;
+            let waiting: Vec<(usize, TrackId)> =
+                j.waiting.iter().map(|&(s, t)| (s, TrackId(t))).collect();
+            let join = JoinState::restored(
+                at,
+                ScopeId(j.scope),
+                process.nodes[at].incoming.len(),
+                &waiting,
+                j.spent,
+            )
+            .ok_or(RestoreError::Inconsistent(
+                "a join arrival on a flow it does not have",
+            ))?;
+            self.joins.restore(join);
+        }
+        for e in snapshot.armed {
+            let holder = match e.holder {
+                HolderRecord::Track(t) => Holder::Track(TrackId(t)),
+                HolderRecord::Guard(t) => Holder::Guard(TrackId(t)),
+                HolderRecord::Scope(s) => Holder::Scope(ScopeId(s)),
+            };
+            self.armed.push(holder, node(&e.at)?, e.waits.len());
+            for w in e.waits {
+                let arm = node(&w.arm)?;
+                let source = self.rearm_restored(arm, &w.source).map_err(|_| {
+                    RestoreError::Inconsistent("a wait whose trigger cannot be armed")
+                })?;
+                if let Some(entry) = self.armed.last_mut() {
+                    entry.waits.push(Wait {
+                        arm,
+                        source,
+                        fired: w.fired,
+                    });
+                }
+            }
+        }
+        // A parked track's task waits on its channel again.
+        let parked: Vec<TrackId> = self
+            .tracks
+            .iter()
+            .filter(|t| t.state() == TrackState::Parked)
+            .map(|t| t.id)
+            .collect();
+        for track in parked {
+            if self.park_sender(track).is_none() {
+                return Err(RestoreError::Inconsistent("a parked track is not live"));
+            }
+        }
+        Ok(rerun)
+    }
+
+    /// Arm again the trigger of `arm` as a checkpoint recorded it: a subscription
+    /// anew (a message with the key the data gives now), a timer at its recorded
+    /// deadline, a condition with its last value.
+    fn rearm_restored(
+        &mut self,
+        arm: NodeIdx,
+        source: &SourceRecord,
+    ) -> Result<EventSource, crate::instance::InstanceError> {
+        let node = &self.process.nodes[arm];
+        match (source, node.kind.trigger()) {
+            (SourceRecord::Timer { deadline_ms }, Some(Trigger::Timer(_))) => {
+                let id = self.timers.new_id();
+                if let Some(ms) = deadline_ms {
+                    self.timers.schedule(id, from_wall(*ms));
+                }
+                Ok(EventSource::Timer(id))
+            }
+            (SourceRecord::Condition { last }, Some(Trigger::Condition { condition, on })) => {
+                let now = self.user_code(node.id, || condition(&self.data))?;
+                Ok(EventSource::Condition(
+                    self.conditions.rearm(arm, *condition, on, *last, now),
+                ))
+            }
+            (SourceRecord::UserTask, _) => Ok(EventSource::UserTask),
+            // A message or signal subscription: as when it was first armed.
+            _ => self.arm(arm),
+        }
+    }
+}

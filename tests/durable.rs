@@ -1,0 +1,486 @@
+//! Durable instances: stored at start, checkpointed after every step, resumed after a
+//! restart from their last checkpoint — on the reference store in memory, on a SQLite
+//! file, and after a real SIGKILL of the process that ran them.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use thresh::store::{MemoryStore, Status, Store};
+use thresh::{process, DurableEngine, InstanceHandle, Outcome, ProcessData, SkipReason};
+
+const HANG: Duration = Duration::from_secs(20);
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
+pub struct Order {
+    pub id: String,
+    pub checked: u32,
+    pub approved: bool,
+    pub shipped: u32,
+}
+
+/// Runs of `check`'s handler in this test binary (each test uses its own process
+/// where it counts runs).
+static CHECKS: AtomicUsize = AtomicUsize::new(0);
+
+process! {
+    APPROVAL: Order {
+        start received;
+        task  check = |o| async move {
+            CHECKS.fetch_add(1, Ordering::SeqCst);
+            o.checked += 1;
+            Ok(())
+        };
+        user  approve;
+        task  ship = |o| async move { o.shipped += 1; Ok(()) };
+        end   done;
+        received -> check -> approve -> ship -> done;
+    }
+}
+
+async fn until_open(handle: &InstanceHandle<Order>, node: &str) {
+    tokio::time::timeout(HANG, async {
+        while !handle.open_work().await.iter().any(|w| w.node == node) {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the user task opened");
+}
+
+async fn outcome(handle: &InstanceHandle<Order>) -> Outcome<Order> {
+    tokio::time::timeout(HANG, handle.outcome())
+        .await
+        .expect("the instance ended")
+}
+
+/// A restart: the first engine shuts down (its instances stay stored as running), a
+/// new one on the same store registers the process and resumes.
+async fn restart(
+    store: &Arc<MemoryStore>,
+    old: DurableEngine,
+) -> (DurableEngine, thresh::ResumeReport) {
+    old.shutdown(HANG).await.expect("shutdown");
+    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    engine.register(&APPROVAL).expect("register");
+    let report = engine.resume().await.expect("resume");
+    (engine, report)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_task_waits_across_a_restart_and_committed_tasks_do_not_run_again() {
+    let store = Arc::new(MemoryStore::new());
+    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let order = Order {
+        id: "A-1".into(),
+        ..Order::default()
+    };
+    let handle = engine.start(&APPROVAL, order).await.expect("stored");
+    let id = handle.id();
+    until_open(&handle, "approve").await;
+    let before = CHECKS.load(Ordering::SeqCst);
+
+    let (engine, report) = restart(&store, engine).await;
+    assert_eq!(report.resumed, [(id, "APPROVAL")]);
+    assert!(report.skipped.is_empty());
+    let handle = engine.handle(&APPROVAL, id).expect("resumed handle");
+    until_open(&handle, "approve").await;
+    handle
+        .complete("approve", |o: &mut Order| o.approved = true)
+        .await
+        .expect("completed");
+    let Outcome::Completed(order) = outcome(&handle).await else {
+        panic!("not completed")
+    };
+    assert_eq!((order.checked, order.approved, order.shipped), (1, true, 1));
+    // `check` completed before the restart: it did not run again.
+    assert_eq!(CHECKS.load(Ordering::SeqCst), before);
+    engine.shutdown(HANG).await.expect("shutdown");
+    let record = store.instance(id.0).expect("read").expect("kept");
+    assert_eq!(record.status, Status::Completed);
+    let outcome: serde_json::Value =
+        serde_json::from_str(record.outcome.as_deref().expect("outcome")).expect("json");
+    assert_eq!(outcome["outcome"], "completed");
+    assert_eq!(outcome["data"]["shipped"], 1);
+}
+
+/// A stored instance whose process changed, or is not registered, is reported and
+/// left stored as running.
+#[tokio::test]
+async fn a_changed_or_unregistered_process_is_reported_not_resumed() {
+    mod changed {
+        use super::*;
+        process! {
+            pub APPROVAL: Order {
+                start received;
+                user  approve;
+                end   done;
+                received -> approve -> done;
+            }
+        }
+    }
+    let store = Arc::new(MemoryStore::new());
+    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let handle = engine
+        .start(&APPROVAL, Order::default())
+        .await
+        .expect("stored");
+    until_open(&handle, "approve").await;
+    engine.shutdown(HANG).await.expect("shutdown");
+
+    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    let report = engine.resume().await.expect("resume");
+    assert_eq!(report.skipped.len(), 1);
+    assert_eq!(report.skipped[0].reason, SkipReason::NotRegistered);
+
+    engine.register(&changed::APPROVAL).expect("register");
+    let report = engine.resume().await.expect("resume");
+    assert!(report.resumed.is_empty());
+    assert_eq!(
+        report.skipped[0].reason,
+        SkipReason::ModelChanged {
+            stored: APPROVAL.fingerprint(),
+            registered: changed::APPROVAL.fingerprint(),
+        }
+    );
+    engine.shutdown(HANG).await.expect("shutdown");
+    assert_eq!(store.running().expect("read").len(), 1, "left stored");
+}
+
+/// The order's data after a change of shape: `total` is new and required.
+#[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
+pub struct Renamed {
+    pub total: Vec<u8>,
+}
+
+/// Data that no longer deserialises into the registered type is reported as
+/// unreadable, not resumed and not dropped.
+#[tokio::test]
+async fn data_of_another_shape_is_reported_unreadable() {
+    mod other {
+        use super::*;
+        process! {
+            pub APPROVAL: Renamed {
+                start received;
+                task  check = |_o| async move { Ok(()) };
+                user  approve;
+                task  ship = |_o| async move { Ok(()) };
+                end   done;
+                received -> check -> approve -> ship -> done;
+            }
+        }
+    }
+    let store = Arc::new(MemoryStore::new());
+    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let handle = engine
+        .start(&APPROVAL, Order::default())
+        .await
+        .expect("stored");
+    until_open(&handle, "approve").await;
+    engine.shutdown(HANG).await.expect("shutdown");
+    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    engine.register(&other::APPROVAL).expect("register");
+    let report = engine.resume().await.expect("resume");
+    assert!(report.resumed.is_empty());
+    assert!(
+        matches!(&report.skipped[0].reason, SkipReason::Unreadable(why) if why.contains("total")),
+        "{:?}",
+        report.skipped
+    );
+    engine.shutdown(HANG).await.expect("shutdown");
+    assert_eq!(store.running().expect("read").len(), 1);
+}
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
+pub struct Wait {
+    pub left: bool,
+    pub a: u32,
+    pub b: bool,
+}
+
+process! {
+    REMINDER: Wait {
+        start s;
+        catch hour: timer(Duration::from_secs(3600));
+        task  go = |w| async move { w.left = true; Ok(()) };
+        end   e;
+        s -> hour -> go -> e;
+    }
+}
+
+/// A timer keeps its deadline across a restart: 40 minutes waited before it, 20
+/// after.
+#[tokio::test(start_paused = true)]
+async fn a_timer_fires_at_its_recorded_deadline_after_a_restart() {
+    let store = Arc::new(MemoryStore::new());
+    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let handle = engine
+        .start(&REMINDER, Wait::default())
+        .await
+        .expect("stored");
+    let id = handle.id();
+    tokio::time::sleep(Duration::from_secs(40 * 60)).await;
+    engine.shutdown(HANG).await.expect("shutdown");
+
+    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    engine.register(&REMINDER).expect("register");
+    engine.resume().await.expect("resume");
+    let handle = engine.handle(&REMINDER, id).expect("resumed");
+    tokio::time::sleep(Duration::from_secs(19 * 60)).await;
+    assert!(!handle.is_finished(), "fired before its deadline");
+    tokio::time::sleep(Duration::from_secs(2 * 60)).await;
+    let outcome = tokio::time::timeout(HANG, handle.outcome())
+        .await
+        .expect("ended");
+    assert_eq!(outcome.completed().map(|w| w.left), Some(true));
+    engine.shutdown(HANG).await.expect("shutdown");
+}
+
+static SLOW_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+process! {
+    JOINED: Wait {
+        start s;
+        parallel fork;
+        task  a = |w| async move { w.a += 1; Ok(()) };
+        user  b;
+        parallel join;
+        task  slow = |_w| async move {
+            // The first run waits for ever (its engine stops under it); later runs
+            // finish at once: a task running at a restart runs again.
+            if SLOW_RUNS.fetch_add(1, Ordering::SeqCst) == 0 {
+                std::future::pending::<()>().await;
+            }
+            Ok(())
+        };
+        user  last;
+        end   e;
+        s -> fork -> a, b;
+        a, b -> join -> slow -> last -> e;
+    }
+}
+
+async fn until_open_w(handle: &InstanceHandle<Wait>, node: &str) {
+    tokio::time::timeout(HANG, async {
+        while !handle.open_work().await.iter().any(|w| w.node == node) {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the user task opened");
+}
+
+/// A parallel join keeps its arrival across a restart, and a task that was running
+/// when the engine stopped runs again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_join_keeps_its_arrivals_and_a_running_task_runs_again() {
+    let store = Arc::new(MemoryStore::new());
+    let reopen = |store: &Arc<MemoryStore>| {
+        let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+        engine.register(&JOINED).expect("register");
+        engine
+    };
+    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let handle = engine
+        .start(&JOINED, Wait::default())
+        .await
+        .expect("stored");
+    let id = handle.id();
+    until_open_w(&handle, "b").await;
+    // `a` arrived at the join; `b` waits.
+    engine.shutdown(HANG).await.expect("shutdown");
+
+    let engine = reopen(&store);
+    engine.resume().await.expect("resume");
+    let handle = engine.handle(&JOINED, id).expect("resumed");
+    until_open_w(&handle, "b").await;
+    handle
+        .complete("b", |w: &mut Wait| w.b = true)
+        .await
+        .expect("b");
+    // The join fires; `slow` starts and hangs.
+    tokio::time::timeout(HANG, async {
+        while SLOW_RUNS.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("slow started");
+    // Its start is checkpointed (the join fired, `slow` works) before the restart.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    engine.shutdown(HANG).await.expect("shutdown");
+
+    let engine = reopen(&store);
+    engine.resume().await.expect("resume");
+    let handle = engine.handle(&JOINED, id).expect("resumed again");
+    until_open_w(&handle, "last").await;
+    assert_eq!(SLOW_RUNS.load(Ordering::SeqCst), 2, "slow ran again, once");
+    handle
+        .complete("last", |_: &mut Wait| {})
+        .await
+        .expect("last");
+    let Outcome::Completed(w) = tokio::time::timeout(HANG, handle.outcome())
+        .await
+        .expect("ended")
+    else {
+        panic!("not completed")
+    };
+    assert_eq!((w.a, w.b), (1, true), "`a` ran once, `b` committed once");
+    engine.shutdown(HANG).await.expect("shutdown");
+}
+
+// ----- a SQLite file, and a real SIGKILL --------------------------------------------
+
+fn temp_store(name: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("thresh-{name}-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+/// An instance started on a SQLite file resumes from it in a new engine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_resume_from_a_sqlite_file() {
+    let path = temp_store("file");
+    let engine = DurableEngine::open(&path).await.expect("open");
+    let mut ids = Vec::new();
+    for i in 0..20 {
+        let order = Order {
+            id: format!("F-{i}"),
+            ..Order::default()
+        };
+        let handle = engine.start(&APPROVAL, order).await.expect("stored");
+        until_open(&handle, "approve").await;
+        ids.push(handle.id());
+    }
+    engine.shutdown(HANG).await.expect("shutdown");
+    drop(engine);
+
+    let engine = DurableEngine::open(&path).await.expect("reopen");
+    engine.register(&APPROVAL).expect("register");
+    let report = engine.resume().await.expect("resume");
+    assert_eq!(report.resumed.len(), 20);
+    for id in &ids {
+        let handle = engine.handle(&APPROVAL, *id).expect("resumed");
+        until_open(&handle, "approve").await;
+        handle
+            .complete("approve", |o: &mut Order| o.approved = true)
+            .await
+            .expect("completed");
+        let order = outcome(&handle).await.completed().expect("completed");
+        assert_eq!((order.checked, order.shipped), (1, 1));
+        assert_eq!(
+            order.id,
+            format!("F-{}", ids.iter().position(|i| i == id).unwrap())
+        );
+    }
+    engine.shutdown(HANG).await.expect("shutdown");
+    drop(engine);
+    let _ = std::fs::remove_file(&path);
+}
+
+/// The child's part of the crash test: start instances on the file, print each one
+/// the store acknowledged, and run until killed.
+#[test]
+#[ignore = "run by the crash test as its child process"]
+fn crash_child() {
+    let Ok(path) = std::env::var("THRESH_CRASH_STORE") else {
+        return;
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let engine = DurableEngine::open(&path).await.expect("open");
+        for i in 0.. {
+            let order = Order {
+                id: format!("K-{i}"),
+                ..Order::default()
+            };
+            let handle = engine.start(&APPROVAL, order).await.expect("stored");
+            println!("acked {}", handle.id().0);
+        }
+    });
+}
+
+/// Kill the engine's process with SIGKILL at random moments, many times, on one file:
+/// every start it acknowledged is resumed and finishes exactly once; `check` ran once
+/// for each of them (its commit either made the checkpoint or the task runs again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_starts_survive_sigkill() {
+    use std::io::{BufRead, BufReader};
+    let path = temp_store("crash");
+    let mut acked: Vec<u64> = Vec::new();
+    for round in 0..8u64 {
+        let mut child = std::process::Command::new(std::env::current_exe().expect("exe"))
+            .args([
+                "--ignored",
+                "--exact",
+                "crash_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("THRESH_CRASH_STORE", &path)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("child");
+        let stdout = child.stdout.take().expect("stdout");
+        let want = 3 + (round * 7) % 11;
+        let lines = tokio::task::spawn_blocking(move || {
+            let mut got = Vec::new();
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(id) = line.strip_prefix("acked ") {
+                    got.push(id.trim().parse::<u64>().expect("id"));
+                    if got.len() as u64 >= want {
+                        break;
+                    }
+                }
+            }
+            got
+        })
+        .await
+        .expect("reader");
+        child.kill().expect("SIGKILL");
+        let _ = child.wait();
+        acked.extend(lines);
+    }
+    let engine = DurableEngine::open(&path)
+        .await
+        .expect("reopen after the kills");
+    engine.register(&APPROVAL).expect("register");
+    let report = engine.resume().await.expect("resume");
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    let resumed: Vec<u64> = report.resumed.iter().map(|(id, _)| id.0).collect();
+    assert!(acked.len() >= 8 * 3, "every round acknowledged starts: {acked:?}");
+    for id in &acked {
+        assert!(resumed.contains(id), "acknowledged start {id} was lost");
+    }
+    for (id, _) in &report.resumed {
+        let handle = engine.handle(&APPROVAL, *id).expect("handle");
+        until_open(&handle, "approve").await;
+        handle
+            .complete("approve", |o: &mut Order| o.approved = true)
+            .await
+            .expect("completed");
+        let order = outcome(&handle).await.completed().expect("completed");
+        assert_eq!((order.checked, order.shipped), (1, 1), "instance {id}");
+    }
+    engine.shutdown(HANG).await.expect("shutdown");
+    drop(engine);
+    assert!(engine_store_running_is_empty(&path).await);
+    let _ = std::fs::remove_file(&path);
+}
+
+async fn engine_store_running_is_empty(path: &std::path::Path) -> bool {
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let store = thresh::store::SqliteStore::open(&path).expect("open");
+        store.running().expect("read").is_empty()
+    })
+    .await
+    .expect("read")
+}
