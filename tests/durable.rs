@@ -90,6 +90,10 @@ async fn a_user_task_waits_across_a_restart_and_committed_tasks_do_not_run_again
         .complete("approve", |o: &mut Order| o.approved = true)
         .await
         .expect("completed");
+    // Acknowledged means stored: the completion ran the instance to its end, and the
+    // end is in the store before `complete` returned.
+    let stored = store.instance(id.0).expect("read").expect("kept");
+    assert_eq!(stored.status, Status::Completed);
     let Outcome::Completed(order) = outcome(&handle).await else {
         panic!("not completed")
     };
@@ -455,7 +459,10 @@ async fn acknowledged_starts_survive_sigkill() {
     let report = engine.resume().await.expect("resume");
     assert!(report.skipped.is_empty(), "{:?}", report.skipped);
     let resumed: Vec<u64> = report.resumed.iter().map(|(id, _)| id.0).collect();
-    assert!(acked.len() >= 8 * 3, "every round acknowledged starts: {acked:?}");
+    assert!(
+        acked.len() >= 8 * 3,
+        "every round acknowledged starts: {acked:?}"
+    );
     for id in &acked {
         assert!(resumed.contains(id), "acknowledged start {id} was lost");
     }

@@ -12,11 +12,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::json;
 use tracing::warn;
 
+use tokio::sync::oneshot;
+
 use super::input::Input;
 use super::outcome::{InstanceError, Outcome};
 use super::snapshot::{Checkpoint, Codec, Snapshot};
 use super::state::tracks::TrackState;
 use super::state::Instance;
+use super::work::WorkError;
 use crate::data::ProcessData;
 use crate::graph::NodeKind;
 use crate::store::{InstanceRecord, Status, Write, Writer};
@@ -34,6 +37,9 @@ pub(crate) struct Durable<D> {
     last: Option<String>,
     /// Stopped by a shutdown: it stays stored as running.
     pub suspended: bool,
+    /// Answers to user-task completions, sent once the checkpoint that records
+    /// their effect is stored.
+    pub acks: Vec<oneshot::Sender<Result<(), WorkError>>>,
 }
 
 impl<D> Durable<D> {
@@ -46,6 +52,7 @@ impl<D> Durable<D> {
             key,
             last: None,
             suspended: false,
+            acks: Vec::new(),
         }
     }
 }
@@ -84,6 +91,7 @@ impl<D: ProcessData> Instance<D> {
             return;
         };
         if durable.last.as_deref() == Some(state.as_str()) {
+            answer(std::mem::take(&mut durable.acks), Ok(()));
             return;
         }
         durable.seq += 1;
@@ -100,11 +108,21 @@ impl<D: ProcessData> Instance<D> {
         };
         durable.last = Some(state);
         let receipt = durable.writer.submit(vec![Write::Put(record)]);
+        let acks = std::mem::take(&mut durable.acks);
         // The loop does not wait for the disk; a failure comes back as an input.
         tokio::spawn(async move {
-            if let Err(error) = receipt.await {
-                warn!(%error, "checkpoint not stored");
-                let _ = intake.send(Input::CheckpointFailed(Box::new(error)));
+            match receipt.await {
+                Ok(()) => answer(acks, Ok(())),
+                Err(error) => {
+                    warn!(%error, "checkpoint not stored");
+                    answer(
+                        acks,
+                        Err(WorkError::NotStored {
+                            message: error.to_string(),
+                        }),
+                    );
+                    let _ = intake.send(Input::CheckpointFailed(Box::new(error)));
+                }
             }
         });
     }
@@ -112,11 +130,13 @@ impl<D: ProcessData> Instance<D> {
     /// Write how the instance ended — unless a shutdown stopped it: then it stays
     /// stored as running, to resume at the next start.
     pub(crate) fn record_end(&mut self, outcome: &Outcome<D>) {
-        let Some(durable) = &self.durable else {
+        let Some(durable) = &mut self.durable else {
             return;
         };
+        let acks = std::mem::take(&mut durable.acks);
         if durable.suspended {
-            return;
+            // Not stored: the completion is open again after the restart.
+            return answer(acks, Err(WorkError::InstanceEnded));
         }
         let (status, error) = match outcome {
             Outcome::Completed(_) => (Status::Completed, None),
@@ -126,12 +146,18 @@ impl<D: ProcessData> Instance<D> {
         };
         let data = (durable.codec.encode)(&self.data).unwrap_or(serde_json::Value::Null);
         let outcome = json!({ "outcome": outcome.kind(), "error": error, "data": data });
-        durable.writer.send(vec![Write::End {
+        let receipt = durable.writer.submit(vec![Write::End {
             id: durable.id,
             status,
             outcome: Some(outcome.to_string()),
             at_ms: now_ms(),
         }]);
+        tokio::spawn(async move {
+            let result = receipt.await.map_err(|error| WorkError::NotStored {
+                message: error.to_string(),
+            });
+            answer(acks, result);
+        });
     }
 
     /// Go on from a checkpoint: its state put back, its waits armed again, and the
@@ -165,5 +191,12 @@ impl<D: ProcessData> Instance<D> {
             // Conditions that became true across the restart fire now.
             this.fire_due();
         });
+    }
+}
+
+/// Answer user-task completions waiting for their checkpoint.
+fn answer(acks: Vec<oneshot::Sender<Result<(), WorkError>>>, result: Result<(), WorkError>) {
+    for ack in acks {
+        let _ = ack.send(result.clone());
     }
 }

@@ -354,7 +354,14 @@ impl<D: ProcessData> Instance<D> {
                 update,
                 reply,
             } => {
-                let _ = reply.send(self.complete_work(&node, update));
+                let result = self.complete_work(&node, update);
+                // A durable instance answers once the completion's effect is stored.
+                #[cfg(feature = "durable")]
+                if let (Ok(()), Some(durable)) = (&result, &mut self.durable) {
+                    durable.acks.push(reply);
+                    return;
+                }
+                let _ = reply.send(result);
             }
             Command::RaiseFromWork {
                 node,

@@ -25,6 +25,13 @@ pub enum WorkError {
     /// The instance has ended.
     #[error("the instance has ended")]
     InstanceEnded,
+    /// A durable instance could not store the completion's effect: the instance
+    /// fails, and the completion did not take effect.
+    #[error("the completion could not be stored: {message}")]
+    NotStored {
+        /// What the store said.
+        message: String,
+    },
 }
 
 /// How a user task's completion changes the data.
