@@ -1,0 +1,133 @@
+//! The durable engine's throughput beside the in-memory engine's, in one run: the
+//! parallel-10 shape (start -> AND split -> 10 no-op tasks -> AND join -> end) on 2
+//! workers, in memory, on the reference store in memory, and on a SQLite file (WAL,
+//! an fsync per group commit). Every durable start is stored before it is
+//! acknowledged and every step is checkpointed. No harness; it prints figures.
+//!
+//! cargo bench -p thresh --features sqlite --bench durable
+
+#[path = "support/mod.rs"]
+mod support;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use support::{report_rate, timed, Run};
+use thresh::store::MemoryStore;
+use thresh::{process, DurableEngine, Engine, ProcessData, TaskError};
+
+const RUNS: usize = 5;
+const INSTANCES: u64 = 5_000;
+
+#[derive(Clone, Debug, Default, ProcessData, Serialize, Deserialize)]
+pub struct Nothing {
+    pub n: u64,
+}
+
+async fn noop(_: &mut Nothing) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub PARALLEL10: Nothing {
+        start begin;
+        parallel fork;
+        parallel join;
+        end done;
+        task p1 = noop; task p2 = noop; task p3 = noop; task p4 = noop; task p5 = noop;
+        task p6 = noop; task p7 = noop; task p8 = noop; task p9 = noop; task p10 = noop;
+        begin -> fork -> p1, p2, p3, p4, p5, p6, p7, p8, p9, p10 -> join -> done;
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// Start `INSTANCES` at once (each start awaited by its own task, so the store's
+/// writer can commit them in groups) and await every outcome.
+async fn durable_round(engine: &DurableEngine) {
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..INSTANCES {
+        let engine = engine.clone();
+        set.spawn(async move {
+            let handle = engine
+                .start(&PARALLEL10, Nothing::default())
+                .await
+                .expect("stored");
+            let _ = handle.outcome().await;
+        });
+    }
+    while set.join_next().await.is_some() {}
+}
+
+async fn memory_round(engine: &Engine) {
+    let handles: Vec<_> = (0..INSTANCES)
+        .map(|_| engine.start(&PARALLEL10, Nothing::default()))
+        .collect();
+    for handle in handles {
+        let _ = handle.outcome().await;
+    }
+}
+
+fn main() {
+    println!("thresh durable benchmarks: median of {RUNS} runs after a warm-up [min .. max]");
+    println!();
+    println!("parallel10, {INSTANCES} instances started at once then all awaited, 2 workers");
+
+    let runs: Vec<Run> = runtime().block_on(async {
+        let engine = Engine::new();
+        memory_round(&engine).await;
+        let mut runs = Vec::new();
+        for _ in 0..RUNS {
+            runs.push(timed(INSTANCES, memory_round(&engine)).await);
+        }
+        runs
+    });
+    report_rate("in memory: instances/s", &runs, None);
+
+    let runs: Vec<Run> = runtime().block_on(async {
+        let engine = DurableEngine::with_store(Arc::new(MemoryStore::new())).expect("store");
+        durable_round(&engine).await;
+        let mut runs = Vec::new();
+        for _ in 0..RUNS {
+            runs.push(timed(INSTANCES, durable_round(&engine)).await);
+        }
+        runs
+    });
+    report_rate("durable, MemoryStore: instances/s", &runs, None);
+
+    let path = std::env::temp_dir().join(format!("thresh-bench-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let runs: Vec<Run> = runtime().block_on(async {
+        let engine = DurableEngine::open(&path).await.expect("store");
+        durable_round(&engine).await;
+        let mut runs = Vec::new();
+        for _ in 0..RUNS {
+            runs.push(timed(INSTANCES, durable_round(&engine)).await);
+        }
+        engine
+            .shutdown(std::time::Duration::from_secs(30))
+            .await
+            .expect("shutdown");
+        runs
+    });
+    report_rate(
+        "durable, SQLite (WAL, fsync per batch): instances/s",
+        &runs,
+        Some(1e4),
+    );
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "  store file after {} instances: {} bytes",
+        INSTANCES * (RUNS as u64 + 1),
+        size
+    );
+    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(path.with_extension("db-wal"));
+    let _ = std::fs::remove_file(path.with_extension("db-shm"));
+}
