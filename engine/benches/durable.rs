@@ -7,6 +7,7 @@
 //! cargo bench -p thresh --features sqlite --bench durable
 
 #[path = "support/mod.rs"]
+#[allow(dead_code)] // this bench uses some of the shared helpers
 mod support;
 
 use std::sync::Arc;
