@@ -5,7 +5,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,11 +14,12 @@ use serde::Serialize;
 
 use super::{Engine, ShutdownError};
 use crate::data::ProcessData;
-use crate::graph::Process;
+use crate::events::Published;
+use crate::graph::{Payload, Process};
 use crate::instance::durable::{now_ms, Durable};
 use crate::instance::snapshot::{Checkpoint, Codec};
 use crate::instance::{Entry, InstanceHandle, InstanceId};
-use crate::store::{InstanceRecord, Status, Store, StoreError, Write, Writer};
+use crate::store::{InstanceRecord, MessageRecord, Status, Store, StoreError, Write, Writer};
 
 /// An engine whose instances survive a restart.
 ///
@@ -65,7 +66,15 @@ struct Inner {
     registry: Mutex<HashMap<&'static str, Registered>>,
     /// Handles of resumed instances, by id (each an `InstanceHandle<D>`).
     resumed: Mutex<HashMap<u64, Box<dyn Any + Send>>>,
+    /// How a stored message's payload is read back, by message name.
+    payloads: Mutex<HashMap<String, PayloadDecoder>>,
+    next_message: AtomicU64,
+    /// How long a published message waits in the store for its catch.
+    message_ttl: Duration,
 }
+
+/// Reads a stored message's JSON payload back into the type it was published with.
+type PayloadDecoder = fn(serde_json::Value) -> Result<Payload, String>;
 
 /// Resumes one stored instance of a registered process; gives its handle.
 type Resumer =
@@ -116,6 +125,11 @@ pub struct ResumeReport {
     pub resumed: Vec<(InstanceId, &'static str)>,
     /// Stored as running but not resumed, and why. They stay stored, untouched.
     pub skipped: Vec<Skipped>,
+    /// Stored messages published again (to their waiting catch, or into the buffer).
+    pub messages: usize,
+    /// Stored messages left in the store: no payload type is known for their name
+    /// yet (call [`DurableEngine::message_type`] before `resume`).
+    pub messages_unread: usize,
 }
 
 /// A stored running instance that was not resumed.
@@ -164,8 +178,12 @@ impl DurableEngine {
         let writer = Writer::spawn(store.clone())?;
         let engine = Engine::new();
         // Ids continue after every id the store has seen.
-        let next = store.next_ids()?.instance;
-        engine.inner.next_instance.store(next, Ordering::Relaxed);
+        let next = store.next_ids()?;
+        engine
+            .inner
+            .next_instance
+            .store(next.instance, Ordering::Relaxed);
+        let message_ttl = crate::events::BrokerConfig::default().ttl;
         Ok(Self {
             engine,
             inner: Arc::new(Inner {
@@ -173,6 +191,9 @@ impl DurableEngine {
                 writer,
                 registry: Mutex::new(HashMap::new()),
                 resumed: Mutex::new(HashMap::new()),
+                payloads: Mutex::new(HashMap::new()),
+                next_message: AtomicU64::new(next.message),
+                message_ttl,
             }),
         })
     }
@@ -321,7 +342,111 @@ impl DurableEngine {
                 }),
             }
         }
+        self.redeliver(&mut report).await?;
         Ok(report)
+    }
+
+    /// Publish a message durably: it is stored before this returns (`Published` says
+    /// what became of it then), and applied exactly once — the receiving durable
+    /// instance removes it from the store in the same transaction as the checkpoint
+    /// that records its effect; until then a restart delivers it again. It waits in
+    /// the store for its catch as long as the broker's time-to-live.
+    pub async fn publish_message<P>(
+        &self,
+        name: &str,
+        key: impl AsRef<str>,
+        payload: P,
+    ) -> Result<Published, DurableError>
+    where
+        P: Serialize + DeserializeOwned + Any + Send + Sync,
+    {
+        self.message_type::<P>(name);
+        let json = serde_json::to_string(&payload).map_err(|e| DurableError::Data {
+            process: "",
+            message: e.to_string(),
+        })?;
+        let id = self.inner.next_message.fetch_add(1, Ordering::Relaxed);
+        let key = key.as_ref();
+        let record = MessageRecord {
+            id,
+            name: name.to_string(),
+            key: key.to_string(),
+            payload: json,
+            expires_ms: now_ms() + self.inner.message_ttl.as_millis() as i64,
+        };
+        self.inner
+            .writer
+            .submit(vec![Write::Buffer(record)])
+            .await?;
+        let published =
+            self.engine
+                .inner
+                .hub
+                .publish_stored(name, key, Arc::new(payload), Some(id));
+        if matches!(
+            published,
+            Published::Started | Published::Dropped | Published::ShutDown
+        ) {
+            // It started a deployed (in-memory) instance, or no instance will take
+            // it: it leaves the store.
+            self.inner.writer.send(vec![Write::DropMessage { id }]);
+        }
+        Ok(published)
+    }
+
+    /// Say that messages called `name` carry a `P`, so stored ones can be read back
+    /// after a restart (`publish_message` says so itself).
+    pub fn message_type<P>(&self, name: &str)
+    where
+        P: DeserializeOwned + Any + Send + Sync,
+    {
+        let decode: PayloadDecoder = |v| {
+            serde_json::from_value::<P>(v)
+                .map(|p| Arc::new(p) as Payload)
+                .map_err(|e| e.to_string())
+        };
+        self.inner
+            .payloads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.to_string(), decode);
+    }
+
+    /// Publish the stored messages again (after the instances resumed, so their
+    /// catches are armed): expired ones leave the store.
+    async fn redeliver(&self, report: &mut ResumeReport) -> Result<(), DurableError> {
+        let store = self.inner.store.clone();
+        let messages = tokio::task::spawn_blocking(move || store.messages())
+            .await
+            .map_err(|_| DurableError::NoRuntime)??;
+        let now = now_ms();
+        self.inner.writer.send(vec![Write::Expire { now_ms: now }]);
+        for message in messages.into_iter().filter(|m| m.expires_ms > now) {
+            let decode = self
+                .inner
+                .payloads
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&message.name)
+                .copied();
+            let payload = decode.and_then(|decode| {
+                serde_json::from_str(&message.payload)
+                    .ok()
+                    .and_then(|v| decode(v).ok())
+            });
+            let Some(payload) = payload else {
+                report.messages_unread += 1;
+                continue;
+            };
+            report.messages += 1;
+            self.engine.inner.hub.publish_stored(
+                &message.name,
+                &message.key,
+                payload,
+                Some(message.id),
+            );
+        }
+        Ok(())
     }
 
     /// The handle of a resumed instance of `process`.

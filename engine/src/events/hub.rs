@@ -28,6 +28,9 @@ pub(crate) enum Delivery {
         name: Arc<str>,
         key: Arc<str>,
         payload: Payload,
+        /// The id of the message's stored copy, when a durable engine published it:
+        /// the receiving instance consumes it with the checkpoint recording its effect.
+        stored: Option<u64>,
     },
     /// A signal for subscription `sub`.
     Signal { sub: SubId, payload: Payload },
@@ -124,6 +127,7 @@ pub struct BrokerStats {
 
 struct Buffered {
     payload: Payload,
+    stored: Option<u64>,
     expires: Instant,
 }
 
@@ -211,7 +215,7 @@ impl Hub {
         let mut state = self.lock();
         let sub = state.next_id();
         let at = (Arc::<str>::from(name), Arc::<str>::from(key));
-        if let Some(payload) = self.take_buffered(&mut state, &at) {
+        if let Some((payload, stored)) = self.take_buffered(&mut state, &at) {
             drop(state);
             let (name, key) = at;
             if mailbox.post(Delivery::Message {
@@ -219,6 +223,7 @@ impl Hub {
                 name,
                 key,
                 payload,
+                stored,
             }) {
                 self.delivered.fetch_add(1, Ordering::Relaxed);
             }
@@ -331,6 +336,17 @@ impl Hub {
 
     /// Publish a message: to the first waiter for (name, key), else into the buffer.
     pub fn publish(&self, name: &str, key: &str, payload: Payload) -> Published {
+        self.publish_stored(name, key, payload, None)
+    }
+
+    /// Publish a message whose copy a durable engine stored as `stored`.
+    pub fn publish_stored(
+        &self,
+        name: &str,
+        key: &str,
+        payload: Payload,
+        stored: Option<u64>,
+    ) -> Published {
         let at = (Arc::<str>::from(name), Arc::<str>::from(key));
         // Starters are asked once: when they decline, the waiters are looked at again
         // under the same lock that buffers, so a catch that subscribed meanwhile gets
@@ -345,7 +361,7 @@ impl Hub {
                     _ => Vec::new(),
                 };
                 if starters.is_empty() {
-                    return self.buffer(&mut state, at, payload);
+                    return self.buffer(&mut state, at, payload, stored);
                 }
                 drop(state);
                 starters_asked = true;
@@ -378,6 +394,7 @@ impl Hub {
                 name,
                 key,
                 payload: payload.clone(),
+                stored,
             }) {
                 self.delivered.fetch_add(1, Ordering::Relaxed);
                 return Published::Delivered;
@@ -402,7 +419,13 @@ impl Hub {
         }
     }
 
-    fn buffer(&self, state: &mut State, at: MessageKey, payload: Payload) -> Published {
+    fn buffer(
+        &self,
+        state: &mut State,
+        at: MessageKey,
+        payload: Payload,
+        stored: Option<u64>,
+    ) -> Published {
         if state.buffered >= self.config.capacity {
             self.purge_expired(state);
         }
@@ -416,23 +439,23 @@ impl Hub {
             return Published::Dropped;
         }
         let expires = Instant::now() + self.config.ttl;
-        state
-            .buffer
-            .entry(at)
-            .or_default()
-            .push_back(Buffered { payload, expires });
+        state.buffer.entry(at).or_default().push_back(Buffered {
+            payload,
+            stored,
+            expires,
+        });
         state.buffered += 1;
         Published::Buffered
     }
 
-    fn take_buffered(&self, state: &mut State, at: &MessageKey) -> Option<Payload> {
+    fn take_buffered(&self, state: &mut State, at: &MessageKey) -> Option<(Payload, Option<u64>)> {
         let queue = state.buffer.get_mut(at)?;
         let now = Instant::now();
         let mut expired = 0;
         let mut found = None;
         while let Some(buffered) = queue.pop_front() {
             if buffered.expires > now {
-                found = Some(buffered.payload);
+                found = Some((buffered.payload, buffered.stored));
                 break;
             }
             expired += 1;

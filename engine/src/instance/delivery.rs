@@ -33,11 +33,12 @@ impl<D: ProcessData> Instance<D> {
                 name,
                 key,
                 payload,
+                stored,
             } => {
                 let Some((p, w)) = self.armed.find(EventSource::Hub(sub)) else {
                     // The waiter is gone (a gateway's other arm won, or the instance
                     // is stopping): the message goes back to the broker for another.
-                    self.hub.publish(&name, &key, payload);
+                    self.hub.publish_stored(&name, &key, payload, stored);
                     return;
                 };
                 let arm = self.armed.entry(p).waits[w].arm;
@@ -49,8 +50,15 @@ impl<D: ProcessData> Instance<D> {
                 };
                 let node = self.process.nodes[arm].id;
                 match self.user_code(node, || key_of(&self.data)) {
-                    Ok(current) if *current == *key => self.flip(p, w, Some(payload)),
+                    Ok(current) if *current == *key => {
+                        // Its stored copy goes with the checkpoint recording its effect.
+                        #[cfg(feature = "durable")]
+                        self.consume_stored(stored, false);
+                        self.flip(p, w, Some(payload))
+                    }
                     Ok(current) => {
+                        #[cfg(feature = "durable")]
+                        self.consume_stored(stored, true);
                         // Fine correlation failed: drop the message, keep the track
                         // parked, and subscribe again under the key it has now.
                         debug!(node, message = &*name, %key, %current, "correlation mismatch: message dropped");

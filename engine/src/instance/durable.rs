@@ -40,6 +40,9 @@ pub(crate) struct Durable<D> {
     /// Answers to user-task completions, sent once the checkpoint that records
     /// their effect is stored.
     pub acks: Vec<oneshot::Sender<Result<(), WorkError>>>,
+    /// Stored messages this instance took (consumed, or dropped on a correlation
+    /// mismatch): removed from the store with the next checkpoint.
+    pub taken: Vec<Write>,
 }
 
 impl<D> Durable<D> {
@@ -53,6 +56,7 @@ impl<D> Durable<D> {
             last: None,
             suspended: false,
             acks: Vec::new(),
+            taken: Vec::new(),
         }
     }
 }
@@ -64,6 +68,17 @@ pub(crate) fn now_ms() -> i64 {
 }
 
 impl<D: ProcessData> Instance<D> {
+    /// A stored message reached this instance: it leaves the store with the next
+    /// checkpoint (consumed, or — `dropped` — on a correlation mismatch).
+    pub(crate) fn consume_stored(&mut self, stored: Option<u64>, dropped: bool) {
+        if let (Some(id), Some(durable)) = (stored, &mut self.durable) {
+            durable.taken.push(match dropped {
+                false => Write::Consume { message: id },
+                true => Write::DropMessage { id },
+            });
+        }
+    }
+
     /// Write the state after a step, if it changed. Skipped while a delivery is on its
     /// way to a track: the track's report comes next, and its checkpoint follows.
     pub(crate) fn checkpoint(&mut self) {
@@ -107,7 +122,10 @@ impl<D: ProcessData> Instance<D> {
             updated_ms: now_ms(),
         };
         durable.last = Some(state);
-        let receipt = durable.writer.submit(vec![Write::Put(record)]);
+        // One transaction: the state with the messages it applied (exactly once).
+        let mut writes = std::mem::take(&mut durable.taken);
+        writes.insert(0, Write::Put(record));
+        let receipt = durable.writer.submit(writes);
         let acks = std::mem::take(&mut durable.acks);
         // The loop does not wait for the disk; a failure comes back as an input.
         tokio::spawn(async move {
@@ -146,12 +164,17 @@ impl<D: ProcessData> Instance<D> {
         };
         let data = (durable.codec.encode)(&self.data).unwrap_or(serde_json::Value::Null);
         let outcome = json!({ "outcome": outcome.kind(), "error": error, "data": data });
-        let receipt = durable.writer.submit(vec![Write::End {
-            id: durable.id,
-            status,
-            outcome: Some(outcome.to_string()),
-            at_ms: now_ms(),
-        }]);
+        let mut writes = std::mem::take(&mut durable.taken);
+        writes.insert(
+            0,
+            Write::End {
+                id: durable.id,
+                status,
+                outcome: Some(outcome.to_string()),
+                at_ms: now_ms(),
+            },
+        );
+        let receipt = durable.writer.submit(writes);
         tokio::spawn(async move {
             let result = receipt.await.map_err(|error| WorkError::NotStored {
                 message: error.to_string(),

@@ -188,10 +188,14 @@ impl<D: ProcessData> Instance<D> {
         while let Some(input) = intake.try_recv() {
             if let Input::Event(delivery) = input {
                 if let Delivery::Message {
-                    name, key, payload, ..
+                    name,
+                    key,
+                    payload,
+                    stored,
+                    ..
                 } = *delivery
                 {
-                    self.hub.publish(&name, &key, payload);
+                    self.hub.publish_stored(&name, &key, payload, stored);
                 }
             }
         }
