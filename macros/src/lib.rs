@@ -36,10 +36,18 @@ pub fn process(input: TokenStream) -> TokenStream {
 fn expand_process(ast: &parse::ProcessAst) -> proc_macro2::TokenStream {
     let ctx = ctx::Ctx::new();
     let model = model::build(&ctx, ast);
+    let mut notes = Vec::new();
     match &ast.syntax_error {
         // The body did not parse: nothing to check, only the error to report.
         Some(error) => ctx.push(error.clone()),
-        None => check::all(&ctx, &model),
+        None => {
+            check::all(&ctx, &model);
+            // Soundness is decided on a well-formed model only: on one with errors its
+            // findings would be guesses about a graph the user has still to mend.
+            if !ctx.has_errors() {
+                notes = check::soundness::check(&ctx, &model);
+            }
+        }
     }
     let errors = ctx.finish();
     // Emit the graph even with errors, so rustc and rust-analyzer see the static and
@@ -48,7 +56,7 @@ fn expand_process(ast: &parse::ProcessAst) -> proc_macro2::TokenStream {
         Some(_) => emit::Graph::Empty,
         None => emit::Graph::Full,
     };
-    let item = emit::process(&model, graph);
+    let item = emit::process(&model, graph, &notes);
     let errors = errors.map(|e| e.to_compile_error());
     quote::quote!(#item #errors)
 }
