@@ -377,7 +377,7 @@ fn misplaced_parts(ctx: &Ctx, decl: &NodeAst, kind: Kind) {
             }
             if spec.name == MULTI || spec.name == MAY_DEADLOCK {
                 let right = if spec.name == MULTI {
-                    format!("`multi` marks an exclusive merge that lets every token through on purpose (a multi-merge: what follows it runs once per token), `exclusive {id}: multi;` — {what} is not an exclusive gateway", id = decl.id, what = kind.describe_with_article())
+                    format!("`multi` marks an exclusive merge that lets every token through on purpose (a multi-merge: what follows it runs once per token), `exclusive {id}: multi;` — {what} does not merge tokens (mark the exclusive gateway, task or user task where they meet)", id = decl.id, what = kind.describe_with_article())
                 } else {
                     format!("`may_deadlock` marks a parallel or inclusive join that may wait for ever on purpose, `parallel {id}: may_deadlock;` — {what} does not wait for tokens", id = decl.id, what = kind.describe_with_article())
                 };
@@ -444,12 +444,13 @@ fn misplaced_parts(ctx: &Ctx, decl: &NodeAst, kind: Kind) {
     }
 }
 
-/// A soundness marker after the `:` of a gateway: `multi` on an exclusive gateway,
-/// `may_deadlock` on a parallel or inclusive one.
+/// A soundness marker after the `:` of an element: `multi` on an exclusive gateway
+/// (or on a task or user task with several incoming flows, an implicit merge),
+/// `may_deadlock` on a parallel or inclusive join.
 pub(super) fn marker_of(decl: &NodeAst, kind: Kind) -> Option<Marker> {
     let spec = decl.spec.as_ref()?;
     match kind {
-        Kind::Exclusive if spec.name == MULTI => Some(Marker::Multi),
+        Kind::Exclusive | Kind::Task | Kind::User if spec.name == MULTI => Some(Marker::Multi),
         Kind::Parallel | Kind::Inclusive if spec.name == MAY_DEADLOCK => {
             Some(Marker::MayDeadlock)
         }

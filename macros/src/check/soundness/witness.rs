@@ -105,9 +105,10 @@ pub fn findings(net: &Net, ex: &Exploration) -> Vec<Finding> {
     out
 }
 
-/// Per dead marking, the joins holding tokens that are the fault: parallel and
-/// complex joins (an OR-join there waits for one of them). Returns the joins
-/// reported.
+/// Per dead marking, the joins holding tokens that are the fault: parallel joins (an
+/// OR-join there waits for one of them). A complex gateway whose activation can no
+/// longer hold is no deadlock: it fails the instance with `ActivationUnsatisfiable`,
+/// a designed outcome. Returns the joins reported.
 fn deadlocks(net: &Net, ex: &Exploration, out: &mut Vec<Finding>) -> Vec<usize> {
     let model = net.model;
     let mut reported = Vec::new();
@@ -119,7 +120,7 @@ fn deadlocks(net: &Net, ex: &Exploration, out: &mut Vec<Finding>) -> Vec<usize> 
                 Place::Flow(f) => Some(model.flows[f].target),
                 _ => None,
             })
-            .filter(|&j| matches!(model.nodes[j].kind, Kind::Parallel | Kind::Complex))
+            .filter(|&j| model.nodes[j].kind == Kind::Parallel)
             .collect();
         joins.dedup();
         for j in joins {
@@ -160,13 +161,7 @@ fn deadlock(net: &Net, ex: &Exploration, i: u32, j: usize) -> Finding {
     let witness = witness(net, ex, i);
     let have: Vec<String> = marked.iter().map(|&f| flow_name(model, f)).collect();
     let missing: Vec<String> = unmarked.iter().map(|&f| flow_name(model, f)).collect();
-    let waits = match node.kind {
-        Kind::Complex => format!(
-            "no activation of complex gateway `{id}` can hold with tokens on {} alone",
-            list(&have)
-        ),
-        _ => format!("`{id}` waits for a token on each of its incoming flows"),
-    };
+    let waits = format!("`{id}` waits for a token on each of its incoming flows");
     let cause = cause(net, ex, &path, j, &unmarked);
     let why = match cause {
         Some(Cause::Choice(c, kind)) => {
@@ -193,7 +188,6 @@ fn deadlock(net: &Net, ex: &Exploration, i: u32, j: usize) -> Finding {
             list(&missing),
             model.nodes[b].id
         ),
-        None if node.kind == Kind::Complex => format!("({witness})"),
         None => format!(
             "but it is left with a token on {} that no token on {} will ever pair ({witness}) — more tokens reach {} than reach the others: synchronise the paths that feed it",
             list(&have),
@@ -299,13 +293,18 @@ fn lack_of_sync(net: &Net, ex: &Exploration, out: &mut Vec<Finding>) {
             .map(|s| format!(" (both from {s})"))
             .unwrap_or_default();
         let witness = witness(net, ex, i);
+        let mark = match node.kind {
+            Kind::Task => format!(" or mark `{id}` itself: `task {id} = ...: multi;`"),
+            Kind::User => format!(" or mark `{id}` itself: `user {id}: multi;`"),
+            _ => String::new(),
+        };
         let message = if node.kind == Kind::Exclusive {
             format!(
                 "lack of synchronisation: {on}{from}, so what follows exclusive merge `{id}` runs once for each ({witness}) — make `{id}` a parallel join to wait for all of them, or, if every token should pass on its own, mark it a multi-merge: `exclusive {id}: multi;`"
             )
         } else {
             format!(
-                "lack of synchronisation: {on}{from}, so `{id}` runs once for each ({witness}) — wait for all of them at a parallel join before `{id}`, or, if every token should pass on its own, merge them at an exclusive gateway marked as a multi-merge (`exclusive merged: multi;`) before `{id}`"
+                "lack of synchronisation: {on}{from}, so `{id}` runs once for each ({witness}) — wait for all of them at a parallel join before `{id}`, or, if every token should pass on its own, merge them at an exclusive gateway marked as a multi-merge (`exclusive merged: multi;`) before `{id}`{mark}"
             )
         };
         out.push(Finding {
