@@ -21,6 +21,8 @@ mod structural;
 mod witness;
 
 #[cfg(test)]
+mod differential;
+#[cfg(test)]
 mod tests;
 
 use crate::ctx::Ctx;
@@ -57,6 +59,10 @@ pub struct Finding {
     #[allow(dead_code)]
     pub class: Class,
     pub message: String,
+    /// For a deadlock or improper completion found by exploring: the choices on its
+    /// run, each node with the flows it took (read by the differential generator).
+    #[allow(dead_code)]
+    pub choices: Vec<(usize, Box<[usize]>)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -40,6 +40,8 @@ pub enum Label {
     Took(Box<[usize]>),
     /// An activity left through (or, non-interrupting, forked at) this boundary.
     Boundary(usize),
+    /// An activity with interrupting boundaries ended normally, taking these flows.
+    Completed(Box<[usize]>),
     /// The node ended its scope (terminate, error, interrupting escalation).
     Clear,
     /// An end event consumed the token.
@@ -384,7 +386,16 @@ impl<'m, 'a> Net<'m, 'a> {
                 if let Some(inside) = self.inside[v] {
                     let working = count(m, inside);
                     if working > 0 {
+                        let before = out.len();
                         passes(vec![inside], true, out);
+                        let interruptible = node.boundaries.iter().any(|&b| {
+                            matches!(model.nodes[b].kind, Kind::Boundary { interrupting: true, .. })
+                        });
+                        if interruptible {
+                            for (mv, option) in out[before..].iter_mut().zip(&self.options[v]) {
+                                mv.label = Label::Completed(option.clone());
+                            }
+                        }
                         for (&b, option) in node
                             .boundaries
                             .iter()

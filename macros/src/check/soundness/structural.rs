@@ -172,5 +172,6 @@ fn finding(net: &Net, j: usize, x: usize, first: usize, path: &[usize], missing:
             flow_name(model, missing),
             choices.join(", then ")
         ),
+        choices: Vec::new(),
     }
 }

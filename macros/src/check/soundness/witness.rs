@@ -79,6 +79,13 @@ fn witness(net: &Net, ex: &Exploration, i: u32) -> String {
                 };
                 choices.push(format!("`{}` {verb} `{node}`", model.nodes[*b].id));
             }
+            Label::Completed(flows) => {
+                let names: Vec<String> = flows.iter().map(|&f| flow_name(model, f)).collect();
+                match flows.len() < model.nodes[state.node as usize].outgoing.len() {
+                    true => choices.push(format!("`{node}` ends normally and takes {}", list(&names))),
+                    false => choices.push(format!("`{node}` ends normally")),
+                }
+            }
             Label::Clear | Label::Ended | Label::Pass => {}
         }
     }
@@ -181,12 +188,10 @@ fn deadlock(net: &Net, ex: &Exploration, i: u32, j: usize) -> Finding {
                 ),
             }
         }
-        Some(Cause::Boundary(b, host)) => format!(
-            "but `{}` may interrupt `{}`, and then no token comes on {} ({witness}) — make `{id}` an inclusive join, which waits only for the tokens still on their way, or lead `{}`'s path away from `{id}`",
-            model.nodes[b].id,
-            model.nodes[host].id,
+        Some(Cause::Boundary(host)) => format!(
+            "but `{h}` ends either normally or through an interrupting boundary, never both, so no token comes on {} ({witness}) — make `{id}` an exclusive merge, which goes on after whichever way `{h}` ended",
             list(&missing),
-            model.nodes[b].id
+            h = model.nodes[host].id,
         ),
         None => format!(
             "but it is left with a token on {} that no token on {} will ever pair ({witness}) — more tokens reach {} than reach the others: synchronise the paths that feed it",
@@ -195,15 +200,24 @@ fn deadlock(net: &Net, ex: &Exploration, i: u32, j: usize) -> Finding {
             list(&have)
         ),
     };
+    let choices: Vec<(usize, Box<[usize]>)> = path
+        .iter()
+        .filter_map(|&s| match &ex.states[s as usize].label {
+            Label::Took(flows) => Some((ex.states[s as usize].node as usize, flows.clone())),
+            _ => None,
+        })
+        .collect();
     match ended {
         None => Finding {
             at: j,
             class: Class::Deadlock,
             message: format!("deadlock: {waits}, {why}"),
+            choices,
         },
         Some(end) => Finding {
             at: j,
             class: Class::ImproperCompletion,
+            choices,
             message: format!(
                 "improper completion: the run reaches `{end}` while a token is left at `{id}` for ever: {waits}, {why}"
             ),
@@ -213,7 +227,8 @@ fn deadlock(net: &Net, ex: &Exploration, i: u32, j: usize) -> Finding {
 
 enum Cause {
     Choice(usize, Kind),
-    Boundary(usize, usize),
+    /// The activity's normal end and its interrupting boundaries exclude each other.
+    Boundary(usize),
 }
 
 /// The last choice on the run whose path not taken leads to one of the join's
@@ -257,7 +272,20 @@ fn cause(net: &Net, ex: &Exploration, path: &[u32], j: usize, missing: &[usize])
                 if matches!(model.nodes[*b].kind, Kind::Boundary { interrupting: true, .. }) =>
             {
                 if leads(&model.nodes[v].outgoing) {
-                    return Some(Cause::Boundary(*b, v));
+                    return Some(Cause::Boundary(v));
+                }
+            }
+            Label::Completed(_) => {
+                let boundary_flows: Vec<usize> = model.nodes[v]
+                    .boundaries
+                    .iter()
+                    .filter(|&&b| {
+                        matches!(model.nodes[b].kind, Kind::Boundary { interrupting: true, .. })
+                    })
+                    .flat_map(|&b| model.nodes[b].outgoing.iter().copied())
+                    .collect();
+                if leads(&boundary_flows) {
+                    return Some(Cause::Boundary(v));
                 }
             }
             _ => {}
@@ -294,8 +322,8 @@ fn lack_of_sync(net: &Net, ex: &Exploration, out: &mut Vec<Finding>) {
             .unwrap_or_default();
         let witness = witness(net, ex, i);
         let mark = match node.kind {
-            Kind::Task => format!(" or mark `{id}` itself: `task {id} = ...: multi;`"),
-            Kind::User => format!(" or mark `{id}` itself: `user {id}: multi;`"),
+            Kind::Task => format!(", or mark `{id}` itself: `task {id} = ...: multi;`"),
+            Kind::User => format!(", or mark `{id}` itself: `user {id}: multi;`"),
             _ => String::new(),
         };
         let message = if node.kind == Kind::Exclusive {
@@ -311,6 +339,7 @@ fn lack_of_sync(net: &Net, ex: &Exploration, out: &mut Vec<Finding>) {
             at: v,
             class: Class::LackOfSync,
             message,
+            choices: Vec::new(),
         });
     }
 }
@@ -399,6 +428,7 @@ fn dead(net: &Net, ex: &Exploration, stuck: &[usize], out: &mut Vec<Finding>) {
             at: v,
             class: Class::Dead,
             message,
+            choices: Vec::new(),
         });
     }
 }
