@@ -9,9 +9,10 @@ use crate::ctx::Ctx;
 use crate::parse::{self, ActivationAst, EventAst, EventTrigger, NodeAst};
 use crate::suggest;
 use crate::symbol::{
-    ACTIVATE, BOUNDARY, MAY_DEADLOCK, MULTI, CATCH, COMPLEX, CONDITION, ELEMENTS, END, ERROR, ESCALATION, EVENT_BASED,
-    EVENT_SUBPROCESS, EXCLUSIVE, INCLUSIVE, INSTANTIATE, LINK, MESSAGE, NON_INTERRUPTING, PARALLEL,
-    RECEIVE, SIGNAL, START, SUBPROCESS, TASK, TERMINATE, THROW, TIMER, USER,
+    ACTIVATE, BOUNDARY, CATCH, COMPLEX, CONDITION, ELEMENTS, END, ERROR, ESCALATION, EVENT_BASED,
+    EVENT_SUBPROCESS, EXCLUSIVE, INCLUSIVE, INSTANTIATE, LINK, MAY_DEADLOCK, MESSAGE, MULTI,
+    NON_INTERRUPTING, PARALLEL, RECEIVE, SIGNAL, START, SUBPROCESS, TASK, TERMINATE, THROW, TIMER,
+    USER,
 };
 
 /// The node's kind from its keyword, handler and spec; `None` (with an error) when
@@ -370,7 +371,10 @@ fn misplaced_parts(ctx: &Ctx, decl: &NodeAst, kind: Kind) {
                 if let Some(args) = &spec.args {
                     ctx.error(
                         args,
-                        format!("`{}` takes no arguments: `{} {}: {};`", spec.name, decl.keyword, decl.id, spec.name),
+                        format!(
+                            "`{}` takes no arguments: `{} {}: {};`",
+                            spec.name, decl.keyword, decl.id, spec.name
+                        ),
                     );
                 }
                 return;
@@ -451,9 +455,7 @@ pub(super) fn marker_of(decl: &NodeAst, kind: Kind) -> Option<Marker> {
     let spec = decl.spec.as_ref()?;
     match kind {
         Kind::Exclusive | Kind::Task | Kind::User if spec.name == MULTI => Some(Marker::Multi),
-        Kind::Parallel | Kind::Inclusive if spec.name == MAY_DEADLOCK => {
-            Some(Marker::MayDeadlock)
-        }
+        Kind::Parallel | Kind::Inclusive if spec.name == MAY_DEADLOCK => Some(Marker::MayDeadlock),
         _ => None,
     }
 }

@@ -24,7 +24,10 @@ use crate::model::Kind;
 use crate::parse::Input;
 
 const MODELS: usize = 60;
-const FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/soundness_differential.rs");
+const FILE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/soundness_differential.rs"
+);
 
 struct Rng(u64);
 
@@ -89,7 +92,7 @@ impl Gen {
                 _ => {
                     let k = self.bits.len();
                     self.bits.push((split.clone(), first.clone()));
-                    format!(" when |d| d.bits >> {k} & 1 == 1")
+                    format!(" when |d| bit(d, {k})")
                 }
             };
             self.flows.push(format!("{split} -> {first}{guard};"));
@@ -124,13 +127,20 @@ enum Verdict {
     Deadlock(u64),
 }
 
+/// A witness run's choices: each gateway (`"kind name"`) with the flows it took, as
+/// (source, target) names.
+type Choices = Vec<(String, Vec<(String, String)>)>;
+
 /// The analysis' findings on a model text: (class, element, choices).
-fn findings(text: &str) -> Vec<(Class, String, Vec<(String, Vec<(String, String)>)>)> {
+fn findings(text: &str) -> Vec<(Class, String, Choices)> {
     let input: Input = syn::parse_str(text).expect("the generated model parses");
     let ctx = Ctx::new();
     let model = crate::model::build(&ctx, &input.processes[0]);
     crate::check::all(&ctx, &model);
-    assert!(ctx.finish().is_none(), "the generated model is well formed:\n{text}");
+    assert!(
+        ctx.finish().is_none(),
+        "the generated model is well formed:\n{text}"
+    );
     let name = |v: usize| model.nodes[v].id.to_string();
     let mut out = Vec::new();
     for (_, verdict) in analyse(&model, super::MAX_STATES) {
@@ -174,7 +184,11 @@ fn witness_bits(g: &Gen, choices: &[(String, Vec<(String, String)>)]) -> Option<
             }
         }
     }
-    Some(set.iter().filter(|(_, &v)| v).fold(0, |acc, (&k, _)| acc | 1 << k))
+    Some(
+        set.iter()
+            .filter(|(_, &v)| v)
+            .fold(0, |acc, (&k, _)| acc | 1 << k),
+    )
 }
 
 fn generate() -> String {
@@ -273,6 +287,10 @@ pub struct D {
 
 async fn w(_: &mut D) -> Result<(), TaskError> {
     Ok(())
+}
+
+fn bit(d: &D, k: u32) -> bool {
+    d.bits >> k & 1 == 1
 }
 
 "#;

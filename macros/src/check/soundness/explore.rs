@@ -76,7 +76,12 @@ pub fn run(net: &Net, budget: usize) -> Exploration {
         dead: Vec::new(),
         doubled: Vec::new(),
     };
-    let merges: Vec<usize> = net.nodes.iter().copied().filter(|&v| is_merge(net, v)).collect();
+    let merges: Vec<usize> = net
+        .nodes
+        .iter()
+        .copied()
+        .filter(|&v| is_merge(net, v))
+        .collect();
     let mut reported = vec![false; model.nodes.len()];
     // Per state: a token was doubled on the way to it (later meetings are its echo).
     let mut tainted: Vec<bool> = Vec::new();
@@ -104,14 +109,18 @@ pub fn run(net: &Net, budget: usize) -> Exploration {
             if k > 0 && at[k - 1].0 == v {
                 continue;
             }
-            let tokens: u32 = at[k..].iter().take_while(|(w, _)| *w == v).map(|(_, n)| n).sum();
+            let tokens: u32 = at[k..]
+                .iter()
+                .take_while(|(w, _)| *w == v)
+                .map(|(_, n)| n)
+                .sum();
             if tokens >= 2 {
                 out.push(v);
             }
         }
-        let flow_doubled = m.iter().any(|e| {
-            e & 0xff >= 2 && matches!(net.places[(e >> 8) as usize], Place::Flow(_))
-        });
+        let flow_doubled = m
+            .iter()
+            .any(|e| e & 0xff >= 2 && matches!(net.places[(e >> 8) as usize], Place::Flow(_)));
         !out.is_empty() || flow_doubled
     };
     let mut meeting = Vec::new();

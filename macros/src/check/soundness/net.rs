@@ -164,7 +164,13 @@ impl<'m, 'a> Net<'m, 'a> {
             if !node.boundaries.is_empty() {
                 net.inside[v] = Some(net.place(Place::Inside(v)));
             }
-            if matches!(node.kind, Kind::Boundary { interrupting: false, .. }) {
+            if matches!(
+                node.kind,
+                Kind::Boundary {
+                    interrupting: false,
+                    ..
+                }
+            ) {
                 net.spent[v] = Some(net.place(Place::Spent(v)));
             }
             if node.kind == Kind::Complex && node.incoming.len() >= 2 {
@@ -177,12 +183,8 @@ impl<'m, 'a> Net<'m, 'a> {
                 && !matches!(node.kind, Kind::Parallel | Kind::Inclusive | Kind::Complex)
                 && !node.kind.is_end()
             {
-                net.feeds[v] = Some(model.reachable(
-                    &[v],
-                    Direction::Backward,
-                    None,
-                    Edges::WithinScope,
-                ));
+                net.feeds[v] =
+                    Some(model.reachable(&[v], Direction::Backward, None, Edges::WithinScope));
             }
             let (options, cut) = out_options(model, v);
             net.truncated |= cut;
@@ -197,10 +199,7 @@ impl<'m, 'a> Net<'m, 'a> {
     }
 
     fn flows_to_places(&self, flows: &[usize]) -> Vec<u32> {
-        flows
-            .iter()
-            .filter_map(|&f| self.flow_place[f])
-            .collect()
+        flows.iter().filter_map(|&f| self.flow_place[f]).collect()
     }
 
     /// The scope's initial markings, one per way a run of it may begin.
@@ -223,8 +222,12 @@ impl<'m, 'a> Net<'m, 'a> {
 
     /// Whether a marking holds tokens (flags and spent counts are no tokens).
     pub fn has_tokens(&self, m: &Marking) -> bool {
-        m.iter()
-            .any(|e| matches!(self.places[(e >> 8) as usize], Place::Flow(_) | Place::Inside(_)))
+        m.iter().any(|e| {
+            matches!(
+                self.places[(e >> 8) as usize],
+                Place::Flow(_) | Place::Inside(_)
+            )
+        })
     }
 
     /// Where a token on `place` is: the node it is at.
@@ -389,7 +392,13 @@ impl<'m, 'a> Net<'m, 'a> {
                         let before = out.len();
                         passes(vec![inside], true, out);
                         let interruptible = node.boundaries.iter().any(|&b| {
-                            matches!(model.nodes[b].kind, Kind::Boundary { interrupting: true, .. })
+                            matches!(
+                                model.nodes[b].kind,
+                                Kind::Boundary {
+                                    interrupting: true,
+                                    ..
+                                }
+                            )
                         });
                         if interruptible {
                             for (mv, option) in out[before..].iter_mut().zip(&self.options[v]) {
@@ -470,9 +479,9 @@ impl<'m, 'a> Net<'m, 'a> {
                 .and_then(|c| c.base10_parse::<usize>().ok())
                 .unwrap_or(1);
             let required = triple.require.iter().all(|r| {
-                marked.iter().any(|&(i, _)| {
-                    *model.nodes[model.flows[node.incoming[i]].source].id == *r
-                })
+                marked
+                    .iter()
+                    .any(|&(i, _)| *model.nodes[model.flows[node.incoming[i]].source].id == *r)
             });
             marked.len() >= count && required
         })

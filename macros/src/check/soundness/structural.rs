@@ -35,7 +35,11 @@ pub fn findings(net: &Net, out: &mut Vec<Finding>) {
 /// entering `barriers`.
 fn walk(model: &Model, from: &[usize], direction: Direction, barriers: &[usize]) -> Vec<bool> {
     let mut seen = vec![false; model.nodes.len()];
-    let mut stack: Vec<usize> = from.iter().copied().filter(|v| !barriers.contains(v)).collect();
+    let mut stack: Vec<usize> = from
+        .iter()
+        .copied()
+        .filter(|v| !barriers.contains(v))
+        .collect();
     while let Some(v) = stack.pop() {
         if std::mem::replace(&mut seen[v], true) {
             continue;
@@ -60,9 +64,18 @@ fn mismatch(net: &Net, j: usize) -> Option<Finding> {
     let forks = |v: usize| {
         net.options[v].iter().any(|o| o.len() >= 2)
             || model.nodes[v].incoming.len() >= 2
-                && matches!(model.nodes[v].kind, Kind::Parallel | Kind::Inclusive | Kind::Complex)
+                && matches!(
+                    model.nodes[v].kind,
+                    Kind::Parallel | Kind::Inclusive | Kind::Complex
+                )
             || model.nodes[v].boundaries.iter().any(|&b| {
-                matches!(model.nodes[b].kind, Kind::Boundary { interrupting: false, .. })
+                matches!(
+                    model.nodes[b].kind,
+                    Kind::Boundary {
+                        interrupting: false,
+                        ..
+                    }
+                )
             })
     };
     for &x in &net.nodes {
@@ -132,7 +145,10 @@ fn single_path(net: &Net, from: usize, to: usize) -> Option<Vec<usize>> {
         }
         let v = model.flows[f].target;
         if model.nodes[v].incoming.len() >= 2
-            && matches!(model.nodes[v].kind, Kind::Parallel | Kind::Inclusive | Kind::Complex)
+            && matches!(
+                model.nodes[v].kind,
+                Kind::Parallel | Kind::Inclusive | Kind::Complex
+            )
         {
             continue;
         }
@@ -156,7 +172,11 @@ fn finding(net: &Net, j: usize, x: usize, first: usize, path: &[usize], missing:
     for &f in &path[1..] {
         let v = model.flows[f].source;
         if net.options[v].len() > 1 {
-            choices.push(format!("`{}` takes {}", model.nodes[v].id, flow_name(model, f)));
+            choices.push(format!(
+                "`{}` takes {}",
+                model.nodes[v].id,
+                flow_name(model, f)
+            ));
         }
     }
     let what = if model.nodes[x].kind == Kind::EventGate {

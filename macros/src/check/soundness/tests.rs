@@ -14,7 +14,10 @@ pub fn verdicts(src: &str, budget: usize) -> Vec<Verdict> {
     if let Some(e) = ctx.finish() {
         panic!("the model has errors: {e}");
     }
-    analyse(&model, budget).into_iter().map(|(_, v)| v).collect()
+    analyse(&model, budget)
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect()
 }
 
 fn classes(src: &str) -> Vec<Class> {
@@ -66,7 +69,11 @@ fn a_budget_too_small_leaves_the_verdict_incomplete_but_keeps_witnessed_findings
     let v = verdicts(src, 2);
     assert!(!v[0].complete);
     let found: Vec<Class> = v[0].findings.iter().map(|f| f.class).collect();
-    assert_eq!(found, [Class::Deadlock], "the structural rule finds the mismatch");
+    assert_eq!(
+        found,
+        [Class::Deadlock],
+        "the structural rule finds the mismatch"
+    );
 }
 
 /// The process of a test file: the text inside its first `process! { ... }`.
@@ -82,8 +89,14 @@ fn process_in(path: &str) -> String {
 #[test]
 #[ignore]
 fn expansion_time() {
-    let large = process_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/large_model.rs"));
-    for (name, src) in [("tests/large_model.rs", large), ("20 parallel branches", wide(20))] {
+    let large = process_in(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/large_model.rs"
+    ));
+    for (name, src) in [
+        ("tests/large_model.rs", large),
+        ("20 parallel branches", wide(20)),
+    ] {
         let input: Input = syn::parse_str(&src).expect("parses");
         let started = std::time::Instant::now();
         let ctx = Ctx::new();

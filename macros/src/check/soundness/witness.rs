@@ -54,7 +54,10 @@ fn witness(net: &Net, ex: &Exploration, i: u32) -> String {
             Label::Begin(start, flows) => {
                 if net.options[*start].len() > 1 {
                     let flows: Vec<String> = flows.iter().map(|&f| flow_name(model, f)).collect();
-                    choices.push(format!("the run starts at `{node}` and takes {}", list(&flows)));
+                    choices.push(format!(
+                        "the run starts at `{node}` and takes {}",
+                        list(&flows)
+                    ));
                 } else if starts > 1 {
                     choices.push(format!("the run starts at `{node}`"));
                 }
@@ -82,7 +85,9 @@ fn witness(net: &Net, ex: &Exploration, i: u32) -> String {
             Label::Completed(flows) => {
                 let names: Vec<String> = flows.iter().map(|&f| flow_name(model, f)).collect();
                 match flows.len() < model.nodes[state.node as usize].outgoing.len() {
-                    true => choices.push(format!("`{node}` ends normally and takes {}", list(&names))),
+                    true => {
+                        choices.push(format!("`{node}` ends normally and takes {}", list(&names)))
+                    }
                     false => choices.push(format!("`{node}` ends normally")),
                 }
             }
@@ -131,8 +136,7 @@ fn deadlocks(net: &Net, ex: &Exploration, out: &mut Vec<Finding>) -> Vec<usize> 
             .collect();
         joins.dedup();
         for j in joins {
-            if reported.contains(&j) || matches!(model.nodes[j].marker, Some(Marker::MayDeadlock))
-            {
+            if reported.contains(&j) || matches!(model.nodes[j].marker, Some(Marker::MayDeadlock)) {
                 continue;
             }
             reported.push(j);
@@ -269,18 +273,28 @@ fn cause(net: &Net, ex: &Exploration, path: &[u32], j: usize, missing: &[usize])
                 }
             }
             Label::Boundary(b)
-                if matches!(model.nodes[*b].kind, Kind::Boundary { interrupting: true, .. }) =>
+                if matches!(
+                    model.nodes[*b].kind,
+                    Kind::Boundary {
+                        interrupting: true,
+                        ..
+                    }
+                ) && leads(&model.nodes[v].outgoing) =>
             {
-                if leads(&model.nodes[v].outgoing) {
-                    return Some(Cause::Boundary(v));
-                }
+                return Some(Cause::Boundary(v));
             }
             Label::Completed(_) => {
                 let boundary_flows: Vec<usize> = model.nodes[v]
                     .boundaries
                     .iter()
                     .filter(|&&b| {
-                        matches!(model.nodes[b].kind, Kind::Boundary { interrupting: true, .. })
+                        matches!(
+                            model.nodes[b].kind,
+                            Kind::Boundary {
+                                interrupting: true,
+                                ..
+                            }
+                        )
                     })
                     .flat_map(|&b| model.nodes[b].outgoing.iter().copied())
                     .collect();
@@ -353,7 +367,13 @@ fn splitter(net: &Net, a: usize, b: usize, merge: usize) -> Option<String> {
     let forks = |v: usize| {
         net.options[v].iter().any(|o| o.len() >= 2)
             || model.nodes[v].boundaries.iter().any(|&bd| {
-                matches!(model.nodes[bd].kind, Kind::Boundary { interrupting: false, .. })
+                matches!(
+                    model.nodes[bd].kind,
+                    Kind::Boundary {
+                        interrupting: false,
+                        ..
+                    }
+                )
             })
     };
     let best = (0..model.nodes.len())
