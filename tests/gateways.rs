@@ -171,7 +171,7 @@ process! {
         parallel fork;
         task a = step;
         task b = step;
-        exclusive merge;
+        exclusive merge: multi;
         task c = step;
         end done;
 
@@ -278,7 +278,7 @@ process! {
         parallel fork;
         task set_a = set_a;
         task set_b = set_b;
-        exclusive mix;
+        exclusive mix: multi;
         task both = step;
         task one = step;
         end done;
@@ -377,11 +377,11 @@ process! {
         task first = step;
         task a = step;
         task b = step;
-        task last = step;
+        task last = step: multi;
         end done;
 
         // A task with two outgoing flows forks like a parallel split; a task with two
-        // incoming flows is a pass-through merge.
+        // incoming flows is a pass-through merge (`multi`: on purpose).
         s -> first -> a, b;
         a, b -> last -> done;
     }
@@ -594,8 +594,8 @@ process! {
         task x2 = step;
         task y1 = step;
         task y2 = step;
-        exclusive xm;
-        exclusive ym;
+        exclusive xm: multi;
+        exclusive ym: multi;
         task a = step;
         task b = step;
         parallel join;

@@ -501,7 +501,7 @@ process! {
         task a = step;
         task b = step;
         task c = slow;
-        exclusive xm;
+        exclusive xm: multi;
         inclusive oj;
         task after = step;
         end done;

@@ -100,6 +100,11 @@ impl Ctx {
             .push(syn::Error::new(span, message));
     }
 
+    /// Whether any error was reported so far.
+    pub fn has_errors(&self) -> bool {
+        !self.errors.borrow().is_empty()
+    }
+
     /// All errors, combined in the order they were reported; `None` if there were none.
     pub fn finish(self) -> Option<syn::Error> {
         self.errors.into_inner().into_iter().reduce(|mut all, e| {

@@ -51,12 +51,20 @@ fn expand_process(ast: &parse::ProcessAst) -> proc_macro2::TokenStream {
         _ => ast,
     };
     let model = model::build(&ctx, ast);
+    let mut notes = Vec::new();
     match &ast.syntax_error {
         // The body did not parse: nothing to check, only the error to report.
         Some(error) => ctx.push(error.clone()),
         // The diagram could not be read: its error is the only one.
         None if unread => {}
-        None => check::all(&ctx, &model),
+        None => {
+            check::all(&ctx, &model);
+            // Soundness is decided on a well-formed model only: on one with errors its
+            // findings would be guesses about a graph the user has still to mend.
+            if !ctx.has_errors() {
+                notes = check::soundness::check(&ctx, &model);
+            }
+        }
     }
     let errors = ctx.finish();
     // Emit the graph even with errors, so rustc and rust-analyzer see the static and
@@ -65,7 +73,7 @@ fn expand_process(ast: &parse::ProcessAst) -> proc_macro2::TokenStream {
         Some(_) => emit::Graph::Empty,
         None => emit::Graph::Full,
     };
-    let item = emit::process(&model, graph);
+    let item = emit::process(&model, graph, &notes);
     let errors = errors.map(|e| e.to_compile_error());
     // The diagram is read by the macro: including its bytes makes cargo rebuild the
     // crate when the file changes.

@@ -53,6 +53,9 @@ pub const WHEN: &str = "when";
 pub const TERMINATE: &str = "terminate";
 pub const INSTANTIATE: &str = "instantiate";
 pub const ACTIVATE: &str = "activate";
+/// Soundness markers: a deliberate multi-merge, a join that may wait for ever.
+pub const MULTI: &str = "multi";
+pub const MAY_DEADLOCK: &str = "may_deadlock";
 
 // Events.
 pub const MESSAGE: &str = "message";

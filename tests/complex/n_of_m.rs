@@ -239,7 +239,7 @@ process! {
         parallel ask;
         task manager = approve_manager;
         task legal = approve_legal;
-        exclusive desk;
+        exclusive desk: multi;
         task cfo = approve_cfo;
         complex approved: activate(count = 2);
         task order = place_order;

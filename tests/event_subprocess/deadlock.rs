@@ -4,13 +4,14 @@
 use super::*;
 
 process! {
-    /// The same as `STUCK` without the event sub-process.
+    /// The same as `STUCK` without the event sub-process. (`may_deadlock`: the
+    /// compiler would reject the join that never fires; here that is the point.)
     STUCK_PLAIN: Order {
         start     begin;
         exclusive pick;
         task      a = after;
         task      b = after;
-        parallel  join;
+        parallel  join: may_deadlock;
         end       done;
         begin -> pick;
         pick -> a when |o| o.total == 0;
@@ -41,7 +42,7 @@ process! {
         exclusive pick;
         task      a = after;
         task      b = after;
-        parallel  join;
+        parallel  join: may_deadlock;
         end       done;
         begin -> pick;
         pick -> a when |o| o.total == 0;

@@ -209,12 +209,14 @@ async fn a_sub_process_waits_for_its_running_event_sub_processes() {
 
 process! {
     /// Two tokens run the sub-process `work` at once, each its own instance of it
-    /// with its own interrupting message start (the same name and key).
+    /// with its own interrupting message start (the same name and key): `both` lets
+    /// each token through on its own, on purpose (a multi-merge).
     TWICE: Order {
         start    begin;
         parallel fork;
         task     left = after;
         task     right = after;
+        exclusive both: multi;
         subprocess work {
             start w_begin;
             user  inner;
@@ -229,8 +231,7 @@ process! {
         }
         end      done;
         begin -> fork -> left, right;
-        left -> work;
-        right -> work;
+        left, right -> both -> work;
         work -> done;
     }
 }

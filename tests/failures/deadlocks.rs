@@ -3,13 +3,18 @@
 
 use super::*;
 
+// The processes below deadlock on purpose, to test the engine's run-time detection
+// (which processes built without `process!`, and models too large for the compile-
+// time analysis, still rely on): each join that never fires is marked
+// `may_deadlock`, each deliberate multi-merge `multi`.
+
 process! {
     DEADLOCK: Job {
         start s;
         exclusive x;
         task a = step;
         task b = step;
-        parallel join;
+        parallel join: may_deadlock;
         end done;
 
         s -> x;
@@ -45,7 +50,7 @@ process! {
         start s;
         exclusive x;
         exclusive other;
-        parallel join;
+        parallel join: may_deadlock;
         end done;
 
         s -> x;
@@ -80,10 +85,10 @@ process! {
         task x1 = step;
         task x2 = step;
         task y1 = step;
-        exclusive xm;
+        exclusive xm: multi;
         task a = step;
         task b = step;
-        parallel join;
+        parallel join: may_deadlock;
         task c = step;
         end done;
 
@@ -121,7 +126,7 @@ process! {
         exclusive x;
         task p1 = step;
         task p2 = step;
-        parallel pj;
+        parallel pj: may_deadlock;
         inclusive oj;
         end done;
 
@@ -158,7 +163,7 @@ process! {
         exclusive pick;
         task      a = ok;
         task      b = ok;
-        parallel  join;
+        parallel  join: may_deadlock;
         end       done;
         begin -> pick;
         pick -> a when |d| d.x == 0;
@@ -181,7 +186,7 @@ process! {
             exclusive pick;
             task      a = ok;
             task      b = ok;
-            parallel  join;
+            parallel  join: may_deadlock;
             end       e1;
             s1 -> pick;
             pick -> a when |d| d.x == 0;
@@ -228,7 +233,7 @@ process! {
             exclusive pick;
             task      a = ok;
             task      b = ok;
-            parallel  join;
+            parallel  join: may_deadlock;
             end       e1;
             s1 -> pick;
             pick -> a when |d| d.x == 0;

@@ -255,6 +255,7 @@ process! {
         start     s;
         parallel  fork;
         user      later;
+        exclusive enter: multi;
         subprocess sub {
             start     s1;
             inclusive os;
@@ -268,8 +269,8 @@ process! {
             x, y -> oj -> e1;
         }
         end       done;
-        s -> fork -> sub, later;
-        later -> sub;
+        s -> fork -> enter, later;
+        later -> enter -> sub;
         sub -> done;
     }
 }
@@ -380,6 +381,7 @@ process! {
             c.y += 1;
             Ok(())
         };
+        exclusive enter: multi;
         subprocess sub {
             start     s1;
             inclusive os;
@@ -398,8 +400,7 @@ process! {
         }
         end      done;
         s -> fork -> first, second;
-        first -> sub;
-        second -> sub;
+        first, second -> enter -> sub;
         sub -> done;
     }
 }

@@ -246,6 +246,7 @@ process! {
             c.y += 1;
             Ok(())
         };
+        exclusive enter: multi;
         subprocess sub {
             start    s1;
             parallel split;
@@ -263,8 +264,7 @@ process! {
         }
         end      done;
         s -> fork -> first, second;
-        first -> sub;
-        second -> sub;
+        first, second -> enter -> sub;
         sub -> done;
     }
 }

@@ -9,6 +9,7 @@ mod gateways;
 mod graph;
 mod link;
 mod scopes;
+pub mod soundness;
 
 use crate::ctx::Ctx;
 use crate::model::Model;

@@ -26,8 +26,9 @@ pub enum Graph {
     Empty,
 }
 
-/// The static for `model`, with its graph as `graph` says.
-pub fn process(model: &Model, graph: Graph) -> TokenStream {
+/// The static for `model`, with its graph as `graph` says; `notes` (what the
+/// soundness analysis could not decide) go into its doc.
+pub fn process(model: &Model, graph: Graph, notes: &[String]) -> TokenStream {
     let Model {
         vis,
         name,
@@ -56,8 +57,10 @@ pub fn process(model: &Model, graph: Graph) -> TokenStream {
             ::thresh::Process { name: #name_str, doc: #doc, fingerprint: 0, nodes: &[], flows: &[], starts: &[], event_subs: &[] }
         },
     };
+    let notes = notes.iter().map(|n| quote!(#[doc = #n]));
     quote! {
         #doc_attr
+        #(#notes)*
         #(#attrs)*
         #vis static #name: ::thresh::Process<#data> = { #body };
     }

@@ -54,6 +54,19 @@ pub struct Node<'a> {
     /// The sub-process or event sub-process this element is written in; `None` at the
     /// process's top level. Flows, links and boundaries stay within one scope.
     pub scope: Option<usize>,
+    /// A soundness marker, as written after the `:` (`exclusive m: multi;` a deliberate
+    /// multi-merge, `parallel j: may_deadlock;` a join that may wait for ever): the
+    /// soundness analysis does not report that finding at this element.
+    pub marker: Option<Marker>,
+}
+
+/// A deliberate pattern, declared on its element (see [`Node::marker`]).
+#[derive(Clone, Copy)]
+pub enum Marker {
+    /// `exclusive m: multi;` — every token passes (WCP-8), on purpose.
+    Multi,
+    /// `parallel j: may_deadlock;` (or inclusive) — the join may wait for ever.
+    MayDeadlock,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -4,14 +4,15 @@
 
 use syn::Ident;
 
-use super::ir::{Kind, ScopeKind};
+use super::ir::{Kind, Marker, ScopeKind};
 use crate::ctx::Ctx;
 use crate::parse::{self, ActivationAst, EventAst, EventTrigger, NodeAst};
 use crate::suggest;
 use crate::symbol::{
     ACTIVATE, BOUNDARY, CATCH, COMPLEX, CONDITION, ELEMENTS, END, ERROR, ESCALATION, EVENT_BASED,
-    EVENT_SUBPROCESS, EXCLUSIVE, INCLUSIVE, INSTANTIATE, LINK, MESSAGE, NON_INTERRUPTING, PARALLEL,
-    RECEIVE, SIGNAL, START, SUBPROCESS, TASK, TERMINATE, THROW, TIMER, USER,
+    EVENT_SUBPROCESS, EXCLUSIVE, INCLUSIVE, INSTANTIATE, LINK, MAY_DEADLOCK, MESSAGE, MULTI,
+    NON_INTERRUPTING, PARALLEL, RECEIVE, SIGNAL, START, SUBPROCESS, TASK, TERMINATE, THROW, TIMER,
+    USER,
 };
 
 /// The node's kind from its keyword, handler and spec; `None` (with an error) when
@@ -366,6 +367,27 @@ fn misplaced_parts(ctx: &Ctx, decl: &NodeAst, kind: Kind) {
     ) && !kind.has_event()
     {
         if let Some(spec) = &decl.spec {
+            if marker_of(decl, kind).is_some() {
+                if let Some(args) = &spec.args {
+                    ctx.error(
+                        args,
+                        format!(
+                            "`{}` takes no arguments: `{} {}: {};`",
+                            spec.name, decl.keyword, decl.id, spec.name
+                        ),
+                    );
+                }
+                return;
+            }
+            if spec.name == MULTI || spec.name == MAY_DEADLOCK {
+                let right = if spec.name == MULTI {
+                    format!("`multi` marks an exclusive merge that lets every token through on purpose (a multi-merge: what follows it runs once per token), `exclusive {id}: multi;` — {what} does not merge tokens (mark the exclusive gateway, task or user task where they meet)", id = decl.id, what = kind.describe_with_article())
+                } else {
+                    format!("`may_deadlock` marks a parallel or inclusive join that may wait for ever on purpose, `parallel {id}: may_deadlock;` — {what} does not wait for tokens", id = decl.id, what = kind.describe_with_article())
+                };
+                ctx.error(&spec.name, right);
+                return;
+            }
             if spec.name == LINK {
                 ctx.error(
                     &spec.name,
@@ -423,6 +445,18 @@ fn misplaced_parts(ctx: &Ctx, decl: &NodeAst, kind: Kind) {
                 ),
             );
         }
+    }
+}
+
+/// A soundness marker after the `:` of an element: `multi` on an exclusive gateway
+/// (or on a task or user task with several incoming flows, an implicit merge),
+/// `may_deadlock` on a parallel or inclusive join.
+pub(super) fn marker_of(decl: &NodeAst, kind: Kind) -> Option<Marker> {
+    let spec = decl.spec.as_ref()?;
+    match kind {
+        Kind::Exclusive | Kind::Task | Kind::User if spec.name == MULTI => Some(Marker::Multi),
+        Kind::Parallel | Kind::Inclusive if spec.name == MAY_DEADLOCK => Some(Marker::MayDeadlock),
+        _ => None,
     }
 }
 

@@ -17,7 +17,7 @@ mod links;
 mod resolve;
 mod walk;
 
-pub use ir::{Flow, Kind, Model, Node, ScopeKind};
+pub use ir::{Flow, Kind, Marker, Model, Node, ScopeKind};
 pub use walk::{Direction, Edges};
 
 use crate::ctx::Ctx;
@@ -74,6 +74,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                 non_interrupting: decl.non_interrupting.as_ref(),
                 // Resolved below, once every scope has its index.
                 scope: None,
+                marker: kind::marker_of(decl, kind),
             }),
             None => {
                 dropped[i] = true;

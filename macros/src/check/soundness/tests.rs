@@ -1,0 +1,168 @@
+//! The analysis on parsed models: its verdicts, its budget, and its cost.
+
+use super::{analyse, Class, Verdict};
+use crate::ctx::Ctx;
+use crate::parse::Input;
+
+/// The verdicts on the one process of `src` (the body of a `process!`).
+pub fn verdicts(src: &str, budget: usize) -> Vec<Verdict> {
+    let input: Input = syn::parse_str(src).expect("the process parses");
+    let ctx = Ctx::new();
+    let ast = &input.processes[0];
+    let model = crate::model::build(&ctx, ast);
+    crate::check::all(&ctx, &model);
+    if let Some(e) = ctx.finish() {
+        panic!("the model has errors: {e}");
+    }
+    analyse(&model, budget)
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect()
+}
+
+fn classes(src: &str) -> Vec<Class> {
+    verdicts(src, super::MAX_STATES)
+        .iter()
+        .flat_map(|v| v.findings.iter().map(|f| f.class))
+        .collect()
+}
+
+#[test]
+fn exclusive_split_into_parallel_join_deadlocks() {
+    let found = classes(
+        "P: D { start s; exclusive pick; task a = w; task b = w; parallel join; end e;
+           s -> pick; pick -> a when |d| d.x; pick -> b else; a, b -> join -> e; }",
+    );
+    assert_eq!(found, [Class::Deadlock]);
+}
+
+#[test]
+fn parallel_split_into_parallel_join_is_sound() {
+    let found = classes(
+        "P: D { start s; parallel fork; task a = w; task b = w; parallel join; end e;
+           s -> fork -> a, b -> join -> e; }",
+    );
+    assert_eq!(found, []);
+}
+
+fn wide(n: usize) -> String {
+    let tasks: String = (0..n).map(|i| format!("task t{i} = w; ")).collect();
+    let ids: Vec<String> = (0..n).map(|i| format!("t{i}")).collect();
+    format!(
+        "P: D {{ start s; parallel fork; {tasks} parallel join; end e; s -> fork -> {} -> join -> e; }}",
+        ids.join(", ")
+    )
+}
+
+#[test]
+fn twenty_parallel_branches_are_explored_completely() {
+    let v = verdicts(&wide(20), super::MAX_STATES);
+    assert!(v[0].complete && v[0].findings.is_empty());
+}
+
+#[test]
+fn a_budget_too_small_leaves_the_verdict_incomplete_but_keeps_witnessed_findings() {
+    // The classic mismatch behind a wide parallel block, with a budget of 2 markings.
+    let src = "P: D { start s; exclusive pick; task a = w; task b = w; parallel join;
+        parallel f2; task c = w; task d = w; parallel j2; end e;
+        s -> pick; pick -> a when |d| d.x; pick -> b else; a, b -> join -> f2 -> c, d -> j2 -> e; }";
+    let v = verdicts(src, 2);
+    assert!(!v[0].complete);
+    let found: Vec<Class> = v[0].findings.iter().map(|f| f.class).collect();
+    assert_eq!(
+        found,
+        [Class::Deadlock],
+        "the structural rule finds the mismatch"
+    );
+}
+
+/// The process of a test file: the text inside its first `process! { ... }`.
+fn process_in(path: &str) -> String {
+    let text = std::fs::read_to_string(path).expect("the file is there");
+    let start = text.find("process! {").expect("a process") + "process! {".len();
+    let end = text[start..].find("\n}\n").expect("its end") + start;
+    text[start..end].to_string()
+}
+
+/// How long the analysis takes on the large model and on 20 parallel branches.
+/// `cargo test -p thresh-macros --release -- --ignored --nocapture expansion_time`
+#[test]
+#[ignore]
+fn expansion_time() {
+    let large = process_in(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/large_model.rs"
+    ));
+    for (name, src) in [
+        ("tests/large_model.rs", large),
+        ("20 parallel branches", wide(20)),
+    ] {
+        let input: Input = syn::parse_str(&src).expect("parses");
+        let started = std::time::Instant::now();
+        let ctx = Ctx::new();
+        let model = crate::model::build(&ctx, &input.processes[0]);
+        crate::check::all(&ctx, &model);
+        let checked = started.elapsed();
+        let verdicts = analyse(&model, super::MAX_STATES);
+        let total = started.elapsed();
+        let states: usize = verdicts.iter().map(|(_, v)| v.states).sum();
+        let complete = verdicts.iter().all(|(_, v)| v.complete);
+        println!(
+            "{name}: {} nodes; model and checks {checked:?}, soundness {:?} ({states} markings, complete: {complete})",
+            model.nodes.len(),
+            total - checked
+        );
+    }
+}
+
+#[test]
+fn parallel_split_into_exclusive_merge_lacks_synchronisation() {
+    let src = |marker: &str| {
+        format!(
+            "P: D {{ start s; parallel fork; task a = w; task b = w; exclusive xm{marker}; task c = w; end e;
+               s -> fork -> a, b -> xm -> c -> e; }}"
+        )
+    };
+    assert_eq!(classes(&src("")), [Class::LackOfSync]);
+    assert_eq!(classes(&src(": multi")), []);
+}
+
+#[test]
+fn a_loop_through_an_exclusive_merge_is_sound() {
+    let found = classes(
+        "P: D { start s; exclusive again; task a = w; exclusive more; end e;
+           s -> again -> a -> more; more -> again when |d| d.x; more -> e else; }",
+    );
+    assert_eq!(found, []);
+}
+
+#[test]
+fn an_uneven_join_leaves_a_token_behind() {
+    let found = classes(
+        "P: D { start s; parallel fork; task x1 = w; task x2 = w; task y1 = w; exclusive xm;
+           task a = w; task b = w; parallel join; task c = w; end done;
+           s -> fork -> x1, x2, y1; x1, x2 -> xm -> a -> join; y1 -> b -> join; join -> c -> done; }",
+    );
+    assert_eq!(found, [Class::ImproperCompletion, Class::LackOfSync]);
+}
+
+#[test]
+fn a_dead_task_behind_a_deadlock() {
+    let found = classes(
+        "P: D { start s; exclusive pick; task a = w; task b = w; parallel join; task c = w; end e;
+           s -> pick; pick -> a when |d| d.x; pick -> b else; a, b -> join -> c -> e; }",
+    );
+    assert_eq!(found, [Class::Deadlock, Class::Dead]);
+}
+
+#[test]
+fn inclusive_split_into_inclusive_join_is_sound_and_into_parallel_join_is_not() {
+    let src = |join: &str| {
+        format!(
+            "P: D {{ start s; inclusive os; task a = w; task b = w; {join} j; end e;
+               s -> os; os -> a when |d| d.x; os -> b when |d| d.y; a, b -> j -> e; }}"
+        )
+    };
+    assert_eq!(classes(&src("inclusive")), []);
+    assert_eq!(classes(&src("parallel")), [Class::Deadlock]);
+}

@@ -1,0 +1,172 @@
+//! Models the soundness analysis must accept: the patterns around boundary events,
+//! event-based gateways, loops, OR-joins, terminate ends and deliberate multi-merges
+//! that a careless analysis would flag. Each compiles (that is the test) and runs to
+//! completion.
+
+use std::time::Duration;
+
+use thresh::{process, Engine, Outcome, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData)]
+pub struct D {
+    pub x: u32,
+    pub rounds: u32,
+}
+
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+async fn round(d: &mut D) -> Result<(), TaskError> {
+    d.rounds += 1;
+    Ok(())
+}
+
+process! {
+    /// An interrupting boundary whose path meets the normal one at an exclusive merge:
+    /// either the activity or its boundary goes on, never both.
+    BOUNDARY_ALTERNATIVE: D {
+        start s;
+        task pay = work;
+        boundary late on pay: timer(Duration::from_secs(60));
+        task remind = work;
+        exclusive after;
+        end e;
+        s -> pay -> after;
+        late -> remind -> after;
+        after -> e;
+    }
+}
+
+process! {
+    /// A non-interrupting boundary's path ends on its own.
+    BOUNDARY_BESIDE: D {
+        start s;
+        task pay = work;
+        boundary nudge on pay: non_interrupting timer(Duration::from_secs(60));
+        task remind = work;
+        end e;
+        end reminded;
+        s -> pay -> e;
+        nudge -> remind -> reminded;
+    }
+}
+
+process! {
+    /// An event-based gateway's arms meet at an exclusive merge.
+    EVENT_GATE: D {
+        start s;
+        event_based wait;
+        catch paid: signal("paid");
+        catch late: timer(Duration::from_millis(10));
+        exclusive after;
+        end e;
+        s -> wait -> paid, late;
+        paid, late -> after -> e;
+    }
+}
+
+process! {
+    /// A loop through an exclusive merge, a parallel block inside it.
+    LOOP: D {
+        start s;
+        exclusive again;
+        parallel fork;
+        task a = round;
+        task b = work;
+        parallel join;
+        exclusive more;
+        end e;
+        s -> again -> fork -> a, b -> join -> more;
+        more -> again when |d| d.rounds < 3;
+        more -> e else;
+    }
+}
+
+process! {
+    /// An inclusive split and its inclusive join, and an exclusive choice between a
+    /// terminate end and a parallel block.
+    INCLUSIVE_AND_TERMINATE: D {
+        start s;
+        inclusive some;
+        task a = work;
+        task b = work;
+        inclusive join;
+        parallel fork;
+        task c = work;
+        exclusive stop;
+        end halt: terminate;
+        task d = work;
+        parallel both;
+        end e;
+        s -> some;
+        some -> a when |d| d.x > 0;
+        some -> b else;
+        a, b -> join -> fork -> c, d;
+        c -> stop;
+        stop -> halt when |d| d.x > 5;
+        stop -> both else;
+        d -> both -> e;
+    }
+}
+
+process! {
+    /// An error boundary on a sub-process whose inside may end with that error.
+    ERROR_OUT: D {
+        start s;
+        subprocess inner {
+            start i1;
+            exclusive ok;
+            end i2;
+            end fail: error("E");
+            i1 -> ok;
+            ok -> i2 when |d| d.x == 0;
+            ok -> fail else;
+        }
+        boundary caught on inner: error("E");
+        exclusive after;
+        end e;
+        s -> inner -> after;
+        caught -> after;
+        after -> e;
+    }
+}
+
+process! {
+    /// A deliberate multi-merge: every token passes on its own.
+    MULTI: D {
+        start s;
+        parallel fork;
+        task a = work;
+        task b = work;
+        exclusive each: multi;
+        task c = work;
+        end e;
+        s -> fork -> a, b -> each -> c -> e;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_accepted_model_completes() {
+    let engine = Engine::new();
+    for process in [
+        &BOUNDARY_ALTERNATIVE,
+        &BOUNDARY_BESIDE,
+        &EVENT_GATE,
+        &LOOP,
+        &INCLUSIVE_AND_TERMINATE,
+        &ERROR_OUT,
+        &MULTI,
+    ] {
+        for x in [0, 1, 7] {
+            let h = engine.start(process, D { x, rounds: 0 });
+            let outcome = h.outcome().await;
+            assert!(
+                matches!(outcome, Outcome::Completed(_) | Outcome::Terminated(_)),
+                "{}: {outcome:?}\n{}",
+                process.name,
+                h.history().await
+            );
+        }
+    }
+}
