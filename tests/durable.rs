@@ -234,9 +234,9 @@ async fn a_timer_fires_at_its_recorded_deadline_after_a_restart() {
     tokio::time::sleep(Duration::from_secs(19 * 60)).await;
     assert!(!handle.is_finished(), "fired before its deadline");
     tokio::time::sleep(Duration::from_secs(2 * 60)).await;
-    let outcome = tokio::time::timeout(HANG, handle.outcome())
-        .await
-        .expect("ended");
+    // No timeout on the paused clock here: the end is stored by the store's writer
+    // thread, which the paused clock does not wait for (it would jump to a timeout).
+    let outcome = handle.outcome().await;
     assert_eq!(outcome.completed().map(|w| w.left), Some(true));
     engine.shutdown(HANG).await.expect("shutdown");
 }
@@ -443,6 +443,137 @@ async fn a_stored_message_survives_restarts_and_is_applied_once() {
         "each consumed once"
     );
     assert!(store.running().expect("read").is_empty());
+}
+
+/// A store that refuses every write once `full` is set (a full disk).
+struct FullAfter {
+    inner: MemoryStore,
+    full: std::sync::atomic::AtomicBool,
+}
+
+impl Store for FullAfter {
+    fn apply(&self, batch: &[thresh::store::Write]) -> Result<(), thresh::store::StoreError> {
+        if self.full.load(Ordering::SeqCst) {
+            return Err(thresh::store::StoreError::DiskFull {
+                path: "test".into(),
+            });
+        }
+        self.inner.apply(batch)
+    }
+    fn instance(
+        &self,
+        id: u64,
+    ) -> Result<Option<thresh::store::InstanceRecord>, thresh::store::StoreError> {
+        self.inner.instance(id)
+    }
+    fn list(
+        &self,
+        process: Option<&str>,
+        status: Option<Status>,
+    ) -> Result<Vec<thresh::store::InstanceRecord>, thresh::store::StoreError> {
+        self.inner.list(process, status)
+    }
+    fn messages(&self) -> Result<Vec<thresh::store::MessageRecord>, thresh::store::StoreError> {
+        self.inner.messages()
+    }
+    fn deployments(
+        &self,
+    ) -> Result<Vec<thresh::store::DeploymentRecord>, thresh::store::StoreError> {
+        self.inner.deployments()
+    }
+    fn next_ids(&self) -> Result<thresh::store::Ids, thresh::store::StoreError> {
+        self.inner.next_ids()
+    }
+}
+
+/// A full disk: the start that cannot be stored is refused with the cause; an
+/// instance whose checkpoint cannot be stored fails naming it; a completion that
+/// cannot be stored is not acknowledged. Nothing panics.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_write_fails_the_instance_and_names_the_cause() {
+    let store = Arc::new(FullAfter {
+        inner: MemoryStore::new(),
+        full: std::sync::atomic::AtomicBool::new(false),
+    });
+    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let handle = engine
+        .start(&APPROVAL, Order::default())
+        .await
+        .expect("stored");
+    until_open(&handle, "approve").await;
+    // Its checkpoint at the user task is stored (past its birth record); then the
+    // disk fills.
+    tokio::time::timeout(HANG, async {
+        while store
+            .inner
+            .instance(handle.id().0)
+            .expect("read")
+            .is_none_or(|r| r.seq < 2)
+        {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("checkpointed");
+    store.full.store(true, Ordering::SeqCst);
+    let refused = engine.start(&APPROVAL, Order::default()).await;
+    assert!(
+        matches!(&refused, Err(thresh::DurableError::Store(e)) if e.to_string().contains("full")),
+        "{:?}",
+        refused.map(|h| h.id())
+    );
+    let completed = handle
+        .complete("approve", |o: &mut Order| o.approved = true)
+        .await;
+    assert!(
+        matches!(&completed, Err(thresh::WorkError::NotStored { message }) if message.contains("full")),
+        "{completed:?}"
+    );
+    let outcome = outcome(&handle).await;
+    assert!(
+        matches!(outcome.error(), Some(thresh::InstanceError::Checkpoint { message }) if message.contains("full")),
+        "{outcome:?}"
+    );
+    engine.shutdown(HANG).await.expect("shutdown");
+}
+
+/// Outcomes stay queryable; a listing by process and status; a purge removes ended
+/// instances past their retention.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ended_instances_are_listed_and_purged() {
+    let store = Arc::new(MemoryStore::new());
+    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let done = engine
+        .start(&APPROVAL, Order::default())
+        .await
+        .expect("stored");
+    until_open(&done, "approve").await;
+    done.complete("approve", |_: &mut Order| {})
+        .await
+        .expect("completed");
+    let waiting = engine
+        .start(&APPROVAL, Order::default())
+        .await
+        .expect("stored");
+    until_open(&waiting, "approve").await;
+    let ended = engine
+        .list(Some("APPROVAL"), Some(Status::Completed))
+        .await
+        .expect("list");
+    assert_eq!(ended.len(), 1);
+    assert_eq!(ended[0].0, done.id());
+    assert!(ended[0]
+        .2
+        .as_deref()
+        .is_some_and(|o| o.contains("completed")));
+    assert_eq!(engine.list(None, None).await.expect("list").len(), 2);
+    // Ended a few milliseconds ago: past a zero retention.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    engine.purge(Duration::ZERO).await.expect("purge");
+    let left = engine.list(None, None).await.expect("list");
+    assert_eq!(left.len(), 1, "the running one stays");
+    assert_eq!(left[0].1, Status::Running);
+    engine.shutdown(HANG).await.expect("shutdown");
 }
 
 // ----- a SQLite file, and a real SIGKILL --------------------------------------------

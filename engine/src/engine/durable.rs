@@ -474,6 +474,37 @@ impl DurableEngine {
         Ok(record.map(|r| (r.status, r.outcome)))
     }
 
+    /// The stored instances of `process` (any if `None`) with `status` (any if
+    /// `None`): id, status and, for ended ones, the outcome JSON.
+    pub async fn list(
+        &self,
+        process: Option<&str>,
+        status: Option<Status>,
+    ) -> Result<Vec<(InstanceId, Status, Option<String>)>, DurableError> {
+        let store = self.inner.store.clone();
+        let process = process.map(str::to_string);
+        let records = tokio::task::spawn_blocking(move || store.list(process.as_deref(), status))
+            .await
+            .map_err(|_| DurableError::NoRuntime)??;
+        Ok(records
+            .into_iter()
+            .map(|r| (InstanceId(r.id), r.status, r.outcome))
+            .collect())
+    }
+
+    /// Remove ended instances that ended more than `retention` ago (running ones are
+    /// never purged; ids are never reused).
+    pub async fn purge(&self, retention: Duration) -> Result<(), DurableError> {
+        let before = now_ms() - retention.as_millis() as i64;
+        self.inner
+            .writer
+            .submit(vec![Write::Purge {
+                ended_before_ms: before,
+            }])
+            .await?;
+        Ok(())
+    }
+
     /// Stop every instance — durable ones stay stored as running, to resume at the
     /// next start — and write what is queued. At most `deadline` for the instances.
     pub async fn shutdown(&self, deadline: Duration) -> Result<(), ShutdownError> {

@@ -145,9 +145,12 @@ impl<D: ProcessData> Instance<D> {
         });
     }
 
-    /// Write how the instance ended — unless a shutdown stopped it: then it stays
-    /// stored as running, to resume at the next start.
-    pub(crate) fn record_end(&mut self, outcome: &Outcome<D>) {
+    /// Store how the instance ended — unless a shutdown stopped it: then it stays
+    /// stored as running, to resume at the next start. Awaited before the outcome is
+    /// published: a handle sees an end only once it is stored; an end that cannot be
+    /// stored becomes `InstanceError::Checkpoint` (the store still holds the instance
+    /// at its last checkpoint, where a restart resumes it).
+    pub(crate) async fn store_end(&mut self) {
         let Some(durable) = &mut self.durable else {
             return;
         };
@@ -156,14 +159,19 @@ impl<D: ProcessData> Instance<D> {
             // Not stored: the completion is open again after the restart.
             return answer(acks, Err(WorkError::InstanceEnded));
         }
-        let (status, error) = match outcome {
-            Outcome::Completed(_) => (Status::Completed, None),
-            Outcome::Terminated(_) => (Status::Terminated, None),
-            Outcome::Cancelled(_) => (Status::Cancelled, None),
-            Outcome::Failed(error) => (Status::Failed, Some(error.to_string())),
+        let (status, error, kind) = match self.outcome.as_deref() {
+            Some(Outcome::Completed(_)) => (Status::Completed, None, "completed"),
+            Some(Outcome::Terminated(_)) => (Status::Terminated, None, "terminated"),
+            Some(Outcome::Cancelled(_)) => (Status::Cancelled, None, "cancelled"),
+            Some(Outcome::Failed(error)) => (Status::Failed, Some(error.to_string()), "failed"),
+            None => (
+                Status::Failed,
+                Some(InstanceError::Lost.to_string()),
+                "failed",
+            ),
         };
         let data = (durable.codec.encode)(&self.data).unwrap_or(serde_json::Value::Null);
-        let outcome = json!({ "outcome": outcome.kind(), "error": error, "data": data });
+        let outcome = json!({ "outcome": kind, "error": error, "data": data });
         let mut writes = std::mem::take(&mut durable.taken);
         writes.insert(
             0,
@@ -174,13 +182,23 @@ impl<D: ProcessData> Instance<D> {
                 at_ms: now_ms(),
             },
         );
-        let receipt = durable.writer.submit(writes);
-        tokio::spawn(async move {
-            let result = receipt.await.map_err(|error| WorkError::NotStored {
-                message: error.to_string(),
-            });
-            answer(acks, result);
-        });
+        let result = durable.writer.submit(writes).await;
+        match result {
+            Ok(()) => answer(acks, Ok(())),
+            Err(error) => {
+                warn!(%error, "the instance's end was not stored");
+                let message = error.to_string();
+                answer(
+                    acks,
+                    Err(WorkError::NotStored {
+                        message: message.clone(),
+                    }),
+                );
+                self.outcome = Some(Box::new(Outcome::Failed(InstanceError::Checkpoint {
+                    message,
+                })));
+            }
+        }
     }
 
     /// Go on from a checkpoint: its state put back, its waits armed again, and the

@@ -94,7 +94,13 @@ pub(crate) fn spawn<D: ProcessData>(
         // first ran, ends `Cancelled` without its first step.
         let cancelled =
             |input: &Input<D>| matches!(input, Input::Handle(c) if matches!(**c, Command::Cancel));
-        if stop.is_cancelled() || intake.any_queued(cancelled) {
+        let stopped = stop.is_cancelled();
+        if stopped || intake.any_queued(cancelled) {
+            // A durable instance a shutdown stops stays stored as running.
+            #[cfg(feature = "durable")]
+            if let (true, Some(durable)) = (stopped, &mut instance.durable) {
+                durable.suspended = true;
+            }
             instance.cancel_at_birth(&entry);
         } else {
             instance.start(*entry);
@@ -105,6 +111,9 @@ pub(crate) fn spawn<D: ProcessData>(
         // Every track is stopped and awaited before the outcome is published, so an
         // ended instance leaves no task behind.
         instance.workers.shutdown().await;
+        // A durable instance's end is stored before its handles see it.
+        #[cfg(feature = "durable")]
+        instance.store_end().await;
         instance.close(intake, &finished_tx);
     };
     let body = body.instrument(span);
@@ -204,8 +213,6 @@ impl<D: ProcessData> Instance<D> {
             .take()
             .map_or(Outcome::Failed(InstanceError::Lost), |outcome| *outcome);
         debug!(outcome = outcome.kind(), "instance ended");
-        #[cfg(feature = "durable")]
-        self.record_end(&outcome);
         let data = D::clone(&self.data);
         finished.publish(Finished {
             outcome,
