@@ -30,6 +30,16 @@ async fn noop(_: &mut Nothing) -> Result<(), TaskError> {
 }
 
 process! {
+    /// An instance that waits: what most stored instances do.
+    pub PARKED: Nothing {
+        start begin;
+        user  approve;
+        end   done;
+        begin -> approve -> done;
+    }
+}
+
+process! {
     pub PARALLEL10: Nothing {
         start begin;
         parallel fork;
@@ -128,7 +138,69 @@ fn main() {
         INSTANCES * (RUNS as u64 + 1),
         size
     );
-    let _ = std::fs::remove_file(&path);
+    remove(&path);
+    parked_and_resumed();
+}
+
+fn remove(path: &std::path::Path) {
+    let _ = std::fs::remove_file(path);
     let _ = std::fs::remove_file(path.with_extension("db-wal"));
     let _ = std::fs::remove_file(path.with_extension("db-shm"));
+}
+
+/// 100 000 instances parked at a user task on a SQLite file: bytes per instance on
+/// disk, and the time a new engine takes to resume them all.
+fn parked_and_resumed() {
+    const PARKED_INSTANCES: u64 = 100_000;
+    println!();
+    println!("park-resume: {PARKED_INSTANCES} instances parked at a user task on a SQLite file, the engine restarted");
+    let path = std::env::temp_dir().join(format!("thresh-bench-parked-{}.db", std::process::id()));
+    remove(&path);
+    runtime().block_on(async {
+        let engine = DurableEngine::open(&path).await.expect("store");
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..PARKED_INSTANCES {
+            let engine = engine.clone();
+            set.spawn(async move {
+                engine
+                    .start(&PARKED, Nothing::default())
+                    .await
+                    .expect("stored");
+            });
+        }
+        while set.join_next().await.is_some() {}
+        // Let the parked checkpoints reach the store before the restart.
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        engine
+            .shutdown(std::time::Duration::from_secs(60))
+            .await
+            .expect("shutdown");
+    });
+    let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0)
+        + std::fs::metadata(path.with_extension("db-wal")).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "  on disk per parked instance            {} B",
+        bytes / PARKED_INSTANCES
+    );
+    let resumed = runtime().block_on(async {
+        let began = std::time::Instant::now();
+        let engine = DurableEngine::open(&path).await.expect("store");
+        engine.register(&PARKED).expect("register");
+        let report = engine.resume().await.expect("resume");
+        while (engine.engine().running_instances() as u64) < PARKED_INSTANCES {
+            tokio::task::yield_now().await;
+        }
+        let took = began.elapsed();
+        engine
+            .shutdown(std::time::Duration::from_secs(60))
+            .await
+            .expect("shutdown");
+        (report.resumed.len(), took)
+    });
+    println!(
+        "  resumed {} instances in {:.2} s (open, read, restore, re-arm; target < 5 s)",
+        resumed.0,
+        resumed.1.as_secs_f64()
+    );
+    remove(&path);
 }
