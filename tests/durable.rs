@@ -242,6 +242,8 @@ async fn a_timer_fires_at_its_recorded_deadline_after_a_restart() {
 }
 
 static SLOW_RUNS: AtomicUsize = AtomicUsize::new(0);
+/// The attempts `slow`'s handler saw, in order.
+static SLOW_ATTEMPTS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
 
 process! {
     JOINED: Wait {
@@ -253,6 +255,8 @@ process! {
         task  slow = |_w| async move {
             // The first run waits for ever (its engine stops under it); later runs
             // finish at once: a task running at a restart runs again.
+            let attempt = thresh::task::current().expect("in a handler").attempt;
+            SLOW_ATTEMPTS.lock().unwrap().push(attempt);
             if SLOW_RUNS.fetch_add(1, Ordering::SeqCst) == 0 {
                 std::future::pending::<()>().await;
             }
@@ -320,6 +324,8 @@ async fn a_join_keeps_its_arrivals_and_a_running_task_runs_again() {
     let handle = engine.handle(&JOINED, id).expect("resumed again");
     until_open_w(&handle, "last").await;
     assert_eq!(SLOW_RUNS.load(Ordering::SeqCst), 2, "slow ran again, once");
+    // The handler can tell: its second run is its second attempt.
+    assert_eq!(*SLOW_ATTEMPTS.lock().unwrap(), [1, 2]);
     handle
         .complete("last", |_: &mut Wait| {})
         .await

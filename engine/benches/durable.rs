@@ -177,7 +177,9 @@ fn parked_and_resumed() {
             .expect("shutdown");
     });
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0)
-        + std::fs::metadata(path.with_extension("db-wal")).map(|m| m.len()).unwrap_or(0);
+        + std::fs::metadata(path.with_extension("db-wal"))
+            .map(|m| m.len())
+            .unwrap_or(0);
     println!(
         "  on disk per parked instance            {} B",
         bytes / PARKED_INSTANCES

@@ -27,6 +27,7 @@ pub mod graph;
 mod instance;
 #[cfg(feature = "durable")]
 pub mod store;
+pub mod task;
 
 pub use data::{ChangedFields, ProcessData, TaskError};
 #[cfg(feature = "durable")]

@@ -220,14 +220,14 @@ impl<D: ProcessData> Instance<D> {
         };
         self.step(|this, moves| {
             for track in rerun {
-                let Some(at) = this.tracks.get(track).map(|t| t.at) else {
+                let Some((at, attempt)) = this.tracks.get(track).map(|t| (t.at, t.attempt)) else {
                     continue;
                 };
                 let NodeKind::Task(handler) = this.process.nodes[at].kind else {
                     continue;
                 };
                 this.tracks.set_state(track, TrackState::Working);
-                this.run_handler(track, at, handler, moves);
+                this.run_handler(track, at, handler, attempt, moves);
             }
             // Conditions that became true across the restart fire now.
             this.fire_due();

@@ -74,7 +74,7 @@ pub(crate) fn spawn<D: ProcessData>(
     let (intake_tx, intake) = super::intake::channel();
     let span = info_span!("instance", process = process.name, id = id.0);
     #[cfg_attr(not(feature = "durable"), allow(unused_mut))]
-    let mut instance = Instance::new(process, data, history, intake_tx, hub);
+    let mut instance = Instance::new(id, process, data, history, intake_tx, hub);
     #[cfg(feature = "durable")]
     {
         instance.durable = durable;

@@ -77,6 +77,8 @@ impl<D: ProcessData> Instance<D> {
             return;
         };
         slot.at = at;
+        // A new activity: its first attempt.
+        slot.attempt = 1;
         let scope = slot.scope;
         if node.is_sync_join() {
             match node.incoming.iter().position(|f| *f == flow) {

@@ -79,6 +79,13 @@ pub(crate) struct TrackRecord {
     pub at: String,
     pub scope: u32,
     pub state: TrackStateRecord,
+    /// How often its activity ran (a working track runs it once more on restore).
+    #[serde(default = "first_attempt")]
+    pub attempt: u32,
+}
+
+fn first_attempt() -> u32 {
+    1
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -226,6 +233,7 @@ impl<D: ProcessData> Instance<D> {
                 id: t.id.0,
                 at: id(t.at),
                 scope: t.scope.0,
+                attempt: t.attempt,
                 state: match t.state() {
                     TrackState::Parked => TrackStateRecord::Parked,
                     TrackState::AtJoin => TrackStateRecord::AtJoin,
@@ -324,20 +332,21 @@ impl<D: ProcessData> Instance<D> {
         let mut rerun = Vec::new();
         for t in snapshot.tracks {
             let at = node(&t.at)?;
-            let state = match t.state {
+            let (state, attempt) = match t.state {
                 TrackStateRecord::Working => {
                     if !matches!(process.nodes[at].kind, NodeKind::Task(_)) {
                         return Err(RestoreError::Inconsistent("a working track not at a task"));
                     }
                     rerun.push(TrackId(t.id));
-                    TrackState::Moving
+                    // It runs again: one more attempt.
+                    (TrackState::Moving, t.attempt.saturating_add(1))
                 }
-                TrackStateRecord::Parked => TrackState::Parked,
-                TrackStateRecord::AtJoin => TrackState::AtJoin,
-                TrackStateRecord::InScope => TrackState::InScope,
+                TrackStateRecord::Parked => (TrackState::Parked, t.attempt),
+                TrackStateRecord::AtJoin => (TrackState::AtJoin, t.attempt),
+                TrackStateRecord::InScope => (TrackState::InScope, t.attempt),
             };
             self.tracks
-                .restore(TrackId(t.id), at, ScopeId(t.scope), state);
+                .restore(TrackId(t.id), at, ScopeId(t.scope), state, attempt);
         }
         let mut nested = Vec::new();
         for s in snapshot.scopes.nested {

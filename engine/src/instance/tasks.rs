@@ -17,6 +17,7 @@ use super::state::{Instance, Move};
 use super::track;
 use crate::data::ProcessData;
 use crate::graph::{NodeIdx, NodeKind, TaskHandler, TaskRun};
+use crate::task::{self, TaskContext};
 
 impl<D: ProcessData> Instance<D> {
     /// Start the task at `node` on the track: its handler runs on the loop until it
@@ -40,26 +41,32 @@ impl<D: ProcessData> Instance<D> {
         if self.outcome.is_some() || self.tracks.get(track).is_none_or(|s| s.at != node) {
             return;
         }
-        self.run_handler(track, node, handler, moves);
+        self.run_handler(track, node, handler, 1, moves);
     }
 
-    /// Run a started task's handler: on the loop until it first has to wait, then on
-    /// the track's task.
+    /// Run a started task's handler — its `attempt`th run — on the loop until it first
+    /// has to wait, then on the track's task.
     pub(crate) fn run_handler(
         &mut self,
         track: TrackId,
         node: NodeIdx,
         handler: TaskHandler<D>,
+        attempt: u32,
         moves: &mut VecDeque<Move>,
     ) {
         let base = Arc::clone(&self.data);
         let mut run = handler(D::clone(&base));
+        let context = TaskContext {
+            instance: self.id,
+            node: self.process.nodes[node].id,
+            attempt,
+        };
         if self.inline_budget > 0 {
             self.inline_budget -= 1;
             // The handler's own events belong to its track, inline as on its task.
             // The loop runs inside the instance's span: it is the current one here.
-            let span = info_span!("track", track = track.0, node = self.process.nodes[node].id);
-            let polled = span.in_scope(|| track::poll_once(&mut run));
+            let span = info_span!("track", track = track.0, node = context.node);
+            let polled = task::within(context, || span.in_scope(|| track::poll_once(&mut run)));
             match polled {
                 Ok(Poll::Ready((edited, result))) => {
                     return self.task_done(track, node, base, edited, result, moves)
@@ -68,6 +75,8 @@ impl<D: ProcessData> Instance<D> {
                 Err(message) => return self.task_panicked(track, node, message),
             }
         }
+        // The rest of the handler runs on its track, still as part of this run.
+        let run: TaskRun<D> = Box::pin(task::scoped(context, run));
         self.hand_to_track(track, node, base, run);
     }
 

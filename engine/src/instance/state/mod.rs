@@ -31,7 +31,7 @@ use crate::graph::{FlowIdx, NodeIdx, Process};
 use crate::instance::history::{Happening, History};
 use crate::instance::input::Input;
 use crate::instance::intake::Intake;
-use crate::instance::outcome::Outcome;
+use crate::instance::outcome::{InstanceId, Outcome};
 
 use armed::Armed;
 use conditions::Conditions;
@@ -51,6 +51,7 @@ pub(crate) const INLINE_BUDGET: u32 = 128;
 
 /// The state of one instance, owned by its loop.
 pub(crate) struct Instance<D: ProcessData> {
+    pub id: InstanceId,
     pub process: &'static Process<D>,
     /// The committed process data; a task works on its own copy of a snapshot.
     pub data: Arc<D>,
@@ -88,6 +89,7 @@ pub(crate) struct Instance<D: ProcessData> {
 
 impl<D: ProcessData> Instance<D> {
     pub fn new(
+        id: InstanceId,
         process: &'static Process<D>,
         data: D,
         history: bool,
@@ -95,6 +97,7 @@ impl<D: ProcessData> Instance<D> {
         hub: Arc<Hub>,
     ) -> Self {
         Self {
+            id,
             process,
             data: Arc::new(data),
             // Room for the first track and the first two steps (start, then a wait or

@@ -51,6 +51,9 @@ pub(crate) struct TrackSlot<D> {
     pub park: Option<ParkSender<D>>,
     /// The track's task, to stop it when an interrupting boundary drops its work.
     pub task: Option<AbortHandle>,
+    /// How often the activity at `at` has been run: 1, one more for each run again
+    /// after a restart.
+    pub attempt: u32,
 }
 
 impl<D> TrackSlot<D> {
@@ -88,6 +91,7 @@ impl<D> Tracks<D> {
             state: TrackState::Moving,
             park: None,
             task: None,
+            attempt: 1,
         });
         id
     }
@@ -154,7 +158,14 @@ impl<D> Tracks<D> {
     /// Put back a track recorded in a checkpoint, in `state` (the active count
     /// follows); `next` is the id the next new track gets.
     #[cfg(feature = "durable")]
-    pub fn restore(&mut self, id: TrackId, at: NodeIdx, scope: ScopeId, state: TrackState) {
+    pub fn restore(
+        &mut self,
+        id: TrackId,
+        at: NodeIdx,
+        scope: ScopeId,
+        state: TrackState,
+        attempt: u32,
+    ) {
         self.slots.push(TrackSlot {
             id,
             at,
@@ -162,6 +173,7 @@ impl<D> Tracks<D> {
             state,
             park: None,
             task: None,
+            attempt,
         });
         if state.is_active() {
             self.active += 1;

@@ -1,0 +1,76 @@
+//! What a task's handler can learn about the run it is part of: the instance, the
+//! task's node, and the attempt — to make a side effect idempotent.
+//!
+//! A durable engine runs a task at least once: a task whose handler was running when
+//! the engine stopped runs again after the restart, with `attempt` one higher. Key
+//! what the handler does outside (a payment, an e-mail) by the instance and node, and
+//! look at the attempt to know whether an earlier run may have done it already.
+//!
+//! ```
+//! # use thresh::{process, Engine, ProcessData, TaskError};
+//! # #[derive(Clone, Debug, Default, ProcessData)] pub struct Order { pub charged_by: String }
+//! async fn charge(order: &mut Order) -> Result<(), TaskError> {
+//!     let run = thresh::task::current().expect("called from a task's handler");
+//!     // e.g. an idempotency key for the payment provider:
+//!     order.charged_by = format!("{}/{}#{}", run.instance, run.node, run.attempt);
+//!     Ok(())
+//! }
+//! process! { pub PAY: Order { start s; task charge = charge; end e; s -> charge -> e; } }
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let order = Engine::new().start(&PAY, Order::default()).outcome().await.completed().unwrap();
+//! assert_eq!(order.charged_by, "i0/charge#1");
+//! # }
+//! ```
+
+use std::cell::Cell;
+use std::future::Future;
+
+use crate::instance::InstanceId;
+
+tokio::task_local! {
+    /// For the part of a handler that runs on its track's task (across awaits).
+    static CURRENT: TaskContext;
+}
+
+thread_local! {
+    /// For a handler's first poll, on the loop's thread: a plain cell, so the common
+    /// case (a handler that finishes without waiting) costs two writes.
+    static INLINE: Cell<Option<TaskContext>> = const { Cell::new(None) };
+}
+
+/// The task a handler runs for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskContext {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The task's node id.
+    pub node: &'static str,
+    /// 1 for the first run of this activity; one more for each run again after a
+    /// restart (a durable engine resumes a task that was running).
+    pub attempt: u32,
+}
+
+/// The task being run, when called from within a task's handler (`None` elsewhere).
+pub fn current() -> Option<TaskContext> {
+    INLINE
+        .with(Cell::get)
+        .or_else(|| CURRENT.try_with(|run| *run).ok())
+}
+
+/// Run `f` as part of `run` (the handler's first poll, on the loop).
+pub(crate) fn within<R>(run: TaskContext, f: impl FnOnce() -> R) -> R {
+    /// Puts the previous value back, also if `f` unwinds.
+    struct Restore(Option<TaskContext>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            INLINE.with(|cell| cell.set(self.0));
+        }
+    }
+    let _restore = Restore(INLINE.with(|cell| cell.replace(Some(run))));
+    f()
+}
+
+/// `future` as part of `run` (the rest of a handler, on its track).
+pub(crate) fn scoped<F: Future>(run: TaskContext, future: F) -> impl Future<Output = F::Output> {
+    CURRENT.scope(run, future)
+}
