@@ -582,6 +582,120 @@ async fn ended_instances_are_listed_and_purged() {
     engine.shutdown(HANG).await.expect("shutdown");
 }
 
+#[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
+pub struct Claim {
+    pub id: String,
+    pub a: bool,
+    pub b: bool,
+    pub assessed: u32,
+    pub paid: u64,
+    pub nudges: u32,
+}
+
+process! {
+    SCOPED: Claim {
+        start     s;
+        inclusive split;
+        task      quick = |c| async move { c.assessed += 1; Ok(()) };
+        subprocess review {
+            start       inner;
+            event_based gate;
+            catch       paid: message("paid", key = |c| c.id.clone(), apply = |c, amount: &u64| c.paid = *amount);
+            catch       late: timer(Duration::from_secs(3600));
+            end         settled;
+            end         expired;
+            inner -> gate -> paid, late;
+            paid -> settled;
+            late -> expired;
+        }
+        inclusive join;
+        end       done;
+        event_subprocess nudging {
+            start nudge: non_interrupting message("nudge", key = |c| c.id.clone(), apply = |c, _n: &u32| c.nudges += 1);
+            end   nudged;
+            nudge -> nudged;
+        }
+        s -> split;
+        split -> quick when |c| c.a;
+        split -> review when |c| c.b;
+        quick, review -> join -> done;
+    }
+}
+
+/// Restored inside a sub-process: an event-based gateway waits there again (its
+/// message arm wins after the restart, its timer arm is disarmed), the inclusive join
+/// keeps the arrival from the other branch, and the process's non-interrupting
+/// message event sub-process is armed again (it runs after the restart, and the
+/// instance still completes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scopes_event_gates_or_joins_and_event_sub_processes_survive_a_restart() {
+    let store = Arc::new(MemoryStore::new());
+    let open = |store: &Arc<MemoryStore>| {
+        let engine = DurableEngine::with_store(store.clone()).expect("open");
+        engine.register(&SCOPED).expect("register");
+        engine.message_type::<u64>("paid");
+        engine.message_type::<u32>("nudge");
+        engine
+    };
+    let engine = open(&store);
+    let claim = Claim {
+        id: "C-1".into(),
+        a: true,
+        b: true,
+        ..Claim::default()
+    };
+    let handle = engine.start(&SCOPED, claim).await.expect("stored");
+    let id = handle.id();
+    // `quick` reached the join; the sub-process's gate waits.
+    tokio::time::timeout(HANG, async {
+        while handle
+            .history()
+            .await
+            .count("gate", |w| *w == thresh::Happening::Parked)
+            == 0
+        {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the gate waits");
+    engine.shutdown(HANG).await.expect("shutdown");
+
+    let engine = open(&store);
+    let report = engine.resume().await.expect("resume");
+    assert_eq!(report.resumed, [(id, "SCOPED")]);
+    let handle = engine.handle(&SCOPED, id).expect("resumed");
+    // The event sub-process is armed again: a nudge runs it beside.
+    engine
+        .publish_message("nudge", "C-1", 1_u32)
+        .await
+        .expect("stored");
+    tokio::time::timeout(HANG, async {
+        while handle.data().await.is_some_and(|c| c.nudges == 0) {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("nudged");
+    // The gate's message arm wins; the join fires on the restored arrival.
+    engine
+        .publish_message("paid", "C-1", 120_u64)
+        .await
+        .expect("stored");
+    let claim = tokio::time::timeout(HANG, handle.outcome())
+        .await
+        .expect("ended")
+        .completed()
+        .expect("completed");
+    assert_eq!(
+        (claim.assessed, claim.paid, claim.nudges),
+        (1, 120, 1),
+        "quick once, the payment once, the nudge once"
+    );
+    engine.shutdown(HANG).await.expect("shutdown");
+    assert!(store.messages().expect("read").is_empty());
+}
+
 // ----- a SQLite file, and a real SIGKILL --------------------------------------------
 
 fn temp_store(name: &str) -> std::path::PathBuf {
