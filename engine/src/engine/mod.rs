@@ -291,15 +291,8 @@ impl Inner {
         entry: Entry,
     ) -> InstanceHandle<D> {
         let id = self.next_id();
-        let birth = Birth {
-            runtime,
-            tracker: &self.loops,
-            hub: self.hub.clone(),
-            stop: self.stop.clone(),
-            history: self.history,
-        };
         instance::spawn(
-            birth,
+            self.birth(runtime),
             process,
             id,
             data,
@@ -320,14 +313,19 @@ impl Inner {
         durable: crate::instance::durable::Durable<D>,
     ) -> InstanceHandle<D> {
         let id = InstanceId(durable.id);
-        let birth = Birth {
+        let birth = self.birth(runtime);
+        instance::spawn(birth, process, id, data, entry, Some(Box::new(durable)))
+    }
+
+    /// Where an instance started on `runtime` lives.
+    fn birth<'a>(&'a self, runtime: &'a tokio::runtime::Handle) -> Birth<'a> {
+        Birth {
             runtime,
             tracker: &self.loops,
             hub: self.hub.clone(),
             stop: self.stop.clone(),
             history: self.history,
-        };
-        instance::spawn(birth, process, id, data, entry, Some(Box::new(durable)))
+        }
     }
 }
 

@@ -119,21 +119,8 @@ impl<D: ProcessData> Instance<D> {
             });
         };
         let payload: Payload = Arc::new(crate::events::BpmnError { code, message });
-        match catcher {
-            Catcher::EventSub { scope, start } => {
-                let apply = self.apply_for(start, Some(payload));
-                self.take_over(scope);
-                self.run_event_sub(scope, start, apply);
-            }
-            Catcher::Boundary {
-                owner,
-                node,
-                boundary,
-            } => {
-                let apply = self.apply_for(boundary, Some(payload));
-                self.interrupt(owner, node, boundary, apply);
-            }
-        }
+        // Error catchers always interrupt (`process!` rejects a non-interrupting one).
+        self.caught(catcher, payload);
     }
 
     /// An escalation raised by `track` at `origin` goes to its nearest catcher like
@@ -144,6 +131,13 @@ impl<D: ProcessData> Instance<D> {
             return;
         };
         let payload: Payload = Arc::new(crate::events::Escalation { code });
+        self.caught(catcher, payload);
+    }
+
+    /// Hand what was thrown to its catcher. An interrupting one takes its scope over
+    /// (an event sub-process) or stops the activity and goes on from the boundary; a
+    /// non-interrupting one runs beside the raiser, which goes on.
+    fn caught(&mut self, catcher: Catcher, payload: Payload) {
         match catcher {
             Catcher::EventSub { scope, start } => {
                 let apply = self.apply_for(start, Some(payload));
