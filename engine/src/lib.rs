@@ -27,6 +27,8 @@ pub mod graph;
 mod instance;
 #[cfg(feature = "durable")]
 pub mod store;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use data::{ChangedFields, ProcessData, TaskError};
 #[cfg(feature = "durable")]

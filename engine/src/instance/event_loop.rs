@@ -384,6 +384,10 @@ impl<D: ProcessData> Instance<D> {
             } => {
                 let _ = reply.send(self.fail_work(&node, message));
             }
+            #[cfg(feature = "testing")]
+            Command::NextTimer(reply) => {
+                let _ = reply.send(self.timers.earliest());
+            }
         }
     }
 

@@ -1,0 +1,38 @@
+//! A test kit for your processes (feature `testing`; turn it on for your
+//! dev-dependency: `thresh = { version = "..", features = ["testing"] }`).
+//!
+//! - **Waits that never sleep**: [`wait_until_parked`], [`wait_until_open_work`],
+//!   [`wait_until_ended`], [`wait_for`] (and [`Wait`] for another timeout) return a
+//!   [`Stuck`] error with a [`Picture`] of where the instance is — its path as rows,
+//!   where its tokens wait, its open work — instead of hanging; the `expect_*`
+//!   forms fail the test with it. They never move tokio's paused clock: the test
+//!   does, with [`advance`] and [`advance_to_next_timer`].
+//!
+//! ```
+//! use thresh::testing::{expect_ended, expect_open_work};
+//! use thresh::{process, Engine, ProcessData};
+//!
+//! #[derive(Clone, Debug, Default, ProcessData)]
+//! pub struct Leave { pub approved: bool }
+//!
+//! process! {
+//!     pub LEAVE: Leave { start asked; user approve; end granted; asked -> approve -> granted; }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let handle = Engine::new().start(&LEAVE, Leave::default());
+//! expect_open_work(&handle, "approve").await;
+//! handle.complete("approve", |l| l.approved = true).await.unwrap();
+//! assert_eq!(expect_ended(&handle).await.kind(), "completed");
+//! # }
+//! ```
+
+mod picture;
+mod wait;
+
+pub use picture::{rows, what, Picture};
+pub use wait::{
+    advance, advance_to_next_timer, expect_ended, expect_open_work, expect_parked, expect_that,
+    wait_for, wait_until_ended, wait_until_open_work, wait_until_parked, ClockError, Stuck,
+    StuckReason, Wait, DEFAULT_TIMEOUT,
+};
