@@ -7,9 +7,13 @@
 //!   where its tokens wait, its open work — instead of hanging; the `expect_*`
 //!   forms fail the test with it. They never move tokio's paused clock: the test
 //!   does, with [`advance`] and [`advance_to_next_timer`].
+//! - **Assertions that read as the model**: [`AssertHistory`] on a [`History`],
+//!   [`Observed`] (from [`observe`]) on an instance — passed (in order, in any
+//!   order), not passed, waits at, ended at, outcome, data. A failure prints the
+//!   path the instance really took.
 //!
 //! ```
-//! use thresh::testing::{expect_ended, expect_open_work};
+//! use thresh::testing::{expect_open_work, observe, AssertHistory};
 //! use thresh::{process, Engine, ProcessData};
 //!
 //! #[derive(Clone, Debug, Default, ProcessData)]
@@ -22,14 +26,22 @@
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! let handle = Engine::new().start(&LEAVE, Leave::default());
 //! expect_open_work(&handle, "approve").await;
+//! observe(&handle).await.assert_waits_at("approve");
 //! handle.complete("approve", |l| l.approved = true).await.unwrap();
-//! assert_eq!(expect_ended(&handle).await.kind(), "completed");
+//! thresh::testing::expect_ended(&handle).await;
+//! observe(&handle)
+//!     .await
+//!     .assert_passed(["asked", "approve", "granted"])
+//!     .assert_outcome_completed()
+//!     .assert_data("approved", |l| l.approved);
 //! # }
 //! ```
 
+mod assert;
 mod picture;
 mod wait;
 
+pub use assert::{observe, AssertHistory, Observed};
 pub use picture::{rows, what, Picture};
 pub use wait::{
     advance, advance_to_next_timer, expect_ended, expect_open_work, expect_parked, expect_that,
