@@ -11,6 +11,8 @@
 //!   [`Observed`] (from [`observe`]) on an instance — passed (in order, in any
 //!   order), not passed, waits at, ended at, outcome, data. A failure prints the
 //!   path the instance really took.
+//! - **Flow coverage**: [`Coverage`] counts which elements and flows of each process
+//!   the tests took, reports it as text or SVG, and fails under a threshold.
 //!
 //! ```
 //! use thresh::testing::{expect_open_work, observe, AssertHistory};
@@ -38,10 +40,12 @@
 //! ```
 
 mod assert;
+mod coverage;
 mod picture;
 mod wait;
 
 pub use assert::{observe, AssertHistory, Observed};
+pub use coverage::Coverage;
 pub use picture::{rows, what, Picture};
 pub use wait::{
     advance, advance_to_next_timer, expect_ended, expect_open_work, expect_parked, expect_that,
