@@ -211,3 +211,125 @@ async fn a_wait_for_what_never_comes_fails_when_the_instance_ends() {
     assert!(text.contains("shipped               ended"), "{text}");
     observe(&handle).await.assert_outcome_completed();
 }
+
+// ----- handler overrides: the order process with its services mocked ---------------
+
+use thresh::testing::{OverrideError, Overrides};
+use thresh::{Happening, InstanceError};
+
+#[tokio::test]
+async fn a_mocked_stock_service_ships_a_large_order() {
+    let engine = Engine::new();
+    Overrides::new(&ORDER)
+        .replace("check_stock", |o| {
+            o.in_stock = true; // the warehouse has everything
+            Ok(())
+        })
+        .unwrap()
+        .install(&engine);
+    let handle = engine.start(&ORDER, order("A-7", 5_000));
+    expect_ended(&handle).await;
+    observe(&handle)
+        .await
+        .assert_passed(["check_stock", "fork", "join", "shipped"])
+        .assert_outcome_completed()
+        .assert_data("packed", |o| o.packed && o.in_stock);
+    // Another engine runs the real handlers.
+    let real = Engine::new().start(&ORDER, order("A-7", 5_000));
+    expect_ended(&real).await;
+    observe(&real).await.assert_ended_at(["backordered"]);
+}
+
+#[tokio::test]
+async fn a_failing_invoice_service_fails_the_order_naming_the_task() {
+    let engine = Engine::new();
+    Overrides::new(&ORDER)
+        .fail("invoice", "the invoicing service is down")
+        .unwrap()
+        .install(&engine);
+    let handle = engine.start(&ORDER, order("A-8", 10));
+    expect_ended(&handle).await;
+    observe(&handle)
+        .await
+        .assert_failed_with(&InstanceError::TaskFailed {
+            node: "invoice",
+            message: "the invoicing service is down".into(),
+        });
+}
+
+#[tokio::test]
+async fn a_task_raising_a_bpmn_error_or_an_escalation() {
+    let engine = Engine::new();
+    Overrides::new(&ORDER)
+        .raise_error("screen", "FRAUD_DB", "unreachable")
+        .unwrap()
+        .escalate("pack", "SLOW")
+        .unwrap()
+        .install(&engine);
+    let handle = engine.start(&ORDER, order("A-9", 10));
+    expect_ended(&handle).await;
+    observe(&handle)
+        .await
+        .assert_failed_with(&InstanceError::UncaughtError {
+            node: "screen",
+            code: "FRAUD_DB".into(),
+            message: "unreachable".into(),
+        })
+        .assert_not_passed(["pack"]);
+
+    // Installing again replaces the set: only the escalation now.
+    Overrides::new(&ORDER)
+        .escalate("pack", "SLOW")
+        .unwrap()
+        .install(&engine);
+    let handle = engine.start(&ORDER, order("A-10", 10));
+    expect_ended(&handle).await;
+    let history = handle.history().await;
+    assert_eq!(
+        history.count(
+            "pack",
+            |h| matches!(h, Happening::Escalated { code } if code == "SLOW")
+        ),
+        1,
+        "{history}"
+    );
+}
+
+#[tokio::test]
+async fn a_held_task_waits_until_the_test_releases_it() {
+    let engine = Engine::new();
+    let (overrides, pack) = Overrides::new(&ORDER).hold("pack").unwrap();
+    overrides.install(&engine);
+    let handle = engine.start(&ORDER, order("A-11", 10));
+    let history = thresh::testing::expect_that(&handle, "invoice done", |h| {
+        h.completed_tasks().contains(&"invoice")
+    })
+    .await;
+    history.assert_waits_at("pack").assert_waits_at("join");
+    assert!(!handle.is_finished());
+    pack.release();
+    expect_ended(&handle).await;
+    observe(&handle)
+        .await
+        .assert_passed(["pack", "join", "shipped"])
+        .assert_data("packed by the real handler", |o| o.packed);
+}
+
+#[test]
+fn an_override_names_a_task_of_the_process() {
+    assert_eq!(
+        Overrides::new(&ORDER).fail("chek_stock", "x").err(),
+        Some(OverrideError::UnknownElement {
+            process: "ORDER",
+            id: "chek_stock".into()
+        })
+    );
+    assert_eq!(
+        Overrides::new(&ORDER).fail("fork", "x").err(),
+        Some(OverrideError::NotATask {
+            process: "ORDER",
+            id: "fork",
+            kind: "parallel"
+        })
+    );
+}

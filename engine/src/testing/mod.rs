@@ -13,6 +13,9 @@
 //!   path the instance really took.
 //! - **Flow coverage**: [`Coverage`] counts which elements and flows of each process
 //!   the tests took, reports it as text or SVG, and fails under a threshold.
+//! - **Handler overrides**: [`Overrides`] replaces tasks' handlers for one engine,
+//!   by element id (checked): a mock, a failure, a BPMN error or escalation, or the
+//!   real handler held until the test releases it ([`Gate`]).
 //!
 //! ```
 //! use thresh::testing::{expect_open_work, observe, AssertHistory};
@@ -41,11 +44,14 @@
 
 mod assert;
 mod coverage;
+mod overrides;
 mod picture;
 mod wait;
 
 pub use assert::{observe, AssertHistory, Observed};
 pub use coverage::Coverage;
+pub(crate) use overrides::HandlerTable;
+pub use overrides::{Gate, OverrideError, Overrides};
 pub use picture::{rows, what, Picture};
 pub use wait::{
     advance, advance_to_next_timer, expect_ended, expect_open_work, expect_parked, expect_that,
