@@ -11,12 +11,15 @@
 //!   user task; uncaught, nothing happens and the user task stays open;
 //! - raising on a user task that is not open is `WorkError::NoOpenWork`, and after the
 //!   instance ended `WorkError::InstanceEnded`.
+//!
+//! The waits are the public test kit's (`thresh::testing`).
 
 #[macro_use]
 mod common;
 
 use common::*;
 use thresh::events::BpmnError;
+use thresh::testing::{expect_parked, expect_that};
 use thresh::{process, Engine, Happening, InstanceError, Outcome, ProcessData, WorkError};
 
 #[derive(Clone, Debug, Default, PartialEq, ProcessData)]
@@ -43,7 +46,7 @@ process! {
 async fn an_error_is_caught_by_the_user_tasks_own_boundary() {
     let engine = Engine::new();
     let handle = engine.start(&OWN_BOUNDARY, Doc::default());
-    parked_at(&handle, "review", 1).await;
+    expect_parked(&handle, "review").await;
     handle
         .raise_error("review", "REJECTED", "no signature")
         .await
@@ -68,7 +71,7 @@ async fn an_error_is_caught_by_the_user_tasks_own_boundary() {
 async fn raising_on_work_that_is_not_open_is_refused() {
     let engine = Engine::new();
     let handle = engine.start(&OWN_BOUNDARY, Doc::default());
-    parked_at(&handle, "review", 1).await;
+    expect_parked(&handle, "review").await;
     assert_eq!(
         handle.raise_error("approve", "REJECTED", "x").await,
         Err(WorkError::NoOpenWork {
@@ -117,8 +120,8 @@ process! {
 /// The scenario `flavors!` runs many times on both runtimes.
 async fn an_error_two_scopes_down_is_caught_by_the_outer_boundary(engine: Engine, _: usize) {
     let handle = engine.start(&TWO_SCOPES, Doc::default());
-    parked_at(&handle, "sign", 1).await;
-    parked_at(&handle, "review", 1).await;
+    expect_parked(&handle, "sign").await;
+    expect_parked(&handle, "review").await;
     handle
         .raise_error("review", "REJECTED", "stale")
         .await
@@ -159,7 +162,7 @@ process! {
 async fn an_error_is_caught_by_an_error_event_sub_process() {
     let engine = Engine::new();
     let handle = engine.start(&EVENT_SUB, Doc::default());
-    parked_at(&handle, "review", 1).await;
+    expect_parked(&handle, "review").await;
     handle
         .raise_error("review", "ANY", "whatever")
         .await
@@ -184,7 +187,7 @@ process! {
 async fn an_uncaught_error_fails_the_instance_naming_the_user_task() {
     let engine = Engine::new();
     let handle = engine.start(&UNCAUGHT, Doc::default());
-    parked_at(&handle, "review", 1).await;
+    expect_parked(&handle, "review").await;
     handle
         .raise_error("review", "NOPE", "no way")
         .await
@@ -226,14 +229,15 @@ process! {
 async fn a_non_interrupting_escalation_leaves_the_user_task_open() {
     let engine = Engine::new();
     let handle = engine.start(&ESCALATIONS, Doc::default());
-    parked_at(&handle, "review", 1).await;
+    expect_parked(&handle, "review").await;
     handle.raise_escalation("review", "LATE").await.unwrap();
     // Uncaught: nothing happens, the user task stays open.
     handle.raise_escalation("review", "OTHER").await.unwrap();
     // The boundary's path runs beside the open user task.
-    while handle.history().await.ended_at().is_empty() {
-        tokio::task::yield_now().await;
-    }
+    expect_that(&handle, "the boundary's path to end", |h| {
+        !h.ended_at().is_empty()
+    })
+    .await;
     assert_eq!(handle.open_work().await.len(), 1);
     handle.complete("review", |_| {}).await.unwrap();
     let outcome = handle.outcome().await;
@@ -249,7 +253,7 @@ async fn a_non_interrupting_escalation_leaves_the_user_task_open() {
 async fn an_interrupting_escalation_ends_the_user_task() {
     let engine = Engine::new();
     let handle = engine.start(&ESCALATIONS, Doc::default());
-    parked_at(&handle, "review", 1).await;
+    expect_parked(&handle, "review").await;
     handle.raise_escalation("review", "TAKEOVER").await.unwrap();
     let outcome = handle.outcome().await;
     let history = handle.history().await;

@@ -28,6 +28,8 @@ mod instance;
 #[cfg(feature = "durable")]
 pub mod store;
 pub mod task;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use data::{ChangedFields, ProcessData, TaskError};
 #[cfg(feature = "durable")]

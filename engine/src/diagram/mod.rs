@@ -187,3 +187,34 @@ impl<D> Process<D> {
         mermaid::write(&Model::of(self))
     }
 }
+
+/// Coverage's view of a history (`testing`): how often each node was reached and
+/// each flow taken, indexed like the process's nodes and flows — the same reading
+/// of the history as [`Process::to_svg_with`].
+#[cfg(feature = "testing")]
+pub(crate) fn taken<D>(process: &Process<D>, history: &History) -> (Vec<usize>, Vec<usize>) {
+    let overlay = Overlay::of(&Model::of(process), history);
+    (
+        overlay.nodes.iter().map(|n| n.visits).collect(),
+        overlay.flows,
+    )
+}
+
+/// The process drawn with these counts (`testing`): nodes reached and flows taken
+/// tinted, as [`Process::to_svg_with`] draws an instance, with nothing waiting.
+#[cfg(feature = "testing")]
+pub(crate) fn svg_with_counts<D>(process: &Process<D>, nodes: &[usize], flows: &[usize]) -> String {
+    let model = Model::of(process);
+    let layout = layout::layout(&model);
+    let overlay = Overlay {
+        nodes: nodes
+            .iter()
+            .map(|&visits| overlay::NodeState {
+                visits,
+                ..overlay::NodeState::default()
+            })
+            .collect(),
+        flows: flows.to_vec(),
+    };
+    svg::draw(&model, &layout, Some(&overlay))
+}

@@ -60,6 +60,10 @@ struct Inner {
     timer_starts: TaskTracker,
     /// Whether instances record their history.
     history: bool,
+    /// Task handlers replaced by a test (feature `testing`), per process (keyed by
+    /// the address of its static): each a `testing::HandlerTable<D>`, erased.
+    #[cfg(feature = "testing")]
+    overrides: Mutex<HashMap<usize, Arc<dyn Any + Send + Sync>>>,
 }
 
 /// How an [`Engine`] is set up.
@@ -135,6 +139,8 @@ impl Engine {
                 admissions: TaskTracker::new(),
                 timer_starts: TaskTracker::new(),
                 history,
+                #[cfg(feature = "testing")]
+                overrides: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -265,7 +271,41 @@ impl Engine {
     }
 }
 
+#[cfg(feature = "testing")]
+impl Engine {
+    /// Replace `process`'s task handlers for the instances this engine starts from
+    /// now on (`testing::Overrides::install`); an empty table removes them.
+    pub(crate) fn set_overrides<D: ProcessData>(
+        &self,
+        process: &'static Process<D>,
+        table: crate::testing::HandlerTable<D>,
+    ) {
+        let key = std::ptr::from_ref(process) as usize;
+        let mut all = self
+            .inner
+            .overrides
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if table.is_empty() {
+            all.remove(&key);
+        } else {
+            all.insert(key, Arc::new(table));
+        }
+    }
+}
+
 impl Inner {
+    /// The replaced task handlers of `process` on this engine, if any.
+    #[cfg(feature = "testing")]
+    fn overrides_of<D: ProcessData>(
+        &self,
+        process: &'static Process<D>,
+    ) -> Option<Arc<dyn Any + Send + Sync>> {
+        let key = std::ptr::from_ref(process) as usize;
+        let all = self.overrides.lock().unwrap_or_else(|p| p.into_inner());
+        all.get(&key).cloned()
+    }
+
     fn next_id(&self) -> InstanceId {
         InstanceId(self.next_instance.fetch_add(1, Ordering::Relaxed))
     }
@@ -292,7 +332,7 @@ impl Inner {
     ) -> InstanceHandle<D> {
         let id = self.next_id();
         instance::spawn(
-            self.birth(runtime),
+            self.birth(runtime, process),
             process,
             id,
             data,
@@ -313,18 +353,24 @@ impl Inner {
         durable: crate::instance::durable::Durable<D>,
     ) -> InstanceHandle<D> {
         let id = InstanceId(durable.id);
-        let birth = self.birth(runtime);
+        let birth = self.birth(runtime, process);
         instance::spawn(birth, process, id, data, entry, Some(Box::new(durable)))
     }
 
     /// Where an instance started on `runtime` lives.
-    fn birth<'a>(&'a self, runtime: &'a tokio::runtime::Handle) -> Birth<'a> {
+    fn birth<'a, D: ProcessData>(
+        &'a self,
+        runtime: &'a tokio::runtime::Handle,
+        #[cfg_attr(not(feature = "testing"), allow(unused_variables))] process: &'static Process<D>,
+    ) -> Birth<'a> {
         Birth {
             runtime,
             tracker: &self.loops,
             hub: self.hub.clone(),
             stop: self.stop.clone(),
             history: self.history,
+            #[cfg(feature = "testing")]
+            overrides: self.overrides_of(process),
         }
     }
 }

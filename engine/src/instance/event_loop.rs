@@ -54,6 +54,10 @@ pub(crate) struct Birth<'a> {
     pub stop: CancellationToken,
     /// Whether the instance records its history.
     pub history: bool,
+    /// The engine's replaced task handlers for this process, if a test installed
+    /// any (feature `testing`): a `testing::HandlerTable<D>`, erased.
+    #[cfg(feature = "testing")]
+    pub overrides: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 pub(crate) fn spawn<D: ProcessData>(
@@ -70,14 +74,20 @@ pub(crate) fn spawn<D: ProcessData>(
         hub,
         stop,
         history,
+        #[cfg(feature = "testing")]
+        overrides,
     } = birth;
     let (intake_tx, intake) = super::intake::channel();
     let span = info_span!("instance", process = process.name, id = id.0);
-    #[cfg_attr(not(feature = "durable"), allow(unused_mut))]
+    #[cfg_attr(not(any(feature = "durable", feature = "testing")), allow(unused_mut))]
     let mut instance = Instance::new(id, process, data, history, intake_tx, hub);
     #[cfg(feature = "durable")]
     {
         instance.durable = durable;
+    }
+    #[cfg(feature = "testing")]
+    {
+        instance.overrides = overrides.and_then(|table| table.downcast().ok());
     }
     let (handle, finished_tx) = InstanceHandle::new(id, instance.intake_tx.clone());
     // The loop. Written out here rather than as an `async fn` taking the instance:
@@ -390,6 +400,10 @@ impl<D: ProcessData> Instance<D> {
                 reply,
             } => {
                 let _ = reply.send(self.fail_work(&node, message));
+            }
+            #[cfg(feature = "testing")]
+            Command::NextTimer(reply) => {
+                let _ = reply.send(self.timers.earliest());
             }
         }
     }

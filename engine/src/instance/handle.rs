@@ -251,6 +251,15 @@ impl<D: Clone> InstanceHandle<D> {
         reply.unwrap_or(Err(WorkError::InstanceEnded))
     }
 
+    /// The earliest deadline among the instance's armed timers (timer catches,
+    /// timer boundaries, timer event sub-process starts); `None` when none is armed
+    /// or the instance has ended. Read-only: used by
+    /// [`testing::advance_to_next_timer`](crate::testing::advance_to_next_timer).
+    #[cfg(feature = "testing")]
+    pub async fn next_timer(&self) -> Option<tokio::time::Instant> {
+        self.ask(Command::NextTimer).await.flatten()
+    }
+
     /// Send the loop a request and await its reply; `None` when the loop is gone.
     async fn ask<T>(&self, request: impl FnOnce(oneshot::Sender<T>) -> Command<D>) -> Option<T> {
         let (reply, answer) = oneshot::channel();

@@ -54,6 +54,10 @@ pub(crate) enum Command<D> {
         message: String,
         reply: oneshot::Sender<Result<(), WorkError>>,
     },
+    /// The earliest deadline of the instance's armed timers (feature `testing`:
+    /// read-only, for advancing a paused clock to it).
+    #[cfg(feature = "testing")]
+    NextTimer(oneshot::Sender<Option<tokio::time::Instant>>),
 }
 
 /// What a track tells the loop.

@@ -55,6 +55,12 @@ impl<D: ProcessData> Instance<D> {
         moves: &mut VecDeque<Move>,
     ) {
         let base = Arc::clone(&self.data);
+        #[cfg(feature = "testing")]
+        let mut run = match self.overrides.as_ref().and_then(|table| table.get(node)) {
+            Some(replacement) => replacement(D::clone(&base)),
+            None => handler(D::clone(&base)),
+        };
+        #[cfg(not(feature = "testing"))]
         let mut run = handler(D::clone(&base));
         let context = TaskContext {
             instance: self.id,

@@ -85,6 +85,10 @@ pub(crate) struct Instance<D: ProcessData> {
     /// Where a durable instance checkpoints; `None` in memory.
     #[cfg(feature = "durable")]
     pub durable: Option<Box<crate::instance::durable::Durable<D>>>,
+    /// Task handlers a test replaced for this instance's engine (feature `testing`);
+    /// `None` when there are none, so a task's run costs one check.
+    #[cfg(feature = "testing")]
+    pub overrides: Option<Arc<crate::testing::HandlerTable<D>>>,
 }
 
 impl<D: ProcessData> Instance<D> {
@@ -126,6 +130,8 @@ impl<D: ProcessData> Instance<D> {
             inline_budget: INLINE_BUDGET,
             #[cfg(feature = "durable")]
             durable: None,
+            #[cfg(feature = "testing")]
+            overrides: None,
         }
     }
 

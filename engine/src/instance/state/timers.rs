@@ -94,6 +94,16 @@ impl Timers {
             .map(|Reverse((deadline, _))| *deadline)
     }
 
+    /// The earliest pending deadline (feature `testing`: what "advance to this
+    /// instance's next timer" advances to).
+    #[cfg(feature = "testing")]
+    pub fn earliest(&self) -> Option<Instant> {
+        let heap = self.0.as_ref()?;
+        heap.deadlines
+            .peek()
+            .map(|Reverse((deadline, _))| *deadline)
+    }
+
     /// The deadline the timer firing now fired for.
     pub fn firing(&self) -> Option<Instant> {
         self.0.as_ref().and_then(|heap| heap.firing)
