@@ -90,6 +90,211 @@ async fn an_imported_process_runs_like_its_inline_twin() {
     }
 }
 
+// A second Camunda Modeler 5 diagram: a sub-process with a user task, an
+// exclusive gateway with a default flow and a condition in JUEL, an interrupting
+// timer boundary on the sub-process, `camunda:` attributes and extension elements
+// everywhere (listeners, input/output, form data, retry cycles) — all ignored.
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct Claim {
+    pub amount: u64,
+    pub assessed: bool,
+    pub paid: bool,
+    pub escalated: bool,
+}
+
+process! {
+    pub CLAIM: Claim from "tests/import/modelers/claim_camunda.bpmn" {
+        task Activity_0assess = |c| async move { c.assessed = true; Ok(()) };
+        task Activity_0pay = |c| async move { c.paid = true; Ok(()) };
+        task Activity_0escalate = |c| async move { c.escalated = true; Ok(()) };
+        flow Flow_1large when |c| c.amount > 1_000;
+    }
+}
+
+/// The same process written inline, declared in the file's order: the same model.
+mod twin {
+    use super::Claim;
+    use thresh::process;
+
+    process! {
+        pub CLAIM: Claim {
+            start StartEvent_1;
+            subprocess Activity_1handle {
+                start     Event_0g5hx1t;
+                task      Activity_0assess = |c| async move { c.assessed = true; Ok(()) };
+                exclusive Gateway_0amount;
+                user      Activity_1review;
+                exclusive Gateway_1merge;
+                task      Activity_0pay = |c| async move { c.paid = true; Ok(()) };
+                end       Event_1settled;
+
+                Event_0g5hx1t -> Activity_0assess -> Gateway_0amount;
+                Gateway_0amount -> Activity_1review when |c| c.amount > 1_000;
+                Gateway_0amount -> Gateway_1merge else;
+                Activity_1review -> Gateway_1merge -> Activity_0pay -> Event_1settled;
+            }
+            end      Event_0paid;
+            boundary Event_1timeout on Activity_1handle: timer(::core::time::Duration::from_millis(300));
+            task     Activity_0escalate = |c| async move { c.escalated = true; Ok(()) };
+            end      Event_0escalated;
+
+            StartEvent_1 -> Activity_1handle -> Event_0paid;
+            Event_1timeout -> Activity_0escalate -> Event_0escalated;
+        }
+    }
+}
+
+#[test]
+fn a_camunda_diagram_with_a_sub_process_imports_as_its_inline_twin() {
+    assert_eq!(CLAIM.fingerprint(), twin::CLAIM.fingerprint());
+    let keyword = |id: &str| CLAIM.node(id).map(|n| n.keyword());
+    assert_eq!(keyword("Activity_1handle"), Some("subprocess"));
+    assert_eq!(keyword("Activity_1review"), Some("user"));
+    assert_eq!(keyword("Event_1timeout"), Some("boundary"));
+    let gate = CLAIM.node("Gateway_0amount").expect("the gateway");
+    assert_eq!(gate.outgoing().len(), 2);
+}
+
+#[tokio::test]
+async fn the_camunda_claim_runs_its_default_flow_and_its_timer() {
+    let engine = Engine::new();
+    // A small claim takes the default flow and is paid.
+    let small = engine.start(
+        &CLAIM,
+        Claim {
+            amount: 400,
+            ..Claim::default()
+        },
+    );
+    let outcome = small.outcome().await;
+    let history = small.history().await;
+    assert_eq!(
+        history.ended_at(),
+        vec!["Event_1settled", "Event_0paid"],
+        "{}",
+        outcome.kind()
+    );
+    assert_eq!(
+        history.completed_tasks(),
+        vec!["Activity_0assess", "Activity_0pay", "Activity_1handle"]
+    );
+    // A large one waits for the expert, who never answers: the timer on the
+    // sub-process interrupts it and the claim is escalated.
+    let large = engine.start(
+        &CLAIM,
+        Claim {
+            amount: 5_000,
+            ..Claim::default()
+        },
+    );
+    let outcome = large.outcome().await;
+    let history = large.history().await;
+    assert_eq!(
+        history.ended_at(),
+        vec!["Event_0escalated"],
+        "{}",
+        outcome.kind()
+    );
+    let claim = outcome.completed().expect("completed");
+    assert!(
+        claim.assessed && claim.escalated && !claim.paid,
+        "{claim:?}"
+    );
+}
+
+// As the bpmn.io demo (demo.bpmn.io) saves a diagram: `bpmn:` prefix, plain
+// `bpmn:task`s, generated ids (`StartEvent_1`, `Activity_0abc123`, `Gateway_...`),
+// a condition as free text, `bpmndi` shapes with `dc:Bounds` and edges with
+// `di:waypoint`, a non-executable process.
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct Shop {
+    pub id: String,
+    pub total: u64,
+    pub picked: bool,
+    pub credit_checked: bool,
+    pub packed: bool,
+}
+
+process! {
+    pub SHOP: Shop from "tests/import/modelers/order_bpmn_io.bpmn" {
+        task  Activity_0abc123 = |s| async move { s.picked = true; Ok(()) };
+        task  Activity_1qz8k0m = |s| async move { s.credit_checked = true; Ok(()) };
+        task  Activity_0pack1x = |s| async move { s.packed = true; Ok(()) };
+        catch Event_0m2n4b6: message("payment", key = |s| s.id.clone());
+        flow  Flow_1b7v5cx when |s| s.total > 100;
+    }
+}
+
+/// The same process written inline, in the file's order.
+mod bpmn_io_twin {
+    use super::Shop;
+    use thresh::process;
+
+    process! {
+        pub SHOP: Shop {
+            start     StartEvent_1;
+            task      Activity_0abc123 = |s| async move { s.picked = true; Ok(()) };
+            exclusive Gateway_0w1x2y3;
+            task      Activity_1qz8k0m = |s| async move { s.credit_checked = true; Ok(()) };
+            exclusive Gateway_1n3m5b7;
+            parallel  Gateway_0p4o6i8;
+            task      Activity_0pack1x = |s| async move { s.packed = true; Ok(()) };
+            catch     Event_0m2n4b6: message("payment", key = |s| s.id.clone());
+            parallel  Gateway_1y2u4i6;
+            end       Event_1s2d4f6;
+
+            StartEvent_1 -> Activity_0abc123 -> Gateway_0w1x2y3;
+            Gateway_0w1x2y3 -> Activity_1qz8k0m when |s| s.total > 100;
+            Activity_1qz8k0m -> Gateway_1n3m5b7;
+            Gateway_0w1x2y3 -> Gateway_1n3m5b7 else;
+            Gateway_1n3m5b7 -> Gateway_0p4o6i8;
+            Gateway_0p4o6i8 -> Activity_0pack1x, Event_0m2n4b6;
+            Activity_0pack1x -> Gateway_1y2u4i6;
+            Event_0m2n4b6 -> Gateway_1y2u4i6;
+            Gateway_1y2u4i6 -> Event_1s2d4f6;
+        }
+    }
+}
+
+#[test]
+fn a_bpmn_io_diagram_imports_as_its_inline_twin() {
+    assert_eq!(SHOP.fingerprint(), bpmn_io_twin::SHOP.fingerprint());
+    assert_eq!(SHOP.nodes().len(), 10);
+    assert_eq!(SHOP.flows().len(), 11);
+}
+
+#[tokio::test]
+async fn the_bpmn_io_diagram_runs() {
+    let engine = Engine::new();
+    for (id, total, credit) in [("S-1", 500, true), ("S-2", 20, false)] {
+        let handle = engine.start(
+            &SHOP,
+            Shop {
+                id: id.into(),
+                total,
+                ..Shop::default()
+            },
+        );
+        engine.publish_message("payment", id, ());
+        let outcome = handle.outcome().await;
+        let history = handle.history().await;
+        assert_eq!(
+            history.ended_at(),
+            vec!["Event_1s2d4f6"],
+            "{}",
+            outcome.kind()
+        );
+        let shop = outcome.completed().expect("completed");
+        assert!(shop.picked && shop.packed, "{shop:?}");
+        assert_eq!(
+            shop.credit_checked, credit,
+            "{id}: the credit check runs on large orders only"
+        );
+    }
+}
+
 // Round trip: every example's processes exported to `tests/import/roundtrip/<example>/
 // <process>.bpmn` (checked in; `cargo test --test import -- --ignored` writes them
 // afresh), imported back with the inline process's bindings: the same model, so the
