@@ -286,6 +286,12 @@ impl Importer<'_> {
         // Element index → index in `out.nodes`, for the scopes.
         let mut placed: Vec<Option<usize>> = vec![None; diagram.elements.len()];
         for (i, e) in diagram.elements.iter().enumerate() {
+            // A binding for an element of the file is used even when the element
+            // is rejected: its error is the element's, not "no element `x`".
+            let binding = import.nodes.iter().position(|b| b.id == e.id);
+            if let Some(b) = binding {
+                used[b] = true;
+            }
             if e.scope.is_some_and(|s| placed[s].is_none()) {
                 continue; // its sub-process was rejected, with an error
             }
@@ -300,10 +306,6 @@ impl Importer<'_> {
                     continue;
                 }
             };
-            let binding = import.nodes.iter().position(|b| b.id == e.id);
-            if let Some(b) = binding {
-                used[b] = true;
-            }
             let binding = binding.map(|b| &import.nodes[b]);
             if let Some(node) = self.node(e, keyword, binding) {
                 let mut node = node;
