@@ -30,7 +30,7 @@ pub struct Filed {
     pub suspicious: bool,
 }
 
-async fn assess(claim: &mut Claim) -> Result<(), TaskError> {
+pub async fn assess(claim: &mut Claim) -> Result<(), TaskError> {
     if claim.suspicious {
         return Err(TaskError::bpmn(
             "FRAUD",
@@ -41,7 +41,7 @@ async fn assess(claim: &mut Claim) -> Result<(), TaskError> {
     Ok(())
 }
 
-async fn pay(claim: &mut Claim) -> Result<(), TaskError> {
+pub async fn pay(claim: &mut Claim) -> Result<(), TaskError> {
     claim.paid = claim.amount;
     claim.status = "paid".into();
     Ok(())

@@ -20,7 +20,7 @@ pub struct Order {
     pub approved: bool,
 }
 
-async fn check_stock(order: &mut Order) -> Result<(), TaskError> {
+pub async fn check_stock(order: &mut Order) -> Result<(), TaskError> {
     order.checked += 1;
     Ok(())
 }

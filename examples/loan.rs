@@ -21,7 +21,7 @@ pub struct Loan {
     pub approved: bool,
 }
 
-async fn credit_check(loan: &mut Loan) -> Result<(), TaskError> {
+pub async fn credit_check(loan: &mut Loan) -> Result<(), TaskError> {
     if loan.applicant.starts_with("blocked") {
         return Err(TaskError::bpmn(
             "BLACKLISTED",
@@ -32,13 +32,13 @@ async fn credit_check(loan: &mut Loan) -> Result<(), TaskError> {
     Ok(())
 }
 
-async fn improve(loan: &mut Loan) -> Result<(), TaskError> {
+pub async fn improve(loan: &mut Loan) -> Result<(), TaskError> {
     loan.rounds += 1;
     loan.score += 15;
     Ok(())
 }
 
-async fn gather_documents(loan: &mut Loan) -> Result<(), TaskError> {
+pub async fn gather_documents(loan: &mut Loan) -> Result<(), TaskError> {
     // The applicant takes a while; a reminder goes out every 20 ms meanwhile.
     tokio::time::sleep(Duration::from_millis(if loan.amount > 50_000 {
         500

@@ -21,7 +21,7 @@ pub struct Payment {
     pub amount: u64,
 }
 
-async fn ship(order: &mut Order) -> Result<(), TaskError> {
+pub async fn ship(order: &mut Order) -> Result<(), TaskError> {
     order.shipped = true;
     Ok(())
 }

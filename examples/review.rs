@@ -38,7 +38,7 @@ pub struct Document {
     pub approved: bool,
 }
 
-mod handlers {
+pub mod handlers {
     use super::*;
 
     pub async fn intake(doc: &mut Document) -> Result<(), TaskError> {

@@ -39,13 +39,15 @@ fn expand_process(ast: &parse::ProcessAst) -> proc_macro2::TokenStream {
     // An imported process: the diagram and its bindings become the inline tree.
     let imported;
     let mut diagram = None;
-    let mut unread = false;
+    let mut unchecked = false;
     let ast = match (&ast.import, &ast.syntax_error) {
         (Some(import), None) => {
-            let (tree, path, read) = import::build(&ctx, ast, import);
-            unread = !read;
-            imported = tree;
-            diagram = path;
+            let built = import::build(&ctx, ast, import);
+            // A diagram that could not be read, or whose graph has a hole where an
+            // element was rejected: only the import's errors are reported.
+            unchecked = !built.read || !built.whole;
+            imported = built.tree;
+            diagram = built.path;
             &imported
         }
         _ => ast,
@@ -55,8 +57,9 @@ fn expand_process(ast: &parse::ProcessAst) -> proc_macro2::TokenStream {
     match &ast.syntax_error {
         // The body did not parse: nothing to check, only the error to report.
         Some(error) => ctx.push(error.clone()),
-        // The diagram could not be read: its error is the only one.
-        None if unread => {}
+        // The diagram could not be read, or a rejected element left a hole in
+        // its graph: the import's errors are the only ones.
+        None if unchecked => {}
         None => {
             check::all(&ctx, &model);
             // Soundness is decided on a well-formed model only: on one with errors its

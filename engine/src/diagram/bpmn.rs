@@ -239,43 +239,76 @@ fn documentation(w: &mut Writer, doc: &str) {
     }
 }
 
-/// The flow elements of `scope`: its nodes (sub-processes with theirs), then the
-/// sequence flows that start in it.
+/// The flow elements of `scope`: its nodes (sub-processes with theirs) and the
+/// sequence flows that start in it, each list in declaration order. A flow of the
+/// scope declared before a sub-process's block is written before the sub-process, so
+/// a reader that walks the document in order (`process!`'s import) meets nodes and
+/// flows in the order `process!` declared them and gets the same model back — the
+/// same fingerprint. (BPMN lets flow elements come in any order.)
 fn scope(w: &mut Writer, model: &Model, globals: &Globals, scope: Option<usize>) {
-    let members: Vec<usize> = model.members(scope).collect();
-    for &n in &members {
+    let flows: Vec<usize> = (0..model.flows.len())
+        .filter(|&f| {
+            let flow = &model.flows[f];
+            flow.drawn && model.nodes.get(flow.source).map(|n| n.scope) == Some(scope)
+        })
+        .collect();
+    let mut flows = flows.into_iter().peekable();
+    for n in model.members(scope) {
+        if let Some(first) = first_flow_inside(model, n) {
+            while let Some(f) = flows.next_if(|&f| f < first) {
+                sequence_flow(w, model, f);
+            }
+        }
         node(w, model, globals, n);
     }
-    for flow in model.flows.iter().filter(|f| f.drawn) {
-        if model.nodes.get(flow.source).map(|n| n.scope) != Some(scope) {
-            continue;
-        }
-        let (Some(source), Some(target)) =
-            (model.nodes.get(flow.source), model.nodes.get(flow.target))
-        else {
-            continue;
-        };
-        let condition = flow.condition.as_deref().map(tidy_condition);
-        let mut attrs: Vec<(&str, &str)> = vec![
-            ("id", &flow.id),
-            ("sourceRef", &source.id),
-            ("targetRef", &target.id),
-        ];
-        if let Some(c) = &condition {
-            attrs.push(("name", c));
-        }
-        match &condition {
-            Some(c) => {
-                w.open("bpmn:sequenceFlow", &attrs);
-                w.text(
-                    "bpmn:conditionExpression",
-                    &[("xsi:type", "bpmn:tFormalExpression")],
-                    c,
-                );
-                w.end();
+    for f in flows {
+        sequence_flow(w, model, f);
+    }
+}
+
+/// The first drawn flow (by index) that starts inside the container `n`, at any depth.
+fn first_flow_inside(model: &Model, n: usize) -> Option<usize> {
+    if !model.nodes[n].elem.is_container() {
+        return None;
+    }
+    let inside = |mut m: usize| {
+        while let Some(s) = model.nodes.get(m).and_then(|node| node.scope) {
+            if s == n {
+                return true;
             }
-            None => w.empty("bpmn:sequenceFlow", &attrs),
+            m = s;
         }
+        false
+    };
+    (0..model.flows.len()).find(|&f| model.flows[f].drawn && inside(model.flows[f].source))
+}
+
+fn sequence_flow(w: &mut Writer, model: &Model, f: usize) {
+    let flow = &model.flows[f];
+    let (Some(source), Some(target)) = (model.nodes.get(flow.source), model.nodes.get(flow.target))
+    else {
+        return;
+    };
+    let condition = flow.condition.as_deref().map(tidy_condition);
+    let mut attrs: Vec<(&str, &str)> = vec![
+        ("id", &flow.id),
+        ("sourceRef", &source.id),
+        ("targetRef", &target.id),
+    ];
+    if let Some(c) = &condition {
+        attrs.push(("name", c));
+    }
+    match &condition {
+        Some(c) => {
+            w.open("bpmn:sequenceFlow", &attrs);
+            w.text(
+                "bpmn:conditionExpression",
+                &[("xsi:type", "bpmn:tFormalExpression")],
+                c,
+            );
+            w.end();
+        }
+        None => w.empty("bpmn:sequenceFlow", &attrs),
     }
 }
 

@@ -35,14 +35,24 @@ use crate::parse::{FlowAst, Guard, ImportAst, NodeAst, ProcessAst, Spec};
 use crate::suggest;
 use read::{Def, Diagram, Element, Unreadable};
 
-/// The imported process as the inline parser would have made it, the diagram's
-/// absolute path (for the rebuild trigger) when it was found, and whether a process
-/// was read from it (if not, its error is the only one to report).
-pub fn build(
-    ctx: &Ctx,
-    ast: &ProcessAst,
-    import: &ImportAst,
-) -> (ProcessAst, Option<PathBuf>, bool) {
+/// What [`build`] made of the diagram.
+pub struct Built {
+    /// The imported process as the inline parser would have made it.
+    pub tree: ProcessAst,
+    /// The diagram's absolute path (for the rebuild trigger), when it was found.
+    pub path: Option<PathBuf>,
+    /// A process was read from the file (if not, its error is the only one).
+    pub read: bool,
+    /// Every element with a flow was made: no flow of the file was left out because
+    /// an element at one of its ends was rejected. If one was, the graph has a hole,
+    /// and the graph checks would report it (a start with no outgoing flow, a node
+    /// nothing reaches) as if the file lacked the flow: only the import's errors are
+    /// reported.
+    pub whole: bool,
+}
+
+/// The imported process, from the file `import` names and its bindings.
+pub fn build(ctx: &Ctx, ast: &ProcessAst, import: &ImportAst) -> Built {
     let mut out = ProcessAst {
         attrs: ast.attrs.clone(),
         vis: ast.vis.clone(),
@@ -60,13 +70,23 @@ pub fn build(
             lit,
             format!("cannot find the diagram `{written}`: a relative path is looked up in the crate's directory (beside its Cargo.toml) and then beside the source file that invokes `process!` — check the path"),
         );
-        return (out, None, false);
+        return Built {
+            tree: out,
+            path: None,
+            read: false,
+            whole: false,
+        };
     };
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) => {
             ctx.error(lit, format!("cannot read the diagram `{written}`: {e}"));
-            return (out, None, false);
+            return Built {
+                tree: out,
+                path: None,
+                read: false,
+                whole: false,
+            };
         }
     };
     let which = import.process.as_ref().map(|p| p.value());
@@ -75,7 +95,12 @@ pub fn build(
         Err(why) => {
             let (at, message) = unreadable(&written, why, import);
             ctx.error(at, message);
-            return (out, Some(path), false);
+            return Built {
+                tree: out,
+                path: Some(path),
+                read: false,
+                whole: false,
+            };
         }
     };
     let mut lines: HashMap<String, usize> = HashMap::new();
@@ -86,14 +111,19 @@ pub fn build(
         lines.insert(f.id.clone(), f.line);
     }
     ctx.set_origin(Origin::new(written.clone(), lit.span(), lines));
-    Importer {
+    let whole = Importer {
         ctx,
         span: lit.span(),
         diagram: &diagram,
         import,
     }
     .run(&mut out);
-    (out, Some(path), true)
+    Built {
+        tree: out,
+        path: Some(path),
+        read: true,
+        whole,
+    }
 }
 
 /// The diagram's file: `written` itself when absolute, else in the crate's directory
@@ -244,7 +274,10 @@ impl Importer<'_> {
         }
     }
 
-    fn run(&self, out: &mut ProcessAst) {
+    /// Fill `out` from the diagram and the bindings; whether the graph is whole (see
+    /// [`Built::whole`]).
+    fn run(&self, out: &mut ProcessAst) -> bool {
+        let mut whole = true;
         let import = self.import;
         let diagram = self.diagram;
         // Bindings by id; each is used at most once.
@@ -253,6 +286,12 @@ impl Importer<'_> {
         // Element index → index in `out.nodes`, for the scopes.
         let mut placed: Vec<Option<usize>> = vec![None; diagram.elements.len()];
         for (i, e) in diagram.elements.iter().enumerate() {
+            // A binding for an element of the file is used even when the element
+            // is rejected: its error is the element's, not "no element `x`".
+            let binding = import.nodes.iter().position(|b| b.id == e.id);
+            if let Some(b) = binding {
+                used[b] = true;
+            }
             if e.scope.is_some_and(|s| placed[s].is_none()) {
                 continue; // its sub-process was rejected, with an error
             }
@@ -267,10 +306,6 @@ impl Importer<'_> {
                     continue;
                 }
             };
-            let binding = import.nodes.iter().position(|b| b.id == e.id);
-            if let Some(b) = binding {
-                used[b] = true;
-            }
             let binding = binding.map(|b| &import.nodes[b]);
             if let Some(node) = self.node(e, keyword, binding) {
                 let mut node = node;
@@ -289,15 +324,17 @@ impl Importer<'_> {
         for flow in &diagram.flows {
             if !known(&flow.source) || !known(&flow.target) {
                 // An end the file does not have is named by the model's error; one
-                // that was rejected has its error already.
+                // that was rejected has its error already, and leaves a hole.
                 let missing = |id: &str| !diagram.elements.iter().any(|e| e.id == id);
                 if !missing(&flow.source) && !missing(&flow.target) {
+                    whole = false;
                     continue;
                 }
             }
             if syn::parse_str::<Ident>(&flow.source).is_err()
                 || syn::parse_str::<Ident>(&flow.target).is_err()
             {
+                whole = false;
                 continue;
             }
             let binding = import.flows.iter().position(|b| b.id == flow.id);
@@ -308,8 +345,12 @@ impl Importer<'_> {
             let is_default = source.is_some_and(|s| s.attrs.get("default") == Some(&flow.id));
             let guard = match binding.map(|b| &import.flows[b]) {
                 Some(b) if is_default => {
-                    self.ctx.error(&b.id, format!("flow `{}` is its gateway's default flow in the diagram, taken when no condition holds, so it has no condition; remove this binding, or unmark the default in the modeler", b.id));
-                    None
+                    self.ctx.error(&b.id, format!("flow `{}` is the default flow of `{}` in the diagram, taken when no other condition holds, so it has no condition of its own; remove this binding, or unmark the default in the modeler", b.id, flow.source));
+                    // Still the default, as the file says: the gateway's checks
+                    // see the diagram's rule, not a missing condition.
+                    Some(Guard::Else {
+                        keyword: syn::Token![else](self.span),
+                    })
                 }
                 Some(b) => Some(Guard::When {
                     keyword: b.when.clone(),
@@ -318,12 +359,19 @@ impl Importer<'_> {
                 None if is_default => Some(Guard::Else {
                     keyword: syn::Token![else](self.span),
                 }),
-                None => {
-                    if let Some(text) = &flow.condition {
-                        self.error(&flow.id, format!("flow `{}` has a condition in the diagram (`{text}`); thresh runs conditions written in Rust — bind it: `flow {} when |data| ...;`", flow.id, flow.id));
+                None => match &flow.condition {
+                    Some(text) => {
+                        self.error(&flow.id, format!("flow `{}` has a condition in the diagram (`{text}`), which thresh does not run: conditions are Rust — bind it: `flow {} when |data| ...;`", flow.id, flow.id));
+                        // A stand-in, so the gateway's checks do not report the
+                        // condition missing a second time.
+                        Some(Guard::When {
+                            keyword: self.ident("when"),
+                            condition: syn::parse2(self.respan(quote!(|_| false)))
+                                .expect("a closure"),
+                        })
                     }
-                    None
-                }
+                    None => None,
+                },
             };
             out.flows.push(FlowAst {
                 groups: vec![
@@ -357,6 +405,7 @@ impl Importer<'_> {
             let hint = suggest::hint(&text, flow_ids());
             self.ctx.error(id, format!("the diagram `{}` has no sequence flow `{text}`; {hint}a flow binding names a flow by its id in the file", import.path.value()));
         }
+        whole
     }
 
     /// The declaration of element `e` as `keyword`, with its binding.
@@ -366,16 +415,24 @@ impl Importer<'_> {
         keyword: &'static str,
         binding: Option<&NodeAst>,
     ) -> Option<NodeAst> {
+        let mut binding = binding;
         if let Some(b) = binding {
             if b.keyword != keyword {
-                let shown = if keyword == "task" {
-                    format!("task {} = handler", e.id)
-                } else {
-                    format!("{keyword} {}", e.id)
+                let shown = match keyword {
+                    "task" => format!("`task {} = handler;`", e.id),
+                    "user" => format!(
+                        "`user {}` (a user task needs no binding: leave it out)",
+                        e.id
+                    ),
+                    _ => format!("`{keyword} {} ...;`", e.id),
                 };
-                self.ctx.error(&b.keyword, format!("`{}` is a `bpmn:{}` in the diagram, which is a `{keyword}`; bind it as `{shown} ...;`", e.id, e.tag));
-                return None;
+                self.ctx.error(&b.keyword, format!("`{}` is a `bpmn:{}` in the diagram, which thresh runs as `{keyword}`, not `{}`; bind it as {shown}, or change the element's type in the modeler", e.id, e.tag, b.keyword));
+                // The element as the file has it, without the binding: the graph
+                // stays whole.
+                binding = None;
             }
+        }
+        if let Some(b) = binding {
             if let Some(on) = &b.attached {
                 self.ctx.error(on, format!("the diagram attaches `{}` to its activity (`attachedToRef`); leave `on ...` out of the binding", e.id));
             }
@@ -489,7 +546,12 @@ impl Importer<'_> {
                             || "no time".to_string(),
                             |(el, t)| format!("`{el}` `{t}`"),
                         );
-                        self.error(&e.id, format!("timer `{}` has {shown}, which is not an ISO 8601 duration (`PT1H30M`), cycle (`R3/PT20S`) or UTC date (`2030-01-01T00:00:00Z`); fix it in the modeler, or bind it: `{keyword} {}: timer(Duration::from_secs(30));`", e.id, e.id));
+                        let example = match text.as_ref().map(|(el, _)| el.as_str()) {
+                            Some("timeCycle") => "every = Duration::from_secs(3600), times = 3",
+                            Some("timeDate") => "at = deadline",
+                            _ => "Duration::from_secs(30)",
+                        };
+                        self.error(&e.id, format!("timer `{}` has {shown}, which is not an ISO 8601 duration (`PT1H30M`), cycle (`R3/PT20S`) or UTC date (`2030-01-01T00:00:00Z`); fix it in the modeler, or bind the timer in Rust: `{keyword} {}: timer({example});`", e.id, e.id));
                         None
                     }
                 }
@@ -567,7 +629,7 @@ impl Importer<'_> {
         };
         if let (Some(f), Some(b)) = (first_string(file), first_string(bound)) {
             if f.value() != b.value() {
-                self.ctx.error(&b, format!("the diagram names the {} of `{}` `{}`; write the same name here, or rename it in the modeler", file.name, e.id, f.value()));
+                self.ctx.error(&b, format!("the diagram names the {} of `{}` `{}`, not `{}`; write `{}(\"{}\", ...)` here, or rename the {} in the modeler", file.name, e.id, f.value(), b.value(), file.name, f.value(), file.name));
             }
         }
     }
