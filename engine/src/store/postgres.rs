@@ -496,16 +496,28 @@ impl Store for PostgresStore {
         process: Option<&str>,
         status: Option<Status>,
     ) -> Result<Vec<InstanceRecord>, StoreError> {
-        // NULL means any: one statement for the four combinations.
+        macro_rules! select {
+            ($filter:literal) => {
+                concat!(
+                    "SELECT id, process, fingerprint, status, key, seq, state::text,
+                            outcome::text, updated_ms
+                     FROM instances ",
+                    $filter,
+                    " ORDER BY id"
+                )
+            };
+        }
+        // One statement per filter, so each gets a plan that fits it (the status index
+        // for running() at recovery).
         let status = status.map(Status::as_str);
-        self.query_instances(
-            "SELECT id, process, fingerprint, status, key, seq, state::text, outcome::text,
-                    updated_ms
-             FROM instances
-             WHERE ($1::text IS NULL OR process = $1) AND ($2::text IS NULL OR status = $2)
-             ORDER BY id",
-            &[&process, &status],
-        )
+        match (process, status) {
+            (None, None) => self.query_instances(select!(""), &[]),
+            (Some(p), None) => self.query_instances(select!("WHERE process = $1"), &[&p]),
+            (None, Some(s)) => self.query_instances(select!("WHERE status = $1"), &[&s]),
+            (Some(p), Some(s)) => {
+                self.query_instances(select!("WHERE status = $2 AND process = $1"), &[&p, &s])
+            }
+        }
     }
 
     fn messages(&self) -> Result<Vec<MessageRecord>, StoreError> {
