@@ -280,3 +280,26 @@ fn calls_from_a_plain_thread_spawn_blocking_and_async_workers() {
         drop(s);
     });
 }
+
+#[test]
+fn engines_connecting_at_once_create_the_store_once() {
+    let schema = TestSchema::new();
+    let stores: Vec<PostgresStore> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..4).map(|_| scope.spawn(|| schema.connect())).collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().unwrap().unwrap())
+            .collect()
+    });
+    stores[0].apply(&[Write::Put(rec(1, 0, "{}"))]).unwrap();
+    for store in &stores {
+        assert_eq!(store.instance(1).unwrap(), Some(rec(1, 0, "{}")));
+    }
+    let (_, meta) = schema.contents();
+    assert_eq!(
+        meta.iter()
+            .filter(|m| m.starts_with("(created_ms,"))
+            .count(),
+        1
+    );
+}
