@@ -1,5 +1,5 @@
 //! The storage layer durable engines write through (feature `durable`; the SQLite
-//! file store needs feature `sqlite`).
+//! file store needs feature `sqlite`, the PostgreSQL store feature `postgres`).
 //!
 //! The store knows nothing of an instance's types: it keeps **records** — a few
 //! columns recovery needs (ids, process name and fingerprint, status, correlation key,
@@ -11,7 +11,8 @@
 //! - [`Store`] — one synchronous trait: [`Store::apply`] runs a batch of [`Write`]s as
 //!   ONE transaction (all or nothing), and a few reads for recovery and queries.
 //!   [`MemoryStore`] is the reference semantics (and the store for tests);
-//!   `SqliteStore` (feature `sqlite`) keeps them in one SQLite file.
+//!   `SqliteStore` (feature `sqlite`) keeps them in one SQLite file,
+//!   `PostgresStore` (feature `postgres`) in one schema of a PostgreSQL database.
 //! - [`Writer`] — one per store: a dedicated thread that takes everything queued,
 //!   coalesces the checkpoints of one instance, applies it as one transaction (group
 //!   commit) and resolves each submitter's [`Receipt`] once its writes are durable.
@@ -36,6 +37,8 @@
 //! - Reads return records ordered by id.
 
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod writer;
@@ -50,6 +53,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresStore, DEFAULT_SCHEMA, PG_SCHEMA_VERSION};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore, SCHEMA_VERSION};
 pub use writer::{Receipt, Writer, WriterConfig, WriterStats};
@@ -281,9 +286,11 @@ pub trait Store: Send + Sync {
 #[derive(Clone, Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// The file is not a SQLite database, or is one that is not a thresh store.
+    /// The file is not a SQLite database, or is one that is not a thresh store (for
+    /// PostgreSQL: the schema has tables, and no thresh `meta`).
     #[error(
-        "{} is not a thresh store (not a SQLite database, or one another program made); \
+        "{} is not a thresh store (not a SQLite database, or a database or schema \
+         another program made); \
          it was left untouched: open a new path, or the store you meant",
         .path.display()
     )]
@@ -357,6 +364,22 @@ pub enum StoreError {
         /// The error.
         #[source]
         source: Arc<rusqlite::Error>,
+    },
+    /// Any PostgreSQL error (connecting, a lost connection, a failed statement).
+    #[cfg(feature = "postgres")]
+    #[error(
+        "PostgreSQL failed on {} while {doing}: {source}; check that the server runs and \
+         the URL (host, port, user, database) is right",
+        .path.display()
+    )]
+    Postgres {
+        /// Where: `postgres://user@host:port/database schema NAME` (no password).
+        path: PathBuf,
+        /// What the store was doing.
+        doing: &'static str,
+        /// The error.
+        #[source]
+        source: Arc<::postgres::Error>,
     },
     /// A write that no store accepts (not JSON, an id beyond `i64`, ...).
     #[error("invalid {kind} write: {reason}; nothing of its batch was stored")]

@@ -1,5 +1,6 @@
 //! The store's tests: one conformance suite run against every store, the writer, and
-//! (feature `sqlite`) the file store's open errors, locking and crash safety.
+//! (feature `sqlite`) the file store's open errors, locking and crash safety, and
+//! (feature `postgres`) the PostgreSQL store's (against `THRESH_POSTGRES_URL`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -388,6 +389,21 @@ macro_rules! conformance {
                     drop(store);
                     let store = super::SqliteStore::open(dir.file()).unwrap();
                     assert_eq!(super::snapshot(&store), before);
+                }
+            )*
+        }
+        #[cfg(feature = "postgres")]
+        mod postgres_store {
+            $(
+                #[test]
+                fn $name() {
+                    let schema = super::postgres::TestSchema::new();
+                    let store = schema.connect().unwrap();
+                    super::$name(&store);
+                    // And everything is still there after reconnecting.
+                    let before = super::snapshot(&store);
+                    drop(store);
+                    assert_eq!(super::snapshot(&schema.connect().unwrap()), before);
                 }
             )*
         }
@@ -805,3 +821,6 @@ async fn four_submitters_in_order_as_recorded() {
 
 #[cfg(feature = "sqlite")]
 mod sqlite;
+
+#[cfg(feature = "postgres")]
+mod postgres;
