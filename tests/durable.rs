@@ -696,6 +696,40 @@ async fn scopes_event_gates_or_joins_and_event_sub_processes_survive_a_restart()
     assert!(store.messages().expect("read").is_empty());
 }
 
+/// A stored instance can be drawn from the store alone — what an operator looks at
+/// when an order is stuck — also by an engine that does not run it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_instance_is_drawn_where_its_token_waits() {
+    let store = Arc::new(MemoryStore::new());
+    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let handle = engine
+        .start(&APPROVAL, Order::default())
+        .await
+        .expect("stored");
+    let id = handle.id();
+    until_open(&handle, "approve").await;
+    engine.shutdown(HANG).await.expect("shutdown");
+
+    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    let svg = engine
+        .picture(&APPROVAL, id)
+        .await
+        .expect("read")
+        .expect("stored");
+    assert!(svg.starts_with("<svg"), "{svg}");
+    assert_eq!(
+        svg.matches("class=\"waiting\"").count(),
+        1,
+        "one waiting token: {svg}"
+    );
+    assert!(engine
+        .picture(&APPROVAL, thresh::InstanceId(999))
+        .await
+        .expect("read")
+        .is_none());
+    engine.shutdown(HANG).await.expect("shutdown");
+}
+
 // ----- a SQLite file, and a real SIGKILL --------------------------------------------
 
 fn temp_store(name: &str) -> std::path::PathBuf {

@@ -505,6 +505,44 @@ impl DurableEngine {
         Ok(())
     }
 
+    /// A stored instance of `process` drawn on its process (SVG), from what the
+    /// store holds — also of an instance no engine runs now: where its tokens are
+    /// (waiting for an event, at a join, in a task or sub-process). `None` if no such
+    /// instance is stored, or it was stored under another model. A resumed
+    /// instance's passed nodes are not counted (its history is not stored).
+    pub async fn picture<D>(
+        &self,
+        process: &'static Process<D>,
+        id: InstanceId,
+    ) -> Result<Option<String>, DurableError> {
+        let store = self.inner.store.clone();
+        let record = tokio::task::spawn_blocking(move || store.instance(id.0))
+            .await
+            .map_err(|_| DurableError::NoRuntime)??;
+        let Some(record) = record else {
+            return Ok(None);
+        };
+        if record.process != process.name || record.fingerprint != process.fingerprint {
+            return Ok(None);
+        }
+        let mut history = crate::instance::History::default();
+        if let Ok(Checkpoint::Running(snapshot)) = serde_json::from_str(&record.state) {
+            if record.status == Status::Running {
+                for track in &snapshot.tracks {
+                    let Some(node) = process.node(&track.at) else {
+                        continue;
+                    };
+                    history.push(
+                        crate::instance::TrackId(track.id),
+                        node.id,
+                        track.state.happening(),
+                    );
+                }
+            }
+        }
+        Ok(Some(process.to_svg_with(&history)))
+    }
+
     /// Stop every instance — durable ones stay stored as running, to resume at the
     /// next start — and write what is queued. At most `deadline` for the instances.
     pub async fn shutdown(&self, deadline: Duration) -> Result<(), ShutdownError> {

@@ -98,6 +98,18 @@ pub(crate) enum TrackStateRecord {
     InScope,
 }
 
+impl TrackStateRecord {
+    /// What a history would last say of a track in this state (for a picture).
+    pub fn happening(self) -> crate::instance::Happening {
+        use crate::instance::Happening;
+        match self {
+            TrackStateRecord::Parked => Happening::Parked,
+            TrackStateRecord::AtJoin => Happening::Waiting,
+            TrackStateRecord::Working | TrackStateRecord::InScope => Happening::TaskStarted,
+        }
+    }
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct JoinRecord {
     pub node: String,
