@@ -25,7 +25,7 @@ pub enum Outcome<D> {
     /// The instance was cancelled through its handle or by an engine shutdown; the
     /// data as committed then.
     Cancelled(D),
-    /// The instance failed; the data as committed then is on [`InstanceHandle::data`].
+    /// The instance failed; the data as committed then is on [`InstanceHandle::data`](crate::InstanceHandle::data).
     Failed(InstanceError),
 }
 

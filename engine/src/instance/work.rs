@@ -3,7 +3,7 @@
 
 use super::state::ids::TrackId;
 
-/// A user task waiting for completion from outside ([`InstanceHandle::complete`]).
+/// A user task waiting for completion from outside ([`InstanceHandle::complete`](crate::InstanceHandle::complete)).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenWork {
     /// The user task.

@@ -7,7 +7,7 @@
 //!   where its tokens wait, its open work — instead of hanging; the `expect_*`
 //!   forms fail the test with it. They never move tokio's paused clock: the test
 //!   does, with [`advance`] and [`advance_to_next_timer`].
-//! - **Assertions that read as the model**: [`AssertHistory`] on a [`History`],
+//! - **Assertions that read as the model**: [`AssertHistory`] on a [`History`](crate::History),
 //!   [`Observed`] (from [`observe`]) on an instance — passed (in order, in any
 //!   order), not passed, waits at, ended at, outcome, data. A failure prints the
 //!   path the instance really took.
