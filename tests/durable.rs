@@ -730,6 +730,37 @@ async fn a_stored_instance_is_drawn_where_its_token_waits() {
     engine.shutdown(HANG).await.expect("shutdown");
 }
 
+/// With `keep_history`, a resumed instance's history goes on from before the restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_history_goes_on_after_a_restart() {
+    let store = Arc::new(MemoryStore::new());
+    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    engine.keep_history(true);
+    let handle = engine
+        .start(&APPROVAL, Order::default())
+        .await
+        .expect("stored");
+    let id = handle.id();
+    until_open(&handle, "approve").await;
+    engine.shutdown(HANG).await.expect("shutdown");
+
+    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    engine.keep_history(true);
+    engine.register(&APPROVAL).expect("register");
+    engine.resume().await.expect("resume");
+    let handle = engine.handle(&APPROVAL, id).expect("resumed");
+    until_open(&handle, "approve").await;
+    handle
+        .complete("approve", |o: &mut Order| o.approved = true)
+        .await
+        .expect("completed");
+    outcome(&handle).await;
+    let history = handle.history().await;
+    assert_eq!(history.completed_tasks(), ["check", "approve", "ship"]);
+    assert_eq!(history.steps()[0].what, thresh::Happening::Started);
+    engine.shutdown(HANG).await.expect("shutdown");
+}
+
 // ----- a SQLite file, and a real SIGKILL --------------------------------------------
 
 fn temp_store(name: &str) -> std::path::PathBuf {

@@ -71,6 +71,8 @@ struct Inner {
     next_message: AtomicU64,
     /// How long a published message waits in the store for its catch.
     message_ttl: Duration,
+    /// Whether checkpoints carry the instances' histories.
+    keep_history: std::sync::atomic::AtomicBool,
 }
 
 /// Reads a stored message's JSON payload back into the type it was published with.
@@ -194,8 +196,18 @@ impl DurableEngine {
                 payloads: Mutex::new(HashMap::new()),
                 next_message: AtomicU64::new(next.message),
                 message_ttl,
+                keep_history: std::sync::atomic::AtomicBool::new(false),
             }),
         })
+    }
+
+    /// Store each instance's history with its checkpoints (off by default), so a
+    /// resumed instance's history goes on from where it was instead of starting
+    /// empty. What it costs: every checkpoint then writes the whole history so far —
+    /// the store grows with the steps an instance has taken, and an instance that
+    /// loops for ever should not keep it.
+    pub fn keep_history(&self, keep: bool) {
+        self.inner.keep_history.store(keep, Ordering::Relaxed);
     }
 
     /// The engine underneath: publish messages, broadcast signals, count instances.
@@ -279,7 +291,8 @@ impl DurableEngine {
             .inner
             .admit()
             .ok_or(DurableError::ShuttingDown)?;
-        let durable = Durable::new(self.inner.writer.clone(), codec, id, 1, None);
+        let mut durable = Durable::new(self.inner.writer.clone(), codec, id, 1, None);
+        durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
         Ok(self.engine.inner.spawn_durable(
             admitted,
             &runtime,
@@ -589,13 +602,14 @@ impl DurableEngine {
             .inner
             .admit()
             .ok_or_else(|| SkipReason::Unreadable("the engine is shutting down".to_string()))?;
-        let durable = Durable::new(
+        let mut durable = Durable::new(
             self.inner.writer.clone(),
             codec,
             record.id,
             record.seq,
             record.key,
         );
+        durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
         Ok(self
             .engine
             .inner

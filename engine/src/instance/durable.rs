@@ -40,6 +40,8 @@ pub(crate) struct Durable<D> {
     /// Answers to user-task completions, sent once the checkpoint that records
     /// their effect is stored.
     pub acks: Vec<oneshot::Sender<Result<(), WorkError>>>,
+    /// Whether its checkpoints carry the history.
+    pub keep_history: bool,
     /// Stored messages this instance took (consumed, or dropped on a correlation
     /// mismatch): removed from the store with the next checkpoint.
     pub taken: Vec<Write>,
@@ -57,6 +59,7 @@ impl<D> Durable<D> {
             suspended: false,
             acks: Vec::new(),
             taken: Vec::new(),
+            keep_history: false,
         }
     }
 }
@@ -88,7 +91,7 @@ impl<D: ProcessData> Instance<D> {
         let Some(durable) = &self.durable else {
             return;
         };
-        let snapshot = match self.snapshot(durable.codec.encode) {
+        let snapshot = match self.snapshot(durable.codec.encode, durable.keep_history) {
             Ok(snapshot) => snapshot,
             Err(message) => return self.fail(InstanceError::Checkpoint { message }),
         };

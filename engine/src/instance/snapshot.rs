@@ -71,6 +71,118 @@ pub(crate) struct Snapshot {
     pub joins: Vec<JoinRecord>,
     pub scopes: ScopesRecord,
     pub armed: Vec<ArmedRecord>,
+    /// The history so far, when the engine keeps it (`DurableEngine::keep_history`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<Vec<StepRecord>>,
+}
+
+/// One history step as stored: nodes and fields by name.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct StepRecord {
+    pub track: u32,
+    pub node: String,
+    pub what: HappeningRecord,
+}
+
+/// [`Happening`](crate::instance::Happening) with owned names.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum HappeningRecord {
+    Started,
+    Spawned { from: u32 },
+    TaskStarted,
+    Completed { changed: Vec<String> },
+    Failed { message: String },
+    Routed { to: Vec<String> },
+    Waiting,
+    Parked,
+    Caught { changed: Vec<String> },
+    Interrupted { by: String },
+    ErrorThrown { code: String },
+    Escalated { code: String },
+    Thrown { catchers: usize },
+    Fired,
+    Merged,
+    Consumed,
+    Ended,
+    Terminated,
+    Cancelled,
+}
+
+impl HappeningRecord {
+    fn of(what: &crate::instance::Happening) -> Self {
+        use crate::instance::Happening as H;
+        let names = |v: &[&'static str]| v.iter().map(|s| s.to_string()).collect();
+        match what {
+            H::Started => Self::Started,
+            H::Spawned { from } => Self::Spawned { from: from.0 },
+            H::TaskStarted => Self::TaskStarted,
+            H::Completed { changed } => Self::Completed {
+                changed: names(changed),
+            },
+            H::Failed { message } => Self::Failed {
+                message: message.clone(),
+            },
+            H::Routed { to } => Self::Routed { to: names(to) },
+            H::Waiting => Self::Waiting,
+            H::Parked => Self::Parked,
+            H::Caught { changed } => Self::Caught {
+                changed: names(changed),
+            },
+            H::Interrupted { by } => Self::Interrupted { by: by.to_string() },
+            H::ErrorThrown { code } => Self::ErrorThrown { code: code.clone() },
+            H::Escalated { code } => Self::Escalated { code: code.clone() },
+            H::Thrown { catchers } => Self::Thrown {
+                catchers: *catchers,
+            },
+            H::Fired => Self::Fired,
+            H::Merged => Self::Merged,
+            H::Consumed => Self::Consumed,
+            H::Ended => Self::Ended,
+            H::Terminated => Self::Terminated,
+            H::Cancelled => Self::Cancelled,
+        }
+    }
+
+    /// Back into a happening, its names resolved to the process's nodes (`node`) and
+    /// the data's fields (`field`); `None` if a name is unknown.
+    fn happening(
+        self,
+        node: &impl Fn(&str) -> Option<&'static str>,
+        field: &impl Fn(&str) -> Option<&'static str>,
+    ) -> Option<crate::instance::Happening> {
+        use crate::instance::Happening as H;
+        let fields = |v: Vec<String>| v.iter().map(|f| field(f)).collect::<Option<Vec<_>>>();
+        Some(match self {
+            Self::Started => H::Started,
+            Self::Spawned { from } => H::Spawned {
+                from: TrackId(from),
+            },
+            Self::TaskStarted => H::TaskStarted,
+            Self::Completed { changed } => H::Completed {
+                changed: fields(changed)?,
+            },
+            Self::Failed { message } => H::Failed { message },
+            Self::Routed { to } => H::Routed {
+                to: to.iter().map(|n| node(n)).collect::<Option<Vec<_>>>()?,
+            },
+            Self::Waiting => H::Waiting,
+            Self::Parked => H::Parked,
+            Self::Caught { changed } => H::Caught {
+                changed: fields(changed)?,
+            },
+            Self::Interrupted { by } => H::Interrupted { by: node(&by)? },
+            Self::ErrorThrown { code } => H::ErrorThrown { code },
+            Self::Escalated { code } => H::Escalated { code },
+            Self::Thrown { catchers } => H::Thrown { catchers },
+            Self::Fired => H::Fired,
+            Self::Merged => H::Merged,
+            Self::Consumed => H::Consumed,
+            Self::Ended => H::Ended,
+            Self::Terminated => H::Terminated,
+            Self::Cancelled => H::Cancelled,
+        })
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -236,6 +348,7 @@ impl<D: ProcessData> Instance<D> {
     pub(crate) fn snapshot(
         &self,
         encode: fn(&D) -> Result<serde_json::Value, String>,
+        with_history: bool,
     ) -> Result<Snapshot, String> {
         let id = |n: NodeIdx| self.process.nodes[n].id.to_string();
         let tracks = self
@@ -311,12 +424,24 @@ impl<D: ProcessData> Instance<D> {
                     .collect(),
             })
             .collect();
+        let history = with_history.then(|| {
+            self.history
+                .steps()
+                .iter()
+                .map(|step| StepRecord {
+                    track: step.track.0,
+                    node: step.node.to_string(),
+                    what: HappeningRecord::of(&step.what),
+                })
+                .collect()
+        });
         Ok(Snapshot {
             data: encode(&self.data)?,
             tracks,
             joins,
             scopes,
             armed,
+            history,
         })
     }
 
@@ -341,6 +466,20 @@ impl<D: ProcessData> Instance<D> {
                 .ok_or_else(|| RestoreError::UnknownNode(id.to_string()))
         };
         self.data = std::sync::Arc::new(decode(snapshot.data).map_err(RestoreError::Data)?);
+        if let Some(steps) = snapshot.history {
+            let node_id = |id: &str| index.get(id).map(|&i| process.nodes[i].id);
+            let field = |f: &str| D::FIELDS.iter().copied().find(|known| *known == f);
+            for step in steps {
+                let at = node_id(&step.node).ok_or(RestoreError::UnknownNode(step.node))?;
+                let what =
+                    step.what
+                        .happening(&node_id, &field)
+                        .ok_or(RestoreError::Inconsistent(
+                            "a history step names an unknown node or field",
+                        ))?;
+                self.history.push(TrackId(step.track), at, what);
+            }
+        }
         let mut rerun = Vec::new();
         for t in snapshot.tracks {
             let at = node(&t.at)?;
