@@ -45,6 +45,22 @@ impl Engine {
         process: &'static Process<D>,
         data: D,
     ) -> Result<Deployment<D>, DeployError> {
+        self.deploy_with(
+            process,
+            data,
+            #[cfg(feature = "durable")]
+            None,
+        )
+    }
+
+    /// Deploy `process`; with `durable`, the instances its start events start are
+    /// durable ones.
+    pub(super) fn deploy_with<D: ProcessData>(
+        &self,
+        process: &'static Process<D>,
+        data: D,
+        #[cfg(feature = "durable")] durable: Option<DurableStarts<D>>,
+    ) -> Result<Deployment<D>, DeployError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| DeployError::NoRuntime)?;
         let entries = entry_points(process);
         if entries.is_empty() {
@@ -61,6 +77,8 @@ impl Engine {
             data,
             running: Mutex::new(HashMap::new()),
             started: started_tx,
+            #[cfg(feature = "durable")]
+            durable,
         });
         let mut subs = Vec::new();
         for (start, trigger, also) in entries {
@@ -177,6 +195,17 @@ struct DeployTarget<D: ProcessData> {
     data: D,
     running: Mutex<HashMap<String, InstanceHandle<D>>>,
     started: mpsc::UnboundedSender<InstanceHandle<D>>,
+    /// Set by a durable engine: the instances started are stored.
+    #[cfg(feature = "durable")]
+    durable: Option<DurableStarts<D>>,
+}
+
+/// How a durable engine's deployment stores the instances it starts.
+#[cfg(feature = "durable")]
+pub(crate) struct DurableStarts<D> {
+    pub writer: crate::store::Writer,
+    pub codec: crate::instance::snapshot::Codec<D>,
+    pub keep_history: bool,
 }
 
 impl<D: ProcessData> DeployTarget<D> {
@@ -186,6 +215,10 @@ impl<D: ProcessData> DeployTarget<D> {
         start: NodeIdx,
         payload: Payload,
         also: Vec<NodeIdx>,
+        #[cfg_attr(not(feature = "durable"), allow(unused_variables))] (key, stored): (
+            Option<&str>,
+            Option<u64>,
+        ),
     ) -> Option<InstanceHandle<D>> {
         let engine = self.engine.upgrade()?;
         // Admitted before the data is cloned: a shutdown that begins meanwhile waits
@@ -197,6 +230,35 @@ impl<D: ProcessData> DeployTarget<D> {
             also,
         };
         let data = self.data.clone();
+        #[cfg(feature = "durable")]
+        if let Some(durable) = &self.durable {
+            // Stored by its first checkpoint, which also consumes the message that
+            // started it: a restart either finds the instance or the message, never
+            // both.
+            let id = engine.next_id().0;
+            let mut stored_as = crate::instance::durable::Durable::new(
+                durable.writer.clone(),
+                durable.codec,
+                id,
+                0,
+                key.map(str::to_string),
+            );
+            stored_as.keep_history = durable.keep_history;
+            if let Some(message) = stored {
+                stored_as
+                    .taken
+                    .push(crate::store::Write::Consume { message });
+            }
+            let handle = engine.spawn_durable(
+                admitted,
+                &self.runtime,
+                self.process,
+                (data, entry),
+                stored_as,
+            );
+            let _ = self.started.send(handle.clone());
+            return Some(handle);
+        }
         let handle = engine.spawn(admitted, &self.runtime, self.process, data, entry);
         let _ = self.started.send(handle.clone());
         Some(handle)
@@ -221,7 +283,7 @@ impl<D: ProcessData> Starter for StartOn<D> {
         running.get(key).is_some_and(|h| !h.is_finished())
     }
 
-    fn offer_message(&self, key: &str, payload: Payload) -> Offer {
+    fn offer_message(&self, key: &str, payload: Payload, stored: Option<u64>) -> Offer {
         let mut running = self
             .target
             .running
@@ -230,7 +292,10 @@ impl<D: ProcessData> Starter for StartOn<D> {
         if running.get(key).is_some_and(|h| !h.is_finished()) {
             return Offer::KeyRunning; // the running instance gets it, when it waits
         }
-        match self.target.start(self.start, payload, self.also.clone()) {
+        match self
+            .target
+            .start(self.start, payload, self.also.clone(), (Some(key), stored))
+        {
             Some(handle) => {
                 running.retain(|_, h| !h.is_finished());
                 running.insert(key.to_string(), handle);
@@ -241,7 +306,10 @@ impl<D: ProcessData> Starter for StartOn<D> {
     }
 
     fn offer_signal(&self, payload: Payload) -> Offer {
-        match self.target.start(self.start, payload, self.also.clone()) {
+        match self
+            .target
+            .start(self.start, payload, self.also.clone(), (None, None))
+        {
             Some(_) => Offer::Started,
             None => Offer::Closed,
         }
@@ -299,7 +367,7 @@ async fn timer_starts<D: ProcessData>(
         fired += 1;
         if starter
             .target
-            .start(starter.start, Arc::new(()), Vec::new())
+            .start(starter.start, Arc::new(()), Vec::new(), (None, None))
             .is_none()
         {
             return;

@@ -115,6 +115,9 @@ pub enum DurableError {
     /// The engine is shutting down: no instance starts.
     #[error("the engine is shutting down: no instance starts")]
     ShuttingDown,
+    /// The process cannot be deployed.
+    #[error(transparent)]
+    Deploy(super::DeployError),
     /// Called outside a tokio runtime.
     #[error("no tokio runtime: use the durable engine from within a tokio runtime")]
     NoRuntime,
@@ -302,6 +305,32 @@ impl DurableEngine {
         ))
     }
 
+    /// Deploy `process` (registering it): its start events start durable instances —
+    /// each stored by its first checkpoint, which also consumes the durably published
+    /// message that started it. Deploy again after a restart (deployments are code:
+    /// they are not stored).
+    pub fn deploy<D>(
+        &self,
+        process: &'static Process<D>,
+        data: D,
+    ) -> Result<super::Deployment<D>, DurableError>
+    where
+        D: ProcessData + Serialize + DeserializeOwned,
+    {
+        self.register(process)?;
+        let durable = super::DurableStarts {
+            writer: self.inner.writer.clone(),
+            codec: Codec::<D>::json(),
+            keep_history: self.inner.keep_history.load(Ordering::Relaxed),
+        };
+        self.engine
+            .deploy_with(process, data, Some(durable))
+            .map_err(|e| match e {
+                super::DeployError::NoRuntime => DurableError::NoRuntime,
+                other => DurableError::Deploy(other),
+            })
+    }
+
     /// Resume every stored running instance of a registered process.
     pub async fn resume(&self) -> Result<ResumeReport, DurableError> {
         let store = self.inner.store.clone();
@@ -396,12 +425,9 @@ impl DurableEngine {
                 .inner
                 .hub
                 .publish_stored(name, key, Arc::new(payload), Some(id));
-        if matches!(
-            published,
-            Published::Started | Published::Dropped | Published::ShutDown
-        ) {
-            // It started a deployed (in-memory) instance, or no instance will take
-            // it: it leaves the store.
+        if matches!(published, Published::Dropped | Published::ShutDown) {
+            // No instance will take it: it leaves the store. (One it started is
+            // consumed by that instance's first checkpoint.)
             self.inner.writer.send(vec![Write::DropMessage { id }]);
         }
         Ok(published)

@@ -13,6 +13,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::{task_tracker::TaskTrackerToken, TaskTracker};
 
+#[cfg(feature = "durable")]
+pub(crate) use deploy::DurableStarts;
 use deploy::Registration;
 pub use deploy::{DeployError, Deployment, DeploymentId};
 

@@ -49,7 +49,9 @@ pub(crate) trait Starter: Send + Sync {
     /// A message with `key` came: start an instance, or decline because an
     /// instance with that correlation key is running (the message then waits in the
     /// buffer for it) or because the engine is shutting down.
-    fn offer_message(&self, key: &str, payload: Payload) -> Offer;
+    /// `stored`: the id of the message's stored copy (a durable engine published it),
+    /// for the started instance to consume.
+    fn offer_message(&self, key: &str, payload: Payload, stored: Option<u64>) -> Offer;
     /// A signal came: start an instance, or decline because the engine is shutting
     /// down.
     fn offer_signal(&self, payload: Payload) -> Offer;
@@ -370,7 +372,7 @@ impl Hub {
                 // waits for that instance's catch.
                 if !starters.iter().any(|s| s.runs(key)) {
                     for starter in &starters {
-                        match starter.offer_message(key, payload.clone()) {
+                        match starter.offer_message(key, payload.clone(), stored) {
                             Offer::Started => {
                                 self.delivered.fetch_add(1, Ordering::Relaxed);
                                 return Published::Started;

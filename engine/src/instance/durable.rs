@@ -176,8 +176,30 @@ impl<D: ProcessData> Instance<D> {
         let data = (durable.codec.encode)(&self.data).unwrap_or(serde_json::Value::Null);
         let outcome = json!({ "outcome": kind, "error": error, "data": data });
         let mut writes = std::mem::take(&mut durable.taken);
+        if durable.seq == 0 {
+            // Started by a deployment and ended in its first step: never stored yet.
+            let born = Checkpoint::Born { data: data.clone() };
+            let state = serde_json::to_string(&born).unwrap_or_else(|_| "{}".to_string());
+            durable.seq = 1;
+            writes.insert(
+                0,
+                Write::Put(InstanceRecord {
+                    id: durable.id,
+                    process: self.process.name.to_string(),
+                    fingerprint: self.process.fingerprint,
+                    status: Status::Running,
+                    key: durable.key.clone(),
+                    seq: 1,
+                    state,
+                    outcome: None,
+                    updated_ms: now_ms(),
+                }),
+            );
+        }
+        // After the record's first put, if this writes it.
+        let at = usize::from(matches!(writes.first(), Some(Write::Put(_))));
         writes.insert(
-            0,
+            at,
             Write::End {
                 id: durable.id,
                 status,
