@@ -20,7 +20,9 @@
 //! `adHocSubProcess`, a none intermediate throw, loops and multi-instance markers,
 //! events with several definitions or a definition thresh has no event for.
 
+mod element;
 mod read;
+mod spec;
 mod timer;
 
 use std::collections::HashMap;
@@ -31,9 +33,10 @@ use quote::quote;
 use syn::Ident;
 
 use crate::ctx::{Ctx, Origin};
-use crate::parse::{FlowAst, Guard, ImportAst, NodeAst, ProcessAst, Spec};
+use crate::parse::{FlowAst, Guard, ImportAst, ProcessAst, Spec};
 use crate::suggest;
-use read::{Def, Diagram, Element, Unreadable};
+use element::keyword;
+use read::{Diagram, Unreadable};
 
 /// What [`build`] made of the diagram.
 pub struct Built {
@@ -174,52 +177,6 @@ struct Importer<'a> {
     span: Span,
     diagram: &'a Diagram,
     import: &'a ImportAst,
-}
-
-/// What thresh makes of a BPMN element, or why it does not run it.
-fn keyword(e: &Element) -> Result<&'static str, String> {
-    if let Some(looped) = &e.looped {
-        return Err(format!("`{}` is marked to repeat (`{looped}`), which thresh does not run; draw the repetition as a loop of flows through a gateway", e.id));
-    }
-    let events = [
-        "startEvent",
-        "endEvent",
-        "intermediateCatchEvent",
-        "intermediateThrowEvent",
-        "boundaryEvent",
-    ];
-    if events.contains(&e.tag.as_str()) {
-        if e.defs.len() > 1 {
-            return Err(format!("`{}` has {} event definitions (a multiple event), which thresh does not run; give it one", e.id, e.defs.len()));
-        }
-        if let Some(Def::Other(other)) = e.defs.first() {
-            return Err(format!("`{}` has a `{other}`, which thresh does not run; thresh's events are message, signal, timer, conditional, link, error, escalation and terminate", e.id));
-        }
-    }
-    Ok(match e.tag.as_str() {
-        "startEvent" => "start",
-        "endEvent" => "end",
-        "intermediateCatchEvent" => "catch",
-        "intermediateThrowEvent" if e.defs.is_empty() => {
-            return Err(format!("`{}` is an intermediate throw event with no definition, which does nothing thresh runs; remove it, or give it a signal, message, escalation or link", e.id))
-        }
-        "intermediateThrowEvent" => "throw",
-        "boundaryEvent" => "boundary",
-        "task" | "serviceTask" | "scriptTask" | "sendTask" | "businessRuleTask" => "task",
-        "userTask" => "user",
-        "receiveTask" => "receive",
-        "exclusiveGateway" => "exclusive",
-        "parallelGateway" => "parallel",
-        "inclusiveGateway" => "inclusive",
-        "complexGateway" => "complex",
-        "eventBasedGateway" => "event_based",
-        "subProcess" if e.attrs.get("triggeredByEvent").is_some_and(|v| v == "true") => "event_subprocess",
-        "subProcess" => "subprocess",
-        "manualTask" => return Err(format!("`{}` is a manual task, which nothing runs; make it a user task (the instance waits for the person) or a task with a handler", e.id)),
-        "callActivity" => return Err(format!("`{}` is a call activity, which thresh does not run; draw the called process as a sub-process, or start it from a task's handler", e.id)),
-        "transaction" | "adHocSubProcess" => return Err(format!("`{}` is a `{}`, which thresh does not run; make it a plain sub-process", e.id, e.tag)),
-        other => return Err(format!("`{}` is a `bpmn:{other}`, which thresh does not run", e.id)),
-    })
 }
 
 impl Importer<'_> {
@@ -406,239 +363,5 @@ impl Importer<'_> {
             self.ctx.error(id, format!("the diagram `{}` has no sequence flow `{text}`; {hint}a flow binding names a flow by its id in the file", import.path.value()));
         }
         whole
-    }
-
-    /// The declaration of element `e` as `keyword`, with its binding.
-    fn node(
-        &self,
-        e: &Element,
-        keyword: &'static str,
-        binding: Option<&NodeAst>,
-    ) -> Option<NodeAst> {
-        let mut binding = binding;
-        if let Some(b) = binding {
-            if b.keyword != keyword {
-                let shown = match keyword {
-                    "task" => format!("`task {} = handler;`", e.id),
-                    "user" => format!(
-                        "`user {}` (a user task needs no binding: leave it out)",
-                        e.id
-                    ),
-                    _ => format!("`{keyword} {} ...;`", e.id),
-                };
-                self.ctx.error(&b.keyword, format!("`{}` is a `bpmn:{}` in the diagram, which thresh runs as `{keyword}`, not `{}`; bind it as {shown}, or change the element's type in the modeler", e.id, e.tag, b.keyword));
-                // The element as the file has it, without the binding: the graph
-                // stays whole.
-                binding = None;
-            }
-        }
-        if let Some(b) = binding {
-            if let Some(on) = &b.attached {
-                self.ctx.error(on, format!("the diagram attaches `{}` to its activity (`attachedToRef`); leave `on ...` out of the binding", e.id));
-            }
-            if let Some(ni) = &b.non_interrupting {
-                self.ctx.error(ni, format!("the diagram says whether `{}` interrupts (`cancelActivity`, `isInterrupting`); leave `non_interrupting` out of the binding", e.id));
-            }
-        }
-        let mut node = NodeAst {
-            attrs: binding.map(|b| b.attrs.clone()).unwrap_or_default(),
-            keyword: self.ident(keyword),
-            id: self.ident(&e.id),
-            handler: binding.and_then(|b| b.handler.clone()),
-            spec: None,
-            more: Vec::new(),
-            attached: None,
-            non_interrupting: None,
-            scope: None,
-        };
-        let attr = |name: &str| e.attrs.get(name).map(String::as_str);
-        if keyword == "boundary" {
-            match attr("attachedToRef") {
-                Some(host) if syn::parse_str::<Ident>(host).is_ok() => {
-                    node.attached = Some(self.ident(host))
-                }
-                _ => {
-                    self.error(&e.id, format!("boundary event `{}` is attached to nothing (`attachedToRef`); attach it to an activity in the modeler", e.id));
-                    return None;
-                }
-            }
-            if attr("cancelActivity") == Some("false") {
-                node.non_interrupting = Some(self.ident("non_interrupting"));
-            }
-        }
-        if keyword == "start" && attr("isInterrupting") == Some("false") {
-            node.non_interrupting = Some(self.ident("non_interrupting"));
-        }
-        let from_file = self.file_spec(e, keyword, binding.is_some_and(|b| b.spec.is_some()))?;
-        match binding.and_then(|b| b.spec.as_ref().map(|s| (s, &b.more))) {
-            Some((spec, more)) => {
-                if let Some(file) = &from_file {
-                    self.agrees(e, file, spec);
-                }
-                node.spec = Some(clone_spec(spec));
-                node.more = more.iter().map(clone_spec).collect();
-            }
-            None => {
-                if let Some(specs) = from_file {
-                    let mut specs = specs.into_iter();
-                    node.spec = specs.next();
-                    node.more = specs.collect();
-                }
-            }
-        }
-        Some(node)
-    }
-
-    /// The specs the file gives `e` (`None`: none; an error reported: the element is
-    /// dropped). `bound`: the binding gives a spec, so what only code can say need
-    /// not be in the file.
-    fn file_spec(&self, e: &Element, keyword: &str, bound: bool) -> Option<Option<Vec<Spec>>> {
-        let attr = |name: &str| e.attrs.get(name).map(String::as_str);
-        let one = |spec: Spec| Some(Some(vec![spec]));
-        match keyword {
-            "receive" => {
-                let name = attr("messageRef");
-                return match name {
-                    Some(name) => one(self.spec("message", Some(self.string(name)))),
-                    None => Some(None),
-                };
-            }
-            "event_based" if attr("instantiate") == Some("true") => {
-                let args = (attr("eventGatewayType") == Some("Parallel"))
-                    .then(|| self.respan(quote!(parallel)));
-                return one(self.spec("instantiate", args));
-            }
-            "complex" => return self.activation(e, bound),
-            _ => {}
-        }
-        let Some(def) = e.defs.first() else {
-            return Some(None);
-        };
-        let named = |what: &str, name: &Option<String>| match name {
-            Some(n) => one(self.spec(what, Some(self.string(n)))),
-            None if bound => Some(None),
-            None => {
-                self.error(&e.id, format!("`{}` has a {what} event definition with no {what} name; give it one in the modeler, or bind it: `{keyword} {}: {what}(\"name\" ...);`", e.id, e.id));
-                None
-            }
-        };
-        match def {
-            Def::Message(name) => named("message", name),
-            Def::Signal(name) => named("signal", name),
-            Def::Link(name) => named("link", name),
-            Def::Error(code) => one(self.spec("error", code.as_ref().map(|c| self.string(c)))),
-            Def::Escalation(code) => {
-                one(self.spec("escalation", code.as_ref().map(|c| self.string(c))))
-            }
-            Def::Terminate => one(self.spec("terminate", None)),
-            Def::Conditional if bound => one(self.spec("condition", None)),
-            Def::Conditional => {
-                self.error(&e.id, format!("`{}` is a conditional event: bind its condition, `{keyword} {}: condition(|data| ..., on = [field]);`", e.id, e.id));
-                None
-            }
-            Def::Timer(text) => {
-                let args = text.as_ref().and_then(|(el, t)| timer::arguments(el, t));
-                match args.and_then(|a| a.parse::<TokenStream>().ok()) {
-                    Some(args) => one(self.spec("timer", Some(self.respan(args)))),
-                    None if bound => one(self.spec("timer", None)),
-                    None => {
-                        let shown = text.as_ref().map_or_else(
-                            || "no time".to_string(),
-                            |(el, t)| format!("`{el}` `{t}`"),
-                        );
-                        let example = match text.as_ref().map(|(el, _)| el.as_str()) {
-                            Some("timeCycle") => "every = Duration::from_secs(3600), times = 3",
-                            Some("timeDate") => "at = deadline",
-                            _ => "Duration::from_secs(30)",
-                        };
-                        self.error(&e.id, format!("timer `{}` has {shown}, which is not an ISO 8601 duration (`PT1H30M`), cycle (`R3/PT20S`) or UTC date (`2030-01-01T00:00:00Z`); fix it in the modeler, or bind the timer in Rust: `{keyword} {}: timer({example});`", e.id, e.id));
-                        None
-                    }
-                }
-            }
-            Def::Other(_) => Some(None),
-        }
-    }
-
-    /// A converging complex gateway's activation rule from the file's
-    /// `activationCondition` (thresh's own `activate(..) | ..` form, without `when`:
-    /// a condition is code, bound in Rust).
-    fn activation(&self, e: &Element, bound: bool) -> Option<Option<Vec<Spec>>> {
-        let Some(text) = &e.activation else {
-            return Some(None);
-        };
-        if bound {
-            return Some(None);
-        }
-        let hint = format!(
-            "bind the rule in Rust: `complex {}: activate(count = 2) | activate(...);`",
-            e.id
-        );
-        let parsed = text.parse::<TokenStream>().ok().and_then(|tokens| {
-            let tokens = self.respan(tokens);
-            let parser = |input: syn::parse::ParseStream| -> syn::Result<Vec<Spec>> {
-                let mut specs = vec![crate::parse::parse_spec(input)?];
-                while input.peek(syn::Token![|]) {
-                    input.parse::<syn::Token![|]>()?;
-                    specs.push(crate::parse::parse_spec(input)?);
-                }
-                Ok(specs)
-            };
-            syn::parse::Parser::parse2(parser, tokens).ok()
-        });
-        match parsed {
-            Some(specs) if !text.contains("when") && specs.iter().all(|s| s.name == "activate") => {
-                Some(Some(specs))
-            }
-            Some(_) if text.contains("when") => {
-                self.error(&e.id, format!("the activation rule of `{}` in the diagram has a condition (`when = ...`), which is code; {hint}", e.id));
-                None
-            }
-            _ => {
-                self.error(&e.id, format!("the activation rule of `{}` in the diagram (`{text}`) is not thresh's `activate(count = N, require = [a, b])`; {hint}", e.id));
-                None
-            }
-        }
-    }
-
-    /// A binding's spec says the same event as the file's (its kind, and its message,
-    /// signal or link name).
-    fn agrees(&self, e: &Element, file: &[Spec], bound: &Spec) {
-        let Some(file) = file.first() else {
-            return;
-        };
-        if file.name != bound.name {
-            self.ctx.error(
-                &bound.name,
-                format!(
-                    "`{}` is a `{}` event in the diagram; bind it as one: `{}(...)`",
-                    e.id, file.name, file.name
-                ),
-            );
-            return;
-        }
-        let first_string = |s: &Spec| {
-            s.args
-                .as_ref()
-                .and_then(|a| match a.clone().into_iter().next() {
-                    Some(TokenTree::Literal(l)) => {
-                        syn::parse2::<syn::LitStr>(TokenTree::Literal(l).into()).ok()
-                    }
-                    _ => None,
-                })
-        };
-        if let (Some(f), Some(b)) = (first_string(file), first_string(bound)) {
-            if f.value() != b.value() {
-                self.ctx.error(&b, format!("the diagram names the {} of `{}` `{}`, not `{}`; write `{}(\"{}\", ...)` here, or rename the {} in the modeler", file.name, e.id, f.value(), b.value(), file.name, f.value(), file.name));
-            }
-        }
-    }
-}
-
-fn clone_spec(s: &Spec) -> Spec {
-    Spec {
-        name: s.name.clone(),
-        args: s.args.clone(),
-        close: s.close,
     }
 }

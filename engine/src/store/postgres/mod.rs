@@ -1,0 +1,412 @@
+//! [`PostgresStore`]: the store in a PostgreSQL schema (feature `postgres`).
+//!
+//! (Its documentation is on [`PostgresStore`].)
+
+mod apply;
+mod read;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use postgres::config::Host;
+use postgres::error::SqlState;
+use postgres::{Client, Config, NoTls, Statement};
+use tracing::{debug, info};
+
+use super::StoreError;
+
+/// `meta.magic` of a thresh store.
+const MAGIC: &str = "thresh-store";
+/// The migrations: `MIGRATIONS[v]` takes a schema from version `v` to `v + 1` (version
+/// 0 is an empty schema). Append only; never edit a released one.
+const MIGRATIONS: &[&str] = &[include_str!("../postgres_v1.sql")];
+/// The newest PostgreSQL schema version this build reads and writes.
+pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+/// The schema [`PostgresStore::connect`] uses.
+pub const DEFAULT_SCHEMA: &str = "thresh";
+
+/// The store in one schema of a PostgreSQL database.
+///
+/// ## Where
+/// Every table lives in one schema ([`DEFAULT_SCHEMA`], or the one given to
+/// [`PostgresStore::connect_schema`]), created if missing, so a store can share a
+/// database with the application's own tables, and tests each use a schema of their
+/// own. The connection's `search_path` is that schema alone.
+///
+/// ## Transactions
+/// [`Store::apply`](super::Store::apply) is one transaction (`READ COMMITTED`); each
+/// write is one statement whose row count tells a refusal apart (a stale or ended
+/// checkpoint, a message gone, a duplicate), and the id high-water marks are raised in
+/// the same transaction. Any refusal or error rolls the whole batch back. A commit
+/// returns once PostgreSQL has made it durable (with the server's
+/// `synchronous_commit`, on by default).
+///
+/// ## One connection
+/// The store holds one blocking `postgres::Client` behind a mutex: calls are
+/// serialised, reads see every committed write. The client runs a small tokio runtime
+/// of its own, which cannot block on an async worker (it panics: "Cannot start a
+/// runtime from within a runtime"); so a call made in a tokio context (an async
+/// worker, or `spawn_blocking`: the two cannot be told apart) runs on a short-lived
+/// scoped thread, and a store dropped in one closes its connection on such a thread.
+/// From the [`Writer`](super::Writer)'s thread calls go straight through. Call it
+/// from the writer or `spawn_blocking` anyway: every call waits on the network.
+///
+/// ## Checks at connect (each leaves the schema untouched)
+/// Under a transaction-scoped advisory lock on the schema's name (two engines
+/// connecting at once migrate it once): a schema with tables but no `meta` table
+/// holding thresh's magic is [`StoreError::NotAStore`]; a newer `schema_version` is
+/// [`StoreError::NewerSchema`]. Only then are migrations applied, in that transaction.
+///
+/// ## Schema (version 1)
+/// ```sql
+#[doc = include_str!("../postgres_v1.sql")]
+/// ```
+/// Documents are `json`: PostgreSQL checks they are JSON and keeps their text as
+/// written (`jsonb` would re-format it: the records would not read back byte for
+/// byte). A fingerprint is the `bigint` with the same 64 bits. PostgreSQL's `text`
+/// cannot hold a NUL character: a write with one in a name or key is
+/// [`StoreError::Invalid`] here (the other stores take it).
+pub struct PostgresStore {
+    /// `postgres://user@host:port/db schema NAME` (no password), for errors and logs.
+    location: PathBuf,
+    inner: Mutex<Option<Inner>>,
+}
+
+/// The connection and its prepared statements.
+struct Inner {
+    client: Client,
+    statements: HashMap<&'static str, Statement>,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("location", &self.location)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostgresStore {
+    /// Connect to the database at `url` (a `postgres://` URL or a `key=value`
+    /// connection string; no TLS) and open the store in the schema
+    /// [`DEFAULT_SCHEMA`], creating it (and its tables) if missing.
+    pub fn connect(url: &str) -> Result<PostgresStore, StoreError> {
+        PostgresStore::connect_schema(url, DEFAULT_SCHEMA)
+    }
+
+    /// Connect to the database at `url` and open the store in the schema `schema`,
+    /// creating it (and its tables) if missing.
+    pub fn connect_schema(url: &str, schema: &str) -> Result<PostgresStore, StoreError> {
+        let config = Config::from_str(url).map_err(|e| StoreError::Postgres {
+            path: PathBuf::from("(unparsable PostgreSQL URL)"),
+            doing: "parsing the connection URL",
+            source: Arc::new(e),
+        })?;
+        let location = location(&config, schema);
+        let fail = |doing, e| pg_error(&location, doing, e);
+        let client = off_runtime(|| config.connect(NoTls))?.map_err(|e| fail("connecting", e))?;
+        let mut inner = Inner {
+            client,
+            statements: HashMap::new(),
+        };
+        let created = off_runtime(|| prepare(&mut inner.client, &location, schema));
+        let created = match created {
+            Ok(Ok(created)) => created,
+            Ok(Err(e)) | Err(e) => {
+                close_off_runtime(inner);
+                return Err(e);
+            }
+        };
+        if created {
+            info!(location = %location.display(), "created a thresh store");
+        } else {
+            debug!(location = %location.display(), "opened a thresh store");
+        }
+        Ok(PostgresStore {
+            location,
+            inner: Mutex::new(Some(inner)),
+        })
+    }
+
+    /// Where the store is: `postgres://user@host:port/database schema NAME` (never
+    /// the password).
+    pub fn location(&self) -> &std::path::Path {
+        &self.location
+    }
+
+    /// The server process of the store's connection (to kill it in a test).
+    #[cfg(test)]
+    pub(crate) fn backend_pid(&self) -> i32 {
+        self.with(|inner| {
+            inner
+                .client
+                .query_one("SELECT pg_backend_pid()", &[])
+                .map(|row| row.get(0))
+                .map_err(|e| self.fail("reading the backend pid", e))
+        })
+        .expect("read the backend pid")
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<Inner>> {
+        // Every transaction rolls back when dropped, so a panic while holding the
+        // lock leaves the connection usable.
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Run `f` on the connection, off any tokio runtime's context.
+    fn with<T: Send>(
+        &self,
+        f: impl FnOnce(&mut Inner) -> Result<T, StoreError> + Send,
+    ) -> Result<T, StoreError> {
+        let mut guard = self.lock();
+        let Some(inner) = guard.as_mut() else {
+            // Only `drop` takes the connection away.
+            return Err(StoreError::Io {
+                path: self.location.clone(),
+                source: Arc::new(std::io::Error::new(
+                    std::io::ErrorKind::NotConnected,
+                    "the store's connection is closed",
+                )),
+            });
+        };
+        off_runtime(|| f(inner))?
+    }
+
+    fn fail(&self, doing: &'static str, e: postgres::Error) -> StoreError {
+        pg_error(&self.location, doing, e)
+    }
+
+    fn corrupt(&self, detail: String) -> StoreError {
+        StoreError::Corrupt {
+            path: self.location.clone(),
+            detail,
+        }
+    }
+}
+
+impl Inner {
+    fn statement(
+        &mut self,
+        sql: &'static str,
+        location: &std::path::Path,
+    ) -> Result<Statement, StoreError> {
+        cached(&mut self.statements, &mut self.client, sql, location)
+    }
+}
+
+/// The statement for `sql`, prepared once per connection.
+fn cached(
+    statements: &mut HashMap<&'static str, Statement>,
+    client: &mut impl postgres::GenericClient,
+    sql: &'static str,
+    location: &std::path::Path,
+) -> Result<Statement, StoreError> {
+    if let Some(statement) = statements.get(sql) {
+        return Ok(statement.clone());
+    }
+    let statement = client
+        .prepare(sql)
+        .map_err(|e| pg_error(location, "preparing a statement", e))?;
+    statements.insert(sql, statement.clone());
+    Ok(statement)
+}
+
+impl Drop for PostgresStore {
+    fn drop(&mut self) {
+        let inner = self
+            .inner
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        if let Some(inner) = inner {
+            close_off_runtime(inner);
+        }
+    }
+}
+
+/// In one transaction, under an advisory lock on the schema's name: create the schema
+/// and the store, or check it (magic, schema version) and migrate it. Any error rolls
+/// back: the schema is untouched. Returns whether the store was created.
+fn prepare(
+    client: &mut Client,
+    location: &std::path::Path,
+    schema: &str,
+) -> Result<bool, StoreError> {
+    let fail = |doing, e| pg_error(location, doing, e);
+    let quoted = quote_ident(schema);
+    let mut tx = client
+        .transaction()
+        .map_err(|e| fail("beginning a transaction", e))?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended('thresh-store:' || $1, 0))",
+        &[&schema],
+    )
+    .map_err(|e| fail("locking the schema", e))?;
+    tx.batch_execute(&format!(
+        "CREATE SCHEMA IF NOT EXISTS {quoted}; SET LOCAL search_path TO {quoted}"
+    ))
+    .map_err(|e| fail("creating the schema", e))?;
+    let tables: i64 = tx
+        .query_one(
+            "SELECT count(*) FROM pg_catalog.pg_class c
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm', 'f')",
+            &[&schema],
+        )
+        .and_then(|row| row.try_get(0))
+        .map_err(|e| fail("reading the schema", e))?;
+    let created = tables == 0;
+    let from = if created {
+        0
+    } else {
+        let has_meta: bool = tx
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables
+                                WHERE schemaname = $1 AND tablename = 'meta')",
+                &[&schema],
+            )
+            .and_then(|row| row.try_get(0))
+            .map_err(|e| fail("reading the schema", e))?;
+        let mut meta = |key: &str| -> Result<Option<String>, StoreError> {
+            // Another program's `meta` may have other columns: read it as text.
+            tx.query_opt("SELECT value::text FROM meta WHERE key::text = $1", &[&key])
+                .and_then(|row| row.map(|r| r.try_get(0)).transpose())
+                .map_err(|e| fail("reading the store's magic", e))
+        };
+        let magic = if has_meta {
+            // A `meta` table of another shape is not ours either.
+            meta("magic").ok().flatten()
+        } else {
+            None
+        };
+        if magic.as_deref() != Some(MAGIC) {
+            return Err(StoreError::NotAStore {
+                path: location.to_path_buf(),
+            });
+        }
+        let version = meta("schema_version")?.ok_or_else(|| StoreError::Corrupt {
+            path: location.to_path_buf(),
+            detail: "the schema version is missing".into(),
+        })?;
+        let version: u32 = version.parse().map_err(|_| StoreError::Corrupt {
+            path: location.to_path_buf(),
+            detail: format!("schema version {version:?}"),
+        })?;
+        if version > PG_SCHEMA_VERSION {
+            return Err(StoreError::NewerSchema {
+                path: location.to_path_buf(),
+                found: version,
+                supported: PG_SCHEMA_VERSION,
+            });
+        }
+        version
+    };
+    for (v, sql) in MIGRATIONS.iter().enumerate().skip(from as usize) {
+        tx.batch_execute(sql)
+            .map_err(|e| fail("migrating the schema", e))?;
+        tx.execute(
+            "UPDATE meta SET value = $1 WHERE key = 'schema_version'",
+            &[&(v + 1).to_string()],
+        )
+        .map_err(|e| fail("recording the schema version", e))?;
+        if !created {
+            info!(location = %location.display(), from = v, to = v + 1, "migrated the thresh store");
+        }
+    }
+    if created {
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('created_ms', $1)",
+            &[&now_ms().to_string()],
+        )
+        .map_err(|e| fail("initialising the store", e))?;
+    }
+    tx.commit().map_err(|e| fail("committing the schema", e))?;
+    // The session's search path: every statement after this names the store's tables.
+    client
+        .batch_execute(&format!("SET search_path TO {quoted}"))
+        .map_err(|e| fail("setting the search path", e))?;
+    Ok(created)
+}
+
+/// Run `f` here, or on a scoped thread if this thread is in a tokio runtime's context
+/// (where the client's own runtime cannot block).
+fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T, StoreError> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Ok(f());
+    }
+    std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new()
+            .name("thresh-postgres".into())
+            .spawn_scoped(scope, f)
+            .map_err(|e| StoreError::Io {
+                path: PathBuf::new(),
+                source: Arc::new(e),
+            })?;
+        match thread.join() {
+            Ok(value) => Ok(value),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
+/// Close a connection (its runtime cannot be dropped in a tokio context either).
+fn close_off_runtime(inner: Inner) {
+    let close = move || {
+        if let Err(e) = inner.client.close() {
+            debug!(error = %e, "closing the PostgreSQL connection failed");
+        }
+    };
+    if let Err(e) = off_runtime(close) {
+        debug!(error = %e, "could not close the PostgreSQL connection");
+    }
+}
+
+/// `postgres://user@host:port/database schema NAME`, without the password.
+fn location(config: &Config, schema: &str) -> PathBuf {
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(name)) => name.clone(),
+        Some(Host::Unix(dir)) => dir.display().to_string(),
+        None => "localhost".into(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let user = config.get_user().unwrap_or("");
+    let db = config.get_dbname().unwrap_or(user);
+    PathBuf::from(format!(
+        "postgres://{user}@{host}:{port}/{db} schema {schema}"
+    ))
+}
+
+/// `name` as a quoted SQL identifier.
+fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// A PostgreSQL error as a store error, by its cause.
+fn pg_error(location: &std::path::Path, doing: &'static str, e: postgres::Error) -> StoreError {
+    let path = location.to_path_buf();
+    if e.code() == Some(&SqlState::DISK_FULL) {
+        return StoreError::DiskFull { path };
+    }
+    StoreError::Postgres {
+        path,
+        doing,
+        source: Arc::new(e),
+    }
+}
+
+/// An id or seq that [`check`](super::check) has bounded to `i64`.
+fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}

@@ -1,0 +1,224 @@
+//! [`PostgresStore`]'s reads, and its [`Store`] impl (`apply` runs the batch's writes,
+//! `apply.rs`, in one transaction).
+
+use postgres::types::ToSql;
+use postgres::Row;
+
+use super::super::{
+    raise_ids, DeploymentRecord, Ids, InstanceRecord, MessageRecord, Status, Store, StoreError,
+    Write,
+};
+use super::{cached, to_i64, Inner, PostgresStore};
+
+impl PostgresStore {
+    pub(super) fn unsigned(&self, what: &str, n: i64) -> Result<u64, StoreError> {
+        u64::try_from(n).map_err(|_| self.corrupt(format!("negative {what} {n}")))
+    }
+
+    pub(super) fn status(&self, name: &str) -> Result<Status, StoreError> {
+        Status::from_name(name).ok_or_else(|| self.corrupt(format!("unknown status {name:?}")))
+    }
+
+    pub(super) fn record(&self, row: &Row) -> Result<InstanceRecord, StoreError> {
+        let get = |e| self.fail("reading an instance", e);
+        let status: String = row.try_get(3).map_err(get)?;
+        Ok(InstanceRecord {
+            id: self.unsigned("instance id", row.try_get(0).map_err(get)?)?,
+            process: row.try_get(1).map_err(get)?,
+            fingerprint: row.try_get::<_, i64>(2).map_err(get)? as u64,
+            status: self.status(&status)?,
+            key: row.try_get(4).map_err(get)?,
+            seq: self.unsigned("seq", row.try_get(5).map_err(get)?)?,
+            state: row.try_get(6).map_err(get)?,
+            outcome: row.try_get(7).map_err(get)?,
+            updated_ms: row.try_get(8).map_err(get)?,
+        })
+    }
+
+    pub(super) fn query_instances(
+        &self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<InstanceRecord>, StoreError> {
+        let rows = self.with(|inner| {
+            let statement = inner.statement(sql, &self.location)?;
+            inner
+                .client
+                .query(&statement, params)
+                .map_err(|e| self.fail("reading instances", e))
+        })?;
+        rows.iter().map(|row| self.record(row)).collect()
+    }
+}
+
+impl Store for PostgresStore {
+    fn apply(&self, batch: &[Write]) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.with(|inner| {
+            let Inner { client, statements } = inner;
+            let mut tx = client
+                .transaction()
+                .map_err(|e| self.fail("beginning a transaction", e))?;
+            let mut next = Ids::default();
+            for write in batch {
+                // An error drops `tx`, which rolls the whole batch back.
+                self.apply_one(&mut tx, statements, write)?;
+                raise_ids(&mut next, write);
+            }
+            for (key, id) in [
+                ("next_instance_id", next.instance),
+                ("next_message_id", next.message),
+                ("next_deployment_id", next.deployment),
+            ] {
+                if id > 0 {
+                    let statement = cached(
+                        statements,
+                        &mut tx,
+                        "UPDATE meta SET value = greatest(value::bigint, $2)::text WHERE key = $1",
+                        &self.location,
+                    )?;
+                    tx.execute(&statement, &[&key, &to_i64(id)])
+                        .map_err(|e| self.fail("raising the id high-water mark", e))?;
+                }
+            }
+            tx.commit().map_err(|e| self.fail("committing", e))
+        })
+    }
+
+    fn running(&self) -> Result<Vec<InstanceRecord>, StoreError> {
+        self.list(None, Some(Status::Running))
+    }
+
+    fn instance(&self, id: u64) -> Result<Option<InstanceRecord>, StoreError> {
+        let Ok(id) = i64::try_from(id) else {
+            return Ok(None);
+        };
+        Ok(self
+            .query_instances(
+                "SELECT id, process, fingerprint, status, key, seq, state::text, outcome::text,
+                        updated_ms
+                 FROM instances WHERE id = $1",
+                &[&id],
+            )?
+            .pop())
+    }
+
+    fn list(
+        &self,
+        process: Option<&str>,
+        status: Option<Status>,
+    ) -> Result<Vec<InstanceRecord>, StoreError> {
+        macro_rules! select {
+            ($filter:literal) => {
+                concat!(
+                    "SELECT id, process, fingerprint, status, key, seq, state::text,
+                            outcome::text, updated_ms
+                     FROM instances ",
+                    $filter,
+                    " ORDER BY id"
+                )
+            };
+        }
+        // One statement per filter, so each gets a plan that fits it (the status index
+        // for running() at recovery).
+        let status = status.map(Status::as_str);
+        match (process, status) {
+            (None, None) => self.query_instances(select!(""), &[]),
+            (Some(p), None) => self.query_instances(select!("WHERE process = $1"), &[&p]),
+            (None, Some(s)) => self.query_instances(select!("WHERE status = $1"), &[&s]),
+            (Some(p), Some(s)) => {
+                self.query_instances(select!("WHERE status = $2 AND process = $1"), &[&p, &s])
+            }
+        }
+    }
+
+    fn messages(&self) -> Result<Vec<MessageRecord>, StoreError> {
+        let rows = self.with(|inner| {
+            let statement = inner.statement(
+                "SELECT id, name, key, payload::text, expires_ms FROM messages ORDER BY id",
+                &self.location,
+            )?;
+            inner
+                .client
+                .query(&statement, &[])
+                .map_err(|e| self.fail("reading messages", e))
+        })?;
+        let get = |e| self.fail("reading messages", e);
+        rows.iter()
+            .map(|row| {
+                Ok(MessageRecord {
+                    id: self.unsigned("message id", row.try_get(0).map_err(get)?)?,
+                    name: row.try_get(1).map_err(get)?,
+                    key: row.try_get(2).map_err(get)?,
+                    payload: row.try_get(3).map_err(get)?,
+                    expires_ms: row.try_get(4).map_err(get)?,
+                })
+            })
+            .collect()
+    }
+
+    fn deployments(&self) -> Result<Vec<DeploymentRecord>, StoreError> {
+        let rows = self.with(|inner| {
+            let statement = inner.statement(
+                "SELECT id, process, fingerprint, data::text, timer_anchors::text
+                 FROM deployments ORDER BY id",
+                &self.location,
+            )?;
+            inner
+                .client
+                .query(&statement, &[])
+                .map_err(|e| self.fail("reading deployments", e))
+        })?;
+        let get = |e| self.fail("reading deployments", e);
+        rows.iter()
+            .map(|row| {
+                Ok(DeploymentRecord {
+                    id: self.unsigned("deployment id", row.try_get(0).map_err(get)?)?,
+                    process: row.try_get(1).map_err(get)?,
+                    fingerprint: row.try_get::<_, i64>(2).map_err(get)? as u64,
+                    data: row.try_get(3).map_err(get)?,
+                    timer_anchors: row.try_get(4).map_err(get)?,
+                })
+            })
+            .collect()
+    }
+
+    fn next_ids(&self) -> Result<Ids, StoreError> {
+        let rows = self.with(|inner| {
+            let statement = inner.statement(
+                "SELECT key, value FROM meta WHERE key IN
+                   ('next_instance_id', 'next_message_id', 'next_deployment_id')",
+                &self.location,
+            )?;
+            inner
+                .client
+                .query(&statement, &[])
+                .map_err(|e| self.fail("reading the id high-water marks", e))
+        })?;
+        let get = |e| self.fail("reading the id high-water marks", e);
+        let mut ids = [None; 3];
+        for row in &rows {
+            let key: String = row.try_get(0).map_err(get)?;
+            let value: String = row.try_get(1).map_err(get)?;
+            let slot = match key.as_str() {
+                "next_instance_id" => 0,
+                "next_message_id" => 1,
+                _ => 2,
+            };
+            let n: i64 = value
+                .parse()
+                .map_err(|_| self.corrupt(format!("{key} is {value:?}")))?;
+            ids[slot] = Some(self.unsigned(&key, n)?);
+        }
+        let [Some(instance), Some(message), Some(deployment)] = ids else {
+            return Err(self.corrupt("an id high-water mark is missing".into()));
+        };
+        Ok(Ids {
+            instance,
+            message,
+            deployment,
+        })
+    }
+}

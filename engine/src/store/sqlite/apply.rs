@@ -1,0 +1,170 @@
+//! [`SqliteStore`]'s writes: one [`Write`] inside the batch's transaction.
+
+use rusqlite::{params, OptionalExtension};
+
+use super::super::{check, Status, StoreError, Write};
+use super::{to_i64, SqliteStore};
+
+impl SqliteStore {
+    pub(super) fn apply_one(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        write: &Write,
+    ) -> Result<(), StoreError> {
+        check(write)?;
+        let fail = |doing, e| self.fail(doing, e);
+        match write {
+            Write::Put(r) => {
+                let changed = tx
+                    .prepare_cached(
+                        "INSERT INTO instances
+                           (id, process, fingerprint, status, key, seq, state, outcome, updated_ms)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                         ON CONFLICT (id) DO UPDATE SET
+                           process = excluded.process, fingerprint = excluded.fingerprint,
+                           status = excluded.status, key = excluded.key, seq = excluded.seq,
+                           state = excluded.state, outcome = excluded.outcome,
+                           updated_ms = excluded.updated_ms
+                         WHERE instances.status = 'running' AND excluded.seq > instances.seq",
+                    )
+                    .and_then(|mut s| {
+                        s.execute(params![
+                            to_i64(r.id),
+                            r.process,
+                            r.fingerprint as i64,
+                            r.status.as_str(),
+                            r.key,
+                            to_i64(r.seq),
+                            r.state,
+                            r.outcome,
+                            r.updated_ms
+                        ])
+                    })
+                    .map_err(|e| fail("storing a checkpoint", e))?;
+                if changed == 0 {
+                    let (status, seq) = self
+                        .status_of(tx, r.id)?
+                        .ok_or(StoreError::UnknownInstance { id: r.id })?;
+                    return Err(if status.is_ended() {
+                        StoreError::InstanceEnded { id: r.id }
+                    } else {
+                        StoreError::StaleCheckpoint {
+                            id: r.id,
+                            stored: seq,
+                            given: r.seq,
+                        }
+                    });
+                }
+            }
+            Write::Consume { message } => {
+                let gone = tx
+                    .prepare_cached("DELETE FROM messages WHERE id = ?1")
+                    .and_then(|mut s| s.execute([to_i64(*message)]))
+                    .map_err(|e| fail("consuming a message", e))?;
+                if gone == 0 {
+                    return Err(StoreError::MessageGone { id: *message });
+                }
+            }
+            Write::End {
+                id,
+                status,
+                outcome,
+                at_ms,
+            } => {
+                let changed = tx
+                    .prepare_cached(
+                        "UPDATE instances SET status = ?2, outcome = ?3, updated_ms = ?4
+                         WHERE id = ?1 AND status = 'running'",
+                    )
+                    .and_then(|mut s| {
+                        s.execute(params![to_i64(*id), status.as_str(), outcome, at_ms])
+                    })
+                    .map_err(|e| fail("ending an instance", e))?;
+                if changed == 0 {
+                    return Err(match self.status_of(tx, *id)? {
+                        None => StoreError::UnknownInstance { id: *id },
+                        Some(_) => StoreError::InstanceEnded { id: *id },
+                    });
+                }
+            }
+            Write::Buffer(m) => {
+                let added = tx
+                    .prepare_cached(
+                        "INSERT INTO messages (id, name, key, payload, expires_ms)
+                         VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (id) DO NOTHING",
+                    )
+                    .and_then(|mut s| {
+                        s.execute(params![
+                            to_i64(m.id),
+                            m.name,
+                            m.key,
+                            m.payload,
+                            m.expires_ms
+                        ])
+                    })
+                    .map_err(|e| fail("buffering a message", e))?;
+                if added == 0 {
+                    return Err(StoreError::DuplicateMessage { id: m.id });
+                }
+            }
+            Write::DropMessage { id } => {
+                tx.prepare_cached("DELETE FROM messages WHERE id = ?1")
+                    .and_then(|mut s| s.execute([to_i64(*id)]))
+                    .map_err(|e| fail("dropping a message", e))?;
+            }
+            Write::Expire { now_ms } => {
+                tx.prepare_cached("DELETE FROM messages WHERE expires_ms <= ?1")
+                    .and_then(|mut s| s.execute([now_ms]))
+                    .map_err(|e| fail("expiring messages", e))?;
+            }
+            Write::PutDeployment(d) => {
+                tx.prepare_cached(
+                    "INSERT INTO deployments (id, process, fingerprint, data, timer_anchors)
+                     VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT (id) DO UPDATE SET
+                       process = excluded.process, fingerprint = excluded.fingerprint,
+                       data = excluded.data, timer_anchors = excluded.timer_anchors",
+                )
+                .and_then(|mut s| {
+                    s.execute(params![
+                        to_i64(d.id),
+                        d.process,
+                        d.fingerprint as i64,
+                        d.data,
+                        d.timer_anchors
+                    ])
+                })
+                .map_err(|e| fail("storing a deployment", e))?;
+            }
+            Write::RemoveDeployment { id } => {
+                tx.prepare_cached("DELETE FROM deployments WHERE id = ?1")
+                    .and_then(|mut s| s.execute([to_i64(*id)]))
+                    .map_err(|e| fail("removing a deployment", e))?;
+            }
+            Write::Purge { ended_before_ms } => {
+                tx.prepare_cached(
+                    "DELETE FROM instances WHERE status <> 'running' AND updated_ms < ?1",
+                )
+                .and_then(|mut s| s.execute([ended_before_ms]))
+                .map_err(|e| fail("purging ended instances", e))?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn status_of(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        id: u64,
+    ) -> Result<Option<(Status, u64)>, StoreError> {
+        let row: Option<(String, i64)> = tx
+            .prepare_cached("SELECT status, seq FROM instances WHERE id = ?1")
+            .and_then(|mut s| {
+                s.query_row([to_i64(id)], |row| Ok((row.get(0)?, row.get(1)?)))
+                    .optional()
+            })
+            .map_err(|e| self.fail("reading an instance", e))?;
+        row.map(|(status, seq)| Ok((self.status(&status)?, self.unsigned("seq", seq)?)))
+            .transpose()
+    }
+}

@@ -1,0 +1,213 @@
+//! [`SqliteStore`]'s reads, and its [`Store`] impl (`apply` runs the batch's writes,
+//! `apply.rs`, in one transaction).
+
+use rusqlite::{params, TransactionBehavior};
+
+use super::super::{
+    raise_ids, DeploymentRecord, Ids, InstanceRecord, MessageRecord, Status, Store, StoreError,
+    Write,
+};
+use super::{to_i64, SqliteStore};
+
+impl SqliteStore {
+    pub(super) fn status(&self, name: &str) -> Result<Status, StoreError> {
+        Status::from_name(name).ok_or_else(|| self.corrupt(format!("unknown status {name:?}")))
+    }
+
+    pub(super) fn unsigned(&self, what: &str, n: i64) -> Result<u64, StoreError> {
+        u64::try_from(n).map_err(|_| self.corrupt(format!("negative {what} {n}")))
+    }
+
+    pub(super) fn corrupt(&self, detail: String) -> StoreError {
+        StoreError::Corrupt {
+            path: self.path.clone(),
+            detail,
+        }
+    }
+
+    fn instance_row(&self, row: &rusqlite::Row<'_>) -> rusqlite::Result<RawInstance> {
+        Ok(RawInstance {
+            id: row.get(0)?,
+            process: row.get(1)?,
+            fingerprint: row.get(2)?,
+            status: row.get(3)?,
+            key: row.get(4)?,
+            seq: row.get(5)?,
+            state: row.get(6)?,
+            outcome: row.get(7)?,
+            updated_ms: row.get(8)?,
+        })
+    }
+
+    fn record(&self, raw: RawInstance) -> Result<InstanceRecord, StoreError> {
+        Ok(InstanceRecord {
+            id: self.unsigned("instance id", raw.id)?,
+            process: raw.process,
+            fingerprint: raw.fingerprint as u64,
+            status: self.status(&raw.status)?,
+            key: raw.key,
+            seq: self.unsigned("seq", raw.seq)?,
+            state: raw.state,
+            outcome: raw.outcome,
+            updated_ms: raw.updated_ms,
+        })
+    }
+
+    pub(super) fn query_instances(
+        &self,
+        filter: &str,
+        params: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<InstanceRecord>, StoreError> {
+        let conn = self.conn();
+        let sql = format!(
+            "SELECT id, process, fingerprint, status, key, seq, state, outcome, updated_ms
+             FROM instances {filter} ORDER BY id"
+        );
+        let raws = conn
+            .prepare_cached(&sql)
+            .and_then(|mut s| {
+                s.query_map(params, |row| self.instance_row(row))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(|e| self.fail("reading instances", e))?;
+        drop(conn);
+        raws.into_iter().map(|raw| self.record(raw)).collect()
+    }
+}
+
+struct RawInstance {
+    id: i64,
+    process: String,
+    fingerprint: i64,
+    status: String,
+    key: Option<String>,
+    seq: i64,
+    state: String,
+    outcome: Option<String>,
+    updated_ms: i64,
+}
+
+impl Store for SqliteStore {
+    fn apply(&self, batch: &[Write]) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.fail("beginning a transaction", e))?;
+        let mut next = Ids::default();
+        for write in batch {
+            // An error drops `tx`, which rolls the whole batch back.
+            self.apply_one(&tx, write)?;
+            raise_ids(&mut next, write);
+        }
+        for (key, id) in [
+            ("next_instance_id", next.instance),
+            ("next_message_id", next.message),
+            ("next_deployment_id", next.deployment),
+        ] {
+            if id > 0 {
+                tx.prepare_cached("UPDATE meta SET value = max(value, ?2) WHERE key = ?1")
+                    .and_then(|mut s| s.execute(params![key, to_i64(id)]))
+                    .map_err(|e| self.fail("raising the id high-water mark", e))?;
+            }
+        }
+        tx.commit().map_err(|e| self.fail("committing", e))
+    }
+
+    fn running(&self) -> Result<Vec<InstanceRecord>, StoreError> {
+        self.query_instances("WHERE status = 'running'", &[])
+    }
+
+    fn instance(&self, id: u64) -> Result<Option<InstanceRecord>, StoreError> {
+        let Ok(id) = i64::try_from(id) else {
+            return Ok(None);
+        };
+        Ok(self.query_instances("WHERE id = ?1", &[&id])?.pop())
+    }
+
+    fn list(
+        &self,
+        process: Option<&str>,
+        status: Option<Status>,
+    ) -> Result<Vec<InstanceRecord>, StoreError> {
+        let status = status.map(Status::as_str);
+        match (process, status) {
+            (None, None) => self.query_instances("", &[]),
+            (Some(p), None) => self.query_instances("WHERE process = ?1", &[&p]),
+            (None, Some(s)) => self.query_instances("WHERE status = ?1", &[&s]),
+            (Some(p), Some(s)) => {
+                self.query_instances("WHERE status = ?2 AND process = ?1", &[&p, &s])
+            }
+        }
+    }
+
+    fn messages(&self) -> Result<Vec<MessageRecord>, StoreError> {
+        let conn = self.conn();
+        let raws: Vec<(i64, String, String, String, i64)> = conn
+            .prepare_cached("SELECT id, name, key, payload, expires_ms FROM messages ORDER BY id")
+            .and_then(|mut s| {
+                s.query_map([], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                })?
+                .collect()
+            })
+            .map_err(|e| self.fail("reading messages", e))?;
+        drop(conn);
+        raws.into_iter()
+            .map(|(id, name, key, payload, expires_ms)| {
+                Ok(MessageRecord {
+                    id: self.unsigned("message id", id)?,
+                    name,
+                    key,
+                    payload,
+                    expires_ms,
+                })
+            })
+            .collect()
+    }
+
+    fn deployments(&self) -> Result<Vec<DeploymentRecord>, StoreError> {
+        let conn = self.conn();
+        let raws: Vec<(i64, String, i64, String, String)> = conn
+            .prepare_cached(
+                "SELECT id, process, fingerprint, data, timer_anchors FROM deployments ORDER BY id",
+            )
+            .and_then(|mut s| {
+                s.query_map([], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                })?
+                .collect()
+            })
+            .map_err(|e| self.fail("reading deployments", e))?;
+        drop(conn);
+        raws.into_iter()
+            .map(|(id, process, fingerprint, data, timer_anchors)| {
+                Ok(DeploymentRecord {
+                    id: self.unsigned("deployment id", id)?,
+                    process,
+                    fingerprint: fingerprint as u64,
+                    data,
+                    timer_anchors,
+                })
+            })
+            .collect()
+    }
+
+    fn next_ids(&self) -> Result<Ids, StoreError> {
+        let conn = self.conn();
+        let get = |key: &str| -> Result<u64, StoreError> {
+            let value: i64 = conn
+                .prepare_cached("SELECT value FROM meta WHERE key = ?1")
+                .and_then(|mut s| s.query_row([key], |r| r.get(0)))
+                .map_err(|e| self.fail("reading the id high-water mark", e))?;
+            self.unsigned(key, value)
+        };
+        Ok(Ids {
+            instance: get("next_instance_id")?,
+            message: get("next_message_id")?,
+            deployment: get("next_deployment_id")?,
+        })
+    }
+}

@@ -1,0 +1,138 @@
+//! What each element of the file becomes: its keyword (or why thresh does not run it)
+//! and its declaration, with its binding.
+
+use syn::Ident;
+
+use super::read::{Def, Element};
+use super::spec::clone_spec;
+use super::Importer;
+use crate::parse::NodeAst;
+
+/// What thresh makes of a BPMN element, or why it does not run it.
+pub(super) fn keyword(e: &Element) -> Result<&'static str, String> {
+    if let Some(looped) = &e.looped {
+        return Err(format!("`{}` is marked to repeat (`{looped}`), which thresh does not run; draw the repetition as a loop of flows through a gateway", e.id));
+    }
+    let events = [
+        "startEvent",
+        "endEvent",
+        "intermediateCatchEvent",
+        "intermediateThrowEvent",
+        "boundaryEvent",
+    ];
+    if events.contains(&e.tag.as_str()) {
+        if e.defs.len() > 1 {
+            return Err(format!("`{}` has {} event definitions (a multiple event), which thresh does not run; give it one", e.id, e.defs.len()));
+        }
+        if let Some(Def::Other(other)) = e.defs.first() {
+            return Err(format!("`{}` has a `{other}`, which thresh does not run; thresh's events are message, signal, timer, conditional, link, error, escalation and terminate", e.id));
+        }
+    }
+    Ok(match e.tag.as_str() {
+        "startEvent" => "start",
+        "endEvent" => "end",
+        "intermediateCatchEvent" => "catch",
+        "intermediateThrowEvent" if e.defs.is_empty() => {
+            return Err(format!("`{}` is an intermediate throw event with no definition, which does nothing thresh runs; remove it, or give it a signal, message, escalation or link", e.id))
+        }
+        "intermediateThrowEvent" => "throw",
+        "boundaryEvent" => "boundary",
+        "task" | "serviceTask" | "scriptTask" | "sendTask" | "businessRuleTask" => "task",
+        "userTask" => "user",
+        "receiveTask" => "receive",
+        "exclusiveGateway" => "exclusive",
+        "parallelGateway" => "parallel",
+        "inclusiveGateway" => "inclusive",
+        "complexGateway" => "complex",
+        "eventBasedGateway" => "event_based",
+        "subProcess" if e.attrs.get("triggeredByEvent").is_some_and(|v| v == "true") => "event_subprocess",
+        "subProcess" => "subprocess",
+        "manualTask" => return Err(format!("`{}` is a manual task, which nothing runs; make it a user task (the instance waits for the person) or a task with a handler", e.id)),
+        "callActivity" => return Err(format!("`{}` is a call activity, which thresh does not run; draw the called process as a sub-process, or start it from a task's handler", e.id)),
+        "transaction" | "adHocSubProcess" => return Err(format!("`{}` is a `{}`, which thresh does not run; make it a plain sub-process", e.id, e.tag)),
+        other => return Err(format!("`{}` is a `bpmn:{other}`, which thresh does not run", e.id)),
+    })
+}
+
+impl Importer<'_> {
+    /// The declaration of element `e` as `keyword`, with its binding.
+    pub(super) fn node(
+        &self,
+        e: &Element,
+        keyword: &'static str,
+        binding: Option<&NodeAst>,
+    ) -> Option<NodeAst> {
+        let mut binding = binding;
+        if let Some(b) = binding {
+            if b.keyword != keyword {
+                let shown = match keyword {
+                    "task" => format!("`task {} = handler;`", e.id),
+                    "user" => format!(
+                        "`user {}` (a user task needs no binding: leave it out)",
+                        e.id
+                    ),
+                    _ => format!("`{keyword} {} ...;`", e.id),
+                };
+                self.ctx.error(&b.keyword, format!("`{}` is a `bpmn:{}` in the diagram, which thresh runs as `{keyword}`, not `{}`; bind it as {shown}, or change the element's type in the modeler", e.id, e.tag, b.keyword));
+                // The element as the file has it, without the binding: the graph
+                // stays whole.
+                binding = None;
+            }
+        }
+        if let Some(b) = binding {
+            if let Some(on) = &b.attached {
+                self.ctx.error(on, format!("the diagram attaches `{}` to its activity (`attachedToRef`); leave `on ...` out of the binding", e.id));
+            }
+            if let Some(ni) = &b.non_interrupting {
+                self.ctx.error(ni, format!("the diagram says whether `{}` interrupts (`cancelActivity`, `isInterrupting`); leave `non_interrupting` out of the binding", e.id));
+            }
+        }
+        let mut node = NodeAst {
+            attrs: binding.map(|b| b.attrs.clone()).unwrap_or_default(),
+            keyword: self.ident(keyword),
+            id: self.ident(&e.id),
+            handler: binding.and_then(|b| b.handler.clone()),
+            spec: None,
+            more: Vec::new(),
+            attached: None,
+            non_interrupting: None,
+            scope: None,
+        };
+        let attr = |name: &str| e.attrs.get(name).map(String::as_str);
+        if keyword == "boundary" {
+            match attr("attachedToRef") {
+                Some(host) if syn::parse_str::<Ident>(host).is_ok() => {
+                    node.attached = Some(self.ident(host))
+                }
+                _ => {
+                    self.error(&e.id, format!("boundary event `{}` is attached to nothing (`attachedToRef`); attach it to an activity in the modeler", e.id));
+                    return None;
+                }
+            }
+            if attr("cancelActivity") == Some("false") {
+                node.non_interrupting = Some(self.ident("non_interrupting"));
+            }
+        }
+        if keyword == "start" && attr("isInterrupting") == Some("false") {
+            node.non_interrupting = Some(self.ident("non_interrupting"));
+        }
+        let from_file = self.file_spec(e, keyword, binding.is_some_and(|b| b.spec.is_some()))?;
+        match binding.and_then(|b| b.spec.as_ref().map(|s| (s, &b.more))) {
+            Some((spec, more)) => {
+                if let Some(file) = &from_file {
+                    self.agrees(e, file, spec);
+                }
+                node.spec = Some(clone_spec(spec));
+                node.more = more.iter().map(clone_spec).collect();
+            }
+            None => {
+                if let Some(specs) = from_file {
+                    let mut specs = specs.into_iter();
+                    node.spec = specs.next();
+                    node.more = specs.collect();
+                }
+            }
+        }
+        Some(node)
+    }
+}
