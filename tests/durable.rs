@@ -838,6 +838,15 @@ async fn a_deployed_message_start_starts_a_durable_instance_once() {
     let report = engine.resume().await.expect("resume");
     assert_eq!(report.resumed, [(id, "BOOKING")]);
     assert_eq!(report.messages, 0, "the start message was consumed");
+    // The resumed instance owns its key again: another booking for B-1 waits for it
+    // (buffered) instead of starting a second instance.
+    assert_eq!(
+        engine
+            .publish_message("booking", "B-1", 9_u32)
+            .await
+            .expect("stored"),
+        thresh::Published::Buffered
+    );
     let handle = engine.handle(&BOOKING, id).expect("resumed");
     until_open_t(&handle, "confirm").await;
     handle

@@ -51,6 +51,7 @@ impl Engine {
             #[cfg(feature = "durable")]
             None,
         )
+        .map(|(deployment, _)| deployment)
     }
 
     /// Deploy `process`; with `durable`, the instances its start events start are
@@ -60,7 +61,7 @@ impl Engine {
         process: &'static Process<D>,
         data: D,
         #[cfg(feature = "durable")] durable: Option<DurableStarts<D>>,
-    ) -> Result<Deployment<D>, DeployError> {
+    ) -> Result<(Deployment<D>, Adopter<D>), DeployError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| DeployError::NoRuntime)?;
         let entries = entry_points(process);
         if entries.is_empty() {
@@ -114,10 +115,13 @@ impl Engine {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(id, registration);
-        Ok(Deployment {
-            id: DeploymentId(id),
-            started,
-        })
+        Ok((
+            Deployment {
+                id: DeploymentId(id),
+                started,
+            },
+            Adopter(Arc::downgrade(&target)),
+        ))
     }
 
     /// Stop a deployment's start events: no further instance starts from them (the
@@ -198,6 +202,24 @@ struct DeployTarget<D: ProcessData> {
     /// Set by a durable engine: the instances started are stored.
     #[cfg(feature = "durable")]
     durable: Option<DurableStarts<D>>,
+}
+
+/// Tells a deployment of an instance it did not start itself but owns the
+/// correlation key of (a resumed instance): a message with that key waits for it.
+#[cfg_attr(not(feature = "durable"), allow(dead_code))]
+/// Weak: holding it must not keep an undeployed deployment (and its `next()`) alive.
+pub(crate) struct Adopter<D: ProcessData>(Weak<DeployTarget<D>>);
+
+impl<D: ProcessData> Adopter<D> {
+    #[cfg_attr(not(feature = "durable"), allow(dead_code))]
+    pub fn adopt(&self, key: String, handle: InstanceHandle<D>) {
+        let Some(target) = self.0.upgrade() else {
+            return;
+        };
+        let mut running = target.running.lock().unwrap_or_else(|p| p.into_inner());
+        running.retain(|_, h| !h.is_finished());
+        running.insert(key, handle);
+    }
 }
 
 /// How a durable engine's deployment stores the instances it starts.

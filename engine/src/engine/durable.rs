@@ -64,8 +64,12 @@ struct Inner {
     writer: Writer,
     /// Registered processes by name.
     registry: Mutex<HashMap<&'static str, Registered>>,
-    /// Handles of resumed instances, by id (each an `InstanceHandle<D>`).
-    resumed: Mutex<HashMap<u64, Box<dyn Any + Send>>>,
+    /// Handles of resumed instances, by id (each an `InstanceHandle<D>`), with their
+    /// process and correlation key.
+    resumed: Mutex<HashMap<u64, Resumed>>,
+    /// Each durably deployed process's deployment, told of resumed instances with a
+    /// correlation key.
+    adopters: Mutex<HashMap<&'static str, Arc<Adopt>>>,
     /// How a stored message's payload is read back, by message name.
     payloads: Mutex<HashMap<String, PayloadDecoder>>,
     next_message: AtomicU64,
@@ -74,6 +78,16 @@ struct Inner {
     /// Whether checkpoints carry the instances' histories.
     keep_history: std::sync::atomic::AtomicBool,
 }
+
+/// A resumed instance's handle.
+struct Resumed {
+    process: &'static str,
+    key: Option<String>,
+    handle: Box<dyn Any + Send>,
+}
+
+/// Gives a deployment a resumed instance (its key, its handle as `Any`).
+type Adopt = dyn Fn(&str, &(dyn Any + Send)) + Send + Sync;
 
 /// Reads a stored message's JSON payload back into the type it was published with.
 type PayloadDecoder = fn(serde_json::Value) -> Result<Payload, String>;
@@ -196,6 +210,7 @@ impl DurableEngine {
                 writer,
                 registry: Mutex::new(HashMap::new()),
                 resumed: Mutex::new(HashMap::new()),
+                adopters: Mutex::new(HashMap::new()),
                 payloads: Mutex::new(HashMap::new()),
                 next_message: AtomicU64::new(next.message),
                 message_ttl,
@@ -323,12 +338,33 @@ impl DurableEngine {
             codec: Codec::<D>::json(),
             keep_history: self.inner.keep_history.load(Ordering::Relaxed),
         };
-        self.engine
+        let (deployment, adopter) = self
+            .engine
             .deploy_with(process, data, Some(durable))
             .map_err(|e| match e {
                 super::DeployError::NoRuntime => DurableError::NoRuntime,
                 other => DurableError::Deploy(other),
-            })
+            })?;
+        let adopt: Arc<Adopt> = Arc::new(move |key, handle| {
+            if let Some(handle) = handle.downcast_ref::<InstanceHandle<D>>() {
+                adopter.adopt(key.to_string(), handle.clone());
+            }
+        });
+        // Instances resumed before this deployment keep their keys in it.
+        {
+            let resumed = self.inner.resumed.lock().unwrap_or_else(|p| p.into_inner());
+            for r in resumed.values().filter(|r| r.process == process.name) {
+                if let Some(key) = &r.key {
+                    adopt(key, r.handle.as_ref());
+                }
+            }
+        }
+        self.inner
+            .adopters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(process.name, adopt);
+        Ok(deployment)
     }
 
     /// Resume every stored running instance of a registered process.
@@ -367,14 +403,33 @@ impl DurableEngine {
                 continue;
             }
             let process = record.process.clone();
+            let key = record.key.clone();
             match resume(self, record) {
                 Ok(handle) => {
                     let name = self.process_name(&process);
+                    // A deployment of its process owns its key again.
+                    let adopt = self
+                        .inner
+                        .adopters
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get(name)
+                        .cloned();
+                    if let (Some(adopt), Some(key)) = (adopt, &key) {
+                        adopt(key, handle.as_ref());
+                    }
                     self.inner
                         .resumed
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
-                        .insert(id.0, handle);
+                        .insert(
+                            id.0,
+                            Resumed {
+                                process: name,
+                                key,
+                                handle,
+                            },
+                        );
                     report.resumed.push((id, name));
                 }
                 Err(reason) => report.skipped.push(Skipped {
@@ -495,7 +550,10 @@ impl DurableEngine {
         id: InstanceId,
     ) -> Option<InstanceHandle<D>> {
         let resumed = self.inner.resumed.lock().unwrap_or_else(|p| p.into_inner());
-        let handle = resumed.get(&id.0)?.downcast_ref::<InstanceHandle<D>>()?;
+        let handle = resumed
+            .get(&id.0)?
+            .handle
+            .downcast_ref::<InstanceHandle<D>>()?;
         let _ = process;
         Some(handle.clone())
     }
