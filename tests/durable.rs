@@ -39,7 +39,8 @@ process! {
     }
 }
 
-async fn until_open(handle: &InstanceHandle<Order>, node: &str) {
+/// Wait until a user task called `node` is open on `handle`.
+async fn until_open<D: Clone>(handle: &InstanceHandle<D>, node: &str) {
     tokio::time::timeout(HANG, async {
         while !handle.open_work().await.iter().any(|w| w.node == node) {
             tokio::task::yield_now().await;
@@ -269,16 +270,6 @@ process! {
     }
 }
 
-async fn until_open_w(handle: &InstanceHandle<Wait>, node: &str) {
-    tokio::time::timeout(HANG, async {
-        while !handle.open_work().await.iter().any(|w| w.node == node) {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-    .expect("the user task opened");
-}
-
 /// A parallel join keeps its arrival across a restart, and a task that was running
 /// when the engine stopped runs again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -295,14 +286,14 @@ async fn a_join_keeps_its_arrivals_and_a_running_task_runs_again() {
         .await
         .expect("stored");
     let id = handle.id();
-    until_open_w(&handle, "b").await;
+    until_open(&handle, "b").await;
     // `a` arrived at the join; `b` waits.
     engine.shutdown(HANG).await.expect("shutdown");
 
     let engine = reopen(&store);
     engine.resume().await.expect("resume");
     let handle = engine.handle(&JOINED, id).expect("resumed");
-    until_open_w(&handle, "b").await;
+    until_open(&handle, "b").await;
     handle
         .complete("b", |w: &mut Wait| w.b = true)
         .await
@@ -322,7 +313,7 @@ async fn a_join_keeps_its_arrivals_and_a_running_task_runs_again() {
     let engine = reopen(&store);
     engine.resume().await.expect("resume");
     let handle = engine.handle(&JOINED, id).expect("resumed again");
-    until_open_w(&handle, "last").await;
+    until_open(&handle, "last").await;
     assert_eq!(SLOW_RUNS.load(Ordering::SeqCst), 2, "slow ran again, once");
     // The handler can tell: its second run is its second attempt.
     assert_eq!(*SLOW_ATTEMPTS.lock().unwrap(), [1, 2]);
@@ -811,7 +802,7 @@ async fn a_deployed_message_start_starts_a_durable_instance_once() {
         .expect("started")
         .expect("a handle");
     let id = handle.id();
-    until_open_t(&handle, "confirm").await;
+    until_open(&handle, "confirm").await;
     engine
         .publish_message("quick", "Q-1", 1_u32)
         .await
@@ -848,7 +839,7 @@ async fn a_deployed_message_start_starts_a_durable_instance_once() {
         thresh::Published::Buffered
     );
     let handle = engine.handle(&BOOKING, id).expect("resumed");
-    until_open_t(&handle, "confirm").await;
+    until_open(&handle, "confirm").await;
     handle
         .complete("confirm", |t: &mut Ticket| t.confirmed = true)
         .await
@@ -861,16 +852,6 @@ async fn a_deployed_message_start_starts_a_durable_instance_once() {
     assert_eq!((ticket.seats, ticket.confirmed), (3, true));
     engine.shutdown(HANG).await.expect("shutdown");
     assert!(bookings.next().await.is_none(), "no second instance");
-}
-
-async fn until_open_t(handle: &InstanceHandle<Ticket>, node: &str) {
-    tokio::time::timeout(HANG, async {
-        while !handle.open_work().await.iter().any(|w| w.node == node) {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-    .expect("the user task opened");
 }
 
 // ----- a SQLite file, and a real SIGKILL --------------------------------------------

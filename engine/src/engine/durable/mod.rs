@@ -12,14 +12,19 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+mod messages;
+mod report;
+
+pub use report::{DurableError, ResumeReport, SkipReason, Skipped};
+
 use super::{Engine, ShutdownError};
 use crate::data::ProcessData;
-use crate::events::Published;
+
 use crate::graph::{Payload, Process};
 use crate::instance::durable::{now_ms, Durable};
 use crate::instance::snapshot::{Checkpoint, Codec};
 use crate::instance::{Entry, InstanceHandle, InstanceId};
-use crate::store::{InstanceRecord, MessageRecord, Status, Store, StoreError, Write, Writer};
+use crate::store::{InstanceRecord, Status, Store, Write, Writer};
 
 /// An engine whose instances survive a restart.
 ///
@@ -90,7 +95,7 @@ struct Resumed {
 type Adopt = dyn Fn(&str, &(dyn Any + Send)) + Send + Sync;
 
 /// Reads a stored message's JSON payload back into the type it was published with.
-type PayloadDecoder = fn(serde_json::Value) -> Result<Payload, String>;
+pub(super) type PayloadDecoder = fn(serde_json::Value) -> Result<Payload, String>;
 
 /// Resumes one stored instance of a registered process; gives its handle.
 type Resumer =
@@ -99,86 +104,6 @@ type Resumer =
 struct Registered {
     fingerprint: u64,
     resume: Arc<Resumer>,
-}
-
-/// Why a durable engine could not do what was asked.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum DurableError {
-    /// The store refused or failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// Another process of this name, with another model, is registered.
-    #[error("a different process named `{process}` is registered (fingerprints {registered:#x} and {given:#x}): give each process its own name")]
-    NameTaken {
-        /// The name.
-        process: &'static str,
-        /// The registered one's fingerprint.
-        registered: u64,
-        /// The given one's.
-        given: u64,
-    },
-    /// The process data did not serialise.
-    #[error("the data of `{process}` did not serialise: {message}")]
-    Data {
-        /// The process.
-        process: &'static str,
-        /// The serializer's message.
-        message: String,
-    },
-    /// The engine is shutting down: no instance starts.
-    #[error("the engine is shutting down: no instance starts")]
-    ShuttingDown,
-    /// The process cannot be deployed.
-    #[error(transparent)]
-    Deploy(super::DeployError),
-    /// Called outside a tokio runtime.
-    #[error("no tokio runtime: use the durable engine from within a tokio runtime")]
-    NoRuntime,
-}
-
-/// What [`DurableEngine::resume`] did with the stored running instances.
-#[derive(Debug, Default)]
-pub struct ResumeReport {
-    /// Resumed: their handles come from [`DurableEngine::handle`].
-    pub resumed: Vec<(InstanceId, &'static str)>,
-    /// Stored as running but not resumed, and why. They stay stored, untouched.
-    pub skipped: Vec<Skipped>,
-    /// Stored messages published again (to their waiting catch, or into the buffer).
-    pub messages: usize,
-    /// Stored messages left in the store: no payload type is known for their name
-    /// yet (call [`DurableEngine::message_type`] before `resume`).
-    pub messages_unread: usize,
-}
-
-/// A stored running instance that was not resumed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skipped {
-    /// The instance.
-    pub id: InstanceId,
-    /// Its process's name.
-    pub process: String,
-    /// Why.
-    pub reason: SkipReason,
-}
-
-/// Why a stored instance was not resumed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SkipReason {
-    /// No process of its name is registered.
-    NotRegistered,
-    /// Its process changed since it started: an instance never resumes under another
-    /// model. Keep the old process (under its own name) registered to finish it.
-    ModelChanged {
-        /// The fingerprint it was started under.
-        stored: u64,
-        /// The registered process's.
-        registered: u64,
-    },
-    /// Its checkpoint could not be read back — e.g. the data type changed and the
-    /// stored data no longer deserialises.
-    Unreadable(String),
 }
 
 impl DurableEngine {
@@ -441,106 +366,6 @@ impl DurableEngine {
         }
         self.redeliver(&mut report).await?;
         Ok(report)
-    }
-
-    /// Publish a message durably: it is stored before this returns (`Published` says
-    /// what became of it then), and applied exactly once — the receiving durable
-    /// instance removes it from the store in the same transaction as the checkpoint
-    /// that records its effect; until then a restart delivers it again. It waits in
-    /// the store for its catch as long as the broker's time-to-live.
-    pub async fn publish_message<P>(
-        &self,
-        name: &str,
-        key: impl AsRef<str>,
-        payload: P,
-    ) -> Result<Published, DurableError>
-    where
-        P: Serialize + DeserializeOwned + Any + Send + Sync,
-    {
-        self.message_type::<P>(name);
-        let json = serde_json::to_string(&payload).map_err(|e| DurableError::Data {
-            process: "",
-            message: e.to_string(),
-        })?;
-        let id = self.inner.next_message.fetch_add(1, Ordering::Relaxed);
-        let key = key.as_ref();
-        let record = MessageRecord {
-            id,
-            name: name.to_string(),
-            key: key.to_string(),
-            payload: json,
-            expires_ms: now_ms() + self.inner.message_ttl.as_millis() as i64,
-        };
-        self.inner
-            .writer
-            .submit(vec![Write::Buffer(record)])
-            .await?;
-        let published =
-            self.engine
-                .inner
-                .hub
-                .publish_stored(name, key, Arc::new(payload), Some(id));
-        if matches!(published, Published::Dropped | Published::ShutDown) {
-            // No instance will take it: it leaves the store. (One it started is
-            // consumed by that instance's first checkpoint.)
-            self.inner.writer.send(vec![Write::DropMessage { id }]);
-        }
-        Ok(published)
-    }
-
-    /// Say that messages called `name` carry a `P`, so stored ones can be read back
-    /// after a restart (`publish_message` says so itself).
-    pub fn message_type<P>(&self, name: &str)
-    where
-        P: DeserializeOwned + Any + Send + Sync,
-    {
-        let decode: PayloadDecoder = |v| {
-            serde_json::from_value::<P>(v)
-                .map(|p| Arc::new(p) as Payload)
-                .map_err(|e| e.to_string())
-        };
-        self.inner
-            .payloads
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(name.to_string(), decode);
-    }
-
-    /// Publish the stored messages again (after the instances resumed, so their
-    /// catches are armed): expired ones leave the store.
-    async fn redeliver(&self, report: &mut ResumeReport) -> Result<(), DurableError> {
-        let store = self.inner.store.clone();
-        let messages = tokio::task::spawn_blocking(move || store.messages())
-            .await
-            .map_err(|_| DurableError::NoRuntime)??;
-        let now = now_ms();
-        self.inner.writer.send(vec![Write::Expire { now_ms: now }]);
-        for message in messages.into_iter().filter(|m| m.expires_ms > now) {
-            let decode = self
-                .inner
-                .payloads
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(&message.name)
-                .copied();
-            let payload = decode.and_then(|decode| {
-                serde_json::from_str(&message.payload)
-                    .ok()
-                    .and_then(|v| decode(v).ok())
-            });
-            let Some(payload) = payload else {
-                report.messages_unread += 1;
-                continue;
-            };
-            report.messages += 1;
-            self.engine.inner.hub.publish_stored(
-                &message.name,
-                &message.key,
-                payload,
-                Some(message.id),
-            );
-        }
-        Ok(())
     }
 
     /// The handle of a resumed instance of `process`.

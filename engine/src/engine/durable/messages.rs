@@ -1,0 +1,117 @@
+//! Durable messages: stored before they are acknowledged, consumed with the
+//! checkpoint of the instance that applies them, published again on resume.
+
+use std::any::Any;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::{DurableEngine, DurableError, PayloadDecoder, ResumeReport};
+use crate::events::Published;
+use crate::graph::Payload;
+use crate::instance::durable::now_ms;
+use crate::store::{MessageRecord, Write};
+
+impl DurableEngine {
+    /// Publish a message durably: it is stored before this returns (`Published` says
+    /// what became of it then), and applied exactly once — the receiving durable
+    /// instance removes it from the store in the same transaction as the checkpoint
+    /// that records its effect; until then a restart delivers it again. It waits in
+    /// the store for its catch as long as the broker's time-to-live.
+    pub async fn publish_message<P>(
+        &self,
+        name: &str,
+        key: impl AsRef<str>,
+        payload: P,
+    ) -> Result<Published, DurableError>
+    where
+        P: Serialize + DeserializeOwned + Any + Send + Sync,
+    {
+        self.message_type::<P>(name);
+        let json = serde_json::to_string(&payload).map_err(|e| DurableError::Data {
+            process: "",
+            message: e.to_string(),
+        })?;
+        let id = self.inner.next_message.fetch_add(1, Ordering::Relaxed);
+        let key = key.as_ref();
+        let record = MessageRecord {
+            id,
+            name: name.to_string(),
+            key: key.to_string(),
+            payload: json,
+            expires_ms: now_ms() + self.inner.message_ttl.as_millis() as i64,
+        };
+        self.inner
+            .writer
+            .submit(vec![Write::Buffer(record)])
+            .await?;
+        let published =
+            self.engine
+                .inner
+                .hub
+                .publish_stored(name, key, Arc::new(payload), Some(id));
+        if matches!(published, Published::Dropped | Published::ShutDown) {
+            // No instance will take it: it leaves the store. (One it started is
+            // consumed by that instance's first checkpoint.)
+            self.inner.writer.send(vec![Write::DropMessage { id }]);
+        }
+        Ok(published)
+    }
+
+    /// Say that messages called `name` carry a `P`, so stored ones can be read back
+    /// after a restart (`publish_message` says so itself).
+    pub fn message_type<P>(&self, name: &str)
+    where
+        P: DeserializeOwned + Any + Send + Sync,
+    {
+        let decode: PayloadDecoder = |v| {
+            serde_json::from_value::<P>(v)
+                .map(|p| Arc::new(p) as Payload)
+                .map_err(|e| e.to_string())
+        };
+        self.inner
+            .payloads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.to_string(), decode);
+    }
+
+    /// Publish the stored messages again (after the instances resumed, so their
+    /// catches are armed): expired ones leave the store.
+    pub(super) async fn redeliver(&self, report: &mut ResumeReport) -> Result<(), DurableError> {
+        let store = self.inner.store.clone();
+        let messages = tokio::task::spawn_blocking(move || store.messages())
+            .await
+            .map_err(|_| DurableError::NoRuntime)??;
+        let now = now_ms();
+        self.inner.writer.send(vec![Write::Expire { now_ms: now }]);
+        for message in messages.into_iter().filter(|m| m.expires_ms > now) {
+            let decode = self
+                .inner
+                .payloads
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&message.name)
+                .copied();
+            let payload = decode.and_then(|decode| {
+                serde_json::from_str(&message.payload)
+                    .ok()
+                    .and_then(|v| decode(v).ok())
+            });
+            let Some(payload) = payload else {
+                report.messages_unread += 1;
+                continue;
+            };
+            report.messages += 1;
+            self.engine.inner.hub.publish_stored(
+                &message.name,
+                &message.key,
+                payload,
+                Some(message.id),
+            );
+        }
+        Ok(())
+    }
+}

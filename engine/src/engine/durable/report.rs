@@ -1,0 +1,84 @@
+//! What a durable engine reports: its errors, and what a resume did.
+
+use crate::instance::InstanceId;
+use crate::store::StoreError;
+
+/// Why a durable engine could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DurableError {
+    /// The store refused or failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Another process of this name, with another model, is registered.
+    #[error("a different process named `{process}` is registered (fingerprints {registered:#x} and {given:#x}): give each process its own name")]
+    NameTaken {
+        /// The name.
+        process: &'static str,
+        /// The registered one's fingerprint.
+        registered: u64,
+        /// The given one's.
+        given: u64,
+    },
+    /// The process data did not serialise.
+    #[error("the data of `{process}` did not serialise: {message}")]
+    Data {
+        /// The process.
+        process: &'static str,
+        /// The serializer's message.
+        message: String,
+    },
+    /// The engine is shutting down: no instance starts.
+    #[error("the engine is shutting down: no instance starts")]
+    ShuttingDown,
+    /// The process cannot be deployed.
+    #[error(transparent)]
+    Deploy(crate::DeployError),
+    /// Called outside a tokio runtime.
+    #[error("no tokio runtime: use the durable engine from within a tokio runtime")]
+    NoRuntime,
+}
+
+/// What [`DurableEngine::resume`] did with the stored running instances.
+#[derive(Debug, Default)]
+pub struct ResumeReport {
+    /// Resumed: their handles come from [`DurableEngine::handle`].
+    pub resumed: Vec<(InstanceId, &'static str)>,
+    /// Stored as running but not resumed, and why. They stay stored, untouched.
+    pub skipped: Vec<Skipped>,
+    /// Stored messages published again (to their waiting catch, or into the buffer).
+    pub messages: usize,
+    /// Stored messages left in the store: no payload type is known for their name
+    /// yet (call [`DurableEngine::message_type`] before `resume`).
+    pub messages_unread: usize,
+}
+
+/// A stored running instance that was not resumed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The instance.
+    pub id: InstanceId,
+    /// Its process's name.
+    pub process: String,
+    /// Why.
+    pub reason: SkipReason,
+}
+
+/// Why a stored instance was not resumed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// No process of its name is registered.
+    NotRegistered,
+    /// Its process changed since it started: an instance never resumes under another
+    /// model. Keep the old process (under its own name) registered to finish it.
+    ModelChanged {
+        /// The fingerprint it was started under.
+        stored: u64,
+        /// The registered process's.
+        registered: u64,
+    },
+    /// Its checkpoint could not be read back — e.g. the data type changed and the
+    /// stored data no longer deserialises.
+    Unreadable(String),
+}
