@@ -39,17 +39,17 @@ pub enum DurableError {
     NoRuntime,
 }
 
-/// What [`DurableEngine::resume`] did with the stored running instances.
+/// What [`DurableEngine::resume`](super::DurableEngine::resume) did with the stored running instances.
 #[derive(Debug, Default)]
 pub struct ResumeReport {
-    /// Resumed: their handles come from [`DurableEngine::handle`].
+    /// Resumed: their handles come from [`DurableEngine::handle`](super::DurableEngine::handle).
     pub resumed: Vec<(InstanceId, &'static str)>,
     /// Stored as running but not resumed, and why. They stay stored, untouched.
     pub skipped: Vec<Skipped>,
     /// Stored messages published again (to their waiting catch, or into the buffer).
     pub messages: usize,
     /// Stored messages left in the store: no payload type is known for their name
-    /// yet (call [`DurableEngine::message_type`] before `resume`).
+    /// yet (call [`DurableEngine::message_type`](super::DurableEngine::message_type) before `resume`).
     pub messages_unread: usize,
 }
 
