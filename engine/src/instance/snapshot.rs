@@ -208,6 +208,8 @@ pub(crate) enum TrackStateRecord {
     Parked,
     AtJoin,
     InScope,
+    /// At a compensation throw or cancel end, waiting for its compensation run.
+    Compensating,
 }
 
 impl TrackStateRecord {
@@ -218,6 +220,7 @@ impl TrackStateRecord {
             TrackStateRecord::Parked => Happening::Parked,
             TrackStateRecord::AtJoin => Happening::Waiting,
             TrackStateRecord::Working | TrackStateRecord::InScope => Happening::TaskStarted,
+            TrackStateRecord::Compensating => Happening::Thrown { catchers: 0 },
         }
     }
 }
@@ -363,6 +366,7 @@ impl<D: ProcessData> Instance<D> {
                     TrackState::Parked => TrackStateRecord::Parked,
                     TrackState::AtJoin => TrackStateRecord::AtJoin,
                     TrackState::InScope => TrackStateRecord::InScope,
+                    TrackState::Compensating => TrackStateRecord::Compensating,
                     TrackState::Working | TrackState::Moving => TrackStateRecord::Working,
                 },
             })
@@ -495,6 +499,7 @@ impl<D: ProcessData> Instance<D> {
                 TrackStateRecord::Parked => (TrackState::Parked, t.attempt),
                 TrackStateRecord::AtJoin => (TrackState::AtJoin, t.attempt),
                 TrackStateRecord::InScope => (TrackState::InScope, t.attempt),
+                TrackStateRecord::Compensating => (TrackState::Compensating, t.attempt),
             };
             self.tracks
                 .restore(TrackId(t.id), at, ScopeId(t.scope), state, attempt);

@@ -96,6 +96,7 @@ impl Importer<'_> {
             more: Vec::new(),
             attached: None,
             non_interrupting: None,
+            association: None,
             scope: None,
         };
         let attr = |name: &str| e.attrs.get(name).map(String::as_str);
