@@ -54,16 +54,6 @@ pub struct Trip {
     pub after: bool,
 }
 
-/// The handlers that completed, in history order (compensation handlers included).
-pub fn completions(history: &History) -> Vec<&'static str> {
-    history
-        .steps()
-        .iter()
-        .filter(|s| matches!(s.what, Happening::Completed { .. }))
-        .map(|s| s.node)
-        .collect()
-}
-
 /// Run to the end, checking the history is well formed.
 pub async fn finish_trip(handle: &thresh::InstanceHandle<Trip>) -> (Outcome<Trip>, History) {
     finish_with(handle, HANG, check_scoped_history).await

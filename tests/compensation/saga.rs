@@ -68,7 +68,7 @@ async fn saga(engine: Engine, i: usize) {
     let trip = completed_trip(outcome, &history);
     if run % 2 == 0 {
         assert_eq!(
-            completions(&history),
+            history.completed_tasks(),
             ["charge", "reserve", "release", "refund", "after"],
             "{history}"
         );
@@ -76,7 +76,7 @@ async fn saga(engine: Engine, i: usize) {
         assert_eq!(trip.refunded, 100 + run);
         assert_eq!(history.ended_at(), ["release", "refund", "rolled_back"]);
     } else {
-        assert_eq!(completions(&history), ["charge", "reserve", "ship"]);
+        assert_eq!(history.completed_tasks(), ["charge", "reserve", "ship"]);
         assert!(trip.charged && trip.reserved && trip.shipped && trip.refunded == 0);
     }
 }
@@ -106,7 +106,7 @@ async fn a_named_activity_is_undone_alone_and_only_once() {
     let handle = engine.start(&UNDO_CHARGE, Trip { run: 7, ..Trip::default() });
     let (outcome, history) = finish_trip(&handle).await;
     let trip = completed_trip(outcome, &history);
-    assert_eq!(completions(&history), ["charge", "reserve", "refund"]);
+    assert_eq!(history.completed_tasks(), ["charge", "reserve", "refund"]);
     assert!(trip.reserved && !trip.released && trip.refunded == 107);
     // The first throw undid one completion, the second found none left.
     let thrown: Vec<usize> = history

@@ -183,6 +183,7 @@ impl<D: ProcessData> Instance<D> {
                 let what = match self.process.nodes[node].kind {
                     NodeKind::Catch(_)
                     | NodeKind::Boundary { .. }
+                    | NodeKind::CancelBoundary { .. }
                     | NodeKind::StartEvent(_)
                     | NodeKind::EventSubStart { .. } => Happening::Caught { changed: names },
                     _ => Happening::Completed { changed: names },
