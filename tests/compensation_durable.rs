@@ -101,7 +101,10 @@ async fn reopen(store: &Arc<MemoryStore>, old: DurableEngine) -> DurableEngine {
 }
 
 async fn outcome(handle: &InstanceHandle<Pay>) -> Pay {
-    match tokio::time::timeout(HANG, handle.outcome()).await.expect("ended") {
+    match tokio::time::timeout(HANG, handle.outcome())
+        .await
+        .expect("ended")
+    {
         Outcome::Completed(p) => p,
         other => panic!("not completed: {other:?}\n{}", handle.history().await),
     }
@@ -112,7 +115,10 @@ async fn the_compensation_log_survives_a_restart_between_completion_and_throw() 
     let store = Arc::new(MemoryStore::new());
     let engine = DurableEngine::with_store(store.clone()).expect("open");
     engine.register(&CONFIRMED).expect("register");
-    let handle = engine.start(&CONFIRMED, Pay::default()).await.expect("stored");
+    let handle = engine
+        .start(&CONFIRMED, Pay::default())
+        .await
+        .expect("stored");
     let id = handle.id();
     until_open(&handle, "confirm").await;
     // Both completions are logged, with their snapshots, in the checkpoint.
@@ -131,7 +137,10 @@ async fn the_compensation_log_survives_a_restart_between_completion_and_throw() 
         .expect("confirm");
     let pay = outcome(&handle).await;
     assert_eq!(pay.refunded, 100, "refund read charge's snapshot");
-    assert_eq!(pay.charge_id, 999, "fields the handler did not change keep their value");
+    assert_eq!(
+        pay.charge_id, 999,
+        "fields the handler did not change keep their value"
+    );
     assert!(pay.released && !pay.reserved && pay.after, "{pay:?}");
     // Resumed histories start empty: the handlers after the restart, latest first.
     assert_eq!(
@@ -164,7 +173,10 @@ async fn a_handler_running_at_a_restart_runs_again_from_its_snapshot() {
     let engine = reopen(&store, engine).await;
     let handle = engine.handle(&CONFIRMED, id).expect("resumed");
     let pay = outcome(&handle).await;
-    assert!(pay.released && !pay.reserved && pay.refunded == 100 && pay.after, "{pay:?}");
+    assert!(
+        pay.released && !pay.reserved && pay.refunded == 100 && pay.after,
+        "{pay:?}"
+    );
     assert_eq!(
         handle.history().await.completed_tasks(),
         ["release", "refund", "after"]

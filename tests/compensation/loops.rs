@@ -67,14 +67,24 @@ process! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn each_lap_is_undone_from_its_own_snapshot_latest_first() {
     common::repeat(100, |engine, i| async move {
-        let handle = engine.start(&LAPS_SEEN, Trip { run: 1000 + i as u64, ..Trip::default() });
+        let handle = engine.start(
+            &LAPS_SEEN,
+            Trip {
+                run: 1000 + i as u64,
+                ..Trip::default()
+            },
+        );
         let (outcome, history) = finish_trip(&handle).await;
         completed_trip(outcome, &history);
     })
     .await;
     let seen = SEEN.lock().unwrap();
     for i in 0..100u64 {
-        let mine: Vec<u32> = seen.iter().filter(|(r, _)| *r == 1000 + i).map(|&(_, l)| l).collect();
+        let mine: Vec<u32> = seen
+            .iter()
+            .filter(|(r, _)| *r == 1000 + i)
+            .map(|&(_, l)| l)
+            .collect();
         assert_eq!(mine, [3, 2, 1], "run {i}");
     }
 }
@@ -119,5 +129,8 @@ async fn an_activity_still_running_is_not_undone_and_the_throw_waits_for_its_han
     let (outcome, history) = finish_trip(&handle).await;
     let trip = completed_trip(outcome, &history);
     assert!(trip.after && !trip.released, "{trip:?}");
-    assert_eq!(history.completed_tasks(), ["fast", "unfast", "after", "slow"]);
+    assert_eq!(
+        history.completed_tasks(),
+        ["fast", "unfast", "after", "slow"]
+    );
 }

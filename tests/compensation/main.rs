@@ -19,6 +19,8 @@
 //!   transaction that completes leaves normally and its activities can be undone
 //!   later from the parent; an error inside does not compensate (the error boundary
 //!   takes the token, no handler runs);
+//! - `examples/saga.rs`: shipped, failed at shipping (release then refund), failed
+//!   at the reservation (refund only);
 //! - races, 200 times on four workers: two branches throw compensation for the same
 //!   scope at once — each completion is undone exactly once.
 
@@ -29,6 +31,9 @@ mod common;
 use common::{check_scoped_history, finish_with, yield_jitter, HANG};
 use thresh::{process, Engine, Happening, History, Outcome, ProcessData, TaskError};
 
+#[allow(clippy::all, unused)]
+#[path = "../../examples/saga.rs"]
+mod example;
 mod loops;
 mod races;
 mod saga;

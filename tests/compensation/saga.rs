@@ -17,7 +17,7 @@ async fn reserve(t: &mut Trip) -> Result<(), TaskError> {
 
 async fn ship(t: &mut Trip) -> Result<(), TaskError> {
     yield_jitter().await;
-    if t.run % 2 == 0 {
+    if t.run.is_multiple_of(2) {
         return Err(TaskError::bpmn("NO_COURIER", "no courier today"));
     }
     t.shipped = true;
@@ -27,7 +27,10 @@ async fn ship(t: &mut Trip) -> Result<(), TaskError> {
 /// Works from the snapshot `charge` left: the charge id it made.
 async fn refund(t: &mut Trip) -> Result<(), TaskError> {
     yield_jitter().await;
-    assert!(t.charged && !t.reserved, "refund sees the data charge left: {t:?}");
+    assert!(
+        t.charged && !t.reserved,
+        "refund sees the data charge left: {t:?}"
+    );
     t.refunded = t.charge_id;
     t.charged = false;
     Ok(())
@@ -63,10 +66,16 @@ process! {
 
 async fn saga(engine: Engine, i: usize) {
     let run = i as u64;
-    let handle = engine.start(&SAGA, Trip { run, ..Trip::default() });
+    let handle = engine.start(
+        &SAGA,
+        Trip {
+            run,
+            ..Trip::default()
+        },
+    );
     let (outcome, history) = finish_trip(&handle).await;
     let trip = completed_trip(outcome, &history);
-    if run % 2 == 0 {
+    if run.is_multiple_of(2) {
         assert_eq!(
             history.completed_tasks(),
             ["charge", "reserve", "release", "refund", "after"],
@@ -103,7 +112,13 @@ process! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_named_activity_is_undone_alone_and_only_once() {
     let engine = Engine::new();
-    let handle = engine.start(&UNDO_CHARGE, Trip { run: 7, ..Trip::default() });
+    let handle = engine.start(
+        &UNDO_CHARGE,
+        Trip {
+            run: 7,
+            ..Trip::default()
+        },
+    );
     let (outcome, history) = finish_trip(&handle).await;
     let trip = completed_trip(outcome, &history);
     assert_eq!(history.completed_tasks(), ["charge", "reserve", "refund"]);
@@ -118,4 +133,36 @@ async fn a_named_activity_is_undone_alone_and_only_once() {
         })
         .collect();
     assert_eq!(thrown, [1, 0]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_saga_example_undoes_what_completed() {
+    use super::example::{Order, SAGA};
+    let engine = Engine::new();
+    for (id, in_stock, courier, ran) in [
+        ("A", true, true, &["charge", "reserve", "ship", "done"][..]),
+        (
+            "B",
+            true,
+            false,
+            &["charge", "reserve", "release", "refund", "mark"][..],
+        ),
+        ("C", false, true, &["charge", "refund", "mark"][..]),
+    ] {
+        let order = Order {
+            id: id.into(),
+            in_stock,
+            courier,
+            ..Order::default()
+        };
+        let handle = engine.start(&SAGA, order);
+        let Outcome::Completed(o) = handle.outcome().await else {
+            panic!("order {id} did not complete");
+        };
+        assert_eq!(handle.history().await.completed_tasks(), ran, "order {id}");
+        let undone = id != "A";
+        assert_eq!(o.refunded == format!("ch_{id}"), undone, "{o:?}");
+        assert_eq!(o.released, id == "B");
+        assert!(!o.reserved || id == "A");
+    }
 }

@@ -31,7 +31,13 @@ async fn inner(engine: Engine, _: usize) {
     let trip = completed_trip(outcome, &history);
     assert_eq!(
         history.completed_tasks(),
-        ["flight", "hotel", "booking", "cancel_hotel", "cancel_flight"]
+        [
+            "flight",
+            "hotel",
+            "booking",
+            "cancel_hotel",
+            "cancel_flight"
+        ]
     );
     assert!(!trip.charged && !trip.reserved);
 }
@@ -72,7 +78,14 @@ async fn with_esp(engine: Engine, _: usize) {
     let trip = completed_trip(outcome, &history);
     assert_eq!(
         history.completed_tasks(),
-        ["flight", "hotel", "booking", "notify", "cancel_hotel", "check"],
+        [
+            "flight",
+            "hotel",
+            "booking",
+            "notify",
+            "cancel_hotel",
+            "check"
+        ],
         "{history}"
     );
     // `flight` was not undone: the event sub-process chose to undo `hotel` only.
@@ -109,7 +122,11 @@ async fn interrupted(engine: Engine, _: usize) {
     let handle = engine.start(&INTERRUPTED, Trip::default());
     let (outcome, history) = finish_trip(&handle).await;
     let trip = completed_trip(outcome, &history);
-    assert_eq!(history.completed_tasks(), ["pay", "flight", "unpay"], "{history}");
+    assert_eq!(
+        history.completed_tasks(),
+        ["pay", "flight", "unpay"],
+        "{history}"
+    );
     assert!(trip.charged && !trip.shipped);
 }
 

@@ -40,11 +40,20 @@ process! {
 
 async fn book(engine: Engine, i: usize) {
     let run = i as u64;
-    let handle = engine.start(&BOOK, Trip { run, ..Trip::default() });
+    let handle = engine.start(
+        &BOOK,
+        Trip {
+            run,
+            ..Trip::default()
+        },
+    );
     if run % 2 == 1 {
         // Booked: the transaction completes once `confirm` is done.
         common::open(&handle, "confirm").await;
-        handle.complete("confirm", |_| {}).await.expect("confirm is open");
+        handle
+            .complete("confirm", |_| {})
+            .await
+            .expect("confirm is open");
     }
     let (outcome, history) = finish_trip(&handle).await;
     let trip = completed_trip(outcome, &history);
@@ -72,7 +81,10 @@ async fn book(engine: Engine, i: usize) {
             .steps()
             .iter()
             .any(|s| s.node == "booking" && s.what == Happening::Interrupted { by: "cancelled" }));
-        assert_eq!(history.ended_at(), ["cancel_hotel", "cancel_flight", "no_room", "given_up"]);
+        assert_eq!(
+            history.ended_at(),
+            ["cancel_hotel", "cancel_flight", "no_room", "given_up"]
+        );
     }
 }
 
@@ -135,7 +147,10 @@ async fn later(engine: Engine, _: usize) {
     let handle = engine.start(&LATER, Trip::default());
     let (outcome, history) = finish_trip(&handle).await;
     let trip = completed_trip(outcome, &history);
-    assert_eq!(history.completed_tasks(), ["flight", "booking", "cancel_flight"]);
+    assert_eq!(
+        history.completed_tasks(),
+        ["flight", "booking", "cancel_flight"]
+    );
     assert!(!trip.charged && trip.refunded == 2);
     assert_eq!(history.ended_at(), ["be", "cancel_flight", "undone"]);
 }

@@ -203,19 +203,26 @@ pub(crate) fn write(model: &Model, layout: &Layout) -> String {
     // Associations: a straight line from the boundary's centre to the handler's.
     for &(b, h) in &model.associations {
         let centre = |n: usize| {
-            layout
-                .shapes
-                .iter()
-                .find(|s| s.node == n)
-                .map(|s| (s.bounds.x + s.bounds.width / 2, s.bounds.y + s.bounds.height / 2))
+            layout.shapes.iter().find(|s| s.node == n).map(|s| {
+                (
+                    s.bounds.x + s.bounds.width / 2,
+                    s.bounds.y + s.bounds.height / 2,
+                )
+            })
         };
         let (Some(from), Some(to)) = (centre(b), centre(h)) else {
             continue;
         };
         let id = association_id(model, b, h);
-        w.open("bpmndi:BPMNEdge", &[("id", &format!("{id}_di")), ("bpmnElement", &id)]);
+        w.open(
+            "bpmndi:BPMNEdge",
+            &[("id", &format!("{id}_di")), ("bpmnElement", &id)],
+        );
         for (x, y) in [from, to] {
-            w.empty("di:waypoint", &[("x", &x.to_string()), ("y", &y.to_string())]);
+            w.empty(
+                "di:waypoint",
+                &[("x", &x.to_string()), ("y", &y.to_string())],
+            );
         }
         w.end();
     }
@@ -283,22 +290,24 @@ fn scope(w: &mut Writer, model: &Model, globals: &Globals, scope: Option<usize>)
     for f in flows {
         sequence_flow(w, model, f);
     }
-    // A compensation boundary's association to its handler, beside them.
+    // Compensation boundaries' associations to their handlers, all among the
+    // process's artifacts (where bpmnlint looks for them, wherever the boundary is).
+    if scope.is_some() {
+        return;
+    }
     for &(b, h) in &model.associations {
-        if model.nodes.get(b).map(|n| n.scope) == Some(scope) {
-            let (Some(boundary), Some(handler)) = (model.nodes.get(b), model.nodes.get(h)) else {
-                continue;
-            };
-            w.empty(
-                "bpmn:association",
-                &[
-                    ("id", &association_id(model, b, h)),
-                    ("associationDirection", "One"),
-                    ("sourceRef", &boundary.id),
-                    ("targetRef", &handler.id),
-                ],
-            );
-        }
+        let (Some(boundary), Some(handler)) = (model.nodes.get(b), model.nodes.get(h)) else {
+            continue;
+        };
+        w.empty(
+            "bpmn:association",
+            &[
+                ("id", &association_id(model, b, h)),
+                ("associationDirection", "One"),
+                ("sourceRef", &boundary.id),
+                ("targetRef", &handler.id),
+            ],
+        );
     }
 }
 

@@ -422,7 +422,9 @@ fn elem_of<D>(
         NodeKind::SubProcess { .. } => Elem::SubProcess,
         NodeKind::EventSubProcess { .. } => Elem::EventSubProcess,
         NodeKind::Compensate { activity, end } => {
-            let activity = activity.and_then(|a| process.nodes().get(a)).map(|a| a.id.to_string());
+            let activity = activity
+                .and_then(|a| process.nodes().get(a))
+                .map(|a| a.id.to_string());
             let def = EventDef::Compensate(activity);
             if *end {
                 Elem::End { def: Some(def) }
@@ -452,9 +454,10 @@ fn elem_of<D>(
 
 /// Whether node `me` is the handler of a compensation boundary.
 fn compensation_handler<D>(process: &Process<D>, me: usize) -> bool {
-    process.nodes().iter().any(|n| {
-        matches!(n.kind, NodeKind::CompensationBoundary { handler, .. } if handler == me)
-    })
+    process
+        .nodes()
+        .iter()
+        .any(|n| matches!(n.kind, NodeKind::CompensationBoundary { handler, .. } if handler == me))
 }
 
 /// A link's name when the graph has none (a graph built by hand): its catch's id (a

@@ -209,7 +209,8 @@ impl<D: ProcessData> Instance<D> {
             }
             if let Some(start) = self.compensation_start(completion.activity) {
                 let Some(esp) = self.process.nodes[start].scope else {
-                    return self.internal(start, "a compensation start outside an event sub-process");
+                    return self
+                        .internal(start, "a compensation start outside an event sub-process");
                 };
                 let inner = self.open_scope(Some(esp), Some(scope), None);
                 self.compensation.set_log(inner, completion.inner);
@@ -279,14 +280,13 @@ impl<D: ProcessData> Instance<D> {
                 else {
                     return self.internal(at, "a cancel end outside a running transaction");
                 };
-                let boundary =
-                    self.process.nodes[transaction]
-                        .boundaries
-                        .iter()
-                        .copied()
-                        .find(|&b| {
-                            matches!(self.process.nodes[b].kind, NodeKind::CancelBoundary { .. })
-                        });
+                let boundary = self.process.nodes[transaction]
+                    .boundaries
+                    .iter()
+                    .copied()
+                    .find(|&b| {
+                        matches!(self.process.nodes[b].kind, NodeKind::CancelBoundary { .. })
+                    });
                 match boundary {
                     Some(boundary) => self.interrupt(owner, transaction, boundary, None),
                     None => self.internal(transaction, "a transaction without a cancel boundary"),

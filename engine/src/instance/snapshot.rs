@@ -125,9 +125,14 @@ pub(crate) struct RunRecord {
 pub(crate) enum CurrentRecord {
     Idle,
     /// A handler runs on `track` (it runs again on restore) from `data`.
-    Handler { track: u32, data: serde_json::Value },
+    Handler {
+        track: u32,
+        data: serde_json::Value,
+    },
     /// A compensation event sub-process runs in `scope`.
-    EventSub { scope: u32 },
+    EventSub {
+        scope: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
@@ -614,9 +619,9 @@ impl<D: ProcessData> Instance<D> {
                             track: TrackId(track),
                             snapshot: Arc::new(decode(data).map_err(RestoreError::Data)?),
                         },
-                        CurrentRecord::EventSub { scope } => {
-                            Current::EventSub { scope: ScopeId(scope) }
-                        }
+                        CurrentRecord::EventSub { scope } => Current::EventSub {
+                            scope: ScopeId(scope),
+                        },
                     },
                     then: match r.then {
                         ThenRecord::Continue => Then::Continue,

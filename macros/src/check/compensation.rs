@@ -109,7 +109,8 @@ fn boundaries(ctx: &Ctx, model: &Model) {
                 "a compensation boundary interrupts nothing: it applies after its activity completed, when compensation is thrown — remove `non_interrupting`",
             );
         }
-        if node.association.is_none() {
+        // (An event that did not parse is reported already.)
+        if node.association.is_none() && node.event.is_some() {
             ctx.error(
                 node.id,
                 format!(
@@ -252,8 +253,10 @@ fn throws(ctx: &Ctx, model: &Model) {
             continue;
         }
         let scope = compensation_scope(model, node.scope);
-        let scope_name =
-            scope.map_or_else(|| "the process".to_string(), |s| format!("`{}`", model.nodes[s].id));
+        let scope_name = scope.map_or_else(
+            || "the process".to_string(),
+            |s| format!("`{}`", model.nodes[s].id),
+        );
         match (node.compensate.as_ref(), node.compensate_target) {
             (Some(written), Some(a)) => {
                 let activity = &model.nodes[a];
@@ -342,9 +345,10 @@ fn transactions(ctx: &Ctx, model: &Model) {
     let in_transaction = |scope: Option<usize>| scope.filter(|&t| model.nodes[t].transaction);
     for (n, node) in model.nodes.iter().enumerate() {
         if node.kind == Kind::CancelEnd && in_transaction(node.scope).is_none() {
-            let place = node
-                .scope
-                .map_or_else(|| "the process".to_string(), |s| format!("`{}`", model.nodes[s].id));
+            let place = node.scope.map_or_else(
+                || "the process".to_string(),
+                |s| format!("`{}`", model.nodes[s].id),
+            );
             ctx.error(
                 node.id,
                 format!(

@@ -15,27 +15,27 @@ pub(super) fn resolve(ctx: &Ctx, nodes: &mut [Node]) {
             .unwrap_or_default();
         ctx.error(name, format!("{what}{hint}"));
     };
-    for n in 0..nodes.len() {
-        if let Some(handler) = nodes[n].association {
+    for node in nodes.iter_mut() {
+        if let Some(handler) = node.association {
             match names.iter().position(|x| handler == x) {
-                Some(h) => nodes[n].handler_node = Some(h),
+                Some(h) => node.handler_node = Some(h),
                 None => unknown(
                     handler,
                     format!(
                         "unknown compensation handler `{handler}` for `{}`; declare it as a task marked for compensation: `task {handler} = handler: compensation;`",
-                        nodes[n].id
+                        node.id
                     ),
                 ),
             }
         }
-        if let Some(activity) = nodes[n].compensate.clone() {
+        if let Some(activity) = node.compensate.clone() {
             match names.iter().position(|x| activity == x) {
-                Some(a) => nodes[n].compensate_target = Some(a),
+                Some(a) => node.compensate_target = Some(a),
                 None => unknown(
                     &activity,
                     format!(
                         "unknown activity `{activity}` to compensate at `{}`; name an activity of this scope that has a compensation boundary, or write `compensation` alone to compensate every completed activity of the scope",
-                        nodes[n].id
+                        node.id
                     ),
                 ),
             }

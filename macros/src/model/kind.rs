@@ -641,13 +641,19 @@ pub(super) fn compensated_activity(ctx: &Ctx, decl: &NodeAst, kind: Kind) -> Opt
     let id = &decl.id;
     let form = format!("`{keyword} {id}: compensation;` compensates every completed activity of its scope, `{keyword} {id}: compensation(some_task);` one activity");
     if args.is_empty() {
-        ctx.error_at(spec.close, format!("`compensation()` has empty parentheses; {form}"));
+        ctx.error_at(
+            spec.close,
+            format!("`compensation()` has empty parentheses; {form}"),
+        );
         return None;
     }
     match syn::parse2::<Ident>(args.clone()) {
         Ok(activity) => Some(activity),
         Err(_) => {
-            ctx.error(args, format!("a compensation throw names at most one activity, by its id; {form}"));
+            ctx.error(
+                args,
+                format!("a compensation throw names at most one activity, by its id; {form}"),
+            );
             None
         }
     }
