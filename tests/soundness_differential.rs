@@ -2771,16 +2771,11 @@ const CASES: &[(&Process<D>, Option<u64>)] = &[
 ];
 
 async fn outcome(engine: &Engine, process: &'static Process<D>, bits: u64) -> Outcome<D> {
-    engine
-        .start(
-            process,
-            D {
-                bits,
-                ..D::default()
-            },
-        )
-        .outcome()
-        .await
+    let data = D {
+        bits,
+        ..D::default()
+    };
+    engine.start(process, data).outcome().await
 }
 
 /// No model called sound deadlocks, over many runs with random conditions.

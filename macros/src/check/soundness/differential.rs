@@ -372,7 +372,11 @@ fn bit(d: &D, k: u32) -> bool {
 
 const EPILOGUE: &str = r#"
 async fn outcome(engine: &Engine, process: &'static Process<D>, bits: u64) -> Outcome<D> {
-    engine.start(process, D { bits, ..D::default() }).outcome().await
+    let data = D {
+        bits,
+        ..D::default()
+    };
+    engine.start(process, data).outcome().await
 }
 
 /// No model called sound deadlocks, over many runs with random conditions.
