@@ -363,6 +363,16 @@ fn bpmn_elements_and_definitions_are_the_right_ones() {
     assert_eq!(xml.matches("<bpmn:cancelEventDefinition").count(), 2);
     assert!(tag_of(&xml, "undo_booking").contains("triggeredByEvent=\"true\""));
 
+    let mermaid = processes::COMPENSATION.to_mermaid();
+    assert!(
+        mermaid.contains("undo_charge -. compensation .-> refund"),
+        "{mermaid}"
+    );
+    assert!(
+        mermaid.contains("subgraph booking[\"transaction: booking\"]"),
+        "{mermaid}"
+    );
+
     let xml = processes::INSTANTIATING_PARALLEL.to_bpmn();
     assert!(
         tag_of(&xml, "first").contains("instantiate=\"true\"")

@@ -130,6 +130,12 @@ pub(crate) fn write(model: &Model) -> String {
             }
         }
     }
+    // A compensation boundary's association to its handler.
+    for &(b, h) in &model.associations {
+        if let (Some(b), Some(h)) = (model.nodes.get(b), model.nodes.get(h)) {
+            let _ = writeln!(out, "    {} -. compensation .-> {}", mid(&b.id), mid(&h.id));
+        }
+    }
     for flow in &model.flows {
         let (Some(s), Some(t)) = (model.nodes.get(flow.source), model.nodes.get(flow.target))
         else {
