@@ -1,0 +1,78 @@
+//! Durable instances: stored at start, checkpointed after every step, resumed after a
+//! restart from their last checkpoint — on the reference store in memory, on a SQLite
+//! file, and after a real SIGKILL of the process that ran them.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use thresh::store::{MemoryStore, Status, Store};
+use thresh::{process, DurableEngine, InstanceHandle, Outcome, ProcessData, SkipReason};
+
+const HANG: Duration = Duration::from_secs(20);
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
+pub struct Order {
+    pub id: String,
+    pub checked: u32,
+    pub approved: bool,
+    pub shipped: u32,
+}
+
+/// Runs of `check`'s handler in this test binary (each test uses its own process
+/// where it counts runs).
+static CHECKS: AtomicUsize = AtomicUsize::new(0);
+
+process! {
+    APPROVAL: Order {
+        start received;
+        task  check = |o| async move {
+            CHECKS.fetch_add(1, Ordering::SeqCst);
+            o.checked += 1;
+            Ok(())
+        };
+        user  approve;
+        task  ship = |o| async move { o.shipped += 1; Ok(()) };
+        end   done;
+        received -> check -> approve -> ship -> done;
+    }
+}
+
+/// Wait until a user task called `node` is open on `handle`.
+async fn until_open<D: Clone>(handle: &InstanceHandle<D>, node: &str) {
+    tokio::time::timeout(HANG, async {
+        while !handle.open_work().await.iter().any(|w| w.node == node) {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the user task opened");
+}
+
+async fn outcome(handle: &InstanceHandle<Order>) -> Outcome<Order> {
+    tokio::time::timeout(HANG, handle.outcome())
+        .await
+        .expect("the instance ended")
+}
+
+/// A restart: the first engine shuts down (its instances stay stored as running), a
+/// new one on the same store registers the process and resumes.
+async fn restart(
+    store: &Arc<MemoryStore>,
+    old: DurableEngine,
+) -> (DurableEngine, thresh::ResumeReport) {
+    old.shutdown(HANG).await.expect("shutdown");
+    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    engine.register(&APPROVAL).expect("register");
+    let report = engine.resume().await.expect("resume");
+    (engine, report)
+}
+
+mod deployments;
+mod faults;
+mod messages;
+mod models;
+mod queries;
+mod sigkill;
+mod waits;
