@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use thresh::store::{MemoryStore, Status, Store};
-use thresh::{process, DurableEngine, InstanceHandle, Outcome, ProcessData, SkipReason};
+use thresh::{
+    process, DurableEngine, InstanceHandle, InstanceId, Outcome, ProcessData, SkipReason,
+};
 
 const HANG: Duration = Duration::from_secs(20);
 
@@ -75,4 +77,5 @@ mod messages;
 mod models;
 mod queries;
 mod sigkill;
+mod timer_starts;
 mod waits;

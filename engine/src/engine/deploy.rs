@@ -101,6 +101,15 @@ impl Engine {
                 )),
                 Trigger::Timer(spec) => {
                     let (spec, cancel) = (spec(), cancel.clone());
+                    #[cfg(feature = "durable")]
+                    if let Some(schedules) = target.durable.as_ref().map(|d| d.schedules.clone()) {
+                        // Kept in the store: it goes on across restarts.
+                        let task = super::durable::schedule::timer_starts(
+                            spec, starter, cancel, schedules,
+                        );
+                        self.inner.timer_starts.spawn_on(task, &target.runtime);
+                        continue;
+                    }
                     let task = timer_starts(spec, starter, cancel);
                     self.inner.timer_starts.spawn_on(task, &target.runtime);
                 }
@@ -192,16 +201,16 @@ pub(super) struct Registration {
 
 /// What a deployment's start events start instances of, and the instances running
 /// under each correlation key. Engine state, shared by the hub's starters.
-struct DeployTarget<D: ProcessData> {
-    engine: Weak<Inner>,
-    runtime: tokio::runtime::Handle,
-    process: &'static Process<D>,
-    data: D,
+pub(super) struct DeployTarget<D: ProcessData> {
+    pub(super) engine: Weak<Inner>,
+    pub(super) runtime: tokio::runtime::Handle,
+    pub(super) process: &'static Process<D>,
+    pub(super) data: D,
     running: Mutex<HashMap<String, InstanceHandle<D>>>,
-    started: mpsc::UnboundedSender<InstanceHandle<D>>,
+    pub(super) started: mpsc::UnboundedSender<InstanceHandle<D>>,
     /// Set by a durable engine: the instances started are stored.
     #[cfg(feature = "durable")]
-    durable: Option<DurableStarts<D>>,
+    pub(super) durable: Option<DurableStarts<D>>,
 }
 
 /// Tells a deployment of an instance it did not start itself but owns the
@@ -228,6 +237,8 @@ pub(crate) struct DurableStarts<D> {
     pub writer: crate::store::Writer,
     pub codec: crate::instance::snapshot::Codec<D>,
     pub keep_history: bool,
+    /// The deployment's timer-start schedules as stored.
+    pub schedules: Arc<super::durable::schedule::Schedules>,
 }
 
 impl<D: ProcessData> DeployTarget<D> {
@@ -288,9 +299,9 @@ impl<D: ProcessData> DeployTarget<D> {
 }
 
 /// One start event of a deployment, as the hub's starter.
-struct StartOn<D: ProcessData> {
-    target: Arc<DeployTarget<D>>,
-    start: NodeIdx,
+pub(super) struct StartOn<D: ProcessData> {
+    pub(super) target: Arc<DeployTarget<D>>,
+    pub(super) start: NodeIdx,
     /// A parallel instantiating gate's other arms.
     also: Vec<NodeIdx>,
 }

@@ -178,7 +178,10 @@ impl<D: ProcessData> Instance<D> {
         let mut writes = std::mem::take(&mut durable.taken);
         if durable.seq == 0 {
             // Started by a deployment and ended in its first step: never stored yet.
-            let born = Checkpoint::Born { data: data.clone() };
+            let born = Checkpoint::Born {
+                data: data.clone(),
+                start: None,
+            };
             let state = serde_json::to_string(&born).unwrap_or_else(|_| "{}".to_string());
             durable.seq = 1;
             writes.insert(
