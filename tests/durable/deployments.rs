@@ -100,6 +100,82 @@ async fn a_deployed_message_start_starts_a_durable_instance_once() {
         .completed()
         .expect("completed");
     assert_eq!((ticket.seats, ticket.confirmed), (3, true));
+    // Ended: the booking buffered for B-1 starts the next instance for the key — a
+    // durable one, which consumed the stored message.
+    let next = tokio::time::timeout(HANG, bookings.next())
+        .await
+        .expect("started")
+        .expect("a handle");
+    until_open(&next, "confirm").await;
+    assert_eq!(next.data().await.map(|t| t.seats), Some(9));
+    assert!(store.messages().expect("read").is_empty(), "consumed");
+    assert_eq!(
+        store.instance(next.id().0).expect("read").map(|r| r.status),
+        Some(Status::Running)
+    );
     engine.shutdown(HANG).await.expect("shutdown");
-    assert!(bookings.next().await.is_none(), "no second instance");
+    assert!(bookings.next().await.is_none(), "no third instance");
+}
+
+/// A start message buffered for a running key is stored: it survives a restart (the
+/// resumed instance owns its key again, so it waits), and when that instance ends it
+/// starts the next instance for the key — once, consuming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_message_buffered_for_a_running_key_starts_the_next_after_a_restart() {
+    let store = Arc::new(MemoryStore::new());
+    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let mut bookings = engine
+        .deploy(&BOOKING, Ticket::default())
+        .expect("deployed");
+    let published = engine.publish_message("booking", "B-7", 1_u32).await;
+    assert_eq!(published.expect("stored"), thresh::Published::Started);
+    let first = bookings.next().await.expect("a handle");
+    until_open(&first, "confirm").await;
+    for seats in [2_u32, 3] {
+        let published = engine.publish_message("booking", "B-7", seats).await;
+        assert_eq!(published.expect("stored"), thresh::Published::Buffered);
+    }
+    assert_eq!(store.messages().expect("read").len(), 2);
+    engine.shutdown(HANG).await.expect("shutdown");
+
+    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    engine.register(&BOOKING).expect("register");
+    engine.message_type::<u32>("booking");
+    let mut bookings = engine
+        .deploy(&BOOKING, Ticket::default())
+        .expect("deployed again");
+    let report = engine.resume().await.expect("resume");
+    assert_eq!(report.resumed, [(first.id(), "BOOKING")]);
+    assert_eq!(report.messages, 2, "both buffered bookings published again");
+    let first = engine.handle(&BOOKING, first.id()).expect("resumed");
+    until_open(&first, "confirm").await;
+    let mut seats = Vec::new();
+    let mut current = first;
+    for _ in 0..3 {
+        current
+            .complete("confirm", |t: &mut Ticket| t.confirmed = true)
+            .await
+            .expect("confirmed");
+        let ticket = tokio::time::timeout(HANG, current.outcome())
+            .await
+            .expect("ended")
+            .completed()
+            .expect("completed");
+        seats.push(ticket.seats);
+        if seats.len() == 3 {
+            break;
+        }
+        current = tokio::time::timeout(HANG, bookings.next())
+            .await
+            .expect("the next started")
+            .expect("a handle");
+        until_open(&current, "confirm").await;
+    }
+    assert_eq!(seats, [1, 2, 3], "oldest first, each once");
+    assert!(store.messages().expect("read").is_empty(), "all consumed");
+    engine.shutdown(HANG).await.expect("shutdown");
+    assert!(bookings.next().await.is_none(), "no fourth instance");
+    let stored = store.list(Some("BOOKING"), None).expect("read");
+    assert_eq!(stored.len(), 3);
+    assert!(stored.iter().all(|r| r.status == Status::Completed));
 }

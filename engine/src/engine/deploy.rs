@@ -71,12 +71,24 @@ impl Engine {
         }
         let (started_tx, started) = mpsc::unbounded_channel();
         let cancel = self.inner.stop.child_token();
+        let (mut next_starts, mut stale_arms) = (Vec::new(), Vec::new());
+        for (_, trigger, also) in &entries {
+            if let Trigger::Message { name, .. } = trigger {
+                let names = match also.is_empty() {
+                    true => &mut next_starts,
+                    false => &mut stale_arms,
+                };
+                names.push(Arc::<str>::from(*name));
+            }
+        }
         let target = Arc::new(DeployTarget {
             engine: Arc::downgrade(&self.inner),
             runtime,
             process,
             data,
             running: Mutex::new(HashMap::new()),
+            next_starts,
+            stale_arms,
             started: started_tx,
             #[cfg(feature = "durable")]
             durable,
@@ -207,6 +219,13 @@ pub(super) struct DeployTarget<D: ProcessData> {
     pub(super) process: &'static Process<D>,
     pub(super) data: D,
     running: Mutex<HashMap<String, InstanceHandle<D>>>,
+    /// The names of its message starts that start the next instance of a key whose
+    /// instance ended: plain message starts and an exclusive instantiating gate's
+    /// arms.
+    next_starts: Vec<Arc<str>>,
+    /// The names of a parallel instantiating gate's arms: their repeats buffered
+    /// while the instance of a key ran are stale once it ended.
+    stale_arms: Vec<Arc<str>>,
     pub(super) started: mpsc::UnboundedSender<InstanceHandle<D>>,
     /// Set by a durable engine: the instances started are stored.
     #[cfg(feature = "durable")]
@@ -226,8 +245,9 @@ impl<D: ProcessData> Adopter<D> {
             return;
         };
         let mut running = target.running.lock().unwrap_or_else(|p| p.into_inner());
-        running.retain(|_, h| !h.is_finished());
-        running.insert(key, handle);
+        running.insert(key.clone(), handle.clone());
+        drop(running);
+        target.watch(key, handle);
     }
 }
 
@@ -242,6 +262,59 @@ pub(crate) struct DurableStarts<D> {
 }
 
 impl<D: ProcessData> DeployTarget<D> {
+    /// When the instance owning `key` ends, the key's next start message (buffered
+    /// meanwhile) starts the next instance: Zeebe's rule.
+    fn watch(self: &Arc<Self>, key: String, handle: InstanceHandle<D>) {
+        // Weak: an undeployed deployment starts nothing more.
+        let target = Arc::downgrade(self);
+        self.runtime.spawn(async move {
+            handle.wait_finished().await;
+            if let Some(target) = target.upgrade() {
+                target.key_ended(&key, handle.id());
+            }
+        });
+    }
+
+    /// The instance `ended` owning `key` ended: a parallel gate's stale arm repeats
+    /// for the key are dropped, and the oldest buffered start message for the key is
+    /// published again — it starts the next instance (or feeds a catch that waits for
+    /// it meanwhile). Nothing during a shutdown: the messages stay (a durable engine's
+    /// in its store, for the restart).
+    fn key_ended(&self, key: &str, ended: crate::instance::InstanceId) {
+        let Some(engine) = self.engine.upgrade() else {
+            return;
+        };
+        if engine.stop.is_cancelled() {
+            return;
+        }
+        {
+            let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+            match running.get(key) {
+                Some(h) if h.id() == ended => {
+                    running.remove(key);
+                }
+                // Another instance owns the key now.
+                Some(_) => return,
+                None => {}
+            }
+        }
+        let stale = engine.hub.drop_stale(&self.stale_arms, key);
+        #[cfg(feature = "durable")]
+        if let Some(durable) = &self.durable {
+            if !stale.is_empty() {
+                let drops = stale
+                    .into_iter()
+                    .map(|id| crate::store::Write::DropMessage { id });
+                durable.writer.send(drops.collect());
+            }
+        }
+        #[cfg(not(feature = "durable"))]
+        let _ = stale;
+        if let Some((name, payload, stored)) = engine.hub.take_oldest(&self.next_starts, key) {
+            engine.hub.publish_stored(&name, key, payload, stored);
+        }
+    }
+
     /// Start an instance at `start`; `None` if the engine is gone or shutting down.
     fn start(
         &self,
@@ -313,7 +386,9 @@ impl<D: ProcessData> Starter for StartOn<D> {
             .running
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        running.get(key).is_some_and(|h| !h.is_finished())
+        // Until its end is handled (`key_ended`): a message meanwhile is buffered
+        // behind the older ones, which go first.
+        running.contains_key(key)
     }
 
     fn offer_message(&self, key: &str, payload: Payload, stored: Option<u64>) -> Offer {
@@ -322,7 +397,7 @@ impl<D: ProcessData> Starter for StartOn<D> {
             .running
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        if running.get(key).is_some_and(|h| !h.is_finished()) {
+        if running.contains_key(key) {
             return Offer::KeyRunning; // the running instance gets it, when it waits
         }
         match self
@@ -330,8 +405,9 @@ impl<D: ProcessData> Starter for StartOn<D> {
             .start(self.start, payload, self.also.clone(), (Some(key), stored))
         {
             Some(handle) => {
-                running.retain(|_, h| !h.is_finished());
-                running.insert(key.to_string(), handle);
+                running.insert(key.to_string(), handle.clone());
+                drop(running);
+                self.target.watch(key.to_string(), handle);
                 Offer::Started
             }
             None => Offer::Closed,

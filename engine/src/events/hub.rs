@@ -125,12 +125,18 @@ pub struct BrokerStats {
     pub expired: u64,
     /// Messages a loop dropped because the catch's key no longer matched.
     pub dropped_mismatch: u64,
+    /// Repeats of a parallel instantiating gate's arms, buffered while the instance
+    /// with their key ran and dropped when it ended (README, "Start events and
+    /// deployments").
+    pub stale: u64,
 }
 
 struct Buffered {
     payload: Payload,
     stored: Option<u64>,
     expires: Instant,
+    /// Its place in the order of publication (across names).
+    seq: u64,
 }
 
 type MessageKey = (Arc<str>, Arc<str>);
@@ -152,6 +158,8 @@ struct State {
     subs: HashMap<SubId, Place>,
     buffer: HashMap<MessageKey, VecDeque<Buffered>>,
     buffered: usize,
+    /// The next buffered message's `seq`.
+    next_buffered: u64,
     /// Deployed processes' start events, by message or signal name.
     message_starters: HashMap<Arc<str>, Starters>,
     signal_starters: HashMap<Arc<str>, Starters>,
@@ -172,6 +180,7 @@ pub(crate) struct Hub {
     dropped_full: AtomicU64,
     expired: AtomicU64,
     dropped_mismatch: AtomicU64,
+    stale: AtomicU64,
 }
 
 impl Hub {
@@ -183,6 +192,7 @@ impl Hub {
             dropped_full: AtomicU64::new(0),
             expired: AtomicU64::new(0),
             dropped_mismatch: AtomicU64::new(0),
+            stale: AtomicU64::new(0),
         }
     }
 
@@ -418,6 +428,7 @@ impl Hub {
             dropped_full: self.dropped_full.load(Ordering::Relaxed),
             expired: self.expired.load(Ordering::Relaxed),
             dropped_mismatch: self.dropped_mismatch.load(Ordering::Relaxed),
+            stale: self.stale.load(Ordering::Relaxed),
         }
     }
 
@@ -441,10 +452,13 @@ impl Hub {
             return Published::Dropped;
         }
         let expires = Instant::now() + self.config.ttl;
+        let seq = state.next_buffered;
+        state.next_buffered += 1;
         state.buffer.entry(at).or_default().push_back(Buffered {
             payload,
             stored,
             expires,
+            seq,
         });
         state.buffered += 1;
         Published::Buffered
@@ -469,6 +483,59 @@ impl Hub {
         state.buffered -= taken;
         self.expired.fetch_add(expired as u64, Ordering::Relaxed);
         found
+    }
+
+    /// Take the oldest buffered message with `key` under any of `names` (the one
+    /// published first), with its name: the start message for the next instance of a
+    /// key whose instance ended.
+    pub fn take_oldest(
+        &self,
+        names: &[Arc<str>],
+        key: &str,
+    ) -> Option<(Arc<str>, Payload, Option<u64>)> {
+        let mut state = self.lock();
+        let now = Instant::now();
+        let mut oldest: Option<(u64, MessageKey)> = None;
+        for name in names {
+            let at = (name.clone(), Arc::<str>::from(key));
+            if let Some(first) = state
+                .buffer
+                .get(&at)
+                .and_then(|q| q.iter().find(|b| b.expires > now))
+            {
+                if oldest.as_ref().is_none_or(|(seq, _)| first.seq < *seq) {
+                    oldest = Some((first.seq, at));
+                }
+            }
+        }
+        let (_, at) = oldest?;
+        let (payload, stored) = self.take_buffered(&mut state, &at)?;
+        Some((at.0, payload, stored))
+    }
+
+    /// Drop every buffered message with `key` under any of `names` (a parallel
+    /// instantiating gate's arm repeats, stale once their instance ended); the ids of
+    /// their stored copies.
+    pub fn drop_stale(&self, names: &[Arc<str>], key: &str) -> Vec<u64> {
+        let mut state = self.lock();
+        let mut stored = Vec::new();
+        let mut dropped = 0;
+        for name in names {
+            let at = (name.clone(), Arc::<str>::from(key));
+            if let Some(queue) = state.buffer.remove(&at) {
+                dropped += queue.len();
+                stored.extend(queue.iter().filter_map(|b| b.stored));
+            }
+        }
+        state.buffered -= dropped;
+        self.stale.fetch_add(dropped as u64, Ordering::Relaxed);
+        if dropped > 0 {
+            debug!(
+                key,
+                dropped, "stale arm repeats dropped: their instance ended"
+            );
+        }
+        stored
     }
 
     fn purge_expired(&self, state: &mut State) {
