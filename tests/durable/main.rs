@@ -77,5 +77,6 @@ mod messages;
 mod models;
 mod queries;
 mod sigkill;
+mod signals;
 mod timer_starts;
 mod waits;

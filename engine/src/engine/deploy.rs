@@ -325,6 +325,7 @@ impl<D: ProcessData> DeployTarget<D> {
             Option<&str>,
             Option<u64>,
         ),
+        ack: Option<crate::events::SignalAck>,
     ) -> Option<InstanceHandle<D>> {
         let engine = self.engine.upgrade()?;
         // Admitted before the data is cloned: a shutdown that begins meanwhile waits
@@ -355,6 +356,8 @@ impl<D: ProcessData> DeployTarget<D> {
                     .taken
                     .push(crate::store::Write::Consume { message });
             }
+            // A durable broadcast hears back once the instance is stored.
+            stored_as.acks.extend(ack.map(Into::into));
             let handle = engine.spawn_durable(
                 admitted,
                 &self.runtime,
@@ -367,6 +370,9 @@ impl<D: ProcessData> DeployTarget<D> {
         }
         let handle = engine.spawn(admitted, &self.runtime, self.process, data, entry);
         let _ = self.started.send(handle.clone());
+        if let Some(ack) = ack {
+            let _ = ack.send(Ok(())); // nothing to store
+        }
         Some(handle)
     }
 }
@@ -400,10 +406,13 @@ impl<D: ProcessData> Starter for StartOn<D> {
         if running.contains_key(key) {
             return Offer::KeyRunning; // the running instance gets it, when it waits
         }
-        match self
-            .target
-            .start(self.start, payload, self.also.clone(), (Some(key), stored))
-        {
+        match self.target.start(
+            self.start,
+            payload,
+            self.also.clone(),
+            (Some(key), stored),
+            None,
+        ) {
             Some(handle) => {
                 running.insert(key.to_string(), handle.clone());
                 drop(running);
@@ -414,10 +423,10 @@ impl<D: ProcessData> Starter for StartOn<D> {
         }
     }
 
-    fn offer_signal(&self, payload: Payload) -> Offer {
+    fn offer_signal(&self, payload: Payload, ack: Option<crate::events::SignalAck>) -> Offer {
         match self
             .target
-            .start(self.start, payload, self.also.clone(), (None, None))
+            .start(self.start, payload, self.also.clone(), (None, None), ack)
         {
             Some(_) => Offer::Started,
             None => Offer::Closed,
@@ -476,7 +485,7 @@ async fn timer_starts<D: ProcessData>(
         fired += 1;
         if starter
             .target
-            .start(starter.start, Arc::new(()), Vec::new(), (None, None))
+            .start(starter.start, Arc::new(()), Vec::new(), (None, None), None)
             .is_none()
         {
             return;

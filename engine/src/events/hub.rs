@@ -33,8 +33,20 @@ pub(crate) enum Delivery {
         stored: Option<u64>,
     },
     /// A signal for subscription `sub`.
-    Signal { sub: SubId, payload: Payload },
+    Signal {
+        sub: SubId,
+        payload: Payload,
+        /// Set by a durable broadcast: answered once the signal's effect is stored.
+        ack: Option<SignalAck>,
+    },
 }
+
+/// Answers a durable broadcast for one delivery: `Ok` once the instance stored the
+/// signal's effect (or it had none to store), `Err` naming why it could not.
+pub(crate) type SignalAck = tokio::sync::oneshot::Sender<Result<(), String>>;
+
+/// The broadcaster's end of a [`SignalAck`].
+pub(crate) type SignalReceipt = tokio::sync::oneshot::Receiver<Result<(), String>>;
 
 /// An instance loop's intake, as the hub sees it.
 pub(crate) trait Mailbox: Send + Sync {
@@ -53,8 +65,8 @@ pub(crate) trait Starter: Send + Sync {
     /// for the started instance to consume.
     fn offer_message(&self, key: &str, payload: Payload, stored: Option<u64>) -> Offer;
     /// A signal came: start an instance, or decline because the engine is shutting
-    /// down.
-    fn offer_signal(&self, payload: Payload) -> Offer;
+    /// down. `ack`: a durable broadcast's, answered once the instance is stored.
+    fn offer_signal(&self, payload: Payload, ack: Option<SignalAck>) -> Offer;
 }
 
 /// What starts a deployed process's instance through the hub.
@@ -308,6 +320,24 @@ impl Hub {
     /// Broadcast a signal to every subscriber; returns how many it reached. No
     /// subscriber: a logged no-op (ARCHITECTURE.md, "Events").
     pub fn broadcast(&self, name: &str, payload: Payload) -> usize {
+        self.broadcast_acked(name, payload, None)
+    }
+
+    /// Broadcast a signal; with `receipts`, every delivery and every instance a
+    /// signal start starts gets an ack, whose receipt is pushed there.
+    pub fn broadcast_acked(
+        &self,
+        name: &str,
+        payload: Payload,
+        mut receipts: Option<&mut Vec<SignalReceipt>>,
+    ) -> usize {
+        let mut ack = || {
+            receipts.as_mut().map(|receipts| {
+                let (ack, receipt) = tokio::sync::oneshot::channel();
+                receipts.push(receipt);
+                ack
+            })
+        };
         let (subscribers, starters): (Vec<Waiter>, Vec<Arc<dyn Starter>>) = {
             let state = self.lock();
             let subscribers = match state.signals.get(name) {
@@ -323,7 +353,7 @@ impl Hub {
         // Every deployed process with a start event for this signal starts an instance.
         let started = starters
             .iter()
-            .filter(|s| s.offer_signal(payload.clone()) == Offer::Started)
+            .filter(|s| s.offer_signal(payload.clone(), ack()) == Offer::Started)
             .count();
         if subscribers.is_empty() && started == 0 {
             debug!(
@@ -336,6 +366,7 @@ impl Hub {
             if mailbox.post(Delivery::Signal {
                 sub,
                 payload: payload.clone(),
+                ack: ack(),
             }) {
                 reached += 1;
             } else {

@@ -37,9 +37,9 @@ pub(crate) struct Durable<D> {
     last: Option<String>,
     /// Stopped by a shutdown: it stays stored as running.
     pub suspended: bool,
-    /// Answers to user-task completions, sent once the checkpoint that records
-    /// their effect is stored.
-    pub acks: Vec<oneshot::Sender<Result<(), WorkError>>>,
+    /// Answers to user-task completions and durable signal broadcasts, sent once
+    /// the checkpoint that records their effect is stored.
+    pub acks: Vec<Ack>,
     /// Whether its checkpoints carry the history.
     pub keep_history: bool,
     /// Stored messages this instance took (consumed, or dropped on a correlation
@@ -61,6 +61,24 @@ impl<D> Durable<D> {
             taken: Vec::new(),
             keep_history: false,
         }
+    }
+}
+
+/// Who waits for a checkpoint: a user task's completion, or a durable broadcast.
+pub(crate) enum Ack {
+    Work(oneshot::Sender<Result<(), WorkError>>),
+    Signal(crate::events::SignalAck),
+}
+
+impl From<oneshot::Sender<Result<(), WorkError>>> for Ack {
+    fn from(reply: oneshot::Sender<Result<(), WorkError>>) -> Self {
+        Ack::Work(reply)
+    }
+}
+
+impl From<crate::events::SignalAck> for Ack {
+    fn from(ack: crate::events::SignalAck) -> Self {
+        Ack::Signal(ack)
     }
 }
 
@@ -263,9 +281,16 @@ impl<D: ProcessData> Instance<D> {
     }
 }
 
-/// Answer user-task completions waiting for their checkpoint.
-fn answer(acks: Vec<oneshot::Sender<Result<(), WorkError>>>, result: Result<(), WorkError>) {
+/// Answer user-task completions and broadcasts waiting for their checkpoint.
+fn answer(acks: Vec<Ack>, result: Result<(), WorkError>) {
     for ack in acks {
-        let _ = ack.send(result.clone());
+        match ack {
+            Ack::Work(reply) => {
+                let _ = reply.send(result.clone());
+            }
+            Ack::Signal(ack) => {
+                let _ = ack.send(result.clone().map_err(|e| e.to_string()));
+            }
+        }
     }
 }

@@ -379,7 +379,7 @@ impl<D: ProcessData> Instance<D> {
                 // A durable instance answers once the completion's effect is stored.
                 #[cfg(feature = "durable")]
                 if let (Ok(()), Some(durable)) = (&result, &mut self.durable) {
-                    durable.acks.push(reply);
+                    durable.acks.push(reply.into());
                     return;
                 }
                 let _ = reply.send(result);

@@ -15,6 +15,7 @@ use serde::Serialize;
 mod messages;
 mod report;
 pub(super) mod schedule;
+mod signals;
 
 pub use report::{DurableError, ResumeReport, SkipReason, Skipped};
 
