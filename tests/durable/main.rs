@@ -71,6 +71,7 @@ async fn restart(
     (engine, report)
 }
 
+mod checkpoints;
 mod deployments;
 mod faults;
 mod messages;

@@ -27,11 +27,26 @@ process! {
     }
 }
 
+/// Await `work` without letting the paused clock run: the store's writer thread
+/// answers from outside the runtime, and an idle runtime on a paused clock jumps to
+/// its next timer — the next tick — meanwhile. So the test never idles while it waits
+/// for the writer (and uses no timeout); it awaits plainly only what needs the clock
+/// to move (a tick), while no other timer is pending.
+async fn busy<F: std::future::Future>(work: F) -> F::Output {
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            biased;
+            out = &mut work => return out,
+            _ = tokio::task::yield_now() => {}
+        }
+    }
+}
+
 /// The next tick of a deployment, finished; `None` once its schedule ran out.
 async fn tick_done(ticks: &mut thresh::Deployment<Beat>) -> Option<InstanceId> {
     let handle = ticks.next().await?;
-    // No timeout on the paused clock: the end is stored by the writer's thread.
-    let beat = handle.outcome().await.completed().expect("completed");
+    let beat = busy(handle.outcome()).await.completed().expect("completed");
     assert_eq!(beat.beats, 1);
     Some(handle.id())
 }
@@ -57,24 +72,26 @@ async fn a_timer_cycle_goes_on_from_its_stored_anchor_across_restarts() {
     }
     assert_eq!(t0.elapsed(), Duration::from_secs(2 * 3600));
     tokio::time::sleep(Duration::from_secs(1800)).await;
-    engine.shutdown(HANG).await.expect("shutdown");
+    busy(engine.shutdown(HANG)).await.expect("shutdown");
 
     let engine = DurableEngine::with_store(store.clone()).expect("reopen");
-    engine.resume().await.expect("resume");
+    busy(engine.resume()).await.expect("resume");
     let redeployed = Instant::now();
     let mut ticks = engine.deploy(&HOURLY, Beat::default()).expect("deployed");
-    ids.push(tick_done(&mut ticks).await.expect("the third tick"));
+    let third = ticks.next().await.expect("the third tick");
     let waited = redeployed.elapsed();
+    assert!(busy(third.outcome()).await.completed().is_some());
+    ids.push(third.id());
     assert!(
         waited >= Duration::from_secs(1799) && waited <= Duration::from_secs(1801),
         "the third tick came {waited:?} after the redeploy, not at its anchor"
     );
-    engine.shutdown(HANG).await.expect("shutdown");
+    busy(engine.shutdown(HANG)).await.expect("shutdown");
 
     // Five hours with no engine: ticks four and five are overdue.
     tokio::time::sleep(Duration::from_secs(5 * 3600)).await;
     let engine = DurableEngine::with_store(store.clone()).expect("reopen");
-    engine.resume().await.expect("resume");
+    busy(engine.resume()).await.expect("resume");
     let redeployed = Instant::now();
     let mut ticks = engine.deploy(&HOURLY, Beat::default()).expect("deployed");
     for _ in 0..2 {
@@ -85,17 +102,20 @@ async fn a_timer_cycle_goes_on_from_its_stored_anchor_across_restarts() {
         "caught up at once"
     );
     // The count is kept: the schedule is spent, the deployment says so.
-    assert!(ticks.next().await.is_none(), "no sixth tick");
-    engine.shutdown(HANG).await.expect("shutdown");
+    assert!(busy(ticks.next()).await.is_none(), "no sixth tick");
+    busy(engine.shutdown(HANG)).await.expect("shutdown");
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "in order: {ids:?}");
     assert_eq!(ended_instances(&store, "HOURLY").len(), 5);
 
     // Spent for good: a further redeploy starts nothing, even after a day.
     let engine = DurableEngine::with_store(store.clone()).expect("reopen");
     let mut ticks = engine.deploy(&HOURLY, Beat::default()).expect("deployed");
-    assert!(ticks.next().await.is_none(), "a spent schedule stays spent");
+    assert!(
+        busy(ticks.next()).await.is_none(),
+        "a spent schedule stays spent"
+    );
     tokio::time::sleep(Duration::from_secs(24 * 3600)).await;
-    engine.shutdown(HANG).await.expect("shutdown");
+    busy(engine.shutdown(HANG)).await.expect("shutdown");
     assert_eq!(ended_instances(&store, "HOURLY").len(), 5);
     let stored = store.deployments().expect("read");
     assert_eq!(stored.len(), 1, "one deployment record, reused: {stored:?}");
@@ -118,7 +138,7 @@ async fn a_fired_date_does_not_fire_again_and_undeploy_forgets_the_schedule() {
         .deploy(&ONCE_SOON, Beat::default())
         .expect("deployed");
     tokio::time::sleep(Duration::from_secs(300)).await;
-    engine.shutdown(HANG).await.expect("shutdown");
+    busy(engine.shutdown(HANG)).await.expect("shutdown");
     drop(ticks);
 
     // Redeployed five minutes in: it fires at its deadline, ten minutes after the
@@ -129,21 +149,21 @@ async fn a_fired_date_does_not_fire_again_and_undeploy_forgets_the_schedule() {
         .expect("deployed");
     let handle = ticks.next().await.expect("the tick");
     assert_eq!(t0.elapsed(), Duration::from_secs(600));
-    assert!(handle.outcome().await.completed().is_some());
-    assert!(ticks.next().await.is_none(), "once");
-    engine.shutdown(HANG).await.expect("shutdown");
+    assert!(busy(handle.outcome()).await.completed().is_some());
+    assert!(busy(ticks.next()).await.is_none(), "once");
+    busy(engine.shutdown(HANG)).await.expect("shutdown");
 
     let engine = DurableEngine::with_store(store.clone()).expect("reopen");
     let mut ticks = engine
         .deploy(&ONCE_SOON, Beat::default())
         .expect("deployed");
     assert!(
-        ticks.next().await.is_none(),
+        busy(ticks.next()).await.is_none(),
         "a fired date does not fire again"
     );
-    assert!(engine.undeploy(ticks.id()).await.expect("stored"));
+    assert!(busy(engine.undeploy(ticks.id())).await.expect("stored"));
     assert!(store.deployments().expect("read").is_empty());
-    engine.shutdown(HANG).await.expect("shutdown");
+    busy(engine.shutdown(HANG)).await.expect("shutdown");
     assert_eq!(store.list(Some("ONCE_SOON"), None).expect("read").len(), 1);
 
     let engine = DurableEngine::with_store(store.clone()).expect("reopen");
@@ -153,7 +173,7 @@ async fn a_fired_date_does_not_fire_again_and_undeploy_forgets_the_schedule() {
         .expect("deployed");
     let handle = ticks.next().await.expect("a new schedule");
     assert_eq!(begun.elapsed(), Duration::from_secs(600));
-    assert!(handle.outcome().await.completed().is_some());
-    engine.shutdown(HANG).await.expect("shutdown");
+    assert!(busy(handle.outcome()).await.completed().is_some());
+    busy(engine.shutdown(HANG)).await.expect("shutdown");
     assert_eq!(store.list(Some("ONCE_SOON"), None).expect("read").len(), 2);
 }

@@ -26,10 +26,11 @@ async fn a_user_task_waits_across_a_restart_and_committed_tasks_do_not_run_again
         .complete("approve", |o: &mut Order| o.approved = true)
         .await
         .expect("completed");
-    // Acknowledged means stored: the completion ran the instance to its end, and the
-    // end is in the store before `complete` returned.
+    // Acknowledged means stored: the completion is in the store before `complete`
+    // returned (and `ship`, the task after it, starts only then).
     let stored = store.instance(id.0).expect("read").expect("kept");
-    assert_eq!(stored.status, Status::Completed);
+    let state: serde_json::Value = serde_json::from_str(&stored.state).expect("json");
+    assert_eq!(state["running"]["data"]["approved"], true);
     let Outcome::Completed(order) = outcome(&handle).await else {
         panic!("not completed")
     };

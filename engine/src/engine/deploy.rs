@@ -257,6 +257,7 @@ pub(crate) struct DurableStarts<D> {
     pub writer: crate::store::Writer,
     pub codec: crate::instance::snapshot::Codec<D>,
     pub keep_history: bool,
+    pub every_task: bool,
     /// The deployment's timer-start schedules as stored.
     pub schedules: Arc<super::durable::schedule::Schedules>,
 }
@@ -351,6 +352,7 @@ impl<D: ProcessData> DeployTarget<D> {
                 key.map(str::to_string),
             );
             stored_as.keep_history = durable.keep_history;
+            stored_as.every_task = durable.every_task;
             if let Some(message) = stored {
                 stored_as
                     .taken

@@ -192,6 +192,8 @@ impl<D: ProcessData> Instance<D> {
             Input::CheckpointFailed(error) => self.fail(InstanceError::Checkpoint {
                 message: error.to_string(),
             }),
+            #[cfg(feature = "durable")]
+            Input::Checkpointed(starts) => self.start_deferred(starts),
         }
     }
 

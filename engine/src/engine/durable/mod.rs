@@ -28,6 +28,24 @@ use crate::instance::snapshot::{Checkpoint, Codec};
 use crate::instance::{Entry, InstanceHandle, InstanceId};
 use crate::store::{DeploymentRecord, InstanceRecord, Status, Store, Write, Writer};
 
+/// When a durable instance is checkpointed ([`DurableEngine::checkpoints`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Checkpoints {
+    /// After every step that changed the instance, and a task after a task starts
+    /// only once the checkpoint recording its predecessor's completion is stored:
+    /// after a crash, only the tasks that were running run again.
+    #[default]
+    EveryTask,
+    /// Only when no task works (every token waits: at a catch, a user or receive
+    /// task, a timer, a join), when an acknowledgment waits for it (a user task's
+    /// completion, a durable broadcast), and at the end. Fewer writes for instances
+    /// that run many tasks between waits, and tasks start without waiting for the
+    /// disk; after a crash, every task since the instance's last checkpoint — its
+    /// last wait state — runs again, and a message it took since is delivered again
+    /// (still applied once: its consume goes with a checkpoint).
+    WaitStates,
+}
+
 /// An engine whose instances survive a restart.
 ///
 /// Every instance is stored before [`start`](Self::start) returns (a crash after that
@@ -84,6 +102,8 @@ struct Inner {
     message_ttl: Duration,
     /// Whether checkpoints carry the instances' histories.
     keep_history: std::sync::atomic::AtomicBool,
+    /// Whether instances checkpoint only at wait states ([`Checkpoints::WaitStates`]).
+    wait_states_only: std::sync::atomic::AtomicBool,
     /// Stored deployments not deployed again yet, by process name, oldest first: a
     /// deploy of the process takes the first and goes on with its timer schedules.
     stored_deployments: Mutex<HashMap<String, std::collections::VecDeque<DeploymentRecord>>>,
@@ -155,6 +175,7 @@ impl DurableEngine {
                 next_message: AtomicU64::new(next.message),
                 message_ttl,
                 keep_history: std::sync::atomic::AtomicBool::new(false),
+                wait_states_only: std::sync::atomic::AtomicBool::new(false),
                 stored_deployments: Mutex::new(stored_deployments),
                 next_deployment: AtomicU64::new(next.deployment),
                 deployed: Mutex::new(HashMap::new()),
@@ -169,6 +190,19 @@ impl DurableEngine {
     /// loops for ever should not keep it.
     pub fn keep_history(&self, keep: bool) {
         self.inner.keep_history.store(keep, Ordering::Relaxed);
+    }
+
+    /// When instances started or resumed from now on are checkpointed (default
+    /// [`Checkpoints::EveryTask`]).
+    pub fn checkpoints(&self, checkpoints: Checkpoints) {
+        let wait_states = checkpoints == Checkpoints::WaitStates;
+        self.inner
+            .wait_states_only
+            .store(wait_states, Ordering::Relaxed);
+    }
+
+    fn every_task(&self) -> bool {
+        !self.inner.wait_states_only.load(Ordering::Relaxed)
     }
 
     /// The engine underneath: publish messages, broadcast signals, count instances.
@@ -256,6 +290,7 @@ impl DurableEngine {
             .ok_or(DurableError::ShuttingDown)?;
         let mut durable = Durable::new(self.inner.writer.clone(), codec, id, 1, None);
         durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
+        durable.every_task = self.every_task();
         Ok(self.engine.inner.spawn_durable(
             admitted,
             &runtime,
@@ -289,6 +324,7 @@ impl DurableEngine {
             writer: self.inner.writer.clone(),
             codec,
             keep_history: self.inner.keep_history.load(Ordering::Relaxed),
+            every_task: self.every_task(),
             schedules: Arc::new(schedule::Schedules::new(self.inner.writer.clone(), record)),
         };
         let (deployment, adopter) = self
@@ -622,6 +658,7 @@ impl DurableEngine {
             record.key,
         );
         durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
+        durable.every_task = self.every_task();
         Ok(self
             .engine
             .inner

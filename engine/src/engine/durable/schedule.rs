@@ -190,6 +190,7 @@ async fn start_tick<D: ProcessData>(
     let admitted = engine.admit()?;
     let mut stored_as = Durable::new(durable.writer.clone(), durable.codec, id, 1, None);
     stored_as.keep_history = durable.keep_history;
+    stored_as.every_task = durable.every_task;
     let entry = Entry::Event {
         start,
         payload: Some(Arc::new(())),
