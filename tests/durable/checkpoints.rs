@@ -17,7 +17,7 @@ pub struct Steps {
 }
 
 /// The store the chain's handlers read (one test uses it at a time).
-static CHAIN_STORE: OnceLock<Mutex<Option<Arc<MemoryStore>>>> = OnceLock::new();
+static CHAIN_STORE: OnceLock<Mutex<Option<Arc<dyn Store>>>> = OnceLock::new();
 
 /// Whether the store holds `field` of the running instance's data as `true`.
 fn stored_true(field: &str) -> bool {
@@ -57,9 +57,9 @@ async fn a_task_starts_only_once_its_predecessors_completion_is_stored() {
         (Checkpoints::WaitStates, false),
     ] {
         for round in 0..50 {
-            let store = Arc::new(MemoryStore::new());
-            *CHAIN_STORE.get_or_init(Default::default).lock().unwrap() = Some(store.clone());
-            let engine = DurableEngine::with_store(store.clone()).expect("open");
+            let store = test_store();
+            *CHAIN_STORE.get_or_init(Default::default).lock().unwrap() = Some(store.store());
+            let engine = store.engine().expect("open");
             engine.checkpoints(checkpoints);
             let handle = engine
                 .start(&CHAIN, Steps::default())
@@ -112,8 +112,8 @@ async fn what_a_restart_runs_again_at_each_setting() {
         B_RUNS.store(0, Ordering::SeqCst);
         HOLD_RUNS.store(0, Ordering::SeqCst);
         HOLDING.store(true, Ordering::SeqCst);
-        let store = Arc::new(MemoryStore::new());
-        let engine = DurableEngine::with_store(store.clone()).expect("open");
+        let store = test_store();
+        let engine = store.engine().expect("open");
         engine.checkpoints(checkpoints);
         let data = Steps {
             id: "X".into(),
@@ -135,7 +135,7 @@ async fn what_a_restart_runs_again_at_each_setting() {
         engine.shutdown(HANG).await.expect("shutdown");
         HOLDING.store(false, Ordering::SeqCst);
 
-        let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+        let engine = store.engine().expect("reopen");
         engine.checkpoints(checkpoints);
         engine.register(&AFTER_MESSAGE).expect("register");
         engine.message_type::<u32>("go");

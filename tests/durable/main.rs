@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use thresh::store::{MemoryStore, Status, Store};
+use thresh::testing::TestStore;
 use thresh::{
     process, DurableEngine, InstanceHandle, InstanceId, Outcome, ProcessData, SkipReason,
 };
@@ -58,17 +59,20 @@ async fn outcome(handle: &InstanceHandle<Order>) -> Outcome<Order> {
         .expect("the instance ended")
 }
 
+/// The store of a test: the ONE place the suite opens its stores, so it runs on each
+/// kind by setting `THRESH_TEST_STORE` (`memory`, the default; `sqlite`, a temporary
+/// file removed afterwards).
+fn test_store() -> TestStore {
+    TestStore::from_env("durable").expect("the store THRESH_TEST_STORE names")
+}
+
 /// A restart: the first engine shuts down (its instances stay stored as running), a
 /// new one on the same store registers the process and resumes.
-async fn restart(
-    store: &Arc<MemoryStore>,
-    old: DurableEngine,
-) -> (DurableEngine, thresh::ResumeReport) {
-    old.shutdown(HANG).await.expect("shutdown");
-    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
-    engine.register(&APPROVAL).expect("register");
-    let report = engine.resume().await.expect("resume");
-    (engine, report)
+async fn restart(store: &TestStore, old: DurableEngine) -> (DurableEngine, thresh::ResumeReport) {
+    let restarted = thresh::testing::restart(old, store, |engine| engine.register(&APPROVAL))
+        .await
+        .expect("restarted");
+    (restarted.engine, restarted.report)
 }
 
 mod checkpoints;

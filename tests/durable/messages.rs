@@ -31,9 +31,9 @@ async fn paid(handle: &InstanceHandle<Bill>) -> u64 {
 /// checkpoint that records its effect.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stored_message_survives_restarts_and_is_applied_once() {
-    let store = Arc::new(MemoryStore::new());
-    let open = |store: &Arc<MemoryStore>| {
-        let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let store = test_store();
+    let open = |store: &TestStore| {
+        let engine = store.engine().expect("open");
         engine.register(&BILLING).expect("register");
         engine.message_type::<u64>("payment");
         engine

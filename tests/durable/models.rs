@@ -18,8 +18,8 @@ async fn a_changed_or_unregistered_process_is_reported_not_resumed() {
             }
         }
     }
-    let store = Arc::new(MemoryStore::new());
-    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let store = test_store();
+    let engine = store.engine().expect("open");
     let handle = engine
         .start(&APPROVAL, Order::default())
         .await
@@ -27,7 +27,7 @@ async fn a_changed_or_unregistered_process_is_reported_not_resumed() {
     until_open(&handle, "approve").await;
     engine.shutdown(HANG).await.expect("shutdown");
 
-    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    let engine = store.engine().expect("reopen");
     let report = engine.resume().await.expect("resume");
     assert_eq!(report.skipped.len(), 1);
     assert_eq!(report.skipped[0].reason, SkipReason::NotRegistered);
@@ -69,15 +69,15 @@ async fn data_of_another_shape_is_reported_unreadable() {
             }
         }
     }
-    let store = Arc::new(MemoryStore::new());
-    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let store = test_store();
+    let engine = store.engine().expect("open");
     let handle = engine
         .start(&APPROVAL, Order::default())
         .await
         .expect("stored");
     until_open(&handle, "approve").await;
     engine.shutdown(HANG).await.expect("shutdown");
-    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    let engine = store.engine().expect("reopen");
     engine.register(&other::APPROVAL).expect("register");
     let report = engine.resume().await.expect("resume");
     assert!(report.resumed.is_empty());

@@ -6,8 +6,8 @@ use super::*;
 /// instances past their retention.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ended_instances_are_listed_and_purged() {
-    let store = Arc::new(MemoryStore::new());
-    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let store = test_store();
+    let engine = store.engine().expect("open");
     let done = engine
         .start(&APPROVAL, Order::default())
         .await
@@ -16,6 +16,8 @@ async fn ended_instances_are_listed_and_purged() {
     done.complete("approve", |_: &mut Order| {})
         .await
         .expect("completed");
+    // Its end is stored before its handles see it.
+    outcome(&done).await;
     let waiting = engine
         .start(&APPROVAL, Order::default())
         .await
@@ -45,8 +47,8 @@ async fn ended_instances_are_listed_and_purged() {
 /// when an order is stuck — also by an engine that does not run it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stored_instance_is_drawn_where_its_token_waits() {
-    let store = Arc::new(MemoryStore::new());
-    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let store = test_store();
+    let engine = store.engine().expect("open");
     let handle = engine
         .start(&APPROVAL, Order::default())
         .await
@@ -55,7 +57,7 @@ async fn a_stored_instance_is_drawn_where_its_token_waits() {
     until_open(&handle, "approve").await;
     engine.shutdown(HANG).await.expect("shutdown");
 
-    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    let engine = store.engine().expect("reopen");
     let svg = engine
         .picture(&APPROVAL, id)
         .await
@@ -78,8 +80,8 @@ async fn a_stored_instance_is_drawn_where_its_token_waits() {
 /// With `keep_history`, a resumed instance's history goes on from before the restart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kept_history_goes_on_after_a_restart() {
-    let store = Arc::new(MemoryStore::new());
-    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let store = test_store();
+    let engine = store.engine().expect("open");
     engine.keep_history(true);
     let handle = engine
         .start(&APPROVAL, Order::default())
@@ -89,7 +91,7 @@ async fn a_kept_history_goes_on_after_a_restart() {
     until_open(&handle, "approve").await;
     engine.shutdown(HANG).await.expect("shutdown");
 
-    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    let engine = store.engine().expect("reopen");
     engine.keep_history(true);
     engine.register(&APPROVAL).expect("register");
     engine.resume().await.expect("resume");

@@ -1,20 +1,22 @@
 //! A SQLite file, and real SIGKILLs of the process that ran the engine.
 
 use super::*;
+use thresh::Engine;
 
 // ----- a SQLite file, and a real SIGKILL --------------------------------------------
 
-fn temp_store(name: &str) -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!("thresh-{name}-{}.db", std::process::id()));
-    let _ = std::fs::remove_file(&path);
-    path
+/// A SQLite file for a test that reopens it by path (its children, a new engine),
+/// removed with its WAL files when the test ends.
+fn temp_store(name: &str) -> thresh::testing::TempFile {
+    thresh::testing::TempFile::new(name, "db")
 }
 
 /// An instance started on a SQLite file resumes from it in a new engine.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn instances_resume_from_a_sqlite_file() {
-    let path = temp_store("file");
-    let engine = DurableEngine::open(&path).await.expect("open");
+    let file = temp_store("file");
+    let path = file.path().to_path_buf();
+    let engine = Engine::open(&path).await.expect("open");
     let mut ids = Vec::new();
     for i in 0..20 {
         let order = Order {
@@ -28,7 +30,7 @@ async fn instances_resume_from_a_sqlite_file() {
     engine.shutdown(HANG).await.expect("shutdown");
     drop(engine);
 
-    let engine = DurableEngine::open(&path).await.expect("reopen");
+    let engine = Engine::open(&path).await.expect("reopen");
     engine.register(&APPROVAL).expect("register");
     let report = engine.resume().await.expect("resume");
     assert_eq!(report.resumed.len(), 20);
@@ -48,7 +50,6 @@ async fn instances_resume_from_a_sqlite_file() {
     }
     engine.shutdown(HANG).await.expect("shutdown");
     drop(engine);
-    let _ = std::fs::remove_file(&path);
 }
 
 /// The child's part of the crash test: start instances on the file, print each one
@@ -65,7 +66,7 @@ fn crash_child() {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        let engine = DurableEngine::open(&path).await.expect("open");
+        let engine = Engine::open(&path).await.expect("open");
         for i in 0.. {
             let order = Order {
                 id: format!("K-{i}"),
@@ -83,7 +84,8 @@ fn crash_child() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_starts_survive_sigkill() {
     use std::io::{BufRead, BufReader};
-    let path = temp_store("crash");
+    let file = temp_store("crash");
+    let path = file.path().to_path_buf();
     let mut acked: Vec<u64> = Vec::new();
     for round in 0..8u64 {
         let mut child = std::process::Command::new(std::env::current_exe().expect("exe"))
@@ -120,9 +122,7 @@ async fn acknowledged_starts_survive_sigkill() {
         let _ = child.wait();
         acked.extend(lines);
     }
-    let engine = DurableEngine::open(&path)
-        .await
-        .expect("reopen after the kills");
+    let engine = Engine::open(&path).await.expect("reopen after the kills");
     engine.register(&APPROVAL).expect("register");
     let report = engine.resume().await.expect("resume");
     assert!(report.skipped.is_empty(), "{:?}", report.skipped);
@@ -147,7 +147,6 @@ async fn acknowledged_starts_survive_sigkill() {
     engine.shutdown(HANG).await.expect("shutdown");
     drop(engine);
     assert!(engine_store_running_is_empty(&path).await);
-    let _ = std::fs::remove_file(&path);
 }
 
 async fn engine_store_running_is_empty(path: &std::path::Path) -> bool {
@@ -213,7 +212,7 @@ fn mixed_crash_child() {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        let engine = DurableEngine::open(&path).await.expect("open");
+        let engine = Engine::open(&path).await.expect("open");
         for n in first.. {
             let key = format!("M-{n}");
             let deal = Deal {
@@ -247,7 +246,8 @@ fn mixed_crash_child() {
 async fn a_mixed_workload_survives_sigkill_at_many_points() {
     use std::collections::BTreeSet;
     use std::io::{BufRead, BufReader};
-    let path = temp_store("mixed");
+    let file = temp_store("mixed");
+    let path = file.path().to_path_buf();
     let mut started = BTreeSet::new();
     let mut paid = BTreeSet::new();
     let mut next = 0u64;
@@ -302,9 +302,7 @@ async fn a_mixed_workload_survives_sigkill_at_many_points() {
     }
     assert!(started.len() >= 24, "{started:?}");
 
-    let engine = DurableEngine::open(&path)
-        .await
-        .expect("reopen after the kills");
+    let engine = Engine::open(&path).await.expect("reopen after the kills");
     engine.register(&MIXED).expect("register");
     engine.message_type::<u64>("pay");
     let report = engine.resume().await.expect("resume");
@@ -367,7 +365,6 @@ async fn a_mixed_workload_survives_sigkill_at_many_points() {
         assert_eq!(outcome["data"]["checked"], 1, "deal {key}");
         assert_eq!(outcome["data"]["shipped"], 1, "deal {key}");
     }
-    let _ = std::fs::remove_file(&path);
 }
 
 async fn outcome_deal(handle: &InstanceHandle<Deal>) -> Deal {

@@ -47,7 +47,7 @@ async fn until_parked(handle: &InstanceHandle<Alarm>, node: &str) {
 }
 
 /// The stored data of instance `id`.
-fn stored_level(store: &MemoryStore, id: u64) -> serde_json::Value {
+fn stored_level(store: &TestStore, id: u64) -> serde_json::Value {
     let record = store.instance(id).expect("read").expect("stored");
     let state: serde_json::Value = serde_json::from_str(&record.state).expect("JSON");
     state["running"]["data"]["level"].clone()
@@ -58,8 +58,8 @@ fn stored_level(store: &MemoryStore, id: u64) -> serde_json::Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_acknowledged_broadcast_is_stored_in_every_instance_it_reached() {
     for round in 0..20 {
-        let store = Arc::new(MemoryStore::new());
-        let engine = DurableEngine::with_store(store.clone()).expect("open");
+        let store = test_store();
+        let engine = store.engine().expect("open");
         let mut started = engine
             .deploy(&ON_ALARM, Alarm::default())
             .expect("deployed");
@@ -92,7 +92,7 @@ async fn an_acknowledged_broadcast_is_stored_in_every_instance_it_reached() {
         assert!(store.messages().expect("read").is_empty());
         engine.shutdown(HANG).await.expect("shutdown");
 
-        let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+        let engine = store.engine().expect("reopen");
         engine.register(&ALARMED).expect("register");
         engine.register(&ON_ALARM).expect("register");
         let report = engine.resume().await.expect("resume");

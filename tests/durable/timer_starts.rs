@@ -51,7 +51,7 @@ async fn tick_done(ticks: &mut thresh::Deployment<Beat>) -> Option<InstanceId> {
     Some(handle.id())
 }
 
-fn ended_instances(store: &MemoryStore, process: &str) -> Vec<u64> {
+fn ended_instances(store: &TestStore, process: &str) -> Vec<u64> {
     let all = store.list(Some(process), None).expect("read");
     assert!(all.iter().all(|r| r.status == Status::Completed), "{all:?}");
     all.iter().map(|r| r.id).collect()
@@ -62,8 +62,8 @@ fn ended_instances(store: &MemoryStore, process: &str) -> Vec<u64> {
 /// four and five fire at once at the redeploy, in order), and no sixth.
 #[tokio::test(start_paused = true)]
 async fn a_timer_cycle_goes_on_from_its_stored_anchor_across_restarts() {
-    let store = Arc::new(MemoryStore::new());
-    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let store = test_store();
+    let engine = store.engine().expect("open");
     let t0 = Instant::now();
     let mut ticks = engine.deploy(&HOURLY, Beat::default()).expect("deployed");
     let mut ids = Vec::new();
@@ -74,7 +74,7 @@ async fn a_timer_cycle_goes_on_from_its_stored_anchor_across_restarts() {
     tokio::time::sleep(Duration::from_secs(1800)).await;
     busy(engine.shutdown(HANG)).await.expect("shutdown");
 
-    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    let engine = store.engine().expect("reopen");
     busy(engine.resume()).await.expect("resume");
     let redeployed = Instant::now();
     let mut ticks = engine.deploy(&HOURLY, Beat::default()).expect("deployed");
@@ -90,7 +90,7 @@ async fn a_timer_cycle_goes_on_from_its_stored_anchor_across_restarts() {
 
     // Five hours with no engine: ticks four and five are overdue.
     tokio::time::sleep(Duration::from_secs(5 * 3600)).await;
-    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    let engine = store.engine().expect("reopen");
     busy(engine.resume()).await.expect("resume");
     let redeployed = Instant::now();
     let mut ticks = engine.deploy(&HOURLY, Beat::default()).expect("deployed");
@@ -108,7 +108,7 @@ async fn a_timer_cycle_goes_on_from_its_stored_anchor_across_restarts() {
     assert_eq!(ended_instances(&store, "HOURLY").len(), 5);
 
     // Spent for good: a further redeploy starts nothing, even after a day.
-    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    let engine = store.engine().expect("reopen");
     let mut ticks = engine.deploy(&HOURLY, Beat::default()).expect("deployed");
     assert!(
         busy(ticks.next()).await.is_none(),
@@ -131,8 +131,8 @@ async fn a_timer_cycle_goes_on_from_its_stored_anchor_across_restarts() {
 /// begins anew.
 #[tokio::test(start_paused = true)]
 async fn a_fired_date_does_not_fire_again_and_undeploy_forgets_the_schedule() {
-    let store = Arc::new(MemoryStore::new());
-    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let store = test_store();
+    let engine = store.engine().expect("open");
     let t0 = Instant::now();
     let ticks = engine
         .deploy(&ONCE_SOON, Beat::default())
@@ -143,7 +143,7 @@ async fn a_fired_date_does_not_fire_again_and_undeploy_forgets_the_schedule() {
 
     // Redeployed five minutes in: it fires at its deadline, ten minutes after the
     // first deploy.
-    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    let engine = store.engine().expect("reopen");
     let mut ticks = engine
         .deploy(&ONCE_SOON, Beat::default())
         .expect("deployed");
@@ -153,7 +153,7 @@ async fn a_fired_date_does_not_fire_again_and_undeploy_forgets_the_schedule() {
     assert!(busy(ticks.next()).await.is_none(), "once");
     busy(engine.shutdown(HANG)).await.expect("shutdown");
 
-    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    let engine = store.engine().expect("reopen");
     let mut ticks = engine
         .deploy(&ONCE_SOON, Beat::default())
         .expect("deployed");
@@ -166,7 +166,7 @@ async fn a_fired_date_does_not_fire_again_and_undeploy_forgets_the_schedule() {
     busy(engine.shutdown(HANG)).await.expect("shutdown");
     assert_eq!(store.list(Some("ONCE_SOON"), None).expect("read").len(), 1);
 
-    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    let engine = store.engine().expect("reopen");
     let begun = Instant::now();
     let mut ticks = engine
         .deploy(&ONCE_SOON, Beat::default())

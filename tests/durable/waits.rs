@@ -6,8 +6,8 @@ use super::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_user_task_waits_across_a_restart_and_committed_tasks_do_not_run_again() {
-    let store = Arc::new(MemoryStore::new());
-    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let store = test_store();
+    let engine = store.engine().expect("open");
     let order = Order {
         id: "A-1".into(),
         ..Order::default()
@@ -67,8 +67,8 @@ process! {
 /// after.
 #[tokio::test(start_paused = true)]
 async fn a_timer_fires_at_its_recorded_deadline_after_a_restart() {
-    let store = Arc::new(MemoryStore::new());
-    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let store = test_store();
+    let engine = store.engine().expect("open");
     let handle = engine
         .start(&REMINDER, Wait::default())
         .await
@@ -77,7 +77,7 @@ async fn a_timer_fires_at_its_recorded_deadline_after_a_restart() {
     tokio::time::sleep(Duration::from_secs(40 * 60)).await;
     engine.shutdown(HANG).await.expect("shutdown");
 
-    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    let engine = store.engine().expect("reopen");
     engine.register(&REMINDER).expect("register");
     engine.resume().await.expect("resume");
     let handle = engine.handle(&REMINDER, id).expect("resumed");
@@ -123,13 +123,13 @@ process! {
 /// when the engine stopped runs again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_join_keeps_its_arrivals_and_a_running_task_runs_again() {
-    let store = Arc::new(MemoryStore::new());
-    let reopen = |store: &Arc<MemoryStore>| {
-        let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    let store = test_store();
+    let reopen = |store: &TestStore| {
+        let engine = store.engine().expect("reopen");
         engine.register(&JOINED).expect("register");
         engine
     };
-    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let engine = store.engine().expect("open");
     let handle = engine
         .start(&JOINED, Wait::default())
         .await
@@ -227,9 +227,9 @@ process! {
 /// instance still completes).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scopes_event_gates_or_joins_and_event_sub_processes_survive_a_restart() {
-    let store = Arc::new(MemoryStore::new());
-    let open = |store: &Arc<MemoryStore>| {
-        let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let store = test_store();
+    let open = |store: &TestStore| {
+        let engine = store.engine().expect("open");
         engine.register(&SCOPED).expect("register");
         engine.message_type::<u64>("paid");
         engine.message_type::<u32>("nudge");

@@ -134,6 +134,23 @@ struct Registered {
     resume: Arc<Resumer>,
 }
 
+#[cfg(feature = "sqlite")]
+impl Engine {
+    /// A durable engine on the SQLite file at `path` (created if missing): the
+    /// [`DurableEngine`] — instances stored when they start, checkpointed as they
+    /// go, resumed after a restart. The same as [`DurableEngine::open`].
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), thresh::DurableError> {
+    /// let engine = thresh::Engine::open("orders.db").await?;
+    /// let report = engine.resume().await?;
+    /// # let _ = report; Ok(()) }
+    /// ```
+    pub async fn open(path: impl AsRef<std::path::Path>) -> Result<DurableEngine, DurableError> {
+        DurableEngine::open(path).await
+    }
+}
+
 impl DurableEngine {
     /// A durable engine on the SQLite file at `path`, created if missing.
     #[cfg(feature = "sqlite")]
