@@ -107,6 +107,8 @@ async fn acknowledged_starts_survive_sigkill() {
             let mut got = Vec::new();
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
+                // The harness prints its `test ... ` before the child's first line.
+                let line = line.rsplit("... ").next().unwrap_or_default();
                 if let Some(id) = line.strip_prefix("acked ") {
                     got.push(id.trim().parse::<u64>().expect("id"));
                     if got.len() as u64 >= want {
@@ -186,6 +188,48 @@ process! {
     }
 }
 
+#[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
+pub struct Desk {
+    pub id: String,
+    pub amount: u64,
+    pub cooled: u32,
+    pub done: u32,
+}
+
+/// What a `desk` message brings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeskMsg {
+    pub id: String,
+    pub n: u64,
+}
+
+process! {
+    /// Deployed: a `desk` message starts it (a second one with its key waits for it
+    /// to end, then starts the next); a timer, then a task.
+    DESK: Desk {
+        start asked: message("desk", apply = |d, m: &DeskMsg| {
+            d.id = m.id.clone();
+            d.amount = m.n;
+        });
+        catch cool: timer(Duration::from_millis(15));
+        task  book = |d| async move { d.done += 1; Ok(()) };
+        end   e;
+        asked -> cool -> book -> e;
+    }
+}
+
+process! {
+    /// Deployed: a tick every 40 ms, each instance a task, a timer, a task.
+    TICKER: Desk {
+        start tick: timer(every = Duration::from_millis(40));
+        task  count = |d| async move { d.done += 1; Ok(()) };
+        catch cool: timer(Duration::from_millis(15));
+        task  mark = |d| async move { d.cooled += 1; Ok(()) };
+        end   e;
+        tick -> count -> cool -> mark -> e;
+    }
+}
+
 /// The amount deal `key` (`M-<n>`) is paid: n + 1.
 fn amount(key: &str) -> u64 {
     key.trim_start_matches("M-")
@@ -213,6 +257,9 @@ fn mixed_crash_child() {
         .expect("runtime");
     runtime.block_on(async {
         let engine = Engine::open(&path).await.expect("open");
+        // Deployed again in every life: the timer start goes on with its schedule.
+        let _desk = engine.deploy(&DESK, Desk::default()).expect("deployed");
+        let _ticks = engine.deploy(&TICKER, Desk::default()).expect("deployed");
         for n in first.. {
             let key = format!("M-{n}");
             let deal = Deal {
@@ -234,14 +281,32 @@ fn mixed_crash_child() {
                 .await
                 .expect("stored");
             println!("approved {key}");
+            // A desk message, twice for every third key (the second waits for the
+            // first instance of its key to end).
+            let desk = format!("D-{n}");
+            for _ in 0..1 + usize::from(n % 3 == 0) {
+                println!("publishing {desk}");
+                let message = DeskMsg {
+                    id: desk.clone(),
+                    n,
+                };
+                engine
+                    .publish_message("desk", &desk, message)
+                    .await
+                    .expect("stored");
+                println!("desk {desk}");
+            }
         }
     });
 }
 
-/// A mixed workload — starts, durable messages, user tasks, a timer, a parallel join —
+/// A mixed workload — starts, durable messages, user tasks, timers, a parallel join,
+/// a deployed message start (keys that come twice) and a deployed timer start —
 /// killed with SIGKILL at 24 points on one file, then resumed: every acknowledged
 /// start finishes exactly once, every payment is applied exactly once, no committed
-/// task runs again, and nothing is left running.
+/// task runs again, every timer fired once, every acknowledged desk message started
+/// one instance (an unacknowledged one at most one), the timer start's store holds
+/// exactly one instance per recorded tick, and nothing is left running.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mixed_workload_survives_sigkill_at_many_points() {
     use std::collections::BTreeSet;
@@ -250,6 +315,9 @@ async fn a_mixed_workload_survives_sigkill_at_many_points() {
     let path = file.path().to_path_buf();
     let mut started = BTreeSet::new();
     let mut paid = BTreeSet::new();
+    // Desk messages per key: publishes begun, and acknowledged.
+    let mut desk_tried: std::collections::BTreeMap<String, u32> = Default::default();
+    let mut desk_acked: std::collections::BTreeMap<String, u32> = Default::default();
     let mut next = 0u64;
     for round in 0..24u64 {
         let mut child = std::process::Command::new(std::env::current_exe().expect("exe"))
@@ -268,33 +336,45 @@ async fn a_mixed_workload_survives_sigkill_at_many_points() {
             .expect("child");
         let stdout = child.stdout.take().expect("stdout");
         // Kill after a varying number of acknowledgments: between steps of a deal.
-        let want = 2 + (round * 5) % 9;
+        let want = 2 + (round * 7) % 19;
+        // Kill after `want` acknowledgments, then read what the child wrote before it
+        // died: everything it did is known (a publish begun, acknowledged or not).
         let lines = tokio::task::spawn_blocking(move || {
             let mut got = Vec::new();
+            let mut killed = false;
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
+                // The harness prints its `test ... ` before the child's first line.
+                let line = line.rsplit("... ").next().unwrap_or_default().to_string();
                 // The test harness's own lines are no acknowledgments.
-                if ["started ", "paid ", "approved "]
+                if ["started ", "paid ", "approved ", "publishing ", "desk "]
                     .iter()
                     .any(|p| line.starts_with(p))
                 {
                     got.push(line);
-                    if got.len() as u64 >= want {
-                        break;
+                    if !killed && got.len() as u64 >= want {
+                        child.kill().expect("SIGKILL");
+                        killed = true;
                     }
                 }
             }
+            if !killed {
+                child.kill().expect("SIGKILL");
+            }
+            let _ = child.wait();
             got
         })
         .await
         .expect("reader");
-        child.kill().expect("SIGKILL");
-        let _ = child.wait();
         for line in lines {
             if let Some(key) = line.strip_prefix("started ") {
                 started.insert(key.to_string());
             } else if let Some(key) = line.strip_prefix("paid ") {
                 paid.insert(key.to_string());
+            } else if let Some(key) = line.strip_prefix("publishing ") {
+                *desk_tried.entry(key.to_string()).or_default() += 1;
+            } else if let Some(key) = line.strip_prefix("desk ") {
+                *desk_acked.entry(key.to_string()).or_default() += 1;
             }
         }
         // The next child starts after every deal a child may have started.
@@ -302,14 +382,24 @@ async fn a_mixed_workload_survives_sigkill_at_many_points() {
     }
     assert!(started.len() >= 24, "{started:?}");
 
+    assert!(!desk_acked.is_empty(), "{desk_tried:?}");
+
     let engine = Engine::open(&path).await.expect("reopen after the kills");
     engine.register(&MIXED).expect("register");
+    engine.register(&TICKER).expect("register");
     engine.message_type::<u64>("pay");
+    engine.message_type::<DeskMsg>("desk");
+    // The desk is deployed (its stored start messages start instances); the timer
+    // start is not: its schedule stays as the last life left it.
+    let _desk = engine.deploy(&DESK, Desk::default()).expect("deployed");
     let report = engine.resume().await.expect("resume");
     assert!(report.skipped.is_empty(), "{:?}", report.skipped);
     assert_eq!(report.messages_unread, 0);
     let mut finished = BTreeSet::new();
-    for (id, _) in &report.resumed {
+    for (id, process) in &report.resumed {
+        if *process != "MIXED" {
+            continue;
+        }
         let handle = engine.handle(&MIXED, *id).expect("handle");
         let key = handle.data().await.expect("data").id;
         if !paid.contains(&key) {
@@ -340,6 +430,20 @@ async fn a_mixed_workload_survives_sigkill_at_many_points() {
         );
         finished.insert(key);
     }
+    // Desk and ticker instances end by themselves (timers, tasks); desk messages
+    // buffered for a running key start theirs as those end.
+    tokio::time::timeout(HANG, async {
+        while !engine
+            .list(None, Some(Status::Running))
+            .await
+            .expect("list")
+            .is_empty()
+        {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("nothing stuck");
     engine.shutdown(HANG).await.expect("shutdown");
     drop(engine);
     // Every acknowledged start either finished now or had finished before a kill,
@@ -351,10 +455,73 @@ async fn a_mixed_workload_survives_sigkill_at_many_points() {
             store.running().expect("read").is_empty(),
             "nothing left running"
         );
-        store.list(None, Some(Status::Completed)).expect("read")
+        let deployments = store.deployments().expect("read");
+        (
+            store.list(None, Some(Status::Completed)).expect("read"),
+            deployments,
+        )
     })
     .await
     .expect("read");
+    let (ended, deployments) = ended;
+    let data_of = |process: &str| -> Vec<serde_json::Value> {
+        ended
+            .iter()
+            .filter(|r| r.process == process)
+            .map(|r| {
+                let outcome: serde_json::Value =
+                    serde_json::from_str(r.outcome.as_deref().expect("outcome")).expect("json");
+                outcome["data"].clone()
+            })
+            .collect()
+    };
+    // The timer start: one stored instance per recorded tick, each run through once.
+    let ticker = deployments
+        .iter()
+        .find(|d| d.process == "TICKER")
+        .expect("the timer start's schedule is stored");
+    let anchors: serde_json::Value = serde_json::from_str(&ticker.timer_anchors).expect("json");
+    let fired = anchors["tick"]["fired"].as_u64().expect("a count");
+    let ticks = data_of("TICKER");
+    assert!(fired > 0, "{anchors}");
+    assert_eq!(
+        ticks.len() as u64,
+        fired,
+        "one instance per tick: {anchors}"
+    );
+    for tick in &ticks {
+        assert_eq!(
+            (&tick["done"], &tick["cooled"]),
+            (&1.into(), &1.into()),
+            "{tick}"
+        );
+    }
+    // The desk: an instance per acknowledged message, at most one per unacknowledged.
+    let desks = data_of("DESK");
+    for (key, tried) in &desk_tried {
+        let of_key: Vec<_> = desks.iter().filter(|d| d["id"] == key.as_str()).collect();
+        let acked = desk_acked.get(key).copied().unwrap_or(0) as usize;
+        assert!(
+            acked <= of_key.len() && of_key.len() <= *tried as usize,
+            "desk {key}: {acked} acknowledged, {tried} tried, {} instances",
+            of_key.len()
+        );
+        for desk in of_key {
+            assert_eq!(
+                (&desk["done"], &desk["cooled"]),
+                (&1.into(), &0.into()),
+                "{desk}"
+            );
+        }
+    }
+    assert_eq!(
+        desks.len(),
+        desks
+            .iter()
+            .filter(|d| desk_tried.contains_key(d["id"].as_str().unwrap_or("")))
+            .count(),
+        "no desk instance of an unknown key"
+    );
     for key in &started {
         let record = ended.iter().find_map(|r| {
             let outcome: serde_json::Value = serde_json::from_str(r.outcome.as_deref()?).ok()?;

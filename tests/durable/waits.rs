@@ -293,3 +293,91 @@ async fn scopes_event_gates_or_joins_and_event_sub_processes_survive_a_restart()
     engine.shutdown(HANG).await.expect("shutdown");
     assert!(store.messages().expect("read").is_empty());
 }
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
+pub struct Sign {
+    pub id: String,
+    pub signed: u32,
+    pub noted: u64,
+}
+
+process! {
+    /// Two of three signatures, then a note by message.
+    TWO_OF_THREE: Sign {
+        start s;
+        parallel ask;
+        user  a;
+        user  b;
+        user  c;
+        complex two: activate(count = 2);
+        catch note: message("note", key = |d| d.id.clone(), apply = |d, n: &u64| d.noted += *n);
+        end   done;
+        s -> ask -> a, b, c -> two -> note -> done;
+    }
+}
+
+/// A complex join keeps its partial arrival across a restart (it fires at the second
+/// one, after it, exactly once), an intermediate message catch waits again after a
+/// second restart and takes a message published durably then, and the third arrival
+/// is consumed at the fired join: the instance completes, the note applied once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_complex_join_and_a_message_catch_survive_restarts() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    let data = Sign {
+        id: "S-1".into(),
+        ..Sign::default()
+    };
+    let handle = engine.start(&TWO_OF_THREE, data).await.expect("stored");
+    let id = handle.id();
+    until_open(&handle, "a").await;
+    handle
+        .complete("a", |s: &mut Sign| s.signed += 1)
+        .await
+        .expect("stored");
+
+    let setup = |engine: &DurableEngine| {
+        engine.register(&TWO_OF_THREE)?;
+        engine.message_type::<u64>("note");
+        Ok(())
+    };
+    let restarted = thresh::testing::restart(engine, &store, setup)
+        .await
+        .expect("restarted");
+    assert_eq!(restarted.report.resumed, [(id, "TWO_OF_THREE")]);
+    let handle = restarted.handle(&TWO_OF_THREE, id).expect("resumed");
+    until_open(&handle, "b").await;
+    handle
+        .complete("b", |s: &mut Sign| s.signed += 1)
+        .await
+        .expect("stored");
+    // The join fired on `a` (kept) and `b`: the token waits at `note`, `c` is open.
+    until_open(&handle, "c").await;
+
+    let restarted = thresh::testing::restart(restarted.engine, &store, setup)
+        .await
+        .expect("restarted");
+    let handle = restarted.handle(&TWO_OF_THREE, id).expect("resumed");
+    until_open(&handle, "c").await;
+    restarted
+        .engine
+        .publish_message("note", "S-1", 5_u64)
+        .await
+        .expect("stored");
+    handle
+        .complete("c", |s: &mut Sign| s.signed += 1)
+        .await
+        .expect("stored");
+    let sign = outcome_of(&handle).await;
+    assert_eq!((sign.signed, sign.noted), (3, 5));
+    assert!(store.messages().expect("read").is_empty());
+    restarted.engine.shutdown(HANG).await.expect("shutdown");
+}
+
+async fn outcome_of<D: Clone + std::fmt::Debug>(handle: &InstanceHandle<D>) -> D {
+    tokio::time::timeout(HANG, handle.outcome())
+        .await
+        .expect("ended")
+        .completed()
+        .expect("completed")
+}
