@@ -186,3 +186,71 @@ async fn a_start_message_buffered_for_a_running_key_starts_the_next_after_a_rest
     assert_eq!(stored.len(), 3);
     assert!(stored.iter().all(|r| r.status == Status::Completed));
 }
+
+process! {
+    PAIRED: Ticket {
+        event_based first: instantiate(parallel);
+        catch left: message("left", key = |t| t.id.clone(), apply = |t, id: &String| t.id = id.clone());
+        catch right: message("right", key = |t| t.id.clone(), apply = |t, id: &String| t.id = id.clone());
+        parallel both;
+        end   done;
+        first -> left, right;
+        left, right -> both -> done;
+    }
+}
+
+/// A parallel instantiating gate on a durable engine: a repeat of the arm its
+/// instance already took is stale when the instance ends — dropped from the broker
+/// and from the store, so no restart delivers it and no next instance takes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_arm_repeat_leaves_the_store_when_its_instance_ends() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    let mut paired = engine.deploy(&PAIRED, Ticket::default()).expect("deployed");
+    let left = |engine: &DurableEngine| {
+        let engine = engine.clone();
+        async move {
+            engine
+                .publish_message("left", "P-1", "P-1".to_string())
+                .await
+        }
+    };
+    assert_eq!(
+        left(&engine).await.expect("stored"),
+        thresh::Published::Started
+    );
+    let first = paired.next().await.expect("a handle");
+    assert_eq!(
+        left(&engine).await.expect("stored"),
+        thresh::Published::Buffered
+    );
+    let right = engine.publish_message("right", "P-1", "P-1".to_string());
+    assert_eq!(right.await.expect("stored"), thresh::Published::Delivered);
+    tokio::time::timeout(HANG, first.outcome())
+        .await
+        .expect("ended")
+        .completed()
+        .expect("completed");
+    tokio::time::timeout(HANG, async {
+        while !store.messages().expect("read").is_empty() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the stale repeat left the store");
+    assert_eq!(engine.engine().broker_stats().stale, 1);
+    engine.shutdown(HANG).await.expect("shutdown");
+
+    let setup = |engine: &DurableEngine| {
+        engine.message_type::<String>("left");
+        engine.deploy(&PAIRED, Ticket::default())
+    };
+    let restarted = thresh::testing::restart(engine, &store, setup)
+        .await
+        .expect("restarted");
+    assert_eq!(restarted.report.messages, 0);
+    restarted.engine.shutdown(HANG).await.expect("shutdown");
+    let mut paired = restarted.setup;
+    assert!(paired.next().await.is_none(), "no second instance");
+    assert_eq!(store.list(Some("PAIRED"), None).expect("read").len(), 1);
+}
