@@ -203,9 +203,19 @@ pub enum NodeKind<D: 'static> {
 /// An event payload, shared as it is handed out (a signal reaches every catcher).
 pub type Payload = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 
-/// Map a caught payload into the process data. `Err` names the payload type the
-/// catch expected, when the payload is of another type.
-pub type ApplyPayload<D> = fn(&mut D, &Payload) -> Result<(), &'static str>;
+/// Map a caught payload into the process data; `Err` when it could not
+/// ([`ApplyFailure`]).
+pub type ApplyPayload<D> = fn(&mut D, &Payload) -> Result<(), ApplyFailure>;
+
+/// Why a catch's `apply` mapping did not map its payload.
+#[derive(Debug)]
+pub enum ApplyFailure {
+    /// The payload is of another type than the mapping takes (its name).
+    WrongPayload(&'static str),
+    /// The mapping raised a BPMN error or escalation, or failed: the payload carries a
+    /// failure (a receive task's "declined" reply).
+    Raised(TaskError),
+}
 
 /// What a catch (or receive task, or event-gate arm) waits for.
 #[non_exhaustive]

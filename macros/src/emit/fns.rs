@@ -179,7 +179,7 @@ fn apply_fn(f: UserFn, data: &syn::Type, expr: &syn::Expr) -> TokenStream {
     let call = quote_spanned!(expr.span()=> ::thresh::__private::call_apply(#expr, data, payload));
     quote! {
         #[allow(non_snake_case)]
-        fn #name(data: &mut #data, payload: &::thresh::__private::Payload) -> ::core::result::Result<(), &'static str> { #call }
+        fn #name(data: &mut #data, payload: &::thresh::__private::Payload) -> ::core::result::Result<(), ::thresh::__private::ApplyFailure> { #call }
     }
 }
 
