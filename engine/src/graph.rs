@@ -83,6 +83,11 @@ pub struct Node<D: 'static> {
     /// empty for every other node.
     #[doc(hidden)]
     pub text: &'static str,
+    /// A task marked `: spawn`: its handler runs on its track's own tokio task from
+    /// the start, not first on the instance's loop (for handlers that compute long
+    /// before they first await).
+    #[doc(hidden)]
+    pub spawn: bool,
 }
 
 /// What a node is and what the engine needs to run it.

@@ -56,6 +56,8 @@ pub const ACTIVATE: &str = "activate";
 /// Soundness markers: a deliberate multi-merge, a join that may wait for ever.
 pub const MULTI: &str = "multi";
 pub const MAY_DEADLOCK: &str = "may_deadlock";
+/// `task t = h: spawn;` — the handler runs on its own tokio task from the start.
+pub const SPAWN: &str = "spawn";
 
 // Events.
 pub const MESSAGE: &str = "message";

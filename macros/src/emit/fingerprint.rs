@@ -18,7 +18,8 @@
 //! condition and the condition's text, whether it is the default.
 //!
 //! **Not in it**: anything that is code rather than model — task handlers, message
-//! keys, `apply` and `payload` mappings (their bodies, and whether they are given) —
+//! keys, `apply` and `payload` mappings (their bodies, and whether they are given),
+//! a task's `spawn` marker (where its handler runs, not what the model does) —
 //! and doc comments, attributes, the visibility and the data type.
 //!
 //! The text of an expression is its token sequence: each identifier, literal and

@@ -58,6 +58,8 @@ pub struct Node<'a> {
     /// multi-merge, `parallel j: may_deadlock;` a join that may wait for ever): the
     /// soundness analysis does not report that finding at this element.
     pub marker: Option<Marker>,
+    /// `task t = h: spawn;`: its handler runs on its own tokio task from the start.
+    pub spawn: bool,
 }
 
 /// A deliberate pattern, declared on its element (see [`Node::marker`]).

@@ -75,6 +75,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                 // Resolved below, once every scope has its index.
                 scope: None,
                 marker: kind::marker_of(decl, kind),
+                spawn: kind::spawns(decl, kind),
             }),
             None => {
                 dropped[i] = true;
