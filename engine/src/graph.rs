@@ -203,6 +203,22 @@ pub enum NodeKind<D: 'static> {
         #[doc(hidden)]
         interrupting: bool,
     },
+    /// A call activity: the token waits while another process (its own data type)
+    /// runs as a child instance in the same engine; its output is mapped back when
+    /// the child ends (README, "Call activities").
+    Call(CallActivity<D>),
+}
+
+/// A call activity's callee and its typed mappings, erased to one starter.
+pub struct CallActivity<D: 'static> {
+    /// The called process's name, as its static is named.
+    #[doc(hidden)]
+    pub callee: &'static str,
+    /// Map the parent's data into the child's, start the child through the
+    /// [`Caller`](crate::call::Caller), and give back the run that awaits its end
+    /// and maps its final data into the parent's copy.
+    #[doc(hidden)]
+    pub start: fn(crate::call::Caller, &D) -> crate::call::ChildCall<D>,
 }
 
 /// An event payload, shared as it is handed out (a signal reaches every catcher).
@@ -440,6 +456,7 @@ impl<D> Node<D> {
             NodeKind::SubProcess { .. } => "subprocess",
             NodeKind::EventSubProcess { .. } => "event_subprocess",
             NodeKind::EventSubStart { .. } => "start (event sub-process)",
+            NodeKind::Call(_) => "call",
         }
     }
 

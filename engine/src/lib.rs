@@ -19,6 +19,8 @@
 //! See the README for the DSL by example.
 #![warn(missing_docs)]
 
+#[doc(hidden)]
+pub mod call;
 pub mod data;
 pub mod diagram;
 mod engine;
@@ -55,6 +57,8 @@ struct ReadmeDoctests;
 /// Items the expansion of `process!` uses. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::call::{call_child, Caller, ChildCall};
+    pub use crate::graph::CallActivity;
     pub use crate::graph::{
         Activation, ApplyFailure, Flow, Node, NodeKind, Payload, TaskRun, Throw, Trigger,
     };

@@ -18,6 +18,7 @@ pub const THROW: &str = "throw";
 pub const BOUNDARY: &str = "boundary";
 pub const SUBPROCESS: &str = "subprocess";
 pub const EVENT_SUBPROCESS: &str = "event_subprocess";
+pub const CALL: &str = "call";
 
 /// Every element keyword, in the order an "unknown element kind" error lists them.
 pub const ELEMENTS: &[&str] = &[
@@ -36,6 +37,7 @@ pub const ELEMENTS: &[&str] = &[
     BOUNDARY,
     SUBPROCESS,
     EVENT_SUBPROCESS,
+    CALL,
 ];
 
 /// The two keywords that open a nested scope.
@@ -74,6 +76,9 @@ pub const REQUIRE: &str = "require";
 pub const KEY: &str = "key";
 pub const APPLY: &str = "apply";
 pub const PAYLOAD: &str = "payload";
+/// A call activity's mappings.
+pub const INPUT: &str = "input";
+pub const OUTPUT: &str = "output";
 pub const AT: &str = "at";
 pub const EVERY: &str = "every";
 pub const TIMES: &str = "times";

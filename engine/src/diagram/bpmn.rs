@@ -379,6 +379,10 @@ fn node(w: &mut Writer, model: &Model, globals: &Globals, n: usize) {
             "receiveTask"
         }
         Elem::SubProcess => "subProcess",
+        Elem::CallActivity(callee) => {
+            attrs.push(("calledElement", callee));
+            "callActivity"
+        }
         Elem::EventSubProcess => {
             attrs.push(("triggeredByEvent", "true"));
             "subProcess"
@@ -391,6 +395,7 @@ fn node(w: &mut Writer, model: &Model, globals: &Globals, n: usize) {
             | Elem::UserTask
             | Elem::ReceiveTask(_)
             | Elem::SubProcess
+            | Elem::CallActivity(_)
     );
     if let (Some(d), true) = (&default_id, takes_default) {
         attrs.push(("default", d));

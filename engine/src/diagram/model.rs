@@ -72,6 +72,8 @@ pub(crate) enum Elem {
     SubProcess,
     /// `subProcess triggeredByEvent="true"`.
     EventSubProcess,
+    /// `callActivity` with the called process's name (`calledElement`).
+    CallActivity(String),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -391,6 +393,7 @@ fn elem_of<D>(
             }
         }
         NodeKind::SubProcess { .. } => Elem::SubProcess,
+        NodeKind::Call(call) => Elem::CallActivity(call.callee.to_string()),
         NodeKind::EventSubProcess { .. } => Elem::EventSubProcess,
     }
 }

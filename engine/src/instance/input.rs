@@ -35,6 +35,8 @@ impl<D: crate::ProcessData> crate::events::Mailbox for Intake<Input<D>> {
 /// Requests from a handle to its instance's loop.
 pub(crate) enum Command<D> {
     Cancel,
+    /// The ids of the children of working call activities.
+    Children(oneshot::Sender<Vec<crate::call::ChildEntry>>),
     History(oneshot::Sender<History>),
     Data(oneshot::Sender<D>),
     OpenWork(oneshot::Sender<Vec<OpenWork>>),
@@ -76,5 +78,12 @@ pub(crate) enum Report<D> {
         track: TrackId,
         node: NodeIdx,
         message: String,
+    },
+    /// The child of the call activity at `node` raised an escalation it did not
+    /// catch: it is raised at the call activity (the child goes on).
+    ChildEscalated {
+        track: TrackId,
+        node: NodeIdx,
+        code: String,
     },
 }

@@ -107,6 +107,7 @@ pub(crate) enum HappeningRecord {
     Ended,
     Terminated,
     Cancelled,
+    Called { child: u64 },
 }
 
 impl HappeningRecord {
@@ -141,6 +142,7 @@ impl HappeningRecord {
             H::Ended => Self::Ended,
             H::Terminated => Self::Terminated,
             H::Cancelled => Self::Cancelled,
+            H::Called { child } => Self::Called { child: child.0 },
         }
     }
 
@@ -181,6 +183,9 @@ impl HappeningRecord {
             Self::Ended => H::Ended,
             Self::Terminated => H::Terminated,
             Self::Cancelled => H::Cancelled,
+            Self::Called { child } => H::Called {
+                child: crate::instance::InstanceId(child),
+            },
         })
     }
 }

@@ -9,7 +9,8 @@
 //! scope (the index of the sub-process it is written in), its kind and the kind's
 //! parameters (gateway kinds, an instantiating gate's `parallel`, a boundary's
 //! activity and interrupting flag, an event sub-process start's interrupting flag,
-//! an escalation's `end`, a complex gateway's activation triples: count, required
+//! an escalation's `end`, a call activity's called process (by name; its `input`
+//! and `output` mappings are code), a complex gateway's activation triples: count, required
 //! flows by name, whether it has a condition and the condition's text), and its
 //! event (the trigger kind, the message, signal or link name, the error or
 //! escalation code, the timer's form and the text of its expressions, a
@@ -173,6 +174,7 @@ impl Fnv {
             Kind::SubProcess => "subprocess",
             Kind::EventSubProcess => "event_subprocess",
             Kind::EventSubStart { .. } => "event_sub_start",
+            Kind::Call => "call",
         };
         self.str(kind);
         match node.kind {
@@ -183,6 +185,11 @@ impl Fnv {
             }
             Kind::EventSubStart { interrupting, .. } => self.flag(interrupting),
             Kind::Escalate { end } => self.flag(end),
+            // The called process by name (its mappings are code, not model).
+            Kind::Call => {
+                let parts = node.handler.and_then(|b| crate::model::call::parts(b).ok());
+                self.str(&parts.map(|p| p.name).unwrap_or_default());
+            }
             _ => {}
         }
         self.len(node.activation.len());

@@ -25,7 +25,7 @@ pub struct Model<'a> {
 pub struct Node<'a> {
     pub id: &'a Ident,
     pub kind: Kind,
-    /// A task's handler, as written after its `=`.
+    /// A task's handler, or a call activity's binding, as written after its `=`.
     pub handler: Option<&'a Expr>,
     pub doc: String,
     /// Flow indices, in declaration order.
@@ -123,6 +123,9 @@ pub enum Kind {
         trigger: EventTrigger,
         interrupting: bool,
     },
+    /// Call activity (`call name = PROCESS(input = .., output = ..);`): its binding
+    /// is [`Node::handler`], read by `model::call::parts`.
+    Call,
 }
 
 /// Where an element is written: what kind of scope holds it.
@@ -162,6 +165,7 @@ impl Kind {
             Kind::SubProcess => "sub-process",
             Kind::EventSubProcess => "event sub-process",
             Kind::EventSubStart { .. } => "event sub-process start event",
+            Kind::Call => "call activity",
         }
     }
 
@@ -192,7 +196,7 @@ impl Kind {
     pub fn is_activity(&self) -> bool {
         matches!(
             self,
-            Kind::Task | Kind::Receive | Kind::User | Kind::SubProcess
+            Kind::Task | Kind::Receive | Kind::User | Kind::SubProcess | Kind::Call
         )
     }
 

@@ -9,10 +9,10 @@ use crate::ctx::Ctx;
 use crate::parse::{self, ActivationAst, EventAst, EventTrigger, NodeAst};
 use crate::suggest;
 use crate::symbol::{
-    ACTIVATE, BOUNDARY, CATCH, COMPLEX, CONDITION, ELEMENTS, END, ERROR, ESCALATION, EVENT_BASED,
-    EVENT_SUBPROCESS, EXCLUSIVE, INCLUSIVE, INSTANTIATE, LINK, MAY_DEADLOCK, MESSAGE, MULTI,
-    NON_INTERRUPTING, PARALLEL, RECEIVE, SIGNAL, SPAWN, START, SUBPROCESS, TASK, TERMINATE, THROW,
-    TIMER, USER,
+    ACTIVATE, BOUNDARY, CALL, CATCH, COMPLEX, CONDITION, ELEMENTS, END, ERROR, ESCALATION,
+    EVENT_BASED, EVENT_SUBPROCESS, EXCLUSIVE, INCLUSIVE, INSTANTIATE, LINK, MAY_DEADLOCK, MESSAGE,
+    MULTI, NON_INTERRUPTING, PARALLEL, RECEIVE, SIGNAL, SPAWN, START, SUBPROCESS, TASK, TERMINATE,
+    THROW, TIMER, USER,
 };
 
 /// The node's kind from its keyword, handler and spec; `None` (with an error) when
@@ -31,6 +31,7 @@ pub(super) fn of(ctx: &Ctx, decl: &NodeAst, scope_kind: ScopeKind) -> Option<Kin
         RECEIVE => Kind::Receive,
         SUBPROCESS => Kind::SubProcess,
         EVENT_SUBPROCESS => Kind::EventSubProcess,
+        CALL => call(ctx, decl)?,
         BOUNDARY => boundary(ctx, decl)?,
         CATCH | THROW => catch_or_throw(ctx, decl)?,
         _ => {
@@ -166,6 +167,27 @@ fn task(ctx: &Ctx, decl: &NodeAst) -> Option<Kind> {
             return None;
         }
     })
+}
+
+/// A call activity, which needs its binding: the called process and its mappings.
+fn call(ctx: &Ctx, decl: &NodeAst) -> Option<Kind> {
+    let Some(binding) = &decl.handler else {
+        ctx.error(
+            &decl.id,
+            format!(
+                "call activity `{id}` names no process to call; bind one: `call {id} = SHIPPING(input = |data| ..., output = |data, child| ...);`",
+                id = decl.id
+            ),
+        );
+        return None;
+    };
+    match super::call::parts(binding) {
+        Ok(_) => Some(Kind::Call),
+        Err(error) => {
+            ctx.push(error);
+            None
+        }
+    }
 }
 
 /// An event-based gateway: mid-flow, or instantiating (`: instantiate`).
@@ -338,7 +360,7 @@ fn unknown(ctx: &Ctx, decl: &NodeAst) {
 /// alternatives after `|` (only a complex gateway's), a `: spec` on an element
 /// without one.
 fn misplaced_parts(ctx: &Ctx, decl: &NodeAst, kind: Kind) {
-    if !matches!(kind, Kind::Task) {
+    if !matches!(kind, Kind::Task | Kind::Call) {
         if let Some(handler) = &decl.handler {
             ctx.error(
                 handler,

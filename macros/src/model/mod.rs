@@ -11,6 +11,7 @@
 //! - [`walk`]: walks over the finished graph, for `check` and `emit`.
 
 mod attach;
+pub mod call;
 mod ir;
 mod kind;
 mod links;
@@ -59,7 +60,10 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
             Some(kind) => nodes.push(Node {
                 id: &decl.id,
                 kind,
-                handler: decl.handler.as_ref().filter(|_| kind == Kind::Task),
+                handler: decl
+                    .handler
+                    .as_ref()
+                    .filter(|_| matches!(kind, Kind::Task | Kind::Call)),
                 doc: doc_text(&decl.attrs),
                 incoming: Vec::new(),
                 outgoing: Vec::new(),

@@ -242,6 +242,7 @@ impl DurableEngine {
             process,
             (data, Entry::NoneStart),
             durable,
+            None,
         ))
     }
 
@@ -519,9 +520,13 @@ impl DurableEngine {
             record.key,
         );
         durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
-        Ok(self
-            .engine
-            .inner
-            .spawn_durable(admitted, &runtime, process, (data, entry), durable))
+        Ok(self.engine.inner.spawn_durable(
+            admitted,
+            &runtime,
+            process,
+            (data, entry),
+            durable,
+            None,
+        ))
     }
 }
