@@ -42,15 +42,25 @@ pub struct Caller {
     pub(crate) resume: Option<InstanceId>,
 }
 
-/// The child's side of a call: who called it, how deep calls nest here, and where
-/// an escalation it does not catch goes.
+/// The child's side of a call: who called it, how deep calls nest here, and how it
+/// tells its parent's call activity what the parent must hear while it runs.
 #[derive(Clone)]
 pub(crate) struct ParentLink {
     pub parent: InstanceId,
     /// How many calls deep the child runs (a top-level instance is 0).
     pub depth: u32,
-    /// Raise an escalation code at the parent's call activity.
-    pub escalate: Arc<dyn Fn(String) + Send + Sync>,
+    /// Tell the parent's call activity (a no-op until a resumed parent adopts a
+    /// resumed child again).
+    pub notify: Arc<dyn Fn(ChildNote) + Send + Sync>,
+}
+
+/// What a child tells its parent's call activity while it runs.
+pub(crate) enum ChildNote {
+    /// An escalation the child did not catch: raised at the call activity.
+    Escalated(String),
+    /// After a restart, the recorded child was never stored: the call started this
+    /// one instead.
+    Restarted(InstanceId),
 }
 
 /// A started call: the child's id (or why it could not start) and the run the
@@ -89,7 +99,7 @@ where
     I: FnOnce(&D) -> C,
     O: FnOnce(&mut D, C) + Send + 'static,
 {
-    let mut copy = D::clone(parent);
+    let copy = D::clone(parent);
     let Caller {
         engine,
         link,
@@ -98,13 +108,19 @@ where
         resume,
     } = caller;
     #[cfg(feature = "durable")]
-    let started = match resume {
-        Some(id) => engine.resumed_child(process, id),
-        None => engine.start_child(process, input(parent), link),
-    };
-    #[cfg(not(feature = "durable"))]
-    let started = engine.start_child(process, input(parent), link);
-    let child = match started {
+    if let Some(recorded) = resume {
+        return resumed_call(
+            engine,
+            link,
+            stop,
+            process,
+            recorded,
+            input(parent),
+            copy,
+            output,
+        );
+    }
+    let child = match engine.start_child(process, input(parent), link) {
         Ok(Some(child)) => child,
         Ok(None) => {
             return ChildCall {
@@ -126,39 +142,145 @@ where
     };
     let id = child.id();
     let handle: ChildHandle = Arc::new(child.clone());
-    // Made before the run, so a run dropped before its first poll (its track
-    // removed while the instruction was on its way) cancels the child too.
-    let guard = CancelOnDrop(Some(child.clone()));
-    let run = async move {
-        let outcome = child.outcome().await;
-        drop(guard.disarm());
-        let result = match outcome {
-            Outcome::Completed(data) | Outcome::Terminated(data) => {
-                output(&mut copy, data);
-                Ok(())
-            }
-            Outcome::Failed(InstanceError::UncaughtError { code, message, .. }) => {
-                Err(TaskError::Bpmn { code, message })
-            }
-            Outcome::Failed(error) => Err(TaskError::new(format!(
-                "the called instance {id} of `{}` failed: {error}",
-                process.name
-            ))),
-            Outcome::Cancelled(_) if stop.is_cancelled() => {
-                // The engine stops: the parent stops with it (a durable one stays
-                // stored as running, waiting on its stored child).
-                match never().await {}
-            }
-            Outcome::Cancelled(_) => Err(TaskError::new(format!(
-                "the called instance {id} of `{}` was cancelled",
-                process.name
-            ))),
-        };
-        (copy, result)
-    };
+    let run = awaited(child, id, process.name, stop, copy, output);
     ChildCall {
         child: Ok(Some(id)),
         handle: Some(handle),
+        run: Box::pin(run),
+    }
+}
+
+/// The run of a call: wait for the child's end and map it into the parent's copy.
+fn awaited<D, C, O>(
+    child: InstanceHandle<C>,
+    id: InstanceId,
+    name: &'static str,
+    stop: CancellationToken,
+    copy: D,
+    output: O,
+) -> impl Future<Output = (D, Result<(), TaskError>)> + Send + 'static
+where
+    D: ProcessData,
+    C: ProcessData,
+    O: FnOnce(&mut D, C) + Send + 'static,
+{
+    // Made before the run, so a run dropped before its first poll (its track
+    // removed while the instruction was on its way) cancels the child too.
+    let guard = CancelOnDrop(Some(child.clone()));
+    async move {
+        let outcome = child.outcome().await;
+        drop(guard.disarm());
+        settle(outcome, id, name, &stop, copy, output).await
+    }
+}
+
+/// How the child's end ends the call: the output mapped into the parent's copy, or
+/// the error the call activity raises or fails with.
+async fn settle<D, C, O>(
+    outcome: Outcome<C>,
+    id: InstanceId,
+    name: &'static str,
+    stop: &CancellationToken,
+    mut copy: D,
+    output: O,
+) -> (D, Result<(), TaskError>)
+where
+    O: FnOnce(&mut D, C),
+{
+    let result = match outcome {
+        Outcome::Completed(data) | Outcome::Terminated(data) => {
+            output(&mut copy, data);
+            Ok(())
+        }
+        Outcome::Failed(InstanceError::UncaughtError { code, message, .. }) => {
+            Err(TaskError::Bpmn { code, message })
+        }
+        Outcome::Failed(error) => Err(TaskError::new(format!(
+            "the called instance {id} of `{name}` failed: {error}"
+        ))),
+        Outcome::Cancelled(_) if stop.is_cancelled() => {
+            // The engine stops: the parent stops with it (a durable one stays
+            // stored as running, waiting on its stored child).
+            match never().await {}
+        }
+        Outcome::Cancelled(_) => Err(TaskError::new(format!(
+            "the called instance {id} of `{name}` was cancelled"
+        ))),
+    };
+    (copy, result)
+}
+
+/// A resumed parent's call: wait on the child its checkpoint recorded — resumed
+/// beside it, or ended while the engine was down (its stored end is mapped), or
+/// never stored (a crash between the parent's checkpoint and the child's first:
+/// the call starts the child again, at least once).
+#[cfg(feature = "durable")]
+#[allow(clippy::too_many_arguments)]
+fn resumed_call<D, C, O>(
+    engine: EngineRef,
+    link: ParentLink,
+    stop: CancellationToken,
+    process: &'static Process<C>,
+    recorded: InstanceId,
+    data: C,
+    copy: D,
+    output: O,
+) -> ChildCall<D>
+where
+    D: ProcessData,
+    C: ProcessData,
+    O: FnOnce(&mut D, C) + Send + 'static,
+{
+    use crate::engine::Resumed;
+    let name = process.name;
+    let run = async move {
+        match engine.resumed_child(process, recorded).await {
+            Resumed::Running(child) => {
+                child.adopt(link);
+                awaited(child, recorded, name, stop, copy, output).await
+            }
+            Resumed::Ended(Ok(data)) => {
+                settle(
+                    Outcome::Completed(data),
+                    recorded,
+                    name,
+                    &stop,
+                    copy,
+                    output,
+                )
+                .await
+            }
+            Resumed::Ended(Err(how)) => (
+                copy,
+                Err(TaskError::new(format!(
+                    "the called instance {recorded} of `{name}` {how}"
+                ))),
+            ),
+            Resumed::NotStored => match engine.start_child(process, data, link.clone()) {
+                Ok(Some(child)) => {
+                    let id = child.id();
+                    (link.notify)(ChildNote::Restarted(id));
+                    awaited(child, id, name, stop, copy, output).await
+                }
+                Ok(None) => match never().await {},
+                Err(reason) => (
+                    copy,
+                    Err(TaskError::new(format!(
+                        "could not start `{name}` again: {reason}"
+                    ))),
+                ),
+            },
+            Resumed::NotResumed(reason) => (
+                copy,
+                Err(TaskError::new(format!(
+                    "the called instance {recorded} of `{name}` was not resumed: {reason}"
+                ))),
+            ),
+        }
+    };
+    ChildCall {
+        child: Ok(Some(recorded)),
+        handle: None,
         run: Box::pin(run),
     }
 }

@@ -45,7 +45,7 @@ pub struct Engine {
     inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     /// This engine, weakly: what its instances start call activities' children with.
     me: Weak<Inner>,
     next_instance: AtomicU64,
@@ -67,6 +67,10 @@ struct Inner {
     history: bool,
     /// How deep call activities may nest.
     max_call_depth: u32,
+    /// The durable engine on top of this one, if any: call activities' children
+    /// then start durably.
+    #[cfg(feature = "durable")]
+    durable: std::sync::OnceLock<Weak<durable::Inner>>,
     /// Task handlers replaced by a test (feature `testing`), per process (keyed by
     /// the address of its static): each a `testing::HandlerTable<D>`, erased.
     #[cfg(feature = "testing")]
@@ -156,6 +160,8 @@ impl Engine {
                 timer_starts: TaskTracker::new(),
                 history,
                 max_call_depth,
+                #[cfg(feature = "durable")]
+                durable: std::sync::OnceLock::new(),
                 #[cfg(feature = "testing")]
                 overrides: Mutex::new(HashMap::new()),
             }),
@@ -418,6 +424,10 @@ impl EngineRef {
         let inner = self.0.upgrade().ok_or("the engine is gone")?;
         let runtime =
             tokio::runtime::Handle::try_current().map_err(|_| "no tokio runtime".to_string())?;
+        #[cfg(feature = "durable")]
+        if let Some(durable) = inner.durable.get().and_then(Weak::upgrade) {
+            return durable.start_child(&inner, process, data, link);
+        }
         // Held until the child's loop is in `loops` (as for `Engine::start`).
         let Some(_admitted) = inner.admit() else {
             return Ok(None);
@@ -437,15 +447,37 @@ impl EngineRef {
 
 #[cfg(feature = "durable")]
 impl EngineRef {
-    /// The resumed child `id` of `process`, which a resumed parent's call waits on.
+    /// The child `id` of `process` a resumed parent's call recorded (see
+    /// `DurableEngine`'s calls).
     pub(crate) fn resumed_child<C: ProcessData>(
         &self,
         process: &'static Process<C>,
         id: InstanceId,
-    ) -> Result<Option<InstanceHandle<C>>, String> {
-        let _ = process;
-        Err(format!("the called instance {id} was not resumed"))
+    ) -> impl std::future::Future<Output = Resumed<C>> + Send + 'static {
+        let durable = self
+            .0
+            .upgrade()
+            .and_then(|inner| inner.durable.get().and_then(Weak::upgrade));
+        async move {
+            match durable {
+                Some(durable) => durable.resumed_child(process, id).await,
+                None => Resumed::NotResumed("the engine is not durable".to_string()),
+            }
+        }
     }
+}
+
+/// Where a resumed parent's recorded child is.
+#[cfg(feature = "durable")]
+pub(crate) enum Resumed<C> {
+    /// Resumed beside it.
+    Running(InstanceHandle<C>),
+    /// Ended while the engine was down: its final data, or how it ended otherwise.
+    Ended(Result<C, String>),
+    /// Never stored (the parent's checkpoint came first): start it again.
+    NotStored,
+    /// Stored but not running (not registered, its model changed, unreadable).
+    NotResumed(String),
 }
 
 /// A handle on an instance that ended before it began: it could not start, or the

@@ -13,7 +13,7 @@ use super::outcome::{panic_message, InstanceError, InstanceId};
 use super::state::ids::TrackId;
 use super::state::tracks::TrackState;
 use super::state::{Call, Instance, Move};
-use crate::call::{Caller, ChildEntry, ParentLink};
+use crate::call::{Caller, ChildEntry, ChildNote, ParentLink};
 use crate::data::ProcessData;
 use crate::graph::{CallActivity, NodeIdx};
 
@@ -63,8 +63,8 @@ impl<D: ProcessData> Instance<D> {
             });
         }
         let intake = self.intake_tx.clone();
-        let escalate = Arc::new(move |code: String| {
-            let report = Report::ChildEscalated { track, node, code };
+        let notify = Arc::new(move |note: ChildNote| {
+            let report = Report::Child { track, node, note };
             let _ = intake.send(Input::Track(Box::new(report)));
         });
         let caller = Caller {
@@ -72,7 +72,7 @@ impl<D: ProcessData> Instance<D> {
             link: ParentLink {
                 parent: self.id,
                 depth,
-                escalate,
+                notify,
             },
             stop: self.stop.clone(),
             #[cfg(feature = "durable")]
@@ -92,7 +92,7 @@ impl<D: ProcessData> Instance<D> {
                 self.record(track, node, Happening::Called { child });
                 let live: Vec<Call> = std::mem::take(&mut self.calls)
                     .into_iter()
-                    .filter(|c| self.working_at(c.track, c.node))
+                    .filter(|c| c.track != track && self.working_at(c.track, c.node))
                     .collect();
                 self.calls = live;
                 self.calls.push(Call {
@@ -115,16 +115,25 @@ impl<D: ProcessData> Instance<D> {
         self.hand_to_track(track, node, base, started.run);
     }
 
-    /// The child of the call at `node` raised an escalation it did not catch: raise
-    /// it at the call activity (a report about a call that ended is ignored).
-    pub(crate) fn child_escalated(&mut self, track: TrackId, node: NodeIdx, code: String) {
+    /// The child of the call at `node` told it something (a report about a call
+    /// that ended is ignored): an escalation it did not catch is raised at the call
+    /// activity; a child started again after a restart replaces the recorded one.
+    pub(crate) fn child_told(&mut self, track: TrackId, node: NodeIdx, note: ChildNote) {
         if !self.working_at(track, node) {
             return;
         }
-        self.step(|this, _| {
-            this.record(track, node, Happening::Escalated { code: code.clone() });
-            this.throw_escalation(track, node, code);
-        });
+        match note {
+            ChildNote::Escalated(code) => self.step(|this, _| {
+                this.record(track, node, Happening::Escalated { code: code.clone() });
+                this.throw_escalation(track, node, code);
+            }),
+            ChildNote::Restarted(child) => {
+                self.record(track, node, Happening::Called { child });
+                if let Some(call) = self.calls.iter_mut().find(|c| c.track == track) {
+                    call.child = child;
+                }
+            }
+        }
     }
 
     /// The children of the working call activities, in the order they started.

@@ -248,11 +248,24 @@ impl<D: ProcessData> Instance<D> {
                 let Some((at, attempt)) = this.tracks.get(track).map(|t| (t.at, t.attempt)) else {
                     continue;
                 };
-                let NodeKind::Task(handler) = this.process.nodes[at].kind else {
-                    continue;
-                };
-                this.tracks.set_state(track, TrackState::Working);
-                this.run_handler(track, at, handler, attempt, moves);
+                match this.process.nodes[at].kind {
+                    NodeKind::Task(handler) => {
+                        this.tracks.set_state(track, TrackState::Working);
+                        this.run_handler(track, at, handler, attempt, moves);
+                    }
+                    NodeKind::Call(ref call) => {
+                        // The call waits on the child its checkpoint recorded (one
+                        // recorded no child: it starts it, at least once).
+                        let child = this
+                            .calls
+                            .iter()
+                            .find(|c| c.track == track)
+                            .map(|c| c.child);
+                        this.tracks.set_state(track, TrackState::Working);
+                        this.start_call(track, at, call, child);
+                    }
+                    _ => {}
+                }
             }
             // Conditions that became true across the restart fire now.
             this.fire_due();

@@ -354,7 +354,7 @@ impl<D: ProcessData> Instance<D> {
                     });
                 }
             }
-            Report::ChildEscalated { track, node, code } => self.child_escalated(track, node, code),
+            Report::Child { track, node, note } => self.child_told(track, node, note),
             Report::TaskPanicked {
                 track,
                 node,
@@ -375,6 +375,7 @@ impl<D: ProcessData> Instance<D> {
             Command::Children(reply) => {
                 let _ = reply.send(self.children());
             }
+            Command::Adopt(link) => self.parent = Some(link),
             Command::History(reply) => {
                 let _ = reply.send(self.history.clone());
             }

@@ -313,6 +313,14 @@ impl<D: Clone> InstanceHandle<D> {
         answer.await.ok()
     }
 
+    /// Link this (resumed) child to its resumed parent's call activity again.
+    #[cfg(feature = "durable")]
+    pub(crate) fn adopt(&self, link: crate::call::ParentLink) {
+        let _ = self
+            .commands
+            .send(Input::Handle(Box::new(Command::Adopt(link))));
+    }
+
     /// Ask the instance to stop. Running handlers are dropped at their next await;
     /// the outcome becomes [`Outcome::Cancelled`]. No effect on an ended instance.
     pub fn cancel(&self) {

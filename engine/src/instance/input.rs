@@ -37,6 +37,9 @@ pub(crate) enum Command<D> {
     Cancel,
     /// The ids of the children of working call activities.
     Children(oneshot::Sender<Vec<crate::call::ChildEntry>>),
+    /// A resumed parent's call waits on this (resumed) instance again: its link to
+    /// the parent's call activity.
+    Adopt(crate::call::ParentLink),
     History(oneshot::Sender<History>),
     Data(oneshot::Sender<D>),
     OpenWork(oneshot::Sender<Vec<OpenWork>>),
@@ -79,11 +82,12 @@ pub(crate) enum Report<D> {
         node: NodeIdx,
         message: String,
     },
-    /// The child of the call activity at `node` raised an escalation it did not
-    /// catch: it is raised at the call activity (the child goes on).
-    ChildEscalated {
+    /// The child of the call activity at `node` told it something: an escalation it
+    /// did not catch (raised at the call activity; the child goes on), or after a
+    /// restart the id of a child started again.
+    Child {
         track: TrackId,
         node: NodeIdx,
-        code: String,
+        note: crate::call::ChildNote,
     },
 }

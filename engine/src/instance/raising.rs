@@ -131,7 +131,7 @@ impl<D: ProcessData> Instance<D> {
             // Uncaught in a call activity's child: raised at the parent's call
             // activity, while the child goes on.
             if let Some(link) = &self.parent {
-                (link.escalate)(code);
+                (link.notify)(crate::call::ChildNote::Escalated(code));
             }
             return;
         };
