@@ -483,3 +483,79 @@ async fn wait_until_idle(engine: &Engine) {
         engine.running_instances()
     );
 }
+
+// ----- the model -------------------------------------------------------------------
+
+mod model {
+    use super::{Order, Shipment};
+    use thresh::process;
+
+    process! {
+        pub OTHER: Shipment { start s; end e; s -> e; }
+    }
+
+    pub mod a {
+        use super::*;
+        process! {
+            pub CALLER: Order {
+                start s;
+                call ship = OTHER(input = |o| Shipment { order: o.id.clone(), ..Shipment::default() });
+                boundary late on ship: escalation("LATE");
+                end e;
+                end late_end;
+                s -> ship -> e;
+                late -> late_end;
+            }
+        }
+    }
+
+    pub mod b {
+        use super::*;
+        // The same model: only the mappings (code) differ.
+        process! {
+            pub CALLER: Order {
+                start s;
+                call ship = OTHER(output = |o, s| o.tracking = s.tracking);
+                boundary late on ship: escalation("LATE");
+                end e;
+                end late_end;
+                s -> ship -> e;
+                late -> late_end;
+            }
+        }
+    }
+
+    pub mod c {
+        use super::*;
+        // Another callee: another model.
+        process! {
+            pub CALLER: Order {
+                start s;
+                call ship = crate::SHIPPING;
+                boundary late on ship: escalation("LATE");
+                end e;
+                end late_end;
+                s -> ship -> e;
+                late -> late_end;
+            }
+        }
+    }
+}
+
+/// The fingerprint has the called process by name, not the mappings; the node's
+/// keyword is `call` and the diagram names the callee.
+#[test]
+fn the_callee_is_in_the_model_the_mappings_are_not() {
+    assert_eq!(
+        model::a::CALLER.fingerprint(),
+        model::b::CALLER.fingerprint()
+    );
+    assert_ne!(
+        model::a::CALLER.fingerprint(),
+        model::c::CALLER.fingerprint()
+    );
+    assert_eq!(model::a::CALLER.node("ship").unwrap().keyword(), "call");
+    assert!(model::c::CALLER
+        .to_bpmn()
+        .contains(r#"<bpmn:callActivity id="ship" name="ship" calledElement="SHIPPING">"#));
+}

@@ -216,3 +216,18 @@ process! {
         begin -> prepare -> charge -> done;
     }
 }
+
+process! {
+    /// Call activities: one calling `GATEWAYS` with both mappings and a boundary,
+    /// one calling `BROKEN` with neither.
+    pub CALLS: Job {
+        start begin;
+        call  gateways = GATEWAYS(input = |j| j.clone(), output = |j, g| j.n = g.n);
+        boundary failed on gateways: error;
+        call  broken = BROKEN;
+        end   done;
+        end   recovered;
+        begin -> gateways -> broken -> done;
+        failed -> recovered;
+    }
+}

@@ -1,7 +1,8 @@
 //! A call activity's binding, `call ship = SHIPPING(input = |o| .., output = |o, s| ..);`:
 //! the called process's static and its two typed mappings, read from the expression
-//! written after the `=`. Both mappings are optional: without `input` the child starts
-//! from its data type's `Default`, without `output` nothing is mapped back.
+//! written after the `=`. Both mappings are optional (`call audit = AUDIT;` has
+//! neither): without `input` the child starts from its data type's `Default`, without
+//! `output` nothing is mapped back.
 
 use syn::spanned::Spanned;
 use syn::{Expr, Ident};
@@ -23,7 +24,19 @@ pub struct CallParts<'a> {
 
 /// Read the binding; an error on the part at fault, saying how it is written.
 pub fn parts(expr: &Expr) -> syn::Result<CallParts<'_>> {
-    let shape = "a call activity names the process it calls and maps the data both ways: `call ship = SHIPPING(input = |order| Shipment { id: order.id.clone() }, output = |order, shipment| order.tracking = shipment.tracking);` (both mappings optional)";
+    let shape = "a call activity names the process it calls and maps the data both ways: `call ship = SHIPPING(input = |order| Shipment { id: order.id.clone() }, output = |order, shipment| order.tracking = shipment.tracking);` — both mappings are optional: `call audit = AUDIT;`";
+    // `call audit = AUDIT;`: no mappings.
+    if let Expr::Path(path) = expr {
+        if path.qself.is_none() {
+            let name = path.path.segments.last().map(|s| s.ident.to_string());
+            return Ok(CallParts {
+                callee: expr,
+                name: name.unwrap_or_default(),
+                input: None,
+                output: None,
+            });
+        }
+    }
     let Expr::Call(call) = expr else {
         return Err(syn::Error::new(
             expr.span(),

@@ -379,7 +379,7 @@ fn misplaced_parts(ctx: &Ctx, decl: &NodeAst, kind: Kind) {
                 ctx.error(
                     args,
                     format!(
-                        "`{}` takes no arguments: `task {}: {};`",
+                        "`{}` takes no arguments: `task {} = handler: {};`",
                         spec.name, decl.id, spec.name
                     ),
                 );
