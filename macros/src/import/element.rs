@@ -48,7 +48,7 @@ pub(super) fn keyword(e: &Element) -> Result<&'static str, String> {
         "subProcess" if e.attrs.get("triggeredByEvent").is_some_and(|v| v == "true") => "event_subprocess",
         "subProcess" => "subprocess",
         "manualTask" => return Err(format!("`{}` is a manual task, which nothing runs; make it a user task (the instance waits for the person) or a task with a handler", e.id)),
-        "callActivity" => return Err(format!("`{}` is a call activity, which thresh does not run; draw the called process as a sub-process, or start it from a task's handler", e.id)),
+        "callActivity" => "call",
         "transaction" | "adHocSubProcess" => return Err(format!("`{}` is a `{}`, which thresh does not run; make it a plain sub-process", e.id, e.tag)),
         other => return Err(format!("`{}` is a `bpmn:{other}`, which thresh does not run", e.id)),
     })
@@ -111,6 +111,20 @@ impl Importer<'_> {
             }
             if attr("cancelActivity") == Some("false") {
                 node.non_interrupting = Some(self.ident("non_interrupting"));
+            }
+        }
+        // A call activity bound to nothing calls the process its `calledElement`
+        // names: `call ship = SHIPPING;` (a binding gives the mappings).
+        if keyword == "call" && node.handler.is_none() {
+            if let Some(called) =
+                attr("calledElement").filter(|c| syn::parse_str::<Ident>(c).is_ok())
+            {
+                let path: syn::Path = self.ident(called).into();
+                node.handler = Some(syn::Expr::Path(syn::ExprPath {
+                    attrs: Vec::new(),
+                    qself: None,
+                    path,
+                }));
             }
         }
         if keyword == "start" && attr("isInterrupting") == Some("false") {

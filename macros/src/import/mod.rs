@@ -16,7 +16,9 @@
 //! `serviceTask`, `scriptTask`, `sendTask`, `businessRuleTask` → `task` (a handler
 //! binding); `userTask` → `user`; `receiveTask` → `receive`; the five gateways →
 //! their keyword; `subProcess` → `subprocess`, or `event_subprocess` when
-//! `triggeredByEvent`. Rejected: `manualTask`, `callActivity`, `transaction`,
+//! `triggeredByEvent`; `callActivity` → `call` (its `calledElement` is the called
+//! process's static unless a binding gives it, with its mappings). Rejected:
+//! `manualTask`, `transaction`,
 //! `adHocSubProcess`, a none intermediate throw, loops and multi-instance markers,
 //! events with several definitions or a definition thresh has no event for.
 
