@@ -270,7 +270,7 @@ where
                     ))),
                 ),
             },
-            Resumed::NotResumed(reason) => (
+            Resumed::Skipped(reason) => (
                 copy,
                 Err(TaskError::new(format!(
                     "the called instance {recorded} of `{name}` was not resumed: {reason}"

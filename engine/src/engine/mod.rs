@@ -461,7 +461,7 @@ impl EngineRef {
         async move {
             match durable {
                 Some(durable) => durable.resumed_child(process, id).await,
-                None => Resumed::NotResumed("the engine is not durable".to_string()),
+                None => Resumed::Skipped("the engine is not durable".to_string()),
             }
         }
     }
@@ -476,8 +476,8 @@ pub(crate) enum Resumed<C> {
     Ended(Result<C, String>),
     /// Never stored (the parent's checkpoint came first): start it again.
     NotStored,
-    /// Stored but not running (not registered, its model changed, unreadable).
-    NotResumed(String),
+    /// Stored but not resumed (not registered, its model changed, unreadable).
+    Skipped(String),
 }
 
 /// A handle on an instance that ended before it began: it could not start, or the

@@ -116,15 +116,21 @@ impl Importer<'_> {
         // A call activity bound to nothing calls the process its `calledElement`
         // names: `call ship = SHIPPING;` (a binding gives the mappings).
         if keyword == "call" && node.handler.is_none() {
-            if let Some(called) =
-                attr("calledElement").filter(|c| syn::parse_str::<Ident>(c).is_ok())
-            {
-                let path: syn::Path = self.ident(called).into();
-                node.handler = Some(syn::Expr::Path(syn::ExprPath {
-                    attrs: Vec::new(),
-                    qself: None,
-                    path,
-                }));
+            match attr("calledElement") {
+                Some(called) if syn::parse_str::<Ident>(called).is_ok() => {
+                    let path: syn::Path = self.ident(called).into();
+                    node.handler = Some(syn::Expr::Path(syn::ExprPath {
+                        attrs: Vec::new(),
+                        qself: None,
+                        path,
+                    }));
+                }
+                Some(called) => {
+                    self.error(&e.id, format!("call activity `{id}` calls `{called}` (its `calledElement`), which is no Rust name; bind the called process's static: `call {id} = SHIPPING(input = |data| ..., output = |data, child| ...);`", id = e.id));
+                    return None;
+                }
+                // No binding and no callee: `model` says how to bind one.
+                None => {}
             }
         }
         if keyword == "start" && attr("isInterrupting") == Some("false") {

@@ -95,7 +95,7 @@ impl Inner {
             if let Some(r) = resumed.get(&id.0) {
                 return match r.handle.downcast_ref::<InstanceHandle<C>>() {
                     Some(handle) => Resumed::Running(handle.clone()),
-                    None => Resumed::NotResumed(format!(
+                    None => Resumed::Skipped(format!(
                         "it was resumed as an instance of `{}`",
                         r.process
                     )),
@@ -105,8 +105,8 @@ impl Inner {
         let store = self.store.clone();
         let record = match tokio::task::spawn_blocking(move || store.instance(id.0)).await {
             Ok(Ok(record)) => record,
-            Ok(Err(error)) => return Resumed::NotResumed(format!("the store failed: {error}")),
-            Err(_) => return Resumed::NotResumed("the store could not be read".to_string()),
+            Ok(Err(error)) => return Resumed::Skipped(format!("the store failed: {error}")),
+            Err(_) => return Resumed::Skipped("the store could not be read".to_string()),
         };
         let Some(record) = record else {
             return Resumed::NotStored;
@@ -119,7 +119,7 @@ impl Inner {
                 .map(|r| r.decode)
         };
         if record.status == Status::Running {
-            return Resumed::NotResumed(match decode {
+            return Resumed::Skipped(match decode {
                 None => format!(
                     "`{}` is not registered with this engine under the model it was stored with",
                     record.process
@@ -128,7 +128,7 @@ impl Inner {
             });
         }
         let Some(decode) = decode else {
-            return Resumed::NotResumed(format!(
+            return Resumed::Skipped(format!(
                 "`{}` is not registered with this engine under the model it was stored with",
                 record.process
             ));
@@ -143,9 +143,9 @@ impl Inner {
             "completed" | "terminated" => match decode(ended["data"].clone()) {
                 Ok(data) => match data.downcast::<C>() {
                     Ok(data) => Resumed::Ended(Ok(*data)),
-                    Err(_) => Resumed::NotResumed("its data is of another type".to_string()),
+                    Err(_) => Resumed::Skipped("its data is of another type".to_string()),
                 },
-                Err(error) => Resumed::NotResumed(format!("its final data is unreadable: {error}")),
+                Err(error) => Resumed::Skipped(format!("its final data is unreadable: {error}")),
             },
             other => {
                 let error = ended["error"].as_str().unwrap_or("");
