@@ -60,6 +60,7 @@ pub(crate) enum ChildNote {
     Escalated(String),
     /// After a restart, the recorded child was never stored: the call started this
     /// one instead.
+    #[cfg(feature = "durable")]
     Restarted(InstanceId),
 }
 

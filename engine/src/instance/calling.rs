@@ -127,6 +127,7 @@ impl<D: ProcessData> Instance<D> {
                 this.record(track, node, Happening::Escalated { code: code.clone() });
                 this.throw_escalation(track, node, code);
             }),
+            #[cfg(feature = "durable")]
             ChildNote::Restarted(child) => {
                 self.record(track, node, Happening::Called { child });
                 if let Some(call) = self.calls.iter_mut().find(|c| c.track == track) {

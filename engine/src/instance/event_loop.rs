@@ -375,6 +375,7 @@ impl<D: ProcessData> Instance<D> {
             Command::Children(reply) => {
                 let _ = reply.send(self.children());
             }
+            #[cfg(feature = "durable")]
             Command::Adopt(link) => self.parent = Some(link),
             Command::History(reply) => {
                 let _ = reply.send(self.history.clone());

@@ -39,6 +39,7 @@ pub(crate) enum Command<D> {
     Children(oneshot::Sender<Vec<crate::call::ChildEntry>>),
     /// A resumed parent's call waits on this (resumed) instance again: its link to
     /// the parent's call activity.
+    #[cfg(feature = "durable")]
     Adopt(crate::call::ParentLink),
     History(oneshot::Sender<History>),
     Data(oneshot::Sender<D>),
