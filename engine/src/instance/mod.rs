@@ -14,6 +14,7 @@
 //! state, not on the loop.
 
 mod calling;
+mod compensating;
 mod delivery;
 #[cfg(feature = "durable")]
 pub(crate) mod durable;

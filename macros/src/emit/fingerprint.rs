@@ -9,8 +9,9 @@
 //! scope (the index of the sub-process it is written in), its kind and the kind's
 //! parameters (gateway kinds, an instantiating gate's `parallel`, a boundary's
 //! activity and interrupting flag, an event sub-process start's interrupting flag,
-//! an escalation's `end`, a call activity's called process (by name; its `input`
-//! and `output` mappings are code), a complex gateway's activation triples: count, required
+//! an escalation's `end`, a compensation throw's `end` and activity, a compensation
+//! boundary's handler, a call activity's called process (by name; its `input` and
+//! `output` mappings are code), a complex gateway's activation triples: count, required
 //! flows by name, whether it has a condition and the condition's text), and its
 //! event (the trigger kind, the message, signal or link name, the error or
 //! escalation code, the timer's form and the text of its expressions, a
@@ -155,6 +156,9 @@ impl Fnv {
             Kind::Start => "start",
             Kind::End => "end",
             Kind::Terminate => "terminate",
+            // A compensation handler and a transaction are kinds of their own; the
+            // names of existing kinds are unchanged, so are existing fingerprints.
+            Kind::Task if node.for_compensation => "compensation_handler",
             Kind::Task => "task",
             Kind::User => "user",
             Kind::Exclusive => "exclusive",
@@ -171,10 +175,13 @@ impl Fnv {
             Kind::Boundary { .. } => "boundary",
             Kind::ErrorEnd => "error_end",
             Kind::Escalate { .. } => "escalate",
+            Kind::SubProcess if node.transaction => "transaction",
             Kind::SubProcess => "subprocess",
             Kind::EventSubProcess => "event_subprocess",
             Kind::EventSubStart { .. } => "event_sub_start",
             Kind::Call => "call",
+            Kind::Compensate { .. } => "compensate",
+            Kind::CancelEnd => "cancel_end",
         };
         self.str(kind);
         match node.kind {
@@ -190,7 +197,15 @@ impl Fnv {
                 let parts = node.handler.and_then(|b| crate::model::call::parts(b).ok());
                 self.str(&parts.map(|p| p.name).unwrap_or_default());
             }
+            Kind::Compensate { end } => {
+                self.flag(end);
+                self.index(node.compensate_target);
+            }
             _ => {}
+        }
+        // A compensation boundary's association.
+        if node.association.is_some() {
+            self.index(node.handler_node);
         }
         self.len(node.activation.len());
         for triple in &node.activation {
@@ -217,6 +232,8 @@ impl Fnv {
             EventTrigger::Condition => "condition",
             EventTrigger::Error => "error",
             EventTrigger::Escalation => "escalation",
+            EventTrigger::Compensation => "compensation",
+            EventTrigger::Cancel => "cancel",
         });
         self.text(event.name.as_ref());
         self.text(event.code.as_ref());

@@ -60,6 +60,18 @@ pub struct Node<'a> {
     pub marker: Option<Marker>,
     /// `task t = h: spawn;`: its handler runs on its own tokio task from the start.
     pub spawn: bool,
+    /// A sub-process declared `transaction name { ... }`.
+    pub transaction: bool,
+    /// A task declared `task refund = handler: compensation;`: a compensation
+    /// handler, joined to its activity's compensation boundary by an association.
+    pub for_compensation: bool,
+    /// A compensation boundary's handler as written after `->`, and resolved.
+    pub association: Option<&'a Ident>,
+    pub handler_node: Option<usize>,
+    /// A compensation throw's activity, `compensation(charge)`, as written (`None`:
+    /// the whole scope), and resolved.
+    pub compensate: Option<Ident>,
+    pub compensate_target: Option<usize>,
 }
 
 /// A deliberate pattern, declared on its element (see [`Node::marker`]).
@@ -126,6 +138,13 @@ pub enum Kind {
     /// Call activity (`call name = PROCESS(input = .., output = ..);`): its binding
     /// is [`Node::handler`], read by `model::call::parts`.
     Call,
+    /// Compensation throw (`throw x: compensation;` / `compensation(activity)`), or a
+    /// compensation end event when `end`.
+    Compensate {
+        end: bool,
+    },
+    /// A transaction's cancel end event (`end x: cancel;`).
+    CancelEnd,
 }
 
 /// Where an element is written: what kind of scope holds it.
@@ -166,6 +185,9 @@ impl Kind {
             Kind::EventSubProcess => "event sub-process",
             Kind::EventSubStart { .. } => "event sub-process start event",
             Kind::Call => "call activity",
+            Kind::Compensate { end: false } => "compensation throw event",
+            Kind::Compensate { end: true } => "compensation end event",
+            Kind::CancelEnd => "cancel end event",
         }
     }
 
@@ -213,6 +235,8 @@ impl Kind {
                 | Kind::ThrowEnd(_)
                 | Kind::ErrorEnd
                 | Kind::Escalate { end: true }
+                | Kind::Compensate { end: true }
+                | Kind::CancelEnd
         )
     }
 
