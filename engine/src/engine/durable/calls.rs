@@ -70,6 +70,7 @@ impl Inner {
         let id = engine.next_id().0;
         let mut durable = Durable::new(self.writer.clone(), codec, id, 0, None);
         durable.keep_history = self.keep_history.load(Ordering::Relaxed);
+        durable.every_task = !self.wait_states_only.load(Ordering::Relaxed);
         Ok(Some(engine.spawn_durable(
             admitted,
             &runtime,
