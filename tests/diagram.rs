@@ -74,6 +74,7 @@ fn all() -> Vec<Any> {
         processes::STARTS,
         processes::INSTANTIATING,
         processes::INSTANTIATING_PARALLEL,
+        processes::CALLS,
         processes::COMPENSATION,
         approval::APPROVAL,
         claims::CLAIMS,

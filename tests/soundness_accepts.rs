@@ -147,6 +147,32 @@ process! {
 }
 
 process! {
+    /// Call activities in parallel branches, one with an error boundary whose path
+    /// meets the normal one at an exclusive merge, one with a non-interrupting
+    /// escalation boundary whose path ends on its own: no deadlock, no lack of
+    /// synchronisation (a call is an activity like a task).
+    CALLS: D {
+        start s;
+        parallel fork;
+        call first = MULTI;
+        boundary failed on first: error;
+        exclusive after;
+        call second = LOOP(input = |d| d.clone(), output = |d, inner| d.rounds = inner.rounds);
+        boundary slow on second: non_interrupting escalation;
+        end noted;
+        parallel join;
+        end e;
+        s -> fork -> first, second;
+        first -> after;
+        failed -> after;
+        after -> join;
+        second -> join;
+        slow -> noted;
+        join -> e;
+    }
+}
+
+process! {
     /// A compensation boundary on a branch of a parallel split: its handler is off
     /// every path, so the branch still reaches the join (no deadlock), and the handler
     /// is no dead element.
@@ -210,6 +236,7 @@ async fn every_accepted_model_completes() {
         &INCLUSIVE_AND_TERMINATE,
         &ERROR_OUT,
         &MULTI,
+        &CALLS,
         &COMPENSATION_IN_BRANCH,
     ] {
         for x in [0, 1, 7] {

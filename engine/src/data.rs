@@ -166,3 +166,31 @@ impl TaskError {
         TaskError::Source(Box::new(error))
     }
 }
+
+/// What a catch's or receive task's `apply` mapping may return: `()` (the payload is
+/// mapped), or `Result<(), TaskError>` — `Err(TaskError::bpmn(..))` raises a BPMN
+/// error at the element (a receive task's error boundary catches it, then the scopes
+/// outward; uncaught, the instance fails), `Err(TaskError::escalate(..))` an
+/// escalation, any other `Err` fails the instance as a task's would. The data
+/// changes of a mapping that returns `Err` are dropped.
+#[diagnostic::on_unimplemented(
+    message = "an `apply` mapping returns `()` or `Result<(), TaskError>`, not `{Self}`",
+    label = "this `apply` returns `{Self}`",
+    note = "map the payload into the data and return nothing, or return `Ok(())` / `Err(TaskError::bpmn(\"CODE\", ..))` when the message carries a failure"
+)]
+pub trait ApplyOutcome {
+    /// The mapping's result as the engine handles it.
+    fn into_result(self) -> Result<(), TaskError>;
+}
+
+impl ApplyOutcome for () {
+    fn into_result(self) -> Result<(), TaskError> {
+        Ok(())
+    }
+}
+
+impl ApplyOutcome for Result<(), TaskError> {
+    fn into_result(self) -> Result<(), TaskError> {
+        self
+    }
+}

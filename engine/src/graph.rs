@@ -83,6 +83,11 @@ pub struct Node<D: 'static> {
     /// empty for every other node.
     #[doc(hidden)]
     pub text: &'static str,
+    /// A task marked `: spawn`: its handler runs on its track's own tokio task from
+    /// the start, not first on the instance's loop (for handlers that compute long
+    /// before they first await).
+    #[doc(hidden)]
+    pub spawn: bool,
 }
 
 /// What a node is and what the engine needs to run it.
@@ -231,14 +236,40 @@ pub enum NodeKind<D: 'static> {
     /// The start of a compensation event sub-process: it runs when its sub-process,
     /// completed, is compensated.
     CompensationStart,
+    /// A call activity: the token waits while another process (its own data type)
+    /// runs as a child instance in the same engine; its output is mapped back when
+    /// the child ends (README, "Call activities").
+    Call(CallActivity<D>),
+}
+
+/// A call activity's callee and its typed mappings, erased to one starter.
+pub struct CallActivity<D: 'static> {
+    /// The called process's name, as its static is named.
+    #[doc(hidden)]
+    pub callee: &'static str,
+    /// Map the parent's data into the child's, start the child through the
+    /// [`Caller`](crate::call::Caller), and give back the run that awaits its end
+    /// and maps its final data into the parent's copy.
+    #[doc(hidden)]
+    pub start: fn(crate::call::Caller, &D) -> crate::call::ChildCall<D>,
 }
 
 /// An event payload, shared as it is handed out (a signal reaches every catcher).
 pub type Payload = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 
-/// Map a caught payload into the process data. `Err` names the payload type the
-/// catch expected, when the payload is of another type.
-pub type ApplyPayload<D> = fn(&mut D, &Payload) -> Result<(), &'static str>;
+/// Map a caught payload into the process data; `Err` when it could not
+/// ([`ApplyFailure`]).
+pub type ApplyPayload<D> = fn(&mut D, &Payload) -> Result<(), ApplyFailure>;
+
+/// Why a catch's `apply` mapping did not map its payload.
+#[derive(Debug)]
+pub enum ApplyFailure {
+    /// The payload is of another type than the mapping takes (its name).
+    WrongPayload(&'static str),
+    /// The mapping raised a BPMN error or escalation, or failed: the payload carries a
+    /// failure (a receive task's "declined" reply).
+    Raised(TaskError),
+}
 
 /// What a catch (or receive task, or event-gate arm) waits for.
 #[non_exhaustive]
@@ -458,6 +489,7 @@ impl<D> Node<D> {
             NodeKind::SubProcess { .. } => "subprocess",
             NodeKind::EventSubProcess { .. } => "event_subprocess",
             NodeKind::EventSubStart { .. } => "start (event sub-process)",
+            NodeKind::Call(_) => "call",
             NodeKind::Compensate { end: false, .. } => "throw (compensation)",
             NodeKind::Compensate { end: true, .. } => "end (compensation)",
             NodeKind::CancelEnd => "end (cancel)",

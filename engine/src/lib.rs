@@ -19,6 +19,8 @@
 //! See the README for the DSL by example.
 #![warn(missing_docs)]
 
+#[doc(hidden)]
+pub mod call;
 pub mod data;
 pub mod diagram;
 mod engine;
@@ -31,7 +33,7 @@ pub mod task;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use data::{ChangedFields, ProcessData, TaskError};
+pub use data::{ApplyOutcome, ChangedFields, ProcessData, TaskError};
 #[cfg(feature = "durable")]
 pub use engine::durable::{
     Checkpoints, DurableEngine, DurableError, ResumeReport, SkipReason, Skipped,
@@ -57,7 +59,11 @@ struct ReadmeDoctests;
 /// Items the expansion of `process!` uses. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::graph::{Activation, Flow, Node, NodeKind, Payload, TaskRun, Throw, Trigger};
+    pub use crate::call::{call_child, Caller, ChildCall};
+    pub use crate::graph::CallActivity;
+    pub use crate::graph::{
+        Activation, ApplyFailure, Flow, Node, NodeKind, Payload, TaskRun, Throw, Trigger,
+    };
 
     /// Call a task handler on the task's copy. The bounds give a closure its
     /// parameter type and pin its output, so neither `|order| ...` nor `Ok(())` in it
@@ -84,19 +90,25 @@ pub mod __private {
     }
 
     /// Map a caught payload into the data with the catch's `apply` closure, whose
-    /// payload parameter names the type it expects. `Err` with that type's name when
-    /// the payload is of another type.
-    pub fn call_apply<D, P: std::any::Any, F: FnOnce(&mut D, &P)>(
+    /// payload parameter names the type it expects and which returns `()` or
+    /// `Result<(), TaskError>` ([`ApplyOutcome`](crate::data::ApplyOutcome)).
+    /// `Err` with that type's name when the payload is of another type.
+    pub fn call_apply<D, P: std::any::Any, R, F>(
         apply: F,
         data: &mut D,
         payload: &Payload,
-    ) -> Result<(), &'static str> {
+    ) -> Result<(), crate::graph::ApplyFailure>
+    where
+        R: crate::data::ApplyOutcome,
+        F: FnOnce(&mut D, &P) -> R,
+    {
         match (**payload).downcast_ref::<P>() {
-            Some(payload) => {
-                apply(data, payload);
-                Ok(())
-            }
-            None => Err(std::any::type_name::<P>()),
+            Some(payload) => apply(data, payload)
+                .into_result()
+                .map_err(crate::graph::ApplyFailure::Raised),
+            None => Err(crate::graph::ApplyFailure::WrongPayload(
+                std::any::type_name::<P>(),
+            )),
         }
     }
 

@@ -18,6 +18,7 @@ pub const THROW: &str = "throw";
 pub const BOUNDARY: &str = "boundary";
 pub const SUBPROCESS: &str = "subprocess";
 pub const EVENT_SUBPROCESS: &str = "event_subprocess";
+pub const CALL: &str = "call";
 pub const TRANSACTION: &str = "transaction";
 
 /// Every element keyword, in the order an "unknown element kind" error lists them.
@@ -38,6 +39,7 @@ pub const ELEMENTS: &[&str] = &[
     SUBPROCESS,
     EVENT_SUBPROCESS,
     TRANSACTION,
+    CALL,
 ];
 
 /// The keywords that open a nested scope.
@@ -58,6 +60,8 @@ pub const ACTIVATE: &str = "activate";
 /// Soundness markers: a deliberate multi-merge, a join that may wait for ever.
 pub const MULTI: &str = "multi";
 pub const MAY_DEADLOCK: &str = "may_deadlock";
+/// `task t = h: spawn;` — the handler runs on its own tokio task from the start.
+pub const SPAWN: &str = "spawn";
 
 // Events.
 pub const MESSAGE: &str = "message";
@@ -79,6 +83,9 @@ pub const REQUIRE: &str = "require";
 pub const KEY: &str = "key";
 pub const APPLY: &str = "apply";
 pub const PAYLOAD: &str = "payload";
+/// A call activity's mappings.
+pub const INPUT: &str = "input";
+pub const OUTPUT: &str = "output";
 pub const AT: &str = "at";
 pub const EVERY: &str = "every";
 pub const TIMES: &str = "times";

@@ -435,6 +435,19 @@ fn check_history_in<D>(history: &History, outcome: &Outcome<D>, rules: Rules) {
                             | Happening::Interrupted { .. }
                             | Happening::ErrorThrown { .. }
                             | Happening::Escalated { .. }
+                            | Happening::Called { .. }
+                    )
+                }
+                // A call activity's child started: then as after `TaskStarted`.
+                Happening::Called { .. } => {
+                    same && matches!(
+                        next.what,
+                        Happening::Completed { .. }
+                            | Happening::Failed { .. }
+                            | Happening::Cancelled
+                            | Happening::Interrupted { .. }
+                            | Happening::ErrorThrown { .. }
+                            | Happening::Escalated { .. }
                     )
                 }
                 Happening::ErrorThrown { .. } => {

@@ -218,6 +218,21 @@ process! {
 }
 
 process! {
+    /// Call activities: one calling `GATEWAYS` with both mappings and a boundary,
+    /// one calling `BROKEN` with neither.
+    pub CALLS: Job {
+        start begin;
+        call  gateways = GATEWAYS(input = |j| j.clone(), output = |j, g| j.n = g.n);
+        boundary failed on gateways: error;
+        call  broken = BROKEN;
+        end   done;
+        end   recovered;
+        begin -> gateways -> broken -> done;
+        failed -> recovered;
+    }
+}
+
+process! {
     /// Compensation and a transaction: a compensation boundary with its handler, a
     /// compensation event sub-process, a cancel end and a cancel boundary, a named
     /// compensation throw and a compensation end event.

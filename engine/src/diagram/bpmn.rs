@@ -430,6 +430,10 @@ fn node(w: &mut Writer, model: &Model, globals: &Globals, n: usize) {
             "receiveTask"
         }
         Elem::SubProcess => "subProcess",
+        Elem::CallActivity(callee) => {
+            attrs.push(("calledElement", callee));
+            "callActivity"
+        }
         Elem::Transaction => "transaction",
         Elem::CompensationTask => {
             attrs.push(("isForCompensation", "true"));
@@ -447,6 +451,7 @@ fn node(w: &mut Writer, model: &Model, globals: &Globals, n: usize) {
             | Elem::UserTask
             | Elem::ReceiveTask(_)
             | Elem::SubProcess
+            | Elem::CallActivity(_)
             | Elem::Transaction
     );
     if let (Some(d), true) = (&default_id, takes_default) {

@@ -83,6 +83,8 @@ fn node_line(model: &Model, n: usize) -> String {
         }
         Elem::UserTask => format!("{id}[{}]", text("👤 ")),
         Elem::ReceiveTask(_) => format!("{id}[{}]", text("✉ ")),
+        // A subroutine shape: Mermaid's double-bordered box.
+        Elem::CallActivity(_) => format!("{id}[[{}]]", text("")),
         Elem::CompensationTask => format!("{id}[{}]", text("⏪ ")),
         _ => format!("{id}[{}]", text("")),
     }

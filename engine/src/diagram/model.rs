@@ -79,6 +79,8 @@ pub(crate) enum Elem {
     CompensationTask,
     /// `subProcess triggeredByEvent="true"`.
     EventSubProcess,
+    /// `callActivity` with the called process's name (`calledElement`).
+    CallActivity(String),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -420,6 +422,7 @@ fn elem_of<D>(
             transaction: true, ..
         } => Elem::Transaction,
         NodeKind::SubProcess { .. } => Elem::SubProcess,
+        NodeKind::Call(call) => Elem::CallActivity(call.callee.to_string()),
         NodeKind::EventSubProcess { .. } => Elem::EventSubProcess,
         NodeKind::Compensate { activity, end } => {
             let activity = activity

@@ -549,10 +549,11 @@ fn gateway(s: &mut String, g: Gateway, b: &Bounds, paint: &Paint) {
 fn activity(s: &mut String, model: &Model, shape: &Shape, elem: &Elem, paint: &Paint) {
     let b = shape.bounds;
     let (ink, fill) = (paint.ink, paint.fill);
-    let width = if paint.class == "waiting" || paint.class == "failed" {
-        3
-    } else {
-        2
+    // A call activity's border is thick (BPMN 2.0, 10.3.5), also when painted.
+    let width = match (elem, paint.class == "waiting" || paint.class == "failed") {
+        (Elem::CallActivity(_), _) => 4,
+        (_, true) => 3,
+        (_, false) => 2,
     };
     let _ = writeln!(
         s,

@@ -366,6 +366,7 @@ impl<D: ProcessData> DeployTarget<D> {
                 self.process,
                 (data, entry),
                 stored_as,
+                None,
             );
             let _ = self.started.send(handle.clone());
             return Some(handle);

@@ -7,7 +7,7 @@ pub(crate) mod durable;
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -18,6 +18,7 @@ pub(crate) use deploy::DurableStarts;
 use deploy::Registration;
 pub use deploy::{DeployError, Deployment, DeploymentId};
 
+use crate::call::ParentLink;
 use crate::data::ProcessData;
 use crate::events::{BrokerConfig, BrokerStats, Hub, Published};
 use crate::graph::Process;
@@ -44,7 +45,9 @@ pub struct Engine {
     inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
+    /// This engine, weakly: what its instances start call activities' children with.
+    me: Weak<Inner>,
     next_instance: AtomicU64,
     next_deployment: AtomicU64,
     /// Deployed processes: their start events' registrations, to undeploy them.
@@ -62,6 +65,12 @@ struct Inner {
     timer_starts: TaskTracker,
     /// Whether instances record their history.
     history: bool,
+    /// How deep call activities may nest.
+    max_call_depth: u32,
+    /// The durable engine on top of this one, if any: call activities' children
+    /// then start durably.
+    #[cfg(feature = "durable")]
+    durable: std::sync::OnceLock<Weak<durable::Inner>>,
     /// Task handlers replaced by a test (feature `testing`), per process (keyed by
     /// the address of its static): each a `testing::HandlerTable<D>`, erased.
     #[cfg(feature = "testing")]
@@ -78,6 +87,12 @@ pub struct EngineConfig {
     /// grow it, and every step is a little cheaper — while outcomes and data are the
     /// same.
     pub history: bool,
+    /// How deep call activities may nest (64 by default): an instance started by
+    /// [`Engine::start`] runs at depth 0, a call activity's child one deeper than its
+    /// parent. A call that would pass the limit — a process calling itself, directly
+    /// or through others, without end — fails its parent with
+    /// [`InstanceError::CallDepthExceeded`].
+    pub max_call_depth: u32,
 }
 
 impl Default for EngineConfig {
@@ -85,6 +100,7 @@ impl Default for EngineConfig {
         Self {
             broker: BrokerConfig::default(),
             history: true,
+            max_call_depth: 64,
         }
     }
 }
@@ -129,9 +145,11 @@ impl Engine {
         let EngineConfig {
             broker: config,
             history,
+            max_call_depth,
         } = config;
         Self {
-            inner: Arc::new(Inner {
+            inner: Arc::new_cyclic(|me| Inner {
+                me: me.clone(),
                 next_instance: AtomicU64::new(0),
                 next_deployment: AtomicU64::new(0),
                 deployments: Mutex::new(HashMap::new()),
@@ -141,6 +159,9 @@ impl Engine {
                 admissions: TaskTracker::new(),
                 timer_starts: TaskTracker::new(),
                 history,
+                max_call_depth,
+                #[cfg(feature = "durable")]
+                durable: std::sync::OnceLock::new(),
                 #[cfg(feature = "testing")]
                 overrides: Mutex::new(HashMap::new()),
             }),
@@ -334,7 +355,7 @@ impl Inner {
     ) -> InstanceHandle<D> {
         let id = self.next_id();
         instance::spawn(
-            self.birth(runtime, process),
+            self.birth(runtime, process, None),
             process,
             id,
             data,
@@ -353,9 +374,10 @@ impl Inner {
         process: &'static Process<D>,
         (data, entry): (D, Entry),
         durable: crate::instance::durable::Durable<D>,
+        parent: Option<ParentLink>,
     ) -> InstanceHandle<D> {
         let id = InstanceId(durable.id);
-        let birth = self.birth(runtime, process);
+        let birth = self.birth(runtime, process, parent);
         instance::spawn(birth, process, id, data, entry, Some(Box::new(durable)))
     }
 
@@ -364,8 +386,11 @@ impl Inner {
         &'a self,
         runtime: &'a tokio::runtime::Handle,
         #[cfg_attr(not(feature = "testing"), allow(unused_variables))] process: &'static Process<D>,
+        parent: Option<ParentLink>,
     ) -> Birth<'a> {
         Birth {
+            engine: EngineRef(self.me.clone()),
+            parent,
             runtime,
             tracker: &self.loops,
             hub: self.hub.clone(),
@@ -375,6 +400,84 @@ impl Inner {
             overrides: self.overrides_of(process),
         }
     }
+}
+
+/// An engine as its instances hold it (weakly: instances do not keep their engine
+/// alive): what a call activity starts its child in.
+#[derive(Clone)]
+pub(crate) struct EngineRef(Weak<Inner>);
+
+impl EngineRef {
+    /// How deep call activities may nest in this engine.
+    pub(crate) fn max_call_depth(&self) -> u32 {
+        self.0.upgrade().map_or(0, |inner| inner.max_call_depth)
+    }
+
+    /// Start `process` with `data` as a child of `link.parent`. `Ok(None)` when the
+    /// engine is stopping (no child: the parent stops too); `Err` why it cannot start.
+    pub(crate) fn start_child<C: ProcessData>(
+        &self,
+        process: &'static Process<C>,
+        data: C,
+        link: ParentLink,
+    ) -> Result<Option<InstanceHandle<C>>, String> {
+        let inner = self.0.upgrade().ok_or("the engine is gone")?;
+        let runtime =
+            tokio::runtime::Handle::try_current().map_err(|_| "no tokio runtime".to_string())?;
+        #[cfg(feature = "durable")]
+        if let Some(durable) = inner.durable.get().and_then(Weak::upgrade) {
+            return durable.start_child(&inner, process, data, link);
+        }
+        // Held until the child's loop is in `loops` (as for `Engine::start`).
+        let Some(_admitted) = inner.admit() else {
+            return Ok(None);
+        };
+        let id = inner.next_id();
+        Ok(Some(instance::spawn(
+            inner.birth(&runtime, process, Some(link)),
+            process,
+            id,
+            data,
+            Entry::NoneStart,
+            #[cfg(feature = "durable")]
+            None,
+        )))
+    }
+}
+
+#[cfg(feature = "durable")]
+impl EngineRef {
+    /// The child `id` of `process` a resumed parent's call recorded (see
+    /// `DurableEngine`'s calls).
+    pub(crate) fn resumed_child<C: ProcessData>(
+        &self,
+        process: &'static Process<C>,
+        id: InstanceId,
+    ) -> impl std::future::Future<Output = Resumed<C>> + Send + 'static {
+        let durable = self
+            .0
+            .upgrade()
+            .and_then(|inner| inner.durable.get().and_then(Weak::upgrade));
+        async move {
+            match durable {
+                Some(durable) => durable.resumed_child(process, id).await,
+                None => Resumed::Skipped("the engine is not durable".to_string()),
+            }
+        }
+    }
+}
+
+/// Where a resumed parent's recorded child is.
+#[cfg(feature = "durable")]
+pub(crate) enum Resumed<C> {
+    /// Resumed beside it.
+    Running(InstanceHandle<C>),
+    /// Ended while the engine was down: its final data, or how it ended otherwise.
+    Ended(Result<C, String>),
+    /// Never stored (the parent's checkpoint came first): start it again.
+    NotStored,
+    /// Stored but not resumed (not registered, its model changed, unreadable).
+    Skipped(String),
 }
 
 /// A handle on an instance that ended before it began: it could not start, or the

@@ -22,7 +22,7 @@ use super::state::tracks::TrackState;
 use super::state::Instance;
 use crate::data::{ChangedFields, ProcessData, TaskError};
 use crate::events::Delivery;
-use crate::graph::{NodeIdx, NodeKind, Payload, Trigger};
+use crate::graph::{ApplyFailure, NodeIdx, NodeKind, Payload, Trigger};
 
 impl<D: ProcessData> Instance<D> {
     /// A delivery from the hub.
@@ -136,10 +136,12 @@ impl<D: ProcessData> Instance<D> {
         };
         let (apply, payload) = (apply?, payload?);
         Some(Box::new(move |data: &mut D| {
-            apply(data, &payload).map_err(|expected| {
-                TaskError::new(format!(
+            apply(data, &payload).map_err(|failure| match failure {
+                ApplyFailure::WrongPayload(expected) => TaskError::new(format!(
                     "the payload is not the `{expected}` this catch maps"
-                ))
+                )),
+                // A BPMN error or escalation goes on as a task's would (`task_done`).
+                ApplyFailure::Raised(error) => error,
             })
         }))
     }

@@ -177,7 +177,11 @@ impl<D: ProcessData> Instance<D> {
         };
         if !durable.every_task
             && durable.acks.is_empty()
-            && self.tracks.iter().any(|t| t.state() == TrackState::Working)
+            && self.tracks.iter().any(|t| {
+                // A call activity waits for its child: a wait state.
+                t.state() == TrackState::Working
+                    && !matches!(self.process.nodes[t.at].kind, NodeKind::Call(_))
+            })
         {
             return;
         }
@@ -352,11 +356,24 @@ impl<D: ProcessData> Instance<D> {
                 let Some((at, attempt)) = this.tracks.get(track).map(|t| (t.at, t.attempt)) else {
                     continue;
                 };
-                let NodeKind::Task(handler) = this.process.nodes[at].kind else {
-                    continue;
-                };
-                this.tracks.set_state(track, TrackState::Working);
-                this.run_handler(track, at, handler, attempt, moves);
+                match this.process.nodes[at].kind {
+                    NodeKind::Task(handler) => {
+                        this.tracks.set_state(track, TrackState::Working);
+                        this.run_handler(track, at, handler, attempt, moves);
+                    }
+                    NodeKind::Call(ref call) => {
+                        // The call waits on the child its checkpoint recorded (one
+                        // recorded no child: it starts it, at least once).
+                        let child = this
+                            .calls
+                            .iter()
+                            .find(|c| c.track == track)
+                            .map(|c| c.child);
+                        this.tracks.set_state(track, TrackState::Working);
+                        this.start_call(track, at, call, child);
+                    }
+                    _ => {}
+                }
             }
             // Conditions that became true across the restart fire now.
             this.fire_due();

@@ -48,6 +48,10 @@ use crate::graph::{NodeIdx, NodeKind, Process};
 /// Where a new instance lives: the runtime, the engine's task tracker and hub, and
 /// the stop token it watches.
 pub(crate) struct Birth<'a> {
+    /// The engine, for the children of call activities.
+    pub engine: crate::engine::EngineRef,
+    /// The calling instance, when this one is a call activity's child.
+    pub parent: Option<crate::call::ParentLink>,
     pub runtime: &'a tokio::runtime::Handle,
     pub tracker: &'a tokio_util::task::TaskTracker,
     pub hub: Arc<Hub>,
@@ -69,6 +73,8 @@ pub(crate) fn spawn<D: ProcessData>(
     #[cfg(feature = "durable")] durable: Option<Box<super::durable::Durable<D>>>,
 ) -> InstanceHandle<D> {
     let Birth {
+        engine,
+        parent,
         runtime,
         tracker,
         hub,
@@ -81,6 +87,10 @@ pub(crate) fn spawn<D: ProcessData>(
     let span = info_span!("instance", process = process.name, id = id.0);
     #[cfg_attr(not(any(feature = "durable", feature = "testing")), allow(unused_mut))]
     let mut instance = Instance::new(id, process, data, history, intake_tx, hub);
+    instance.engine = Some(engine);
+    instance.stop = stop.clone();
+    let parent_id = parent.as_ref().map(|link| link.parent);
+    instance.parent = parent;
     #[cfg(feature = "durable")]
     {
         instance.durable = durable;
@@ -89,7 +99,7 @@ pub(crate) fn spawn<D: ProcessData>(
     {
         instance.overrides = overrides.and_then(|table| table.downcast().ok());
     }
-    let (handle, finished_tx) = InstanceHandle::new(id, instance.intake_tx.clone());
+    let (handle, finished_tx) = InstanceHandle::new(id, instance.intake_tx.clone(), parent_id);
     // The loop. Written out here rather than as an `async fn` taking the instance:
     // an async fn's state holds each argument twice (as passed and as moved into its
     // local), and this future is most of a parked instance's memory.
@@ -346,6 +356,7 @@ impl<D: ProcessData> Instance<D> {
                     });
                 }
             }
+            Report::Child { track, node, note } => self.child_told(track, node, note),
             Report::TaskPanicked {
                 track,
                 node,
@@ -363,6 +374,11 @@ impl<D: ProcessData> Instance<D> {
     pub(crate) fn on_command(&mut self, command: Command<D>) {
         match command {
             Command::Cancel => self.stop_all(Outcome::Cancelled(D::clone(&self.data))),
+            Command::Children(reply) => {
+                let _ = reply.send(self.children());
+            }
+            #[cfg(feature = "durable")]
+            Command::Adopt(link) => self.parent = Some(link),
             Command::History(reply) => {
                 let _ = reply.send(self.history.clone());
             }

@@ -45,6 +45,8 @@ use super::work::{OpenWork, Raised, WorkError};
 /// ```
 pub struct InstanceHandle<D> {
     id: InstanceId,
+    /// The calling instance, for a call activity's child.
+    parent: Option<InstanceId>,
     commands: Intake<Input<D>>,
     ending: Arc<Ending<D>>,
 }
@@ -53,6 +55,7 @@ impl<D> Clone for InstanceHandle<D> {
     fn clone(&self) -> Self {
         Self {
             id: self.id,
+            parent: self.parent,
             commands: self.commands.clone(),
             ending: Arc::clone(&self.ending),
         }
@@ -61,10 +64,15 @@ impl<D> Clone for InstanceHandle<D> {
 
 impl<D: Clone> InstanceHandle<D> {
     /// A handle, and the publisher the instance's loop leaves its end with.
-    pub(crate) fn new(id: InstanceId, commands: Intake<Input<D>>) -> (Self, Publisher<D>) {
+    pub(crate) fn new(
+        id: InstanceId,
+        commands: Intake<Input<D>>,
+        parent: Option<InstanceId>,
+    ) -> (Self, Publisher<D>) {
         let (publisher, ending) = Ending::new();
         let handle = Self {
             id,
+            parent,
             commands,
             ending,
         };
@@ -79,6 +87,7 @@ impl<D: Clone> InstanceHandle<D> {
     ) -> Self {
         Self {
             id,
+            parent: None,
             commands,
             ending: Ending::ended(finished),
         }
@@ -87,6 +96,41 @@ impl<D: Clone> InstanceHandle<D> {
     /// The instance's id.
     pub fn id(&self) -> InstanceId {
         self.id
+    }
+
+    /// The instance whose call activity started this one; `None` for an instance
+    /// started otherwise.
+    pub fn parent(&self) -> Option<InstanceId> {
+        self.parent
+    }
+
+    /// The instances this one's call activities are running now (their ids, in the
+    /// order the calls started); empty once it ended. A call that ended is no longer
+    /// listed — its child's id stays in the history ([`Happening::Called`](crate::Happening::Called)).
+    pub async fn children(&self) -> Vec<InstanceId> {
+        if self.is_finished() {
+            return Vec::new();
+        }
+        let children = self.ask(Command::Children).await.unwrap_or_default();
+        children.into_iter().map(|(id, _, _)| id).collect()
+    }
+
+    /// Handles on the children of `process` this instance's call activities are
+    /// running now, in the order the calls started: read a child's history, data
+    /// or open work, complete its user tasks, cancel it.
+    pub async fn children_of<C: 'static>(
+        &self,
+        process: &'static crate::graph::Process<C>,
+    ) -> Vec<InstanceHandle<C>> {
+        if self.is_finished() {
+            return Vec::new();
+        }
+        let children = self.ask(Command::Children).await.unwrap_or_default();
+        children
+            .into_iter()
+            .filter(|(_, callee, _)| *callee == process.name)
+            .filter_map(|(_, _, handle)| handle?.downcast_ref::<InstanceHandle<C>>().cloned())
+            .collect()
     }
 
     /// Wait for the instance to end and return how it ended. Can be awaited any
@@ -267,6 +311,14 @@ impl<D: Clone> InstanceHandle<D> {
             .send(Input::Handle(Box::new(request(reply))))
             .ok()?;
         answer.await.ok()
+    }
+
+    /// Link this (resumed) child to its resumed parent's call activity again.
+    #[cfg(feature = "durable")]
+    pub(crate) fn adopt(&self, link: crate::call::ParentLink) {
+        let _ = self
+            .commands
+            .send(Input::Handle(Box::new(Command::Adopt(link))));
     }
 
     /// Ask the instance to stop. Running handlers are dropped at their next await;

@@ -87,6 +87,12 @@ pub enum Happening {
     Terminated,
     /// The track was stopped by a cancel, a terminate, a failure or a shutdown.
     Cancelled,
+    /// A call activity started its child instance `child` (after `TaskStarted`;
+    /// the call then records `Completed` when the child's output is committed).
+    Called {
+        /// The child instance's id.
+        child: super::outcome::InstanceId,
+    },
 }
 
 /// One entry of the history: on which track, at which node, what happened.

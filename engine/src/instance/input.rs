@@ -39,6 +39,12 @@ impl<D: crate::ProcessData> crate::events::Mailbox for Intake<Input<D>> {
 /// Requests from a handle to its instance's loop.
 pub(crate) enum Command<D> {
     Cancel,
+    /// The ids of the children of working call activities.
+    Children(oneshot::Sender<Vec<crate::call::ChildEntry>>),
+    /// A resumed parent's call waits on this (resumed) instance again: its link to
+    /// the parent's call activity.
+    #[cfg(feature = "durable")]
+    Adopt(crate::call::ParentLink),
     History(oneshot::Sender<History>),
     Data(oneshot::Sender<D>),
     OpenWork(oneshot::Sender<Vec<OpenWork>>),
@@ -80,5 +86,13 @@ pub(crate) enum Report<D> {
         track: TrackId,
         node: NodeIdx,
         message: String,
+    },
+    /// The child of the call activity at `node` told it something: an escalation it
+    /// did not catch (raised at the call activity; the child goes on), or after a
+    /// restart the id of a child started again.
+    Child {
+        track: TrackId,
+        node: NodeIdx,
+        note: crate::call::ChildNote,
     },
 }

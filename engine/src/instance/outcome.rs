@@ -162,6 +162,31 @@ pub enum InstanceError {
     /// `Engine::start` was called outside a tokio runtime.
     #[error("no tokio runtime: start instances from within a tokio runtime")]
     NoRuntime,
+    /// A call activity would run its child deeper than the engine's
+    /// [`max_call_depth`](crate::EngineConfig::max_call_depth) (a process calling
+    /// itself, directly or through others, without end).
+    #[error("call activity `{node}` would start `{callee}` {depth} calls deep; the engine allows at most {limit} (EngineConfig::max_call_depth)")]
+    CallDepthExceeded {
+        /// The call activity.
+        node: &'static str,
+        /// The process it calls.
+        callee: &'static str,
+        /// How deep the child would run.
+        depth: u32,
+        /// The engine's limit.
+        limit: u32,
+    },
+    /// A call activity could not start its child (the engine is gone, or a durable
+    /// engine has not registered the called process).
+    #[error("call activity `{node}` could not start `{callee}`: {reason}")]
+    CallNotStarted {
+        /// The call activity.
+        node: &'static str,
+        /// The process it calls.
+        callee: &'static str,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// What the loop publishes when the instance ends.

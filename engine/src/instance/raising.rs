@@ -128,6 +128,11 @@ impl<D: ProcessData> Instance<D> {
     /// raiser, which goes on. Uncaught, an escalation is no error.
     pub(crate) fn throw_escalation(&mut self, track: TrackId, origin: NodeIdx, code: String) {
         let Some(catcher) = self.catcher(track, origin, Thrown::Escalation, &code) else {
+            // Uncaught in a call activity's child: raised at the parent's call
+            // activity, while the child goes on.
+            if let Some(link) = &self.parent {
+                (link.notify)(crate::call::ChildNote::Escalated(code));
+            }
             return;
         };
         let payload: Payload = Arc::new(crate::events::Escalation { code });

@@ -104,6 +104,7 @@ impl<D: ProcessData> Instance<D> {
                 }
             }
             NodeKind::SubProcess { start, .. } => self.enter_sub_process(track, at, start, moves),
+            NodeKind::Call(ref call) => self.run_call(track, at, call, moves),
             NodeKind::Catch(_) | NodeKind::Receive(_) | NodeKind::User => {
                 self.park(track, at, &[at])
             }

@@ -57,6 +57,9 @@ impl<D: serde::Serialize + serde::de::DeserializeOwned> Codec<D> {
 }
 
 /// What a store keeps of a running instance.
+// Made once per write and serialised at once (or read once on resume): its size on
+// the stack costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Checkpoint {
@@ -83,6 +86,13 @@ pub(crate) struct Snapshot {
     /// The history so far, when the engine keeps it (`DurableEngine::keep_history`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<Vec<StepRecord>>,
+    /// The children of working call activities: after a restart the call waits on
+    /// the resumed child rather than starting another.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<CallRecord>,
+    /// The calling instance and the depth, when this one is a call activity's child.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<ParentRecord>,
     /// The compensation logs and runs (absent when there are none).
     #[serde(default, skip_serializing_if = "CompensationRecord::is_empty")]
     pub compensation: CompensationRecord,
@@ -149,6 +159,22 @@ pub(crate) enum ThenRecord {
     Cancel,
 }
 
+/// A working call activity's child, as stored.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct CallRecord {
+    /// The call's track.
+    pub track: u32,
+    /// The child instance's id.
+    pub child: u64,
+}
+
+/// A call activity's child's parent, as stored.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub(crate) struct ParentRecord {
+    pub id: u64,
+    pub depth: u32,
+}
+
 /// One history step as stored: nodes and fields by name.
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct StepRecord {
@@ -180,6 +206,7 @@ pub(crate) enum HappeningRecord {
     Ended,
     Terminated,
     Cancelled,
+    Called { child: u64 },
 }
 
 impl HappeningRecord {
@@ -214,6 +241,7 @@ impl HappeningRecord {
             H::Ended => Self::Ended,
             H::Terminated => Self::Terminated,
             H::Cancelled => Self::Cancelled,
+            H::Called { child } => Self::Called { child: child.0 },
         }
     }
 
@@ -254,6 +282,9 @@ impl HappeningRecord {
             Self::Ended => H::Ended,
             Self::Terminated => H::Terminated,
             Self::Cancelled => H::Cancelled,
+            Self::Called { child } => H::Called {
+                child: crate::instance::InstanceId(child),
+            },
         })
     }
 }
@@ -416,7 +447,10 @@ impl<D: ProcessData> Instance<D> {
     pub(crate) fn delivery_in_flight(&self) -> bool {
         self.tracks.iter().any(|t| {
             t.state() == TrackState::Working
-                && !matches!(self.process.nodes[t.at].kind, NodeKind::Task(_))
+                && !matches!(
+                    self.process.nodes[t.at].kind,
+                    NodeKind::Task(_) | NodeKind::Call(_)
+                )
         })
     }
 
@@ -512,6 +546,19 @@ impl<D: ProcessData> Instance<D> {
                 })
                 .collect()
         });
+        let calls = self
+            .calls
+            .iter()
+            .filter(|c| self.working_at(c.track, c.node))
+            .map(|c| CallRecord {
+                track: c.track.0,
+                child: c.child.0,
+            })
+            .collect();
+        let parent = self.parent.as_ref().map(|link| ParentRecord {
+            id: link.parent.0,
+            depth: link.depth,
+        });
         Ok(Snapshot {
             data: encode(&self.data)?,
             tracks,
@@ -519,6 +566,8 @@ impl<D: ProcessData> Instance<D> {
             scopes,
             armed,
             history,
+            calls,
+            parent,
             compensation: self.compensation_record(encode)?,
         })
     }
@@ -681,8 +730,13 @@ impl<D: ProcessData> Instance<D> {
             let at = node(&t.at)?;
             let (state, attempt) = match t.state {
                 TrackStateRecord::Working => {
-                    if !matches!(process.nodes[at].kind, NodeKind::Task(_)) {
-                        return Err(RestoreError::Inconsistent("a working track not at a task"));
+                    if !matches!(
+                        process.nodes[at].kind,
+                        NodeKind::Task(_) | NodeKind::Call(_)
+                    ) {
+                        return Err(RestoreError::Inconsistent(
+                            "a working track not at a task or call activity",
+                        ));
                     }
                     rerun.push(TrackId(t.id));
                     // It runs again: one more attempt.
@@ -695,6 +749,19 @@ impl<D: ProcessData> Instance<D> {
             };
             self.tracks
                 .restore(TrackId(t.id), at, ScopeId(t.scope), state, attempt);
+        }
+        // The calls' children: a call's track waits on its recorded child again.
+        for c in snapshot.calls {
+            let track = TrackId(c.track);
+            let Some(node) = self.tracks.get(track).map(|t| t.at) else {
+                return Err(RestoreError::Inconsistent("a call's track is not live"));
+            };
+            self.calls.push(crate::instance::state::Call {
+                track,
+                node,
+                child: crate::instance::InstanceId(c.child),
+                handle: None,
+            });
         }
         let mut nested = Vec::new();
         for s in snapshot.scopes.nested {

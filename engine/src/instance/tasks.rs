@@ -81,7 +81,9 @@ impl<D: ProcessData> Instance<D> {
             node: self.process.nodes[node].id,
             attempt,
         };
-        if self.inline_budget > 0 {
+        // A task marked `: spawn` skips the inline poll: its first poll is on its
+        // track's task, so handlers that compute without awaiting run in parallel.
+        if self.inline_budget > 0 && !self.process.nodes[node].spawn {
             self.inline_budget -= 1;
             // The handler's own events belong to its track, inline as on its task.
             // The loop runs inside the instance's span: it is the current one here.

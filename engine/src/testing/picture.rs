@@ -137,6 +137,7 @@ pub fn what(happening: &Happening) -> String {
         Happening::Ended => "ended".into(),
         Happening::Terminated => "TERMINATED the instance".into(),
         Happening::Cancelled => "cancelled".into(),
+        Happening::Called { child } => format!("called instance {child}"),
     }
 }
 

@@ -47,7 +47,7 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
                     node.id, flow.target_ident
                 ),
             ),
-            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task | Kind::Receive | Kind::User | Kind::SubProcess
+            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task | Kind::Receive | Kind::User | Kind::SubProcess | Kind::Call
                 if flow.is_default() =>
             {
                 match first_default {
@@ -63,7 +63,7 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
                     ),
                 }
             }
-            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task | Kind::Receive | Kind::User | Kind::SubProcess => {}
+            Kind::Exclusive | Kind::Inclusive | Kind::Complex | Kind::Task | Kind::Receive | Kind::User | Kind::SubProcess | Kind::Call => {}
             // An end event's outgoing flow is itself the error (see `graph`); an
             // event-based gateway's guarded arm is reported by `events`.
             Kind::End

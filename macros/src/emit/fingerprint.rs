@@ -10,7 +10,8 @@
 //! parameters (gateway kinds, an instantiating gate's `parallel`, a boundary's
 //! activity and interrupting flag, an event sub-process start's interrupting flag,
 //! an escalation's `end`, a compensation throw's `end` and activity, a compensation
-//! boundary's handler, a complex gateway's activation triples: count, required
+//! boundary's handler, a call activity's called process (by name; its `input` and
+//! `output` mappings are code), a complex gateway's activation triples: count, required
 //! flows by name, whether it has a condition and the condition's text), and its
 //! event (the trigger kind, the message, signal or link name, the error or
 //! escalation code, the timer's form and the text of its expressions, a
@@ -19,7 +20,8 @@
 //! condition and the condition's text, whether it is the default.
 //!
 //! **Not in it**: anything that is code rather than model — task handlers, message
-//! keys, `apply` and `payload` mappings (their bodies, and whether they are given) —
+//! keys, `apply` and `payload` mappings (their bodies, and whether they are given),
+//! a task's `spawn` marker (where its handler runs, not what the model does) —
 //! and doc comments, attributes, the visibility and the data type.
 //!
 //! The text of an expression is its token sequence: each identifier, literal and
@@ -177,6 +179,7 @@ impl Fnv {
             Kind::SubProcess => "subprocess",
             Kind::EventSubProcess => "event_subprocess",
             Kind::EventSubStart { .. } => "event_sub_start",
+            Kind::Call => "call",
             Kind::Compensate { .. } => "compensate",
             Kind::CancelEnd => "cancel_end",
         };
@@ -189,6 +192,11 @@ impl Fnv {
             }
             Kind::EventSubStart { interrupting, .. } => self.flag(interrupting),
             Kind::Escalate { end } => self.flag(end),
+            // The called process by name (its mappings are code, not model).
+            Kind::Call => {
+                let parts = node.handler.and_then(|b| crate::model::call::parts(b).ok());
+                self.str(&parts.map(|p| p.name).unwrap_or_default());
+            }
             Kind::Compensate { end } => {
                 self.flag(end);
                 self.index(node.compensate_target);

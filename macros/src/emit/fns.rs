@@ -32,6 +32,8 @@ pub enum UserFn {
     Timer(usize),
     /// A thrown event's `payload`.
     Payload(usize),
+    /// A call activity's starter: its mappings and the called process.
+    Call(usize),
 }
 
 impl UserFn {
@@ -47,6 +49,7 @@ impl UserFn {
             UserFn::On(n) => format_ident!("__thresh_on_{}", n),
             UserFn::Timer(n) => format_ident!("__thresh_timer_{}", n),
             UserFn::Payload(n) => format_ident!("__thresh_payload_{}", n),
+            UserFn::Call(n) => format_ident!("__thresh_call_{}", n),
         }
     }
 
@@ -105,7 +108,14 @@ pub fn all(model: &Model) -> Vec<TokenStream> {
 /// The fns of one node: its handler, its activation conditions, its event's fns.
 fn node_fns(n: usize, node: &Node, data: &syn::Type, fns: &mut Vec<TokenStream>) {
     if let Some(handler) = node.handler {
-        fns.push(task_fn(UserFn::Task(n), data, handler));
+        match node.kind {
+            Kind::Call => {
+                if let Ok(parts) = crate::model::call::parts(handler) {
+                    fns.push(call_fn(UserFn::Call(n), data, &parts));
+                }
+            }
+            _ => fns.push(task_fn(UserFn::Task(n), data, handler)),
+        }
     }
     for (k, triple) in node.activation.iter().enumerate() {
         if let Some(expr) = &triple.when {
@@ -162,6 +172,27 @@ fn task_fn(f: UserFn, data: &syn::Type, handler: &syn::Expr) -> TokenStream {
     }
 }
 
+/// A call activity's starter: the user's mappings and the called process, checked by
+/// rustc where they are written (`input` must give the callee's data type, `output`
+/// take it) — an omitted `input` starts the child from `Default`.
+fn call_fn(f: UserFn, data: &syn::Type, parts: &crate::model::call::CallParts) -> TokenStream {
+    let name = f.name();
+    let callee = parts.callee;
+    let input = match parts.input {
+        Some(input) => quote_spanned!(input.span()=> #input),
+        None => quote_spanned!(callee.span()=> |_: &#data| ::core::default::Default::default()),
+    };
+    let output = match parts.output {
+        Some(output) => quote_spanned!(output.span()=> #output),
+        None => quote!(|_: &mut #data, _| {}),
+    };
+    let call = quote_spanned!(callee.span()=> ::thresh::__private::call_child(caller, &#callee, data, #input, #output));
+    quote! {
+        #[allow(non_snake_case)]
+        fn #name(caller: ::thresh::__private::Caller, data: &#data) -> ::thresh::__private::ChildCall<#data> { #call }
+    }
+}
+
 /// A condition — a closure or a path to a fn over `&D` — as a plain fn.
 fn condition_fn(f: UserFn, data: &syn::Type, condition: &syn::Expr) -> TokenStream {
     let name = f.name();
@@ -179,7 +210,7 @@ fn apply_fn(f: UserFn, data: &syn::Type, expr: &syn::Expr) -> TokenStream {
     let call = quote_spanned!(expr.span()=> ::thresh::__private::call_apply(#expr, data, payload));
     quote! {
         #[allow(non_snake_case)]
-        fn #name(data: &mut #data, payload: &::thresh::__private::Payload) -> ::core::result::Result<(), &'static str> { #call }
+        fn #name(data: &mut #data, payload: &::thresh::__private::Payload) -> ::core::result::Result<(), ::thresh::__private::ApplyFailure> { #call }
     }
 }
 

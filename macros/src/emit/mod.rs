@@ -91,6 +91,7 @@ fn node(model: &Model, n: usize) -> TokenStream {
     let default = option(node.default);
     let scope = option(node.scope);
     let text = text(node);
+    let spawn = node.spawn;
     quote! {
         ::thresh::__private::Node {
             id: #id,
@@ -102,6 +103,7 @@ fn node(model: &Model, n: usize) -> TokenStream {
             boundaries: &[#(#boundaries),*],
             scope: #scope,
             text: #text,
+            spawn: #spawn,
         }
     }
 }

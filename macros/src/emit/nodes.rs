@@ -23,6 +23,7 @@ pub fn kind(model: &Model, n: usize) -> TokenStream {
         | Kind::EventGate
         | Kind::InstantiatingGate { .. } => gateway(model, n),
         Kind::Task | Kind::SubProcess | Kind::EventSubProcess => activity(model, n),
+        Kind::Call => call(n, node),
         Kind::ErrorEnd | Kind::Escalate { .. } => code_throw(node),
         // A link throw and its catch are pass-throughs joined by a direct edge.
         Kind::Catch(EventTrigger::Link) | Kind::Throw(EventTrigger::Link) => quote!(Link),
@@ -125,6 +126,17 @@ fn activity(model: &Model, n: usize) -> TokenStream {
         }
         _ => unreachable!("`kind` passes activities only"),
     }
+}
+
+/// A call activity: the called process's name and its starter.
+fn call(n: usize, node: &Node) -> TokenStream {
+    let name = node
+        .handler
+        .and_then(|binding| crate::model::call::parts(binding).ok())
+        .map(|parts| parts.name)
+        .expect("a call activity's binding was read by `model`");
+    let start = UserFn::Call(n).name();
+    quote!(Call(::thresh::__private::CallActivity { callee: #name, start: #start }))
 }
 
 /// What compensation and transactions add: a compensation throw (its activity, or

@@ -48,7 +48,7 @@ pub(super) fn keyword(e: &Element) -> Result<&'static str, String> {
         "subProcess" if e.attrs.get("triggeredByEvent").is_some_and(|v| v == "true") => "event_subprocess",
         "subProcess" => "subprocess",
         "manualTask" => return Err(format!("`{}` is a manual task, which nothing runs; make it a user task (the instance waits for the person) or a task with a handler", e.id)),
-        "callActivity" => return Err(format!("`{}` is a call activity, which thresh does not run; draw the called process as a sub-process, or start it from a task's handler", e.id)),
+        "callActivity" => "call",
         "transaction" => "transaction",
         "adHocSubProcess" => return Err(format!("`{}` is a `{}`, which thresh does not run; make it a plain sub-process", e.id, e.tag)),
         other => return Err(format!("`{}` is a `bpmn:{other}`, which thresh does not run", e.id)),
@@ -131,6 +131,26 @@ impl Importer<'_> {
                         return None;
                     }
                 }
+            }
+        }
+        // A call activity bound to nothing calls the process its `calledElement`
+        // names: `call ship = SHIPPING;` (a binding gives the mappings).
+        if keyword == "call" && node.handler.is_none() {
+            match attr("calledElement") {
+                Some(called) if syn::parse_str::<Ident>(called).is_ok() => {
+                    let path: syn::Path = self.ident(called).into();
+                    node.handler = Some(syn::Expr::Path(syn::ExprPath {
+                        attrs: Vec::new(),
+                        qself: None,
+                        path,
+                    }));
+                }
+                Some(called) => {
+                    self.error(&e.id, format!("call activity `{id}` calls `{called}` (its `calledElement`), which is no Rust name; bind the called process's static: `call {id} = SHIPPING(input = |data| ..., output = |data, child| ...);`", id = e.id));
+                    return None;
+                }
+                // No binding and no callee: `model` says how to bind one.
+                None => {}
             }
         }
         if keyword == "start" && attr("isInterrupting") == Some("false") {

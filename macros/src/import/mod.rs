@@ -19,10 +19,11 @@
 //! `triggeredByEvent`; `transaction` → `transaction`; a task with `isForCompensation`
 //! → `task id = ..: compensation;`, a compensation boundary's handler is the target of
 //! its association (`-> handler`), `compensateEventDefinition` → `compensation`
-//! (with its `activityRef`), `cancelEventDefinition` → `cancel`. Rejected:
-//! `manualTask`, `callActivity`, `adHocSubProcess`, a none intermediate throw, loops
-//! and multi-instance markers, events with several definitions or a definition thresh
-//! has no event for.
+//! (with its `activityRef`), `cancelEventDefinition` → `cancel`; `callActivity` →
+//! `call` (its `calledElement` is the called process's static unless a binding gives
+//! it, with its mappings). Rejected: `manualTask`, `adHocSubProcess`, a none
+//! intermediate throw, loops and multi-instance markers, events with several
+//! definitions or a definition thresh has no event for.
 
 mod element;
 mod read;

@@ -25,7 +25,7 @@ pub struct Model<'a> {
 pub struct Node<'a> {
     pub id: &'a Ident,
     pub kind: Kind,
-    /// A task's handler, as written after its `=`.
+    /// A task's handler, or a call activity's binding, as written after its `=`.
     pub handler: Option<&'a Expr>,
     pub doc: String,
     /// Flow indices, in declaration order.
@@ -58,6 +58,8 @@ pub struct Node<'a> {
     /// multi-merge, `parallel j: may_deadlock;` a join that may wait for ever): the
     /// soundness analysis does not report that finding at this element.
     pub marker: Option<Marker>,
+    /// `task t = h: spawn;`: its handler runs on its own tokio task from the start.
+    pub spawn: bool,
     /// A sub-process declared `transaction name { ... }`.
     pub transaction: bool,
     /// A task declared `task refund = handler: compensation;`: a compensation
@@ -133,6 +135,9 @@ pub enum Kind {
         trigger: EventTrigger,
         interrupting: bool,
     },
+    /// Call activity (`call name = PROCESS(input = .., output = ..);`): its binding
+    /// is [`Node::handler`], read by `model::call::parts`.
+    Call,
     /// Compensation throw (`throw x: compensation;` / `compensation(activity)`), or a
     /// compensation end event when `end`.
     Compensate {
@@ -179,6 +184,7 @@ impl Kind {
             Kind::SubProcess => "sub-process",
             Kind::EventSubProcess => "event sub-process",
             Kind::EventSubStart { .. } => "event sub-process start event",
+            Kind::Call => "call activity",
             Kind::Compensate { end: false } => "compensation throw event",
             Kind::Compensate { end: true } => "compensation end event",
             Kind::CancelEnd => "cancel end event",
@@ -212,7 +218,7 @@ impl Kind {
     pub fn is_activity(&self) -> bool {
         matches!(
             self,
-            Kind::Task | Kind::Receive | Kind::User | Kind::SubProcess
+            Kind::Task | Kind::Receive | Kind::User | Kind::SubProcess | Kind::Call
         )
     }
 

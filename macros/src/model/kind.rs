@@ -9,10 +9,10 @@ use crate::ctx::Ctx;
 use crate::parse::{self, ActivationAst, EventAst, EventTrigger, NodeAst};
 use crate::suggest;
 use crate::symbol::{
-    ACTIVATE, BOUNDARY, CANCEL, CATCH, COMPENSATION, COMPLEX, CONDITION, ELEMENTS, END, ERROR,
-    ESCALATION, EVENT_BASED, EVENT_SUBPROCESS, EXCLUSIVE, INCLUSIVE, INSTANTIATE, LINK,
-    MAY_DEADLOCK, MESSAGE, MULTI, NON_INTERRUPTING, PARALLEL, RECEIVE, SIGNAL, START, SUBPROCESS,
-    TASK, TERMINATE, THROW, TIMER, TRANSACTION, USER,
+    ACTIVATE, BOUNDARY, CALL, CANCEL, CATCH, COMPENSATION, COMPLEX, CONDITION, ELEMENTS, END,
+    ERROR, ESCALATION, EVENT_BASED, EVENT_SUBPROCESS, EXCLUSIVE, INCLUSIVE, INSTANTIATE, LINK,
+    MAY_DEADLOCK, MESSAGE, MULTI, NON_INTERRUPTING, PARALLEL, RECEIVE, SIGNAL, SPAWN, START,
+    SUBPROCESS, TASK, TERMINATE, THROW, TIMER, TRANSACTION, USER,
 };
 
 /// The node's kind from its keyword, handler and spec; `None` (with an error) when
@@ -31,6 +31,7 @@ pub(super) fn of(ctx: &Ctx, decl: &NodeAst, scope_kind: ScopeKind) -> Option<Kin
         RECEIVE => Kind::Receive,
         SUBPROCESS | TRANSACTION => Kind::SubProcess,
         EVENT_SUBPROCESS => Kind::EventSubProcess,
+        CALL => call(ctx, decl)?,
         BOUNDARY => boundary(ctx, decl)?,
         CATCH | THROW => catch_or_throw(ctx, decl)?,
         _ => {
@@ -190,6 +191,27 @@ fn task(ctx: &Ctx, decl: &NodeAst) -> Option<Kind> {
             return None;
         }
     })
+}
+
+/// A call activity, which needs its binding: the called process and its mappings.
+fn call(ctx: &Ctx, decl: &NodeAst) -> Option<Kind> {
+    let Some(binding) = &decl.handler else {
+        ctx.error(
+            &decl.id,
+            format!(
+                "call activity `{id}` names no process to call; bind one: `call {id} = SHIPPING(input = |data| ..., output = |data, child| ...);`",
+                id = decl.id
+            ),
+        );
+        return None;
+    };
+    match super::call::parts(binding) {
+        Ok(_) => Some(Kind::Call),
+        Err(error) => {
+            ctx.push(error);
+            None
+        }
+    }
 }
 
 /// An event-based gateway: mid-flow, or instantiating (`: instantiate`).
@@ -375,7 +397,7 @@ fn unknown(ctx: &Ctx, decl: &NodeAst) {
 /// alternatives after `|` (only a complex gateway's), a `: spec` on an element
 /// without one.
 fn misplaced_parts(ctx: &Ctx, decl: &NodeAst, kind: Kind) {
-    if !matches!(kind, Kind::Task) {
+    if !matches!(kind, Kind::Task | Kind::Call) {
         if let Some(handler) = &decl.handler {
             ctx.error(
                 handler,
@@ -386,6 +408,21 @@ fn misplaced_parts(ctx: &Ctx, decl: &NodeAst, kind: Kind) {
                 ),
             );
         }
+    }
+    // A task's markers (`: spawn`, `: multi`, or both joined by `|`).
+    if kind == Kind::Task && decl.spec.is_some() && task_markers_only(decl) {
+        for spec in decl.spec.iter().chain(&decl.more) {
+            if let Some(args) = &spec.args {
+                ctx.error(
+                    args,
+                    format!(
+                        "`{}` takes no arguments: `task {} = handler: {};`",
+                        spec.name, decl.id, spec.name
+                    ),
+                );
+            }
+        }
+        return;
     }
     if kind != Kind::Complex {
         if let Some(extra) = decl.more.first() {
@@ -438,6 +475,17 @@ fn misplaced_parts(ctx: &Ctx, decl: &NodeAst, kind: Kind) {
                     format!("`may_deadlock` marks a parallel or inclusive join that may wait for ever on purpose, `parallel {id}: may_deadlock;` — {what} does not wait for tokens", id = decl.id, what = kind.describe_with_article())
                 };
                 ctx.error(&spec.name, right);
+                return;
+            }
+            if spec.name == SPAWN {
+                ctx.error(
+                    &spec.name,
+                    format!(
+                        "`spawn` marks a task whose handler runs on its own tokio task from the start, `task {id} = handler: spawn;` — {what} runs no handler of its own",
+                        id = decl.id,
+                        what = kind.describe_with_article(),
+                    ),
+                );
                 return;
             }
             if spec.name == LINK {
@@ -504,12 +552,32 @@ fn misplaced_parts(ctx: &Ctx, decl: &NodeAst, kind: Kind) {
 /// (or on a task or user task with several incoming flows, an implicit merge),
 /// `may_deadlock` on a parallel or inclusive join.
 pub(super) fn marker_of(decl: &NodeAst, kind: Kind) -> Option<Marker> {
+    if kind == Kind::Task && task_markers_only(decl) {
+        let multi = decl.spec.iter().chain(&decl.more).any(|s| s.name == MULTI);
+        return multi.then_some(Marker::Multi);
+    }
     let spec = decl.spec.as_ref()?;
     match kind {
         Kind::Exclusive | Kind::Task | Kind::User if spec.name == MULTI => Some(Marker::Multi),
         Kind::Parallel | Kind::Inclusive if spec.name == MAY_DEADLOCK => Some(Marker::MayDeadlock),
         _ => None,
     }
+}
+
+/// Whether every spec of a task is one of its markers, `spawn` or `multi`.
+fn task_markers_only(decl: &NodeAst) -> bool {
+    decl.spec
+        .iter()
+        .chain(&decl.more)
+        .all(|spec| spec.name == SPAWN || spec.name == MULTI)
+}
+
+/// `task t = h: spawn;` (also `: multi | spawn`): the handler runs on its track's
+/// own tokio task from its first poll, not on the instance's loop.
+pub(super) fn spawns(decl: &NodeAst, kind: Kind) -> bool {
+    kind == Kind::Task
+        && task_markers_only(decl)
+        && decl.spec.iter().chain(&decl.more).any(|s| s.name == SPAWN)
 }
 
 /// The start event of an event sub-process: its trigger, interrupting unless marked.

@@ -11,6 +11,7 @@
 //! - [`walk`]: walks over the finished graph, for `check` and `emit`.
 
 mod attach;
+pub mod call;
 mod compensation;
 mod ir;
 mod kind;
@@ -60,7 +61,10 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
             Some(kind) => nodes.push(Node {
                 id: &decl.id,
                 kind,
-                handler: decl.handler.as_ref().filter(|_| kind == Kind::Task),
+                handler: decl
+                    .handler
+                    .as_ref()
+                    .filter(|_| matches!(kind, Kind::Task | Kind::Call)),
                 doc: doc_text(&decl.attrs),
                 incoming: Vec::new(),
                 outgoing: Vec::new(),
@@ -76,6 +80,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                 // Resolved below, once every scope has its index.
                 scope: None,
                 marker: kind::marker_of(decl, kind),
+                spawn: kind::spawns(decl, kind),
                 transaction: decl.keyword == TRANSACTION,
                 for_compensation: kind == Kind::Task
                     && decl.spec.as_ref().is_some_and(|s| s.name == COMPENSATION),

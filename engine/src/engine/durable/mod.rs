@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+mod calls;
 mod messages;
 mod report;
 pub(super) mod schedule;
@@ -84,7 +85,7 @@ pub struct DurableEngine {
     inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     store: Arc<dyn Store>,
     writer: Writer,
     /// Registered processes by name.
@@ -102,6 +103,9 @@ struct Inner {
     message_ttl: Duration,
     /// Whether checkpoints carry the instances' histories.
     keep_history: std::sync::atomic::AtomicBool,
+    /// On while `resume` resumes the stored instances: a resumed parent's call
+    /// looks for its child once it is off.
+    resuming: tokio::sync::watch::Sender<bool>,
     /// Whether instances checkpoint only at wait states ([`Checkpoints::WaitStates`]).
     wait_states_only: std::sync::atomic::AtomicBool,
     /// Stored deployments not deployed again yet, by process name, oldest first: a
@@ -132,7 +136,14 @@ type Resumer =
 struct Registered {
     fingerprint: u64,
     resume: Arc<Resumer>,
+    /// Starts a durable child of this process (a call activity's).
+    start_child: Arc<calls::ChildStarter>,
+    /// Reads this process's stored data back (a child's end, found after a restart).
+    decode: DurableChildDecoder,
 }
+
+/// Reads a registered process's stored data back, as a `Box<D>`.
+type DurableChildDecoder = fn(serde_json::Value) -> Result<Box<dyn Any + Send>, String>;
 
 #[cfg(feature = "sqlite")]
 impl Engine {
@@ -180,24 +191,25 @@ impl DurableEngine {
                 .or_default()
                 .push_back(record);
         }
-        Ok(Self {
-            engine,
-            inner: Arc::new(Inner {
-                store,
-                writer,
-                registry: Mutex::new(HashMap::new()),
-                resumed: Mutex::new(HashMap::new()),
-                adopters: Mutex::new(HashMap::new()),
-                payloads: Mutex::new(HashMap::new()),
-                next_message: AtomicU64::new(next.message),
-                message_ttl,
-                keep_history: std::sync::atomic::AtomicBool::new(false),
-                wait_states_only: std::sync::atomic::AtomicBool::new(false),
-                stored_deployments: Mutex::new(stored_deployments),
-                next_deployment: AtomicU64::new(next.deployment),
-                deployed: Mutex::new(HashMap::new()),
-            }),
-        })
+        let inner = Arc::new(Inner {
+            store,
+            writer,
+            registry: Mutex::new(HashMap::new()),
+            resumed: Mutex::new(HashMap::new()),
+            adopters: Mutex::new(HashMap::new()),
+            payloads: Mutex::new(HashMap::new()),
+            next_message: AtomicU64::new(next.message),
+            message_ttl,
+            keep_history: std::sync::atomic::AtomicBool::new(false),
+            resuming: tokio::sync::watch::channel(false).0,
+            wait_states_only: std::sync::atomic::AtomicBool::new(false),
+            stored_deployments: Mutex::new(stored_deployments),
+            next_deployment: AtomicU64::new(next.deployment),
+            deployed: Mutex::new(HashMap::new()),
+        });
+        // The engine's instances start their call activities' children durably.
+        let _ = engine.inner.durable.set(Arc::downgrade(&inner));
+        Ok(Self { engine, inner })
     }
 
     /// Store each instance's history with its checkpoints (off by default), so a
@@ -252,11 +264,22 @@ impl DurableEngine {
             let handle = engine.resume_one(process, record)?;
             Ok(Box::new(handle) as Box<dyn Any + Send>)
         });
+        let start_child: Arc<calls::ChildStarter> = Arc::new(move |engine, durable, data, link| {
+            let data = *data
+                .downcast::<D>()
+                .map_err(|_| format!("the data given is not `{}`'s", process.name))?;
+            let handle = durable.spawn_child(engine, process, data, link, Codec::<D>::json())?;
+            Ok(handle.map(|h| Box::new(h) as Box<dyn Any + Send>))
+        });
+        let decode: DurableChildDecoder =
+            |value| (Codec::<D>::json().decode)(value).map(|d| Box::new(d) as Box<dyn Any + Send>);
         registry.insert(
             process.name,
             Registered {
                 fingerprint: process.fingerprint,
                 resume,
+                start_child,
+                decode,
             },
         );
         Ok(())
@@ -314,6 +337,7 @@ impl DurableEngine {
             process,
             (data, Entry::NoneStart),
             durable,
+            None,
         ))
     }
 
@@ -441,6 +465,9 @@ impl DurableEngine {
             .await
             .map_err(|_| DurableError::NoRuntime)??;
         let mut report = ResumeReport::default();
+        // Resumed parents' calls look for their children once every one is resumed.
+        self.inner.resuming.send_replace(true);
+        let _resumed = ResumingDone(&self.inner.resuming);
         for record in running {
             let id = InstanceId(record.id);
             let registered = {
@@ -638,6 +665,7 @@ impl DurableEngine {
         let codec = Codec::<D>::json();
         let checkpoint: Checkpoint = serde_json::from_str(&record.state)
             .map_err(|e| SkipReason::Unreadable(e.to_string()))?;
+        let mut parent = None;
         let (data, entry) = match checkpoint {
             Checkpoint::Born { data, start } => {
                 let data = (codec.decode)(data).map_err(SkipReason::Unreadable)?;
@@ -659,6 +687,12 @@ impl DurableEngine {
             }
             Checkpoint::Running(snapshot) => {
                 let data = (codec.decode)(snapshot.data.clone()).map_err(SkipReason::Unreadable)?;
+                // A call activity's child: its parent's resumed call adopts it again.
+                parent = snapshot.parent.map(|p| crate::call::ParentLink {
+                    parent: InstanceId(p.id),
+                    depth: p.depth,
+                    notify: Arc::new(|_| {}),
+                });
                 (data, Entry::Resume(Box::new(snapshot)))
             }
         };
@@ -676,9 +710,22 @@ impl DurableEngine {
         );
         durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
         durable.every_task = self.every_task();
-        Ok(self
-            .engine
-            .inner
-            .spawn_durable(admitted, &runtime, process, (data, entry), durable))
+        Ok(self.engine.inner.spawn_durable(
+            admitted,
+            &runtime,
+            process,
+            (data, entry),
+            durable,
+            parent,
+        ))
+    }
+}
+
+/// Turns the resume flag off when `resume` is done (also on an early return).
+struct ResumingDone<'a>(&'a tokio::sync::watch::Sender<bool>);
+
+impl Drop for ResumingDone<'_> {
+    fn drop(&mut self) {
+        self.0.send_replace(false);
     }
 }

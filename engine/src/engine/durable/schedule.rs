@@ -202,6 +202,7 @@ async fn start_tick<D: ProcessData>(
         target.process,
         (data, entry),
         stored_as,
+        None,
     );
     let _ = target.started.send(handle);
     Some(())

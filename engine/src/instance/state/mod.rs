@@ -43,6 +43,15 @@ use scopes::Scopes;
 use timers::Timers;
 use tracks::Tracks;
 
+/// A working call activity's child: the call's track and node, the child's id and
+/// handle.
+pub(crate) struct Call {
+    pub track: TrackId,
+    pub node: NodeIdx,
+    pub child: InstanceId,
+    pub handle: Option<crate::call::ChildHandle>,
+}
+
 /// A token to move: on the track, across the flow.
 pub(crate) type Move = (TrackId, FlowIdx);
 
@@ -87,6 +96,15 @@ pub(crate) struct Instance<D: ProcessData> {
     pub taken: Vec<FlowIdx>,
     /// Task runs the loop may still start inline while handling the current input.
     pub inline_budget: u32,
+    /// The engine the instance runs in, for call activities' children; `None` only
+    /// for an instance that is not running (ended at birth).
+    pub engine: Option<crate::engine::EngineRef>,
+    /// The engine's stop, which a call activity's child watches too.
+    pub stop: tokio_util::sync::CancellationToken,
+    /// The calling instance, when this one is a call activity's child.
+    pub parent: Option<crate::call::ParentLink>,
+    /// The children of this instance's working call activities (pruned as calls end).
+    pub calls: Vec<crate::instance::state::Call>,
     /// Where a durable instance checkpoints; `None` in memory.
     #[cfg(feature = "durable")]
     pub durable: Option<Box<crate::instance::durable::Durable<D>>>,
@@ -134,6 +152,10 @@ impl<D: ProcessData> Instance<D> {
             moves: VecDeque::new(),
             taken: Vec::new(),
             inline_budget: INLINE_BUDGET,
+            engine: None,
+            stop: tokio_util::sync::CancellationToken::new(),
+            parent: None,
+            calls: Vec::new(),
             #[cfg(feature = "durable")]
             durable: None,
             #[cfg(feature = "testing")]

@@ -1,0 +1,311 @@
+//! Call activities: a calling instance (the parent) runs another process as a child
+//! instance in the same engine, and waits at the call activity until it ends.
+//!
+//! `process!` emits one starter per call activity ([`CallActivity`](crate::graph::CallActivity)):
+//! a plain `fn` that maps the parent's data into the child's (the user's typed
+//! `input`), starts the child through the [`Caller`] the parent's loop hands it, and
+//! returns a [`ChildCall`]: the child's id, and the run that awaits the child's end
+//! and maps its final data into the parent's copy (the typed `output`). The run is an
+//! ordinary task run: the parent's loop hands it to the call's track and commits what
+//! it returns as it commits a task's copy, so boundaries, scopes, merges and
+//! multi-instance treat a call activity as any activity.
+//!
+//! How the child's end reaches the parent (README, "Call activities"):
+//! completed or terminated → the output mapping, and the activity completes; an
+//! uncaught BPMN error → the same error raised at the call activity; failed otherwise,
+//! or cancelled from outside → the call activity fails as a task would. An escalation
+//! the child does not catch is forwarded while the child runs ([`ParentLink`]) and
+//! raised at the call activity. Dropping the run (the parent cancelled, an
+//! interrupting boundary, the call's scope cancelled) cancels the child.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::data::{ProcessData, TaskError};
+use crate::engine::EngineRef;
+use crate::graph::{Process, TaskRun};
+use crate::instance::{InstanceError, InstanceHandle, InstanceId, Outcome};
+
+/// What a parent's loop gives a call activity's starter: where and as whose child
+/// the called instance starts.
+pub struct Caller {
+    pub(crate) engine: EngineRef,
+    pub(crate) link: ParentLink,
+    /// The engine's stop: a child cancelled by a shutdown is not a failure of the
+    /// call (the parent stops too).
+    pub(crate) stop: CancellationToken,
+    /// A durable parent resumed after a restart waits on the child its checkpoint
+    /// recorded rather than starting another.
+    #[cfg(feature = "durable")]
+    pub(crate) resume: Option<InstanceId>,
+}
+
+/// The child's side of a call: who called it, how deep calls nest here, and how it
+/// tells its parent's call activity what the parent must hear while it runs.
+#[derive(Clone)]
+pub(crate) struct ParentLink {
+    pub parent: InstanceId,
+    /// How many calls deep the child runs (a top-level instance is 0).
+    pub depth: u32,
+    /// Tell the parent's call activity (a no-op until a resumed parent adopts a
+    /// resumed child again).
+    pub notify: Arc<dyn Fn(ChildNote) + Send + Sync>,
+}
+
+/// What a child tells its parent's call activity while it runs.
+pub(crate) enum ChildNote {
+    /// An escalation the child did not catch: raised at the call activity.
+    Escalated(String),
+    /// After a restart, the recorded child was never stored: the call started this
+    /// one instead.
+    #[cfg(feature = "durable")]
+    Restarted(InstanceId),
+}
+
+/// A started call: the child's id (or why it could not start) and the run the
+/// parent's track awaits.
+pub struct ChildCall<D> {
+    /// The child's id; `Ok(None)` when the engine is stopping (the run then waits
+    /// for the stop); `Err` with why the child could not start.
+    pub(crate) child: Result<Option<InstanceId>, String>,
+    /// The child's handle (an `InstanceHandle<C>`, erased), for
+    /// [`InstanceHandle::children_of`].
+    pub(crate) handle: Option<ChildHandle>,
+    pub(crate) run: TaskRun<D>,
+}
+
+/// A child's handle as the parent keeps it: an `InstanceHandle<C>` of the called
+/// process, erased.
+pub(crate) type ChildHandle = Arc<dyn std::any::Any + Send + Sync>;
+
+/// A working call's child as the handle lists it: its id, the called process's
+/// name, its handle.
+pub(crate) type ChildEntry = (InstanceId, &'static str, Option<ChildHandle>);
+
+/// Start `process` as a child of the caller with `input(parent)` as its data; the
+/// run gives back the parent's copy with `output(copy, child's final data)` applied.
+/// The bounds give the user's closures their parameter types.
+pub fn call_child<D, C, I, O>(
+    caller: Caller,
+    process: &'static Process<C>,
+    parent: &D,
+    input: I,
+    output: O,
+) -> ChildCall<D>
+where
+    D: ProcessData,
+    C: ProcessData,
+    I: FnOnce(&D) -> C,
+    O: FnOnce(&mut D, C) + Send + 'static,
+{
+    let copy = D::clone(parent);
+    let Caller {
+        engine,
+        link,
+        stop,
+        #[cfg(feature = "durable")]
+        resume,
+    } = caller;
+    #[cfg(feature = "durable")]
+    if let Some(recorded) = resume {
+        return resumed_call(
+            engine,
+            link,
+            stop,
+            process,
+            recorded,
+            input(parent),
+            copy,
+            output,
+        );
+    }
+    let child = match engine.start_child(process, input(parent), link) {
+        Ok(Some(child)) => child,
+        Ok(None) => {
+            return ChildCall {
+                child: Ok(None),
+                handle: None,
+                run: Box::pin(async move {
+                    let _ = &copy;
+                    match never().await {}
+                }),
+            }
+        }
+        Err(reason) => {
+            return ChildCall {
+                child: Err(reason),
+                handle: None,
+                run: Box::pin(async move { (copy, Ok(())) }),
+            }
+        }
+    };
+    let id = child.id();
+    let handle: ChildHandle = Arc::new(child.clone());
+    let run = awaited(child, id, process.name, stop, copy, output);
+    ChildCall {
+        child: Ok(Some(id)),
+        handle: Some(handle),
+        run: Box::pin(run),
+    }
+}
+
+/// The run of a call: wait for the child's end and map it into the parent's copy.
+fn awaited<D, C, O>(
+    child: InstanceHandle<C>,
+    id: InstanceId,
+    name: &'static str,
+    stop: CancellationToken,
+    copy: D,
+    output: O,
+) -> impl Future<Output = (D, Result<(), TaskError>)> + Send + 'static
+where
+    D: ProcessData,
+    C: ProcessData,
+    O: FnOnce(&mut D, C) + Send + 'static,
+{
+    // Made before the run, so a run dropped before its first poll (its track
+    // removed while the instruction was on its way) cancels the child too.
+    let guard = CancelOnDrop(Some(child.clone()));
+    async move {
+        let outcome = child.outcome().await;
+        drop(guard.disarm());
+        settle(outcome, id, name, &stop, copy, output).await
+    }
+}
+
+/// How the child's end ends the call: the output mapped into the parent's copy, or
+/// the error the call activity raises or fails with.
+async fn settle<D, C, O>(
+    outcome: Outcome<C>,
+    id: InstanceId,
+    name: &'static str,
+    stop: &CancellationToken,
+    mut copy: D,
+    output: O,
+) -> (D, Result<(), TaskError>)
+where
+    O: FnOnce(&mut D, C),
+{
+    let result = match outcome {
+        Outcome::Completed(data) | Outcome::Terminated(data) => {
+            output(&mut copy, data);
+            Ok(())
+        }
+        Outcome::Failed(InstanceError::UncaughtError { code, message, .. }) => {
+            Err(TaskError::Bpmn { code, message })
+        }
+        Outcome::Failed(error) => Err(TaskError::new(format!(
+            "the called instance {id} of `{name}` failed: {error}"
+        ))),
+        Outcome::Cancelled(_) if stop.is_cancelled() => {
+            // The engine stops: the parent stops with it (a durable one stays
+            // stored as running, waiting on its stored child).
+            match never().await {}
+        }
+        Outcome::Cancelled(_) => Err(TaskError::new(format!(
+            "the called instance {id} of `{name}` was cancelled"
+        ))),
+    };
+    (copy, result)
+}
+
+/// A resumed parent's call: wait on the child its checkpoint recorded — resumed
+/// beside it, or ended while the engine was down (its stored end is mapped), or
+/// never stored (a crash between the parent's checkpoint and the child's first:
+/// the call starts the child again, at least once).
+#[cfg(feature = "durable")]
+#[allow(clippy::too_many_arguments)]
+fn resumed_call<D, C, O>(
+    engine: EngineRef,
+    link: ParentLink,
+    stop: CancellationToken,
+    process: &'static Process<C>,
+    recorded: InstanceId,
+    data: C,
+    copy: D,
+    output: O,
+) -> ChildCall<D>
+where
+    D: ProcessData,
+    C: ProcessData,
+    O: FnOnce(&mut D, C) + Send + 'static,
+{
+    use crate::engine::Resumed;
+    let name = process.name;
+    let run = async move {
+        match engine.resumed_child(process, recorded).await {
+            Resumed::Running(child) => {
+                child.adopt(link);
+                awaited(child, recorded, name, stop, copy, output).await
+            }
+            Resumed::Ended(Ok(data)) => {
+                settle(
+                    Outcome::Completed(data),
+                    recorded,
+                    name,
+                    &stop,
+                    copy,
+                    output,
+                )
+                .await
+            }
+            Resumed::Ended(Err(how)) => (
+                copy,
+                Err(TaskError::new(format!(
+                    "the called instance {recorded} of `{name}` {how}"
+                ))),
+            ),
+            Resumed::NotStored => match engine.start_child(process, data, link.clone()) {
+                Ok(Some(child)) => {
+                    let id = child.id();
+                    (link.notify)(ChildNote::Restarted(id));
+                    awaited(child, id, name, stop, copy, output).await
+                }
+                Ok(None) => match never().await {},
+                Err(reason) => (
+                    copy,
+                    Err(TaskError::new(format!(
+                        "could not start `{name}` again: {reason}"
+                    ))),
+                ),
+            },
+            Resumed::Skipped(reason) => (
+                copy,
+                Err(TaskError::new(format!(
+                    "the called instance {recorded} of `{name}` was not resumed: {reason}"
+                ))),
+            ),
+        }
+    };
+    ChildCall {
+        child: Ok(Some(recorded)),
+        handle: None,
+        run: Box::pin(run),
+    }
+}
+
+/// A future that never ends (its task is stopped with the instance).
+fn never() -> impl Future<Output = std::convert::Infallible> {
+    std::future::pending()
+}
+
+/// Cancels the child when the run awaiting it is dropped before it ended.
+struct CancelOnDrop<C: Clone>(Option<InstanceHandle<C>>);
+
+impl<C: Clone> CancelOnDrop<C> {
+    fn disarm(mut self) -> Option<InstanceHandle<C>> {
+        self.0.take()
+    }
+}
+
+impl<C: Clone> Drop for CancelOnDrop<C> {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.take() {
+            if !child.is_finished() {
+                child.cancel();
+            }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! Call activities in the parent's loop: start the child (its depth checked), hand
+//! the run that awaits it to the call's track, and raise at the call activity what
+//! the child forwards while it runs. The child's end comes back as the run's report,
+//! committed like a task's copy (`tasks.rs`). `crate::call` is the other side.
+
+use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use super::history::Happening;
+use super::input::{Input, Report};
+use super::outcome::{panic_message, InstanceError, InstanceId};
+use super::state::ids::TrackId;
+use super::state::tracks::TrackState;
+use super::state::{Call, Instance, Move};
+use crate::call::{Caller, ChildEntry, ChildNote, ParentLink};
+use crate::data::ProcessData;
+use crate::graph::{CallActivity, NodeIdx};
+
+impl<D: ProcessData> Instance<D> {
+    /// The token arrives at the call activity `node`: it works like a task (its
+    /// boundaries armed) while its child runs.
+    pub(crate) fn run_call(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        call: &'static CallActivity<D>,
+        _moves: &mut VecDeque<Move>,
+    ) {
+        self.record(track, node, Happening::TaskStarted);
+        if !self.tracks.set_state(track, TrackState::Working) {
+            return self.internal(node, "a call started on a track that is gone");
+        }
+        self.guard(track, node);
+        // As for a task: a conditional boundary true at the start fires first.
+        self.fire_due();
+        if self.outcome.is_some() || self.tracks.get(track).is_none_or(|s| s.at != node) {
+            return;
+        }
+        self.start_call(track, node, call, None);
+    }
+
+    /// Start (or, after a restart, wait again on) the child of the call at `node`.
+    pub(crate) fn start_call(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        call: &'static CallActivity<D>,
+        resume: Option<InstanceId>,
+    ) {
+        let id = self.process.nodes[node].id;
+        let Some(engine) = self.engine.clone() else {
+            return self.internal(node, "a call activity ran in an instance with no engine");
+        };
+        let depth = self.parent.as_ref().map_or(0, |link| link.depth) + 1;
+        let limit = engine.max_call_depth();
+        if depth > limit {
+            return self.fail(InstanceError::CallDepthExceeded {
+                node: id,
+                callee: call.callee,
+                depth,
+                limit,
+            });
+        }
+        let intake = self.intake_tx.clone();
+        let notify = Arc::new(move |note: ChildNote| {
+            let report = Report::Child { track, node, note };
+            let _ = intake.send(Input::Track(Box::new(report)));
+        });
+        let caller = Caller {
+            engine,
+            link: ParentLink {
+                parent: self.id,
+                depth,
+                notify,
+            },
+            stop: self.stop.clone(),
+            #[cfg(feature = "durable")]
+            resume,
+        };
+        #[cfg(not(feature = "durable"))]
+        let _ = resume;
+        let base = Arc::clone(&self.data);
+        // The input mapping is the user's code: a panic in it fails the call.
+        let started = std::panic::catch_unwind(AssertUnwindSafe(|| (call.start)(caller, &base)));
+        let started = match started {
+            Ok(started) => started,
+            Err(panic) => return self.task_panicked(track, node, panic_message(panic)),
+        };
+        match started.child {
+            Ok(Some(child)) => {
+                self.record(track, node, Happening::Called { child });
+                let live: Vec<Call> = std::mem::take(&mut self.calls)
+                    .into_iter()
+                    .filter(|c| c.track != track && self.working_at(c.track, c.node))
+                    .collect();
+                self.calls = live;
+                self.calls.push(Call {
+                    track,
+                    node,
+                    child,
+                    handle: started.handle,
+                });
+            }
+            // The engine is stopping: the run waits for the stop.
+            Ok(None) => {}
+            Err(reason) => {
+                return self.fail(InstanceError::CallNotStarted {
+                    node: id,
+                    callee: call.callee,
+                    reason,
+                })
+            }
+        }
+        self.hand_to_track(track, node, base, started.run);
+    }
+
+    /// The child of the call at `node` told it something (a report about a call
+    /// that ended is ignored): an escalation it did not catch is raised at the call
+    /// activity; a child started again after a restart replaces the recorded one.
+    pub(crate) fn child_told(&mut self, track: TrackId, node: NodeIdx, note: ChildNote) {
+        if !self.working_at(track, node) {
+            return;
+        }
+        match note {
+            ChildNote::Escalated(code) => self.step(|this, _| {
+                this.record(track, node, Happening::Escalated { code: code.clone() });
+                this.throw_escalation(track, node, code);
+            }),
+            #[cfg(feature = "durable")]
+            ChildNote::Restarted(child) => {
+                self.record(track, node, Happening::Called { child });
+                if let Some(call) = self.calls.iter_mut().find(|c| c.track == track) {
+                    call.child = child;
+                }
+            }
+        }
+    }
+
+    /// The children of the working call activities, in the order they started.
+    pub(crate) fn children(&self) -> Vec<ChildEntry> {
+        self.calls
+            .iter()
+            .filter(|c| self.working_at(c.track, c.node))
+            .map(|c| {
+                let callee = match &self.process.nodes[c.node].kind {
+                    crate::graph::NodeKind::Call(call) => call.callee,
+                    _ => "",
+                };
+                (c.child, callee, c.handle.clone())
+            })
+            .collect()
+    }
+}

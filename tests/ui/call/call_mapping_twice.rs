@@ -1,0 +1,30 @@
+//! Each mapping of a call activity is given once.
+
+use thresh::{process, ProcessData};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct Order {
+    pub id: String,
+    pub tracking: String,
+}
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct Shipment {
+    pub order: String,
+    pub tracking: String,
+}
+
+process! {
+    pub SHIPPING: Shipment { start s; end e; s -> e; }
+}
+
+process! {
+    pub ORDER: Order {
+        start placed;
+        call ship = SHIPPING(output = |o, s| o.tracking = s.tracking, output = |o, _s| o.tracking.clear());
+        end done;
+        placed -> ship -> done;
+    }
+}
+
+fn main() {}

@@ -1,0 +1,30 @@
+//! A call activity's mappings are `input` and `output`: a misspelt one is named.
+
+use thresh::{process, ProcessData};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct Order {
+    pub id: String,
+    pub tracking: String,
+}
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct Shipment {
+    pub order: String,
+    pub tracking: String,
+}
+
+process! {
+    pub SHIPPING: Shipment { start s; end e; s -> e; }
+}
+
+process! {
+    pub ORDER: Order {
+        start placed;
+        call ship = SHIPPING(inputs = |o| Shipment { order: o.id.clone(), ..Shipment::default() });
+        end done;
+        placed -> ship -> done;
+    }
+}
+
+fn main() {}
