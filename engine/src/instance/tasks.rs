@@ -181,7 +181,10 @@ impl<D: ProcessData> Instance<D> {
                 };
                 self.record(track, node, what);
                 self.split(track, node, moves);
-                if !changed.is_empty() {
+                if !changed.is_empty() && self.outcome.is_none() {
+                    // Waiting messages' subscriptions follow the data; then the
+                    // conditions see the same commit.
+                    self.follow_keys();
                     self.recheck_conditions(&changed);
                 }
             }
