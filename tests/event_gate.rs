@@ -180,7 +180,7 @@ async fn t2_a_message_and_a_signal_race_exactly_one_wins() {
         let id = format!("r{i}");
         let h = engine.start(&RACE, deal(&id));
         if i % 4 != 0 {
-            parked_at(&h, "gate", 1).await;
+            expect_parked(&h, "gate").await;
         }
         let (publisher, broadcaster) = (engine.clone(), engine.clone());
         let key = id.clone();
@@ -255,7 +255,7 @@ async fn t2_two_message_arms_race_exactly_one_wins() {
         let id = format!("m{i}");
         let h = engine.start(&ANSWER, deal(&id));
         if i % 4 != 0 {
-            parked_at(&h, "gate", 1).await;
+            expect_parked(&h, "gate").await;
         }
         let (e1, e2) = (engine.clone(), engine.clone());
         let (k1, k2) = (id.clone(), id.clone());
@@ -505,7 +505,7 @@ async fn a_three_arm_gateway_with_a_receive_task() {
         let engine = Engine::new();
         let t0 = Instant::now();
         let h = engine.start(&THREE, deal("three"));
-        parked_at(&h, "gate", 1).await;
+        expect_parked(&h, "gate").await;
         match case {
             0 => assert_eq!(
                 engine.publish_message("order", "three", 8_u64),

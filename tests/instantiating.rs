@@ -170,7 +170,7 @@ async fn exclusive_each_arm_starts_an_instance_on_that_arm() {
             Published::Started
         );
         let h = next_handle(&mut deals).await;
-        parked_at(&h, "more", 1).await;
+        expect_parked(&h, "more").await;
         assert_eq!(engine.running_instances(), 1);
         assert_eq!(
             engine.publish_message("a", key, msg(key, 5)),
@@ -241,7 +241,7 @@ async fn exclusive_running_key_goes_to_the_running_instance() {
     );
     let second = next_handle(&mut deals).await;
     assert_ne!(second.id(), first.id());
-    parked_at(&second, "more", 1).await;
+    expect_parked(&second, "more").await;
     // A further `b` is buffered, not a new instance; the `a` goes to `more`.
     assert_eq!(
         engine.publish_message("b", "K", msg("K", 5)),
@@ -287,7 +287,7 @@ async fn exclusive_different_keys_start_separate_instances() {
             Published::Started
         );
         let h = next_handle(&mut deals).await;
-        parked_at(&h, "more", 1).await;
+        expect_parked(&h, "more").await;
         handles.push(h);
     }
     assert_eq!(engine.running_instances(), 4);
@@ -356,7 +356,7 @@ async fn parallel_second_message_is_delivered_to_the_parked_arm() {
             Published::Started
         );
         let h = next_handle(&mut deals).await;
-        parked_at(&h, second, 1).await;
+        expect_parked(&h, second).await;
         still_running(&h).await;
         no_handle(&mut deals).await;
         assert_eq!(
@@ -425,7 +425,7 @@ async fn parallel_completes_only_after_every_arm_and_keys_run_apart() {
         Published::Started
     );
     let one = next_handle(&mut deals).await;
-    parked_at(&one, "b", 1).await;
+    expect_parked(&one, "b").await;
     assert_eq!(
         engine.publish_message("a", "K1", msg("K1", 2)),
         Published::Buffered
@@ -439,7 +439,7 @@ async fn parallel_completes_only_after_every_arm_and_keys_run_apart() {
     );
     let two = next_handle(&mut deals).await;
     assert_ne!(two.id(), one.id());
-    parked_at(&two, "a", 1).await;
+    expect_parked(&two, "a").await;
     assert_eq!(engine.running_instances(), 2);
 
     // K2's `a` feeds only K2's instance.
@@ -490,7 +490,7 @@ async fn parallel_undeploy_leaves_the_waiting_arm_its_message() {
         Published::Started
     );
     let h = next_handle(&mut deals).await;
-    parked_at(&h, "a", 1).await;
+    expect_parked(&h, "a").await;
     assert!(engine.undeploy(deals.id()));
     assert_eq!(
         engine.publish_message("b", "L", msg("L", 1)),
@@ -680,8 +680,8 @@ async fn three_arms_in_every_order() {
             Published::Started
         );
         let h = next_handle(&mut deals).await;
-        parked_at(&h, second, 1).await;
-        parked_at(&h, third, 1).await;
+        expect_parked(&h, second).await;
+        expect_parked(&h, third).await;
         assert_eq!(
             engine.publish_message(second, "K", msg("K", 2)),
             Published::Delivered
@@ -799,7 +799,7 @@ async fn receive_task_arms_run(first: &'static str, second: &'static str) -> His
         Published::Started
     );
     let h = next_handle(&mut deals).await;
-    parked_at(&h, second, 1).await;
+    expect_parked(&h, second).await;
     still_running(&h).await;
     assert_eq!(
         engine.publish_message(second, "K", msg("K", 2)),

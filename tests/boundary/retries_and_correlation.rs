@@ -96,10 +96,10 @@ async fn a_message_boundary_correlates_on_the_current_key(i: usize) {
         ..job(format!("rekeyed-{i}"))
     };
     let handle = engine.start(&REKEYED, data);
-    open(&handle, "review").await;
+    expect_open_work(&handle, "review").await;
     let key = new.clone();
     complete(&handle, "rekey", move |j: &mut Job| j.key = key).await;
-    until(&handle, "the new key is committed", |h| {
+    expect_that(&handle, "the new key is committed", |h| {
         completions(h, "rekey") == 1
     })
     .await;
@@ -113,7 +113,7 @@ async fn a_message_boundary_correlates_on_the_current_key(i: usize) {
         engine.publish_message("nudge", &new, ()),
         Published::Delivered
     );
-    until(&handle, "the boundary fired", |h| spawns(h, "nudge") == 1).await;
+    expect_that(&handle, "the boundary fired", |h| spawns(h, "nudge") == 1).await;
     // The boundary is non-interrupting: subscribed again, under the new key.
     assert_eq!(
         engine.publish_message("nudge", &old, ()),
@@ -159,14 +159,14 @@ async fn a_non_interrupting_token_outlives_the_interruption(i: usize) {
     let engine = Engine::new();
     let id = format!("survive-{i}");
     let handle = engine.start(&SURVIVE, job(&id));
-    open(&handle, "review").await;
+    expect_open_work(&handle, "review").await;
     assert_eq!(engine.broadcast_signal("heads_up", ()), 1);
-    open(&handle, "follow_up").await;
+    expect_open_work(&handle, "follow_up").await;
     assert_eq!(
         engine.publish_message("recall", &id, ()),
         Published::Delivered
     );
-    until(&handle, "review was interrupted", |h| {
+    expect_that(&handle, "review was interrupted", |h| {
         count(h, "recalled", &Happening::Ended) == 1
     })
     .await;

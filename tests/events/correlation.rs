@@ -9,7 +9,7 @@ use super::*;
 async fn t6_a_mismatching_key_leaves_the_receiver_waiting() {
     let engine = Engine::new();
     let h = engine.start(&PAY, deal("A"));
-    parked_at(&h, "paid", 1).await;
+    expect_parked(&h, "paid").await;
     assert_eq!(
         engine.publish_message("payment", "B", 1_u64),
         Published::Buffered
@@ -64,15 +64,9 @@ async fn history_becomes<D: Clone>(
     handle: &InstanceHandle<D>,
     expected: &[(u32, &'static str, Happening)],
 ) {
-    for _ in 0..200_000 {
-        let history = handle.history().await;
-        if history.steps().len() >= expected.len() {
-            assert_eq!(steps(&history), expected, "\n{history}");
-            return;
-        }
-        tokio::task::yield_now().await;
-    }
-    panic!("instance {} never got that far", handle.id());
+    let what = format!("{} steps", expected.len());
+    let history = expect_that(handle, &what, |h| h.steps().len() >= expected.len()).await;
+    assert_eq!(steps(&history), expected, "\n{history}");
 }
 
 process! {

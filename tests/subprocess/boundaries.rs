@@ -56,7 +56,7 @@ async fn message_and_signal_boundaries_on_a_sub_process(i: usize) {
     let pokes = i / 3 % 3;
     let ending = [Ending::Normally, Ending::Stopped, Ending::Halted][i / 9 % 3];
     let handle = engine.start(&GUARDED, claim(&id));
-    open(&handle, "review").await;
+    expect_open_work(&handle, "review").await;
     assert_eq!(
         engine.publish_message("nudge", format!("{id}-other"), ()),
         Published::Buffered
@@ -69,7 +69,7 @@ async fn message_and_signal_boundaries_on_a_sub_process(i: usize) {
             assert_eq!(engine.broadcast_signal("poke", ()), 1);
         }
     }
-    until(&handle, "every nudge and poke was caught", |h| {
+    expect_that(&handle, "every nudge and poke was caught", |h| {
         spawns(h, "nudge") == nudges && spawns(h, "poke") == pokes
     })
     .await;
@@ -82,7 +82,7 @@ async fn message_and_signal_boundaries_on_a_sub_process(i: usize) {
         ),
         Ending::Halted => assert_eq!(engine.broadcast_signal("halt", String::from("halted")), 1),
     }
-    open(&handle, "after").await;
+    expect_open_work(&handle, "after").await;
     // The user task inside is done or withdrawn; the boundaries are gone.
     assert_eq!(open_work(&handle).await, ["after"]);
     assert_eq!(engine.broadcast_signal("poke", ()), 0);
@@ -199,7 +199,7 @@ async fn a_message_boundary_on_a_sub_process_correlates_on_the_current_key(i: us
     let handle = engine.start(&REKEYED, data);
     let key = new.clone();
     complete(&handle, "rekey", move |c: &mut Claim| c.key = key).await;
-    open(&handle, "review").await;
+    expect_open_work(&handle, "review").await;
     assert_eq!(
         engine.publish_message("nudge", &old, ()),
         Published::Buffered
@@ -210,7 +210,7 @@ async fn a_message_boundary_on_a_sub_process_correlates_on_the_current_key(i: us
         engine.publish_message("nudge", &new, ()),
         Published::Delivered
     );
-    until(&handle, "the boundary fired", |h| spawns(h, "nudge") == 1).await;
+    expect_that(&handle, "the boundary fired", |h| spawns(h, "nudge") == 1).await;
     assert_eq!(
         engine.publish_message("nudge", &old, ()),
         Published::Buffered
@@ -267,8 +267,8 @@ process! {
 async fn condition_boundaries_on_a_sub_process_see_commits_inside() {
     let engine = Engine::new();
     let handle = engine.start(&CONDITIONS, claim("conditions"));
-    open(&handle, "wait_in").await;
-    until(&handle, "note fired", |h| {
+    expect_open_work(&handle, "wait_in").await;
+    expect_that(&handle, "note fired", |h| {
         count(h, "noted", &Happening::Ended) == 1
     })
     .await;
