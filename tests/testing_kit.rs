@@ -84,12 +84,27 @@ async fn every_path_of_the_order_process_is_covered() {
         report.contains("not taken: rejected; fraud -> rejected"),
         "{report}"
     );
+    // The SVG highlights what was taken, and leaves the fraud path plain.
+    let svg = COVERAGE.to_svg(&ORDER).expect("ORDER was counted");
+    assert!(svg.starts_with("<svg"));
+    for taken in ["check_stock", "pack", "backordered"] {
+        assert!(
+            svg.contains(&format!("<g id=\"{taken}\" class=\"passed\">")),
+            "{taken}"
+        );
+    }
+    assert!(svg.contains("<g id=\"rejected\" class=\"idle\">"), "{svg}");
     fraud(&engine).await;
     COVERAGE.assert_at_least(&ORDER, 100.0);
     let report = COVERAGE.report();
     assert!(report.starts_with("ORDER: 3 instances, elements 12/12, flows 12/12, 100.0%"));
     let svg = COVERAGE.to_svg(&ORDER).expect("ORDER was counted");
-    assert!(svg.starts_with("<svg"));
+    assert!(
+        svg.contains("<g id=\"rejected\" class=\"passed\">"),
+        "{svg}"
+    );
+    assert!(!svg.contains("class=\"idle\""), "everything taken\n{svg}");
+    assert!(!svg.contains("arrow-ink)"), "every flow taken\n{svg}");
 }
 
 #[tokio::test]
