@@ -148,6 +148,22 @@ impl<D: ProcessData> Instance<D> {
         let NodeKind::Boundary { interrupting, .. } = self.process.nodes[boundary].kind else {
             return;
         };
+        if interrupting {
+            if let Some(choice) = self.armed.entry(g).choice {
+                // A receive task's deferred choice (its message or this boundary):
+                // a loop-side trigger wins only by closing it; if the hub served a
+                // member first, that delivery is on its way and wins.
+                if !matches!(self.armed.entry(g).waits[w].source, EventSource::Hub(_))
+                    && !self.hub.close_choice(choice)
+                {
+                    debug!(
+                        node = self.process.nodes[boundary].id,
+                        "a served message wins the receive task"
+                    );
+                    return;
+                }
+            }
+        }
         let apply = self.apply_for(boundary, payload);
         if interrupting {
             let guard = self.armed.remove(g);

@@ -88,16 +88,53 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// Add an armed entry whose `waits` triggers are armed next (by [`arm`](Self::arm)).
-    /// A track waiting on several triggers (an event-based gateway's arms) makes
-    /// one deferred choice: the hub serves at most one of its subscriptions.
+    /// A track waiting on several triggers — an event-based gateway's arms, or a
+    /// receive task's message and its interrupting boundary events — makes one
+    /// deferred choice: the hub serves at most one of its subscriptions, and a
+    /// loop-side trigger of it wins only by closing it first. (The receive task's
+    /// guard, armed after its wait, joins the wait's choice.)
     pub(crate) fn begin_entry(&mut self, holder: Holder, at: NodeIdx, waits: usize) {
-        self.armed.push(holder, at, waits);
-        if matches!(holder, Holder::Track(_)) && waits > 1 {
-            let choice = self.hub.open_choice();
-            if let Some(entry) = self.armed.last_mut() {
-                entry.choice = Some(choice);
+        let choice = match holder {
+            Holder::Track(_) if waits > 1 || self.interrupted_receive(at) => {
+                Some(self.hub.open_choice())
             }
+            Holder::Guard(track) if matches!(self.process.nodes[at].kind, NodeKind::Receive(_)) => {
+                let wait = Holder::Track(track);
+                self.armed
+                    .iter()
+                    .find(|entry| entry.holder == wait)
+                    .and_then(|entry| entry.choice)
+            }
+            _ => None,
+        };
+        self.armed.push(holder, at, waits);
+        if let Some(entry) = self.armed.last_mut() {
+            entry.choice = choice;
         }
+    }
+
+    /// Whether `at` is a receive task with an interrupting boundary event that
+    /// subscribes or fires on its own (not an error or escalation boundary).
+    fn interrupted_receive(&self, at: NodeIdx) -> bool {
+        let node = &self.process.nodes[at];
+        matches!(node.kind, NodeKind::Receive(_))
+            && node.boundaries.iter().any(|&b| self.in_choice(b))
+    }
+
+    /// Whether the trigger of `arm` belongs to its entry's choice: every trigger but
+    /// a non-interrupting boundary's (which fires beside the activity, and again)
+    /// and an error's or escalation's (matched against a handler's result).
+    fn in_choice(&self, arm: NodeIdx) -> bool {
+        !matches!(
+            self.process.nodes[arm].kind,
+            NodeKind::Boundary {
+                interrupting: false,
+                ..
+            } | NodeKind::Boundary {
+                trigger: Trigger::Error { .. } | Trigger::Escalation { .. },
+                ..
+            }
+        )
     }
 
     /// The activity of `track` ended: drop its boundary events.
@@ -113,7 +150,11 @@ impl<D: ProcessData> Instance<D> {
         &mut self,
         arm: NodeIdx,
     ) -> Result<(EventSource, Option<Arc<str>>), InstanceError> {
-        let choice = self.armed.last_mut().and_then(|entry| entry.choice);
+        let choice = self
+            .armed
+            .last_mut()
+            .and_then(|entry| entry.choice)
+            .filter(|_| self.in_choice(arm));
         let node = &self.process.nodes[arm];
         let trigger = match (&node.kind, node.kind.trigger()) {
             (NodeKind::User, _) => return Ok((EventSource::UserTask, None)),
@@ -181,7 +222,7 @@ impl<D: ProcessData> Instance<D> {
         }
         for wait in &entry.waits {
             match wait.source {
-                EventSource::Hub(_) if entry.choice.is_some() => {}
+                // A no-op for a member of the choice just closed.
                 EventSource::Hub(sub) => self.hub.unsubscribe(sub),
                 EventSource::Condition(id) => self.conditions.disarm(id),
                 EventSource::Timer(id) => self.timers.cancel(id),
