@@ -294,3 +294,85 @@ async fn a_key_change_races_a_publish() {
         run.await.expect("a run");
     }
 }
+
+/// Evaluations of `COUNTED`'s keys.
+static SEEN_KEYS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static OPAQUE_KEYS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn opaque_key(d: &Deal) -> String {
+    OPAQUE_KEYS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    d.key.clone()
+}
+
+process! {
+    /// Two waiting catches: one whose key closure the macro reads (`key` only), one
+    /// whose key is a fn it cannot see into; a user task commits in between.
+    COUNTED: Deal {
+        start    s;
+        parallel fork;
+        catch    seen: message("seen", key = |d| {
+            SEEN_KEYS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            d.key.clone()
+        });
+        catch    opaque: message("opaque", key = opaque_key);
+        user     edit;
+        user     rekey;
+        end      e1;
+        end      e2;
+        end      e3;
+        s -> fork -> seen, opaque, edit;
+        seen -> e1;
+        opaque -> e2;
+        edit -> rekey -> e3;
+    }
+}
+
+/// A commit that changes only fields a key does not read leaves that key alone; one
+/// that changes its field re-evaluates and moves it. A key the macro cannot see into
+/// is evaluated after every commit that changed something.
+#[tokio::test]
+async fn a_key_is_evaluated_again_only_when_a_field_it_reads_changed() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let engine = Engine::new();
+    let h = engine.start(
+        &COUNTED,
+        Deal {
+            key: "c-old".into(),
+            ..deal("c")
+        },
+    );
+    thresh::testing::expect_parked(&h, "seen").await;
+    thresh::testing::expect_parked(&h, "opaque").await;
+    let (seen, opaque) = (SEEN_KEYS.load(SeqCst), OPAQUE_KEYS.load(SeqCst));
+    assert_eq!((seen, opaque), (1, 1), "each evaluated when armed");
+    h.complete("edit", |d: &mut Deal| d.note = "edited".into())
+        .await
+        .expect("edit is open");
+    completed_at(&h, "edit", 1).await;
+    assert_eq!(SEEN_KEYS.load(SeqCst), 1, "`note` is not read by the key");
+    assert_eq!(
+        OPAQUE_KEYS.load(SeqCst),
+        2,
+        "an opaque key after every commit"
+    );
+    h.complete("rekey", |d: &mut Deal| d.key = "c-new".into())
+        .await
+        .expect("rekey is open");
+    completed_at(&h, "rekey", 1).await;
+    assert_eq!(SEEN_KEYS.load(SeqCst), 2, "`key` changed");
+    assert_eq!(OPAQUE_KEYS.load(SeqCst), 3);
+    assert_eq!(
+        engine.publish_message("seen", "c-old", ()),
+        Published::Buffered
+    );
+    assert_eq!(
+        engine.publish_message("seen", "c-new", ()),
+        Published::Delivered
+    );
+    assert_eq!(
+        engine.publish_message("opaque", "c-new", ()),
+        Published::Delivered
+    );
+    expect_ended(&h).await;
+    observe(&h).await.assert_outcome_completed();
+}

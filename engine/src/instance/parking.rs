@@ -15,7 +15,7 @@ use super::state::armed::{ArmedEntry, EventSource, Holder, Wait};
 use super::state::ids::TrackId;
 use super::state::tracks::TrackState;
 use super::state::Instance;
-use crate::data::ProcessData;
+use crate::data::{ChangedFields, ProcessData};
 use crate::events::Mailbox;
 use crate::graph::{NodeIdx, NodeKind, Trigger};
 
@@ -240,17 +240,24 @@ impl<D: ProcessData> Instance<D> {
         self.conditions.clear();
     }
 
-    /// A commit changed the data: every armed message wait whose key now reads
-    /// differently moves its subscription to the new key — where a message already
-    /// buffered under it is delivered. (ARCHITECTURE.md, "Events": the subscription
-    /// follows the data.) Costs one key evaluation per armed message wait; none
-    /// when nothing waits for a message.
-    pub(crate) fn follow_keys(&mut self) {
+    /// A commit changed the `changed` fields: every armed message wait whose key
+    /// now reads differently moves its subscription to the new key — where a
+    /// message already buffered under it is delivered. (ARCHITECTURE.md, "Events":
+    /// the subscription follows the data.) A key whose fields the macro saw
+    /// (`Trigger::Message::reads`) is evaluated only when one of them changed;
+    /// others after every commit.
+    pub(crate) fn follow_keys(&mut self, changed: &ChangedFields) {
         for (e, w, sub, arm) in self.armed.message_waits() {
             let node = &self.process.nodes[arm];
-            let Some(Trigger::Message { name, key, .. }) = node.kind.trigger() else {
+            let Some(Trigger::Message {
+                name, key, reads, ..
+            }) = node.kind.trigger()
+            else {
                 continue;
             };
+            if reads.is_some_and(|reads| !reads.iter().any(|f| changed.contains(f))) {
+                continue;
+            }
             let current = match self.user_code(node.id, || key(&self.data)) {
                 Ok(current) => current,
                 Err(error) => return self.fail(error),

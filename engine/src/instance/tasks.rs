@@ -184,7 +184,7 @@ impl<D: ProcessData> Instance<D> {
                 if !changed.is_empty() && self.outcome.is_none() {
                     // Waiting messages' subscriptions follow the data; then the
                     // conditions see the same commit.
-                    self.follow_keys();
+                    self.follow_keys(&changed);
                     self.recheck_conditions(&changed);
                 }
             }
