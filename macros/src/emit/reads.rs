@@ -41,11 +41,9 @@ fn fields(tokens: TokenStream, param: &str, reads: &mut Vec<String>) -> Option<(
     while i < tokens.len() {
         match &tokens[i] {
             TokenTree::Group(group) => fields(group.stream(), param, reads)?,
-            TokenTree::Literal(literal) => {
-                // An inline format argument names the parameter whole.
-                if literal.to_string().contains(&format!("{{{param}")) {
-                    return None;
-                }
+            // An inline format argument names the parameter whole.
+            TokenTree::Literal(literal) if literal.to_string().contains(&format!("{{{param}")) => {
+                return None;
             }
             TokenTree::Ident(ident) if *ident == param => {
                 // Not after a `.` (then it is a field of something else).
