@@ -50,14 +50,13 @@ impl<D: ProcessData> Instance<D> {
     /// escalation boundaries need none: they match what the activity's handler returns.
     pub(crate) fn guard(&mut self, track: TrackId, at: NodeIdx) {
         let boundaries = self.process.nodes[at].boundaries;
-        let subscribing = |&&b: &&NodeIdx| {
-            !matches!(
-                self.process.nodes[b].kind,
-                NodeKind::Boundary {
-                    trigger: Trigger::Error { .. } | Trigger::Escalation { .. },
-                    ..
-                }
-            )
+        // Compensation and cancel boundaries are never armed either: they are
+        // not events the activity waits for.
+        let subscribing = |&&b: &&NodeIdx| match &self.process.nodes[b].kind {
+            NodeKind::Boundary { trigger, .. } => {
+                !matches!(trigger, Trigger::Error { .. } | Trigger::Escalation { .. })
+            }
+            _ => false,
         };
         if !boundaries.iter().any(|b| subscribing(&b)) {
             return;
@@ -121,20 +120,23 @@ impl<D: ProcessData> Instance<D> {
             && node.boundaries.iter().any(|&b| self.in_choice(b))
     }
 
-    /// Whether the trigger of `arm` belongs to its entry's choice: every trigger but
-    /// a non-interrupting boundary's (which fires beside the activity, and again)
-    /// and an error's or escalation's (matched against a handler's result).
+    /// Whether the trigger of `arm` belongs to its entry's choice: a wait's own
+    /// trigger, a gateway's arm, an interrupting boundary that is armed — not a
+    /// non-interrupting boundary (it fires beside the activity, and again), nor an
+    /// error, escalation, compensation or cancel boundary (never armed).
     fn in_choice(&self, arm: NodeIdx) -> bool {
-        !matches!(
-            self.process.nodes[arm].kind,
+        match &self.process.nodes[arm].kind {
             NodeKind::Boundary {
-                interrupting: false,
+                interrupting,
+                trigger,
                 ..
-            } | NodeKind::Boundary {
-                trigger: Trigger::Error { .. } | Trigger::Escalation { .. },
-                ..
+            } => {
+                *interrupting
+                    && !matches!(trigger, Trigger::Error { .. } | Trigger::Escalation { .. })
             }
-        )
+            NodeKind::CompensationBoundary { .. } | NodeKind::CancelBoundary { .. } => false,
+            _ => true,
+        }
     }
 
     /// The activity of `track` ended: drop its boundary events.
