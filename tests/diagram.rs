@@ -414,12 +414,7 @@ async fn instance_svgs() -> Vec<(String, String)> {
     use processes::{Job, BROKEN, STUCK};
     let engine = thresh::Engine::new();
     let stuck = engine.start(&STUCK, Job::default());
-    let mut waited = 0;
-    while stuck.open_work().await.is_empty() {
-        waited += 1;
-        assert!(waited < 10_000, "the user task opens");
-        tokio::task::yield_now().await;
-    }
+    thresh::testing::expect_open_work(&stuck, "approve").await;
     // Let the other branch finish and wait at the join.
     for _ in 0..100 {
         tokio::task::yield_now().await;

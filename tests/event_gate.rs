@@ -3,7 +3,8 @@
 //!
 //! - T-2: a message arm and a signal arm fired at the same moment from two threads,
 //!   1000 times; and two message arms the same way. Exactly one arm is caught and the
-//!   instance ends at that arm's end; a losing message goes back to the broker.
+//!   instance ends at that arm's end; a losing message is never served (its publisher
+//!   is told `Buffered`, it is not counted delivered) and stays in the broker.
 //! - T-8: a mixed-trigger gateway (message arm + timer arm) on the paused clock: a
 //!   message before the deadline wins, no message lets the timer win at the deadline,
 //!   a message at the deadline races it (exactly one wins), a message after it is
@@ -167,8 +168,10 @@ process! {
 /// threads — in three runs of four once it is parked, in the fourth right after the
 /// start (the message may be buffered, the signal may find nobody). Exactly one arm
 /// is caught, the token is routed to it alone and ends at its end, the data has its
-/// payload only. A signal that reached nobody cannot have won; a losing message is
-/// not lost: it is back in the broker's buffer.
+/// payload only. The answers tell the truth: a signal that reached nobody cannot have
+/// won, and once the gateway is parked the winner's trigger alone was served (the
+/// message `Delivered` and counted, or the signal reaching one catcher); a losing
+/// message is not lost: it is buffered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn t2_a_message_and_a_signal_race_exactly_one_wins() {
     many(1000, 8, |i| async move {
@@ -177,7 +180,7 @@ async fn t2_a_message_and_a_signal_race_exactly_one_wins() {
         let id = format!("r{i}");
         let h = engine.start(&RACE, deal(&id));
         if i % 4 != 0 {
-            parked_at(&h, "gate", 1).await;
+            expect_parked(&h, "gate").await;
         }
         let (publisher, broadcaster) = (engine.clone(), engine.clone());
         let key = id.clone();
@@ -202,11 +205,23 @@ async fn t2_a_message_and_a_signal_race_exactly_one_wins() {
             assert_eq!((data.paid, data.note.as_str()), (0, "too slow"));
         }
         let stats = engine.broker_stats();
-        assert_eq!(
-            stats.buffered,
-            usize::from(winner == "called_off"),
+        let said = format!(
             "run {i}: {winner} won, published {published:?}, signal reached {reached}: {stats:?}\n{history}"
         );
+        assert_eq!(stats.buffered, usize::from(winner == "called_off"), "{said}");
+        assert_eq!(stats.delivered, u64::from(winner == "paid"), "{said}");
+        if published == Published::Delivered {
+            assert_eq!(winner, "paid", "{said}");
+        }
+        if winner == "called_off" {
+            assert_eq!(published, Published::Buffered, "{said}");
+        }
+        if i % 4 != 0 {
+            // Parked before both: the message was served iff it won, the signal
+            // reached the gateway iff it won.
+            assert_eq!(published == Published::Delivered, winner == "paid", "{said}");
+            assert_eq!(reached == 1, winner == "called_off", "{said}");
+        }
         engine.shutdown(HANG).await.expect("the loop stops");
     })
     .await;
@@ -229,8 +244,10 @@ process! {
 
 /// T-2 with two message arms: `accept` and `reject` published at the same moment from
 /// two threads (after the park in three runs of four). Exactly one arm wins; the
-/// other message is not lost — it is back in the buffer, and a later instance with
-/// that key takes it.
+/// other message is not lost — it is buffered, and a later instance with that key
+/// takes it. Once parked, the winner's publisher alone is told `Delivered`, the
+/// loser's `Buffered`; each message is counted delivered once, by the instance
+/// that took it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn t2_two_message_arms_race_exactly_one_wins() {
     many(1000, 8, |i| async move {
@@ -238,7 +255,7 @@ async fn t2_two_message_arms_race_exactly_one_wins() {
         let id = format!("m{i}");
         let h = engine.start(&ANSWER, deal(&id));
         if i % 4 != 0 {
-            parked_at(&h, "gate", 1).await;
+            expect_parked(&h, "gate").await;
         }
         let (e1, e2) = (engine.clone(), engine.clone());
         let (k1, k2) = (id.clone(), id.clone());
@@ -264,10 +281,18 @@ async fn t2_two_message_arms_race_exactly_one_wins() {
             assert_eq!((data.paid, data.note.as_str()), (0, "no"));
         }
         let stats = engine.broker_stats();
-        assert_eq!(
-            stats.buffered, 1,
+        let said = format!(
             "run {i}: {winner} won, accept {accept:?}, reject {reject:?}: {stats:?}\n{history}"
         );
+        assert_eq!((stats.buffered, stats.delivered), (1, 1), "{said}");
+        let (win, lose) = match winner {
+            "accepted" => (accept, reject),
+            _ => (reject, accept),
+        };
+        assert_eq!(lose, Published::Buffered, "{said}");
+        if i % 4 != 0 {
+            assert_eq!(win, Published::Delivered, "{said}");
+        }
         // The loser's message waits in the buffer for the next gateway with that key.
         let (outcome, history) = run(&engine, &ANSWER, deal(&id)).await;
         completed(outcome, &history);
@@ -276,7 +301,13 @@ async fn t2_two_message_arms_race_exactly_one_wins() {
             second, winner,
             "the losing message went to the next instance"
         );
-        assert_eq!(engine.broker_stats().buffered, 0);
+        assert_eq!(
+            (
+                engine.broker_stats().buffered,
+                engine.broker_stats().delivered
+            ),
+            (0, 2)
+        );
         engine.shutdown(HANG).await.expect("the loops stop");
     })
     .await;
@@ -357,8 +388,18 @@ async fn t8_message_or_timer(_: Engine, i: usize) {
                     Published::Buffered
                 );
             }
-            // The message that lost the race (or came late) is back in the buffer.
-            assert_eq!(engine.broker_stats().buffered, 1);
+            // The message that lost the race (or came late) was never served: its
+            // publisher was told so, and it is in the buffer.
+            if case == 4 {
+                assert_eq!(published, Some(Published::Buffered));
+            }
+            assert_eq!(
+                engine.broker_stats(),
+                BrokerStats {
+                    buffered: 1,
+                    ..BrokerStats::default()
+                }
+            );
         }
         (4, "paid") => {
             assert_eq!(took, deadline);
@@ -392,7 +433,8 @@ process! {
 
 /// T-8 raced on a multi-thread runtime: a gateway whose first arm is a timer due at
 /// once and whose second is a message published from another thread right after the
-/// start. Either may win — exactly one does; a losing message is back in the buffer.
+/// start. Either may win — exactly one does; a losing message was never served (its
+/// publisher told `Buffered`, not counted delivered) and is in the buffer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn t8_a_due_timer_and_a_message_race_exactly_one_wins() {
     many(1000, 8, |i| async move {
@@ -410,11 +452,24 @@ async fn t8_a_due_timer_and_a_message_race_exactly_one_wins() {
         if winner == "now" {
             assert_eq!(steps(&history), won("now", &[], "now_end", false));
             assert_eq!(data.paid, 0);
-            assert_eq!(engine.broker_stats().buffered, 1, "published {published:?}");
+            assert_eq!(published, Published::Buffered);
+            assert_eq!(
+                engine.broker_stats(),
+                BrokerStats {
+                    buffered: 1,
+                    ..BrokerStats::default()
+                }
+            );
         } else {
             assert_eq!(steps(&history), won("paid", &["paid"], "paid_end", false));
             assert_eq!(data.paid, 1);
-            assert_eq!(engine.broker_stats().buffered, 0);
+            assert_eq!(
+                engine.broker_stats(),
+                BrokerStats {
+                    delivered: 1,
+                    ..BrokerStats::default()
+                }
+            );
         }
         engine.shutdown(HANG).await.expect("the loop stops");
     })
@@ -450,7 +505,7 @@ async fn a_three_arm_gateway_with_a_receive_task() {
         let engine = Engine::new();
         let t0 = Instant::now();
         let h = engine.start(&THREE, deal("three"));
-        parked_at(&h, "gate", 1).await;
+        expect_parked(&h, "gate").await;
         match case {
             0 => assert_eq!(
                 engine.publish_message("order", "three", 8_u64),

@@ -80,9 +80,7 @@ async fn without_history_a_running_instance_reports_an_empty_history() {
         }
     }
     let handle = quiet.start(&WAITS, Counter::default());
-    while handle.open_work().await.is_empty() {
-        tokio::task::yield_now().await;
-    }
+    thresh::testing::expect_open_work(&handle, "approve").await;
     assert!(handle.history().await.steps().is_empty());
     handle
         .complete("approve", |c| c.n = 7)

@@ -173,7 +173,7 @@ async fn exclusive_each_arm_starts_an_instance_on_that_arm() {
             Published::Started
         );
         let h = next_handle(&mut deals).await;
-        parked_at(&h, "more", 1).await;
+        expect_parked(&h, "more").await;
         assert_eq!(engine.running_instances(), 1);
         assert_eq!(
             engine.publish_message("a", key, msg(key, 5)),
@@ -232,7 +232,7 @@ async fn exclusive_running_key_goes_to_the_running_instance() {
     // Ended: the buffered `b` starts the next instance for `K`, on its arm.
     let second = next_handle(&mut deals).await;
     assert_ne!(second.id(), first.id());
-    parked_at(&second, "more", 1).await;
+    expect_parked(&second, "more").await;
     assert_eq!(engine.broker_stats().buffered, 0);
     // A further `b` is buffered, not a new instance; the `a` goes to `more`.
     assert_eq!(
@@ -254,7 +254,7 @@ async fn exclusive_running_key_goes_to_the_running_instance() {
 
     // And the `b` buffered meanwhile starts the third.
     let third = next_handle(&mut deals).await;
-    parked_at(&third, "more", 1).await;
+    expect_parked(&third, "more").await;
     assert_eq!(
         engine.publish_message("a", "K", msg("K", 7)),
         Published::Delivered
@@ -290,7 +290,7 @@ async fn exclusive_different_keys_start_separate_instances() {
             Published::Started
         );
         let h = next_handle(&mut deals).await;
-        parked_at(&h, "more", 1).await;
+        expect_parked(&h, "more").await;
         handles.push(h);
     }
     assert_eq!(engine.running_instances(), 4);
@@ -359,7 +359,7 @@ async fn parallel_second_message_is_delivered_to_the_parked_arm() {
             Published::Started
         );
         let h = next_handle(&mut deals).await;
-        parked_at(&h, second, 1).await;
+        expect_parked(&h, second).await;
         still_running(&h).await;
         no_handle(&mut deals).await;
         assert_eq!(
@@ -430,7 +430,7 @@ async fn parallel_completes_only_after_every_arm_and_keys_run_apart() {
         Published::Started
     );
     let one = next_handle(&mut deals).await;
-    parked_at(&one, "b", 1).await;
+    expect_parked(&one, "b").await;
     assert_eq!(
         engine.publish_message("a", "K1", msg("K1", 2)),
         Published::Buffered
@@ -444,7 +444,7 @@ async fn parallel_completes_only_after_every_arm_and_keys_run_apart() {
     );
     let two = next_handle(&mut deals).await;
     assert_ne!(two.id(), one.id());
-    parked_at(&two, "a", 1).await;
+    expect_parked(&two, "a").await;
     assert_eq!(engine.running_instances(), 2);
 
     // K2's `a` feeds only K2's instance.
@@ -488,7 +488,7 @@ async fn parallel_completes_only_after_every_arm_and_keys_run_apart() {
         Published::Started
     );
     let three = next_handle(&mut deals).await;
-    parked_at(&three, "a", 1).await;
+    expect_parked(&three, "a").await;
     still_running(&three).await;
     assert_eq!(
         engine.publish_message("a", "K1", msg("K1", 8)),
@@ -511,7 +511,7 @@ async fn parallel_undeploy_leaves_the_waiting_arm_its_message() {
         Published::Started
     );
     let h = next_handle(&mut deals).await;
-    parked_at(&h, "a", 1).await;
+    expect_parked(&h, "a").await;
     assert!(engine.undeploy(deals.id()));
     assert_eq!(
         engine.publish_message("b", "L", msg("L", 1)),
@@ -701,8 +701,8 @@ async fn three_arms_in_every_order() {
             Published::Started
         );
         let h = next_handle(&mut deals).await;
-        parked_at(&h, second, 1).await;
-        parked_at(&h, third, 1).await;
+        expect_parked(&h, second).await;
+        expect_parked(&h, third).await;
         assert_eq!(
             engine.publish_message(second, "K", msg("K", 2)),
             Published::Delivered
@@ -820,7 +820,7 @@ async fn receive_task_arms_run(first: &'static str, second: &'static str) -> His
         Published::Started
     );
     let h = next_handle(&mut deals).await;
-    parked_at(&h, second, 1).await;
+    expect_parked(&h, second).await;
     still_running(&h).await;
     assert_eq!(
         engine.publish_message(second, "K", msg("K", 2)),

@@ -374,9 +374,9 @@ async fn a_boundary_inside_a_link_loop_is_armed_on_every_visit(i: usize) {
     let limit = 1 + (i % 4) as u32;
     let handle = engine.start(&GUARDED, lap(limit));
     for round in 1..=limit {
-        open(&handle, "review").await;
+        expect_open_work(&handle, "review").await;
         assert_eq!(engine.broadcast_signal("ping", ()), 1, "round {round}");
-        until(&handle, "the ping was noted", |h| {
+        expect_that(&handle, "the ping was noted", |h| {
             completions(h, "note") == round as usize
         })
         .await;

@@ -84,12 +84,27 @@ async fn every_path_of_the_order_process_is_covered() {
         report.contains("not taken: rejected; fraud -> rejected"),
         "{report}"
     );
+    // The SVG highlights what was taken, and leaves the fraud path plain.
+    let svg = COVERAGE.to_svg(&ORDER).expect("ORDER was counted");
+    assert!(svg.starts_with("<svg"));
+    for taken in ["check_stock", "pack", "backordered"] {
+        assert!(
+            svg.contains(&format!("<g id=\"{taken}\" class=\"passed\">")),
+            "{taken}"
+        );
+    }
+    assert!(svg.contains("<g id=\"rejected\" class=\"idle\">"), "{svg}");
     fraud(&engine).await;
     COVERAGE.assert_at_least(&ORDER, 100.0);
     let report = COVERAGE.report();
     assert!(report.starts_with("ORDER: 3 instances, elements 12/12, flows 12/12, 100.0%"));
     let svg = COVERAGE.to_svg(&ORDER).expect("ORDER was counted");
-    assert!(svg.starts_with("<svg"));
+    assert!(
+        svg.contains("<g id=\"rejected\" class=\"passed\">"),
+        "{svg}"
+    );
+    assert!(!svg.contains("class=\"idle\""), "everything taken\n{svg}");
+    assert!(!svg.contains("arrow-ink)"), "every flow taken\n{svg}");
 }
 
 #[tokio::test]
@@ -329,6 +344,141 @@ fn an_override_names_a_task_of_the_process() {
         Some(OverrideError::NotATask {
             process: "ORDER",
             id: "fork",
+            kind: "parallel"
+        })
+    );
+}
+
+// ----- handler overrides for one instance --------------------------------------------
+
+#[tokio::test]
+async fn one_instance_runs_its_mocks_and_the_others_the_real_handlers() {
+    let engine = Engine::new();
+    let mocked = Overrides::new(&ORDER)
+        .replace("check_stock", |o| {
+            o.in_stock = true;
+            Ok(())
+        })
+        .unwrap()
+        .start(&engine, order("B-1", 5_000));
+    let real = engine.start(&ORDER, order("B-2", 5_000));
+    expect_ended(&mocked).await;
+    expect_ended(&real).await;
+    observe(&mocked)
+        .await
+        .assert_ended_at(["shipped"])
+        .assert_data("packed from mocked stock", |o| o.in_stock && o.packed);
+    observe(&real)
+        .await
+        .assert_ended_at(["backordered"])
+        .assert_not_passed(["pack"]);
+}
+
+#[tokio::test]
+async fn an_instances_overrides_go_over_the_engines() {
+    let engine = Engine::new();
+    Overrides::new(&ORDER)
+        .replace("check_stock", |o| {
+            o.in_stock = true;
+            Ok(())
+        })
+        .unwrap()
+        .install(&engine);
+    // Its own: `invoice` fails; the engine's `check_stock` mock still applies, or
+    // a large order would never reach `invoice`.
+    let failing = Overrides::new(&ORDER)
+        .fail("invoice", "the invoicing service is down")
+        .unwrap()
+        .start(&engine, order("B-3", 5_000));
+    let installed = engine.start(&ORDER, order("B-4", 5_000));
+    expect_ended(&failing).await;
+    expect_ended(&installed).await;
+    observe(&failing)
+        .await
+        .assert_passed(["check_stock", "fork"])
+        .assert_failed_with(&InstanceError::TaskFailed {
+            node: "invoice",
+            message: "the invoicing service is down".into(),
+        });
+    observe(&installed)
+        .await
+        .assert_ended_at(["shipped"])
+        .assert_data("invoiced by the real handler", |o| o.invoiced);
+}
+
+#[tokio::test]
+async fn one_instance_raises_an_error_or_escalates_while_another_does_not() {
+    let engine = Engine::new();
+    let raising = Overrides::new(&ORDER)
+        .raise_error("screen", "FRAUD_DB", "unreachable")
+        .unwrap()
+        .start(&engine, order("B-5", 10));
+    let escalating = Overrides::new(&ORDER)
+        .escalate("pack", "SLOW")
+        .unwrap()
+        .start(&engine, order("B-6", 10));
+    let plain = engine.start(&ORDER, order("B-7", 10));
+    for handle in [&raising, &escalating, &plain] {
+        expect_ended(handle).await;
+    }
+    observe(&raising)
+        .await
+        .assert_failed_with(&InstanceError::UncaughtError {
+            node: "screen",
+            code: "FRAUD_DB".into(),
+            message: "unreachable".into(),
+        });
+    let escalated = |h: &thresh::History| {
+        h.count(
+            "pack",
+            |w| matches!(w, Happening::Escalated { code } if code == "SLOW"),
+        )
+    };
+    assert_eq!(escalated(&escalating.history().await), 1);
+    assert_eq!(escalated(&plain.history().await), 0);
+    observe(&plain)
+        .await
+        .assert_ended_at(["shipped"])
+        .assert_data("packed", |o| o.packed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_held_instance_waits_while_the_others_go_on() {
+    for run in 0..50 {
+        let engine = Engine::new();
+        let (overrides, pack) = Overrides::new(&ORDER).hold("pack").unwrap();
+        let held = overrides.start(&engine, order(&format!("H-{run}"), 10));
+        let free = engine.start(&ORDER, order(&format!("F-{run}"), 10));
+        expect_ended(&free).await;
+        observe(&free).await.assert_ended_at(["shipped"]);
+        thresh::testing::expect_that(&held, "invoice done", |h| {
+            h.completed_tasks().contains(&"invoice")
+        })
+        .await
+        .assert_waits_at("pack");
+        assert!(!held.is_finished());
+        pack.release();
+        expect_ended(&held).await;
+        observe(&held)
+            .await
+            .assert_passed(["pack", "join", "shipped"])
+            .assert_data("packed by the real handler", |o| o.packed);
+    }
+}
+
+#[test]
+fn an_instances_override_names_a_task_of_the_process() {
+    let unknown = Overrides::new(&ORDER).hold("pak").err();
+    assert_eq!(
+        unknown.map(|e| e.to_string()).as_deref(),
+        Some("process ORDER has no element `pak`")
+    );
+    let not_a_task = Overrides::new(&ORDER).escalate("join", "SLOW").err();
+    assert_eq!(
+        not_a_task,
+        Some(OverrideError::NotATask {
+            process: "ORDER",
+            id: "join",
             kind: "parallel"
         })
     );

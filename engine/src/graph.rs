@@ -281,6 +281,11 @@ pub enum Trigger<D: 'static> {
         name: &'static str,
         #[doc(hidden)]
         key: fn(&D) -> String,
+        /// The data fields the key reads, when the macro could see them in its
+        /// closure (`None`: any): a waiting catch's key is evaluated again only
+        /// after a commit that changed one of them.
+        #[doc(hidden)]
+        reads: Option<&'static [&'static str]>,
         #[doc(hidden)]
         apply: Option<ApplyPayload<D>>,
     },

@@ -44,11 +44,11 @@ async fn a_late_report_of_an_interrupted_task_is_ignored(i: usize) {
         engine.publish_message("stop", &id, String::from("enough")),
         Published::Delivered
     );
-    until(&handle, "the boundary interrupted `work`", |h| {
+    expect_that(&handle, "the boundary interrupted `work`", |h| {
         count(h, "work", &interrupted("stop")) == 1
     })
     .await;
-    open(&handle, "confirm").await;
+    expect_open_work(&handle, "confirm").await;
     gate.open.store(true, Ordering::SeqCst);
     until_true("the handler finished", || {
         gate.finished.load(Ordering::SeqCst)

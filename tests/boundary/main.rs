@@ -57,6 +57,7 @@ mod errors;
 mod escalations;
 mod late_reports;
 mod messages_and_signals;
+mod receive_choice;
 mod retries_and_correlation;
 mod stopping;
 mod timers;

@@ -32,7 +32,7 @@ async fn message_and_signal_boundaries(
     let pokes = i / 3 % 3;
     let ending = [Ending::Normally, Ending::Revoked, Ending::Cancelled][i / 9 % 3];
     let handle = engine.start(process, job(&id));
-    until(&handle, "the activity waits", |h| {
+    expect_that(&handle, "the activity waits", |h| {
         count(h, activity, &Happening::Parked) == 1
     })
     .await;
@@ -50,7 +50,7 @@ async fn message_and_signal_boundaries(
             assert_eq!(engine.broadcast_signal("poke", ()), 1);
         }
     }
-    until(&handle, "every nudge and poke was caught", |h| {
+    expect_that(&handle, "every nudge and poke was caught", |h| {
         spawns(h, "nudge") == nudges && spawns(h, "poke") == pokes
     })
     .await;
@@ -80,7 +80,7 @@ async fn message_and_signal_boundaries(
             );
         }
     }
-    open(&handle, "after").await;
+    expect_open_work(&handle, "after").await;
     // The activity is over: so are its boundaries.
     assert_eq!(engine.broadcast_signal("poke", ()), 0);
     assert_eq!(engine.broadcast_signal("cancel", String::new()), 0);
@@ -210,7 +210,7 @@ async fn boundary_messages_racing_the_end_of_the_activity(i: usize) {
     let engine = Engine::new();
     let id = format!("race-{i}");
     let handle = engine.start(&REVIEW, job(&id));
-    open(&handle, "review").await;
+    expect_open_work(&handle, "review").await;
     const SENT: usize = 6;
     let sender = {
         let (engine, id) = (engine.clone(), id.clone());
@@ -230,7 +230,7 @@ async fn boundary_messages_racing_the_end_of_the_activity(i: usize) {
         .await
         .expect("review is open");
     let reached = sender.join().expect("the sender");
-    open(&handle, "after").await;
+    expect_open_work(&handle, "after").await;
     settle().await;
     let history = handle.history().await;
     let nudges = spawns(&history, "nudge");

@@ -62,16 +62,16 @@ async fn stopping_with_boundaries_armed(i: usize) {
     let stop = [Stop::Cancel, Stop::Terminate, Stop::Shutdown][i % 3];
     let pings = i / 3 % 3;
     let handle = engine.start(&ARMED, job(&id));
-    open(&handle, "review").await;
-    open(&handle, "kill").await;
-    until(&handle, "work runs", |h| {
+    expect_open_work(&handle, "review").await;
+    expect_open_work(&handle, "kill").await;
+    expect_that(&handle, "work runs", |h| {
         count(h, "work", &Happening::TaskStarted) == 1
     })
     .await;
     for _ in 0..pings {
         assert_eq!(engine.broadcast_signal("ping", ()), 2);
     }
-    until(&handle, "every ping ended", |h| {
+    expect_that(&handle, "every ping ended", |h| {
         count(h, "pinged", &Happening::Ended) == pings
             && count(h, "work_pinged", &Happening::Ended) == pings
     })
@@ -128,8 +128,8 @@ async fn a_cancel_racing_boundary_signals(i: usize) {
     let engine = Engine::new();
     let id = format!("storm-{i}");
     let handle = engine.start(&ARMED, job(&id));
-    open(&handle, "review").await;
-    until(&handle, "work runs", |h| {
+    expect_open_work(&handle, "review").await;
+    expect_that(&handle, "work runs", |h| {
         count(h, "work", &Happening::TaskStarted) == 1
     })
     .await;

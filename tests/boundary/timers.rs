@@ -339,7 +339,7 @@ async fn a_timer_boundary_withdraws_a_user_task() {
     let engine = Engine::new();
     let t0 = Instant::now();
     let handle = engine.start(&DEADLINE, job("late"));
-    open(&handle, "approve").await;
+    expect_open_work(&handle, "approve").await;
     tokio::time::sleep(Duration::from_secs(3599)).await;
     assert_eq!(handle.open_work().await.len(), 1);
     let (outcome, history) = finish_strict_in(&handle, DAY).await;
@@ -368,13 +368,13 @@ async fn a_timer_boundary_withdraws_a_user_task() {
 async fn a_timer_boundary_is_gone_once_its_user_task_is_done() {
     let engine = Engine::new();
     let handle = engine.start(&DEADLINE, job("early"));
-    open(&handle, "approve").await;
+    expect_open_work(&handle, "approve").await;
     tokio::time::sleep(Duration::from_secs(10)).await;
     handle
         .complete("approve", |j: &mut Job| j.rounds = 1)
         .await
         .expect("approve is open");
-    open(&handle, "next").await;
+    expect_open_work(&handle, "next").await;
     tokio::time::sleep(Duration::from_secs(7200)).await;
     let expected = [
         (0, "s", Happening::Started),

@@ -18,10 +18,13 @@
 //! [`check_strict_history`] (via [`finish_strict`]) that knows interruptions, errors
 //! and escalations.
 //!
-//! Waiting: [`until`] polls with `yield_now`, which never moves a paused clock, so it
-//! only waits for work that needs no time; [`settle`] sleeps a millisecond, which on a
-//! paused current-thread runtime runs every ready task to idle first (the clock only
-//! jumps when nothing can run) and on a multi-thread runtime gives the loop ample time.
+//! Waiting is the public test kit's (`thresh::testing`, re-exported here):
+//! `expect_that`, `expect_parked` and `expect_open_work` poll with `yield_now`, which
+//! never moves a paused clock, so they only wait for work that needs no time, and fail
+//! with a picture of the instance instead of hanging; [`settle`] sleeps a millisecond,
+//! which on a paused current-thread runtime runs every ready task to idle first (the
+//! clock only jumps when nothing can run) and on a multi-thread runtime gives the loop
+//! ample time. [`finish`] waits for the outcome on tokio's clock (a paused one moves).
 
 // Each suite uses only some of these helpers (and macros: each has its own
 // `allow(unused_macros)`, as some suites allow it on `mod common;`).
@@ -32,6 +35,9 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+// Not every suite uses every wait.
+#[allow(unused_imports)]
+pub use thresh::testing::{expect_open_work, expect_parked, expect_that};
 use thresh::{
     Engine, Happening, History, InstanceError, InstanceHandle, Outcome, Process, ProcessData,
     TrackId,
@@ -601,50 +607,6 @@ pub fn escalated(code: &str) -> Happening {
     }
 }
 
-/// Wait (yielding) until the instance has parked at `node` at least `times` times;
-/// the history then. Fails if the instance ends first, or never parks there.
-pub async fn parked_at<D: Clone>(handle: &InstanceHandle<D>, node: &str, times: usize) -> History {
-    for _ in 0..200_000 {
-        let history = handle.history().await;
-        if history.count(node, |w| *w == Happening::Parked) >= times {
-            return history;
-        }
-        assert!(
-            !handle.is_finished(),
-            "instance {} ended before it parked at `{node}`\n{history}",
-            handle.id()
-        );
-        tokio::task::yield_now().await;
-    }
-    panic!("instance {} never parked at `{node}`", handle.id());
-}
-
-/// Poll the history (yielding in between, so a paused clock stays put) until `holds`;
-/// returns that history. Fails if the instance ends first or it never holds.
-pub async fn until<D: Clone>(
-    handle: &InstanceHandle<D>,
-    what: &str,
-    holds: impl Fn(&History) -> bool,
-) -> History {
-    for _ in 0..200_000 {
-        let history = handle.history().await;
-        if holds(&history) {
-            return history;
-        }
-        assert!(
-            !handle.is_finished(),
-            "instance {} ended before {what}\n{history}",
-            handle.id()
-        );
-        tokio::task::yield_now().await;
-    }
-    panic!(
-        "instance {}: never {what}\n{}",
-        handle.id(),
-        handle.history().await
-    );
-}
-
 /// Poll `holds` (yielding in between) until it is true.
 pub async fn until_true(what: &str, mut holds: impl FnMut() -> bool) {
     for _ in 0..2_000_000 {
@@ -656,34 +618,13 @@ pub async fn until_true(what: &str, mut holds: impl FnMut() -> bool) {
     panic!("never happened: {what}");
 }
 
-/// Wait until the user task `node` is open.
-pub async fn open<D: Clone>(handle: &InstanceHandle<D>, node: &str) {
-    for _ in 0..200_000 {
-        if handle.open_work().await.iter().any(|w| w.node == node) {
-            return;
-        }
-        assert!(
-            !handle.is_finished(),
-            "instance {} ended before `{node}` opened\n{}",
-            handle.id(),
-            handle.history().await
-        );
-        tokio::task::yield_now().await;
-    }
-    panic!(
-        "instance {}: `{node}` never opened\n{}",
-        handle.id(),
-        handle.history().await
-    );
-}
-
 /// Wait until the user task `node` is open, then complete it with `update`.
 pub async fn complete<D: Clone + Send + 'static>(
     handle: &InstanceHandle<D>,
     node: &str,
     update: impl FnOnce(&mut D) + Send + 'static,
 ) {
-    open(handle, node).await;
+    expect_open_work(handle, node).await;
     handle
         .complete(node, update)
         .await

@@ -49,7 +49,7 @@ async fn book(engine: Engine, i: usize) {
     );
     if run % 2 == 1 {
         // Booked: the transaction completes once `confirm` is done.
-        common::open(&handle, "confirm").await;
+        common::expect_open_work(&handle, "confirm").await;
         handle
             .complete("confirm", |_| {})
             .await

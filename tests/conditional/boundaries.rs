@@ -35,7 +35,7 @@ async fn an_interrupting_condition_stops_its_activity(_: usize) {
     let handle = engine.start(&OVERHEAT, Gauge::default());
     set(&handle, |d| d.temp = 90).await;
     set(&handle, |d| d.temp = 150).await;
-    until(&handle, "the boundary's token ended", |h| {
+    expect_that(&handle, "the boundary's token ended", |h| {
         count(h, "stopped", &Happening::Ended) == 1
     })
     .await;
@@ -114,11 +114,11 @@ async fn two_firings_of_one_commit_go_in_arming_order(i: usize) {
         (("open_b", "b_wait"), ("open_a", "a_wait"))
     };
     complete(&handle, first.0, |_: &mut Gauge| {}).await;
-    open(&handle, first.1).await;
+    expect_open_work(&handle, first.1).await;
     complete(&handle, second.0, |_: &mut Gauge| {}).await;
-    open(&handle, second.1).await;
+    expect_open_work(&handle, second.1).await;
     complete(&handle, "set", |d: &mut Gauge| d.level = 1).await;
-    until(&handle, "`set` committed", |h| completions(h, "set") == 1).await;
+    expect_that(&handle, "`set` committed", |h| completions(h, "set") == 1).await;
     complete(&handle, "a_wait", |_: &mut Gauge| {}).await;
     complete(&handle, "b_wait", |_: &mut Gauge| {}).await;
     let (outcome, history) = finish_strict(&handle).await;
@@ -179,7 +179,7 @@ process! {
 async fn an_interrupting_firing_voids_a_later_armed_one(_: usize) {
     let engine = Engine::new();
     let handle = engine.start(&VOID, Gauge::default());
-    open(&handle, "hold").await;
+    expect_open_work(&handle, "hold").await;
     complete(&handle, "set", |d: &mut Gauge| d.level = 1).await;
     let (outcome, history) = finish_strict(&handle).await;
     completed(outcome, &history);
@@ -219,7 +219,7 @@ process! {
 async fn a_non_interrupting_firing_armed_first_still_goes(_: usize) {
     let engine = Engine::new();
     let handle = engine.start(&KEEP, Gauge::default());
-    open(&handle, "hold").await;
+    expect_open_work(&handle, "hold").await;
     complete(&handle, "set", |d: &mut Gauge| d.level = 1).await;
     let (outcome, history) = finish_strict(&handle).await;
     completed(outcome, &history);

@@ -77,14 +77,14 @@ async fn a_non_interrupting_condition_fires_on_each_edge(i: usize) {
         fired = spawns(&history, "hot");
         // Wait for the alarm before the next commit: it commits `alarms`, a field the
         // condition does not watch.
-        until(&handle, "every alarm rang", |h| {
+        expect_that(&handle, "every alarm rang", |h| {
             completions(h, "alarm") == fired
         })
         .await;
     }
     assert_eq!(fired, expected.iter().filter(|e| **e).count());
     complete(&handle, "review", |_: &mut Gauge| {}).await;
-    until(&handle, "review completed", |h| {
+    expect_that(&handle, "review completed", |h| {
         completions(h, "review") == 1
     })
     .await;

@@ -17,7 +17,7 @@ async fn filter_scenario(process: &'static thresh::Process<Gauge>, fires_at: usi
             not_fired(&handle, &format!("commit {n}")).await;
         } else if n == fires_at {
             // Fired: wait for its stamp before any further commit.
-            until(&handle, "`ready` fired and stamped", stamped).await;
+            expect_that(&handle, "`ready` fired and stamped", stamped).await;
         }
     }
     finish_setting(&handle).await;

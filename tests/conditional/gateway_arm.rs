@@ -41,7 +41,7 @@ async fn a_conditional_gateway_arm_races_a_message(i: usize) {
             ..Gauge::default()
         },
     );
-    until(&handle, "the gateway waits", |h| {
+    expect_that(&handle, "the gateway waits", |h| {
         count(h, "gate", &Happening::Parked) == 1
     })
     .await;
@@ -51,7 +51,7 @@ async fn a_conditional_gateway_arm_races_a_message(i: usize) {
             engine.publish_message("enough", &id, ()),
             thresh::Published::Delivered
         );
-        until(&handle, "the message arm won", |h| {
+        expect_that(&handle, "the message arm won", |h| {
             count(h, "told_end", &Happening::Ended) == 1
         })
         .await;

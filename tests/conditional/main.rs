@@ -61,7 +61,7 @@ struct Gauge {
 async fn set(handle: &InstanceHandle<Gauge>, update: impl FnOnce(&mut Gauge) + Send + 'static) {
     let before = completions(&handle.history().await, "set");
     complete(handle, "set", update).await;
-    until(handle, "`set` committed", |h| {
+    expect_that(handle, "`set` committed", |h| {
         completions(h, "set") == before + 1
     })
     .await;

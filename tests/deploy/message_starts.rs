@@ -52,7 +52,7 @@ async fn a_message_with_a_running_key_goes_to_that_instance() {
         Published::Started
     );
     let first = next_handle(&mut orders).await;
-    parked_at(&first, "more", 1).await;
+    expect_parked(&first, "more").await;
     assert_eq!(
         engine.publish_message("order", "K", placed("K", 5)),
         Published::Delivered
@@ -77,7 +77,7 @@ async fn a_message_with_a_running_key_goes_to_that_instance() {
     );
     let second = next_handle(&mut orders).await;
     assert_ne!(second.id(), first.id());
-    parked_at(&second, "more", 1).await;
+    expect_parked(&second, "more").await;
     assert!(!second.is_finished());
     assert_eq!(
         engine.publish_message("order", "K", placed("K", 2)),
@@ -147,13 +147,13 @@ async fn different_keys_start_instances_side_by_side() {
         Published::Started
     );
     let one = next_handle(&mut orders).await;
-    parked_at(&one, "more", 1).await;
+    expect_parked(&one, "more").await;
     assert_eq!(
         engine.publish_message("order", "K2", placed("K2", 2)),
         Published::Started
     );
     let two = next_handle(&mut orders).await;
-    parked_at(&two, "more", 1).await;
+    expect_parked(&two, "more").await;
     assert_ne!(one.id(), two.id());
     assert!(!one.is_finished() && !two.is_finished());
     assert_eq!(engine.running_instances(), 2);
@@ -208,7 +208,7 @@ async fn a_message_its_instance_did_not_take_starts_the_next_with_that_key() {
     // The leftover `3` started the next instance for `K` as the first ended.
     let second = next_handle(&mut orders).await;
     assert_ne!(second.id(), first.id());
-    parked_at(&second, "more", 1).await;
+    expect_parked(&second, "more").await;
     assert_eq!(engine.broker_stats().buffered, 0);
     assert_eq!(
         engine.publish_message("order", "K", placed("K", 4)),

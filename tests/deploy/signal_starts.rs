@@ -21,7 +21,7 @@ async fn a_signal_starts_one_instance_per_deployed_process() {
     let mut a = engine.deploy(&GO_A, tagged("a")).expect("deployed");
     let mut b = engine.deploy(&GO_B, Order::default()).expect("deployed");
     let listener = engine.start(&LISTENER, Order::default());
-    parked_at(&listener, "heard", 1).await;
+    expect_parked(&listener, "heard").await;
 
     assert_eq!(engine.broadcast_signal("go", 7_u64), 3);
     let (outcome, history) = finish(&next_handle(&mut a).await).await;

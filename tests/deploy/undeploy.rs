@@ -118,7 +118,7 @@ async fn running_instances_counts_no_timer_start() {
         .expect("deployed");
     assert_eq!(engine.running_instances(), 0);
     let nap = next_handle(&mut naps).await;
-    parked_at(&nap, "nap", 1).await;
+    expect_parked(&nap, "nap").await;
     assert_eq!(engine.running_instances(), 1);
     engine.shutdown(HANG).await.expect("every loop stops");
 }
@@ -142,12 +142,12 @@ async fn shutdown_stops_every_start_event() {
         Published::Started
     );
     let order = next_handle(&mut orders).await;
-    parked_at(&order, "more", 1).await;
+    expect_parked(&order, "more").await;
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let mut napping = Vec::new();
     for _ in 0..2 {
         let nap = next_handle(&mut naps).await;
-        parked_at(&nap, "nap", 1).await;
+        expect_parked(&nap, "nap").await;
         napping.push(nap);
     }
 

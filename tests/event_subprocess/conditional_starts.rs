@@ -13,14 +13,17 @@ type Lap = (fn(&mut Order), u32);
 async fn drive_conditions(process: &'static thresh::Process<Order>, script: Vec<Lap>) {
     let engine = Engine::new();
     let handle = engine.start(process, order("C-1"));
-    open(&handle, "set").await;
+    expect_open_work(&handle, "set").await;
     settle().await;
     assert_eq!(runs(&handle.history().await, "big"), 0);
     let laps = script.len();
     for (lap, (update, alarms)) in script.into_iter().enumerate() {
         complete(&handle, "set", update).await;
         if lap + 1 < laps {
-            parked_at(&handle, "set", lap + 2).await;
+            expect_that(&handle, "`set` open again", |h| {
+                count(h, "set", &Happening::Parked) >= lap + 2
+            })
+            .await;
         }
         settle().await;
         let history = handle.history().await;
@@ -215,7 +218,7 @@ async fn a_non_interrupting_conditional_start_true_when_armed_runs_beside() {
         ..order("C-4")
     };
     let handle = engine.start(&COND_BESIDE, data);
-    open(&handle, "review").await;
+    expect_open_work(&handle, "review").await;
     settle().await;
     complete(&handle, "review", |o| o.total = 300).await;
     let (outcome, history) = outcome_of(&handle).await;
@@ -340,7 +343,7 @@ process! {
 async fn a_commit_outside_a_sub_process_fires_its_conditional_start() {
     let engine = Engine::new();
     let handle = engine.start(&COND_ACROSS, order("N-3"));
-    open(&handle, "inner").await;
+    expect_open_work(&handle, "inner").await;
     complete(&handle, "side", |o| o.total = 500).await;
     let (outcome, history) = outcome_of(&handle).await;
     let data = completed(outcome, &history);
@@ -405,13 +408,13 @@ async fn nested_condition(go_first: bool) {
         ..order("N-8")
     };
     let handle = engine.start(&NESTED_COND, data);
-    open(&handle, "review").await;
-    parked_at(&handle, "go", 1).await;
+    expect_open_work(&handle, "review").await;
+    expect_parked(&handle, "go").await;
     if go_first {
         assert_eq!(engine.broadcast_signal("go", ()), 1);
     }
     assert_eq!(engine.broadcast_signal("ping", ()), 1);
-    open(&handle, "ack").await;
+    expect_open_work(&handle, "ack").await;
     settle().await;
     let history = handle.history().await;
     assert_eq!(runs(&history, "hot"), 1, "{history}");
@@ -449,9 +452,9 @@ async fn a_conditional_start_true_when_armed_survives_its_scopes_first_commit() 
         ..order("N-9")
     };
     let handle = engine.start(&NESTED_COND, data);
-    open(&handle, "review").await;
+    expect_open_work(&handle, "review").await;
     assert_eq!(engine.broadcast_signal("pong", ()), 1);
-    open(&handle, "pong_ack").await;
+    expect_open_work(&handle, "pong_ack").await;
     settle().await;
     let history = handle.history().await;
     assert_eq!(runs(&history, "pong_hot"), 1, "{history}");

@@ -38,9 +38,9 @@ async fn a_deployed_instance_runs_its_event_sub_processes() {
         Published::Started
     );
     let handle = next_handle(&mut orders).await;
-    open(&handle, "review").await;
+    expect_open_work(&handle, "review").await;
     assert_eq!(engine.broadcast_signal("ping", ()), 1);
-    until(&handle, "the ping ran", |h| ends(h, "noted") == 1).await;
+    expect_that(&handle, "the ping ran", |h| ends(h, "noted") == 1).await;
     assert_eq!(
         engine.publish_message("cancel", "D-1", "changed my mind".to_string()),
         Published::Delivered
@@ -111,13 +111,13 @@ async fn a_deployed_instance_catches_its_start_message_again_in_an_event_sub_pro
         Published::Started
     );
     let handle = next_handle(&mut orders).await;
-    open(&handle, "review").await;
+    expect_open_work(&handle, "review").await;
     for k in 1..=2 {
         assert_eq!(
             engine.publish_message("order", "M-1", "+".to_string()),
             Published::Delivered
         );
-        until(&handle, "the run ended", |h| ends(h, "noted") == k).await;
+        expect_that(&handle, "the run ended", |h| ends(h, "noted") == k).await;
     }
     complete(&handle, "review", |_| {}).await;
     let (outcome, history) = outcome_of(&handle).await;

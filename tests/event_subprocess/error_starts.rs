@@ -265,7 +265,7 @@ async fn an_error_from_an_event_sub_process_skips_its_siblings() {
     assert_eq!(runs(&history, "work_error"), 1);
 
     let handle = engine.start(&SIBLING, order("E-4"));
-    open(&handle, "wait").await;
+    expect_open_work(&handle, "wait").await;
     assert_eq!(engine.broadcast_signal("poke", ()), 1);
     let (outcome, history) = outcome_of(&handle).await;
     let data = completed(outcome, &history);
@@ -284,7 +284,7 @@ async fn an_error_from_an_event_sub_process_skips_its_siblings() {
 async fn an_error_from_a_top_level_event_sub_process_fails_the_instance() {
     let engine = Engine::new();
     let handle = engine.start(&SIBLING, order("E-5"));
-    open(&handle, "wait").await;
+    expect_open_work(&handle, "wait").await;
     assert_eq!(engine.broadcast_signal("top_poke", ()), 1);
     let (outcome, history) = outcome_of(&handle).await;
     assert_eq!(

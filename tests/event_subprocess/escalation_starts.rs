@@ -37,7 +37,7 @@ async fn escalate_with(code: &str, review: bool) -> (Outcome<Order>, History) {
     };
     let handle = engine.start(&ESCALATIONS, data);
     if review {
-        until(&handle, "work ended", |h| {
+        expect_that(&handle, "work ended", |h| {
             count(h, "work", &done(&["worked"])) == 1
         })
         .await;

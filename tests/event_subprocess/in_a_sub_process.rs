@@ -49,15 +49,15 @@ process! {
 async fn an_interrupting_start_in_a_sub_process_cancels_only_its_work() {
     let engine = Engine::new();
     let handle = engine.start(&SCOPED, order("S-1"));
-    open(&handle, "before").await;
-    open(&handle, "side").await;
+    expect_open_work(&handle, "before").await;
+    expect_open_work(&handle, "side").await;
     assert_eq!(engine.broadcast_signal("poke", ()), 0);
     assert_eq!(
         engine.publish_message("abort", "S-1", "early".to_string()),
         Published::Buffered
     );
     complete(&handle, "before", |_| {}).await;
-    until(&handle, "the token waits at the join", |h| {
+    expect_that(&handle, "the token waits at the join", |h| {
         count(h, "join", &Happening::Waiting) == 1
     })
     .await;
@@ -110,13 +110,13 @@ async fn event_sub_processes_of_a_sub_process_are_armed_only_while_it_runs() {
     let engine = Engine::new();
     let handle = engine.start(&SCOPED, order("S-2"));
     complete(&handle, "before", |_| {}).await;
-    open(&handle, "inner").await;
+    expect_open_work(&handle, "inner").await;
     assert_eq!(engine.broadcast_signal("poke", ()), 1);
-    until(&handle, "the poke ran", |h| ends(h, "noted") == 1).await;
+    expect_that(&handle, "the poke ran", |h| ends(h, "noted") == 1).await;
     assert_eq!(engine.broadcast_signal("poke", ()), 1);
-    until(&handle, "the second poke ran", |h| ends(h, "noted") == 2).await;
+    expect_that(&handle, "the second poke ran", |h| ends(h, "noted") == 2).await;
     complete(&handle, "inner", |_| {}).await;
-    until(&handle, "the token waits at the join", |h| {
+    expect_that(&handle, "the token waits at the join", |h| {
         count(h, "join", &Happening::Waiting) == 1
     })
     .await;
@@ -144,10 +144,10 @@ async fn event_sub_processes_of_a_sub_process_are_armed_only_while_it_runs() {
 async fn an_interrupting_start_of_the_process_cancels_a_sub_process_with_its_starts() {
     let engine = Engine::new();
     let handle = engine.start(&ARMED, order("N-1"));
-    open(&handle, "review").await;
-    open(&handle, "inner").await;
+    expect_open_work(&handle, "review").await;
+    expect_open_work(&handle, "inner").await;
     assert_eq!(engine.broadcast_signal("poke", ()), 1);
-    open(&handle, "poke_ack").await;
+    expect_open_work(&handle, "poke_ack").await;
     assert_eq!(
         engine.publish_message("cancel", "N-1", ()),
         Published::Delivered
@@ -178,20 +178,20 @@ async fn a_sub_process_waits_for_its_running_event_sub_processes() {
     let engine = Engine::new();
     let handle = engine.start(&ARMED, order("N-2"));
     complete(&handle, "review", |_| {}).await;
-    open(&handle, "inner").await;
+    expect_open_work(&handle, "inner").await;
     assert_eq!(engine.broadcast_signal("poke", ()), 1);
-    open(&handle, "poke_ack").await;
+    expect_open_work(&handle, "poke_ack").await;
     complete(&handle, "inner", |_| {}).await;
-    until(&handle, "the inner path ended", |h| ends(h, "w_done") == 1).await;
+    expect_that(&handle, "the inner path ended", |h| ends(h, "w_done") == 1).await;
     let history = handle.history().await;
     assert_eq!(count(&history, "work", &done(&[])), 0, "{history}");
     assert_eq!(engine.broadcast_signal("poke", ()), 1);
-    until(&handle, "the second poke waits", |h| {
+    expect_that(&handle, "the second poke waits", |h| {
         count(h, "poke_ack", &Happening::Parked) == 2
     })
     .await;
     complete(&handle, "poke_ack", |_| {}).await;
-    until(&handle, "the first poke ended", |h| ends(h, "poked") == 1).await;
+    expect_that(&handle, "the first poke ended", |h| ends(h, "poked") == 1).await;
     assert_eq!(count(&handle.history().await, "work", &done(&[])), 0);
     complete(&handle, "poke_ack", |_| {}).await;
     let (outcome, history) = outcome_of(&handle).await;
@@ -243,7 +243,7 @@ process! {
 async fn each_instance_of_a_sub_process_has_its_own_event_sub_processes() {
     let engine = Engine::new();
     let handle = engine.start(&TWICE, order("N-5"));
-    until(&handle, "both instances wait", |h| {
+    expect_that(&handle, "both instances wait", |h| {
         count(h, "inner", &Happening::Parked) == 2
     })
     .await;
@@ -251,7 +251,7 @@ async fn each_instance_of_a_sub_process_has_its_own_event_sub_processes() {
         engine.publish_message("abort", "N-5", ()),
         Published::Delivered
     );
-    until(&handle, "one was aborted", |h| ends(h, "aborted") == 1).await;
+    expect_that(&handle, "one was aborted", |h| ends(h, "aborted") == 1).await;
     settle().await;
     let history = handle.history().await;
     assert_eq!(open_work(&handle).await, ["inner"], "{history}");

@@ -40,18 +40,18 @@ process! {
 async fn an_interrupting_message_start_cancels_the_process_and_completes_it() {
     let engine = Engine::new();
     let handle = engine.start(&CANCELLABLE, order("A-1"));
-    open(&handle, "review").await;
-    until(&handle, "slow runs", |h| {
+    expect_open_work(&handle, "review").await;
+    expect_that(&handle, "slow runs", |h| {
         count(h, "slow", &Happening::TaskStarted) == 1
     })
     .await;
     assert_eq!(engine.broadcast_signal("ping", 2_u32), 1);
-    open(&handle, "ack").await;
+    expect_open_work(&handle, "ack").await;
     assert_eq!(
         engine.publish_message("cancel", "A-1", "customer".to_string()),
         Published::Delivered
     );
-    open(&handle, "confirm").await;
+    expect_open_work(&handle, "confirm").await;
     assert_eq!(open_work(&handle).await, ["confirm"]);
     assert_eq!(engine.broadcast_signal("ping", 1_u32), 0);
     assert_eq!(
@@ -128,9 +128,9 @@ process! {
 async fn non_interrupting_starts_run_beside_the_main_path_as_often_as_triggered() {
     let engine = Engine::new();
     let handle = engine.start(&PINGED, order("P-1"));
-    open(&handle, "review").await;
+    expect_open_work(&handle, "review").await;
     assert_eq!(engine.broadcast_signal("ping", 2_u32), 1);
-    until(&handle, "the first ping is caught", |h| {
+    expect_that(&handle, "the first ping is caught", |h| {
         count(h, "ping", &caught(&["pings"])) == 1
     })
     .await;
@@ -143,7 +143,7 @@ async fn non_interrupting_starts_run_beside_the_main_path_as_often_as_triggered(
         engine.publish_message("nudge", "P-1", "b".to_string()),
         Published::Buffered
     );
-    until(&handle, "every run ended", |h| {
+    expect_that(&handle, "every run ended", |h| {
         ends(h, "noted") == 2 && ends(h, "nudged") == 2
     })
     .await;

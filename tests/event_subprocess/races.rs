@@ -51,7 +51,7 @@ async fn an_interrupting_message_racing_the_end_of_the_main_path(_: Engine, i: u
     };
     let handle = engine.start(process, order(&id));
     let completer = if user {
-        open(&handle, "hold").await;
+        expect_open_work(&handle, "hold").await;
         let handle = handle.clone();
         Some(tokio::spawn(async move {
             jitter().await;
@@ -193,7 +193,7 @@ process! {
 async fn a_signal_storm_while_the_instance_ends(_: Engine, i: usize) {
     let engine = Engine::new();
     let handle = engine.start(&STORM, order(&format!("storm-{i}")));
-    open(&handle, "review").await;
+    expect_open_work(&handle, "review").await;
     let storm = storm(&engine, "ping");
     jitter().await;
     complete(&handle, "review", |_| {}).await;

@@ -13,12 +13,12 @@ async fn stopping_with_event_sub_processes_armed(_: Engine, i: usize) {
     let shutdown = i % 2 == 1;
     let pings = i / 2 % 3;
     let handle = engine.start(&ARMED, order(&id));
-    open(&handle, "review").await;
-    open(&handle, "inner").await;
+    expect_open_work(&handle, "review").await;
+    expect_open_work(&handle, "inner").await;
     for k in 1..=pings {
         assert_eq!(engine.broadcast_signal("ping", ()), 1);
         assert_eq!(engine.broadcast_signal("poke", ()), 1);
-        until(&handle, "the pings wait", |h| {
+        expect_that(&handle, "the pings wait", |h| {
             count(h, "ping_ack", &Happening::Parked) == k
                 && count(h, "poke_ack", &Happening::Parked) == k
         })
@@ -68,8 +68,8 @@ async fn a_cancel_racing_event_sub_process_signals(_: Engine, i: usize) {
     let engine = Engine::new();
     let id = format!("storm-{i}");
     let handle = engine.start(&ARMED, order(&id));
-    open(&handle, "review").await;
-    open(&handle, "inner").await;
+    expect_open_work(&handle, "review").await;
+    expect_open_work(&handle, "inner").await;
     let storm = storm(&engine, "ping");
     jitter().await;
     handle.cancel();

@@ -32,7 +32,7 @@ async fn timer_starts_at_the_top_level_cycle_then_interrupt() {
     let engine = Engine::new();
     let t0 = tokio::time::Instant::now();
     let handle = engine.start(&TIMED, order("T-1"));
-    open(&handle, "review").await;
+    expect_open_work(&handle, "review").await;
     tokio::time::advance(Duration::from_secs(9)).await;
     settle().await;
     assert_eq!(runs(&handle.history().await, "tick"), 0);
@@ -57,7 +57,7 @@ async fn timer_starts_at_the_top_level_cycle_then_interrupt() {
 async fn timer_starts_at_the_top_level_end_with_the_instance() {
     let engine = Engine::new();
     let handle = engine.start(&TIMED, order("T-2"));
-    open(&handle, "review").await;
+    expect_open_work(&handle, "review").await;
     tokio::time::sleep(Duration::from_secs(25)).await;
     complete(&handle, "review", |_| {}).await;
     let (outcome, history) = outcome_of(&handle).await;
@@ -101,10 +101,10 @@ process! {
 async fn timer_starts_in_a_sub_process_stop_when_it_completes() {
     let engine = Engine::new();
     let handle = engine.start(&TIMED_SCOPE, order("T-3"));
-    open(&handle, "inner").await;
+    expect_open_work(&handle, "inner").await;
     tokio::time::sleep(Duration::from_secs(25)).await;
     complete(&handle, "inner", |_| {}).await;
-    open(&handle, "later").await;
+    expect_open_work(&handle, "later").await;
     tokio::time::sleep(Duration::from_secs(3600)).await;
     let history = handle.history().await;
     assert_eq!(
@@ -126,7 +126,7 @@ async fn an_interrupting_timer_in_a_sub_process_lets_the_parent_go_on() {
     let engine = Engine::new();
     let t0 = tokio::time::Instant::now();
     let handle = engine.start(&TIMED_SCOPE, order("T-4"));
-    open(&handle, "inner").await;
+    expect_open_work(&handle, "inner").await;
     tokio::time::sleep(Duration::from_secs(44)).await;
     assert_eq!(open_work(&handle).await, ["inner"]);
     tokio::time::sleep(Duration::from_secs(2)).await;

@@ -28,7 +28,7 @@ process! {
 async fn a_payload_of_the_wrong_type_fails_the_catch() {
     let engine = Engine::new();
     let h = engine.start(&WANTS_PAYMENT, deal("w"));
-    parked_at(&h, "paid", 1).await;
+    expect_parked(&h, "paid").await;
     assert_eq!(
         engine.publish_message("payment", "w", 5_u64),
         Published::Delivered
@@ -61,7 +61,7 @@ async fn a_payload_of_the_wrong_type_fails_the_catch() {
 
     // A signal too.
     let h = engine.start(&WANTS_TEXT, deal("t"));
-    parked_at(&h, "heard", 1).await;
+    expect_parked(&h, "heard").await;
     assert_eq!(engine.broadcast_signal("ping", 3_u64), 1);
     let (outcome, history) = finish(&h).await;
     let InstanceError::TaskFailed { node, message } = failed(outcome, &history) else {
@@ -92,7 +92,7 @@ process! {
 async fn a_panicking_mapping_fails_the_catch() {
     let engine = Engine::new();
     let h = engine.start(&FRAGILE, deal("f"));
-    parked_at(&h, "paid", 1).await;
+    expect_parked(&h, "paid").await;
     engine.publish_message("payment", "f", 0_u64);
     let (outcome, history) = finish(&h).await;
     assert_eq!(

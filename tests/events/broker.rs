@@ -36,7 +36,7 @@ async fn the_buffer_is_bounded() {
         assert_eq!(completed(outcome, &history).paid, paid);
     }
     let c = engine.start(&PAY, deal("c"));
-    parked_at(&c, "paid", 1).await;
+    expect_parked(&c, "paid").await;
     an_hour_later().await;
     assert!(!c.is_finished());
     assert_eq!(steps(&c.history().await), pay_parked());
@@ -80,7 +80,7 @@ async fn a_buffered_message_expires() {
     tokio::time::sleep(Duration::from_millis(2)).await;
     // `late` is past its time-to-live, `fresh` is not.
     let late = engine.start(&PAY, deal("late"));
-    parked_at(&late, "paid", 1).await;
+    expect_parked(&late, "paid").await;
     assert_eq!(
         engine.broker_stats(),
         BrokerStats {

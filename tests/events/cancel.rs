@@ -39,7 +39,7 @@ async fn t5_cancel_a_parked_instance(_: Engine, i: usize) {
     let engine = Engine::new();
     let id = format!("t5-{i}");
     let (h, at) = start_parked_kind(&engine, i, &id);
-    let before = steps(&parked_at(&h, at, 1).await);
+    let before = steps(&expect_parked(&h, at).await);
     assert_eq!(before.last(), Some(&(0, at, Happening::Parked)));
     let t0 = Instant::now();
     h.cancel();
@@ -85,7 +85,7 @@ async fn t5_shutdown_with_parked_instances() {
         parked.push((h, at));
     }
     for (h, at) in &parked {
-        parked_at(h, at, 1).await;
+        expect_parked(h, at).await;
     }
     assert_eq!(engine.running_instances(), 120);
     let t0 = Instant::now();
@@ -138,7 +138,7 @@ async fn t5_a_message_racing_a_cancel_goes_back_to_the_broker() {
     for kind in [0, 3] {
         let engine = Engine::new();
         let (h, at) = start_parked_kind(&engine, kind, "racy");
-        parked_at(&h, at, 1).await;
+        expect_parked(&h, at).await;
         h.cancel();
         assert_eq!(
             engine.publish_message("payment", "racy", 4_u64),
@@ -173,7 +173,7 @@ async fn t5_cancel_and_message_race(_: Engine, i: usize) {
     let id = format!("cr{i}");
     let h = engine.start(&PAY, deal(&id));
     if i % 2 == 0 {
-        parked_at(&h, "paid", 1).await;
+        expect_parked(&h, "paid").await;
     }
     let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
     let (b1, b2) = (barrier.clone(), barrier);

@@ -8,7 +8,7 @@
 //! - T-3 (an event fired in the subscribe/park window is not lost): `t3_*`;
 //! - T-4 (a signal reaches every catcher; no catcher is a no-op): `t4_*`;
 //! - T-5 (cancel and shutdown end parked instances promptly): `t5_*`;
-//! - T-6 (correlation: a mismatch keeps the receiver waiting; the fine check runs on
+//! - T-6 (correlation: a mismatch keeps the receiver waiting; the subscription follows
 //!   the current data): `t6_*`;
 //! - T-2 and T-8 (the event-based gateway's deferred choice) are in `event_gate.rs`;
 //! - T-9 (the complex/OR-join stress) is `complex/` and `or_join.rs`.
@@ -57,6 +57,7 @@ mod bad_payloads;
 mod broker;
 mod cancel;
 mod correlation;
+mod following;
 mod multiplicity;
 mod parking;
 mod receive_and_user_tasks;
@@ -91,17 +92,6 @@ struct Payment {
 }
 
 // ----- helpers ---------------------------------------------------------------------
-
-/// Poll `what` (yielding in between) until it holds.
-async fn until(what: &str, mut holds: impl FnMut() -> bool) {
-    for _ in 0..200_000 {
-        if holds() {
-            return;
-        }
-        tokio::task::yield_now().await;
-    }
-    panic!("never happened: {what}");
-}
 
 fn thrown(catchers: usize) -> Happening {
     Happening::Thrown { catchers }

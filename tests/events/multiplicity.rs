@@ -10,9 +10,9 @@ use super::*;
 async fn a_message_serves_exactly_one_correlated_waiter() {
     let engine = Engine::new();
     let first = engine.start(&PAY, deal("same"));
-    parked_at(&first, "paid", 1).await;
+    expect_parked(&first, "paid").await;
     let second = engine.start(&PAY, deal("same"));
-    parked_at(&second, "paid", 1).await;
+    expect_parked(&second, "paid").await;
 
     assert_eq!(
         engine.publish_message("payment", "same", 1_u64),
@@ -49,8 +49,8 @@ async fn two_messages_two_waiters(_: Engine, i: usize) {
     let a = engine.start(&PAY, deal(&key));
     let b = engine.start(&PAY, deal(&key));
     if i % 2 == 0 {
-        parked_at(&a, "paid", 1).await;
-        parked_at(&b, "paid", 1).await;
+        expect_parked(&a, "paid").await;
+        expect_parked(&b, "paid").await;
     }
     let publishers: Vec<_> = [1_u64, 2]
         .into_iter()
@@ -103,9 +103,9 @@ async fn a_signal_serves_every_waiter() {
     let engine = Engine::new();
     let both = engine.start(&TWO_LISTENERS, deal("both"));
     let one = engine.start(&LISTENER, deal("one"));
-    parked_at(&both, "left", 1).await;
-    parked_at(&both, "right", 1).await;
-    parked_at(&one, "heard", 1).await;
+    expect_parked(&both, "left").await;
+    expect_parked(&both, "right").await;
+    expect_parked(&one, "heard").await;
     assert_eq!(engine.broadcast_signal("ping", 9_u64), 3);
     let (outcome, history) = finish(&both).await;
     let data = completed(outcome, &history);
@@ -125,7 +125,7 @@ async fn a_signal_is_not_kept_for_a_later_catcher() {
     let engine = Engine::new();
     assert_eq!(engine.broadcast_signal("ping", 5_u64), 0);
     let h = engine.start(&LISTENER, deal("later"));
-    parked_at(&h, "heard", 1).await;
+    expect_parked(&h, "heard").await;
     an_hour_later().await;
     assert!(!h.is_finished());
     assert_eq!(engine.broadcast_signal("ping", 6_u64), 1);
@@ -195,9 +195,9 @@ async fn t4_a_signal_reaches_every_catcher_across_instances() {
             .collect();
         let bystander = engine.start(&PAY, deal("bystander"));
         for h in &listeners {
-            parked_at(h, "heard", 1).await;
+            expect_parked(h, "heard").await;
         }
-        parked_at(&bystander, "paid", 1).await;
+        expect_parked(&bystander, "paid").await;
 
         assert_eq!(engine.broadcast_signal("nobody-listens", 1_u64), 0);
         for _ in 0..100 {

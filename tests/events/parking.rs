@@ -20,9 +20,9 @@ fn t1_waiting_instances_are_parked_and_let_the_clock_jump() {
             .collect();
         let gated = engine.start(&PAY_OR_GIVE_UP, deal("t1-gate"));
         for h in &waiting {
-            parked_at(h, "paid", 1).await;
+            expect_parked(h, "paid").await;
         }
-        parked_at(&gated, "gate", 1).await;
+        expect_parked(&gated, "gate").await;
 
         let t0 = Instant::now();
         an_hour_later().await;
@@ -97,7 +97,7 @@ fn t1_waiting_instances_keep_the_worker_idle() {
             .map(|i| engine.start(&PAY, deal(format!("idle-{i}"))))
             .collect();
         for h in &waiting {
-            parked_at(h, "paid", 1).await;
+            expect_parked(h, "paid").await;
         }
         let metrics = tokio::runtime::Handle::current().metrics();
         let before = metrics.worker_total_busy_duration(0);
@@ -164,7 +164,7 @@ async fn t3_a_message_in_the_park_window_is_not_lost(_: Engine, i: usize) {
         }
         _ => {
             let handle = engine.start(&PAY, data);
-            parked_at(&handle, "paid", 1).await;
+            expect_parked(&handle, "paid").await;
             let published = engine.publish_message("payment", &id, amount);
             assert_eq!(published, Published::Delivered);
             (handle, published)

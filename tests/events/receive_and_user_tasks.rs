@@ -8,7 +8,7 @@ use super::*;
 async fn a_receive_task_waits_for_its_message() {
     let engine = Engine::new();
     let h = engine.start(&RECEIVER, deal("r1"));
-    parked_at(&h, "take", 1).await;
+    expect_parked(&h, "take").await;
     assert_eq!(
         engine.publish_message("order", "r2", 5_u64),
         Published::Buffered
@@ -39,7 +39,7 @@ async fn a_receive_task_waits_for_its_message() {
 async fn a_user_task_is_completed_through_the_handle() {
     let engine = Engine::new();
     let h = engine.start(&APPROVAL, deal("u1"));
-    parked_at(&h, "approve", 1).await;
+    expect_parked(&h, "approve").await;
     assert_eq!(
         h.open_work().await,
         [OpenWork {
@@ -108,8 +108,8 @@ async fn parallel_user_tasks_are_completed_in_any_order() {
     let engine = Engine::new();
     for i in 0..200 {
         let h = engine.start(&TWO_APPROVALS, deal(format!("p{i}")));
-        parked_at(&h, "legal", 1).await;
-        parked_at(&h, "finance", 1).await;
+        expect_parked(&h, "legal").await;
+        expect_parked(&h, "finance").await;
         assert_eq!(
             h.open_work().await,
             [
@@ -157,7 +157,7 @@ async fn parallel_user_tasks_are_completed_in_any_order() {
 async fn failing_a_user_task_fails_the_instance() {
     let engine = Engine::new();
     let h = engine.start(&APPROVAL, deal("u2"));
-    parked_at(&h, "approve", 1).await;
+    expect_parked(&h, "approve").await;
     assert_eq!(h.fail_work("approve", "rejected by Bob").await, Ok(()));
     let (outcome, history) = finish(&h).await;
     assert_eq!(
@@ -187,14 +187,11 @@ async fn failing_a_user_task_fails_the_instance() {
 
 /// Wait until the history shows a `Caught` at `node`.
 async fn caught_at<D: Clone>(handle: &InstanceHandle<D>, node: &str) {
-    for _ in 0..200_000 {
-        let history = handle.history().await;
-        if history.count(node, |w| matches!(w, Happening::Caught { .. })) > 0 {
-            return;
-        }
-        tokio::task::yield_now().await;
-    }
-    panic!("nothing caught at `{node}`");
+    let what = format!("a catch at `{node}`");
+    expect_that(handle, &what, |h| {
+        h.count(node, |w| matches!(w, Happening::Caught { .. })) > 0
+    })
+    .await;
 }
 
 process! {
@@ -222,7 +219,7 @@ process! {
 async fn open_work_keeps_the_order_reached_after_an_event() {
     let engine = Engine::new();
     let h = engine.start(&MESSAGE_THEN_APPROVALS, deal("ow"));
-    parked_at(&h, "finance", 1).await;
+    expect_parked(&h, "finance").await;
     let legal = OpenWork {
         node: "legal",
         track: TrackId(1),

@@ -22,7 +22,7 @@ async fn a_signal_throw_reaches_other_instances() {
             .map(|i| engine.start(&LISTENER, deal(format!("l{i}"))))
             .collect();
         for h in &listeners {
-            parked_at(h, "heard", 1).await;
+            expect_parked(h, "heard").await;
         }
         let thrower = Deal {
             amount: 70 + round,
@@ -66,8 +66,8 @@ async fn a_message_throw_reaches_the_correlated_receiver() {
     for i in 0..100_u64 {
         let waiting = engine.start(&RECEIVER, deal(format!("o{i}")));
         let other = engine.start(&RECEIVER, deal(format!("x{i}")));
-        parked_at(&waiting, "take", 1).await;
-        parked_at(&other, "take", 1).await;
+        expect_parked(&waiting, "take").await;
+        expect_parked(&other, "take").await;
         let sender = Deal {
             amount: i + 1,
             ..deal(format!("o{i}"))
@@ -133,8 +133,8 @@ async fn throwing_ends_send_as_they_end() {
     let engine = Engine::new();
     let listener = engine.start(&LISTENER, deal("l"));
     let receiver = engine.start(&RECEIVER, deal("r"));
-    parked_at(&listener, "heard", 1).await;
-    parked_at(&receiver, "take", 1).await;
+    expect_parked(&listener, "heard").await;
+    expect_parked(&receiver, "take").await;
 
     let (outcome, history) = run(
         &engine,

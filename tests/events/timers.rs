@@ -137,7 +137,7 @@ process! {
 async fn a_far_timer_just_waits() {
     let engine = Engine::new();
     let h = engine.start(&CENTURY, deal("far"));
-    parked_at(&h, "wait", 1).await;
+    expect_parked(&h, "wait").await;
     an_hour_later().await;
     assert!(!h.is_finished());
     assert_eq!(

@@ -24,9 +24,7 @@ fn a_handle_answers_after_its_runtime_was_dropped() {
     let (engine, h) = rt.block_on(async {
         let engine = Engine::new();
         let h = engine.start(&WAITS, D::default());
-        while h.open_work().await.is_empty() {
-            tokio::task::yield_now().await;
-        }
+        expect_open_work(&h, "u").await;
         (engine, h)
     });
     drop(rt); // the instance's loop is dropped: its end is `Lost`

@@ -92,9 +92,9 @@ async fn cancel_deep(i: usize, storm: bool, paused: bool) {
     let pings = i % 3;
     let handle = engine.start(&DEEP, claim(&id));
     for user in ["u1", "u2", "side"] {
-        open(&handle, user).await;
+        expect_open_work(&handle, user).await;
     }
-    until(&handle, "everything waits", |h| {
+    expect_that(&handle, "everything waits", |h| {
         count(h, "forever", &Happening::TaskStarted) == 1
             && count(h, "sig", &Happening::Parked) == 1
             && count(h, "msg", &Happening::Parked) == 1
@@ -107,7 +107,7 @@ async fn cancel_deep(i: usize, storm: bool, paused: bool) {
         assert_eq!(engine.broadcast_signal("watch", ()), 1);
         assert_eq!(engine.broadcast_signal("outer_poke", ()), 1);
     }
-    until(&handle, "every ping ended", |h| {
+    expect_that(&handle, "every ping ended", |h| {
         count(h, "we", &Happening::Ended) == pings && count(h, "poked", &Happening::Ended) == pings
     })
     .await;

@@ -108,8 +108,8 @@ async fn start_errors(engine: &Engine, code: &str) -> (InstanceHandle<Claim>, Hi
             ..claim(format!("err-{code}"))
         },
     );
-    open(&handle, "review").await;
-    open(&handle, "sign").await;
+    expect_open_work(&handle, "review").await;
+    expect_open_work(&handle, "sign").await;
     let history = handle.history().await;
     assert_eq!(steps(&history), errors_prefix(), "{history}");
     (handle, history)
@@ -294,7 +294,7 @@ async fn without_an_error_both_scopes_complete() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(count(&handle.history().await, "pay", &done(&["a"])), 1);
     complete(&handle, "sign", |c: &mut Claim| c.y = 1).await;
-    until(&handle, "inner completed", |h| {
+    expect_that(&handle, "inner completed", |h| {
         count(h, "inner", &done(&[])) == 1
     })
     .await;
@@ -428,7 +428,7 @@ async fn an_uncaught_error_from_inside_fails_the_instance() {
                 ..claim("uncaught")
             },
         );
-        open(&handle, "review").await;
+        expect_open_work(&handle, "review").await;
         let (outcome, history) = finish(&handle).await;
         assert_eq!(common::failed(outcome, &history), error);
         let thrower = match &error {

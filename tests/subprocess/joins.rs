@@ -117,8 +117,8 @@ async fn an_or_join_after_a_sub_process_waits_for_its_completion() {
             ..claim("branch")
         },
     );
-    open(&handle, "approve").await;
-    let history = until(&handle, "quick waits at the join", |h| {
+    expect_open_work(&handle, "approve").await;
+    let history = expect_that(&handle, "quick waits at the join", |h| {
         count(h, "oj", &Happening::Waiting) == 1
     })
     .await;
@@ -238,8 +238,8 @@ async fn an_or_join_does_not_wait_for_a_sub_process_that_cannot_reach_it() {
         ..claim("unreachable")
     };
     let handle = engine.start(&UNREACHABLE, data);
-    open(&handle, "wait_in").await;
-    let history = until(&handle, "the join fired", |h| h.fired("oj") == 1).await;
+    expect_open_work(&handle, "wait_in").await;
+    let history = expect_that(&handle, "the join fired", |h| h.fired("oj") == 1).await;
     assert_eq!(count(&history, "sub", &done(&[])), 0, "{history}");
     complete(&handle, "wait_in", |_: &mut Claim| {}).await;
     let (outcome, history) = finish(&handle).await;
@@ -287,8 +287,8 @@ async fn an_or_join_inside_ignores_tokens_outside_its_scope() {
         ..claim("inner-or")
     };
     let handle = engine.start(&INNER_OR, data);
-    open(&handle, "later").await;
-    let history = until(&handle, "the first entry completed", |h| {
+    expect_open_work(&handle, "later").await;
+    let history = expect_that(&handle, "the first entry completed", |h| {
         count(h, "done", &Happening::Ended) == 1
     })
     .await;
@@ -339,8 +339,8 @@ async fn an_or_join_reached_through_a_boundary_waits_for_the_sub_process() {
         // A signal reaches every instance of its engine: an engine per run.
         let engine = Engine::new();
         let handle = engine.start(&VIA_BOUNDARY, claim("via-boundary"));
-        open(&handle, "wait_in").await;
-        until(&handle, "quick waits at the join", |h| {
+        expect_open_work(&handle, "wait_in").await;
+        expect_that(&handle, "quick waits at the join", |h| {
             count(h, "oj", &Happening::Waiting) == 1
         })
         .await;

@@ -9,7 +9,7 @@
 //! back through a boundary is a compile error: tests/ui/scope_*_on_cycle_through_boundary.)
 
 use super::*;
-use crate::common::{complete, completed, count, open, settle, until, HANG};
+use crate::common::{complete, completed, count, expect_open_work, expect_that, settle, HANG};
 
 #[derive(Clone, Debug, Default, PartialEq, ProcessData)]
 struct R {
@@ -82,8 +82,8 @@ async fn or_join_after_a_sub_process_that_may_error() {
             ..r("p1")
         };
         let handle = engine.start(&MAY_ERR, data);
-        open(&handle, "wait_in").await;
-        until(&handle, "quick waits at oj", |h| {
+        expect_open_work(&handle, "wait_in").await;
+        expect_that(&handle, "quick waits at oj", |h| {
             count(h, "oj", &Happening::Waiting) == 1
         })
         .await;
@@ -133,19 +133,19 @@ process! {
 async fn or_join_inside_an_event_sub_process_run_twice() {
     let engine = Engine::new();
     let handle = engine.start(&ESP_OR, r("p2"));
-    open(&handle, "main_wait").await;
+    expect_open_work(&handle, "main_wait").await;
     assert_eq!(engine.broadcast_signal("ping", 1_u32), 1);
-    open(&handle, "ux").await;
-    until(&handle, "run 1's quick waits at ej", |h| {
+    expect_open_work(&handle, "ux").await;
+    expect_that(&handle, "run 1's quick waits at ej", |h| {
         count(h, "ej", &Happening::Waiting) == 1
     })
     .await;
     assert_eq!(engine.broadcast_signal("ping", 2_u32), 1);
     // Run 2 takes `quick` only: its join fires at once, run 1's `ux` is another scope.
-    until(&handle, "run 2's join fired", |h| h.fired("ej") == 1).await;
+    expect_that(&handle, "run 2's join fired", |h| h.fired("ej") == 1).await;
     assert_eq!(count(&handle.history().await, "pe", &Happening::Ended), 1);
     complete(&handle, "ux", |_: &mut R| {}).await;
-    until(&handle, "run 1's join fired", |h| h.fired("ej") == 2).await;
+    expect_that(&handle, "run 1's join fired", |h| h.fired("ej") == 2).await;
     complete(&handle, "main_wait", |_: &mut R| {}).await;
     let (outcome, history) = finish(&handle).await;
     completed(outcome, &history);
@@ -185,7 +185,7 @@ async fn join_reached_through_and_around_a_sub_process() {
         };
         let handle = engine.start(&AROUND, data);
         if want_x {
-            open(&handle, "wait_in").await;
+            expect_open_work(&handle, "wait_in").await;
             settle().await;
             assert_eq!(handle.history().await.fired("oj"), 0, "fired early");
             complete(&handle, "wait_in", |_: &mut R| {}).await;
@@ -226,10 +226,10 @@ async fn sub_process_and_its_non_interrupting_boundary_feed_one_join() {
     for ticks in [0usize, 1, 2] {
         let engine = Engine::new();
         let handle = engine.start(&TICKS, r("p4"));
-        open(&handle, "wait_in").await;
+        expect_open_work(&handle, "wait_in").await;
         for k in 0..ticks {
             assert_eq!(engine.broadcast_signal("tick", ()), 1);
-            until(&handle, "tick waits", |h| {
+            expect_that(&handle, "tick waits", |h| {
                 count(h, "oj", &Happening::Waiting) == k + 1
             })
             .await;
@@ -290,7 +290,7 @@ async fn or_join_after_a_loop_through_a_sub_process() {
     let handle = engine.start(&LOOP_OR, data);
     complete(&handle, "side", |_: &mut R| {}).await;
     for lap in 0..3 {
-        open(&handle, "step").await;
+        expect_open_work(&handle, "step").await;
         settle().await;
         assert_eq!(
             handle.history().await.fired("oj"),
@@ -346,8 +346,8 @@ async fn or_join_inside_fed_by_a_nested_sub_process_and_its_boundary() {
             ..r("p7")
         };
         let handle = engine.start(&NESTED_OR, data);
-        open(&handle, "wait2").await;
-        until(&handle, "quick waits at oj", |h| {
+        expect_open_work(&handle, "wait2").await;
+        expect_that(&handle, "quick waits at oj", |h| {
             count(h, "oj", &Happening::Waiting) == 1
         })
         .await;
@@ -398,13 +398,13 @@ process! {
 async fn interrupting_event_sub_process_inside_the_awaited_sub_process() {
     let engine = Engine::new();
     let handle = engine.start(&ESP_STOP, r("p9"));
-    open(&handle, "wait_in").await;
-    until(&handle, "quick waits", |h| {
+    expect_open_work(&handle, "wait_in").await;
+    expect_that(&handle, "quick waits", |h| {
         count(h, "oj", &Happening::Waiting) == 1
     })
     .await;
     assert_eq!(engine.broadcast_signal("stop", ()), 1);
-    open(&handle, "cleanup").await;
+    expect_open_work(&handle, "cleanup").await;
     settle().await;
     assert_eq!(
         handle.history().await.fired("oj"),
@@ -423,7 +423,7 @@ async fn interrupting_event_sub_process_inside_the_awaited_sub_process() {
 async fn race(i: usize) {
     let engine = Engine::new();
     let handle = engine.start(&ESP_STOP, r(&format!("race-{i}")));
-    open(&handle, "wait_in").await;
+    expect_open_work(&handle, "wait_in").await;
     let h2 = handle.clone();
     let e2 = engine.clone();
     let a = tokio::spawn(async move {
@@ -504,8 +504,8 @@ async fn complex_join_requiring_a_nested_sub_process() {
         let engine = Engine::new();
         let data = R { bad, ..r("p10") };
         let handle = engine.start(&COMPLEX_REQ, data);
-        open(&handle, "wait2").await;
-        until(&handle, "quick waits", |h| {
+        expect_open_work(&handle, "wait2").await;
+        expect_that(&handle, "quick waits", |h| {
             count(h, "cx", &Happening::Waiting) == 1
         })
         .await;

@@ -60,10 +60,11 @@ mod common;
 use std::time::Duration;
 
 use common::{
-    caught, complete, completed, count, done, error_thrown, escalated, interrupted, open, routed,
-    settle, spawned, spawns, steps, until, yield_jitter, Row, DAY, HANG,
+    caught, complete, completed, count, done, error_thrown, escalated, interrupted, routed, settle,
+    spawned, spawns, steps, yield_jitter, Row, DAY, HANG,
 };
 use thresh::events::{BpmnError, Escalation};
+use thresh::testing::{expect_open_work, expect_that};
 use thresh::{
     process, BrokerStats, Engine, Happening, History, InstanceError, InstanceHandle, OpenWork,
     Outcome, ProcessData, Published, TaskError, TrackId, WorkError,

@@ -320,7 +320,7 @@ async fn a_sub_process_entered_twice_at_once_keeps_its_joins_apart() {
         .complete("left", |_: &mut Claim| {})
         .await
         .expect("left is open");
-    let history = until(&handle, "entry B completed", |h| {
+    let history = expect_that(&handle, "entry B completed", |h| {
         count(h, "done", &Happening::Ended) == 1
     })
     .await;

@@ -47,14 +47,14 @@ async fn terminate_inside_a_sub_process_ends_only_that_scope() {
             ..claim("term-in")
         },
     );
-    open(&handle, "wait_in").await;
-    open(&handle, "quit").await;
-    until(&handle, "side runs", |h| {
+    expect_open_work(&handle, "wait_in").await;
+    expect_open_work(&handle, "quit").await;
+    expect_that(&handle, "side runs", |h| {
         count(h, "side", &Happening::TaskStarted) == 1
     })
     .await;
     complete(&handle, "quit", |c: &mut Claim| c.a = 1).await;
-    let history = until(&handle, "the parent went on", |h| {
+    let history = expect_that(&handle, "the parent went on", |h| {
         count(h, "done", &Happening::Ended) == 1
     })
     .await;
@@ -133,8 +133,8 @@ process! {
 async fn terminate_at_the_top_level_ends_the_instance() {
     let engine = Engine::new();
     let handle = engine.start(&TERMINATE_TOP, claim("term-top"));
-    open(&handle, "wait_in").await;
-    open(&handle, "kill").await;
+    expect_open_work(&handle, "wait_in").await;
+    expect_open_work(&handle, "kill").await;
     complete(&handle, "kill", |c: &mut Claim| c.a = 7).await;
     let (outcome, history) = finish(&handle).await;
     let Outcome::Terminated(data) = outcome else {
@@ -193,10 +193,10 @@ process! {
 async fn terminate_two_levels_down_ends_only_the_innermost_scope() {
     let engine = Engine::new();
     let handle = engine.start(&TERMINATE_NESTED, claim("term-nested"));
-    open(&handle, "keep").await;
-    open(&handle, "wait2").await;
+    expect_open_work(&handle, "keep").await;
+    expect_open_work(&handle, "wait2").await;
     complete(&handle, "quit", |_: &mut Claim| {}).await;
-    until(&handle, "inner completed", |h| {
+    expect_that(&handle, "inner completed", |h| {
         count(h, "e1b", &Happening::Ended) == 1
     })
     .await;

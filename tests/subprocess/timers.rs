@@ -78,7 +78,7 @@ async fn a_timer_boundary_interrupts_everything_inside() {
             ..claim("timed")
         },
     );
-    open(&handle, "wait_in").await;
+    expect_open_work(&handle, "wait_in").await;
     // A sleep lets the paused clock jump from timer to timer.
     tokio::time::sleep(Duration::from_secs(29)).await;
     let history = handle.history().await;
@@ -132,10 +132,10 @@ async fn a_timer_boundary_is_gone_once_its_sub_process_completes() {
             ..claim("in-time")
         },
     );
-    open(&handle, "wait_in").await;
+    expect_open_work(&handle, "wait_in").await;
     tokio::time::sleep(Duration::from_secs(10)).await;
     complete(&handle, "wait_in", |c: &mut Claim| c.y = 1).await;
-    open(&handle, "next").await;
+    expect_open_work(&handle, "next").await;
     tokio::time::sleep(Duration::from_secs(7200)).await;
     let history = handle.history().await;
     assert_eq!(spawns(&history, "tick"), 1, "{history}");
@@ -186,7 +186,7 @@ async fn a_timer_cycle_keeps_its_schedule_across_a_clock_jump() {
             ..claim("jump")
         },
     );
-    open(&handle, "wait_in").await;
+    expect_open_work(&handle, "wait_in").await;
     tokio::time::advance(Duration::from_secs(29)).await;
     let (outcome, history) = finish_in(&handle, DAY).await;
     let data = completed(outcome, &history);

@@ -212,6 +212,20 @@ impl Engine {
         process: &'static Process<D>,
         data: D,
     ) -> InstanceHandle<D> {
+        self.start_by(process, data, |inner, admitted, runtime, data| {
+            inner.spawn(admitted, runtime, process, data, Entry::NoneStart)
+        })
+    }
+
+    /// Start an instance of `process` with `data`, spawned by `spawn` once admitted on
+    /// the current runtime; without a runtime or once shutdown began, a handle on an
+    /// instance that ended at birth.
+    fn start_by<D: ProcessData>(
+        &self,
+        process: &'static Process<D>,
+        data: D,
+        spawn: impl FnOnce(&Inner, TaskTrackerToken, &tokio::runtime::Handle, D) -> InstanceHandle<D>,
+    ) -> InstanceHandle<D> {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             let finished = Finished {
                 outcome: Outcome::Failed(InstanceError::NoRuntime),
@@ -221,9 +235,7 @@ impl Engine {
             return ended_at_birth(self.inner.next_id(), finished);
         };
         match self.inner.admit() {
-            Some(admitted) => self
-                .inner
-                .spawn(admitted, &runtime, process, data, Entry::NoneStart),
+            Some(admitted) => spawn(&self.inner, admitted, &runtime, data),
             None => {
                 // As an instance cancelled before its first step: its token is
                 // cancelled at the start it was to leave from.
@@ -314,6 +326,43 @@ impl Engine {
         } else {
             all.insert(key, Arc::new(table));
         }
+    }
+
+    /// Start one instance of `process` whose tasks in `table` run their replacements
+    /// (`testing::Overrides::start`), over those installed on this engine for the
+    /// process; other instances are not affected.
+    pub(crate) fn start_overridden<D: ProcessData>(
+        &self,
+        process: &'static Process<D>,
+        data: D,
+        table: crate::testing::HandlerTable<D>,
+    ) -> InstanceHandle<D> {
+        let installed = self
+            .inner
+            .overrides_of(process)
+            .and_then(|table| table.downcast::<crate::testing::HandlerTable<D>>().ok());
+        let table = match installed {
+            Some(installed) => installed.under(table),
+            None => table,
+        };
+        let table: Arc<dyn Any + Send + Sync> = Arc::new(table);
+        self.start_by(process, data, move |inner, admitted, runtime, data| {
+            let id = inner.next_id();
+            let mut birth = inner.birth(runtime, process);
+            birth.overrides = Some(table);
+            let handle = instance::spawn(
+                birth,
+                process,
+                id,
+                data,
+                Entry::NoneStart,
+                #[cfg(feature = "durable")]
+                None,
+            );
+            // Held until the loop is tracked, as `Inner::spawn` does.
+            drop(admitted);
+            handle
+        })
     }
 }
 

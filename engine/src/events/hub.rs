@@ -6,6 +6,13 @@
 //! loops meet here, under one short lock that is never held while a delivery is
 //! posted. The hub alone owns the waiters; a subscription is removed once, by
 //! whichever comes first — its message, or its loop's unsubscribe (a no-op if gone).
+//!
+//! The arms of one event-based gateway form a *choice* (a group): serving one arm
+//! takes the others' subscriptions out under the same lock, so a second message
+//! finds no waiter there and is buffered for another instance (Zeebe's rule: a
+//! message correlated to a closed subscription is not consumed). A loop whose own
+//! trigger (a timer, a condition) fires for the choice closes it first, and loses
+//! if a message or signal was served before (ARCHITECTURE.md, "Events").
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,6 +26,10 @@ use crate::graph::Payload;
 
 /// Identifies one subscription in the hub.
 pub(crate) type SubId = u64;
+
+/// Identifies one deferred choice in the hub: the subscriptions of an event-based
+/// gateway's arms, of which at most one is served.
+pub(crate) type ChoiceId = u64;
 
 /// What the hub hands an instance loop.
 pub(crate) enum Delivery {
@@ -110,7 +121,14 @@ impl Default for BrokerConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Published {
-    /// Handed to a waiting instance.
+    /// Handed to a waiting instance, which takes it. Of an event-based gateway's
+    /// arms only one is ever served (so too of a receive task's message and its
+    /// interrupting boundaries): a message for an arm whose gateway another arm
+    /// already won is not `Delivered` but buffered for another waiter. (The one
+    /// window left: a wait withdrawn by something outside its own choice — a task's
+    /// completion racing its message boundary, its scope or instance ending — while
+    /// the message is on its way; the message then goes back to the broker,
+    /// uncounted.)
     Delivered,
     /// No instance waits for it yet: buffered until one subscribes or it expires.
     Buffered,
@@ -127,7 +145,9 @@ pub enum Published {
 /// Counters of the message broker, for observing the buffer's bound and drops.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BrokerStats {
-    /// Messages handed to a waiting instance (at publish or from the buffer).
+    /// Messages handed to a waiting instance (at publish or from the buffer),
+    /// each counted once: one given back — its wait was withdrawn before the
+    /// instance took it — is uncounted, and counted again only if handed on.
     pub delivered: u64,
     /// Messages currently in the buffer.
     pub buffered: usize,
@@ -135,8 +155,6 @@ pub struct BrokerStats {
     pub dropped_full: u64,
     /// Buffered messages that expired before any waiter came.
     pub expired: u64,
-    /// Messages a loop dropped because the catch's key no longer matched.
-    pub dropped_mismatch: u64,
     /// Repeats of a parallel instantiating gate's arms, buffered while the instance
     /// with their key ran and dropped when it ended (README, "Start events and
     /// deployments").
@@ -168,6 +186,9 @@ struct State {
     waiters: HashMap<MessageKey, VecDeque<Waiter>>,
     /// Subscription → where it is, so an unsubscribe finds it without a scan.
     subs: HashMap<SubId, Place>,
+    /// Open choices → their members. A choice leaves the map once: when one member
+    /// is served (its siblings go with it) or its loop closes it.
+    choices: HashMap<ChoiceId, Vec<SubId>>,
     buffer: HashMap<MessageKey, VecDeque<Buffered>>,
     buffered: usize,
     /// The next buffered message's `seq`.
@@ -177,9 +198,10 @@ struct State {
     signal_starters: HashMap<Arc<str>, Starters>,
 }
 
+/// Where a subscription is, and the choice it belongs to.
 enum Place {
-    Signal(Arc<str>),
-    Message(MessageKey),
+    Signal(Arc<str>, Option<ChoiceId>),
+    Message(MessageKey, Option<ChoiceId>),
     MessageStarter(Arc<str>),
     SignalStarter(Arc<str>),
 }
@@ -191,7 +213,6 @@ pub(crate) struct Hub {
     delivered: AtomicU64,
     dropped_full: AtomicU64,
     expired: AtomicU64,
-    dropped_mismatch: AtomicU64,
     stale: AtomicU64,
 }
 
@@ -203,7 +224,6 @@ impl Hub {
             delivered: AtomicU64::new(0),
             dropped_full: AtomicU64::new(0),
             expired: AtomicU64::new(0),
-            dropped_mismatch: AtomicU64::new(0),
             stale: AtomicU64::new(0),
         }
     }
@@ -216,10 +236,34 @@ impl Hub {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Subscribe `mailbox` to the signal `name`.
-    pub fn subscribe_signal(&self, name: &str, mailbox: &Arc<dyn Mailbox>) -> SubId {
+    /// Open a choice: the subscriptions made with it are served at most once
+    /// between them.
+    pub fn open_choice(&self) -> ChoiceId {
+        let mut state = self.lock();
+        let choice = state.next_id();
+        state.choices.insert(choice, Vec::with_capacity(2));
+        choice
+    }
+
+    /// Close `choice` for its loop: its subscriptions go. `false` if one of them was
+    /// served first (its delivery is on its way to the loop, which must take it).
+    pub fn close_choice(&self, choice: ChoiceId) -> bool {
+        self.lock().claim(choice)
+    }
+
+    /// Subscribe `mailbox` to the signal `name` (as a member of `choice`, if any; a
+    /// choice already made gives a subscription that is never served).
+    pub fn subscribe_signal(
+        &self,
+        name: &str,
+        mailbox: &Arc<dyn Mailbox>,
+        choice: Option<ChoiceId>,
+    ) -> SubId {
         let mut state = self.lock();
         let sub = state.next_id();
+        if !state.joins(sub, choice) {
+            return sub;
+        }
         let name: Arc<str> = state
             .signals
             .get_key_value(name)
@@ -229,38 +273,108 @@ impl Hub {
             .entry(name.clone())
             .or_default()
             .insert(sub, mailbox.clone());
-        state.subs.insert(sub, Place::Signal(name));
+        state.subs.insert(sub, Place::Signal(name, choice));
         sub
     }
 
-    /// Subscribe `mailbox` to the message `name` with `key`. A buffered message that
-    /// matches is delivered at once (the subscription is then already spent).
-    pub fn subscribe_message(&self, name: &str, key: &str, mailbox: &Arc<dyn Mailbox>) -> SubId {
+    /// Subscribe `mailbox` to the message `name` with `key` (as a member of
+    /// `choice`, if any). A buffered message that matches is delivered at once (the
+    /// subscription, and its choice, are then already spent).
+    pub fn subscribe_message(
+        &self,
+        name: &str,
+        key: &str,
+        mailbox: &Arc<dyn Mailbox>,
+        choice: Option<ChoiceId>,
+    ) -> SubId {
         let mut state = self.lock();
+        let (sub, delivery) = self.subscribe_message_locked(&mut state, name, key, mailbox, choice);
+        drop(state);
+        if let Some(delivery) = delivery {
+            self.hand_over(mailbox, delivery);
+        }
+        sub
+    }
+
+    /// Move the subscription `old` to the message `name` with `key` (the data its
+    /// key reads changed): the new subscription, served at once by a message
+    /// buffered under `key`; `None` if `old` was already served (its message, under
+    /// the old key, is on its way and is the wait's).
+    pub fn resubscribe_message(
+        &self,
+        old: SubId,
+        name: &str,
+        key: &str,
+        mailbox: &Arc<dyn Mailbox>,
+    ) -> Option<SubId> {
+        let mut state = self.lock();
+        let choice = match state.remove(old)? {
+            Place::Message(_, choice) => choice,
+            _ => None,
+        };
+        let (sub, delivery) = self.subscribe_message_locked(&mut state, name, key, mailbox, choice);
+        drop(state);
+        if let Some(delivery) = delivery {
+            self.hand_over(mailbox, delivery);
+        }
+        Some(sub)
+    }
+
+    fn subscribe_message_locked(
+        &self,
+        state: &mut State,
+        name: &str,
+        key: &str,
+        mailbox: &Arc<dyn Mailbox>,
+        choice: Option<ChoiceId>,
+    ) -> (SubId, Option<Delivery>) {
         let sub = state.next_id();
+        if choice.is_some_and(|c| !state.choices.contains_key(&c)) {
+            // The choice is made: this arm is never served.
+            return (sub, None);
+        }
         let at = (Arc::<str>::from(name), Arc::<str>::from(key));
-        if let Some((payload, stored)) = self.take_buffered(&mut state, &at) {
-            drop(state);
+        if let Some((payload, stored)) = self.take_buffered(state, &at) {
+            if let Some(choice) = choice {
+                state.claim(choice);
+            }
             let (name, key) = at;
-            if mailbox.post(Delivery::Message {
+            let delivery = Delivery::Message {
                 sub,
                 name,
                 key,
                 payload,
                 stored,
-            }) {
-                self.delivered.fetch_add(1, Ordering::Relaxed);
-            }
-            return sub;
+            };
+            return (sub, Some(delivery));
         }
+        state.joins(sub, choice);
         // Usually one waiter per (name, key): room for exactly one.
         state
             .waiters
             .entry(at.clone())
             .or_insert_with(|| VecDeque::with_capacity(1))
             .push_back((sub, mailbox.clone()));
-        state.subs.insert(sub, Place::Message(at));
-        sub
+        state.subs.insert(sub, Place::Message(at, choice));
+        (sub, None)
+    }
+
+    /// Post a message taken from the buffer for a loop's own subscription.
+    fn hand_over(&self, mailbox: &Arc<dyn Mailbox>, delivery: Delivery) {
+        if mailbox.post(delivery) {
+            self.delivered.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A message handed to a loop that no wait of it took any more (the wait was
+    /// withdrawn while the message was on its way, or the instance ended): it is
+    /// uncounted and published again, for another waiter or the buffer.
+    pub fn give_back(&self, name: &str, key: &str, payload: Payload, stored: Option<u64>) {
+        // Counted when it was handed over; every give-back follows one such count.
+        let _ = self
+            .delivered
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        self.publish_stored(name, key, payload, stored);
     }
 
     /// Register a deployed process's message or signal start event.
@@ -285,36 +399,7 @@ impl Hub {
 
     /// Remove a subscription; nothing happens if it is already gone.
     pub fn unsubscribe(&self, sub: SubId) {
-        let mut state = self.lock();
-        match state.subs.remove(&sub) {
-            Some(Place::Signal(name)) => {
-                if let Some(subscribers) = state.signals.get_mut(&name) {
-                    subscribers.remove(&sub);
-                    if subscribers.is_empty() {
-                        state.signals.remove(&name);
-                    }
-                }
-            }
-            Some(Place::MessageStarter(name)) => {
-                if let Some(starters) = state.message_starters.get_mut(&name) {
-                    starters.retain(|(s, _)| *s != sub);
-                }
-            }
-            Some(Place::SignalStarter(name)) => {
-                if let Some(starters) = state.signal_starters.get_mut(&name) {
-                    starters.retain(|(s, _)| *s != sub);
-                }
-            }
-            Some(Place::Message(at)) => {
-                if let Some(waiters) = state.waiters.get_mut(&at) {
-                    waiters.retain(|(s, _)| *s != sub);
-                    if waiters.is_empty() {
-                        state.waiters.remove(&at);
-                    }
-                }
-            }
-            None => {}
-        }
+        self.lock().remove(sub);
     }
 
     /// Broadcast a signal to every subscriber; returns how many it reached. No
@@ -339,11 +424,20 @@ impl Hub {
             })
         };
         let (subscribers, starters): (Vec<Waiter>, Vec<Arc<dyn Starter>>) = {
-            let state = self.lock();
-            let subscribers = match state.signals.get(name) {
+            let mut state = self.lock();
+            let mut subscribers: Vec<Waiter> = match state.signals.get(name) {
                 Some(subscribers) => subscribers.iter().map(|(s, m)| (*s, m.clone())).collect(),
                 None => Vec::new(),
             };
+            // An arm of a choice is served only if the choice is still open (and
+            // serving it closes it).
+            subscribers.retain(|(sub, _)| match state.subs.get(sub) {
+                Some(Place::Signal(_, Some(choice))) => {
+                    let choice = *choice;
+                    state.claim(choice)
+                }
+                _ => true,
+            });
             let starters = state
                 .signal_starters
                 .get(name)
@@ -426,7 +520,10 @@ impl Hub {
                 }
                 continue;
             };
-            state.subs.remove(&sub);
+            if let Some(Place::Message(_, Some(choice))) = state.subs.remove(&sub) {
+                // Served: the other arms of its choice go now, under this lock.
+                state.claim(choice);
+            }
             if state.waiters.get(&at).is_some_and(VecDeque::is_empty) {
                 state.waiters.remove(&at);
             }
@@ -446,11 +543,6 @@ impl Hub {
         }
     }
 
-    /// A loop dropped a message whose key no longer matched its catch.
-    pub fn count_mismatch(&self) {
-        self.dropped_mismatch.fetch_add(1, Ordering::Relaxed);
-    }
-
     pub fn stats(&self) -> BrokerStats {
         let buffered = self.lock().buffered;
         BrokerStats {
@@ -458,7 +550,6 @@ impl Hub {
             buffered,
             dropped_full: self.dropped_full.load(Ordering::Relaxed),
             expired: self.expired.load(Ordering::Relaxed),
-            dropped_mismatch: self.dropped_mismatch.load(Ordering::Relaxed),
             stale: self.stale.load(Ordering::Relaxed),
         }
     }
@@ -587,5 +678,74 @@ impl State {
     fn next_id(&mut self) -> SubId {
         self.next_sub += 1;
         self.next_sub
+    }
+
+    /// Enter `sub` into `choice`; `false` if the choice is already made.
+    fn joins(&mut self, sub: SubId, choice: Option<ChoiceId>) -> bool {
+        match choice {
+            None => true,
+            Some(choice) => match self.choices.get_mut(&choice) {
+                Some(members) => {
+                    members.push(sub);
+                    true
+                }
+                None => false,
+            },
+        }
+    }
+
+    /// Make `choice`: every member's subscription goes. `false` if it was made
+    /// already (a member served, or its loop closed it).
+    fn claim(&mut self, choice: ChoiceId) -> bool {
+        let Some(members) = self.choices.remove(&choice) else {
+            return false;
+        };
+        for member in members {
+            self.remove(member);
+        }
+        true
+    }
+
+    /// Take `sub` out of wherever it is; where it was, or `None` if it was gone.
+    fn remove(&mut self, sub: SubId) -> Option<Place> {
+        let place = self.subs.remove(&sub)?;
+        match &place {
+            Place::Signal(name, choice) => {
+                if let Some(subscribers) = self.signals.get_mut(name) {
+                    subscribers.remove(&sub);
+                    if subscribers.is_empty() {
+                        self.signals.remove(name);
+                    }
+                }
+                self.leave(sub, *choice);
+            }
+            Place::MessageStarter(name) => {
+                if let Some(starters) = self.message_starters.get_mut(name) {
+                    starters.retain(|(s, _)| *s != sub);
+                }
+            }
+            Place::SignalStarter(name) => {
+                if let Some(starters) = self.signal_starters.get_mut(name) {
+                    starters.retain(|(s, _)| *s != sub);
+                }
+            }
+            Place::Message(at, choice) => {
+                if let Some(waiters) = self.waiters.get_mut(at) {
+                    waiters.retain(|(s, _)| *s != sub);
+                    if waiters.is_empty() {
+                        self.waiters.remove(at);
+                    }
+                }
+                self.leave(sub, *choice);
+            }
+        }
+        Some(place)
+    }
+
+    /// `sub` leaves its open choice (it moved to another key, or was unsubscribed).
+    fn leave(&mut self, sub: SubId, choice: Option<ChoiceId>) {
+        if let Some(members) = choice.and_then(|c| self.choices.get_mut(&c)) {
+            members.retain(|&m| m != sub);
+        }
     }
 }

@@ -4,9 +4,10 @@
 //!
 //! The first delivery that matches takes its armed entry out of the set and is sent
 //! to the track; later ones find nothing and are dropped — which makes an event-based
-//! gateway's deferred choice atomic, whatever its triggers. Message correlation is
-//! the instance's: the loop runs the fine check (the catch's key over the current
-//! data) and on a mismatch keeps the track parked.
+//! gateway's deferred choice atomic, whatever its triggers (the hub serves one arm
+//! of a gateway's: `events/hub.rs`, choices). Message correlation follows the data:
+//! a commit that changes what a waiting catch's key reads moves its subscription
+//! (`Instance::follow_keys`).
 
 use std::sync::Arc;
 
@@ -36,39 +37,29 @@ impl<D: ProcessData> Instance<D> {
                 stored,
             } => {
                 let Some((p, w)) = self.armed.find(EventSource::Hub(sub)) else {
-                    // The waiter is gone (a gateway's other arm won, or the instance
-                    // is stopping): the message goes back to the broker for another.
-                    self.hub.publish_stored(&name, &key, payload, stored);
+                    // The wait was withdrawn while the message was on its way (its
+                    // activity interrupted, its scope ended): it goes back to the
+                    // broker for another waiter, uncounted. (A gateway's losing arm
+                    // is never served: the hub closed it with the winner.)
+                    self.hub.give_back(&name, &key, payload, stored);
                     return;
                 };
                 let arm = self.armed.entry(p).waits[w].arm;
-                let Some(Trigger::Message { key: key_of, .. }) =
-                    self.process.nodes[arm].kind.trigger()
-                else {
+                if !matches!(
+                    self.process.nodes[arm].kind.trigger(),
+                    Some(Trigger::Message { .. })
+                ) {
                     return self
                         .internal(arm, "a message came for a wait that is no message catch");
-                };
-                let node = self.process.nodes[arm].id;
-                match self.user_code(node, || key_of(&self.data)) {
-                    Ok(current) if *current == *key => {
-                        // Its stored copy goes with the checkpoint recording its effect.
-                        #[cfg(feature = "durable")]
-                        self.consume_stored(stored, false);
-                        self.flip(p, w, Some(payload))
-                    }
-                    Ok(current) => {
-                        #[cfg(feature = "durable")]
-                        self.consume_stored(stored, true);
-                        // Fine correlation failed: drop the message, keep the track
-                        // parked, and subscribe again under the key it has now.
-                        debug!(node, message = &*name, %key, %current, "correlation mismatch: message dropped");
-                        self.hub.count_mismatch();
-                        let mailbox = self.mailbox();
-                        let sub = self.hub.subscribe_message(&name, &current, &mailbox);
-                        self.armed.wait_mut(p, w).source = EventSource::Hub(sub);
-                    }
-                    Err(error) => self.fail(error),
                 }
+                // The broker served the subscription under the key the wait had
+                // then; a commit since moves the subscription, not this message,
+                // which matched (`follow_keys`). Its stored copy goes with the
+                // checkpoint recording its effect.
+                debug!(node = self.process.nodes[arm].id, message = &*name, %key, "message taken");
+                #[cfg(feature = "durable")]
+                self.consume_stored(stored);
+                self.flip(p, w, Some(payload))
             }
             Delivery::Signal { sub, payload, ack } => {
                 // No armed wait: a duplicate or a losing arm — dropped (flip on dispatch).
@@ -111,11 +102,26 @@ impl<D: ProcessData> Instance<D> {
     /// others in arming order) — so no later delivery finds it — drop its other
     /// subscriptions, and send the track what wait `w` brought.
     pub(crate) fn flip(&mut self, p: usize, w: usize, payload: Option<Payload>) {
-        let track = match self.armed.entry(p).holder {
+        let entry = self.armed.entry(p);
+        let track = match entry.holder {
             Holder::Track(track) => track,
             Holder::Guard(_) => return self.boundary_fires(p, w, payload),
             Holder::Scope(_) => return self.event_sub_fires(p, w, payload),
         };
+        if let Some(choice) = entry.choice {
+            // A loop-side trigger (a timer, a condition) of a gateway's arms wins
+            // only by closing the choice; if the hub served an arm first, its
+            // message or signal is on its way and wins — this trigger is spent.
+            if !matches!(entry.waits[w].source, EventSource::Hub(_))
+                && !self.hub.close_choice(choice)
+            {
+                debug!(
+                    node = self.process.nodes[entry.at].id,
+                    "a served arm wins the gateway"
+                );
+                return;
+            }
+        }
         let parked = self.armed.remove(p);
         // Every subscription goes, the winning one too: a signal's stays in the
         // index until unsubscribed (a message's is gone already; this is a no-op).
@@ -157,6 +163,22 @@ impl<D: ProcessData> Instance<D> {
         let NodeKind::Boundary { interrupting, .. } = self.process.nodes[boundary].kind else {
             return;
         };
+        if interrupting {
+            if let Some(choice) = self.armed.entry(g).choice {
+                // A receive task's deferred choice (its message or this boundary):
+                // a loop-side trigger wins only by closing it; if the hub served a
+                // member first, that delivery is on its way and wins.
+                if !matches!(self.armed.entry(g).waits[w].source, EventSource::Hub(_))
+                    && !self.hub.close_choice(choice)
+                {
+                    debug!(
+                        node = self.process.nodes[boundary].id,
+                        "a served message wins the receive task"
+                    );
+                    return;
+                }
+            }
+        }
         let apply = self.apply_for(boundary, payload);
         if interrupting {
             let guard = self.armed.remove(g);
@@ -198,8 +220,10 @@ impl<D: ProcessData> Instance<D> {
                 match self.user_code(id, || key(&self.data)) {
                     Ok(key) => {
                         let mailbox = self.mailbox();
-                        let sub = self.hub.subscribe_message(name, &key, &mailbox);
-                        self.armed.wait_mut(g, w).source = EventSource::Hub(sub);
+                        let sub = self.hub.subscribe_message(name, &key, &mailbox, None);
+                        let wait = self.armed.wait_mut(g, w);
+                        wait.source = EventSource::Hub(sub);
+                        wait.key = Some(key.into());
                     }
                     Err(error) => self.fail(error),
                 }

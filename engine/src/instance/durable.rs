@@ -43,8 +43,7 @@ pub(crate) struct Durable<D> {
     pub acks: Vec<Ack>,
     /// Whether its checkpoints carry the history.
     pub keep_history: bool,
-    /// Stored messages this instance took (consumed, or dropped on a correlation
-    /// mismatch): removed from the store with the next checkpoint.
+    /// Stored messages this instance took: consumed with the next checkpoint.
     pub taken: Vec<Write>,
     /// Checkpoint after every task (the default), or only at wait states.
     pub every_task: bool,
@@ -100,14 +99,12 @@ pub(crate) fn now_ms() -> i64 {
 }
 
 impl<D: ProcessData> Instance<D> {
-    /// A stored message reached this instance: it leaves the store with the next
-    /// checkpoint (consumed, or — `dropped` — on a correlation mismatch).
-    pub(crate) fn consume_stored(&mut self, stored: Option<u64>, dropped: bool) {
+    /// A stored message was taken by this instance: it is consumed with the next
+    /// checkpoint, the one recording its effect. (A message the broker hands over is
+    /// always taken: its subscription followed the data.)
+    pub(crate) fn consume_stored(&mut self, stored: Option<u64>) {
         if let (Some(id), Some(durable)) = (stored, &mut self.durable) {
-            durable.taken.push(match dropped {
-                false => Write::Consume { message: id },
-                true => Write::DropMessage { id },
-            });
+            durable.taken.push(Write::Consume { message: id });
         }
     }
 

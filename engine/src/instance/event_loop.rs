@@ -213,8 +213,9 @@ impl<D: ProcessData> Instance<D> {
         mut intake: super::intake::IntakeReceiver<Input<D>>,
         finished: &super::Publisher<D>,
     ) {
-        // Messages the broker handed us that no track took go back to it, so an
-        // instance that ends while a message is on its way loses nothing.
+        // Messages the broker handed us that no track took go back to it
+        // (uncounted), so an instance that ends while a message is on its way
+        // loses nothing.
         intake.close();
         while let Some(input) = intake.try_recv() {
             if let Input::Event(delivery) = input {
@@ -226,7 +227,7 @@ impl<D: ProcessData> Instance<D> {
                     ..
                 } = *delivery
                 {
-                    self.hub.publish_stored(&name, &key, payload, stored);
+                    self.hub.give_back(&name, &key, payload, stored);
                 }
             }
         }

@@ -15,7 +15,7 @@ use super::state::armed::{ArmedEntry, EventSource, Holder, Wait};
 use super::state::ids::TrackId;
 use super::state::tracks::TrackState;
 use super::state::Instance;
-use crate::data::ProcessData;
+use crate::data::{ChangedFields, ProcessData};
 use crate::events::Mailbox;
 use crate::graph::{NodeIdx, NodeKind, Trigger};
 
@@ -68,20 +68,74 @@ impl<D: ProcessData> Instance<D> {
     /// Arm the triggers of `arms` in one new entry of `holder`'s (a guard's boundary
     /// events, a scope's event sub-process starts).
     pub(crate) fn hold(&mut self, holder: Holder, at: NodeIdx, arms: &[NodeIdx]) {
-        self.armed.push(holder, at, arms.len());
+        self.begin_entry(holder, at, arms.len());
         for &arm in arms {
             match self.arm(arm) {
-                Ok(source) => {
+                Ok((source, key)) => {
                     if let Some(entry) = self.armed.last_mut() {
                         entry.waits.push(Wait {
                             arm,
                             source,
                             fired: 0,
+                            key,
                         });
                     }
                 }
                 Err(error) => return self.fail(error),
             }
+        }
+    }
+
+    /// Add an armed entry whose `waits` triggers are armed next (by [`arm`](Self::arm)).
+    /// A track waiting on several triggers — an event-based gateway's arms, or a
+    /// receive task's message and its interrupting boundary events — makes one
+    /// deferred choice: the hub serves at most one of its subscriptions, and a
+    /// loop-side trigger of it wins only by closing it first. (The receive task's
+    /// guard, armed after its wait, joins the wait's choice.)
+    pub(crate) fn begin_entry(&mut self, holder: Holder, at: NodeIdx, waits: usize) {
+        let choice = match holder {
+            Holder::Track(_) if waits > 1 || self.interrupted_receive(at) => {
+                Some(self.hub.open_choice())
+            }
+            Holder::Guard(track) if matches!(self.process.nodes[at].kind, NodeKind::Receive(_)) => {
+                let wait = Holder::Track(track);
+                self.armed
+                    .iter()
+                    .find(|entry| entry.holder == wait)
+                    .and_then(|entry| entry.choice)
+            }
+            _ => None,
+        };
+        self.armed.push(holder, at, waits);
+        if let Some(entry) = self.armed.last_mut() {
+            entry.choice = choice;
+        }
+    }
+
+    /// Whether `at` is a receive task with an interrupting boundary event that
+    /// subscribes or fires on its own (not an error or escalation boundary).
+    fn interrupted_receive(&self, at: NodeIdx) -> bool {
+        let node = &self.process.nodes[at];
+        matches!(node.kind, NodeKind::Receive(_))
+            && node.boundaries.iter().any(|&b| self.in_choice(b))
+    }
+
+    /// Whether the trigger of `arm` belongs to its entry's choice: a wait's own
+    /// trigger, a gateway's arm, an interrupting boundary that is armed — not a
+    /// non-interrupting boundary (it fires beside the activity, and again), nor an
+    /// error, escalation, compensation or cancel boundary (never armed).
+    fn in_choice(&self, arm: NodeIdx) -> bool {
+        match &self.process.nodes[arm].kind {
+            NodeKind::Boundary {
+                interrupting,
+                trigger,
+                ..
+            } => {
+                *interrupting
+                    && !matches!(trigger, Trigger::Error { .. } | Trigger::Escalation { .. })
+            }
+            NodeKind::CompensationBoundary { .. } | NodeKind::CancelBoundary { .. } => false,
+            _ => true,
         }
     }
 
@@ -92,11 +146,20 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// Arm the trigger of `arm`: subscribe with the hub, start a timer, or open work.
-    pub(crate) fn arm(&mut self, arm: NodeIdx) -> Result<EventSource, InstanceError> {
+    /// Arm the trigger of `arm` (a wait of the entry armed last): subscribe with the
+    /// hub, start a timer, or open work. A message's key comes with it.
+    pub(crate) fn arm(
+        &mut self,
+        arm: NodeIdx,
+    ) -> Result<(EventSource, Option<Arc<str>>), InstanceError> {
+        let choice = self
+            .armed
+            .last_mut()
+            .and_then(|entry| entry.choice)
+            .filter(|_| self.in_choice(arm));
         let node = &self.process.nodes[arm];
         let trigger = match (&node.kind, node.kind.trigger()) {
-            (NodeKind::User, _) => return Ok(EventSource::UserTask),
+            (NodeKind::User, _) => return Ok((EventSource::UserTask, None)),
             (_, Some(trigger)) => trigger,
             _ => {
                 return Err(InstanceError::Internal {
@@ -105,39 +168,43 @@ impl<D: ProcessData> Instance<D> {
                 })
             }
         };
-        Ok(match trigger {
-            Trigger::Message { name, key, .. } => {
-                let key = self.user_code(node.id, || key(&self.data))?;
-                let mailbox = self.mailbox();
-                EventSource::Hub(self.hub.subscribe_message(name, &key, &mailbox))
-            }
-            Trigger::Signal { name, .. } => {
-                let mailbox = self.mailbox();
-                EventSource::Hub(self.hub.subscribe_signal(name, &mailbox))
-            }
-            Trigger::Timer(spec) => {
-                let spec = self.user_code(node.id, spec)?;
-                let id = self.timers.new_id();
-                // A deadline the clock cannot represent never comes: the wait stays.
-                if let Some(deadline) = spec.first(Instant::now()) {
-                    self.timers.schedule(id, deadline);
+        Ok((
+            match trigger {
+                Trigger::Message { name, key, .. } => {
+                    let key: Arc<str> = self.user_code(node.id, || key(&self.data))?.into();
+                    let mailbox = self.mailbox();
+                    let sub = self.hub.subscribe_message(name, &key, &mailbox, choice);
+                    return Ok((EventSource::Hub(sub), Some(key)));
                 }
-                EventSource::Timer(id)
-            }
-            Trigger::Condition { condition, on } => {
-                // Evaluated once when armed, on the data as it is now: true fires at
-                // once — as soon as the arming is complete (`fire_due`).
-                let now = self.user_code(node.id, || condition(&self.data))?;
-                EventSource::Condition(self.conditions.arm(arm, *condition, on, now))
-            }
-            // Not subscriptions: matched against what a handler returns.
-            Trigger::Error { .. } | Trigger::Escalation { .. } => {
-                return Err(InstanceError::Internal {
-                    node: node.id,
-                    what: "an error or escalation armed as a subscription",
-                })
-            }
-        })
+                Trigger::Signal { name, .. } => {
+                    let mailbox = self.mailbox();
+                    EventSource::Hub(self.hub.subscribe_signal(name, &mailbox, choice))
+                }
+                Trigger::Timer(spec) => {
+                    let spec = self.user_code(node.id, spec)?;
+                    let id = self.timers.new_id();
+                    // A deadline the clock cannot represent never comes: the wait stays.
+                    if let Some(deadline) = spec.first(Instant::now()) {
+                        self.timers.schedule(id, deadline);
+                    }
+                    EventSource::Timer(id)
+                }
+                Trigger::Condition { condition, on } => {
+                    // Evaluated once when armed, on the data as it is now: true fires at
+                    // once — as soon as the arming is complete (`fire_due`).
+                    let now = self.user_code(node.id, || condition(&self.data))?;
+                    EventSource::Condition(self.conditions.arm(arm, *condition, on, now))
+                }
+                // Not subscriptions: matched against what a handler returns.
+                Trigger::Error { .. } | Trigger::Escalation { .. } => {
+                    return Err(InstanceError::Internal {
+                        node: node.id,
+                        what: "an error or escalation armed as a subscription",
+                    })
+                }
+            },
+            None,
+        ))
     }
 
     /// The instance's mailbox in the hub, made on first need.
@@ -151,8 +218,13 @@ impl<D: ProcessData> Instance<D> {
     /// Drop every subscription of an armed entry: hub subscriptions, conditions and
     /// timers; open work goes with the entry.
     pub(crate) fn disarm(&mut self, entry: &ArmedEntry) {
+        // A choice's subscriptions go in one step (those already served are gone).
+        if let Some(choice) = entry.choice {
+            self.hub.close_choice(choice);
+        }
         for wait in &entry.waits {
             match wait.source {
+                // A no-op for a member of the choice just closed.
                 EventSource::Hub(sub) => self.hub.unsubscribe(sub),
                 EventSource::Condition(id) => self.conditions.disarm(id),
                 EventSource::Timer(id) => self.timers.cancel(id),
@@ -168,6 +240,43 @@ impl<D: ProcessData> Instance<D> {
         }
         self.timers.clear();
         self.conditions.clear();
+    }
+
+    /// A commit changed the `changed` fields: every armed message wait whose key
+    /// now reads differently moves its subscription to the new key — where a
+    /// message already buffered under it is delivered. (ARCHITECTURE.md, "Events":
+    /// the subscription follows the data.) A key whose fields the macro saw
+    /// (`Trigger::Message::reads`) is evaluated only when one of them changed;
+    /// others after every commit.
+    pub(crate) fn follow_keys(&mut self, changed: &ChangedFields) {
+        for (e, w, sub, arm) in self.armed.message_waits() {
+            let node = &self.process.nodes[arm];
+            let Some(Trigger::Message {
+                name, key, reads, ..
+            }) = node.kind.trigger()
+            else {
+                continue;
+            };
+            if reads.is_some_and(|reads| !reads.iter().any(|f| changed.contains(f))) {
+                continue;
+            }
+            let current = match self.user_code(node.id, || key(&self.data)) {
+                Ok(current) => current,
+                Err(error) => return self.fail(error),
+            };
+            let wait = self.armed.wait_mut(e, w);
+            if wait.key.as_deref() == Some(current.as_str()) {
+                continue;
+            }
+            let mailbox = self.mailbox();
+            // Already served under the old key: that message is on its way, and is
+            // this wait's (it matched when the broker took it).
+            if let Some(moved) = self.hub.resubscribe_message(sub, name, &current, &mailbox) {
+                let wait = self.armed.wait_mut(e, w);
+                wait.source = EventSource::Hub(moved);
+                wait.key = Some(current.into());
+            }
+        }
     }
 
     /// Drop what `track` holds armed: its activity's boundary events and its wait.

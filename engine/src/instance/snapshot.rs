@@ -802,10 +802,10 @@ impl<D: ProcessData> Instance<D> {
                 HolderRecord::Guard(t) => Holder::Guard(TrackId(t)),
                 HolderRecord::Scope(s) => Holder::Scope(ScopeId(s)),
             };
-            self.armed.push(holder, node(&e.at)?, e.waits.len());
+            self.begin_entry(holder, node(&e.at)?, e.waits.len());
             for w in e.waits {
                 let arm = node(&w.arm)?;
-                let source = self.rearm_restored(arm, &w.source).map_err(|_| {
+                let (source, key) = self.rearm_restored(arm, &w.source).map_err(|_| {
                     RestoreError::Inconsistent("a wait whose trigger cannot be armed")
                 })?;
                 if let Some(entry) = self.armed.last_mut() {
@@ -813,6 +813,7 @@ impl<D: ProcessData> Instance<D> {
                         arm,
                         source,
                         fired: w.fired,
+                        key,
                     });
                 }
             }
@@ -839,7 +840,7 @@ impl<D: ProcessData> Instance<D> {
         &mut self,
         arm: NodeIdx,
         source: &SourceRecord,
-    ) -> Result<EventSource, crate::instance::InstanceError> {
+    ) -> Result<(EventSource, Option<std::sync::Arc<str>>), crate::instance::InstanceError> {
         let node = &self.process.nodes[arm];
         match (source, node.kind.trigger()) {
             (SourceRecord::Timer { deadline_ms }, Some(Trigger::Timer(_))) => {
@@ -847,15 +848,14 @@ impl<D: ProcessData> Instance<D> {
                 if let Some(ms) = deadline_ms {
                     self.timers.schedule(id, from_wall(*ms));
                 }
-                Ok(EventSource::Timer(id))
+                Ok((EventSource::Timer(id), None))
             }
             (SourceRecord::Condition { last }, Some(Trigger::Condition { condition, on })) => {
                 let now = self.user_code(node.id, || condition(&self.data))?;
-                Ok(EventSource::Condition(
-                    self.conditions.rearm(arm, *condition, on, *last, now),
-                ))
+                let id = self.conditions.rearm(arm, *condition, on, *last, now);
+                Ok((EventSource::Condition(id), None))
             }
-            (SourceRecord::UserTask, _) => Ok(EventSource::UserTask),
+            (SourceRecord::UserTask, _) => Ok((EventSource::UserTask, None)),
             // A message or signal subscription: as when it was first armed.
             _ => self.arm(arm),
         }

@@ -205,7 +205,10 @@ impl<D: ProcessData> Instance<D> {
                 if !self.compensation_handler_done(track, node, moves) {
                     self.split(track, node, moves);
                 }
-                if !changed.is_empty() {
+                if !changed.is_empty() && self.outcome.is_none() {
+                    // Waiting messages' subscriptions follow the data; then the
+                    // conditions see the same commit.
+                    self.follow_keys(&changed);
                     self.recheck_conditions(&changed);
                 }
             }

@@ -13,9 +13,10 @@
 //!   path the instance really took.
 //! - **Flow coverage**: [`Coverage`] counts which elements and flows of each process
 //!   the tests took, reports it as text or SVG, and fails under a threshold.
-//! - **Handler overrides**: [`Overrides`] replaces tasks' handlers for one engine,
-//!   by element id (checked): a mock, a failure, a BPMN error or escalation, or the
-//!   real handler held until the test releases it ([`Gate`]).
+//! - **Handler overrides**: [`Overrides`] replaces tasks' handlers for one engine
+//!   ([`Overrides::install`]) or one instance ([`Overrides::start`]), by element id
+//!   (checked): a mock, a failure, a BPMN error or escalation, or the real handler
+//!   held until the test releases it ([`Gate`]).
 //! - **Durable engines** (feature `durable` too): [`TestStore`] — in memory, or in
 //!   a temporary SQLite file that is removed afterwards, or the kind the
 //!   `THRESH_TEST_STORE` environment variable names — and [`restart`]: stop the

@@ -1,6 +1,6 @@
-//! Task handlers replaced for one engine, by element id: a mock, a failure, a BPMN
-//! error or escalation, or the process's own handler held until the test releases
-//! it.
+//! Task handlers replaced for one engine or one instance, by element id: a mock, a
+//! failure, a BPMN error or escalation, or the process's own handler held until the
+//! test releases it.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 
 use crate::graph::{NodeIdx, NodeKind, TaskRun};
-use crate::{Engine, Process, ProcessData, TaskError};
+use crate::{Engine, InstanceHandle, Process, ProcessData, TaskError};
 
 /// One replaced handler: like the graph's, it owns the task's copy and gives it back.
 type Replacement<D> = Arc<dyn Fn(D) -> TaskRun<D> + Send + Sync>;
@@ -19,6 +19,13 @@ type Replacement<D> = Arc<dyn Fn(D) -> TaskRun<D> + Send + Sync>;
 pub(crate) struct HandlerTable<D>(HashMap<NodeIdx, Replacement<D>>);
 
 impl<D> HandlerTable<D> {
+    /// This (engine-wide) table with `over`'s replacements on top: one instance's.
+    pub(crate) fn under(&self, over: HandlerTable<D>) -> HandlerTable<D> {
+        let mut table = self.0.clone();
+        table.extend(over.0);
+        HandlerTable(table)
+    }
+
     pub(crate) fn get(&self, node: NodeIdx) -> Option<&Replacement<D>> {
         self.0.get(&node)
     }
@@ -53,11 +60,13 @@ pub enum OverrideError {
     },
 }
 
-/// Task handlers of one process replaced for one engine, by element id, checked
-/// against the process. [`install`](Overrides::install) them on an engine: every
-/// instance of the process that engine starts from then on (started or deployed)
-/// runs the replacements; the process's code is unchanged, and other engines run
-/// the real handlers.
+/// Task handlers of one process replaced, by element id, checked against the
+/// process — for one engine or for one instance. [`install`](Overrides::install)
+/// them on an engine: every instance of the process that engine starts from then on
+/// (started or deployed) runs the replacements. Or [`start`](Overrides::start) one
+/// instance with them: only that instance runs them (over the engine's installed
+/// ones). The process's code is unchanged, and everything else runs the real
+/// handlers.
 ///
 /// ```
 /// use thresh::testing::{expect_ended, observe, Overrides};
@@ -232,6 +241,44 @@ impl<D: ProcessData> Overrides<D> {
     /// replaces the whole set; an empty set restores the process's own handlers.
     pub fn install(self, engine: &Engine) {
         engine.set_overrides(self.process, HandlerTable(self.table));
+    }
+
+    /// Start one instance of the process on `engine` with `data`, running these
+    /// replacements — over those [`install`](Overrides::install)ed on the engine,
+    /// which its other tasks keep. Other instances, started before or after, are
+    /// not affected.
+    ///
+    /// ```
+    /// use thresh::testing::{expect_ended, observe, Overrides};
+    /// use thresh::{process, Engine, ProcessData, TaskError};
+    ///
+    /// #[derive(Clone, Debug, Default, ProcessData)]
+    /// pub struct Order { pub charged: bool }
+    ///
+    /// process! {
+    ///     pub ORDER: Order {
+    ///         start s; task charge = |o| async move { o.charged = true; Ok(()) };
+    ///         boundary declined on charge: error("DECLINED");
+    ///         end paid; end refused;
+    ///         s -> charge -> paid; declined -> refused;
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let engine = Engine::new();
+    /// let declined = Overrides::new(&ORDER)
+    ///     .raise_error("charge", "DECLINED", "card expired")
+    ///     .unwrap()
+    ///     .start(&engine, Order::default());
+    /// let paid = engine.start(&ORDER, Order::default());
+    /// expect_ended(&declined).await;
+    /// expect_ended(&paid).await;
+    /// observe(&declined).await.assert_ended_at(["refused"]);
+    /// observe(&paid).await.assert_ended_at(["paid"]);
+    /// # }
+    /// ```
+    pub fn start(self, engine: &Engine, data: D) -> InstanceHandle<D> {
+        engine.start_overridden(self.process, data, HandlerTable(self.table))
     }
 }
 

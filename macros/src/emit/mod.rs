@@ -9,6 +9,7 @@
 mod fingerprint;
 mod fns;
 mod nodes;
+mod reads;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};

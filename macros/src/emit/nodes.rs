@@ -218,7 +218,15 @@ fn trigger(n: usize, event: &EventAst) -> TokenStream {
     match event.trigger {
         EventTrigger::Message => {
             let key = UserFn::Key(n).name();
-            quote!(::thresh::__private::Trigger::Message { name: #name, key: #key, apply: #apply })
+            let reads = match event
+                .key
+                .as_ref()
+                .and_then(|(_, key)| super::reads::key_reads(key))
+            {
+                Some(fields) => quote!(::core::option::Option::Some(&[#(#fields),*])),
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(::thresh::__private::Trigger::Message { name: #name, key: #key, reads: #reads, apply: #apply })
         }
         EventTrigger::Signal => {
             quote!(::thresh::__private::Trigger::Signal { name: #name, apply: #apply })

@@ -7,7 +7,9 @@
 //! dispatch): a later delivery for it finds nothing and is dropped. That makes an
 //! event-based gateway's deferred choice atomic, whatever its triggers.
 
-use crate::events::SubId;
+use std::sync::Arc;
+
+use crate::events::{ChoiceId, SubId};
 use crate::graph::NodeIdx;
 use crate::instance::state::conditions::ConditionId;
 use crate::instance::state::ids::ScopeId;
@@ -24,6 +26,10 @@ pub(crate) struct ArmedEntry {
     /// One wait per trigger: a single one, or one per arm of an event-based gateway,
     /// or one per subscribing boundary event or event sub-process start.
     pub waits: Vec<Wait>,
+    /// The hub's choice the entry's subscriptions belong to, for a track parked at
+    /// an event-based gateway: one arm is served, and a loop-side trigger (a timer,
+    /// a condition) wins only by closing it first.
+    pub choice: Option<ChoiceId>,
 }
 
 /// Whose triggers an [`ArmedEntry`] holds.
@@ -45,6 +51,9 @@ pub(crate) struct Wait {
     pub source: EventSource,
     /// How often it fired (a non-interrupting boundary's timer cycle re-arms).
     pub fired: u32,
+    /// For a message: the key it is subscribed under, so a commit that changes
+    /// what the key reads moves the subscription (`Instance::follow_keys`).
+    pub key: Option<Arc<str>>,
 }
 
 /// Where the event that resolves a wait comes from.
@@ -75,6 +84,7 @@ impl Armed {
             holder,
             at,
             waits: Vec::with_capacity(waits),
+            choice: None,
         });
     }
 
@@ -111,6 +121,19 @@ impl Armed {
 
     pub fn take_all(&mut self) -> Vec<ArmedEntry> {
         std::mem::take(&mut self.entries)
+    }
+
+    /// The message waits: (entry, wait, subscription, node).
+    pub fn message_waits(&self) -> Vec<(usize, usize, SubId, NodeIdx)> {
+        let mut found = Vec::new();
+        for (e, entry) in self.entries.iter().enumerate() {
+            for (w, wait) in entry.waits.iter().enumerate() {
+                if let (EventSource::Hub(sub), Some(_)) = (wait.source, &wait.key) {
+                    found.push((e, w, sub, wait.arm));
+                }
+            }
+        }
+        found
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &ArmedEntry> {
