@@ -348,7 +348,7 @@ impl Engine {
         let table: Arc<dyn Any + Send + Sync> = Arc::new(table);
         self.start_by(process, data, move |inner, admitted, runtime, data| {
             let id = inner.next_id();
-            let mut birth = inner.birth(runtime, process);
+            let mut birth = inner.birth(runtime, process, None);
             birth.overrides = Some(table);
             let handle = instance::spawn(
                 birth,
