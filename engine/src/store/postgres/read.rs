@@ -83,7 +83,7 @@ impl Store for PostgresStore {
                         .map_err(|e| self.fail("raising the id high-water mark", e))?;
                 }
             }
-            tx.commit().map_err(|e| self.fail("committing", e))
+            tx.commit().map_err(|e| self.fail(super::COMMITTING, e))
         })
     }
 
