@@ -12,8 +12,15 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+#[cfg(feature = "postgres")]
+mod cluster;
 mod messages;
 mod report;
+mod watch;
+
+#[cfg(feature = "postgres")]
+pub use cluster::NodeConfig;
+pub use watch::{Watched, WatchedOutcome};
 
 pub use report::{DurableError, ResumeReport, SkipReason, Skipped};
 
@@ -82,6 +89,9 @@ struct Inner {
     message_ttl: Duration,
     /// Whether checkpoints carry the instances' histories.
     keep_history: std::sync::atomic::AtomicBool,
+    /// Set for a node of several engines on PostgreSQL ([`DurableEngine::connect`]).
+    #[cfg(feature = "postgres")]
+    node: std::sync::OnceLock<Arc<cluster::Node>>,
 }
 
 /// A resumed instance's handle.
@@ -117,6 +127,15 @@ impl DurableEngine {
         Self::with_store(Arc::new(store))
     }
 
+    /// A durable engine on the PostgreSQL database at `url` (schema
+    /// [`DEFAULT_SCHEMA`](crate::store::DEFAULT_SCHEMA)), as one node of any number
+    /// of engines sharing it: see [`NodeConfig`] and the README, "Several nodes on
+    /// PostgreSQL".
+    #[cfg(feature = "postgres")]
+    pub async fn connect(url: &str) -> Result<Self, DurableError> {
+        Self::connect_with(url, NodeConfig::default()).await
+    }
+
     /// A durable engine on `store`.
     pub fn with_store(store: Arc<dyn Store>) -> Result<Self, DurableError> {
         let writer = Writer::spawn(store.clone())?;
@@ -140,6 +159,8 @@ impl DurableEngine {
                 next_message: AtomicU64::new(next.message),
                 message_ttl,
                 keep_history: std::sync::atomic::AtomicBool::new(false),
+                #[cfg(feature = "postgres")]
+                node: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -292,14 +313,30 @@ impl DurableEngine {
         Ok(deployment)
     }
 
-    /// Resume every stored running instance of a registered process.
+    /// Resume every stored running instance of a registered process. (A node of
+    /// several, [`DurableEngine::connect`]: every such instance no live node owns —
+    /// the others are theirs.)
     pub async fn resume(&self) -> Result<ResumeReport, DurableError> {
+        #[cfg(feature = "postgres")]
+        if let Some(node) = self.inner.node.get() {
+            return node.clone().take_over_all(self).await;
+        }
         let store = self.inner.store.clone();
         let running = tokio::task::spawn_blocking(move || store.running())
             .await
             .map_err(|_| DurableError::NoRuntime)??;
         let mut report = ResumeReport::default();
         for record in running {
+            self.resume_record(record, &mut report);
+        }
+        self.redeliver(&mut report).await?;
+        Ok(report)
+    }
+
+    /// Resume one stored running instance, if its process is registered under its
+    /// fingerprint; say what became of it in `report`.
+    fn resume_record(&self, record: InstanceRecord, report: &mut ResumeReport) {
+        {
             let id = InstanceId(record.id);
             let registered = {
                 let registry = self
@@ -318,14 +355,14 @@ impl DurableEngine {
             };
             let Some((fingerprint, resume)) = registered else {
                 report.skipped.push(skip(SkipReason::NotRegistered));
-                continue;
+                return;
             };
             if fingerprint != record.fingerprint {
                 report.skipped.push(skip(SkipReason::ModelChanged {
                     stored: record.fingerprint,
                     registered: fingerprint,
                 }));
-                continue;
+                return;
             }
             let process = record.process.clone();
             let key = record.key.clone();
@@ -364,8 +401,6 @@ impl DurableEngine {
                 }),
             }
         }
-        self.redeliver(&mut report).await?;
-        Ok(report)
     }
 
     /// The handle of a resumed instance of `process`.
@@ -468,6 +503,10 @@ impl DurableEngine {
     /// Stop every instance — durable ones stay stored as running, to resume at the
     /// next start — and write what is queued. At most `deadline` for the instances.
     pub async fn shutdown(&self, deadline: Duration) -> Result<(), ShutdownError> {
+        #[cfg(feature = "postgres")]
+        if let Some(node) = self.inner.node.get() {
+            node.stop();
+        }
         let stopped = self.engine.shutdown(deadline).await;
         let writer = self.inner.writer.clone();
         let _ = tokio::task::spawn_blocking(move || writer.shutdown()).await;

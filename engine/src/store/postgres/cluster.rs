@@ -41,6 +41,9 @@ pub(crate) struct NodeFences {
     /// Instances this node took over: the fence it took each with. An instance not
     /// here is one this node started (fence 1).
     fences: Mutex<HashMap<u64, i64>>,
+    /// Held across a renewal and its pruning of `fences`, and across a takeover and
+    /// its recording of them, so a renewal read before a takeover cannot prune it.
+    ownership: Mutex<()>,
 }
 
 impl NodeFences {
@@ -101,6 +104,7 @@ impl PostgresStore {
             node: node.to_string(),
             lease_ms: i64::try_from(lease.as_millis()).unwrap_or(i64::MAX),
             fences: Mutex::new(HashMap::new()),
+            ownership: Mutex::new(()),
         }));
         Ok(store)
     }
@@ -161,6 +165,7 @@ impl PostgresStore {
     /// statement. Returns the ids of the running instances it still owns.
     pub(crate) fn renew(&self) -> Result<Vec<u64>, StoreError> {
         let node = self.node_fences()?;
+        let _ownership = node.ownership.lock().unwrap_or_else(|p| p.into_inner());
         let rows = self.rows(
             "WITH claims AS (
                UPDATE messages SET claim_until = now() + $2 * interval '1 millisecond'
@@ -170,9 +175,15 @@ impl PostgresStore {
             &[&node.node, &(node.lease_ms as f64)],
             "renewing leases",
         )?;
-        rows.iter()
+        let kept = rows
+            .iter()
             .map(|r| self.unsigned("instance id", r.get(0)))
-            .collect()
+            .collect::<Result<Vec<u64>, StoreError>>()?;
+        // Fences of instances that ended (or moved) are not needed any more.
+        let owned: std::collections::HashSet<u64> = kept.iter().copied().collect();
+        let mut fences = node.fences.lock().unwrap_or_else(|p| p.into_inner());
+        fences.retain(|id, _| owned.contains(id));
+        Ok(kept)
     }
 
     /// Take over at most `limit` running instances of the given processes (name and
@@ -187,6 +198,7 @@ impl PostgresStore {
         let names: Vec<&str> = processes.iter().map(|(n, _)| n.as_str()).collect();
         let prints: Vec<i64> = processes.iter().map(|(_, f)| *f as i64).collect();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let _ownership = node.ownership.lock().unwrap_or_else(|p| p.into_inner());
         let rows = self.rows(
             "WITH expired AS (
                SELECT id, owner FROM instances
@@ -230,14 +242,6 @@ impl PostgresStore {
             fences.insert(t.record.id, t.fence);
         }
         Ok(taken)
-    }
-
-    /// This node no longer runs instance `id` (it ended, or moved): forget its fence.
-    pub(crate) fn forget(&self, id: u64) {
-        if let Some(node) = &self.node {
-            let mut fences = node.fences.lock().unwrap_or_else(|p| p.into_inner());
-            fences.remove(&id);
-        }
     }
 
     /// Every change of owner recorded, by instance and fence.

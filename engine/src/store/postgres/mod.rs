@@ -7,7 +7,6 @@ mod cluster;
 mod read;
 
 pub use cluster::Handover;
-pub(crate) use cluster::{Heard, Listener, TakenOver};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
