@@ -32,12 +32,12 @@ pub mod task;
 pub mod testing;
 
 pub use data::{ChangedFields, ProcessData, TaskError};
+#[cfg(feature = "postgres")]
+pub use engine::durable::NodeConfig;
 #[cfg(feature = "durable")]
 pub use engine::durable::{
     DurableEngine, DurableError, ResumeReport, SkipReason, Skipped, Watched, WatchedOutcome,
 };
-#[cfg(feature = "postgres")]
-pub use engine::durable::NodeConfig;
 pub use engine::{DeployError, Deployment, DeploymentId, Engine, EngineConfig, ShutdownError};
 pub use events::{BrokerConfig, BrokerStats, Published, TimerSpec};
 pub use graph::Process;

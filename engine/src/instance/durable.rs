@@ -231,9 +231,8 @@ impl<D: ProcessData> Instance<D> {
                 if matches!(error, crate::store::StoreError::Fenced { .. }) {
                     // Another node owns it now: its end is the new owner's to store.
                     answer(acks, Err(WorkError::InstanceEnded));
-                    self.outcome = Some(Box::new(Outcome::Failed(InstanceError::Moved {
-                        message,
-                    })));
+                    self.outcome =
+                        Some(Box::new(Outcome::Failed(InstanceError::Moved { message })));
                     return;
                 }
                 answer(

@@ -227,8 +227,7 @@ impl DurableEngine {
         let stored = record.clone();
         blocking(move || store.store_message(&stored, here)).await?;
         if here {
-            if let Some(published) =
-                hub.offer_stored(&record.name, &record.key, payload, record.id)
+            if let Some(published) = hub.offer_stored(&record.name, &record.key, payload, record.id)
             {
                 return Ok(published);
             }
@@ -238,7 +237,6 @@ impl DurableEngine {
         }
         Ok(Published::Buffered)
     }
-
 }
 
 /// Where a signal's payload decoder is kept (beside the messages').
@@ -400,15 +398,27 @@ impl Node {
         let (i, m) = blocking(move || store.reserve_ids(block)).await?;
         // Ids handed out meanwhile are below the old block's end: still unique.
         if low(instance, instance_end) {
-            engine.engine.inner.next_instance.store(i, Ordering::Relaxed);
+            engine
+                .engine
+                .inner
+                .next_instance
+                .store(i, Ordering::Relaxed);
         }
         if low(message, message_end) {
             engine.inner.next_message.store(m, Ordering::Relaxed);
         }
         let mut blocks = self.blocks.lock().unwrap_or_else(|p| p.into_inner());
         *blocks = (
-            if low(instance, instance_end) { i + block } else { instance_end },
-            if low(message, message_end) { m + block } else { message_end },
+            if low(instance, instance_end) {
+                i + block
+            } else {
+                instance_end
+            },
+            if low(message, message_end) {
+                m + block
+            } else {
+                message_end
+            },
         );
         Ok(())
     }
@@ -422,6 +432,8 @@ impl Node {
     ) {
         const CLAIM_BATCH: usize = 500;
         let mut last_expiry = 0;
+        // Message names waited for here with no payload type known (warned once).
+        let mut unknown = HashSet::new();
         loop {
             tokio::select! {
                 _ = self.stop.cancelled() => return,
@@ -436,10 +448,15 @@ impl Node {
             if now - last_expiry >= 1_000 {
                 // Expired messages leave the store (any node may do it).
                 last_expiry = now;
-                engine.inner.writer.send(vec![Write::Expire { now_ms: now }]);
+                engine
+                    .inner
+                    .writer
+                    .send(vec![Write::Expire { now_ms: now }]);
             }
             let hub = engine.engine.inner.hub.clone();
             let (names, waits) = hub.wanted();
+            // Only messages this node can read: another node may know their type.
+            let (names, waits) = engine.readable(names, waits, &mut unknown);
             if names.is_empty() && waits.is_empty() {
                 continue;
             }
@@ -494,12 +511,43 @@ impl Node {
             Some(payload) => {
                 engine.engine.inner.hub.broadcast(&note.name, payload);
             }
-            None => warn!(signal = %note.name, "a signal of unknown type from another node: call signal_type first"),
+            None => {
+                warn!(signal = %note.name, "a signal of unknown type from another node: call signal_type first")
+            }
         }
     }
 }
 
 impl DurableEngine {
+    /// The wanted message names and waits whose payload type is known here; warn
+    /// once per name of one that is not.
+    fn readable(
+        &self,
+        names: Vec<String>,
+        waits: Vec<(String, String)>,
+        unknown: &mut HashSet<String>,
+    ) -> (Vec<String>, Vec<(String, String)>) {
+        let payloads = self
+            .inner
+            .payloads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut known = |name: &String| {
+            let known = payloads.contains_key(name);
+            if !known && unknown.insert(name.clone()) {
+                warn!(
+                    message = %name,
+                    "a catch here waits for a message whose payload type this node does not \
+                     know: call message_type for it, or it is never taken from the store here"
+                );
+            }
+            known
+        };
+        let names = names.into_iter().filter(|n| known(n)).collect();
+        let waits = waits.into_iter().filter(|(n, _)| known(n)).collect();
+        (names, waits)
+    }
+
     /// A stored payload read back with the type registered for `name`.
     pub(super) fn decode_payload(&self, name: &str, json: &str) -> Option<Payload> {
         let value = serde_json::from_str(json).ok()?;

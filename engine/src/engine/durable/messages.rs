@@ -45,9 +45,7 @@ impl DurableEngine {
         };
         #[cfg(feature = "postgres")]
         if let Some(node) = self.inner.node.get() {
-            return self
-                .publish_on_node(node, record, Arc::new(payload))
-                .await;
+            return self.publish_on_node(node, record, Arc::new(payload)).await;
         }
         self.inner
             .writer

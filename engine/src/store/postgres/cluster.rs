@@ -112,8 +112,8 @@ impl PostgresStore {
     /// Another connection to the same store, as the same node (sharing its fences).
     pub(crate) fn connect_again(&self) -> Result<PostgresStore, StoreError> {
         let config = self.config.clone();
-        let client = off_runtime(|| config.connect(NoTls))?
-            .map_err(|e| self.fail("connecting", e))?;
+        let client =
+            off_runtime(|| config.connect(NoTls))?.map_err(|e| self.fail("connecting", e))?;
         let mut inner = super::Inner {
             client,
             statements: HashMap::new(),
@@ -162,7 +162,9 @@ impl PostgresStore {
     }
 
     /// Renew every lease this node holds and every message claim it has, in one
-    /// statement. Returns the ids of the running instances it still owns.
+    /// statement. Returns the ids of the running instances it still owns. A lease
+    /// that expired is not renewed: it is another node's to take (this node's loop
+    /// runs on until that node's fence stops it).
     pub(crate) fn renew(&self) -> Result<Vec<u64>, StoreError> {
         let node = self.node_fences()?;
         let _ownership = node.ownership.lock().unwrap_or_else(|p| p.into_inner());
@@ -171,7 +173,8 @@ impl PostgresStore {
                UPDATE messages SET claim_until = now() + $2 * interval '1 millisecond'
                WHERE claimed_by = $1)
              UPDATE instances SET lease_until = now() + $2 * interval '1 millisecond'
-             WHERE owner = $1 AND status = 'running' RETURNING id",
+             WHERE owner = $1 AND status = 'running' AND lease_until >= now()
+             RETURNING id",
             &[&node.node, &(node.lease_ms as f64)],
             "renewing leases",
         )?;
@@ -189,6 +192,8 @@ impl PostgresStore {
     /// Take over at most `limit` running instances of the given processes (name and
     /// fingerprint: instances this node can resume) whose lease expired or that no
     /// node owns: owner = this node, a new lease, `fence + 1`, a `handovers` row each.
+    /// Never its own: their loops may still run here (a node id is never reused, so
+    /// an instance of this node's previous life has another owner's name).
     pub(crate) fn take_over(
         &self,
         processes: &[(String, u64)],
@@ -203,6 +208,7 @@ impl PostgresStore {
             "WITH expired AS (
                SELECT id, owner FROM instances
                WHERE status = 'running' AND (lease_until IS NULL OR lease_until < now())
+                 AND owner IS DISTINCT FROM $1
                  AND (process, fingerprint) IN (SELECT * FROM unnest($3::text[], $4::bigint[]))
                ORDER BY id LIMIT $5 FOR UPDATE SKIP LOCKED),
              moved AS (
@@ -217,13 +223,7 @@ impl PostgresStore {
                INSERT INTO handovers (instance, fence, from_owner, to_owner)
                SELECT id, fence, from_owner, $1 FROM moved)
              SELECT * FROM moved ORDER BY id",
-            &[
-                &node.node,
-                &(node.lease_ms as f64),
-                &names,
-                &prints,
-                &limit,
-            ],
+            &[&node.node, &(node.lease_ms as f64), &names, &prints, &limit],
             "taking over instances",
         )?;
         let mut taken = Vec::with_capacity(rows.len());

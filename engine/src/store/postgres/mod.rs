@@ -228,10 +228,13 @@ impl PostgresStore {
                 self.reconnect(inner)?;
             }
             match f(inner) {
-                Err(StoreError::Postgres { doing, .. })
-                    if !retried && doing != COMMITTING && inner.client.is_closed() =>
+                Err(StoreError::Postgres { doing, source, .. })
+                    if !retried
+                        && doing != COMMITTING
+                        && (inner.client.is_closed() || connection_lost(&source)) =>
                 {
                     retried = true;
+                    self.reconnect(inner)?;
                 }
                 other => return other,
             }
@@ -244,7 +247,10 @@ impl PostgresStore {
         let start = std::time::Instant::now();
         let mut pause = std::time::Duration::from_millis(20);
         loop {
-            let attempt = self.config.connect(NoTls).map_err(|e| self.fail("connecting again", e));
+            let attempt = self
+                .config
+                .connect(NoTls)
+                .map_err(|e| self.fail("connecting again", e));
             let attempt = attempt.and_then(|mut client| {
                 prepare(&mut client, &self.location, &self.schema, false).map(|_| client)
             });
@@ -428,6 +434,23 @@ fn prepare(
         .batch_execute(&format!("SET search_path TO {quoted}"))
         .map_err(|e| fail("setting the search path", e))?;
     Ok(created)
+}
+
+/// Whether `e` says the connection is gone: closed, or the server ended the
+/// session (shut down, restarting, the backend terminated).
+fn connection_lost(e: &postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    let Some(code) = e.code() else {
+        // An I/O error on the socket.
+        return e.as_db_error().is_none()
+            && std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>());
+    };
+    let code = code.code();
+    // Class 57P: operator intervention (admin/crash shutdown, cannot connect now);
+    // class 08: connection exceptions.
+    code.starts_with("57P") || code.starts_with("08")
 }
 
 /// `doing` of a failed commit: its outcome is unknown, so it is not run again.

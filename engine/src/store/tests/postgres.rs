@@ -265,7 +265,10 @@ fn a_fenced_writer_cannot_overwrite_the_new_owners_checkpoint() {
     assert_eq!((taken[0].record.seq, taken[0].fence), (1, 2));
     assert_eq!(taken[0].from.as_deref(), Some("a"));
     // Nothing more to take: b's lease is live.
-    assert!(a.take_over(std::slice::from_ref(&process), 10).unwrap().is_empty());
+    assert!(a
+        .take_over(std::slice::from_ref(&process), 10)
+        .unwrap()
+        .is_empty());
     // a, not knowing, checkpoints with a message it applied: refused as fenced, and
     // nothing of the batch is stored (the message stays for the new owner).
     let err = a
@@ -300,7 +303,10 @@ fn a_fenced_writer_cannot_overwrite_the_new_owners_checkpoint() {
         assert!(matches!(err, StoreError::Fenced { id: 1, .. }), "{err:?}");
     }
     let stored = b.instance(1).unwrap().unwrap();
-    assert_eq!((stored.seq, stored.state.as_str()), (2, r#"{"by":"b","step":2}"#));
+    assert_eq!(
+        (stored.seq, stored.state.as_str()),
+        (2, r#"{"by":"b","step":2}"#)
+    );
     assert_eq!(stored.status, Status::Running);
     // Renewal: b keeps it, a has nothing.
     assert_eq!(b.renew().unwrap(), [1]);
@@ -372,7 +378,11 @@ fn nodes_take_disjoint_batches_and_reserve_disjoint_ids() {
         }
     });
     all.sort_unstable();
-    assert_eq!(all, (0..40).map(|i| i * 2).collect::<Vec<_>>(), "each taken once");
+    assert_eq!(
+        all,
+        (0..40).map(|i| i * 2).collect::<Vec<_>>(),
+        "each taken once"
+    );
     ids.sort_unstable();
     for pair in ids.windows(2) {
         assert!(pair[1].0 >= pair[0].0 + (1 << 20), "{ids:?}");
