@@ -440,6 +440,16 @@ impl Hub {
                     _ => Vec::new(),
                 };
                 if starters.is_empty() {
+                    #[cfg(feature = "postgres")]
+                    if stored.is_some() {
+                        if let Some(notify) = self.on_wait.get() {
+                            // A node of several keeps no stored message here: its claim
+                            // expires and the node whose catch waits for it claims it.
+                            drop(state);
+                            notify.notify_one();
+                            return buffer.then_some(Published::Buffered);
+                        }
+                    }
                     return buffer.then(|| self.buffer(&mut state, at, payload, stored));
                 }
                 drop(state);

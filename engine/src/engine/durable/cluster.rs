@@ -24,8 +24,8 @@
 //!   listening at that moment misses it, as a catch not armed then would).
 
 use std::any::Any;
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -40,6 +40,7 @@ use crate::engine::Engine;
 use crate::events::Published;
 use crate::graph::Payload;
 use crate::instance::durable::now_ms;
+use crate::instance::InstanceHandle;
 use crate::store::{MessageRecord, PostgresStore, StoreError, Write, DEFAULT_SCHEMA};
 
 /// How a node of several runs ([`DurableEngine::connect_with`]).
@@ -102,6 +103,38 @@ pub(crate) struct Node {
     wake: Arc<Notify>,
     stop: CancellationToken,
     listening: Arc<AtomicBool>,
+    /// The instances this node runs, to stop one whose lease it lost.
+    live: std::sync::Mutex<HashMap<u64, Live>>,
+    /// Renewals begun (an instance registered after renewal `n` began is not
+    /// judged by it).
+    renewals: AtomicU64,
+}
+
+/// An instance this node runs.
+struct Live {
+    /// `Node::renewals` when it was registered.
+    since: u64,
+    /// Asked to stop already (its lease was lost).
+    stopping: bool,
+    run: Box<dyn Running>,
+}
+
+/// A running instance's handle, type-erased.
+trait Running: Send + Sync {
+    fn finished(&self) -> bool;
+    fn stop(&self);
+}
+
+impl<D: Clone + Send + Sync + 'static> Running for InstanceHandle<D> {
+    fn finished(&self) -> bool {
+        self.is_finished()
+    }
+
+    fn stop(&self) {
+        // Its end is refused by the fence: the loop stops without ending it in the
+        // store, and its handle says it moved.
+        self.cancel();
+    }
 }
 
 /// A signal between nodes, as the `NOTIFY` payload.
@@ -165,12 +198,30 @@ impl DurableEngine {
             wake: Arc::new(Notify::new()),
             stop: CancellationToken::new(),
             listening: Arc::new(AtomicBool::new(true)),
+            live: std::sync::Mutex::new(HashMap::new()),
+            renewals: AtomicU64::new(0),
         });
         engine.engine.inner.hub.on_wait(node.wake.clone());
         let _ = engine.inner.node.set(node.clone());
         node.spawn(&engine);
         info!(node = %id, "engine node connected");
         Ok(engine)
+    }
+
+    /// A node runs this instance (started or resumed here): watched by the renewals.
+    pub(super) fn runs_here<D: Clone + Send + Sync + 'static>(&self, handle: &InstanceHandle<D>) {
+        if let Some(node) = self.inner.node.get() {
+            let since = node.renewals.load(Ordering::SeqCst);
+            let mut live = node.live.lock().unwrap_or_else(|p| p.into_inner());
+            live.insert(
+                handle.id().0,
+                Live {
+                    since,
+                    stopping: false,
+                    run: Box::new(handle.clone()),
+                },
+            );
+        }
     }
 
     /// This engine's node id, if it is a node of several ([`DurableEngine::connect`]).
@@ -307,12 +358,19 @@ impl Node {
                 _ = self.stop.cancelled() => return,
                 _ = tokio::time::sleep(tick) => {}
             }
+            let renewal = self.renewals.fetch_add(1, Ordering::SeqCst) + 1;
             let store = self.store.clone();
-            match blocking(move || store.renew()).await {
-                Ok(kept) => debug!(node = %self.id, leases = kept.len(), "leases renewed"),
-                Err(e) => warn!(node = %self.id, error = %e, "renewing leases failed"),
-            }
-            match self.take_over(&engine).await {
+            let stopping = match blocking(move || store.renew()).await {
+                Ok(kept) => {
+                    debug!(node = %self.id, leases = kept.len(), "leases renewed");
+                    self.sweep(renewal, &kept)
+                }
+                Err(e) => {
+                    warn!(node = %self.id, error = %e, "renewing leases failed");
+                    self.stopping()
+                }
+            };
+            match self.take_over(&engine, &stopping).await {
                 Ok(report) if !report.resumed.is_empty() || !report.skipped.is_empty() => info!(
                     node = %self.id,
                     resumed = report.resumed.len(),
@@ -328,9 +386,46 @@ impl Node {
         }
     }
 
-    /// Take over, batch by batch, every expired instance of a registered process,
-    /// and resume them.
-    async fn take_over(&self, engine: &DurableEngine) -> Result<ResumeReport, DurableError> {
+    /// After renewal number `renewal`, which kept `kept`: forget the instances that
+    /// ended here, and stop those this node no longer owns (another node took them:
+    /// their next write would be refused anyway). Returns the ids of the lost ones
+    /// whose loops have not stopped yet: not to be taken back meanwhile.
+    fn sweep(&self, renewal: u64, kept: &[u64]) -> Vec<u64> {
+        let kept: HashSet<u64> = kept.iter().copied().collect();
+        let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        live.retain(|id, entry| {
+            if entry.run.finished() {
+                return false;
+            }
+            if entry.since < renewal && !kept.contains(id) && !entry.stopping {
+                warn!(node = %self.id, instance = id, "lost the lease of an instance: stopping it here");
+                entry.stopping = true;
+                entry.run.stop();
+            }
+            true
+        });
+        live.iter()
+            .filter(|(_, e)| e.stopping)
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    /// The lost instances whose loops have not stopped yet.
+    fn stopping(&self) -> Vec<u64> {
+        let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        live.iter()
+            .filter(|(_, e)| e.stopping && !e.run.finished())
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    /// Take over, batch by batch, every expired instance of a registered process
+    /// (but those in `not`), and resume them.
+    async fn take_over(
+        &self,
+        engine: &DurableEngine,
+        not: &[u64],
+    ) -> Result<ResumeReport, DurableError> {
         let processes: Vec<(String, u64)> = {
             let registry = engine
                 .inner
@@ -347,14 +442,15 @@ impl Node {
             return Ok(report);
         }
         let processes = Arc::new(processes);
+        let not = Arc::new(not.to_vec());
         loop {
             if self.stop.is_cancelled() {
                 return Ok(report);
             }
             let store = self.store.clone();
             let batch = self.config.takeover_batch;
-            let wanted = processes.clone();
-            let taken = blocking(move || store.take_over(&wanted, batch)).await?;
+            let (wanted, not) = (processes.clone(), not.clone());
+            let taken = blocking(move || store.take_over(&wanted, &not, batch)).await?;
             let full = taken.len() >= batch;
             for t in taken {
                 debug!(
@@ -379,7 +475,7 @@ impl Node {
         self: Arc<Self>,
         engine: &DurableEngine,
     ) -> Result<ResumeReport, DurableError> {
-        let report = self.take_over(engine).await?;
+        let report = self.take_over(engine, &self.stopping()).await?;
         self.wake.notify_one();
         Ok(report)
     }

@@ -257,13 +257,16 @@ impl DurableEngine {
             .ok_or(DurableError::ShuttingDown)?;
         let mut durable = Durable::new(self.inner.writer.clone(), codec, id, 1, None);
         durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
-        Ok(self.engine.inner.spawn_durable(
+        let handle = self.engine.inner.spawn_durable(
             admitted,
             &runtime,
             process,
             (data, Entry::NoneStart),
             durable,
-        ))
+        );
+        #[cfg(feature = "postgres")]
+        self.runs_here(&handle);
+        Ok(handle)
     }
 
     /// Deploy `process` (registering it): its start events start durable instances —
@@ -558,9 +561,12 @@ impl DurableEngine {
             record.key,
         );
         durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
-        Ok(self
-            .engine
-            .inner
-            .spawn_durable(admitted, &runtime, process, (data, entry), durable))
+        let handle =
+            self.engine
+                .inner
+                .spawn_durable(admitted, &runtime, process, (data, entry), durable);
+        #[cfg(feature = "postgres")]
+        self.runs_here(&handle);
+        Ok(handle)
     }
 }

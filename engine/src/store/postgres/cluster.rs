@@ -16,7 +16,9 @@
 //!   calling node in one statement, `fence + 1`, a `handovers` row each, in batches
 //!   (`FOR UPDATE SKIP LOCKED`: two nodes taking over at once take disjoint sets).
 //! - **Messages** are claimed by one node before it delivers them
-//!   ([`PostgresStore::claim_messages`]); the claim expires with the node's leases.
+//!   ([`PostgresStore::claim_messages`]) for one lease length: the receiving
+//!   instance consumes it at its next checkpoint, long before; a claim of a node
+//!   that died, or whose instance moved, expires and another node claims it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -161,20 +163,15 @@ impl PostgresStore {
         })
     }
 
-    /// Renew every lease this node holds and every message claim it has, in one
-    /// statement. Returns the ids of the running instances it still owns. A lease
-    /// that expired is not renewed: it is another node's to take (this node's loop
-    /// runs on until that node's fence stops it).
+    /// Renew every lease this node holds, in one statement (also one that expired
+    /// but that no node took yet). Returns the ids of the running instances it still
+    /// owns.
     pub(crate) fn renew(&self) -> Result<Vec<u64>, StoreError> {
         let node = self.node_fences()?;
         let _ownership = node.ownership.lock().unwrap_or_else(|p| p.into_inner());
         let rows = self.rows(
-            "WITH claims AS (
-               UPDATE messages SET claim_until = now() + $2 * interval '1 millisecond'
-               WHERE claimed_by = $1)
-             UPDATE instances SET lease_until = now() + $2 * interval '1 millisecond'
-             WHERE owner = $1 AND status = 'running' AND lease_until >= now()
-             RETURNING id",
+            "UPDATE instances SET lease_until = now() + $2 * interval '1 millisecond'
+             WHERE owner = $1 AND status = 'running' RETURNING id",
             &[&node.node, &(node.lease_ms as f64)],
             "renewing leases",
         )?;
@@ -192,11 +189,13 @@ impl PostgresStore {
     /// Take over at most `limit` running instances of the given processes (name and
     /// fingerprint: instances this node can resume) whose lease expired or that no
     /// node owns: owner = this node, a new lease, `fence + 1`, a `handovers` row each.
-    /// Never its own: their loops may still run here (a node id is never reused, so
-    /// an instance of this node's previous life has another owner's name).
+    /// Never its own, nor those in `not` (instances this node lost whose loops have
+    /// not stopped yet here): a node id is never reused, so an instance of this
+    /// node's previous life has another owner's name.
     pub(crate) fn take_over(
         &self,
         processes: &[(String, u64)],
+        not: &[u64],
         limit: usize,
     ) -> Result<Vec<TakenOver>, StoreError> {
         let node = self.node_fences()?;
@@ -208,7 +207,7 @@ impl PostgresStore {
             "WITH expired AS (
                SELECT id, owner FROM instances
                WHERE status = 'running' AND (lease_until IS NULL OR lease_until < now())
-                 AND owner IS DISTINCT FROM $1
+                 AND owner IS DISTINCT FROM $1 AND NOT (id = ANY($6::bigint[]))
                  AND (process, fingerprint) IN (SELECT * FROM unnest($3::text[], $4::bigint[]))
                ORDER BY id LIMIT $5 FOR UPDATE SKIP LOCKED),
              moved AS (
@@ -223,7 +222,14 @@ impl PostgresStore {
                INSERT INTO handovers (instance, fence, from_owner, to_owner)
                SELECT id, fence, from_owner, $1 FROM moved)
              SELECT * FROM moved ORDER BY id",
-            &[&node.node, &(node.lease_ms as f64), &names, &prints, &limit],
+            &[
+                &node.node,
+                &(node.lease_ms as f64),
+                &names,
+                &prints,
+                &limit,
+                &not.iter().map(|id| to_i64(*id)).collect::<Vec<i64>>(),
+            ],
             "taking over instances",
         )?;
         let mut taken = Vec::with_capacity(rows.len());

@@ -257,16 +257,18 @@ fn a_fenced_writer_cannot_overwrite_the_new_owners_checkpoint() {
     // b takes the expired instance: fence 2, one handover recorded. Not a process b
     // cannot run.
     assert!(b
-        .take_over(&[("other".into(), process.1)], 10)
+        .take_over(&[("other".into(), process.1)], &[], 10)
         .unwrap()
         .is_empty());
-    let taken = b.take_over(std::slice::from_ref(&process), 10).unwrap();
+    let taken = b
+        .take_over(std::slice::from_ref(&process), &[], 10)
+        .unwrap();
     assert_eq!(taken.len(), 1);
     assert_eq!((taken[0].record.seq, taken[0].fence), (1, 2));
     assert_eq!(taken[0].from.as_deref(), Some("a"));
     // Nothing more to take: b's lease is live.
     assert!(a
-        .take_over(std::slice::from_ref(&process), 10)
+        .take_over(std::slice::from_ref(&process), &[], 10)
         .unwrap()
         .is_empty());
     // a, not knowing, checkpoints with a message it applied: refused as fenced, and
@@ -361,7 +363,7 @@ fn nodes_take_disjoint_batches_and_reserve_disjoint_ids() {
                 scope.spawn(move || {
                     let mut mine = Vec::new();
                     loop {
-                        let batch = s.take_over(prints, 7).unwrap();
+                        let batch = s.take_over(prints, &[], 7).unwrap();
                         if batch.is_empty() {
                             break;
                         }
