@@ -704,7 +704,7 @@ fn db_now_ms() -> i64 {
 /// fences 2, 3, … in order, and nothing is left running.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_nodes_survive_sigkill_at_random_moments() {
-    const KILLS: usize = 6;
+    const KILLS: usize = 10;
     const STARTS: u64 = 12;
     let schema = Schema::new("crash");
     let seed = std::env::var("THRESH_CRASH_SEED")
