@@ -176,11 +176,12 @@ impl DurableEngine {
             config.lease,
             config.id_block,
         );
-        let (store, own, ids) = blocking(move || {
+        let (store, own, renewals, ids) = blocking(move || {
             let store = PostgresStore::connect_node(&url, &schema, &node_id, lease)?;
             let own = store.connect_again()?;
+            let renewals = store.connect_again()?;
             let ids = own.reserve_ids(block)?;
-            Ok((store, own, ids))
+            Ok((store, own, renewals, ids))
         })
         .await?;
         let engine = Self::with_store(Arc::new(store))?;
@@ -203,7 +204,7 @@ impl DurableEngine {
         });
         engine.engine.inner.hub.on_wait(node.wake.clone());
         let _ = engine.inner.node.set(node.clone());
-        node.spawn(&engine);
+        node.spawn(&engine, renewals);
         info!(node = %id, "engine node connected");
         Ok(engine)
     }
@@ -307,12 +308,13 @@ impl Node {
         self.listening.store(false, Ordering::Relaxed);
     }
 
-    fn spawn(self: &Arc<Self>, engine: &DurableEngine) {
+    fn spawn(self: &Arc<Self>, engine: &DurableEngine, renewals: PostgresStore) {
         let (signals_tx, signals_rx) = mpsc::unbounded_channel();
         self.spawn_listener(signals_tx);
+        self.spawn_renewer(renewals);
         let node = self.clone();
-        let leases = engine.clone();
-        tokio::spawn(async move { node.lease_loop(leases).await });
+        let takeovers = engine.clone();
+        tokio::spawn(async move { node.takeover_loop(takeovers).await });
         let node = self.clone();
         let claims = engine.clone();
         tokio::spawn(async move { node.claim_loop(claims, signals_rx).await });
@@ -350,27 +352,47 @@ impl Node {
         }
     }
 
-    /// Renew this node's leases and take over expired ones, every `lease / 3`.
-    async fn lease_loop(self: Arc<Self>, engine: DurableEngine) {
+    /// Renew this node's leases every `lease / 3`, on a thread and a connection of
+    /// their own: neither busy async workers, nor a long takeover, nor the claims
+    /// delay a renewal (a late one would lose the leases of a live node).
+    fn spawn_renewer(self: &Arc<Self>, store: PostgresStore) {
+        let node = self.clone();
+        let tick = (self.config.lease / 3).max(Duration::from_millis(1));
+        let spawned = std::thread::Builder::new()
+            .name("thresh-leases".into())
+            .spawn(move || {
+                let mut next = std::time::Instant::now() + tick;
+                while !node.stop.is_cancelled() {
+                    let now = std::time::Instant::now();
+                    if now < next {
+                        std::thread::sleep((next - now).min(Duration::from_millis(50)));
+                        continue;
+                    }
+                    next = now + tick;
+                    let renewal = node.renewals.fetch_add(1, Ordering::SeqCst) + 1;
+                    match store.renew() {
+                        Ok(kept) => {
+                            debug!(node = %node.id, leases = kept.len(), "leases renewed");
+                            node.sweep(renewal, &kept);
+                        }
+                        Err(e) => warn!(node = %node.id, error = %e, "renewing leases failed"),
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            warn!(error = %e, "could not start the lease thread: this node's leases expire");
+        }
+    }
+
+    /// Take over expired leases every `lease / 3`.
+    async fn takeover_loop(self: Arc<Self>, engine: DurableEngine) {
         let tick = (self.config.lease / 3).max(Duration::from_millis(1));
         loop {
             tokio::select! {
                 _ = self.stop.cancelled() => return,
                 _ = tokio::time::sleep(tick) => {}
             }
-            let renewal = self.renewals.fetch_add(1, Ordering::SeqCst) + 1;
-            let store = self.store.clone();
-            let stopping = match blocking(move || store.renew()).await {
-                Ok(kept) => {
-                    debug!(node = %self.id, leases = kept.len(), "leases renewed");
-                    self.sweep(renewal, &kept)
-                }
-                Err(e) => {
-                    warn!(node = %self.id, error = %e, "renewing leases failed");
-                    self.stopping()
-                }
-            };
-            match self.take_over(&engine, &stopping).await {
+            match self.take_over(&engine, &self.stopping()).await {
                 Ok(report) if !report.resumed.is_empty() || !report.skipped.is_empty() => info!(
                     node = %self.id,
                     resumed = report.resumed.len(),
@@ -388,9 +410,9 @@ impl Node {
 
     /// After renewal number `renewal`, which kept `kept`: forget the instances that
     /// ended here, and stop those this node no longer owns (another node took them:
-    /// their next write would be refused anyway). Returns the ids of the lost ones
-    /// whose loops have not stopped yet: not to be taken back meanwhile.
-    fn sweep(&self, renewal: u64, kept: &[u64]) -> Vec<u64> {
+    /// their next write would be refused anyway); until their loops stopped they are
+    /// not taken back (`stopping`).
+    fn sweep(&self, renewal: u64, kept: &[u64]) {
         let kept: HashSet<u64> = kept.iter().copied().collect();
         let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
         live.retain(|id, entry| {
@@ -404,10 +426,6 @@ impl Node {
             }
             true
         });
-        live.iter()
-            .filter(|(_, e)| e.stopping)
-            .map(|(id, _)| *id)
-            .collect()
     }
 
     /// The lost instances whose loops have not stopped yet.
