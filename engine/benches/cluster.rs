@@ -115,7 +115,10 @@ fn main() {
     let runs = runtime().block_on(async {
         let engine = DurableEngine::open(&path).await.expect("store");
         let runs = measured(std::slice::from_ref(&engine)).await;
-        engine.shutdown(Duration::from_secs(30)).await.expect("shutdown");
+        engine
+            .shutdown(Duration::from_secs(30))
+            .await
+            .expect("shutdown");
         runs
     });
     report_rate("durable, SQLite: instances/s", &runs, None);
@@ -130,11 +133,18 @@ fn main() {
             let mut engines = Vec::new();
             for n in 0..nodes {
                 let config = node_config(&schema, &format!("bench-{n}"), Duration::from_secs(10));
-                engines.push(DurableEngine::connect_with(&url(), config).await.expect("connect"));
+                engines.push(
+                    DurableEngine::connect_with(&url(), config)
+                        .await
+                        .expect("connect"),
+                );
             }
             let runs = measured(&engines).await;
             for engine in engines {
-                engine.shutdown(Duration::from_secs(30)).await.expect("shutdown");
+                engine
+                    .shutdown(Duration::from_secs(30))
+                    .await
+                    .expect("shutdown");
             }
             runs
         });

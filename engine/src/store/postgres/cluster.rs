@@ -49,7 +49,7 @@ pub(crate) struct NodeFences {
 }
 
 impl NodeFences {
-    fn fence(&self, id: u64) -> i64 {
+    pub(super) fn fence(&self, id: u64) -> i64 {
         let fences = self.fences.lock().unwrap_or_else(|p| p.into_inner());
         fences.get(&id).copied().unwrap_or(1)
     }

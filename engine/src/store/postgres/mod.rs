@@ -3,6 +3,7 @@
 //! (Its documentation is on [`PostgresStore`].)
 
 mod apply;
+mod bulk;
 mod cluster;
 mod read;
 

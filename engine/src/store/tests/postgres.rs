@@ -481,3 +481,77 @@ fn engines_connecting_at_once_create_the_store_once() {
         1
     );
 }
+
+#[test]
+fn a_run_of_checkpoints_in_one_statement_names_the_one_at_fault() {
+    let schema = TestSchema::new();
+    let store = schema.connect().unwrap();
+    let puts = |seq: u64| (0..6).map(move |id| Write::Put(rec(id, seq, "{}")));
+    store.apply(&puts(1).collect::<Vec<_>>()).unwrap();
+    // A stale one in the middle of a run: the batch is refused naming it, and
+    // nothing of it is stored.
+    let mut batch: Vec<Write> = puts(2).collect();
+    batch[3] = Write::Put(rec(3, 1, "{}"));
+    let err = store.apply(&batch).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::StaleCheckpoint {
+                id: 3,
+                stored: 1,
+                given: 1
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(store.running().unwrap().iter().all(|r| r.seq == 1));
+    // A run of ends with one of an unknown instance.
+    let end = |id| Write::End {
+        id,
+        status: Status::Completed,
+        outcome: Some("{}".into()),
+        at_ms: 9,
+    };
+    let err = store.apply(&[end(0), end(1), end(77)]).unwrap_err();
+    assert!(
+        matches!(err, StoreError::UnknownInstance { id: 77 }),
+        "{err:?}"
+    );
+    assert_eq!(store.running().unwrap().len(), 6);
+    // Whole runs go through.
+    store.apply(&puts(2).collect::<Vec<_>>()).unwrap();
+    store.apply(&[end(0), end(1), end(2)]).unwrap();
+    assert_eq!(store.running().unwrap().len(), 3);
+
+    // A node's run with one instance another node owns: fenced, nothing stored.
+    let a = PostgresStore::connect_node(&url(), &schema.0, "a", Default::default()).unwrap();
+    let b = PostgresStore::connect_node(&url(), &schema.0, "b", std::time::Duration::from_secs(60))
+        .unwrap();
+    a.apply(
+        &(10..14)
+            .map(|id| Write::Put(rec(id, 1, "{}")))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let prints: Vec<(String, u64)> = (10..14)
+        .map(|id| {
+            let r = rec(id, 1, "{}");
+            (r.process, r.fingerprint)
+        })
+        .filter(|(_, f)| *f & 0xff == 12)
+        .collect();
+    assert_eq!(b.take_over(&prints, &[], 10).unwrap().len(), 1);
+    let err = a
+        .apply(
+            &(10..14)
+                .map(|id| Write::Put(rec(id, 2, "{}")))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Fenced { id: 12, .. }), "{err:?}");
+    assert!((10..14).all(|id| a.instance(id).unwrap().unwrap().seq == 1));
+    // b's run with the instance it took (fence 2): stored.
+    b.apply(&[Write::Put(rec(12, 2, "{}")), Write::Put(rec(13, 0, "{}"))])
+        .unwrap_err();
+    b.apply(&[Write::Put(rec(12, 2, "{}"))]).unwrap();
+}
