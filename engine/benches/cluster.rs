@@ -161,7 +161,7 @@ fn main() {
 /// A node parks `TAKEOVER` instances at a user task and stops without a word (its
 /// leases stay, unrenewed); two survivors take them over once the leases expire.
 fn takeover() {
-    let lease = Duration::from_secs(1);
+    let lease = Duration::from_secs(2);
     println!();
     println!(
         "takeover: {TAKEOVER} instances parked at a user task on a node that stops; two survivors, lease {} ms",

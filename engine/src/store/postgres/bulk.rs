@@ -145,7 +145,7 @@ impl PostgresStore {
                process = excluded.process, fingerprint = excluded.fingerprint,
                status = excluded.status, key = excluded.key, seq = excluded.seq,
                state = excluded.state, outcome = excluded.outcome,
-               updated_ms = excluded.updated_ms
+               updated_ms = excluded.updated_ms, lease_until = excluded.lease_until
              WHERE instances.status = 'running' AND excluded.seq > instances.seq
                AND instances.owner = $10 AND instances.fence = excluded.fence",
             &self.location,
@@ -171,6 +171,10 @@ impl PostgresStore {
         .map_err(|e| self.fail("storing checkpoints", e))
     }
 
+    /// The conditions besides `i.id = t.id` are wrapped in `IS TRUE` so that no index
+    /// but the primary key can serve them: with the statistics of a table that just
+    /// grew (an estimate of one running row) the planner otherwise scans the
+    /// running-by-owner index for every element of the array.
     fn bulk_end(
         &self,
         tx: &mut postgres::Transaction<'_>,
@@ -203,7 +207,7 @@ impl PostgresStore {
                                         updated_ms = t.at
                  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[])
                    AS t(id, status, outcome, at)
-                 WHERE i.id = t.id AND i.status = 'running'",
+                 WHERE i.id = t.id AND (i.status = 'running') IS TRUE",
                 &self.location,
             )?;
             return tx
@@ -218,8 +222,8 @@ impl PostgresStore {
                                     updated_ms = t.at
              FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $6::bigint[])
                AS t(id, status, outcome, at, fence)
-             WHERE i.id = t.id AND i.status = 'running' AND i.owner = $5
-               AND i.fence = t.fence",
+             WHERE i.id = t.id
+               AND (i.status = 'running' AND i.owner = $5 AND i.fence = t.fence) IS TRUE",
             &self.location,
         )?;
         tx.execute(

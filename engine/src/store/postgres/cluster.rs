@@ -165,13 +165,19 @@ impl PostgresStore {
 
     /// Renew every lease this node holds, in one statement (also one that expired
     /// but that no node took yet). Returns the ids of the running instances it still
-    /// owns.
+    /// owns. It never waits for a row lock: a row a transaction holds (this node's
+    /// writer storing a checkpoint — which renews the lease itself — or another
+    /// node taking it over) is skipped, and counted as owned as it was before that
+    /// transaction (the next renewal sees how it ended).
     pub(crate) fn renew(&self) -> Result<Vec<u64>, StoreError> {
         let node = self.node_fences()?;
         let _ownership = node.ownership.lock().unwrap_or_else(|p| p.into_inner());
         let rows = self.rows(
-            "UPDATE instances SET lease_until = now() + $2 * interval '1 millisecond'
-             WHERE owner = $1 AND status = 'running' RETURNING id",
+            "WITH renewed AS (
+               UPDATE instances SET lease_until = now() + $2 * interval '1 millisecond'
+               WHERE id IN (SELECT id FROM instances WHERE owner = $1 AND status = 'running'
+                            FOR UPDATE SKIP LOCKED))
+             SELECT id FROM instances WHERE owner = $1 AND status = 'running'",
             &[&node.node, &(node.lease_ms as f64)],
             "renewing leases",
         )?;
@@ -452,7 +458,8 @@ impl PostgresStore {
                        process = excluded.process, fingerprint = excluded.fingerprint,
                        status = excluded.status, key = excluded.key, seq = excluded.seq,
                        state = excluded.state, outcome = excluded.outcome,
-                       updated_ms = excluded.updated_ms
+                       updated_ms = excluded.updated_ms,
+                       lease_until = excluded.lease_until
                      WHERE instances.status = 'running' AND excluded.seq > instances.seq
                        AND instances.owner = $10 AND instances.fence = $12",
                     &self.location,
