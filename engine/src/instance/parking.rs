@@ -50,14 +50,13 @@ impl<D: ProcessData> Instance<D> {
     /// escalation boundaries need none: they match what the activity's handler returns.
     pub(crate) fn guard(&mut self, track: TrackId, at: NodeIdx) {
         let boundaries = self.process.nodes[at].boundaries;
-        let subscribing = |&&b: &&NodeIdx| {
-            !matches!(
-                self.process.nodes[b].kind,
-                NodeKind::Boundary {
-                    trigger: Trigger::Error { .. } | Trigger::Escalation { .. },
-                    ..
-                }
-            )
+        // Compensation and cancel boundaries are never armed either: they are
+        // not events the activity waits for.
+        let subscribing = |&&b: &&NodeIdx| match &self.process.nodes[b].kind {
+            NodeKind::Boundary { trigger, .. } => {
+                !matches!(trigger, Trigger::Error { .. } | Trigger::Escalation { .. })
+            }
+            _ => false,
         };
         if !boundaries.iter().any(|b| subscribing(&b)) {
             return;
