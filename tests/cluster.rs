@@ -744,10 +744,21 @@ async fn three_nodes_survive_sigkill_at_random_moments() {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
     // Run while killing; then until every node of the last generation is idle.
     while killed.len() < KILLS || nodes.iter().any(|n| !idle.contains(&n.name)) {
-        let (node, line) = tokio::time::timeout_at(deadline, rx.recv())
-            .await
-            .expect("the nodes make progress")
-            .expect("a line");
+        let Ok(got) = tokio::time::timeout_at(deadline, rx.recv()).await else {
+            let waiting = sql(
+                "SELECT application_name || ' ' || state || ' ' || coalesce(wait_event, '-') \
+                 || ' ' || left(query, 80) FROM pg_stat_activity WHERE state <> 'idle'"
+                    .into(),
+            );
+            let waiting: Vec<String> = waiting.iter().map(|r| r.get(0)).collect();
+            panic!(
+                "the nodes made no progress: {} acknowledged, kills {killed:?}, idle {idle:?}, \
+                 nodes {:?}; the database is busy with {waiting:#?}",
+                started.len(),
+                nodes.iter().map(|n| &n.name).collect::<Vec<_>>()
+            );
+        };
+        let (node, line) = got.expect("a line");
         if line == "idle" {
             idle.insert(node);
         } else if let Some(rest) = line.strip_prefix("started ") {
@@ -756,7 +767,10 @@ async fn three_nodes_survive_sigkill_at_random_moments() {
             paid.insert(pay(key.to_string()).await);
             acks += 1;
         }
-        if killed.len() < KILLS && acks >= next_kill {
+        // Kill after a random number of acknowledgments — or now, if every node is
+        // done starting (it still finishes and takes over: a kill point too).
+        let all_idle = nodes.iter().all(|n| idle.contains(&n.name));
+        if killed.len() < KILLS && (acks >= next_kill || all_idle) {
             let slot = rng.below(3) as usize;
             let before = db_now_ms();
             let victim = &mut nodes[slot];
