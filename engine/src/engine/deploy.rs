@@ -228,6 +228,8 @@ pub(crate) struct DurableStarts<D> {
     pub writer: crate::store::Writer,
     pub codec: crate::instance::snapshot::Codec<D>,
     pub keep_history: bool,
+    /// Told of every instance started (a node of several watches its leases).
+    pub started: Option<Arc<dyn Fn(&InstanceHandle<D>) + Send + Sync>>,
 }
 
 impl<D: ProcessData> DeployTarget<D> {
@@ -278,6 +280,9 @@ impl<D: ProcessData> DeployTarget<D> {
                 (data, entry),
                 stored_as,
             );
+            if let Some(started) = &durable.started {
+                started(&handle);
+            }
             let _ = self.started.send(handle.clone());
             return Some(handle);
         }

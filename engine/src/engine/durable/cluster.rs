@@ -209,19 +209,20 @@ impl DurableEngine {
         Ok(engine)
     }
 
+    /// For a deployment's starts: each instance it starts runs here (a node).
+    pub(super) fn started_hook<D: Clone + Send + Sync + 'static>(
+        &self,
+    ) -> Option<Arc<dyn Fn(&InstanceHandle<D>) + Send + Sync>> {
+        let node = self.inner.node.get()?.clone();
+        Some(Arc::new(move |handle: &InstanceHandle<D>| {
+            node.runs(handle)
+        }))
+    }
+
     /// A node runs this instance (started or resumed here): watched by the renewals.
     pub(super) fn runs_here<D: Clone + Send + Sync + 'static>(&self, handle: &InstanceHandle<D>) {
         if let Some(node) = self.inner.node.get() {
-            let since = node.renewals.load(Ordering::SeqCst);
-            let mut live = node.live.lock().unwrap_or_else(|p| p.into_inner());
-            live.insert(
-                handle.id().0,
-                Live {
-                    since,
-                    stopping: false,
-                    run: Box::new(handle.clone()),
-                },
-            );
+            node.runs(handle);
         }
     }
 
@@ -297,6 +298,20 @@ fn signal_key(name: &str) -> String {
 }
 
 impl Node {
+    /// This node runs `handle`'s instance: its renewals watch its lease.
+    fn runs<D: Clone + Send + Sync + 'static>(&self, handle: &InstanceHandle<D>) {
+        let since = self.renewals.load(Ordering::SeqCst);
+        let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        live.insert(
+            handle.id().0,
+            Live {
+                since,
+                stopping: false,
+                run: Box::new(handle.clone()),
+            },
+        );
+    }
+
     /// How often a node polls the store.
     pub(crate) fn poll(&self) -> Duration {
         self.config.poll
@@ -373,7 +388,7 @@ impl Node {
                     match store.renew() {
                         Ok(kept) => {
                             debug!(node = %node.id, leases = kept.len(), "leases renewed");
-                            node.sweep(renewal, &kept);
+                            node.sweep(&store, renewal, &kept);
                         }
                         Err(e) => warn!(node = %node.id, error = %e, "renewing leases failed"),
                     }
@@ -412,20 +427,36 @@ impl Node {
     /// ended here, and stop those this node no longer owns (another node took them:
     /// their next write would be refused anyway); until their loops stopped they are
     /// not taken back (`stopping`).
-    fn sweep(&self, renewal: u64, kept: &[u64]) {
+    fn sweep(&self, store: &PostgresStore, renewal: u64, kept: &[u64]) {
         let kept: HashSet<u64> = kept.iter().copied().collect();
-        let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
-        live.retain(|id, entry| {
-            if entry.run.finished() {
-                return false;
+        let candidates: Vec<u64> = {
+            let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+            live.retain(|_, entry| !entry.run.finished());
+            live.iter()
+                .filter(|(id, e)| e.since < renewal && !e.stopping && !kept.contains(id))
+                .map(|(id, _)| *id)
+                .collect()
+        };
+        if candidates.is_empty() {
+            return;
+        }
+        // Not renewed: ended meanwhile, not stored yet (a deployment's instance
+        // before its first checkpoint), or moved. Only the moved ones stop.
+        let moved = match store.moved(&candidates) {
+            Ok(moved) => moved,
+            Err(e) => {
+                warn!(node = %self.id, error = %e, "checking for lost leases failed");
+                return;
             }
-            if entry.since < renewal && !kept.contains(id) && !entry.stopping {
+        };
+        let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        for id in moved {
+            if let Some(entry) = live.get_mut(&id) {
                 warn!(node = %self.id, instance = id, "lost the lease of an instance: stopping it here");
                 entry.stopping = true;
                 entry.run.stop();
             }
-            true
-        });
+        }
     }
 
     /// The lost instances whose loops have not stopped yet.

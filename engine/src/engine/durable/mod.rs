@@ -286,6 +286,10 @@ impl DurableEngine {
             writer: self.inner.writer.clone(),
             codec: Codec::<D>::json(),
             keep_history: self.inner.keep_history.load(Ordering::Relaxed),
+            #[cfg(feature = "postgres")]
+            started: self.started_hook(),
+            #[cfg(not(feature = "postgres"))]
+            started: None,
         };
         let (deployment, adopter) = self
             .engine

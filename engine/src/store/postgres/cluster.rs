@@ -256,6 +256,21 @@ impl PostgresStore {
         Ok(taken)
     }
 
+    /// Which of `ids` another node owns now (running, with another owner).
+    pub(crate) fn moved(&self, ids: &[u64]) -> Result<Vec<u64>, StoreError> {
+        let node = self.node_fences()?;
+        let ids: Vec<i64> = ids.iter().map(|id| to_i64(*id)).collect();
+        let rows = self.rows(
+            "SELECT id FROM instances
+             WHERE id = ANY($1::bigint[]) AND status = 'running' AND owner IS DISTINCT FROM $2",
+            &[&ids, &node.node],
+            "reading owners",
+        )?;
+        rows.iter()
+            .map(|r| self.unsigned("instance id", r.get(0)))
+            .collect()
+    }
+
     /// Every change of owner recorded, by instance and fence.
     pub fn handovers(&self) -> Result<Vec<Handover>, StoreError> {
         let rows = self.rows(
