@@ -18,6 +18,8 @@ ALTER TABLE messages
     ADD COLUMN claimed_by  text,
     ADD COLUMN claim_until timestamptz;
 CREATE INDEX messages_by_name_key ON messages (name, key);
+-- Every node expires messages now and then.
+CREATE INDEX messages_by_expiry ON messages (expires_ms);
 
 -- Every change of an instance's owner: who had it, who took it, with which fence.
 CREATE TABLE handovers (
