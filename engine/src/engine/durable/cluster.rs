@@ -167,6 +167,9 @@ impl DurableEngine {
     /// configured by `config`. Call within a tokio runtime; register the processes
     /// and [`resume`](Self::resume) as on one node: the node then also takes over,
     /// in the background, the instances of registered processes whose owner died.
+    /// [`shutdown`](Self::shutdown) stops that background work (a thread renewing
+    /// the leases, one listening for notifications, two tasks); an engine dropped
+    /// without it keeps renewing its leases until the process ends.
     pub async fn connect_with(url: &str, config: NodeConfig) -> Result<Self, DurableError> {
         let id = config.node_id.clone().unwrap_or_else(fresh_node_id);
         let (url, schema, node_id, lease, block) = (
