@@ -581,8 +581,9 @@ fn amount(key: &str) -> u64 {
 }
 
 /// Long enough that a node alive on a loaded machine renews in time (a live node
-/// losing a lease would fail the test's no-handover-from-a-live-node check).
-const CRASH_LEASE: Duration = Duration::from_millis(1500);
+/// losing a lease would fail the test's no-handover-from-a-live-node check; 1.5 s
+/// was seen to fail once in 20 runs with six builds beside it on two cores).
+const CRASH_LEASE: Duration = Duration::from_secs(3);
 
 /// One node process of the crash test: resume (take over what dead nodes left),
 /// start `THRESH_NODE_STARTS` deals one after another printing each acknowledged
@@ -865,8 +866,10 @@ async fn three_nodes_survive_sigkill_at_random_moments() {
         let when = at[&(h.instance as i64, h.fence)];
         assert!(
             when >= *dead_since,
-            "instance {} moved from {from} before it was killed",
-            h.instance
+            "instance {} moved from {from} {} ms before it was killed (a live node lost a \
+             lease: starved for longer than the lease?)",
+            h.instance,
+            dead_since - when,
         );
         let (previous, fence) = owner.get(&h.instance).cloned().unwrap_or_else(|| {
             (
