@@ -6,7 +6,6 @@
 //! connections were killed, and three node processes SIGKILLed at random moments.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -19,8 +18,15 @@ use thresh::{
 const HANG: Duration = Duration::from_secs(30);
 
 fn url() -> String {
-    std::env::var("THRESH_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test".into())
+    thresh::testing::postgres_url()
+}
+
+/// One test of this file at a time: each runs several nodes of four connections,
+/// and the server's `max_connections` (100 by default) is shared with every other
+/// suite running beside this one.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Run `sql` on a connection of its own, off the tokio runtime.
@@ -33,19 +39,13 @@ fn sql(sql: String) -> Vec<postgres::Row> {
     .expect("sql thread")
 }
 
-/// A schema of its own, `thresh_cluster_<pid>_<n>`, dropped at the end.
-struct Schema(String);
+/// A schema of its own (its name, and the kit's schema that drops it at the end).
+struct Schema(String, #[allow(dead_code)] thresh::testing::TempSchema);
 
 impl Schema {
     fn new(tag: &str) -> Schema {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let name = format!(
-            "thresh_cluster_{tag}_{}_{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        sql(format!("DROP SCHEMA IF EXISTS {name} CASCADE"));
-        Schema(name)
+        let temp = thresh::testing::TempSchema::new(&format!("cluster_{tag}"));
+        Schema(temp.name().to_string(), temp)
     }
 
     fn config(&self, node: &str, lease: Duration) -> NodeConfig {
@@ -77,18 +77,6 @@ impl Schema {
             .await
             .expect("thread")
             .expect("store")
-    }
-}
-
-impl Drop for Schema {
-    fn drop(&mut self) {
-        let name = self.0.clone();
-        let _ = std::thread::spawn(move || {
-            if let Ok(mut c) = postgres::Client::connect(&url(), postgres::NoTls) {
-                let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"));
-            }
-        })
-        .join();
     }
 }
 
@@ -144,6 +132,7 @@ async fn taken_over(engine: &DurableEngine, id: thresh::InstanceId) -> InstanceH
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_stopped_nodes_instances_are_taken_over_and_finish_once() {
+    let _serial = one_at_a_time();
     let schema = Schema::new("takeover");
     let a = schema.node("a").await;
     let b = schema.node("b").await;
@@ -195,6 +184,7 @@ async fn a_stopped_nodes_instances_are_taken_over_and_finish_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_node_that_lost_its_lease_stops_the_instance_and_the_new_owner_goes_on() {
+    let _serial = one_at_a_time();
     let schema = Schema::new("fenced");
     // a renews every 20 s: the test can expire its lease in between.
     let a = schema.node_with("a", Duration::from_secs(60)).await;
@@ -206,6 +196,16 @@ async fn a_node_that_lost_its_lease_stops_the_instance_and_the_new_owner_goes_on
         .await
         .expect("stored");
     until_open(&handle, "approve").await;
+    // And stored so (the payment applied, the token at the user task): a writes
+    // nothing more until the completion below.
+    let stored = a.watch(&ORDER, handle.id());
+    tokio::time::timeout(HANG, async {
+        while stored.data().await.expect("read").paid != 7 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("stored at the user task");
     // As if a had been cut off from the database for longer than its lease: its
     // lease expired before a renewed it — b takes it over.
     sql(format!(
@@ -258,6 +258,7 @@ async fn a_node_that_lost_its_lease_stops_the_instance_and_the_new_owner_goes_on
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_node_stops_an_instance_whose_lease_another_node_took_without_writing() {
+    let _serial = one_at_a_time();
     let schema = Schema::new("swept");
     let a = schema.node("a").await;
     let handle = a.start(&ORDER, order("S-1")).await.expect("start");
@@ -298,6 +299,7 @@ async fn until_checked(engine: &DurableEngine, handle: &InstanceHandle<Order>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_message_published_on_one_node_reaches_the_instance_on_another() {
+    let _serial = one_at_a_time();
     let schema = Schema::new("messages");
     let a = schema.node("a").await;
     let b = schema.node("b").await;
@@ -366,6 +368,7 @@ process! {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_message_start_deployed_on_every_node_starts_one_instance_per_message() {
+    let _serial = one_at_a_time();
     let schema = Schema::new("starts");
     let nodes = [
         schema.node("a").await,
@@ -439,6 +442,7 @@ process! {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_signal_reaches_catchers_on_every_node() {
+    let _serial = one_at_a_time();
     let schema = Schema::new("signals");
     let a = schema.node("a").await;
     let b = schema.node("b").await;
@@ -488,6 +492,7 @@ async fn a_signal_reaches_catchers_on_every_node() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn nodes_reconnect_after_their_connections_are_killed() {
+    let _serial = one_at_a_time();
     let schema = Schema::new("reconnect");
     let a = schema.node("a").await;
     let b = schema.node("b").await;
@@ -599,6 +604,11 @@ fn cluster_node_child() {
         return;
     };
     let starts: u64 = starts.parse().expect("a number");
+    // The test holds our stdin: when it ends (or panics), this node ends too.
+    std::thread::spawn(|| {
+        let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+        std::process::exit(0);
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -651,6 +661,14 @@ struct NodeProcess {
     child: std::process::Child,
 }
 
+impl Drop for NodeProcess {
+    fn drop(&mut self) {
+        // A failing test leaves no node running (its stdin closes too).
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn spawn_node(
     schema: &str,
     name: String,
@@ -669,6 +687,7 @@ fn spawn_node(
         .env("THRESH_NODE_SCHEMA", schema)
         .env("THRESH_NODE_NAME", &name)
         .env("THRESH_NODE_STARTS", starts.to_string())
+        .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::fs::File::create(node_log(schema, &name)).expect("a log file"))
         .spawn()
@@ -705,6 +724,7 @@ fn db_now_ms() -> i64 {
 /// fences 2, 3, … in order, and nothing is left running.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_nodes_survive_sigkill_at_random_moments() {
+    let _serial = one_at_a_time();
     const KILLS: usize = 10;
     const STARTS: u64 = 12;
     let schema = Schema::new("crash");
@@ -891,9 +911,6 @@ async fn three_nodes_survive_sigkill_at_random_moments() {
         handovers.len()
     );
     assert!(!handovers.is_empty(), "some instances moved");
-    for mut node in nodes {
-        let _ = node.child.kill();
-        let _ = node.child.wait();
-    }
+    drop(nodes);
     publisher.shutdown(HANG).await.expect("shutdown");
 }
