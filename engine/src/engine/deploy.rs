@@ -229,8 +229,12 @@ pub(crate) struct DurableStarts<D> {
     pub codec: crate::instance::snapshot::Codec<D>,
     pub keep_history: bool,
     /// Told of every instance started (a node of several watches its leases).
-    pub started: Option<Arc<dyn Fn(&InstanceHandle<D>) + Send + Sync>>,
+    pub started: Option<StartedHook<D>>,
 }
+
+/// Told of each instance a durable deployment starts.
+#[cfg(feature = "durable")]
+pub(crate) type StartedHook<D> = Arc<dyn Fn(&InstanceHandle<D>) + Send + Sync>;
 
 impl<D: ProcessData> DeployTarget<D> {
     /// Start an instance at `start`; `None` if the engine is gone or shutting down.

@@ -215,7 +215,7 @@ impl DurableEngine {
     /// For a deployment's starts: each instance it starts runs here (a node).
     pub(super) fn started_hook<D: Clone + Send + Sync + 'static>(
         &self,
-    ) -> Option<Arc<dyn Fn(&InstanceHandle<D>) + Send + Sync>> {
+    ) -> Option<crate::engine::deploy::StartedHook<D>> {
         let node = self.inner.node.get()?.clone();
         Some(Arc::new(move |handle: &InstanceHandle<D>| {
             node.runs(handle)
