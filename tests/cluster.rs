@@ -24,9 +24,9 @@ fn url() -> String {
 /// One test of this file at a time: each runs several nodes of four connections,
 /// and the server's `max_connections` (100 by default) is shared with every other
 /// suite running beside this one.
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+async fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    SERIAL.lock().await
 }
 
 /// Run `sql` on a connection of its own, off the tokio runtime.
@@ -132,7 +132,7 @@ async fn taken_over(engine: &DurableEngine, id: thresh::InstanceId) -> InstanceH
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_stopped_nodes_instances_are_taken_over_and_finish_once() {
-    let _serial = one_at_a_time();
+    let _serial = one_at_a_time().await;
     let schema = Schema::new("takeover");
     let a = schema.node("a").await;
     let b = schema.node("b").await;
@@ -184,7 +184,7 @@ async fn a_stopped_nodes_instances_are_taken_over_and_finish_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_node_that_lost_its_lease_stops_the_instance_and_the_new_owner_goes_on() {
-    let _serial = one_at_a_time();
+    let _serial = one_at_a_time().await;
     let schema = Schema::new("fenced");
     // a renews every 20 s: the test can expire its lease in between.
     let a = schema.node_with("a", Duration::from_secs(60)).await;
@@ -258,7 +258,7 @@ async fn a_node_that_lost_its_lease_stops_the_instance_and_the_new_owner_goes_on
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_node_stops_an_instance_whose_lease_another_node_took_without_writing() {
-    let _serial = one_at_a_time();
+    let _serial = one_at_a_time().await;
     let schema = Schema::new("swept");
     let a = schema.node("a").await;
     let handle = a.start(&ORDER, order("S-1")).await.expect("start");
@@ -299,7 +299,7 @@ async fn until_checked(engine: &DurableEngine, handle: &InstanceHandle<Order>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_message_published_on_one_node_reaches_the_instance_on_another() {
-    let _serial = one_at_a_time();
+    let _serial = one_at_a_time().await;
     let schema = Schema::new("messages");
     let a = schema.node("a").await;
     let b = schema.node("b").await;
@@ -368,7 +368,7 @@ process! {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_message_start_deployed_on_every_node_starts_one_instance_per_message() {
-    let _serial = one_at_a_time();
+    let _serial = one_at_a_time().await;
     let schema = Schema::new("starts");
     let nodes = [
         schema.node("a").await,
@@ -442,7 +442,7 @@ process! {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_signal_reaches_catchers_on_every_node() {
-    let _serial = one_at_a_time();
+    let _serial = one_at_a_time().await;
     let schema = Schema::new("signals");
     let a = schema.node("a").await;
     let b = schema.node("b").await;
@@ -492,7 +492,7 @@ async fn a_signal_reaches_catchers_on_every_node() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn nodes_reconnect_after_their_connections_are_killed() {
-    let _serial = one_at_a_time();
+    let _serial = one_at_a_time().await;
     let schema = Schema::new("reconnect");
     let a = schema.node("a").await;
     let b = schema.node("b").await;
@@ -724,7 +724,7 @@ fn db_now_ms() -> i64 {
 /// fences 2, 3, … in order, and nothing is left running.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_nodes_survive_sigkill_at_random_moments() {
-    let _serial = one_at_a_time();
+    let _serial = one_at_a_time().await;
     const KILLS: usize = 10;
     const STARTS: u64 = 12;
     let schema = Schema::new("crash");
