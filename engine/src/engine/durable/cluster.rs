@@ -108,6 +108,8 @@ pub(crate) struct Node {
     /// Renewals begun (an instance registered after renewal `n` began is not
     /// judged by it).
     renewals: AtomicU64,
+    /// How signal payloads go to the other nodes, by signal name.
+    encoders: std::sync::Mutex<HashMap<String, SignalEncoder>>,
 }
 
 /// An instance this node runs.
@@ -136,6 +138,9 @@ impl<D: Clone + Send + Sync + 'static> Running for InstanceHandle<D> {
         self.cancel();
     }
 }
+
+/// Encodes a signal's payload (as `Any`) to JSON, for the other nodes.
+type SignalEncoder = fn(&(dyn Any + Send + Sync)) -> Option<serde_json::Value>;
 
 /// A signal between nodes, as the `NOTIFY` payload.
 #[derive(Serialize, serde::Deserialize)]
@@ -204,6 +209,7 @@ impl DurableEngine {
             listening: Arc::new(AtomicBool::new(true)),
             live: std::sync::Mutex::new(HashMap::new()),
             renewals: AtomicU64::new(0),
+            encoders: std::sync::Mutex::new(HashMap::new()),
         });
         engine.engine.inner.hub.on_wait(node.wake.clone());
         let _ = engine.inner.node.set(node.clone());
@@ -241,32 +247,57 @@ impl DurableEngine {
         P: Serialize + DeserializeOwned + Any + Send + Sync,
     {
         self.signal_type::<P>(name);
-        if let Some(node) = self.inner.node.get() {
-            let note = SignalNote {
-                from: node.id.clone(),
-                name: name.to_string(),
-                payload: serde_json::to_value(&payload).map_err(|e| DurableError::Data {
-                    process: "",
-                    message: e.to_string(),
-                })?,
-            };
-            let text = serde_json::to_string(&note).map_err(|e| DurableError::Data {
-                process: "",
-                message: e.to_string(),
-            })?;
-            let store = node.store.clone();
-            blocking(move || store.notify_signal(&text)).await?;
-        }
+        self.signal_other_nodes(name, &payload).await?;
         Ok(self.engine.broadcast_signal(name, payload))
     }
 
-    /// Say that signals called `name` carry a `P`, so a signal from another node can
-    /// be read (`broadcast_signal` says so itself).
+    /// Say that signals called `name` carry a `P`: a node sends them to the other
+    /// nodes as JSON and reads theirs back. Call it on every node that broadcasts or
+    /// catches `name`.
     pub fn signal_type<P>(&self, name: &str)
     where
-        P: DeserializeOwned + Any + Send + Sync,
+        P: Serialize + DeserializeOwned + Any + Send + Sync,
     {
         self.message_type::<P>(&signal_key(name));
+        if let Some(node) = self.inner.node.get() {
+            let encode: SignalEncoder =
+                |payload| serde_json::to_value(payload.downcast_ref::<P>()?).ok();
+            let mut encoders = node.encoders.lock().unwrap_or_else(|p| p.into_inner());
+            encoders.insert(name.to_string(), encode);
+        }
+    }
+
+    /// A node: send the signal `name` to the other nodes (its payload encoded as
+    /// [`signal_type`](Self::signal_type) said; without it, it reaches this node only,
+    /// with a warning). Not a node: nothing to do.
+    pub(super) async fn signal_other_nodes(
+        &self,
+        name: &str,
+        payload: &(dyn Any + Send + Sync),
+    ) -> Result<(), DurableError> {
+        let Some(node) = self.inner.node.get() else {
+            return Ok(());
+        };
+        let encode = {
+            let encoders = node.encoders.lock().unwrap_or_else(|p| p.into_inner());
+            encoders.get(name).copied()
+        };
+        let Some(payload) = encode.and_then(|encode| encode(payload)) else {
+            warn!(signal = %name, "no signal_type for this signal's payload: it reaches this node only");
+            return Ok(());
+        };
+        let note = SignalNote {
+            from: node.id.clone(),
+            name: name.to_string(),
+            payload,
+        };
+        let text = serde_json::to_string(&note).map_err(|e| DurableError::Data {
+            process: "",
+            message: e.to_string(),
+        })?;
+        let store = node.store.clone();
+        blocking(move || store.notify_signal(&text)).await?;
+        Ok(())
     }
 
     /// A node publishes a message: stored (claimed by this node if a catch or start
