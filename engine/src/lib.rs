@@ -36,7 +36,8 @@ pub use data::{ChangedFields, ProcessData, TaskError};
 pub use engine::durable::NodeConfig;
 #[cfg(feature = "durable")]
 pub use engine::durable::{
-    DurableEngine, DurableError, ResumeReport, SkipReason, Skipped, Watched, WatchedOutcome,
+    Checkpoints, DurableEngine, DurableError, ResumeReport, SkipReason, Skipped, Watched,
+    WatchedOutcome,
 };
 pub use engine::{DeployError, Deployment, DeploymentId, Engine, EngineConfig, ShutdownError};
 pub use events::{BrokerConfig, BrokerStats, Published, TimerSpec};

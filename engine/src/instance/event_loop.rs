@@ -190,6 +190,8 @@ impl<D: ProcessData> Instance<D> {
             Input::Event(delivery) => self.on_event(*delivery),
             #[cfg(feature = "durable")]
             Input::CheckpointFailed(error) => self.checkpoint_failed(*error),
+            #[cfg(feature = "durable")]
+            Input::Checkpointed(starts) => self.start_deferred(starts),
         }
     }
 
@@ -377,7 +379,7 @@ impl<D: ProcessData> Instance<D> {
                 // A durable instance answers once the completion's effect is stored.
                 #[cfg(feature = "durable")]
                 if let (Ok(()), Some(durable)) = (&result, &mut self.durable) {
-                    durable.acks.push(reply);
+                    durable.acks.push(reply.into());
                     return;
                 }
                 let _ = reply.send(result);

@@ -240,17 +240,6 @@ impl DurableEngine {
         self.inner.node.get().map(|n| n.id.as_str())
     }
 
-    /// Broadcast a signal to the catchers of every node (one node: of this engine).
-    /// Returns how many catchers and signal start events of this node it reached.
-    pub async fn broadcast_signal<P>(&self, name: &str, payload: P) -> Result<usize, DurableError>
-    where
-        P: Serialize + DeserializeOwned + Any + Send + Sync,
-    {
-        self.signal_type::<P>(name);
-        self.signal_other_nodes(name, &payload).await?;
-        Ok(self.engine.broadcast_signal(name, payload))
-    }
-
     /// Say that signals called `name` carry a `P`: a node sends them to the other
     /// nodes as JSON and reads theirs back. Call it on every node that broadcasts or
     /// catches `name`.

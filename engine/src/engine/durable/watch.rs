@@ -97,7 +97,7 @@ where
             return self.decode(outcome["data"].take());
         }
         match serde_json::from_str(&record.state).map_err(unreadable)? {
-            Checkpoint::Born { data } => self.decode(data),
+            Checkpoint::Born { data, .. } => self.decode(data),
             Checkpoint::Running(snapshot) => self.decode(snapshot.data),
         }
     }
