@@ -34,9 +34,12 @@ pub mod task;
 pub mod testing;
 
 pub use data::{ApplyOutcome, ChangedFields, ProcessData, TaskError};
+#[cfg(feature = "postgres")]
+pub use engine::durable::NodeConfig;
 #[cfg(feature = "durable")]
 pub use engine::durable::{
-    Checkpoints, DurableEngine, DurableError, ResumeReport, SkipReason, Skipped,
+    Checkpoints, DurableEngine, DurableError, ResumeReport, SkipReason, Skipped, Watched,
+    WatchedOutcome,
 };
 pub use engine::{DeployError, Deployment, DeploymentId, Engine, EngineConfig, ShutdownError};
 pub use events::{BrokerConfig, BrokerStats, Published, TimerSpec};

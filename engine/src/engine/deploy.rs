@@ -257,10 +257,16 @@ pub(crate) struct DurableStarts<D> {
     pub writer: crate::store::Writer,
     pub codec: crate::instance::snapshot::Codec<D>,
     pub keep_history: bool,
+    /// Told of every instance started (a node of several watches its leases).
+    pub started: Option<StartedHook<D>>,
     pub every_task: bool,
     /// The deployment's timer-start schedules as stored.
     pub schedules: Arc<super::durable::schedule::Schedules>,
 }
+
+/// Told of each instance a durable deployment starts.
+#[cfg(feature = "durable")]
+pub(crate) type StartedHook<D> = Arc<dyn Fn(&InstanceHandle<D>) + Send + Sync>;
 
 impl<D: ProcessData> DeployTarget<D> {
     /// When the instance owning `key` ends, the key's next start message (buffered
@@ -368,6 +374,9 @@ impl<D: ProcessData> DeployTarget<D> {
                 stored_as,
                 None,
             );
+            if let Some(started) = &durable.started {
+                started(&handle);
+            }
             let _ = self.started.send(handle.clone());
             return Some(handle);
         }

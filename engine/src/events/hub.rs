@@ -213,6 +213,9 @@ pub(crate) struct Hub {
     delivered: AtomicU64,
     dropped_full: AtomicU64,
     expired: AtomicU64,
+    /// Woken when a catch starts waiting (a node of several: `Hub::on_wait`).
+    #[cfg(feature = "postgres")]
+    on_wait: std::sync::OnceLock<Arc<tokio::sync::Notify>>,
     stale: AtomicU64,
 }
 
@@ -224,6 +227,8 @@ impl Hub {
             delivered: AtomicU64::new(0),
             dropped_full: AtomicU64::new(0),
             expired: AtomicU64::new(0),
+            #[cfg(feature = "postgres")]
+            on_wait: std::sync::OnceLock::new(),
             stale: AtomicU64::new(0),
         }
     }
@@ -290,10 +295,20 @@ impl Hub {
         let mut state = self.lock();
         let (sub, delivery) = self.subscribe_message_locked(&mut state, name, key, mailbox, choice);
         drop(state);
-        if let Some(delivery) = delivery {
-            self.hand_over(mailbox, delivery);
+        match delivery {
+            Some(delivery) => self.hand_over(mailbox, delivery),
+            None => self.wait_began(),
         }
         sub
+    }
+
+    /// A catch began to wait for a message: a node of several looks in the store
+    /// for one at once (`Hub::on_wait`).
+    fn wait_began(&self) {
+        #[cfg(feature = "postgres")]
+        if let Some(notify) = self.on_wait.get() {
+            notify.notify_one();
+        }
     }
 
     /// Move the subscription `old` to the message `name` with `key` (the data its
@@ -314,8 +329,9 @@ impl Hub {
         };
         let (sub, delivery) = self.subscribe_message_locked(&mut state, name, key, mailbox, choice);
         drop(state);
-        if let Some(delivery) = delivery {
-            self.hand_over(mailbox, delivery);
+        match delivery {
+            Some(delivery) => self.hand_over(mailbox, delivery),
+            None => self.wait_began(),
         }
         Some(sub)
     }
@@ -484,6 +500,73 @@ impl Hub {
         payload: Payload,
         stored: Option<u64>,
     ) -> Published {
+        self.route(name, key, payload, stored, true)
+            .unwrap_or(Published::Dropped)
+    }
+
+    /// Hand a stored message to a waiter or a start event of this hub, never into its
+    /// buffer: `None` if none takes it (a node of several then gives up its claim, so
+    /// that the node whose instance waits for it gets it).
+    #[cfg(feature = "postgres")]
+    pub fn offer_stored(
+        &self,
+        name: &str,
+        key: &str,
+        payload: Payload,
+        stored: u64,
+    ) -> Option<Published> {
+        self.route(name, key, payload, Some(stored), false)
+    }
+
+    /// Whether a waiter or a message start event here would take a message `name`
+    /// with `key` now.
+    #[cfg(feature = "postgres")]
+    pub fn takes(&self, name: &str, key: &str) -> bool {
+        let state = self.lock();
+        let at: (Arc<str>, Arc<str>) = (name.into(), key.into());
+        state.waiters.get(&at).is_some_and(|w| !w.is_empty())
+            || state
+                .message_starters
+                .get(name)
+                .is_some_and(|s| !s.is_empty())
+    }
+
+    /// What this hub takes: the names of deployed message start events, and the
+    /// (name, key) of every waiting catch.
+    #[cfg(feature = "postgres")]
+    pub fn wanted(&self) -> (Vec<String>, Vec<(String, String)>) {
+        let state = self.lock();
+        let names = state
+            .message_starters
+            .iter()
+            .filter(|(_, s)| !s.is_empty())
+            .map(|(n, _)| n.to_string())
+            .collect();
+        let waits = state
+            .waiters
+            .iter()
+            .filter(|(_, w)| !w.is_empty())
+            .map(|((n, k), _)| (n.to_string(), k.to_string()))
+            .collect();
+        (names, waits)
+    }
+
+    /// Wake `notify` whenever a catch starts waiting for a message here (a node of
+    /// several then looks in the store for a message it may claim).
+    #[cfg(feature = "postgres")]
+    pub fn on_wait(&self, notify: Arc<tokio::sync::Notify>) {
+        let _ = self.on_wait.set(notify);
+    }
+
+    /// To a waiter, a start event, or (`buffer`) into the buffer.
+    fn route(
+        &self,
+        name: &str,
+        key: &str,
+        payload: Payload,
+        stored: Option<u64>,
+        buffer: bool,
+    ) -> Option<Published> {
         let at = (Arc::<str>::from(name), Arc::<str>::from(key));
         // Starters are asked once: when they decline, the waiters are looked at again
         // under the same lock that buffers, so a catch that subscribed meanwhile gets
@@ -498,7 +581,17 @@ impl Hub {
                     _ => Vec::new(),
                 };
                 if starters.is_empty() {
-                    return self.buffer(&mut state, at, payload, stored);
+                    #[cfg(feature = "postgres")]
+                    if stored.is_some() {
+                        if let Some(notify) = self.on_wait.get() {
+                            // A node of several keeps no stored message here: its claim
+                            // expires and the node whose catch waits for it claims it.
+                            drop(state);
+                            notify.notify_one();
+                            return buffer.then_some(Published::Buffered);
+                        }
+                    }
+                    return buffer.then(|| self.buffer(&mut state, at, payload, stored));
                 }
                 drop(state);
                 starters_asked = true;
@@ -510,10 +603,10 @@ impl Hub {
                         match starter.offer_message(key, payload.clone(), stored) {
                             Offer::Started => {
                                 self.delivered.fetch_add(1, Ordering::Relaxed);
-                                return Published::Started;
+                                return Some(Published::Started);
                             }
                             // Shutdown began after this publish copied the starters.
-                            Offer::Closed => return Published::ShutDown,
+                            Offer::Closed => return Some(Published::ShutDown),
                             Offer::KeyRunning => {}
                         }
                     }
@@ -537,7 +630,7 @@ impl Hub {
                 stored,
             }) {
                 self.delivered.fetch_add(1, Ordering::Relaxed);
-                return Published::Delivered;
+                return Some(Published::Delivered);
             }
             // That instance ended without unsubscribing yet: try the next waiter.
         }

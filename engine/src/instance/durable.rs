@@ -250,6 +250,21 @@ impl<D: ProcessData> Instance<D> {
         });
     }
 
+    /// A checkpoint was not stored: the instance fails — unless another node owns it
+    /// now (fenced): then this node stops running it without ending it in the store
+    /// (the new owner goes on), and its handle says it moved.
+    pub(crate) fn checkpoint_failed(&mut self, error: crate::store::StoreError) {
+        let message = error.to_string();
+        if matches!(error, crate::store::StoreError::Fenced { .. }) {
+            warn!(%error, "instance moved to another node: stopping it here");
+            if let Some(durable) = &mut self.durable {
+                durable.suspended = true;
+            }
+            return self.fail(InstanceError::Moved { message });
+        }
+        self.fail(InstanceError::Checkpoint { message })
+    }
+
     /// Store how the instance ended — unless a shutdown stopped it: then it stays
     /// stored as running, to resume at the next start. Awaited before the outcome is
     /// published: a handle sees an end only once it is stored; an end that cannot be
@@ -318,6 +333,13 @@ impl<D: ProcessData> Instance<D> {
             Err(error) => {
                 warn!(%error, "the instance's end was not stored");
                 let message = error.to_string();
+                if matches!(error, crate::store::StoreError::Fenced { .. }) {
+                    // Another node owns it now: its end is the new owner's to store.
+                    answer(acks, Err(WorkError::InstanceEnded));
+                    self.outcome =
+                        Some(Box::new(Outcome::Failed(InstanceError::Moved { message })));
+                    return;
+                }
                 answer(
                     acks,
                     Err(WorkError::NotStored {

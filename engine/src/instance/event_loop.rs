@@ -199,9 +199,7 @@ impl<D: ProcessData> Instance<D> {
             Input::Handle(command) => self.on_command(*command),
             Input::Event(delivery) => self.on_event(*delivery),
             #[cfg(feature = "durable")]
-            Input::CheckpointFailed(error) => self.fail(InstanceError::Checkpoint {
-                message: error.to_string(),
-            }),
+            Input::CheckpointFailed(error) => self.checkpoint_failed(*error),
             #[cfg(feature = "durable")]
             Input::Checkpointed(starts) => self.start_deferred(starts),
         }

@@ -187,6 +187,15 @@ pub enum InstanceError {
         /// Why.
         reason: String,
     },
+    /// A durable instance moved to another engine node (this node's lease on it
+    /// expired and another node took it over): this node stopped running it, the
+    /// store still holds it as running and the new owner goes on with it. Await its
+    /// outcome from the store (`DurableEngine::watch`).
+    #[error("the instance moved to another node ({message}): this node stopped running it")]
+    Moved {
+        /// The store's refusal, naming the new owner.
+        message: String,
+    },
 }
 
 /// What the loop publishes when the instance ends.

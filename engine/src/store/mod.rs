@@ -54,7 +54,7 @@ use serde::{Deserialize, Serialize};
 
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
-pub use postgres::{PostgresStore, DEFAULT_SCHEMA, PG_SCHEMA_VERSION};
+pub use postgres::{Handover, PostgresStore, DEFAULT_SCHEMA, PG_SCHEMA_VERSION, RECONNECT_FOR};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore, SCHEMA_VERSION};
 pub use writer::{Receipt, Writer, WriterConfig, WriterStats};
@@ -437,6 +437,25 @@ pub enum StoreError {
     Panicked {
         /// The panic's message.
         reason: String,
+    },
+    /// A node's checkpoint or end of an instance another node owns now (its lease
+    /// expired and it was taken over): nothing of its batch was stored, and this node
+    /// must stop running the instance — the new owner goes on with it.
+    #[error(
+        "instance {id} moved to another node (owner {}, fence {fence}; this node held \
+         fence {held}): this node's write was refused and it stops running the instance, \
+         the new owner goes on with it",
+        .owner.as_deref().unwrap_or("none")
+    )]
+    Fenced {
+        /// The instance.
+        id: u64,
+        /// Its owner now.
+        owner: Option<String>,
+        /// The fence the owner holds it with.
+        fence: i64,
+        /// The fence this node held it with.
+        held: i64,
     },
 }
 

@@ -41,8 +41,9 @@ use crate::{DurableEngine, DurableError, ResumeReport};
 /// How long [`restart`] gives the old engine's instances to stop.
 pub const RESTART_DEADLINE: Duration = Duration::from_secs(20);
 
-/// The environment variable [`TestStore::from_env`] reads: `memory` (the default) or
-/// `sqlite` (a temporary file, feature `sqlite`).
+/// The environment variable [`TestStore::from_env`] reads: `memory` (the default),
+/// `sqlite` (a temporary file, feature `sqlite`) or `postgres` (a temporary schema of
+/// `THRESH_POSTGRES_URL`, feature `postgres`).
 pub const TEST_STORE_VAR: &str = "THRESH_TEST_STORE";
 
 /// A store for one test: in memory, or in a temporary SQLite file removed (with its
@@ -51,6 +52,10 @@ pub const TEST_STORE_VAR: &str = "THRESH_TEST_STORE";
 pub struct TestStore {
     store: Arc<dyn Store>,
     file: Option<TempFile>,
+    /// The PostgreSQL schema the store is in (dropped with it).
+    #[cfg(feature = "postgres")]
+    #[allow(dead_code)] // held for its drop
+    schema: Option<super::TempSchema>,
 }
 
 impl TestStore {
@@ -59,6 +64,8 @@ impl TestStore {
         Self {
             store: Arc::new(MemoryStore::new()),
             file: None,
+            #[cfg(feature = "postgres")]
+            schema: None,
         }
     }
 
@@ -71,6 +78,8 @@ impl TestStore {
         Ok(Self {
             store: Arc::new(store),
             file: Some(file),
+            #[cfg(feature = "postgres")]
+            schema: None,
         })
     }
 
@@ -82,11 +91,27 @@ impl TestStore {
             "" | "memory" => Ok(Self::memory()),
             #[cfg(feature = "sqlite")]
             "sqlite" => Ok(Self::sqlite(name)?),
+            #[cfg(feature = "postgres")]
+            "postgres" => Ok(Self::postgres(name)?),
             _ => {
                 let _ = name;
                 Err(TestStoreError::UnknownKind(kind))
             }
         }
+    }
+
+    /// A PostgreSQL store in a new schema (named after `name`) of the database
+    /// `THRESH_POSTGRES_URL` names (default the local `test` database), dropped with
+    /// everything in it when the `TestStore` is dropped.
+    #[cfg(feature = "postgres")]
+    pub fn postgres(name: &str) -> Result<Self, StoreError> {
+        let schema = super::TempSchema::new(name);
+        let store = schema.connect()?;
+        Ok(Self {
+            store: Arc::new(store),
+            file: None,
+            schema: Some(schema),
+        })
     }
 
     /// The store, to read what it holds or to open an engine on it.
@@ -119,7 +144,7 @@ impl std::ops::Deref for TestStore {
 #[non_exhaustive]
 pub enum TestStoreError {
     /// The environment variable names no store this build has.
-    #[error("{TEST_STORE_VAR}={0:?} names no store of this build: use `memory` or `sqlite` (feature `sqlite`)")]
+    #[error("{TEST_STORE_VAR}={0:?} names no store of this build: use `memory`, `sqlite` (feature `sqlite`) or `postgres` (feature `postgres`)")]
     UnknownKind(String),
     /// The store could not be opened.
     #[error(transparent)]

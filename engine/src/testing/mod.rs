@@ -53,6 +53,8 @@ mod coverage;
 mod durable;
 mod overrides;
 mod picture;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod wait;
 
 pub use assert::{observe, AssertHistory, Observed};
@@ -64,6 +66,8 @@ pub use durable::{
 pub(crate) use overrides::HandlerTable;
 pub use overrides::{Gate, OverrideError, Overrides};
 pub use picture::{rows, what, Picture};
+#[cfg(feature = "postgres")]
+pub use postgres::{postgres_url, TempSchema, DEFAULT_POSTGRES_URL, POSTGRES_URL_VAR};
 pub use wait::{
     advance, advance_to_next_timer, expect_ended, expect_open_work, expect_parked, expect_that,
     wait_for, wait_until_ended, wait_until_open_work, wait_until_parked, ClockError, Stuck,

@@ -43,6 +43,10 @@ impl DurableEngine {
             payload: json,
             expires_ms: now_ms() + self.inner.message_ttl.as_millis() as i64,
         };
+        #[cfg(feature = "postgres")]
+        if let Some(node) = self.inner.node.get() {
+            return self.publish_on_node(node, record, Arc::new(payload)).await;
+        }
         self.inner
             .writer
             .submit(vec![Write::Buffer(record)])

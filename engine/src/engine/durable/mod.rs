@@ -13,10 +13,17 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 mod calls;
+#[cfg(feature = "postgres")]
+mod cluster;
 mod messages;
 mod report;
 pub(super) mod schedule;
 mod signals;
+mod watch;
+
+#[cfg(feature = "postgres")]
+pub use cluster::NodeConfig;
+pub use watch::{Watched, WatchedOutcome};
 
 pub use report::{DurableError, ResumeReport, SkipReason, Skipped};
 
@@ -106,6 +113,9 @@ pub(crate) struct Inner {
     /// On while `resume` resumes the stored instances: a resumed parent's call
     /// looks for its child once it is off.
     resuming: tokio::sync::watch::Sender<bool>,
+    /// Set for a node of several engines on PostgreSQL ([`DurableEngine::connect`]).
+    #[cfg(feature = "postgres")]
+    node: std::sync::OnceLock<Arc<cluster::Node>>,
     /// Whether instances checkpoint only at wait states ([`Checkpoints::WaitStates`]).
     wait_states_only: std::sync::atomic::AtomicBool,
     /// Stored deployments not deployed again yet, by process name, oldest first: a
@@ -173,6 +183,15 @@ impl DurableEngine {
         Self::with_store(Arc::new(store))
     }
 
+    /// A durable engine on the PostgreSQL database at `url` (schema
+    /// [`DEFAULT_SCHEMA`](crate::store::DEFAULT_SCHEMA)), as one node of any number
+    /// of engines sharing it: see [`NodeConfig`] and the README, "Several nodes on
+    /// PostgreSQL".
+    #[cfg(feature = "postgres")]
+    pub async fn connect(url: &str) -> Result<Self, DurableError> {
+        Self::connect_with(url, NodeConfig::default()).await
+    }
+
     /// A durable engine on `store`.
     pub fn with_store(store: Arc<dyn Store>) -> Result<Self, DurableError> {
         let writer = Writer::spawn(store.clone())?;
@@ -202,6 +221,8 @@ impl DurableEngine {
             message_ttl,
             keep_history: std::sync::atomic::AtomicBool::new(false),
             resuming: tokio::sync::watch::channel(false).0,
+            #[cfg(feature = "postgres")]
+            node: std::sync::OnceLock::new(),
             wait_states_only: std::sync::atomic::AtomicBool::new(false),
             stored_deployments: Mutex::new(stored_deployments),
             next_deployment: AtomicU64::new(next.deployment),
@@ -331,14 +352,17 @@ impl DurableEngine {
         let mut durable = Durable::new(self.inner.writer.clone(), codec, id, 1, None);
         durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
         durable.every_task = self.every_task();
-        Ok(self.engine.inner.spawn_durable(
+        let handle = self.engine.inner.spawn_durable(
             admitted,
             &runtime,
             process,
             (data, Entry::NoneStart),
             durable,
             None,
-        ))
+        );
+        #[cfg(feature = "postgres")]
+        self.runs_here(&handle);
+        Ok(handle)
     }
 
     /// Deploy `process` (registering it): its start events start durable instances —
@@ -365,6 +389,10 @@ impl DurableEngine {
             writer: self.inner.writer.clone(),
             codec,
             keep_history: self.inner.keep_history.load(Ordering::Relaxed),
+            #[cfg(feature = "postgres")]
+            started: self.started_hook(),
+            #[cfg(not(feature = "postgres"))]
+            started: None,
             every_task: self.every_task(),
             schedules: Arc::new(schedule::Schedules::new(self.inner.writer.clone(), record)),
         };
@@ -458,8 +486,14 @@ impl DurableEngine {
         }
     }
 
-    /// Resume every stored running instance of a registered process.
+    /// Resume every stored running instance of a registered process. (A node of
+    /// several, [`DurableEngine::connect`]: every such instance no live node owns —
+    /// the others are theirs.)
     pub async fn resume(&self) -> Result<ResumeReport, DurableError> {
+        #[cfg(feature = "postgres")]
+        if let Some(node) = self.inner.node.get() {
+            return node.clone().take_over_all(self).await;
+        }
         let store = self.inner.store.clone();
         let running = tokio::task::spawn_blocking(move || store.running())
             .await
@@ -469,6 +503,16 @@ impl DurableEngine {
         self.inner.resuming.send_replace(true);
         let _resumed = ResumingDone(&self.inner.resuming);
         for record in running {
+            self.resume_record(record, &mut report);
+        }
+        self.redeliver(&mut report).await?;
+        Ok(report)
+    }
+
+    /// Resume one stored running instance, if its process is registered under its
+    /// fingerprint; say what became of it in `report`.
+    fn resume_record(&self, record: InstanceRecord, report: &mut ResumeReport) {
+        {
             let id = InstanceId(record.id);
             let registered = {
                 let registry = self
@@ -487,14 +531,14 @@ impl DurableEngine {
             };
             let Some((fingerprint, resume)) = registered else {
                 report.skipped.push(skip(SkipReason::NotRegistered));
-                continue;
+                return;
             };
             if fingerprint != record.fingerprint {
                 report.skipped.push(skip(SkipReason::ModelChanged {
                     stored: record.fingerprint,
                     registered: fingerprint,
                 }));
-                continue;
+                return;
             }
             let process = record.process.clone();
             let key = record.key.clone();
@@ -533,8 +577,6 @@ impl DurableEngine {
                 }),
             }
         }
-        self.redeliver(&mut report).await?;
-        Ok(report)
     }
 
     /// The handle of a resumed instance of `process`.
@@ -637,6 +679,10 @@ impl DurableEngine {
     /// Stop every instance — durable ones stay stored as running, to resume at the
     /// next start — and write what is queued. At most `deadline` for the instances.
     pub async fn shutdown(&self, deadline: Duration) -> Result<(), ShutdownError> {
+        #[cfg(feature = "postgres")]
+        if let Some(node) = self.inner.node.get() {
+            node.stop();
+        }
         let stopped = self.engine.shutdown(deadline).await;
         let writer = self.inner.writer.clone();
         let _ = tokio::task::spawn_blocking(move || writer.shutdown()).await;
@@ -710,14 +756,17 @@ impl DurableEngine {
         );
         durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
         durable.every_task = self.every_task();
-        Ok(self.engine.inner.spawn_durable(
+        let handle = self.engine.inner.spawn_durable(
             admitted,
             &runtime,
             process,
             (data, entry),
             durable,
             parent,
-        ))
+        );
+        #[cfg(feature = "postgres")]
+        self.runs_here(&handle);
+        Ok(handle)
     }
 }
 

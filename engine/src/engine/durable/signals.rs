@@ -20,11 +20,19 @@ impl DurableEngine {
     ///
     /// Not on a paused clock's timeout: the answer comes from the store's writer
     /// thread, which the paused clock does not wait for.
+    ///
+    /// On a node of several ([`DurableEngine::connect`]) it reaches the catchers of
+    /// every node (by `NOTIFY`; call [`signal_type`](Self::signal_type) on each node
+    /// for the payload); it answers for this node's instances.
     pub async fn broadcast_signal<P: Any + Send + Sync>(
         &self,
         name: &str,
         payload: P,
     ) -> Result<usize, DurableError> {
+        // A node of several: the other nodes' catchers too (`signal_type` says how
+        // its payload travels). Their acknowledgment is theirs to give.
+        #[cfg(feature = "postgres")]
+        self.signal_other_nodes(name, &payload).await?;
         let mut receipts = Vec::new();
         let reached =
             self.engine

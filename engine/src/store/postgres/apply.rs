@@ -18,6 +18,12 @@ impl PostgresStore {
     ) -> Result<(), StoreError> {
         check(write)?;
         no_nul(write)?;
+        if let Some(node) = &self.node {
+            // A node's checkpoints and ends are fenced (`cluster.rs`).
+            if let Some(done) = self.apply_fenced(node, tx, statements, write) {
+                return done;
+            }
+        }
         let mut run = |sql: &'static str,
                        params: &[&(dyn ToSql + Sync)],
                        doing: &'static str|

@@ -3,7 +3,11 @@
 //! (Its documentation is on [`PostgresStore`].)
 
 mod apply;
+mod bulk;
+mod cluster;
 mod read;
+
+pub use cluster::Handover;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -22,7 +26,10 @@ use super::StoreError;
 const MAGIC: &str = "thresh-store";
 /// The migrations: `MIGRATIONS[v]` takes a schema from version `v` to `v + 1` (version
 /// 0 is an empty schema). Append only; never edit a released one.
-const MIGRATIONS: &[&str] = &[include_str!("../postgres_v1.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../postgres_v1.sql"),
+    include_str!("../postgres_v2.sql"),
+];
 /// The newest PostgreSQL schema version this build reads and writes.
 pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 /// The schema [`PostgresStore::connect`] uses.
@@ -60,9 +67,28 @@ pub const DEFAULT_SCHEMA: &str = "thresh";
 /// holding thresh's magic is [`StoreError::NotAStore`]; a newer `schema_version` is
 /// [`StoreError::NewerSchema`]. Only then are migrations applied, in that transaction.
 ///
+/// ## Lost connections
+/// A connection the server closed (restarted, or the backend terminated) is opened
+/// again at the next call, retrying for [`RECONNECT_FOR`]; a call that failed because
+/// the connection went away before its commit was sent runs again, once, on the new
+/// connection (a transaction the server never committed is safe to run again). A
+/// connection lost while the commit was on its way is an error: its outcome is
+/// unknown to the store.
+///
+/// ## Nodes
+/// [`PostgresStore::connect_node`] opens the store as one node of several engines
+/// sharing it (`cluster.rs`): each running instance is owned by one node through a
+/// lease, and every checkpoint and end the node writes is conditional on the fence it
+/// holds the instance with; a write that finds another owner or fence is
+/// [`StoreError::Fenced`] and changes nothing.
+///
 /// ## Schema (version 1)
 /// ```sql
 #[doc = include_str!("../postgres_v1.sql")]
+/// ```
+/// ## Schema (version 2: nodes, leases, fences, message claims)
+/// ```sql
+#[doc = include_str!("../postgres_v2.sql")]
 /// ```
 /// Documents are `json`: PostgreSQL checks they are JSON and keeps their text as
 /// written (`jsonb` would re-format it: the records would not read back byte for
@@ -72,8 +98,17 @@ pub const DEFAULT_SCHEMA: &str = "thresh";
 pub struct PostgresStore {
     /// `postgres://user@host:port/db schema NAME` (no password), for errors and logs.
     location: PathBuf,
+    /// How to connect again after the server closed the connection.
+    config: Config,
+    schema: String,
     inner: Mutex<Option<Inner>>,
+    /// Set for a node of several engines: its id and fences.
+    node: Option<Arc<cluster::NodeFences>>,
 }
+
+/// How long a call keeps trying to connect again after the server closed its
+/// connection (a restart), before it fails.
+pub const RECONNECT_FOR: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The connection and its prepared statements.
 struct Inner {
@@ -112,7 +147,7 @@ impl PostgresStore {
             client,
             statements: HashMap::new(),
         };
-        let created = off_runtime(|| prepare(&mut inner.client, &location, schema));
+        let created = off_runtime(|| prepare(&mut inner.client, &location, schema, true));
         let created = match created {
             Ok(Ok(created)) => created,
             Ok(Err(e)) | Err(e) => {
@@ -127,7 +162,10 @@ impl PostgresStore {
         }
         Ok(PostgresStore {
             location,
+            config,
+            schema: schema.to_string(),
             inner: Mutex::new(Some(inner)),
+            node: None,
         })
     }
 
@@ -161,7 +199,7 @@ impl PostgresStore {
     /// Run `f` on the connection, off any tokio runtime's context.
     fn with<T: Send>(
         &self,
-        f: impl FnOnce(&mut Inner) -> Result<T, StoreError> + Send,
+        f: impl FnMut(&mut Inner) -> Result<T, StoreError> + Send,
     ) -> Result<T, StoreError> {
         let mut guard = self.lock();
         let Some(inner) = guard.as_mut() else {
@@ -174,7 +212,64 @@ impl PostgresStore {
                 )),
             });
         };
-        off_runtime(|| f(inner))?
+        off_runtime(|| self.run(inner, f))?
+    }
+
+    /// Run `f` on `inner`, connecting again first if the server closed the
+    /// connection, and once more if `f` failed on a connection lost before any commit
+    /// was sent.
+    fn run<T>(
+        &self,
+        inner: &mut Inner,
+        mut f: impl FnMut(&mut Inner) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut retried = false;
+        loop {
+            if inner.client.is_closed() {
+                self.reconnect(inner)?;
+            }
+            match f(inner) {
+                Err(StoreError::Postgres { doing, source, .. })
+                    if !retried
+                        && doing != COMMITTING
+                        && (inner.client.is_closed() || connection_lost(&source)) =>
+                {
+                    retried = true;
+                    self.reconnect(inner)?;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Open a new connection in place of a closed one, retrying for
+    /// [`RECONNECT_FOR`] (a server restarting refuses connections for a while).
+    fn reconnect(&self, inner: &mut Inner) -> Result<(), StoreError> {
+        let start = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_millis(20);
+        loop {
+            let attempt = self
+                .config
+                .connect(NoTls)
+                .map_err(|e| self.fail("connecting again", e));
+            let attempt = attempt.and_then(|mut client| {
+                prepare(&mut client, &self.location, &self.schema, false).map(|_| client)
+            });
+            match attempt {
+                Ok(client) => {
+                    info!(location = %self.location.display(), "connected to PostgreSQL again");
+                    inner.client = client;
+                    inner.statements.clear();
+                    return Ok(());
+                }
+                Err(e) if start.elapsed() >= RECONNECT_FOR => return Err(e),
+                Err(e) => {
+                    debug!(error = %e, "connecting to PostgreSQL again failed; retrying");
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_millis(500));
+                }
+            }
+        }
     }
 
     fn fail(&self, doing: &'static str, e: postgres::Error) -> StoreError {
@@ -236,6 +331,7 @@ fn prepare(
     client: &mut Client,
     location: &std::path::Path,
     schema: &str,
+    migrate: bool,
 ) -> Result<bool, StoreError> {
     let fail = |doing, e| pg_error(location, doing, e);
     let quoted = quote_ident(schema);
@@ -306,6 +402,14 @@ fn prepare(
         }
         version
     };
+    if !migrate && (from as usize) < MIGRATIONS.len() {
+        // A reconnect finds the schema older than the one it was opened at: someone
+        // replaced it. Not ours to change behind the engine's back.
+        return Err(StoreError::Corrupt {
+            path: location.to_path_buf(),
+            detail: format!("schema version {from} after reconnecting (was {PG_SCHEMA_VERSION})"),
+        });
+    }
     for (v, sql) in MIGRATIONS.iter().enumerate().skip(from as usize) {
         tx.batch_execute(sql)
             .map_err(|e| fail("migrating the schema", e))?;
@@ -332,6 +436,26 @@ fn prepare(
         .map_err(|e| fail("setting the search path", e))?;
     Ok(created)
 }
+
+/// Whether `e` says the connection is gone: closed, or the server ended the
+/// session (shut down, restarting, the backend terminated).
+fn connection_lost(e: &postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    let Some(code) = e.code() else {
+        // An I/O error on the socket.
+        return e.as_db_error().is_none()
+            && std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>());
+    };
+    let code = code.code();
+    // Class 57P: operator intervention (admin/crash shutdown, cannot connect now);
+    // class 08: connection exceptions.
+    code.starts_with("57P") || code.starts_with("08")
+}
+
+/// `doing` of a failed commit: its outcome is unknown, so it is not run again.
+pub(super) const COMMITTING: &str = "committing";
 
 /// Run `f` here, or on a scoped thread if this thread is in a tokio runtime's context
 /// (where the client's own runtime cannot block).

@@ -61,10 +61,10 @@ impl Store for PostgresStore {
             let mut tx = client
                 .transaction()
                 .map_err(|e| self.fail("beginning a transaction", e))?;
+            // An error drops `tx`, which rolls the whole batch back.
+            self.apply_batch(&mut tx, statements, batch)?;
             let mut next = Ids::default();
             for write in batch {
-                // An error drops `tx`, which rolls the whole batch back.
-                self.apply_one(&mut tx, statements, write)?;
                 raise_ids(&mut next, write);
             }
             for (key, id) in [
@@ -83,7 +83,7 @@ impl Store for PostgresStore {
                         .map_err(|e| self.fail("raising the id high-water mark", e))?;
                 }
             }
-            tx.commit().map_err(|e| self.fail("committing", e))
+            tx.commit().map_err(|e| self.fail(super::COMMITTING, e))
         })
     }
 

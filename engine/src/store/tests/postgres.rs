@@ -121,12 +121,18 @@ fn a_new_schema_becomes_a_store_and_keeps_its_records() {
     let before = snapshot(&store);
     drop(store);
     let (tables, meta) = schema.contents();
-    assert_eq!(tables, ["deployments", "instances", "messages", "meta"]);
+    assert_eq!(
+        tables,
+        ["deployments", "handovers", "instances", "messages", "meta"]
+    );
     assert!(
         meta.contains(&"(magic,thresh-store)".to_string()),
         "{meta:?}"
     );
-    assert!(meta.contains(&"(schema_version,1)".to_string()), "{meta:?}");
+    assert!(
+        meta.contains(&format!("(schema_version,{PG_SCHEMA_VERSION})")),
+        "{meta:?}"
+    );
     assert_eq!(snapshot(&schema.connect().unwrap()), before);
 }
 
@@ -190,7 +196,7 @@ fn connection_failures_are_store_errors() {
 }
 
 #[test]
-fn a_killed_connection_fails_the_batch_as_an_error() {
+fn a_killed_connection_is_made_again_and_the_batch_applied() {
     let schema = TestSchema::new();
     let store = schema.connect().unwrap();
     store.apply(&[Write::Put(rec(1, 0, "{}"))]).unwrap();
@@ -202,17 +208,189 @@ fn a_killed_connection_fails_the_batch_as_an_error() {
     })
     .join()
     .unwrap();
-    // The dead connection is a `Postgres` error, not a panic; nothing was stored.
-    let err = store.apply(&[Write::Put(rec(1, 1, "{}"))]).unwrap_err();
-    assert!(matches!(err, StoreError::Postgres { .. }), "{err:?}");
-    eprintln!("after the kill: {err}");
-    let err = store.instance(1).unwrap_err();
-    assert!(matches!(err, StoreError::Postgres { .. }), "{err:?}");
+    // The store connects again and the batch is applied on the new connection.
+    store.apply(&[Write::Put(rec(1, 1, "{}"))]).unwrap();
+    assert_ne!(store.backend_pid(), pid, "a new connection");
+    assert_eq!(store.instance(1).unwrap().unwrap().seq, 1);
+    // Killed again between calls: a read reconnects too.
+    let pid = store.backend_pid();
+    kill(pid);
+    assert_eq!(store.instance(1).unwrap().unwrap().seq, 1);
     drop(store);
     assert_eq!(
         schema.connect().unwrap().instance(1).unwrap().unwrap().seq,
-        0
+        1
     );
+}
+
+/// Terminate the server process `pid` (from a connection of its own).
+fn kill(pid: i32) {
+    std::thread::spawn(move || {
+        raw()
+            .execute("SELECT pg_terminate_backend($1)", &[&pid])
+            .unwrap()
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn a_fenced_writer_cannot_overwrite_the_new_owners_checkpoint() {
+    let schema = TestSchema::new();
+    let node = |name: &str, lease_ms: u64| {
+        PostgresStore::connect_node(
+            &url(),
+            &schema.0,
+            name,
+            std::time::Duration::from_millis(lease_ms),
+        )
+        .unwrap()
+    };
+    // Node a's lease is over as soon as it is given (0 ms); b's lasts.
+    let a = node("a", 0);
+    let b = node("b", 60_000);
+    let record = rec(1, 1, r#"{"by":"a","step":1}"#);
+    let process = (record.process.clone(), record.fingerprint);
+    a.apply(&[Write::Put(record), Write::Buffer(msg(7, i64::MAX))])
+        .unwrap();
+    assert_eq!(a.owner(1).unwrap(), Some((Some("a".into()), 1)));
+    // b takes the expired instance: fence 2, one handover recorded. Not a process b
+    // cannot run.
+    assert!(b
+        .take_over(&[("other".into(), process.1)], &[], 10)
+        .unwrap()
+        .is_empty());
+    let taken = b
+        .take_over(std::slice::from_ref(&process), &[], 10)
+        .unwrap();
+    assert_eq!(taken.len(), 1);
+    assert_eq!((taken[0].record.seq, taken[0].fence), (1, 2));
+    assert_eq!(taken[0].from.as_deref(), Some("a"));
+    // Nothing more to take: b's lease is live.
+    assert!(a
+        .take_over(std::slice::from_ref(&process), &[], 10)
+        .unwrap()
+        .is_empty());
+    // a, not knowing, checkpoints with a message it applied: refused as fenced, and
+    // nothing of the batch is stored (the message stays for the new owner).
+    let err = a
+        .apply(&[
+            Write::Put(rec(1, 2, r#"{"by":"a","step":2}"#)),
+            Write::Consume { message: 7 },
+        ])
+        .unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Fenced { id: 1, owner: Some(o), fence: 2, held: 1 } if o == "b"),
+        "{err:?}"
+    );
+    eprintln!("{err}");
+    assert_eq!(a.messages().unwrap().len(), 1);
+    // The new owner checkpoints at the same seq a tried: stored.
+    b.apply(&[
+        Write::Put(rec(1, 2, r#"{"by":"b","step":2}"#)),
+        Write::Consume { message: 7 },
+    ])
+    .unwrap();
+    // a's later checkpoint and its end are refused too.
+    for write in [
+        Write::Put(rec(1, 9, r#"{"by":"a","step":9}"#)),
+        Write::End {
+            id: 1,
+            status: Status::Completed,
+            outcome: Some("{}".into()),
+            at_ms: 5,
+        },
+    ] {
+        let err = a.apply(&[write]).unwrap_err();
+        assert!(matches!(err, StoreError::Fenced { id: 1, .. }), "{err:?}");
+    }
+    let stored = b.instance(1).unwrap().unwrap();
+    assert_eq!(
+        (stored.seq, stored.state.as_str()),
+        (2, r#"{"by":"b","step":2}"#)
+    );
+    assert_eq!(stored.status, Status::Running);
+    // Renewal: b keeps it, a has nothing.
+    assert_eq!(b.renew().unwrap(), [1]);
+    assert!(a.renew().unwrap().is_empty());
+    assert_eq!(
+        b.handovers().unwrap(),
+        [Handover {
+            instance: 1,
+            fence: 2,
+            from: Some("a".into()),
+            to: "b".into()
+        }]
+    );
+    // b ends it (fenced by its own fence: accepted).
+    b.apply(&[Write::End {
+        id: 1,
+        status: Status::Completed,
+        outcome: Some("{}".into()),
+        at_ms: 6,
+    }])
+    .unwrap();
+    assert_eq!(b.instance(1).unwrap().unwrap().status, Status::Completed);
+}
+
+#[test]
+fn nodes_take_disjoint_batches_and_reserve_disjoint_ids() {
+    let schema = TestSchema::new();
+    let dead = PostgresStore::connect_node(&url(), &schema.0, "dead", Default::default()).unwrap();
+    let records: Vec<Write> = (0..40).map(|i| Write::Put(rec(i * 2, 1, "{}"))).collect();
+    dead.apply(&records).unwrap();
+    let prints: Vec<(String, u64)> = (0..40)
+        .map(|i| ("even".to_string(), 0xfeed_0000_0000_0000 | (i * 2)))
+        .collect();
+    let survivors: Vec<PostgresStore> = (0..3)
+        .map(|n| {
+            PostgresStore::connect_node(
+                &url(),
+                &schema.0,
+                &format!("s{n}"),
+                std::time::Duration::from_secs(60),
+            )
+            .unwrap()
+        })
+        .collect();
+    let mut all = Vec::new();
+    let mut ids = Vec::new();
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = survivors
+            .iter()
+            .map(|s| {
+                let prints = &prints;
+                scope.spawn(move || {
+                    let mut mine = Vec::new();
+                    loop {
+                        let batch = s.take_over(prints, &[], 7).unwrap();
+                        if batch.is_empty() {
+                            break;
+                        }
+                        mine.extend(batch.into_iter().map(|t| t.record.id));
+                    }
+                    (mine, s.reserve_ids(1 << 20).unwrap())
+                })
+            })
+            .collect();
+        for run in runs {
+            let (mine, reserved) = run.join().unwrap();
+            all.extend(mine);
+            ids.push(reserved);
+        }
+    });
+    all.sort_unstable();
+    assert_eq!(
+        all,
+        (0..40).map(|i| i * 2).collect::<Vec<_>>(),
+        "each taken once"
+    );
+    ids.sort_unstable();
+    for pair in ids.windows(2) {
+        assert!(pair[1].0 >= pair[0].0 + (1 << 20), "{ids:?}");
+        assert!(pair[1].1 >= pair[0].1 + (1 << 20), "{ids:?}");
+    }
+    assert_eq!(survivors[0].handovers().unwrap().len(), 40);
 }
 
 #[test]
@@ -302,4 +480,78 @@ fn engines_connecting_at_once_create_the_store_once() {
             .count(),
         1
     );
+}
+
+#[test]
+fn a_run_of_checkpoints_in_one_statement_names_the_one_at_fault() {
+    let schema = TestSchema::new();
+    let store = schema.connect().unwrap();
+    let puts = |seq: u64| (0..6).map(move |id| Write::Put(rec(id, seq, "{}")));
+    store.apply(&puts(1).collect::<Vec<_>>()).unwrap();
+    // A stale one in the middle of a run: the batch is refused naming it, and
+    // nothing of it is stored.
+    let mut batch: Vec<Write> = puts(2).collect();
+    batch[3] = Write::Put(rec(3, 1, "{}"));
+    let err = store.apply(&batch).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::StaleCheckpoint {
+                id: 3,
+                stored: 1,
+                given: 1
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(store.running().unwrap().iter().all(|r| r.seq == 1));
+    // A run of ends with one of an unknown instance.
+    let end = |id| Write::End {
+        id,
+        status: Status::Completed,
+        outcome: Some("{}".into()),
+        at_ms: 9,
+    };
+    let err = store.apply(&[end(0), end(1), end(77)]).unwrap_err();
+    assert!(
+        matches!(err, StoreError::UnknownInstance { id: 77 }),
+        "{err:?}"
+    );
+    assert_eq!(store.running().unwrap().len(), 6);
+    // Whole runs go through.
+    store.apply(&puts(2).collect::<Vec<_>>()).unwrap();
+    store.apply(&[end(0), end(1), end(2)]).unwrap();
+    assert_eq!(store.running().unwrap().len(), 3);
+
+    // A node's run with one instance another node owns: fenced, nothing stored.
+    let a = PostgresStore::connect_node(&url(), &schema.0, "a", Default::default()).unwrap();
+    let b = PostgresStore::connect_node(&url(), &schema.0, "b", std::time::Duration::from_secs(60))
+        .unwrap();
+    a.apply(
+        &(10..14)
+            .map(|id| Write::Put(rec(id, 1, "{}")))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let prints: Vec<(String, u64)> = (10..14)
+        .map(|id| {
+            let r = rec(id, 1, "{}");
+            (r.process, r.fingerprint)
+        })
+        .filter(|(_, f)| *f & 0xff == 12)
+        .collect();
+    assert_eq!(b.take_over(&prints, &[], 10).unwrap().len(), 1);
+    let err = a
+        .apply(
+            &(10..14)
+                .map(|id| Write::Put(rec(id, 2, "{}")))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Fenced { id: 12, .. }), "{err:?}");
+    assert!((10..14).all(|id| a.instance(id).unwrap().unwrap().seq == 1));
+    // b's run with the instance it took (fence 2): stored.
+    b.apply(&[Write::Put(rec(12, 2, "{}")), Write::Put(rec(13, 0, "{}"))])
+        .unwrap_err();
+    b.apply(&[Write::Put(rec(12, 2, "{}"))]).unwrap();
 }

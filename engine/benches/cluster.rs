@@ -1,0 +1,226 @@
+//! Engine nodes on PostgreSQL beside SQLite, in one run: the durable parallel-10
+//! shape (start -> AND split -> 10 no-op tasks -> AND join -> end) on a SQLite file,
+//! on PostgreSQL with one node and with three nodes (three engines in this process,
+//! each with its own connections, starts spread round-robin); then the time two
+//! survivors take to take over and resume 10 000 instances of a stopped node. The
+//! database is `THRESH_POSTGRES_URL` (default the local `test` database), in a
+//! schema of its own per run, dropped at the end. No harness; it prints figures.
+//!
+//! cargo bench -p thresh --features "sqlite postgres" --bench cluster
+
+#[path = "support/mod.rs"]
+#[allow(dead_code)] // this bench uses some of the shared helpers
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use support::{report_rate, timed, Run};
+use thresh::{process, DurableEngine, NodeConfig, ProcessData, TaskError};
+
+const RUNS: usize = 5;
+const INSTANCES: u64 = 5_000;
+const TAKEOVER: u64 = 10_000;
+
+#[derive(Clone, Debug, Default, ProcessData, Serialize, Deserialize)]
+pub struct Nothing {
+    pub n: u64,
+}
+
+async fn noop(_: &mut Nothing) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub PARKED: Nothing {
+        start begin;
+        user  approve;
+        end   done;
+        begin -> approve -> done;
+    }
+}
+
+process! {
+    pub PARALLEL10: Nothing {
+        start begin;
+        parallel fork;
+        parallel join;
+        end done;
+        task p1 = noop; task p2 = noop; task p3 = noop; task p4 = noop; task p5 = noop;
+        task p6 = noop; task p7 = noop; task p8 = noop; task p9 = noop; task p10 = noop;
+        begin -> fork -> p1, p2, p3, p4, p5, p6, p7, p8, p9, p10 -> join -> done;
+    }
+}
+
+fn url() -> String {
+    std::env::var("THRESH_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://root@127.0.0.1:5432/test".into())
+}
+
+fn drop_schema(schema: &str) {
+    let sql = format!("DROP SCHEMA IF EXISTS {schema} CASCADE");
+    let mut client = postgres::Client::connect(&url(), postgres::NoTls).expect("connect");
+    client.batch_execute(&sql).expect("drop schema");
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// Start `INSTANCES` at once, spread round-robin over `nodes`, each start awaited
+/// by its own task; await every outcome.
+async fn round(nodes: &[DurableEngine]) {
+    let mut set = tokio::task::JoinSet::new();
+    for n in 0..INSTANCES {
+        let engine = nodes[n as usize % nodes.len()].clone();
+        set.spawn(async move {
+            let handle = engine
+                .start(&PARALLEL10, Nothing::default())
+                .await
+                .expect("stored");
+            let _ = handle.outcome().await;
+        });
+    }
+    while set.join_next().await.is_some() {}
+}
+
+async fn measured(nodes: &[DurableEngine]) -> Vec<Run> {
+    round(nodes).await;
+    let mut runs = Vec::new();
+    for _ in 0..RUNS {
+        runs.push(timed(INSTANCES, round(nodes)).await);
+    }
+    runs
+}
+
+fn node_config(schema: &str, node: &str, lease: Duration) -> NodeConfig {
+    NodeConfig {
+        schema: schema.to_string(),
+        node_id: Some(node.to_string()),
+        lease,
+        ..NodeConfig::default()
+    }
+}
+
+fn main() {
+    println!("thresh cluster benchmarks: median of {RUNS} runs after a warm-up [min .. max]");
+    println!();
+    println!("parallel10, {INSTANCES} instances started at once then all awaited, 2 workers");
+    let path = std::env::temp_dir().join(format!("thresh-bench-cluster-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let runs = runtime().block_on(async {
+        let engine = DurableEngine::open(&path).await.expect("store");
+        let runs = measured(std::slice::from_ref(&engine)).await;
+        engine
+            .shutdown(Duration::from_secs(30))
+            .await
+            .expect("shutdown");
+        runs
+    });
+    report_rate("durable, SQLite: instances/s", &runs, None);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+
+    for nodes in [1usize, 3] {
+        let schema = format!("thresh_bench_{}_{nodes}", std::process::id());
+        drop_schema(&schema);
+        let runs = runtime().block_on(async {
+            let mut engines = Vec::new();
+            for n in 0..nodes {
+                let config = node_config(&schema, &format!("bench-{n}"), Duration::from_secs(10));
+                engines.push(
+                    DurableEngine::connect_with(&url(), config)
+                        .await
+                        .expect("connect"),
+                );
+            }
+            let runs = measured(&engines).await;
+            for engine in engines {
+                engine
+                    .shutdown(Duration::from_secs(30))
+                    .await
+                    .expect("shutdown");
+            }
+            runs
+        });
+        report_rate(
+            &format!("durable, PostgreSQL, {nodes} node(s): inst/s"),
+            &runs,
+            None,
+        );
+        drop_schema(&schema);
+    }
+    takeover();
+}
+
+/// A node parks `TAKEOVER` instances at a user task and stops without a word (its
+/// leases stay, unrenewed); two survivors take them over once the leases expire.
+fn takeover() {
+    let lease = Duration::from_secs(2);
+    println!();
+    println!(
+        "takeover: {TAKEOVER} instances parked at a user task on a node that stops; two survivors, lease {} ms",
+        lease.as_millis()
+    );
+    let schema = format!("thresh_bench_{}_takeover", std::process::id());
+    drop_schema(&schema);
+    runtime().block_on(async {
+        let dead = DurableEngine::connect_with(&url(), node_config(&schema, "dead", lease))
+            .await
+            .expect("connect");
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..TAKEOVER {
+            let engine = dead.clone();
+            set.spawn(async move {
+                engine.start(&PARKED, Nothing::default()).await.expect("stored");
+            });
+        }
+        while set.join_next().await.is_some() {}
+        // Let the parked checkpoints reach the store before the node stops.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let survivors = [
+            DurableEngine::connect_with(&url(), node_config(&schema, "s1", lease))
+                .await
+                .expect("connect"),
+            DurableEngine::connect_with(&url(), node_config(&schema, "s2", lease))
+                .await
+                .expect("connect"),
+        ];
+        for s in &survivors {
+            s.register(&PARKED).expect("register");
+        }
+        dead.shutdown(Duration::from_secs(60)).await.expect("shutdown");
+        let stopped = Instant::now();
+        let running = || {
+            survivors
+                .iter()
+                .map(|s| s.engine().running_instances() as u64)
+                .collect::<Vec<_>>()
+        };
+        let mut first = None;
+        while running().iter().sum::<u64>() < TAKEOVER {
+            if first.is_none() && running().iter().sum::<u64>() > 0 {
+                first = Some(stopped.elapsed());
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let all = stopped.elapsed();
+        let first = first.unwrap_or(all);
+        println!(
+            "  first taken after {:.2} s (the lease expiring), all {TAKEOVER} resumed after {:.2} s: {:.2} s of takeover, split {:?}",
+            first.as_secs_f64(),
+            all.as_secs_f64(),
+            (all - first).as_secs_f64(),
+            running()
+        );
+        for s in survivors {
+            s.shutdown(Duration::from_secs(60)).await.expect("shutdown");
+        }
+    });
+    drop_schema(&schema);
+}

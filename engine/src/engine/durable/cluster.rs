@@ -1,0 +1,735 @@
+//! A durable engine as one **node** of several sharing one PostgreSQL store
+//! (feature `postgres`; the store's side is `store/postgres/cluster.rs`).
+//!
+//! - **Ownership.** The node that starts an instance owns it; every instance a node
+//!   owns is held by a lease the node renews every `lease / 3` in one statement. A
+//!   node's checkpoints and ends are fenced: a node whose lease was taken gets
+//!   `StoreError::Fenced` at its next write, stops the instance without ending it
+//!   (`InstanceError::Moved` on its handle) and the new owner goes on.
+//! - **Takeover.** Every `lease / 3` a node also takes expired leases of processes it
+//!   has registered (batches of `takeover_batch`, `SKIP LOCKED`: survivors split a
+//!   dead node's instances among them by how fast each takes batches) and resumes
+//!   them by the recovery rules: tasks that were running run again, waits are armed
+//!   again, timers at their recorded deadlines.
+//! - **Messages.** `publish_message` stores the message first (acknowledged = stored).
+//!   If a catch or a message start of this node takes it, it is stored claimed by this
+//!   node and delivered here; otherwise it is stored unclaimed and the other nodes are
+//!   woken by `NOTIFY`. Each node claims the stored messages its own waiting catches
+//!   and message starts take (`(name, key)` index), when woken by `NOTIFY`, when one
+//!   of its catches starts waiting, and every `poll` as the safety net (a notification
+//!   is lost while a listening connection is down). A claim expires with the node; the
+//!   receiving instance consumes the message in its checkpoint's transaction, so it
+//!   is applied exactly once. TTL as on one node.
+//! - **Signals** go to every node by `NOTIFY` (a signal is not stored: a node not
+//!   listening at that moment misses it, as a catch not armed then would).
+
+use std::any::Any;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use tokio::sync::{mpsc, Notify};
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+use super::{DurableEngine, DurableError, ResumeReport};
+use crate::engine::Engine;
+use crate::events::Published;
+use crate::graph::Payload;
+use crate::instance::durable::now_ms;
+use crate::instance::InstanceHandle;
+use crate::store::{MessageRecord, PostgresStore, StoreError, Write, DEFAULT_SCHEMA};
+
+/// How a node of several runs ([`DurableEngine::connect_with`]).
+#[derive(Clone, Debug)]
+pub struct NodeConfig {
+    /// The store's schema. Default [`DEFAULT_SCHEMA`].
+    pub schema: String,
+    /// This node's id: unique among the nodes, never reused (a restarted process is
+    /// a new node). Default: `host-pid-time`.
+    pub node_id: Option<String>,
+    /// How long a lease lasts without renewal; renewed every third of it. A dead
+    /// node's instances are taken over by the others after at most this. Default 10 s.
+    pub lease: Duration,
+    /// The safety-net poll for stored messages (woken earlier by `NOTIFY`). Default
+    /// 500 ms.
+    pub poll: Duration,
+    /// How many expired instances one takeover statement takes. Default 500.
+    pub takeover_batch: usize,
+    /// How many instance and message ids a node reserves at a time. Default 2^32.
+    pub id_block: u64,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        Self {
+            schema: DEFAULT_SCHEMA.to_string(),
+            node_id: None,
+            lease: Duration::from_secs(10),
+            poll: Duration::from_millis(500),
+            takeover_batch: 500,
+            id_block: 1 << 32,
+        }
+    }
+}
+
+/// A fresh node id: the host, the process and the time it started.
+fn fresh_node_id() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "node".to_string());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{host}-{}-{nanos:x}", std::process::id())
+}
+
+/// A node's own side: its connection for leases, claims and messages, and its
+/// background work.
+pub(crate) struct Node {
+    id: String,
+    config: NodeConfig,
+    /// The node's own connection (the writer has the other one).
+    store: Arc<PostgresStore>,
+    /// The end of the id blocks in use (instances, messages).
+    blocks: std::sync::Mutex<(u64, u64)>,
+    /// Wakes the message claimer.
+    wake: Arc<Notify>,
+    stop: CancellationToken,
+    listening: Arc<AtomicBool>,
+    /// The instances this node runs, to stop one whose lease it lost.
+    live: std::sync::Mutex<HashMap<u64, Live>>,
+    /// Renewals begun (an instance registered after renewal `n` began is not
+    /// judged by it).
+    renewals: AtomicU64,
+    /// How signal payloads go to the other nodes, by signal name.
+    encoders: std::sync::Mutex<HashMap<String, SignalEncoder>>,
+}
+
+/// An instance this node runs.
+struct Live {
+    /// `Node::renewals` when it was registered.
+    since: u64,
+    /// Asked to stop already (its lease was lost).
+    stopping: bool,
+    run: Box<dyn Running>,
+}
+
+/// A running instance's handle, type-erased.
+trait Running: Send + Sync {
+    fn finished(&self) -> bool;
+    fn stop(&self);
+}
+
+impl<D: Clone + Send + Sync + 'static> Running for InstanceHandle<D> {
+    fn finished(&self) -> bool {
+        self.is_finished()
+    }
+
+    fn stop(&self) {
+        // Its end is refused by the fence: the loop stops without ending it in the
+        // store, and its handle says it moved.
+        self.cancel();
+    }
+}
+
+/// Encodes a signal's payload (as `Any`) to JSON, for the other nodes.
+type SignalEncoder = fn(&(dyn Any + Send + Sync)) -> Option<serde_json::Value>;
+
+/// A signal between nodes, as the `NOTIFY` payload.
+#[derive(Serialize, serde::Deserialize)]
+struct SignalNote {
+    /// The sending node (which broadcast it locally itself).
+    from: String,
+    name: String,
+    payload: serde_json::Value,
+}
+
+impl Engine {
+    /// A durable engine on the PostgreSQL database at `url`: the same as
+    /// [`DurableEngine::connect`].
+    pub async fn connect(url: &str) -> Result<DurableEngine, DurableError> {
+        DurableEngine::connect(url).await
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, DurableError> {
+    Ok(tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|_| DurableError::NoRuntime)??)
+}
+
+impl DurableEngine {
+    /// A durable engine on the PostgreSQL database at `url` as one node of several,
+    /// configured by `config`. Call within a tokio runtime; register the processes
+    /// and [`resume`](Self::resume) as on one node: the node then also takes over,
+    /// in the background, the instances of registered processes whose owner died.
+    /// [`shutdown`](Self::shutdown) stops that background work (a thread renewing
+    /// the leases, one listening for notifications, two tasks); an engine dropped
+    /// without it keeps renewing its leases until the process ends.
+    pub async fn connect_with(url: &str, config: NodeConfig) -> Result<Self, DurableError> {
+        let id = config.node_id.clone().unwrap_or_else(fresh_node_id);
+        let (url, schema, node_id, lease, block) = (
+            url.to_string(),
+            config.schema.clone(),
+            id.clone(),
+            config.lease,
+            config.id_block,
+        );
+        let (store, own, renewals, ids) = blocking(move || {
+            let store = PostgresStore::connect_node(&url, &schema, &node_id, lease)?;
+            let own = store.connect_again()?;
+            let renewals = store.connect_again()?;
+            let ids = own.reserve_ids(block)?;
+            Ok((store, own, renewals, ids))
+        })
+        .await?;
+        let engine = Self::with_store(Arc::new(store))?;
+        engine
+            .engine
+            .inner
+            .next_instance
+            .store(ids.0, Ordering::Relaxed);
+        engine.inner.next_message.store(ids.1, Ordering::Relaxed);
+        let node = Arc::new(Node {
+            id: id.clone(),
+            blocks: std::sync::Mutex::new((ids.0 + block, ids.1 + block)),
+            config,
+            store: Arc::new(own),
+            wake: Arc::new(Notify::new()),
+            stop: CancellationToken::new(),
+            listening: Arc::new(AtomicBool::new(true)),
+            live: std::sync::Mutex::new(HashMap::new()),
+            renewals: AtomicU64::new(0),
+            encoders: std::sync::Mutex::new(HashMap::new()),
+        });
+        engine.engine.inner.hub.on_wait(node.wake.clone());
+        let _ = engine.inner.node.set(node.clone());
+        node.spawn(&engine, renewals);
+        info!(node = %id, "engine node connected");
+        Ok(engine)
+    }
+
+    /// For a deployment's starts: each instance it starts runs here (a node).
+    pub(super) fn started_hook<D: Clone + Send + Sync + 'static>(
+        &self,
+    ) -> Option<crate::engine::deploy::StartedHook<D>> {
+        let node = self.inner.node.get()?.clone();
+        Some(Arc::new(move |handle: &InstanceHandle<D>| {
+            node.runs(handle)
+        }))
+    }
+
+    /// A node runs this instance (started or resumed here): watched by the renewals.
+    pub(super) fn runs_here<D: Clone + Send + Sync + 'static>(&self, handle: &InstanceHandle<D>) {
+        if let Some(node) = self.inner.node.get() {
+            node.runs(handle);
+        }
+    }
+
+    /// This engine's node id, if it is a node of several ([`DurableEngine::connect`]).
+    pub fn node_id(&self) -> Option<&str> {
+        self.inner.node.get().map(|n| n.id.as_str())
+    }
+
+    /// Say that signals called `name` carry a `P`: a node sends them to the other
+    /// nodes as JSON and reads theirs back. Call it on every node that broadcasts or
+    /// catches `name`.
+    pub fn signal_type<P>(&self, name: &str)
+    where
+        P: Serialize + DeserializeOwned + Any + Send + Sync,
+    {
+        self.message_type::<P>(&signal_key(name));
+        if let Some(node) = self.inner.node.get() {
+            let encode: SignalEncoder =
+                |payload| serde_json::to_value(payload.downcast_ref::<P>()?).ok();
+            let mut encoders = node.encoders.lock().unwrap_or_else(|p| p.into_inner());
+            encoders.insert(name.to_string(), encode);
+        }
+    }
+
+    /// A node: send the signal `name` to the other nodes (its payload encoded as
+    /// [`signal_type`](Self::signal_type) said; without it, it reaches this node only,
+    /// with a warning). Not a node: nothing to do.
+    pub(super) async fn signal_other_nodes(
+        &self,
+        name: &str,
+        payload: &(dyn Any + Send + Sync),
+    ) -> Result<(), DurableError> {
+        let Some(node) = self.inner.node.get() else {
+            return Ok(());
+        };
+        let encode = {
+            let encoders = node.encoders.lock().unwrap_or_else(|p| p.into_inner());
+            encoders.get(name).copied()
+        };
+        let Some(payload) = encode.and_then(|encode| encode(payload)) else {
+            warn!(signal = %name, "no signal_type for this signal's payload: it reaches this node only");
+            return Ok(());
+        };
+        let note = SignalNote {
+            from: node.id.clone(),
+            name: name.to_string(),
+            payload,
+        };
+        let text = serde_json::to_string(&note).map_err(|e| DurableError::Data {
+            process: "",
+            message: e.to_string(),
+        })?;
+        let store = node.store.clone();
+        blocking(move || store.notify_signal(&text)).await?;
+        Ok(())
+    }
+
+    /// A node publishes a message: stored (claimed by this node if a catch or start
+    /// event here takes it), then delivered here, or left for the node that takes it.
+    pub(super) async fn publish_on_node(
+        &self,
+        node: &Arc<Node>,
+        record: MessageRecord,
+        payload: Payload,
+    ) -> Result<Published, DurableError> {
+        let hub = self.engine.inner.hub.clone();
+        let here = hub.takes(&record.name, &record.key);
+        let store = node.store.clone();
+        let stored = record.clone();
+        blocking(move || store.store_message(&stored, here)).await?;
+        if here {
+            if let Some(published) = hub.offer_stored(&record.name, &record.key, payload, record.id)
+            {
+                return Ok(published);
+            }
+            // The catch went away meanwhile: any node may take it now.
+            let store = node.store.clone();
+            blocking(move || store.release_message(record.id)).await?;
+        }
+        Ok(Published::Buffered)
+    }
+}
+
+/// Where a signal's payload decoder is kept (beside the messages').
+fn signal_key(name: &str) -> String {
+    format!("\u{1}signal:{name}")
+}
+
+impl Node {
+    /// This node runs `handle`'s instance: its renewals watch its lease.
+    fn runs<D: Clone + Send + Sync + 'static>(&self, handle: &InstanceHandle<D>) {
+        let since = self.renewals.load(Ordering::SeqCst);
+        let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        live.insert(
+            handle.id().0,
+            Live {
+                since,
+                stopping: false,
+                run: Box::new(handle.clone()),
+            },
+        );
+    }
+
+    /// How often a node polls the store.
+    pub(crate) fn poll(&self) -> Duration {
+        self.config.poll
+    }
+
+    /// Stop the background work (at shutdown).
+    pub(crate) fn stop(&self) {
+        self.stop.cancel();
+        self.listening.store(false, Ordering::Relaxed);
+    }
+
+    fn spawn(self: &Arc<Self>, engine: &DurableEngine, renewals: PostgresStore) {
+        let (signals_tx, signals_rx) = mpsc::unbounded_channel();
+        self.spawn_listener(signals_tx);
+        self.spawn_renewer(renewals);
+        let node = self.clone();
+        let takeovers = engine.clone();
+        tokio::spawn(async move { node.takeover_loop(takeovers).await });
+        let node = self.clone();
+        let claims = engine.clone();
+        tokio::spawn(async move { node.claim_loop(claims, signals_rx).await });
+    }
+
+    /// A thread of its own LISTENs (the blocking client's wait): it wakes the claimer
+    /// and hands signals over.
+    fn spawn_listener(&self, signals: mpsc::UnboundedSender<String>) {
+        let mut listener = self.store.listen();
+        let wake = self.wake.clone();
+        let listening = self.listening.clone();
+        let poll = self.config.poll;
+        let spawned = std::thread::Builder::new()
+            .name("thresh-listen".into())
+            .spawn(move || {
+                while listening.load(Ordering::Relaxed) {
+                    match listener.wait(poll) {
+                        Ok(heard) => {
+                            if heard.messages || heard.reconnected {
+                                wake.notify_one();
+                            }
+                            for signal in heard.signals {
+                                let _ = signals.send(signal);
+                            }
+                        }
+                        Err(e) => {
+                            debug!(error = %e, "listening for notifications failed; retrying");
+                            std::thread::sleep(poll);
+                        }
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            warn!(error = %e, "could not start the listening thread: messages from other nodes come by the poll only");
+        }
+    }
+
+    /// Renew this node's leases every `lease / 3`, on a thread and a connection of
+    /// their own: neither busy async workers, nor a long takeover, nor the claims
+    /// delay a renewal (a late one would lose the leases of a live node).
+    fn spawn_renewer(self: &Arc<Self>, store: PostgresStore) {
+        let node = self.clone();
+        let tick = (self.config.lease / 3).max(Duration::from_millis(1));
+        let spawned = std::thread::Builder::new()
+            .name("thresh-leases".into())
+            .spawn(move || {
+                let mut next = std::time::Instant::now() + tick;
+                while !node.stop.is_cancelled() {
+                    let now = std::time::Instant::now();
+                    if now < next {
+                        std::thread::sleep((next - now).min(Duration::from_millis(50)));
+                        continue;
+                    }
+                    next = now + tick;
+                    let renewal = node.renewals.fetch_add(1, Ordering::SeqCst) + 1;
+                    match store.renew() {
+                        Ok(kept) => {
+                            debug!(node = %node.id, leases = kept.len(), "leases renewed");
+                            node.sweep(&store, renewal, &kept);
+                        }
+                        Err(e) => warn!(node = %node.id, error = %e, "renewing leases failed"),
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            warn!(error = %e, "could not start the lease thread: this node's leases expire");
+        }
+    }
+
+    /// Take over expired leases every `lease / 3`.
+    async fn takeover_loop(self: Arc<Self>, engine: DurableEngine) {
+        let tick = (self.config.lease / 3).max(Duration::from_millis(1));
+        loop {
+            tokio::select! {
+                _ = self.stop.cancelled() => return,
+                _ = tokio::time::sleep(tick) => {}
+            }
+            match self.take_over(&engine, &self.stopping()).await {
+                Ok(report) if !report.resumed.is_empty() || !report.skipped.is_empty() => info!(
+                    node = %self.id,
+                    resumed = report.resumed.len(),
+                    skipped = report.skipped.len(),
+                    "took over instances"
+                ),
+                Ok(_) => {}
+                Err(e) => warn!(node = %self.id, error = %e, "taking over instances failed"),
+            }
+            if let Err(e) = self.refill_ids(&engine).await {
+                warn!(node = %self.id, error = %e, "reserving ids failed");
+            }
+        }
+    }
+
+    /// After renewal number `renewal`, which kept `kept`: forget the instances that
+    /// ended here, and stop those this node no longer owns (another node took them:
+    /// their next write would be refused anyway); until their loops stopped they are
+    /// not taken back (`stopping`).
+    fn sweep(&self, store: &PostgresStore, renewal: u64, kept: &[u64]) {
+        let kept: HashSet<u64> = kept.iter().copied().collect();
+        let candidates: Vec<u64> = {
+            let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+            live.retain(|_, entry| !entry.run.finished());
+            live.iter()
+                .filter(|(id, e)| e.since < renewal && !e.stopping && !kept.contains(id))
+                .map(|(id, _)| *id)
+                .collect()
+        };
+        if candidates.is_empty() {
+            return;
+        }
+        // Not renewed: ended meanwhile, not stored yet (a deployment's instance
+        // before its first checkpoint), or moved. Only the moved ones stop.
+        let moved = match store.moved(&candidates) {
+            Ok(moved) => moved,
+            Err(e) => {
+                warn!(node = %self.id, error = %e, "checking for lost leases failed");
+                return;
+            }
+        };
+        let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        for id in moved {
+            if let Some(entry) = live.get_mut(&id) {
+                warn!(node = %self.id, instance = id, "lost the lease of an instance: stopping it here");
+                entry.stopping = true;
+                entry.run.stop();
+            }
+        }
+    }
+
+    /// The lost instances whose loops have not stopped yet.
+    fn stopping(&self) -> Vec<u64> {
+        let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        live.iter()
+            .filter(|(_, e)| e.stopping && !e.run.finished())
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    /// Take over, batch by batch, every expired instance of a registered process
+    /// (but those in `not`), and resume them.
+    async fn take_over(
+        &self,
+        engine: &DurableEngine,
+        not: &[u64],
+    ) -> Result<ResumeReport, DurableError> {
+        let processes: Vec<(String, u64)> = {
+            let registry = engine
+                .inner
+                .registry
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            registry
+                .iter()
+                .map(|(name, r)| (name.to_string(), r.fingerprint))
+                .collect()
+        };
+        let mut report = ResumeReport::default();
+        if processes.is_empty() {
+            return Ok(report);
+        }
+        let processes = Arc::new(processes);
+        let not = Arc::new(not.to_vec());
+        loop {
+            if self.stop.is_cancelled() {
+                return Ok(report);
+            }
+            let store = self.store.clone();
+            let batch = self.config.takeover_batch;
+            let (wanted, not) = (processes.clone(), not.clone());
+            let taken = blocking(move || store.take_over(&wanted, &not, batch)).await?;
+            let full = taken.len() >= batch;
+            for t in taken {
+                debug!(
+                    node = %self.id,
+                    instance = t.record.id,
+                    fence = t.fence,
+                    from = t.from.as_deref().unwrap_or("none"),
+                    "took over an instance"
+                );
+                engine.resume_record(t.record, &mut report);
+            }
+            if !full {
+                return Ok(report);
+            }
+            // Let the other survivors take their batches too.
+            tokio::task::yield_now().await;
+        }
+    }
+
+    /// `resume` on a node: take over what no live node owns, then look for messages.
+    pub(crate) async fn take_over_all(
+        self: Arc<Self>,
+        engine: &DurableEngine,
+    ) -> Result<ResumeReport, DurableError> {
+        let report = self.take_over(engine, &self.stopping()).await?;
+        self.wake.notify_one();
+        Ok(report)
+    }
+
+    /// Reserve new id blocks once half of the current ones is used.
+    async fn refill_ids(&self, engine: &DurableEngine) -> Result<(), DurableError> {
+        let block = self.config.id_block;
+        let (instance_end, message_end) = *self.blocks.lock().unwrap_or_else(|p| p.into_inner());
+        let instance = engine.engine.inner.next_instance.load(Ordering::Relaxed);
+        let message = engine.inner.next_message.load(Ordering::Relaxed);
+        let low = |next: u64, end: u64| end.saturating_sub(next) < block / 2;
+        if !low(instance, instance_end) && !low(message, message_end) {
+            return Ok(());
+        }
+        let store = self.store.clone();
+        let (i, m) = blocking(move || store.reserve_ids(block)).await?;
+        // Ids handed out meanwhile are below the old block's end: still unique.
+        if low(instance, instance_end) {
+            engine
+                .engine
+                .inner
+                .next_instance
+                .store(i, Ordering::Relaxed);
+        }
+        if low(message, message_end) {
+            engine.inner.next_message.store(m, Ordering::Relaxed);
+        }
+        let mut blocks = self.blocks.lock().unwrap_or_else(|p| p.into_inner());
+        *blocks = (
+            if low(instance, instance_end) {
+                i + block
+            } else {
+                instance_end
+            },
+            if low(message, message_end) {
+                m + block
+            } else {
+                message_end
+            },
+        );
+        Ok(())
+    }
+
+    /// Claim the stored messages this node's catches and message starts take, and
+    /// deliver them; pass signals from other nodes on.
+    async fn claim_loop(
+        self: Arc<Self>,
+        engine: DurableEngine,
+        mut signals: mpsc::UnboundedReceiver<String>,
+    ) {
+        const CLAIM_BATCH: usize = 500;
+        let mut last_expiry = 0;
+        // Message names waited for here with no payload type known (warned once).
+        let mut unknown = HashSet::new();
+        loop {
+            tokio::select! {
+                _ = self.stop.cancelled() => return,
+                _ = self.wake.notified() => {}
+                Some(signal) = signals.recv() => self.signal(&engine, &signal),
+                _ = tokio::time::sleep(self.config.poll) => {}
+            }
+            while let Ok(signal) = signals.try_recv() {
+                self.signal(&engine, &signal);
+            }
+            let now = now_ms();
+            if now - last_expiry >= 1_000 {
+                // Expired messages leave the store (any node may do it).
+                last_expiry = now;
+                engine
+                    .inner
+                    .writer
+                    .send(vec![Write::Expire { now_ms: now }]);
+            }
+            let hub = engine.engine.inner.hub.clone();
+            let (names, waits) = hub.wanted();
+            // Only messages this node can read: another node may know their type.
+            let (names, waits) = engine.readable(names, waits, &mut unknown);
+            if names.is_empty() && waits.is_empty() {
+                continue;
+            }
+            let store = self.store.clone();
+            let claimed =
+                blocking(move || store.claim_messages(&names, &waits, now, CLAIM_BATCH)).await;
+            let claimed = match claimed {
+                Ok(claimed) => claimed,
+                Err(e) => {
+                    warn!(node = %self.id, error = %e, "claiming messages failed");
+                    continue;
+                }
+            };
+            if claimed.len() >= CLAIM_BATCH {
+                self.wake.notify_one();
+            }
+            let mut released = HashSet::new();
+            for message in claimed {
+                let taken = match engine.decode_payload(&message.name, &message.payload) {
+                    Some(payload) => hub
+                        .offer_stored(&message.name, &message.key, payload, message.id)
+                        .is_some(),
+                    None => {
+                        warn!(message = message.id, name = %message.name, "a stored message of unknown type: call message_type first");
+                        false
+                    }
+                };
+                if !taken {
+                    released.insert(message.id);
+                }
+            }
+            for id in released {
+                let store = self.store.clone();
+                if let Err(e) = blocking(move || store.release_message(id)).await {
+                    warn!(node = %self.id, error = %e, "releasing a message failed");
+                }
+            }
+        }
+    }
+
+    /// A signal from another node: broadcast here.
+    fn signal(&self, engine: &DurableEngine, text: &str) {
+        let Ok(note) = serde_json::from_str::<SignalNote>(text) else {
+            warn!(node = %self.id, "an unreadable signal notification");
+            return;
+        };
+        if note.from == self.id {
+            return;
+        }
+        let payload = engine.decode_payload_value(&signal_key(&note.name), note.payload);
+        match payload {
+            Some(payload) => {
+                engine.engine.inner.hub.broadcast(&note.name, payload);
+            }
+            None => {
+                warn!(signal = %note.name, "a signal of unknown type from another node: call signal_type first")
+            }
+        }
+    }
+}
+
+impl DurableEngine {
+    /// The wanted message names and waits whose payload type is known here; warn
+    /// once per name of one that is not.
+    fn readable(
+        &self,
+        names: Vec<String>,
+        waits: Vec<(String, String)>,
+        unknown: &mut HashSet<String>,
+    ) -> (Vec<String>, Vec<(String, String)>) {
+        let payloads = self
+            .inner
+            .payloads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut known = |name: &String| {
+            let known = payloads.contains_key(name);
+            if !known && unknown.insert(name.clone()) {
+                warn!(
+                    message = %name,
+                    "a catch here waits for a message whose payload type this node does not \
+                     know: call message_type for it, or it is never taken from the store here"
+                );
+            }
+            known
+        };
+        let names = names.into_iter().filter(|n| known(n)).collect();
+        let waits = waits.into_iter().filter(|(n, _)| known(n)).collect();
+        (names, waits)
+    }
+
+    /// A stored payload read back with the type registered for `name`.
+    pub(super) fn decode_payload(&self, name: &str, json: &str) -> Option<Payload> {
+        let value = serde_json::from_str(json).ok()?;
+        self.decode_payload_value(name, value)
+    }
+
+    fn decode_payload_value(&self, name: &str, value: serde_json::Value) -> Option<Payload> {
+        let decode = self
+            .inner
+            .payloads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .copied()?;
+        decode(value).ok()
+    }
+}

@@ -1,0 +1,674 @@
+//! A [`PostgresStore`] as one node of several engines sharing one store: leases,
+//! fences, handovers, message claims and the notification channels.
+//!
+//! - **Ownership.** A running instance belongs to the node in its `owner` column
+//!   until `lease_until` (the server's clock, so nodes need not agree on time). A
+//!   node renews all its leases — and its message claims — in one statement
+//!   ([`PostgresStore::renew`]).
+//! - **Fences.** `fence` grows by one at every change of owner. A node writes an
+//!   instance's checkpoint or end only `WHERE owner = node AND fence = the fence it
+//!   holds` (1 for an instance it started; the one [`PostgresStore::take_over`]
+//!   returned otherwise). A write that matches no row because another node holds the
+//!   instance is [`StoreError::Fenced`]: its whole batch rolls back, so a node that
+//!   lost a lease can never overwrite the new owner's checkpoint, nor consume a
+//!   message for it.
+//! - **Takeover** moves expired leases (and instances no node ever owned) to the
+//!   calling node in one statement, `fence + 1`, a `handovers` row each, in batches
+//!   (`FOR UPDATE SKIP LOCKED`: two nodes taking over at once take disjoint sets).
+//! - **Messages** are claimed by one node before it delivers them
+//!   ([`PostgresStore::claim_messages`]) for one lease length: the receiving
+//!   instance consumes it at its next checkpoint, long before; a claim of a node
+//!   that died, or whose instance moved, expires and another node claims it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::ToSql;
+use postgres::{Client, NoTls, Statement};
+use tracing::debug;
+
+use super::super::{InstanceRecord, MessageRecord, Status, StoreError, Write};
+use super::{cached, off_runtime, to_i64, PostgresStore};
+
+/// A node's identity and the fences it holds instances with (shared by the node's
+/// connections).
+#[derive(Debug)]
+pub(crate) struct NodeFences {
+    /// The node id (unique per engine process: never reused).
+    pub(crate) node: String,
+    /// Lease length, in milliseconds.
+    pub(crate) lease_ms: i64,
+    /// Instances this node took over: the fence it took each with. An instance not
+    /// here is one this node started (fence 1).
+    fences: Mutex<HashMap<u64, i64>>,
+    /// Held across a renewal and its pruning of `fences`, and across a takeover and
+    /// its recording of them, so a renewal read before a takeover cannot prune it.
+    ownership: Mutex<()>,
+}
+
+impl NodeFences {
+    pub(super) fn fence(&self, id: u64) -> i64 {
+        let fences = self.fences.lock().unwrap_or_else(|p| p.into_inner());
+        fences.get(&id).copied().unwrap_or(1)
+    }
+}
+
+/// One change of an instance's owner, as `handovers` records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Handover {
+    /// The instance.
+    pub instance: u64,
+    /// The fence the new owner holds it with.
+    pub fence: i64,
+    /// The node that had it (`None`: no node had owned it).
+    pub from: Option<String>,
+    /// The node that took it.
+    pub to: String,
+}
+
+/// A running instance a node took over, with the fence it now holds it with.
+#[derive(Clone, Debug)]
+pub(crate) struct TakenOver {
+    pub(crate) record: InstanceRecord,
+    pub(crate) fence: i64,
+    pub(crate) from: Option<String>,
+}
+
+/// The store's notification channel names: derived from the schema (FNV-1a), so two
+/// stores in one database do not wake each other, and short enough for a
+/// PostgreSQL identifier.
+pub(crate) fn channels(schema: &str) -> (String, String) {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in schema.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    (
+        format!("thresh_messages_{hash:016x}"),
+        format!("thresh_signals_{hash:016x}"),
+    )
+}
+
+impl PostgresStore {
+    /// Connect to the store at `url`, schema `schema`, as the node `node` of several
+    /// engines sharing it, holding leases for `lease`. Its checkpoints and ends are
+    /// fenced (see the module's documentation in `cluster.rs`).
+    pub fn connect_node(
+        url: &str,
+        schema: &str,
+        node: &str,
+        lease: Duration,
+    ) -> Result<PostgresStore, StoreError> {
+        let mut store = PostgresStore::connect_schema(url, schema)?;
+        store.node = Some(Arc::new(NodeFences {
+            node: node.to_string(),
+            lease_ms: i64::try_from(lease.as_millis()).unwrap_or(i64::MAX),
+            fences: Mutex::new(HashMap::new()),
+            ownership: Mutex::new(()),
+        }));
+        Ok(store)
+    }
+
+    /// Another connection to the same store, as the same node (sharing its fences).
+    pub(crate) fn connect_again(&self) -> Result<PostgresStore, StoreError> {
+        let config = self.config.clone();
+        let client =
+            off_runtime(|| config.connect(NoTls))?.map_err(|e| self.fail("connecting", e))?;
+        let mut inner = super::Inner {
+            client,
+            statements: HashMap::new(),
+        };
+        off_runtime(|| super::prepare(&mut inner.client, &self.location, &self.schema, false))??;
+        Ok(PostgresStore {
+            location: self.location.clone(),
+            config: self.config.clone(),
+            schema: self.schema.clone(),
+            inner: Mutex::new(Some(inner)),
+            node: self.node.clone(),
+        })
+    }
+
+    /// The node id, for a store opened with [`PostgresStore::connect_node`].
+    pub fn node(&self) -> Option<&str> {
+        self.node.as_deref().map(|n| n.node.as_str())
+    }
+
+    /// The store's schema.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    fn node_fences(&self) -> Result<&NodeFences, StoreError> {
+        self.node.as_deref().ok_or_else(|| StoreError::Invalid {
+            kind: "node",
+            reason: "this store was not opened as a node (PostgresStore::connect_node)".into(),
+        })
+    }
+
+    /// Run one statement (prepared once per connection) and return its rows.
+    fn rows(
+        &self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+        doing: &'static str,
+    ) -> Result<Vec<postgres::Row>, StoreError> {
+        self.with(|inner| {
+            let statement = inner.statement(sql, &self.location)?;
+            inner
+                .client
+                .query(&statement, params)
+                .map_err(|e| self.fail(doing, e))
+        })
+    }
+
+    /// Renew every lease this node holds, in one statement (also one that expired
+    /// but that no node took yet). Returns the ids of the running instances it still
+    /// owns. It never waits for a row lock: a row a transaction holds (this node's
+    /// writer storing a checkpoint — which renews the lease itself — or another
+    /// node taking it over) is skipped, and counted as owned as it was before that
+    /// transaction (the next renewal sees how it ended).
+    pub(crate) fn renew(&self) -> Result<Vec<u64>, StoreError> {
+        let node = self.node_fences()?;
+        let _ownership = node.ownership.lock().unwrap_or_else(|p| p.into_inner());
+        let rows = self.rows(
+            "WITH renewed AS (
+               UPDATE instances SET lease_until = now() + $2 * interval '1 millisecond'
+               WHERE id IN (SELECT id FROM instances WHERE owner = $1 AND status = 'running'
+                            FOR UPDATE SKIP LOCKED))
+             SELECT id FROM instances WHERE owner = $1 AND status = 'running'",
+            &[&node.node, &(node.lease_ms as f64)],
+            "renewing leases",
+        )?;
+        let kept = rows
+            .iter()
+            .map(|r| self.unsigned("instance id", r.get(0)))
+            .collect::<Result<Vec<u64>, StoreError>>()?;
+        // Fences of instances that ended (or moved) are not needed any more.
+        let owned: std::collections::HashSet<u64> = kept.iter().copied().collect();
+        let mut fences = node.fences.lock().unwrap_or_else(|p| p.into_inner());
+        fences.retain(|id, _| owned.contains(id));
+        Ok(kept)
+    }
+
+    /// Take over at most `limit` running instances of the given processes (name and
+    /// fingerprint: instances this node can resume) whose lease expired or that no
+    /// node owns: owner = this node, a new lease, `fence + 1`, a `handovers` row each.
+    /// Never its own, nor those in `not` (instances this node lost whose loops have
+    /// not stopped yet here): a node id is never reused, so an instance of this
+    /// node's previous life has another owner's name.
+    pub(crate) fn take_over(
+        &self,
+        processes: &[(String, u64)],
+        not: &[u64],
+        limit: usize,
+    ) -> Result<Vec<TakenOver>, StoreError> {
+        let node = self.node_fences()?;
+        let names: Vec<&str> = processes.iter().map(|(n, _)| n.as_str()).collect();
+        let prints: Vec<i64> = processes.iter().map(|(_, f)| *f as i64).collect();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let _ownership = node.ownership.lock().unwrap_or_else(|p| p.into_inner());
+        let rows = self.rows(
+            "WITH expired AS (
+               SELECT id, owner FROM instances
+               WHERE status = 'running' AND (lease_until IS NULL OR lease_until < now())
+                 AND owner IS DISTINCT FROM $1 AND NOT (id = ANY($6::bigint[]))
+                 AND (process, fingerprint) IN (SELECT * FROM unnest($3::text[], $4::bigint[]))
+               ORDER BY id LIMIT $5 FOR UPDATE SKIP LOCKED),
+             moved AS (
+               UPDATE instances i
+               SET owner = $1, lease_until = now() + $2 * interval '1 millisecond',
+                   fence = i.fence + 1
+               FROM expired WHERE i.id = expired.id
+               RETURNING i.id, i.process, i.fingerprint, i.status, i.key, i.seq,
+                         i.state::text, i.outcome::text, i.updated_ms, i.fence,
+                         expired.owner AS from_owner),
+             logged AS (
+               INSERT INTO handovers (instance, fence, from_owner, to_owner)
+               SELECT id, fence, from_owner, $1 FROM moved)
+             SELECT * FROM moved ORDER BY id",
+            &[
+                &node.node,
+                &(node.lease_ms as f64),
+                &names,
+                &prints,
+                &limit,
+                &not.iter().map(|id| to_i64(*id)).collect::<Vec<i64>>(),
+            ],
+            "taking over instances",
+        )?;
+        let mut taken = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let record = self.record(row)?;
+            let fence: i64 = row.get(9);
+            let from: Option<String> = row.get(10);
+            taken.push(TakenOver {
+                record,
+                fence,
+                from,
+            });
+        }
+        let mut fences = node.fences.lock().unwrap_or_else(|p| p.into_inner());
+        for t in &taken {
+            fences.insert(t.record.id, t.fence);
+        }
+        Ok(taken)
+    }
+
+    /// Which of `ids` another node owns now (running, with another owner).
+    pub(crate) fn moved(&self, ids: &[u64]) -> Result<Vec<u64>, StoreError> {
+        let node = self.node_fences()?;
+        let ids: Vec<i64> = ids.iter().map(|id| to_i64(*id)).collect();
+        let rows = self.rows(
+            "SELECT id FROM instances
+             WHERE id = ANY($1::bigint[]) AND status = 'running' AND owner IS DISTINCT FROM $2",
+            &[&ids, &node.node],
+            "reading owners",
+        )?;
+        rows.iter()
+            .map(|r| self.unsigned("instance id", r.get(0)))
+            .collect()
+    }
+
+    /// Every change of owner recorded, by instance and fence.
+    pub fn handovers(&self) -> Result<Vec<Handover>, StoreError> {
+        let rows = self.rows(
+            "SELECT instance, fence, from_owner, to_owner FROM handovers ORDER BY instance, fence",
+            &[],
+            "reading handovers",
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(Handover {
+                    instance: self.unsigned("instance id", r.get(0))?,
+                    fence: r.get(1),
+                    from: r.get(2),
+                    to: r.get(3),
+                })
+            })
+            .collect()
+    }
+
+    /// Who owns instance `id`, with which fence (`None`: not stored).
+    pub fn owner(&self, id: u64) -> Result<Option<(Option<String>, i64)>, StoreError> {
+        let rows = self.rows(
+            "SELECT owner, fence FROM instances WHERE id = $1",
+            &[&to_i64(id)],
+            "reading an owner",
+        )?;
+        Ok(rows.first().map(|r| (r.get(0), r.get(1))))
+    }
+
+    /// Reserve `block` ids of each kind (instances, messages) for this node: returns
+    /// the first of each block. The high-water marks move past the blocks in one
+    /// transaction, so no two nodes get the same id.
+    pub(crate) fn reserve_ids(&self, block: u64) -> Result<(u64, u64), StoreError> {
+        let block = to_i64(block);
+        let rows = self.rows(
+            "UPDATE meta SET value = (value::bigint + $1)::text
+             WHERE key IN ('next_instance_id', 'next_message_id')
+             RETURNING key, value::bigint - $1",
+            &[&block],
+            "reserving ids",
+        )?;
+        let mut ids = (None, None);
+        for row in &rows {
+            let key: String = row.get(0);
+            let first = self.unsigned(&key, row.get(1))?;
+            match key.as_str() {
+                "next_instance_id" => ids.0 = Some(first),
+                _ => ids.1 = Some(first),
+            }
+        }
+        match ids {
+            (Some(i), Some(m)) => Ok((i, m)),
+            _ => Err(self.corrupt("an id high-water mark is missing".into())),
+        }
+    }
+
+    /// Store a published message — claimed by this node (it delivers it itself) or
+    /// not (any node may claim it: the others are woken). Durable when this returns.
+    pub(crate) fn store_message(
+        &self,
+        message: &MessageRecord,
+        claimed: bool,
+    ) -> Result<(), StoreError> {
+        let node = self.node_fences()?;
+        super::super::check(&Write::Buffer(message.clone()))?;
+        let owner = claimed.then_some(node.node.as_str());
+        let (channel, _) = channels(&self.schema);
+        self.rows(
+            "WITH stored AS (
+               INSERT INTO messages (id, name, key, payload, expires_ms, claimed_by, claim_until)
+               VALUES ($1, $2, $3, $4::text::json, $5, $6,
+                       CASE WHEN $6::text IS NULL THEN NULL
+                            ELSE now() + $7 * interval '1 millisecond' END)
+               RETURNING id)
+             SELECT pg_notify($8, '') FROM stored WHERE $6::text IS NULL",
+            &[
+                &to_i64(message.id),
+                &message.name,
+                &message.key,
+                &message.payload,
+                &message.expires_ms,
+                &owner,
+                &(node.lease_ms as f64),
+                &channel,
+            ],
+            "storing a message",
+        )?;
+        Ok(())
+    }
+
+    /// Give up this node's claim on message `id` (it found no taker for it here): any
+    /// node may claim it now; the others are woken.
+    pub(crate) fn release_message(&self, id: u64) -> Result<(), StoreError> {
+        let node = self.node_fences()?;
+        let (channel, _) = channels(&self.schema);
+        self.rows(
+            "WITH released AS (
+               UPDATE messages SET claimed_by = NULL, claim_until = NULL
+               WHERE id = $1 AND claimed_by = $2 RETURNING id)
+             SELECT pg_notify($3, '') FROM released",
+            &[&to_i64(id), &node.node, &channel],
+            "releasing a message",
+        )?;
+        Ok(())
+    }
+
+    /// Claim at most `limit` stored messages that no node holds a live claim on,
+    /// not expired, for a message start named in `names` or a catch waiting on one
+    /// of `waits` (name, key). Returns the claimed ones, by id.
+    pub(crate) fn claim_messages(
+        &self,
+        names: &[String],
+        waits: &[(String, String)],
+        now_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<MessageRecord>, StoreError> {
+        let node = self.node_fences()?;
+        let wait_names: Vec<&str> = waits.iter().map(|(n, _)| n.as_str()).collect();
+        let wait_keys: Vec<&str> = waits.iter().map(|(_, k)| k.as_str()).collect();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self.rows(
+            "UPDATE messages SET claimed_by = $1,
+                                 claim_until = now() + $2 * interval '1 millisecond'
+             WHERE id IN (
+               SELECT id FROM messages
+               WHERE (claim_until IS NULL OR claim_until < now()) AND expires_ms > $3
+                 AND (name = ANY($4::text[])
+                      OR (name, key) IN (SELECT * FROM unnest($5::text[], $6::text[])))
+               ORDER BY id LIMIT $7 FOR UPDATE SKIP LOCKED)
+             RETURNING id, name, key, payload::text, expires_ms",
+            &[
+                &node.node,
+                &(node.lease_ms as f64),
+                &now_ms,
+                &names,
+                &wait_names,
+                &wait_keys,
+                &limit,
+            ],
+            "claiming messages",
+        )?;
+        let mut claimed = rows
+            .iter()
+            .map(|r| {
+                Ok(MessageRecord {
+                    id: self.unsigned("message id", r.get(0))?,
+                    name: r.get(1),
+                    key: r.get(2),
+                    payload: r.get(3),
+                    expires_ms: r.get(4),
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        claimed.sort_by_key(|m| m.id);
+        Ok(claimed)
+    }
+
+    /// Send `payload` (a signal, as JSON) to every node listening on the store.
+    pub(crate) fn notify_signal(&self, payload: &str) -> Result<(), StoreError> {
+        let (_, channel) = channels(&self.schema);
+        self.rows(
+            "SELECT pg_notify($1, $2)",
+            &[&channel, &payload],
+            "broadcasting a signal",
+        )?;
+        Ok(())
+    }
+
+    /// A connection of its own that listens on the store's channels.
+    pub(crate) fn listen(&self) -> Listener {
+        Listener {
+            config: self.config.clone(),
+            location: self.location.clone(),
+            channels: channels(&self.schema),
+            client: None,
+        }
+    }
+
+    /// The fenced form of a node's checkpoint or end; `None` for every other write
+    /// (they are the same for a node).
+    pub(super) fn apply_fenced(
+        &self,
+        node: &NodeFences,
+        tx: &mut postgres::Transaction<'_>,
+        statements: &mut HashMap<&'static str, Statement>,
+        write: &Write,
+    ) -> Option<Result<(), StoreError>> {
+        let (id, changed) = match write {
+            Write::Put(r) => {
+                let fence = node.fence(r.id);
+                let statement = match cached(
+                    statements,
+                    tx,
+                    "INSERT INTO instances
+                       (id, process, fingerprint, status, key, seq, state, outcome, updated_ms,
+                        owner, lease_until, fence)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7::text::json, $8::text::json, $9,
+                             $10, now() + $11 * interval '1 millisecond', 1)
+                     ON CONFLICT (id) DO UPDATE SET
+                       process = excluded.process, fingerprint = excluded.fingerprint,
+                       status = excluded.status, key = excluded.key, seq = excluded.seq,
+                       state = excluded.state, outcome = excluded.outcome,
+                       updated_ms = excluded.updated_ms,
+                       lease_until = excluded.lease_until
+                     WHERE instances.status = 'running' AND excluded.seq > instances.seq
+                       AND instances.owner = $10 AND instances.fence = $12",
+                    &self.location,
+                ) {
+                    Ok(s) => s,
+                    Err(e) => return Some(Err(e)),
+                };
+                let changed = tx
+                    .execute(
+                        &statement,
+                        &[
+                            &to_i64(r.id),
+                            &r.process,
+                            &(r.fingerprint as i64),
+                            &r.status.as_str(),
+                            &r.key,
+                            &to_i64(r.seq),
+                            &r.state,
+                            &r.outcome,
+                            &r.updated_ms,
+                            &node.node,
+                            &(node.lease_ms as f64),
+                            &fence,
+                        ],
+                    )
+                    .map_err(|e| self.fail("storing a checkpoint", e));
+                (r.id, changed)
+            }
+            Write::End {
+                id,
+                status,
+                outcome,
+                at_ms,
+            } => {
+                let statement = match cached(
+                    statements,
+                    tx,
+                    "UPDATE instances SET status = $2, outcome = $3::text::json, updated_ms = $4
+                     WHERE id = $1 AND status = 'running' AND owner = $5 AND fence = $6",
+                    &self.location,
+                ) {
+                    Ok(s) => s,
+                    Err(e) => return Some(Err(e)),
+                };
+                let changed = tx
+                    .execute(
+                        &statement,
+                        &[
+                            &to_i64(*id),
+                            &status.as_str(),
+                            outcome,
+                            at_ms,
+                            &node.node,
+                            &node.fence(*id),
+                        ],
+                    )
+                    .map_err(|e| self.fail("ending an instance", e));
+                (*id, changed)
+            }
+            _ => return None,
+        };
+        match changed {
+            Err(e) => Some(Err(e)),
+            Ok(0) => Some(Err(self.refusal(node, tx, statements, write, id))),
+            Ok(_) => Some(Ok(())),
+        }
+    }
+
+    /// Why a fenced write matched no row.
+    fn refusal(
+        &self,
+        node: &NodeFences,
+        tx: &mut postgres::Transaction<'_>,
+        statements: &mut HashMap<&'static str, Statement>,
+        write: &Write,
+        id: u64,
+    ) -> StoreError {
+        let statement = match cached(
+            statements,
+            tx,
+            "SELECT status, seq, owner, fence FROM instances WHERE id = $1",
+            &self.location,
+        ) {
+            Ok(s) => s,
+            Err(e) => return e,
+        };
+        let row = match tx.query_opt(&statement, &[&to_i64(id)]) {
+            Ok(row) => row,
+            Err(e) => return self.fail("reading an instance", e),
+        };
+        let Some(row) = row else {
+            return StoreError::UnknownInstance { id };
+        };
+        let status: String = row.get(0);
+        let seq: i64 = row.get(1);
+        let owner: Option<String> = row.get(2);
+        let fence: i64 = row.get(3);
+        match self.status(&status) {
+            Ok(Status::Running) => {}
+            Ok(_) => return StoreError::InstanceEnded { id },
+            Err(e) => return e,
+        }
+        if owner.as_deref() != Some(node.node.as_str()) || fence != node.fence(id) {
+            return StoreError::Fenced {
+                id,
+                owner,
+                fence,
+                held: node.fence(id),
+            };
+        }
+        match write {
+            Write::Put(r) => StoreError::StaleCheckpoint {
+                id,
+                stored: u64::try_from(seq).unwrap_or(0),
+                given: r.seq,
+            },
+            _ => StoreError::InstanceEnded { id },
+        }
+    }
+}
+
+/// A connection LISTENing on the store's channels: messages stored for any node to
+/// claim, and signals. It connects (again) on demand.
+pub(crate) struct Listener {
+    config: postgres::Config,
+    location: std::path::PathBuf,
+    channels: (String, String),
+    client: Option<Client>,
+}
+
+/// What a [`Listener`] heard.
+#[derive(Debug, Default)]
+pub(crate) struct Heard {
+    /// A message was stored or released for any node to claim.
+    pub(crate) messages: bool,
+    /// Signals broadcast, as their JSON.
+    pub(crate) signals: Vec<String>,
+    /// The connection was (re)made: notifications may have been missed meanwhile.
+    pub(crate) reconnected: bool,
+}
+
+impl Listener {
+    /// Wait at most `timeout` for notifications (call it off any tokio runtime).
+    pub(crate) fn wait(&mut self, timeout: Duration) -> Result<Heard, StoreError> {
+        let mut heard = Heard::default();
+        if self.client.as_ref().is_none_or(Client::is_closed) {
+            let mut client = self
+                .config
+                .connect(NoTls)
+                .map_err(|e| super::pg_error(&self.location, "listening", e))?;
+            client
+                .batch_execute(&format!(
+                    "LISTEN {}; LISTEN {}",
+                    super::quote_ident(&self.channels.0),
+                    super::quote_ident(&self.channels.1)
+                ))
+                .map_err(|e| super::pg_error(&self.location, "listening", e))?;
+            self.client = Some(client);
+            heard.reconnected = true;
+        }
+        let Some(client) = self.client.as_mut() else {
+            return Ok(heard);
+        };
+        let channel = self.channels.0.clone();
+        let mut record = |n: postgres::Notification| {
+            if n.channel() == channel {
+                heard.messages = true;
+            } else {
+                heard.signals.push(n.payload().to_string());
+            }
+        };
+        let failed = 'wait: {
+            let first = client.notifications().timeout_iter(timeout).next();
+            match first {
+                Ok(Some(n)) => record(n),
+                Ok(None) => break 'wait None,
+                Err(e) => break 'wait Some(e),
+            }
+            // Take what else is queued without waiting again.
+            let mut pending = client.notifications();
+            let mut rest = pending.iter();
+            loop {
+                match rest.next() {
+                    Ok(Some(n)) => record(n),
+                    Ok(None) => break 'wait None,
+                    Err(e) => break 'wait Some(e),
+                }
+            }
+        };
+        if let Some(e) = failed {
+            debug!(error = %e, "the listening connection failed");
+            self.client = None;
+            return Err(super::pg_error(&self.location, "listening", e));
+        }
+        Ok(heard)
+    }
+}
