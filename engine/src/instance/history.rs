@@ -85,6 +85,13 @@ pub enum Happening {
     Terminated,
     /// The track was stopped by a cancel, a terminate, a failure or a shutdown.
     Cancelled,
+    /// The track is instance `index` of a multi-instance activity (from 0, the
+    /// item's index), or run `index` of a loop (from 0: the runs before it); it was
+    /// spawned from the token waiting at the activity.
+    Instance {
+        /// The instance's index, or the loop run's number.
+        index: u32,
+    },
 }
 
 /// One entry of the history: on which track, at which node, what happened.

@@ -23,6 +23,7 @@ pub(crate) mod history;
 mod input;
 mod intake;
 mod joining;
+mod looping;
 mod outcome;
 mod park;
 mod parking;

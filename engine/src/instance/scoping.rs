@@ -94,6 +94,8 @@ impl<D: ProcessData> Instance<D> {
 
     /// Remove a scope that has ended, with its triggers and its joins' state.
     pub(crate) fn close_scope(&mut self, scope: ScopeId) {
+        // A loop or multi-instance activation goes with its scope.
+        self.loops.close(scope);
         self.disarm_scope(scope);
         self.scopes.close(scope);
         self.joins.drop_scope(scope);

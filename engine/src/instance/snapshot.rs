@@ -107,6 +107,7 @@ pub(crate) enum HappeningRecord {
     Ended,
     Terminated,
     Cancelled,
+    Instance { index: u32 },
 }
 
 impl HappeningRecord {
@@ -141,6 +142,7 @@ impl HappeningRecord {
             H::Ended => Self::Ended,
             H::Terminated => Self::Terminated,
             H::Cancelled => Self::Cancelled,
+            H::Instance { index } => Self::Instance { index: *index },
         }
     }
 
@@ -181,6 +183,7 @@ impl HappeningRecord {
             Self::Ended => H::Ended,
             Self::Terminated => H::Terminated,
             Self::Cancelled => H::Cancelled,
+            Self::Instance { index } => H::Instance { index },
         })
     }
 }

@@ -55,17 +55,20 @@ impl<D: ProcessData> Instance<D> {
         moves: &mut VecDeque<Move>,
     ) {
         let base = Arc::clone(&self.data);
+        // With its item for a multi-instance task (looping.rs).
+        let (run, iteration) = self.task_run_for(track, node, handler, &base);
         #[cfg(feature = "testing")]
         let mut run = match self.overrides.as_ref().and_then(|table| table.get(node)) {
             Some(replacement) => replacement(D::clone(&base)),
-            None => handler(D::clone(&base)),
+            None => run,
         };
         #[cfg(not(feature = "testing"))]
-        let mut run = handler(D::clone(&base));
+        let mut run = run;
         let context = TaskContext {
             instance: self.id,
             node: self.process.nodes[node].id,
             attempt,
+            iteration,
         };
         if self.inline_budget > 0 {
             self.inline_budget -= 1;

@@ -137,6 +137,7 @@ pub fn what(happening: &Happening) -> String {
         Happening::Ended => "ended".into(),
         Happening::Terminated => "TERMINATED the instance".into(),
         Happening::Cancelled => "cancelled".into(),
+        Happening::Instance { index } => format!("instance {index} (forked from the waiting token)"),
     }
 }
 

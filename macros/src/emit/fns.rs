@@ -92,8 +92,15 @@ pub fn all(model: &Model) -> Vec<TokenStream> {
     let data = model.data;
     let mut fns = Vec::new();
     for (n, node) in model.nodes.iter().enumerate() {
-        node_fns(n, node, data, &mut fns);
+        if node.handler.is_some() && super::loops::item_source(model, n).is_some() {
+            // Its handler takes an item: the loop runs `loops::fns`'s run instead.
+            fns.push(super::loops::placeholder_task_fn(model, n));
+            node_fns(n, node, false, data, &mut fns);
+            continue;
+        }
+        node_fns(n, node, true, data, &mut fns);
     }
+    fns.extend(super::loops::fns(model));
     for (i, flow) in model.flows.iter().enumerate() {
         if let Some(expr) = flow.condition {
             fns.push(condition_fn(UserFn::Condition(i), data, expr));
@@ -103,8 +110,8 @@ pub fn all(model: &Model) -> Vec<TokenStream> {
 }
 
 /// The fns of one node: its handler, its activation conditions, its event's fns.
-fn node_fns(n: usize, node: &Node, data: &syn::Type, fns: &mut Vec<TokenStream>) {
-    if let Some(handler) = node.handler {
+fn node_fns(n: usize, node: &Node, handler: bool, data: &syn::Type, fns: &mut Vec<TokenStream>) {
+    if let Some(handler) = node.handler.filter(|_| handler) {
         fns.push(task_fn(UserFn::Task(n), data, handler));
     }
     for (k, triple) in node.activation.iter().enumerate() {

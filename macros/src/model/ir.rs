@@ -58,6 +58,10 @@ pub struct Node<'a> {
     /// multi-merge, `parallel j: may_deadlock;` a join that may wait for ever): the
     /// soundness analysis does not report that finding at this element.
     pub marker: Option<Marker>,
+    /// A loop or multi-instance marker (`#[multi_instance(..)]`, `#[standard_loop(..)]`).
+    pub looping: Option<crate::parse::loops::LoopAst>,
+    /// `#[item]`: a task inside a multi-instance sub-process that takes its item.
+    pub item: Option<&'a syn::Attribute>,
 }
 
 /// A deliberate pattern, declared on its element (see [`Node::marker`]).
