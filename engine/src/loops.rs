@@ -150,6 +150,8 @@ pub struct ItemTask<D: 'static> {
     /// The multi-instance sub-process whose item it takes (the nearest enclosing).
     pub of: NodeIdx,
     pub run: ItemRun<D>,
+    /// `#[item(output)]`: its result is the sub-process instance's output.
+    pub output: bool,
 }
 
 impl<D> ActivityLoop<D> {

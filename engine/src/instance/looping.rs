@@ -398,10 +398,16 @@ impl<D: ProcessData> Instance<D> {
                 if let Some(Running {
                     state: Activation::Multi(m),
                     ..
-                }) = self.loops.get(scope)
+                }) = self.loops.get_mut(scope)
                 {
-                    // An inner task has no output of its own: the channel goes unread.
-                    let (tx, _) = oneshot::channel();
+                    // `#[item(output)]`: its result is the instance's output (a later
+                    // run in the same instance replaces it); else the channel goes unread.
+                    let (tx, rx) = oneshot::channel();
+                    if item_task.output {
+                        if let Some(Slot::Running { output, .. }) = m.slots.get_mut(index as usize) {
+                            *output = Some(rx);
+                        }
+                    }
                     let items = m.items.clone();
                     return (
                         (item_task.run)(D::clone(base), &items, index as usize, tx),
@@ -419,17 +425,22 @@ impl<D: ProcessData> Instance<D> {
         if self.loops.is_empty() {
             return None;
         }
-        let mut at = track;
-        // Bounded by the nesting depth: each hop goes one scope out.
-        for _ in 0..=self.scopes.nested().len() {
-            if let Some((scope, index)) = self.loops.instance(at) {
-                let node = self.loops.get(scope).map(|r| r.node);
-                if of.is_none() || node == of {
-                    return Some((scope, index));
-                }
+        let matches = |(scope, index): (ScopeId, u32)| {
+            let node = self.loops.get(scope).map(|r| r.node);
+            (of.is_none() || node == of).then_some((scope, index))
+        };
+        if let Some(found) = self.loops.instance(track).and_then(matches) {
+            return Some(found);
+        }
+        // Outward scope by scope: a sub-process instance's scope is owned by its
+        // instance track; an event sub-process's has no owner, its parent goes on.
+        let mut at = Some(self.scope_of(track));
+        while let Some(scope) = at {
+            let slot = self.scopes.get(scope)?;
+            if let Some(found) = slot.owner.and_then(|o| self.loops.instance(o)).and_then(matches) {
+                return Some(found);
             }
-            let scope = self.scope_of(at);
-            at = self.scopes.get(scope)?.owner?;
+            at = slot.parent;
         }
         None
     }

@@ -33,7 +33,20 @@ pub fn check(ctx: &Ctx, model: &Model) {
                         _ => {}
                     }
                     if let Some((output, _)) = &multi.output {
-                        if node.kind != Kind::Task {
+                        if node.kind == Kind::SubProcess {
+                            let outputs: Vec<usize> = (0..model.nodes.len())
+                                .filter(|&t| is_output_task(model, t) && enclosing_multi(model, t) == Some(n))
+                                .collect();
+                            if outputs.len() != 1 {
+                                ctx.error(
+                                    output,
+                                    format!(
+                                        "the output of an instance of `{id}` is what one task inside returns: mark exactly one task `#[item(output)]` (its handler gets the item and returns the output){}",
+                                        if outputs.is_empty() { String::new() } else { format!(" — {} are marked", outputs.len()) }
+                                    ),
+                                );
+                            }
+                        } else if node.kind != Kind::Task {
                             ctx.error(
                                 output,
                                 format!(
@@ -80,6 +93,22 @@ pub fn check(ctx: &Ctx, model: &Model) {
                     attr,
                     format!("`{id}` is multi-instance: its handler gets its own item already — drop `#[item]`"),
                 );
+            } else if let Err(error) = item_args(attr) {
+                ctx.push(error);
+            } else if let (true, Some(sub)) = (is_output_task(model, n), enclosing_multi(model, n)) {
+                let has_output = matches!(
+                    model.nodes[sub].looping.as_ref().map(|m| &m.kind),
+                    Some(LoopAstKind::Multi(m)) if m.output.is_some()
+                );
+                if !has_output {
+                    ctx.error(
+                        attr,
+                        format!(
+                            "`{id}`'s output goes nowhere: give `{}` an `output = |data, index, output| ...` mapping, or write `#[item]`",
+                            model.nodes[sub].id
+                        ),
+                    );
+                }
             } else if enclosing_multi(model, n).is_none() {
                 ctx.error(
                     attr,
@@ -106,4 +135,34 @@ pub fn enclosing_multi(model: &Model, n: usize) -> Option<usize> {
         scope = node.scope;
     }
     None
+}
+
+/// `#[item]` or `#[item(output)]`: whether the task's result is its instance's output.
+pub fn item_args(attr: &syn::Attribute) -> syn::Result<bool> {
+    match &attr.meta {
+        syn::Meta::Path(_) => Ok(false),
+        syn::Meta::List(list) => {
+            let word: syn::Ident = list.parse_args().map_err(|e| {
+                syn::Error::new(e.span(), "`#[item]` takes nothing, or `output`: `#[item(output)]`")
+            })?;
+            if word == "output" {
+                Ok(true)
+            } else {
+                Err(syn::Error::new_spanned(
+                    &word,
+                    format!("unknown `item` argument `{word}`; `#[item(output)]` makes the task's result its instance's output"),
+                ))
+            }
+        }
+        syn::Meta::NameValue(_) => Err(syn::Error::new_spanned(
+            attr,
+            "`#[item]` takes nothing, or `output`: `#[item(output)]`",
+        )),
+    }
+}
+
+/// A task marked `#[item(output)]`.
+pub fn is_output_task(model: &Model, n: usize) -> bool {
+    let node = &model.nodes[n];
+    node.kind == Kind::Task && node.item.is_some_and(|a| matches!(item_args(a), Ok(true)))
 }

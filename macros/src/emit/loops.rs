@@ -12,7 +12,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 
-use crate::check::loops::enclosing_multi;
+use crate::check::loops::{enclosing_multi, is_output_task};
 use crate::model::{Kind, Model};
 use crate::parse::loops::{LoopAstKind, MultiAst};
 
@@ -101,7 +101,11 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
                         fn #f(data: &#data, counts: &::thresh::__private::Counts) -> bool { #call }
                     });
                 }
-                if let (Some((_, output)), Some(handler)) = (&m.output, node.handler) {
+                let handler = match node.kind {
+                    Kind::SubProcess => output_task(model, n).and_then(|t| model.nodes[t].handler),
+                    _ => node.handler,
+                };
+                if let (Some((_, output)), Some(handler)) = (&m.output, handler) {
                     let f = name("output", n);
                     let each = each_expr(model, n);
                     let call = quote_spanned!(output.span()=> ::thresh::__private::merge_output::<#data, _, _, _, _, _, _, _>(&#each, &#handler, #output, data, index, value));
@@ -166,7 +170,8 @@ pub fn tables(model: &Model) -> TokenStream {
         if let (Some(source), true) = (item_source(model, n), node.handler.is_some()) {
             if source != n {
                 let run = name("item_run", n);
-                items.push(quote!(::thresh::__private::ItemTask { node: #n, of: #source, run: #run }));
+                let output = is_output_task(model, n);
+                items.push(quote!(::thresh::__private::ItemTask { node: #n, of: #source, run: #run, output: #output }));
             }
         }
         let Some(marker) = &node.looping else {
@@ -182,7 +187,9 @@ pub fn tables(model: &Model) -> TokenStream {
                     name("item_run", n),
                 );
                 let output = some(
-                    m.output.is_some() && node.handler.is_some(),
+                    m.output.is_some()
+                        && (node.handler.is_some()
+                            || output_task(model, n).is_some_and(|t| model.nodes[t].handler.is_some())),
                     name("output", n),
                 );
                 let items_text = match (&m.each, &m.count) {
@@ -240,4 +247,9 @@ fn some(present: bool, name: syn::Ident) -> TokenStream {
     } else {
         quote!(::core::option::Option::None)
     }
+}
+
+/// The task marked `#[item(output)]` in the multi-instance sub-process `sub`.
+fn output_task(model: &Model, sub: usize) -> Option<usize> {
+    (0..model.nodes.len()).find(|&t| is_output_task(model, t) && enclosing_multi(model, t) == Some(sub))
 }
