@@ -210,12 +210,20 @@ pub mod __private {
     }
 
     /// Call a completion condition over the data and the counts.
-    pub fn call_completion<D, F: FnOnce(&D, &Counts) -> bool>(completion: F, data: &D, counts: &Counts) -> bool {
+    pub fn call_completion<D, F: FnOnce(&D, &Counts) -> bool>(
+        completion: F,
+        data: &D,
+        counts: &Counts,
+    ) -> bool {
         completion(data, counts)
     }
 
     /// Call a standard loop's condition over the data and the runs so far.
-    pub fn call_loop_condition<D, F: FnOnce(&D, u32) -> bool>(condition: F, data: &D, runs: u32) -> bool {
+    pub fn call_loop_condition<D, F: FnOnce(&D, u32) -> bool>(
+        condition: F,
+        data: &D,
+        runs: u32,
+    ) -> bool {
         condition(data, runs)
     }
 }

@@ -192,9 +192,21 @@ async fn sequential_runs_one_instance_after_the_other() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_count_runs_that_many_instances_each_with_its_index() {
     let engine = Engine::new();
-    let h = engine.start(&PRINT, Order { copies: 4, ..Order::default() });
+    let h = engine.start(
+        &PRINT,
+        Order {
+            copies: 4,
+            ..Order::default()
+        },
+    );
     assert_eq!(h.outcome().await.completed().unwrap().printed, 4);
-    let h = engine.start(&PRINT, Order { copies: 0, ..Order::default() });
+    let h = engine.start(
+        &PRINT,
+        Order {
+            copies: 0,
+            ..Order::default()
+        },
+    );
     assert_eq!(h.outcome().await.completed().unwrap().printed, 0);
 }
 
@@ -206,7 +218,10 @@ async fn an_empty_collection_completes_at_once() {
     assert!(done.labels.is_empty());
     let history = h.history().await;
     assert_eq!(history.ended_at(), ["e"]);
-    assert_eq!(history.count("pack", |w| matches!(w, Happening::Instance { .. })), 0);
+    assert_eq!(
+        history.count("pack", |w| matches!(w, Happening::Instance { .. })),
+        0
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -220,7 +235,10 @@ async fn the_completion_condition_cancels_the_rest() {
         let done = h.outcome().await.completed().expect("completes");
         assert_eq!(done.labels, ["3=3:S3x1", "4=4:S4x0"]);
         let history = h.history().await;
-        assert_eq!(history.count("pack", |w| matches!(w, Happening::Cancelled)), 3);
+        assert_eq!(
+            history.count("pack", |w| matches!(w, Happening::Cancelled)),
+            3
+        );
         assert_eq!(history.ended_at(), ["e"]);
     }
 }
@@ -232,20 +250,33 @@ async fn an_error_in_one_instance_is_raised_as_from_the_activity() {
         let mut o = order(&[20, 1, 30]);
         o.fail_sku = "S1".into();
         let h = engine.start(&FAILING, o);
-        let done = h.outcome().await.completed().expect("caught by the boundary");
+        let done = h
+            .outcome()
+            .await
+            .completed()
+            .expect("caught by the boundary");
         assert!(done.caught);
         let history = h.history().await;
         assert_eq!(history.ended_at(), ["failed"]);
-        assert_eq!(history.count("pack", |w| matches!(w, Happening::ErrorThrown { .. })), 1);
+        assert_eq!(
+            history.count("pack", |w| matches!(w, Happening::ErrorThrown { .. })),
+            1
+        );
         // The raiser and the two others still running.
-        assert_eq!(history.count("pack", |w| matches!(w, Happening::Cancelled)), 3);
+        assert_eq!(
+            history.count("pack", |w| matches!(w, Happening::Cancelled)),
+            3
+        );
     }
     let engine = Engine::new();
     let mut o = order(&[0, 0]);
     o.fail_sku = "S1".into();
     let outcome = engine.start(&UNCAUGHT, o).outcome().await;
     assert!(
-        matches!(&outcome, thresh::Outcome::Failed(thresh::InstanceError::TaskFailed { node: "pack", .. })),
+        matches!(
+            &outcome,
+            thresh::Outcome::Failed(thresh::InstanceError::TaskFailed { node: "pack", .. })
+        ),
         "{outcome:?}"
     );
 }
@@ -259,7 +290,10 @@ async fn an_interrupting_boundary_cancels_every_instance_a_non_interrupting_leav
     assert!(done.labels.is_empty(), "nothing completed before the timer");
     assert_eq!(done.printed, 1, "the reminder ran beside the instances");
     let history = h.history().await;
-    assert_eq!(history.count("pack", |w| matches!(w, Happening::Cancelled)), 3);
+    assert_eq!(
+        history.count("pack", |w| matches!(w, Happening::Cancelled)),
+        3
+    );
     let mut ends = history.ended_at();
     ends.sort();
     assert_eq!(ends, ["reminded", "timed_out"]);

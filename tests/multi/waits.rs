@@ -73,8 +73,16 @@ fn names(n: usize) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_multi_instance_user_task_opens_one_work_item_per_instance() {
     let engine = Engine::new();
-    let h = engine.start(&APPROVE, Review { reviewers: names(3), ..Review::default() });
-    thresh::testing::wait_until_open_work(&h, "approve").await.unwrap();
+    let h = engine.start(
+        &APPROVE,
+        Review {
+            reviewers: names(3),
+            ..Review::default()
+        },
+    );
+    thresh::testing::wait_until_open_work(&h, "approve")
+        .await
+        .unwrap();
     let open = h.open_work().await;
     assert_eq!(open.len(), 3);
     assert!(open.iter().all(|w| w.node == "approve"));
@@ -82,16 +90,29 @@ async fn a_multi_instance_user_task_opens_one_work_item_per_instance() {
     h.complete("approve", |r| r.approvals += 1).await.unwrap();
     // Two approvals are enough: the third is cancelled.
     let done = h.outcome().await.completed().unwrap();
-    assert!((1..=2).contains(&done.approvals), "one field both wrote: the later commit wins");
+    assert!(
+        (1..=2).contains(&done.approvals),
+        "one field both wrote: the later commit wins"
+    );
     let history = h.history().await;
-    assert_eq!(history.count("approve", |w| matches!(w, Happening::Cancelled)), 1);
+    assert_eq!(
+        history.count("approve", |w| matches!(w, Happening::Cancelled)),
+        1
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_multi_instance_receive_task_takes_one_message_per_instance() {
     for _ in 0..100 {
         let engine = Engine::new();
-        let h = engine.start(&PAYMENTS, Review { id: "R1".into(), reviewers: names(3), ..Review::default() });
+        let h = engine.start(
+            &PAYMENTS,
+            Review {
+                id: "R1".into(),
+                reviewers: names(3),
+                ..Review::default()
+            },
+        );
         thresh::testing::wait_until_parked(&h, "pay").await.unwrap();
         let publishers: Vec<_> = (1..=3u32)
             .map(|amount| {
@@ -108,7 +129,10 @@ async fn a_multi_instance_receive_task_takes_one_message_per_instance() {
         assert!((1..=6).contains(&done.paid));
         assert_eq!(engine.broker_stats().delivered, 3);
         let history = h.history().await;
-        assert_eq!(history.count("pay", |w| matches!(w, Happening::Completed { .. })), 4);
+        assert_eq!(
+            history.count("pay", |w| matches!(w, Happening::Completed { .. })),
+            4
+        );
     }
 }
 
@@ -116,7 +140,13 @@ async fn a_multi_instance_receive_task_takes_one_message_per_instance() {
 async fn each_instance_of_a_sub_process_is_its_own_scope_with_its_item() {
     for _ in 0..100 {
         let engine = Engine::new();
-        let h = engine.start(&BOXES, Review { reviewers: names(3), ..Review::default() });
+        let h = engine.start(
+            &BOXES,
+            Review {
+                reviewers: names(3),
+                ..Review::default()
+            },
+        );
         let done = h.outcome().await.completed().unwrap();
         // In index order; `weighed` is one field three parallel instances wrote (the
         // later commit wins a field both changed: ARCHITECTURE.md, "The instance loop").
@@ -136,7 +166,11 @@ async fn an_error_in_one_sub_process_instance_leaves_through_the_activity_bounda
         let engine = Engine::new();
         let h = engine.start(
             &BOXES,
-            Review { reviewers: names(3), bad: "r1".into(), ..Review::default() },
+            Review {
+                reviewers: names(3),
+                bad: "r1".into(),
+                ..Review::default()
+            },
         );
         let done = h.outcome().await.completed().unwrap();
         assert!(done.rejected);

@@ -352,9 +352,7 @@ impl<D: ProcessData> Instance<D> {
         for (index, output) in ready {
             match self.user_code(id, || merge(&mut data, index, output)) {
                 Ok(Ok(())) => {}
-                Ok(Err(_)) => {
-                    return self.internal(at, "a multi-instance output of another type")
-                }
+                Ok(Err(_)) => return self.internal(at, "a multi-instance output of another type"),
                 Err(error) => return self.fail(error),
             }
         }
@@ -377,8 +375,13 @@ impl<D: ProcessData> Instance<D> {
     ) -> (TaskRun<D>, Option<u32>) {
         if let Some((scope, index)) = self.instance_at(track, node) {
             let run = self.process.loop_of(node).and_then(|l| l.multi()?.run);
-            if let (Some(run), Some(Running { state: Activation::Multi(m), .. })) =
-                (run, self.loops.get_mut(scope))
+            if let (
+                Some(run),
+                Some(Running {
+                    state: Activation::Multi(m),
+                    ..
+                }),
+            ) = (run, self.loops.get_mut(scope))
             {
                 let (tx, rx) = oneshot::channel();
                 if let Some(slot) = m.slots.get_mut(index as usize) {
@@ -404,7 +407,8 @@ impl<D: ProcessData> Instance<D> {
                     // run in the same instance replaces it); else the channel goes unread.
                     let (tx, rx) = oneshot::channel();
                     if item_task.output {
-                        if let Some(Slot::Running { output, .. }) = m.slots.get_mut(index as usize) {
+                        if let Some(Slot::Running { output, .. }) = m.slots.get_mut(index as usize)
+                        {
                             *output = Some(rx);
                         }
                     }
@@ -437,7 +441,11 @@ impl<D: ProcessData> Instance<D> {
         let mut at = Some(self.scope_of(track));
         while let Some(scope) = at {
             let slot = self.scopes.get(scope)?;
-            if let Some(found) = slot.owner.and_then(|o| self.loops.instance(o)).and_then(matches) {
+            if let Some(found) = slot
+                .owner
+                .and_then(|o| self.loops.instance(o))
+                .and_then(matches)
+            {
                 return Some(found);
             }
             at = slot.parent;

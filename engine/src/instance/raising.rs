@@ -88,7 +88,9 @@ impl<D: ProcessData> Instance<D> {
                 }
             }
             // A sub-process instance's boundaries are its activation's (above it).
-            if let (Some(node), Some(owner)) = (slot.node, slot.owner.filter(|&o| !self.is_instance(o))) {
+            if let (Some(node), Some(owner)) =
+                (slot.node, slot.owner.filter(|&o| !self.is_instance(o)))
+            {
                 if let Some(boundary) = self.catching_boundary(node, thrown, code) {
                     return Some(Catcher::Boundary {
                         owner,

@@ -141,7 +141,7 @@ impl<D: ProcessData> Instance<D> {
                 continue;
             };
             let (id, node, owner) = (slot.id, slot.node, slot.owner);
-            let busy = self.tracks.iter().any(|t| t.scope == id) || self.scopes.has_children(id);
+            let busy = self.tracks.any_in(id) || self.scopes.has_children(id);
             if busy {
                 continue;
             }

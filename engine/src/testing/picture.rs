@@ -137,7 +137,9 @@ pub fn what(happening: &Happening) -> String {
         Happening::Ended => "ended".into(),
         Happening::Terminated => "TERMINATED the instance".into(),
         Happening::Cancelled => "cancelled".into(),
-        Happening::Instance { index } => format!("instance {index} (forked from the waiting token)"),
+        Happening::Instance { index } => {
+            format!("instance {index} (forked from the waiting token)")
+        }
     }
 }
 

@@ -35,7 +35,9 @@ pub fn check(ctx: &Ctx, model: &Model) {
                     if let Some((output, _)) = &multi.output {
                         if node.kind == Kind::SubProcess {
                             let outputs: Vec<usize> = (0..model.nodes.len())
-                                .filter(|&t| is_output_task(model, t) && enclosing_multi(model, t) == Some(n))
+                                .filter(|&t| {
+                                    is_output_task(model, t) && enclosing_multi(model, t) == Some(n)
+                                })
                                 .collect();
                             if outputs.len() != 1 {
                                 ctx.error(
@@ -95,7 +97,8 @@ pub fn check(ctx: &Ctx, model: &Model) {
                 );
             } else if let Err(error) = item_args(attr) {
                 ctx.push(error);
-            } else if let (true, Some(sub)) = (is_output_task(model, n), enclosing_multi(model, n)) {
+            } else if let (true, Some(sub)) = (is_output_task(model, n), enclosing_multi(model, n))
+            {
                 let has_output = matches!(
                     model.nodes[sub].looping.as_ref().map(|m| &m.kind),
                     Some(LoopAstKind::Multi(m)) if m.output.is_some()
@@ -143,7 +146,10 @@ pub fn item_args(attr: &syn::Attribute) -> syn::Result<bool> {
         syn::Meta::Path(_) => Ok(false),
         syn::Meta::List(list) => {
             let word: syn::Ident = list.parse_args().map_err(|e| {
-                syn::Error::new(e.span(), "`#[item]` takes nothing, or `output`: `#[item(output)]`")
+                syn::Error::new(
+                    e.span(),
+                    "`#[item]` takes nothing, or `output`: `#[item(output)]`",
+                )
             })?;
             if word == "output" {
                 Ok(true)

@@ -87,7 +87,9 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
                     (None, Some((_, count))) => {
                         quote_spanned!(count.span()=> ::thresh::__private::multi_count(#count, data))
                     }
-                    (None, None) => quote!(::thresh::__private::Items::of(::std::vec::Vec::<usize>::new())),
+                    (None, None) => quote!(::thresh::__private::Items::of(
+                        ::std::vec::Vec::<usize>::new()
+                    )),
                 };
                 fns.push(quote! {
                     #[allow(non_snake_case)]
@@ -189,7 +191,8 @@ pub fn tables(model: &Model) -> TokenStream {
                 let output = some(
                     m.output.is_some()
                         && (node.handler.is_some()
-                            || output_task(model, n).is_some_and(|t| model.nodes[t].handler.is_some())),
+                            || output_task(model, n)
+                                .is_some_and(|t| model.nodes[t].handler.is_some())),
                     name("output", n),
                 );
                 let items_text = match (&m.each, &m.count) {
@@ -216,7 +219,11 @@ pub fn tables(model: &Model) -> TokenStream {
             LoopAstKind::Standard(s) => {
                 let test_before = s.test_before.is_some();
                 let condition = name("loop", n);
-                let max = match s.max.as_ref().and_then(|(_, m)| m.base10_parse::<u32>().ok()) {
+                let max = match s
+                    .max
+                    .as_ref()
+                    .and_then(|(_, m)| m.base10_parse::<u32>().ok())
+                {
                     Some(max) => quote!(::core::option::Option::Some(#max)),
                     None => quote!(::core::option::Option::None),
                 };
@@ -251,5 +258,6 @@ fn some(present: bool, name: syn::Ident) -> TokenStream {
 
 /// The task marked `#[item(output)]` in the multi-instance sub-process `sub`.
 fn output_task(model: &Model, sub: usize) -> Option<usize> {
-    (0..model.nodes.len()).find(|&t| is_output_task(model, t) && enclosing_multi(model, t) == Some(sub))
+    (0..model.nodes.len())
+        .find(|&t| is_output_task(model, t) && enclosing_multi(model, t) == Some(sub))
 }

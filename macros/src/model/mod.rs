@@ -76,7 +76,10 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                 scope: None,
                 marker: kind::marker_of(decl, kind),
                 looping: loop_marker(ctx, decl),
-                item: decl.attrs.iter().find(|a| a.path().is_ident(crate::symbol::ITEM)),
+                item: decl
+                    .attrs
+                    .iter()
+                    .find(|a| a.path().is_ident(crate::symbol::ITEM)),
             }),
             None => {
                 dropped[i] = true;

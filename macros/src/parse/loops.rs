@@ -72,16 +72,13 @@ pub fn marker(attr: &Attribute) -> Option<syn::Result<LoopAst>> {
     let kind = if multi {
         list.parse_args_with(|input: ParseStream| parse_multi(input).map(LoopAstKind::Multi))
     } else {
-        list.parse_args_with(|input: ParseStream| {
-            parse_standard(input).map(LoopAstKind::Standard)
-        })
+        list.parse_args_with(|input: ParseStream| parse_standard(input).map(LoopAstKind::Standard))
     };
     Some(kind.map(|kind| LoopAst { name, kind }))
 }
 
 const MULTI_KEYS: &str = "`each = |data| collection` or `count = |data| n`, and optionally `sequential`, `completion = |data, counts| bool`, `output = |data, index, output| ...`";
-const LOOP_KEYS: &str =
-    "`while = |data, runs| bool`, and optionally `test_before` and `max = N`";
+const LOOP_KEYS: &str = "`while = |data, runs| bool`, and optionally `test_before` and `max = N`";
 
 fn twice(key: &Ident) -> syn::Error {
     syn::Error::new_spanned(key, format!("`{key}` is given twice; keep one"))
@@ -109,7 +106,9 @@ fn parse_multi(input: ParseStream) -> syn::Result<MultiAst> {
                     let hint = crate::suggest::hint(other, keys);
                     return Err(syn::Error::new_spanned(
                         &key,
-                        format!("unknown multi-instance argument `{key}`; {hint}it takes {MULTI_KEYS}"),
+                        format!(
+                            "unknown multi-instance argument `{key}`; {hint}it takes {MULTI_KEYS}"
+                        ),
                     ));
                 }
             };
@@ -117,7 +116,10 @@ fn parse_multi(input: ParseStream) -> syn::Result<MultiAst> {
                 return Err(twice(&key));
             }
             input.parse::<Token![=]>().map_err(|e| {
-                syn::Error::new(e.span(), format!("expected `=` after `{key}`: `{key} = |data| ...`"))
+                syn::Error::new(
+                    e.span(),
+                    format!("expected `=` after `{key}`: `{key} = |data| ...`"),
+                )
             })?;
             let value: Expr = input.parse()?;
             *slot = Some((key, value));
@@ -135,10 +137,16 @@ fn parse_standard(input: ParseStream) -> syn::Result<StandardAst> {
         if input.peek(Token![while]) {
             let keyword: Token![while] = input.parse()?;
             if ast.condition.is_some() {
-                return Err(syn::Error::new(keyword.span, "`while` is given twice; keep one"));
+                return Err(syn::Error::new(
+                    keyword.span,
+                    "`while` is given twice; keep one",
+                ));
             }
             input.parse::<Token![=]>().map_err(|e| {
-                syn::Error::new(e.span(), "expected `=` after `while`: `while = |data, runs| ...`")
+                syn::Error::new(
+                    e.span(),
+                    "expected `=` after `while`: `while = |data, runs| ...`",
+                )
             })?;
             ast.condition = Some((keyword.span, input.parse()?));
         } else {
