@@ -14,6 +14,7 @@
 //!   handler (`thresh::task::current()`);
 //! - history: every instance and run visible (node + index).
 
+mod durable;
 mod loops;
 mod tasks;
 mod waits;

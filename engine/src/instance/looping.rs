@@ -154,6 +154,12 @@ impl<D: ProcessData> Instance<D> {
     /// A new instance track of the activation in `scope`: the next index (or run),
     /// started once the step's moves are done.
     fn spawn_instance(&mut self, scope: ScopeId) {
+        self.spawn_instance_at(scope, None);
+    }
+
+    /// [`spawn_instance`](Self::spawn_instance), or for a multi-instance activation
+    /// the instance `again` once more (one a restart has to run again).
+    pub(crate) fn spawn_instance_at(&mut self, scope: ScopeId, again: Option<usize>) {
         let Some(running) = self.loops.get(scope) else {
             return;
         };
@@ -164,13 +170,19 @@ impl<D: ProcessData> Instance<D> {
         };
         let index = match &mut running.state {
             Activation::Multi(m) => {
-                let index = m.next;
-                m.next += 1;
+                let index = match again {
+                    Some(index) => index,
+                    None => {
+                        m.next += 1;
+                        m.next - 1
+                    }
+                };
                 m.counts.active += 1;
                 if let Some(slot) = m.slots.get_mut(index) {
                     *slot = Slot::Running {
                         track,
                         output: None,
+                        ready: None,
                     };
                 }
                 index as u32
@@ -233,9 +245,9 @@ impl<D: ProcessData> Instance<D> {
             (Activation::Multi(m), LoopKind::Multi(multi)) => {
                 let i = index as usize;
                 let output = match m.slots.get_mut(i) {
-                    Some(Slot::Running { output, .. }) => {
-                        output.take().and_then(|mut rx| rx.try_recv().ok())
-                    }
+                    Some(Slot::Running { output, ready, .. }) => ready
+                        .take()
+                        .or_else(|| output.take().and_then(|mut rx| rx.try_recv().ok())),
                     _ => None,
                 };
                 if let Some(slot) = m.slots.get_mut(i) {
@@ -388,6 +400,7 @@ impl<D: ProcessData> Instance<D> {
                     *slot = Slot::Running {
                         track,
                         output: Some(rx),
+                        ready: None,
                     };
                 }
                 let items = m.items.clone();
@@ -421,6 +434,28 @@ impl<D: ProcessData> Instance<D> {
             }
         }
         (handler(D::clone(base)), enclosing.map(|(_, i)| i))
+    }
+
+    /// A task marked `#[item(output)]` completed on `track`: its output is taken
+    /// into its instance's slot now, so a checkpoint knows the instance has one.
+    pub(crate) fn take_item_output(&mut self, track: TrackId, node: NodeIdx) {
+        let Some(item_task) = self.process.item_task(node).filter(|t| t.output) else {
+            return;
+        };
+        let Some((scope, index)) = self.enclosing_instance(track, Some(item_task.of)) else {
+            return;
+        };
+        if let Some(Running {
+            state: Activation::Multi(m),
+            ..
+        }) = self.loops.get_mut(scope)
+        {
+            if let Some(Slot::Running { output, ready, .. }) = m.slots.get_mut(index as usize) {
+                if let Some(value) = output.take().and_then(|mut rx| rx.try_recv().ok()) {
+                    *ready = Some(value);
+                }
+            }
+        }
     }
 
     /// The nearest activation `track` runs in (of the activity `of`, when given):

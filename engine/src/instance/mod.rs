@@ -23,6 +23,8 @@ pub(crate) mod history;
 mod input;
 mod intake;
 mod joining;
+#[cfg(feature = "durable")]
+mod loop_snapshot;
 mod looping;
 mod outcome;
 mod park;

@@ -200,6 +200,9 @@ impl<D: ProcessData> Instance<D> {
         if let Some((scope, index)) = self.instance_at(track, node) {
             return self.instance_done(track, scope, index, moves);
         }
+        if !self.loops.is_empty() {
+            self.take_item_output(track, node);
+        }
         let mut taken = std::mem::take(&mut self.taken);
         taken.clear();
         // One allocation for a wide split, not a doubling per flow.

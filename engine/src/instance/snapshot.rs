@@ -71,6 +71,9 @@ pub(crate) struct Snapshot {
     pub joins: Vec<JoinRecord>,
     pub scopes: ScopesRecord,
     pub armed: Vec<ArmedRecord>,
+    /// Running loop and multi-instance activations (`loop_snapshot.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub activations: Vec<super::loop_snapshot::ActivationRecord>,
     /// The history so far, when the engine keeps it (`DurableEngine::keep_history`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<Vec<StepRecord>>,
@@ -444,6 +447,7 @@ impl<D: ProcessData> Instance<D> {
             joins,
             scopes,
             armed,
+            activations: self.activations_record(encode)?,
             history,
         })
     }
@@ -554,6 +558,7 @@ impl<D: ProcessData> Instance<D> {
                 }
             }
         }
+        self.restore_activations(snapshot.activations, decode, &node)?;
         // A parked track's task waits on its channel again.
         let parked: Vec<TrackId> = self
             .tracks

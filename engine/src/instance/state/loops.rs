@@ -21,10 +21,12 @@ use crate::loops::{Counts, Items};
 pub(crate) enum Slot {
     /// Not started yet (a sequential activation's later items).
     Pending,
-    /// Running on a track; its output comes on `output` (tasks with one).
+    /// Running on a track; its output comes on `output` (tasks with one), or is
+    /// `ready` already (a sub-process instance whose output task completed).
     Running {
         track: TrackId,
         output: Option<oneshot::Receiver<Box<dyn Any + Send>>>,
+        ready: Option<Box<dyn Any + Send>>,
     },
     /// Completed; its output waits for the instances before it (index order).
     Completed(Option<Box<dyn Any + Send>>),
