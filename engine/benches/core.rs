@@ -1,5 +1,7 @@
-//! Core throughput and latency benchmarks (ARCHITECTURE.md, "Performance"). No harness and no extra
-//! dependencies: `main` builds tokio runtimes, times the engine and prints figures.
+//! Core throughput and latency benchmarks (ARCHITECTURE.md, "Performance"). No harness:
+//! `main` builds tokio runtimes, times the engine and prints figures — and, side by side,
+//! the same shapes on snurr (a synchronous BPMN interpreter, `core/snurr.rs`), with the
+//! ratios at the end.
 //!
 //! ```text
 //! cargo bench -p thresh --bench core                  # every benchmark
@@ -9,7 +11,11 @@
 //!
 //! Every figure is the median of `RUNS` timed runs, after one untimed warm-up run,
 //! printed with the minimum and maximum of the runs. Names: `chain`, `chain-concurrent`,
-//! `single`, `single-latency`, `parallel10`, `parallel10-latency`.
+//! `chain-2workers`, `single`, `single-latency`, `parallel10`, `parallel10-latency`, and
+//! `snurr-chain`, `snurr-single`, `snurr-parallel10`, `multi-1k`, `multi-10k` (items per second of one
+//! parallel multi-instance activity: equal figures mean linear). When both sides of a shape ran, the
+//! last lines compare them: thresh on 2 workers against snurr on one thread (the goal is a
+//! ratio >= 1), and per CPU-second.
 //!
 //! What is counted: a *node step* is one task run by the engine (the loop hands the
 //! token to a track, the handler runs, the loop commits and routes on); the start,
@@ -22,7 +28,12 @@
 //! CPU-second shows the engine's own cost.
 
 mod support;
-use support::{report_plain, report_rate, timed, Run};
+use support::{report_plain, report_rate, si, summarize, timed, Run};
+
+#[path = "core/snurr.rs"]
+mod snurr;
+
+use std::sync::Mutex;
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -180,14 +191,18 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let benches: [(&str, fn()); 9] = [
+    let benches: [(&str, fn()); 13] = [
         ("chain", chain_sequential),
         ("chain-nested", chain_nested),
         ("chain-concurrent", chain_concurrent),
+        ("chain-2workers", chain_two_workers),
         ("single", single_throughput),
         ("single-latency", single_latency),
         ("parallel10", parallel10_throughput),
         ("parallel10-latency", parallel10_latency),
+        ("snurr-chain", snurr_chain),
+        ("snurr-single", snurr_single),
+        ("snurr-parallel10", snurr_parallel10),
         ("multi-1k", multi_1k),
         ("multi-10k", multi_10k),
     ];
@@ -214,6 +229,7 @@ fn main() {
         eprintln!("no benchmark matches {filters:?}");
         std::process::exit(2);
     }
+    compare_with_snurr();
     println!(
         "\n{ran} benchmark(s) in {:.1} s",
         began.elapsed().as_secs_f64()
@@ -349,6 +365,26 @@ fn chain_concurrent() {
     report_per_step(&runs);
 }
 
+/// (a3) The chain, many instances at once, two workers: the figure set against
+/// snurr's one thread.
+fn chain_two_workers() {
+    const INSTANCES: u64 = 2_000;
+    println!(
+        "chain-2workers: the chain, {INSTANCES} instances started then all awaited, multi_thread runtime, 2 workers"
+    );
+    let runs = on_two_workers(|engine| async move {
+        sample(|| {
+            timed(
+                INSTANCES * CHAIN_LEN,
+                start_and_await(&engine, &CHAIN, INSTANCES),
+            )
+        })
+        .await
+    });
+    report_rate("node steps/s (2 workers)", &runs, None);
+    record(Side::Thresh, "chain-100", "node steps/s", &runs);
+}
+
 /// (b) start -> task -> end, many instances at once, two workers.
 fn single_throughput() {
     const INSTANCES: u64 = 100_000;
@@ -359,6 +395,7 @@ fn single_throughput() {
         sample(|| timed(INSTANCES, start_and_await(&engine, &SINGLE, INSTANCES))).await
     });
     report_rate("instances/s (2 workers)", &runs, None);
+    record(Side::Thresh, "single", "instances/s", &runs);
 }
 
 /// (b') start -> task -> end, one at a time: start-to-outcome latency.
@@ -380,6 +417,7 @@ fn parallel10_throughput() {
         sample(|| timed(INSTANCES, start_and_await(&engine, &PARALLEL10, INSTANCES))).await
     });
     report_rate("instances/s (2 workers)", &runs, Some(1e5));
+    record(Side::Thresh, "parallel-10", "instances/s", &runs);
     let steps: Vec<Run> = runs
         .iter()
         .map(|r| Run {
@@ -399,7 +437,98 @@ fn parallel10_latency() {
     latency(&PARALLEL10, INSTANCES);
 }
 
+/// (s1) The chain on snurr, one instance after another on one thread.
+fn snurr_chain() {
+    const INSTANCES: u64 = 20_000;
+    println!("snurr-chain: start -> 100 no-op tasks -> end on snurr, one thread");
+    let process = snurr::chain("chain100", CHAIN_LEN as usize).build();
+    let runs = sample_sync(|| snurr::run(&process, CHAIN_LEN, INSTANCES, INSTANCES * CHAIN_LEN));
+    report_rate("node steps/s (1 thread)", &runs, None);
+    record(Side::Snurr, "chain-100", "node steps/s", &runs);
+}
+
+/// (s2) start -> task -> end on snurr.
+fn snurr_single() {
+    const INSTANCES: u64 = 1_000_000;
+    println!("snurr-single: start -> task -> end on snurr, one thread");
+    let process = snurr::chain("single", 1).build();
+    let runs = sample_sync(|| snurr::run(&process, 1, INSTANCES, INSTANCES));
+    report_rate("instances/s (1 thread)", &runs, None);
+    record(Side::Snurr, "single", "instances/s", &runs);
+}
+
+/// (s3) The parallel-10 shape on snurr (its default build runs the branches in turn).
+fn snurr_parallel10() {
+    const INSTANCES: u64 = 200_000;
+    println!("snurr-parallel10: start -> AND split -> 10 no-op tasks -> AND join -> end on snurr, one thread");
+    let process = snurr::parallel("parallel10", 10).build();
+    let runs = sample_sync(|| snurr::run(&process, 10, INSTANCES, INSTANCES));
+    report_rate("instances/s (1 thread)", &runs, None);
+    record(Side::Snurr, "parallel-10", "instances/s", &runs);
+}
+
+// ----- thresh beside snurr --------------------------------------------------------
+
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    Thresh,
+    Snurr,
+}
+
+/// A figure with a counterpart on the other side: (side, shape, unit, median rate
+/// against the wall clock, median rate per CPU-second).
+type Figure = (Side, &'static str, &'static str, f64, Option<f64>);
+
+static FIGURES: Mutex<Vec<Figure>> = Mutex::new(Vec::new());
+
+fn record(side: Side, shape: &'static str, unit: &'static str, runs: &[Run]) {
+    let wall: Vec<f64> = runs.iter().map(|r| r.units / r.wall).collect();
+    let cpu: Option<Vec<f64>> = runs.iter().map(|r| r.cpu.map(|c| r.units / c)).collect();
+    let figure = (
+        side,
+        shape,
+        unit,
+        summarize(&wall).median,
+        cpu.map(|c| summarize(&c).median),
+    );
+    FIGURES.lock().expect("figures").push(figure);
+}
+
+/// For each shape measured on both sides: thresh (2 workers) / snurr (1 thread),
+/// against the wall clock and per CPU-second.
+fn compare_with_snurr() {
+    let figures = FIGURES.lock().expect("figures");
+    let find = |side: Side, shape: &str| figures.iter().find(|f| f.0 == side && f.1 == shape);
+    let mut header = false;
+    for shape in ["single", "chain-100", "parallel-10"] {
+        let (Some(t), Some(n)) = (find(Side::Thresh, shape), find(Side::Snurr, shape)) else {
+            continue;
+        };
+        if !header {
+            println!("\nthresh (2 workers) beside snurr (1 thread), medians; ratio = thresh / snurr (goal >= 1.00 against the wall clock)");
+            header = true;
+        }
+        let per_cpu = match (t.4, n.4) {
+            (Some(a), Some(b)) => format!("; per CPU-second {} vs {} = {:.2}", si(a), si(b), a / b),
+            _ => String::new(),
+        };
+        println!(
+            "  {shape:<12} {}: {} vs {} = {:.2}{per_cpu}",
+            t.2,
+            si(t.3),
+            si(n.3),
+            t.3 / n.3
+        );
+    }
+}
+
 // ----- helpers --------------------------------------------------------------------
+
+/// One warm-up run, then `RUNS` timed runs, of synchronous work.
+fn sample_sync(mut run: impl FnMut() -> Run) -> Vec<Run> {
+    run();
+    (0..RUNS).map(|_| run()).collect()
+}
 
 /// Start-to-outcome latency of `instances` instances run one after another; per run
 /// the median and the 99th percentile.

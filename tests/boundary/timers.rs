@@ -420,14 +420,28 @@ fn a_zero_period_cycle_fires_once() {
             .build()
             .unwrap(),
     ));
-    let answered = rt.block_on(async {
+    let (answered, fired, outcome) = rt.block_on(async {
         let engine = Engine::new();
         let h = engine.start(&ZERO_CYCLE, D::default());
         tokio::time::sleep(Duration::from_millis(50)).await;
-        tokio::time::timeout(Duration::from_millis(500), h.open_work()).await
+        let answered = tokio::time::timeout(Duration::from_millis(500), h.open_work()).await;
+        if answered.is_err() {
+            return (answered, 0, None);
+        }
+        let fired = h
+            .history()
+            .await
+            .count("tick", |w| matches!(w, Happening::Caught { .. }));
+        h.complete("u", |_| ()).await.expect("u is open");
+        (answered, fired, Some(h.outcome().await))
     });
     assert!(
         answered.is_ok(),
         "the instance's loop no longer answers: it fires the zero-period cycle for ever"
+    );
+    assert_eq!(fired, 1, "a zero-period cycle fires once");
+    assert!(
+        matches!(outcome, Some(Outcome::Completed(_))),
+        "{outcome:?}"
     );
 }

@@ -128,11 +128,58 @@ async fn no_join_fires_after_a_split_failed() {
 }
 
 /// After the loop is lost, the handle's requests must not hang.
-#[tokio::test]
-async fn handle_requests_after_a_lost_loop_do_not_hang() {
-    let engine = Engine::new();
-    let h = engine.start(&TWO_OR_JOINS, D::default());
-    let _ = tokio::time::timeout(Duration::from_secs(5), h.outcome()).await;
-    let data = tokio::time::timeout(Duration::from_secs(5), h.data()).await;
-    assert!(data.is_ok(), "handle.data() hung after the instance ended");
+///
+/// The loop is lost for real: it runs on a runtime that is dropped while the instance
+/// waits at a user task, so the loop's task is dropped without an outcome. The handle,
+/// used on another runtime, must answer every request.
+#[test]
+fn handle_requests_after_a_lost_loop_do_not_hang() {
+    let doomed = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let h = doomed.block_on(async {
+        let engine = Engine::new();
+        let h = engine.start(&WAITS, D::default());
+        // The loop has parked the token at `u` once the work is listed.
+        let open = h.open_work().await;
+        assert_eq!(open.len(), 1, "{open:?}");
+        h
+    });
+    drop(doomed);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let limit = Duration::from_secs(5);
+        let outcome = tokio::time::timeout(limit, h.outcome())
+            .await
+            .expect("outcome() answers after the loop was lost");
+        assert_eq!(outcome.error(), Some(&InstanceError::Lost), "{outcome:?}");
+        tokio::time::timeout(limit, h.data())
+            .await
+            .expect("data() answers after the loop was lost");
+        tokio::time::timeout(limit, h.history())
+            .await
+            .expect("history() answers after the loop was lost");
+        let open = tokio::time::timeout(limit, h.open_work())
+            .await
+            .expect("open_work() answers after the loop was lost");
+        assert!(open.is_empty(), "{open:?}");
+        let completed = tokio::time::timeout(limit, h.complete("u", |_| ()))
+            .await
+            .expect("complete() answers after the loop was lost");
+        assert!(completed.is_err(), "{completed:?}");
+    });
+}
+
+process! {
+    WAITS: D {
+        start s;
+        user u;
+        end e;
+        s -> u -> e;
+    }
 }

@@ -23,7 +23,7 @@ use crate::ctx::Ctx;
 use crate::model::Kind;
 use crate::parse::Input;
 
-const MODELS: usize = 60;
+const MODELS: usize = 90;
 const FILE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../tests/soundness_differential.rs"
@@ -54,7 +54,12 @@ struct Gen {
     /// (source, target) of each conditional flow, by bit.
     bits: Vec<(String, String)>,
     count: usize,
+    /// Loops made so far: loop `l` counts its turns in `D::turns[l]`.
+    loops: usize,
 }
+
+/// At most this many loops per model (`D::turns` has one counter each).
+const MAX_LOOPS: usize = 8;
 
 const KINDS: [&str; 3] = ["exclusive", "parallel", "inclusive"];
 
@@ -66,11 +71,16 @@ impl Gen {
 
     /// A block: a task, or a split and a join (of random kinds) around 2 or 3
     /// branches. Returns its first and last node.
-    fn block(&mut self, rng: &mut Rng, depth: u32) -> (String, String) {
+    /// `in_loop`: inside a loop's body, where inclusive joins may not stand (an OR-join
+    /// on a cycle is a compile error), so joins there are exclusive or parallel.
+    fn block(&mut self, rng: &mut Rng, depth: u32, in_loop: bool) -> (String, String) {
         if depth == 0 || rng.below(3) == 0 {
             let t = self.fresh("t");
             self.decls.push(("task".into(), format!("{t} = w")));
             return (t.clone(), t);
+        }
+        if self.loops < MAX_LOOPS && rng.below(5) == 0 {
+            return self.looped(rng, depth);
         }
         let split_kind = KINDS[rng.below(3) as usize];
         // Half the joins match their split, so sound models are common too.
@@ -79,13 +89,17 @@ impl Gen {
         } else {
             KINDS[rng.below(3) as usize]
         };
+        let join_kind = match join_kind {
+            "inclusive" if in_loop => KINDS[rng.below(2) as usize],
+            kind => kind,
+        };
         let split = self.fresh("s");
         let join = self.fresh("j");
         self.decls.push((split_kind.into(), split.clone()));
         let n = 2 + rng.below(2) as usize;
         let mut lasts = Vec::new();
         for b in 0..n {
-            let (first, last) = self.block(rng, depth - 1);
+            let (first, last) = self.block(rng, depth - 1, in_loop);
             let guard = match split_kind {
                 "parallel" => String::new(),
                 _ if b + 1 == n => " else".into(),
@@ -101,6 +115,35 @@ impl Gen {
         self.decls.push((join_kind.into(), join.clone()));
         self.flows.push(format!("{} -> {join};", lasts.join(", ")));
         (split, join)
+    }
+
+    /// A loop: an exclusive merge, a body, a task counting the turn, and an exclusive
+    /// split back to the merge (its condition bit, and at most two turns, so every run
+    /// ends) or on to a task after the loop.
+    fn looped(&mut self, rng: &mut Rng, depth: u32) -> (String, String) {
+        let l = self.loops;
+        self.loops += 1;
+        let merge = self.fresh("m");
+        self.decls.push(("exclusive".into(), merge.clone()));
+        let (first, last) = self.block(rng, depth - 1, true);
+        let turn = self.fresh("c");
+        self.decls.push((
+            "task".into(),
+            format!("{turn} = |d| async move {{ d.turns[{l}] += 1; Ok(()) }}"),
+        ));
+        let back = self.fresh("x");
+        self.decls.push(("exclusive".into(), back.clone()));
+        let after = self.fresh("t");
+        self.decls.push(("task".into(), format!("{after} = w")));
+        let k = self.bits.len();
+        self.bits.push((back.clone(), merge.clone()));
+        self.flows.push(format!("{merge} -> {first};"));
+        self.flows.push(format!("{last} -> {turn} -> {back};"));
+        self.flows.push(format!(
+            "{back} -> {merge} when |d| bit(d, {k}) && d.turns[{l}] < 2;"
+        ));
+        self.flows.push(format!("{back} -> {after} else;"));
+        (merge, after)
     }
 
     fn text(&self, name: &str, markers: &HashMap<String, &str>) -> String {
@@ -131,8 +174,10 @@ enum Verdict {
 /// (source, target) names.
 type Choices = Vec<(String, Vec<(String, String)>)>;
 
-/// The analysis' findings on a model text: (class, element, choices).
-fn findings(text: &str) -> Vec<(Class, String, Choices)> {
+/// The analysis' findings on a model text: (class, element, choices); `None` when a
+/// scope was too large to explore completely (a loop whose body multiplies tokens),
+/// where the verdict would be partial.
+fn findings(text: &str) -> Option<Vec<(Class, String, Choices)>> {
     let input: Input = syn::parse_str(text).expect("the generated model parses");
     let ctx = Ctx::new();
     let model = crate::model::build(&ctx, &input.processes[0]);
@@ -144,7 +189,9 @@ fn findings(text: &str) -> Vec<(Class, String, Choices)> {
     let name = |v: usize| model.nodes[v].id.to_string();
     let mut out = Vec::new();
     for (_, verdict) in analyse(&model, super::MAX_STATES) {
-        assert!(verdict.complete, "small models are explored completely");
+        if !verdict.complete {
+            return None;
+        }
         for f in verdict.findings {
             let choices = f
                 .choices
@@ -164,13 +211,24 @@ fn findings(text: &str) -> Vec<(Class, String, Choices)> {
             out.push((f.class, name(f.at), choices));
         }
     }
-    out
+    Some(out)
 }
 
 /// The bits that make each gateway take the flows the witness took; `None` when the
 /// run needs one gateway to choose differently on two passes (data cannot do that).
 fn witness_bits(g: &Gen, choices: &[(String, Vec<(String, String)>)]) -> Option<u64> {
     let mut set: HashMap<usize, bool> = HashMap::new();
+    // A loop goes back at most once more than its first pass (`turns < 2`): a run
+    // that goes back twice through one loop is not one the data can take.
+    let mut backs: HashMap<&(String, String), usize> = HashMap::new();
+    for (_, taken) in choices {
+        for t in taken.iter().filter(|t| t.1.starts_with('m')) {
+            *backs.entry(t).or_default() += 1;
+        }
+    }
+    if backs.values().any(|&n| n > 1) {
+        return None;
+    }
     for (gateway, taken) in choices {
         let (_, node) = gateway.split_once(' ').expect("kind and node");
         // This gateway's conditional flows, by bit, in declared order.
@@ -196,7 +254,7 @@ fn generate() -> String {
     let mut cases: Vec<(Gen, String, Verdict)> = Vec::new();
     while cases.len() < MODELS {
         let mut g = Gen::default();
-        let (first, last) = g.block(&mut rng, 3);
+        let (first, last) = g.block(&mut rng, 3, false);
         if g.bits.len() > 60 || g.decls.len() > 40 {
             continue;
         }
@@ -204,7 +262,9 @@ fn generate() -> String {
         g.flows.push(format!("{last} -> done;"));
         let name = format!("M{}", cases.len());
         let plain = g.text(&name, &HashMap::new());
-        let found = findings(&plain);
+        let Some(found) = findings(&plain) else {
+            continue;
+        };
         if found.is_empty() {
             cases.push((g, plain, Verdict::Sound));
             continue;
@@ -223,7 +283,7 @@ fn generate() -> String {
         let mut markers: HashMap<String, &str> = HashMap::new();
         let mut text = plain;
         for _ in 0..4 {
-            let found = findings(&text);
+            let Some(found) = findings(&text) else { break };
             if found.is_empty() {
                 break;
             }
@@ -240,11 +300,23 @@ fn generate() -> String {
             }
             text = g.text(&name, &markers);
         }
-        if markers.values().any(|m| m.is_empty()) || !findings(&text).is_empty() {
+        if markers.values().any(|m| m.is_empty()) || findings(&text) != Some(Vec::new()) {
             continue;
         }
         cases.push((g, text, Verdict::Deadlock(bits)));
     }
+    // Loops are on both sides of the check: sound ones run with random data, rejected
+    // ones driven into their deadlock.
+    let looped = |sound: bool| {
+        cases
+            .iter()
+            .filter(|(g, _, v)| g.loops > 0 && matches!(v, Verdict::Sound) == sound)
+            .count()
+    };
+    assert!(
+        looped(true) >= 20 && looped(false) >= 5,
+        "enough models with loops"
+    );
     render(&cases)
 }
 
@@ -266,7 +338,8 @@ fn render(cases: &[(Gen, String, Verdict)]) -> String {
 }
 
 const PROLOGUE: &str = r#"//! Differential check of the compile-time soundness analysis against the engine:
-//! random models of exclusive, parallel and inclusive splits and joins. A model the
+//! random models of exclusive, parallel and inclusive splits and joins, and loops
+//! (an exclusive merge, a body, an exclusive split back, at most two turns). A model the
 //! analysis called sound must never end in `Deadlock`, whatever its conditions
 //! choose; a model it rejected for a deadlock must end in one when the data takes the
 //! run the analysis named.
@@ -283,6 +356,8 @@ use thresh::{process, Engine, InstanceError, Outcome, Process, ProcessData, Task
 pub struct D {
     /// Bit `k` is the condition of the `k`-th conditional flow.
     pub bits: u64,
+    /// Loop `l`'s turns so far (a loop goes back at most twice).
+    pub turns: [u8; 8],
 }
 
 async fn w(_: &mut D) -> Result<(), TaskError> {
@@ -297,7 +372,11 @@ fn bit(d: &D, k: u32) -> bool {
 
 const EPILOGUE: &str = r#"
 async fn outcome(engine: &Engine, process: &'static Process<D>, bits: u64) -> Outcome<D> {
-    engine.start(process, D { bits }).outcome().await
+    let data = D {
+        bits,
+        ..D::default()
+    };
+    engine.start(process, data).outcome().await
 }
 
 /// No model called sound deadlocks, over many runs with random conditions.

@@ -166,3 +166,32 @@ fn inclusive_split_into_inclusive_join_is_sound_and_into_parallel_join_is_not() 
     assert_eq!(classes(&src("inclusive")), []);
     assert_eq!(classes(&src("parallel")), [Class::Deadlock]);
 }
+
+/// A way out that only an interrupting event (here a timer event sub-process) offers
+/// does not make a join fire: the deadlock is still reported, and `may_deadlock` is how
+/// a model says that waiting for the way out is its design.
+#[test]
+fn a_deadlock_only_an_interrupting_event_sub_process_ends_is_reported() {
+    let model = |marker: &str| {
+        format!(
+            "P: D {{ start s; exclusive pick; task a = w; task b = w; parallel join{marker}; end e;
+               s -> pick; pick -> a when |d| d.x; pick -> b else; a, b -> join -> e;
+               event_subprocess t {{ start ts: timer(std::time::Duration::from_secs(1)); end te; ts -> te; }} }}"
+        )
+    };
+    assert_eq!(classes(&model("")), [Class::Deadlock]);
+    assert_eq!(classes(&model(": may_deadlock")), []);
+}
+
+/// The same inside a sub-process whose interrupting timer boundary would end the wait.
+#[test]
+fn a_deadlock_only_a_boundary_on_the_sub_process_ends_is_reported() {
+    let found = classes(
+        "P: D { start s; subprocess inner { start is; exclusive pick; task a = w; task b = w;
+               parallel join; end ie; is -> pick; pick -> a when |d| d.x; pick -> b else;
+               a, b -> join -> ie; }
+           boundary late on inner: timer(std::time::Duration::from_secs(1)); end e; end l;
+           s -> inner -> e; late -> l; }",
+    );
+    assert_eq!(found, [Class::Deadlock]);
+}
