@@ -71,6 +71,7 @@ fn all() -> Vec<Any> {
         processes::STARTS,
         processes::INSTANTIATING,
         processes::INSTANTIATING_PARALLEL,
+        processes::MULTI,
         approval::APPROVAL,
         claims::CLAIMS,
         loan::LOAN,

@@ -9,7 +9,7 @@
 //! of another type is a compile error on the user's code.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned, ToTokens};
+use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::check::loops::{enclosing_multi, is_output_task};
@@ -197,14 +197,14 @@ pub fn tables(model: &Model) -> TokenStream {
                 );
                 let items_text = match (&m.each, &m.count) {
                     (Some((k, e)), _) | (None, Some((k, e))) => {
-                        format!("{k} = {}", e.to_token_stream())
+                        format!("{k} = {}", super::closure_text(e))
                     }
                     _ => String::new(),
                 };
                 let completion_text = m
                     .completion
                     .as_ref()
-                    .map(|(_, e)| e.to_token_stream().to_string())
+                    .map(|(_, e)| super::closure_text(e))
                     .unwrap_or_default();
                 quote!(Multi(::thresh::__private::MultiInstance {
                     sequential: #sequential,
@@ -230,7 +230,7 @@ pub fn tables(model: &Model) -> TokenStream {
                 let text = s
                     .condition
                     .as_ref()
-                    .map(|(_, e)| e.to_token_stream().to_string())
+                    .map(|(_, e)| super::closure_text(e))
                     .unwrap_or_default();
                 quote!(Standard(::thresh::__private::StandardLoop {
                     test_before: #test_before,

@@ -110,7 +110,7 @@ fn node(model: &Model, n: usize) -> TokenStream {
 }
 
 /// An expression's text; a closure's parameters written `|p|`, as Rust is written.
-fn closure_text(expr: &syn::Expr) -> String {
+pub(crate) fn closure_text(expr: &syn::Expr) -> String {
     match expr {
         syn::Expr::Closure(c) if c.attrs.is_empty() && c.capture.is_none() => {
             let inputs: Vec<String> = c

@@ -39,6 +39,7 @@ pub(crate) struct MultiRun<D> {
     pub items: Items,
     /// The data the items were computed from (a checkpoint stores it; a restore
     /// computes the same items again).
+    #[cfg_attr(not(feature = "durable"), allow(dead_code))]
     pub source: Arc<D>,
     pub slots: Vec<Slot>,
     pub counts: Counts,
