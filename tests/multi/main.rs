@@ -15,6 +15,7 @@
 //! - history: every instance and run visible (node + index).
 
 mod durable;
+mod kit;
 mod loops;
 mod tasks;
 mod waits;

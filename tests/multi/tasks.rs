@@ -133,7 +133,7 @@ fn lines(qtys: &[u32]) -> Vec<Line> {
         .collect()
 }
 
-fn order(qtys: &[u32]) -> Order {
+pub fn order(qtys: &[u32]) -> Order {
     Order {
         lines: lines(qtys),
         ..Order::default()
