@@ -182,22 +182,33 @@ pub mod __private {
         crate::TaskError::new("internal: a multi-instance item was missing or of another type")
     }
 
-    /// Merge one instance's output with the user's `output` mapping. The handler and
-    /// the `each` expression are passed again, never called: they name the output
-    /// type, so a mapping of another type is a compile error, not a failed downcast.
-    pub fn merge_output<'a, D: 'a, I: 'a, O: 'static, C, E, H, Fut, F>(
+    /// The output type of a multi-instance handler: the handler and the `each`
+    /// expression are passed, never called, to name it.
+    pub fn output_type<'a, D: 'a, I: 'a, O, C, E, H, Fut>(
         _each: &E,
         _handler: &H,
-        output: F,
-        data: &'a mut D,
-        index: usize,
-        value: Box<dyn std::any::Any + Send>,
-    ) -> Result<(), &'static str>
+    ) -> std::marker::PhantomData<fn() -> O>
     where
         E: FnOnce(&D) -> C,
         C: IntoIterator<Item = I>,
         H: FnOnce(&'a mut D, &'a I, usize) -> Fut,
         Fut: std::future::Future<Output = Result<O, crate::TaskError>> + Send + 'a,
+    {
+        std::marker::PhantomData
+    }
+
+    /// Merge one instance's output with the user's `output` mapping, the output's
+    /// type named by [`output_type`] first (so the mapping's closure is checked
+    /// against it: a mapping of another type is a compile error there, not a failed
+    /// downcast).
+    pub fn merge_output<D, O: 'static, F>(
+        _output_type: std::marker::PhantomData<fn() -> O>,
+        output: F,
+        data: &mut D,
+        index: usize,
+        value: Box<dyn std::any::Any + Send>,
+    ) -> Result<(), &'static str>
+    where
         F: FnOnce(&mut D, usize, O),
     {
         match value.downcast::<O>() {

@@ -12,7 +12,7 @@
 //! rest of its scope first; a non-interrupting one runs beside it, as often as its
 //! trigger comes.
 
-use std::collections::VecDeque;
+use std::collections::{BinaryHeap, HashSet, VecDeque};
 
 use super::history::Happening;
 use super::park::Apply;
@@ -131,18 +131,29 @@ impl<D: ProcessData> Instance<D> {
     /// After a step: every scope with nothing left running in it completes — an
     /// embedded sub-process's waiting token goes on along its outgoing flows, a
     /// finished event sub-process simply closes. Returns whether any completed.
+    ///
+    /// Only scopes that can have become empty are looked at — opened, or left by
+    /// their last track or last child since the last look (`take_emptied`) — newest
+    /// first: a scope's children are newer than it, so they close first, and a
+    /// parent a closing child empties is looked at in its turn.
     pub(crate) fn complete_scopes(&mut self, moves: &mut VecDeque<Move>) -> bool {
         let mut completed = false;
-        // Newest first: a scope's children are newer than it, so they close first.
-        let mut i = self.scopes.nested().len();
-        while i > 0 {
-            i -= 1;
-            let Some(slot) = self.scopes.nested().get(i) else {
+        let mut candidates: BinaryHeap<ScopeId> = BinaryHeap::new();
+        loop {
+            candidates.extend(self.scopes.take_emptied());
+            candidates.extend(self.tracks.take_emptied());
+            let Some(id) = candidates.pop() else {
+                break;
+            };
+            // A scope looked at twice comes out twice in a row.
+            while candidates.peek() == Some(&id) {
+                candidates.pop();
+            }
+            let Some(slot) = self.scopes.get(id).filter(|_| id != ROOT) else {
                 continue;
             };
-            let (id, node, owner) = (slot.id, slot.node, slot.owner);
-            let busy = self.tracks.any_in(id) || self.scopes.has_children(id);
-            if busy {
+            let (node, owner) = (slot.node, slot.owner);
+            if self.tracks.any_in(id) || self.scopes.has_children(id) {
                 continue;
             }
             self.close_scope(id);
@@ -162,7 +173,6 @@ impl<D: ProcessData> Instance<D> {
                 self.tracks.set_state(owner, TrackState::Moving);
                 self.split(owner, node, moves);
             }
-            i = i.min(self.scopes.nested().len());
         }
         completed
     }
@@ -171,15 +181,16 @@ impl<D: ProcessData> Instance<D> {
     /// event sub-process triggers. The scope itself stays open (it completes once
     /// empty, or an interrupting event sub-process runs in it now).
     pub(crate) fn cancel_inside(&mut self, scope: ScopeId) {
-        let nested = self.scopes.nested().iter().map(|s| s.id);
+        let nested = self.scopes.nested().map(|s| s.id);
         let doomed: Vec<ScopeId> = std::iter::once(ROOT)
             .chain(nested)
             .filter(|&s| self.scopes.within(s, scope))
             .collect();
+        let doomed_set: HashSet<ScopeId> = doomed.iter().copied().collect();
         let tracks: Vec<(TrackId, NodeIdx)> = self
             .tracks
             .iter()
-            .filter(|t| doomed.contains(&t.scope))
+            .filter(|t| doomed_set.contains(&t.scope))
             .map(|t| (t.id, t.at))
             .collect();
         for (track, at) in tracks {

@@ -388,7 +388,6 @@ impl<D: ProcessData> Instance<D> {
             nested: self
                 .scopes
                 .nested()
-                .iter()
                 .map(|s| ScopeRecord {
                     id: s.id.0,
                     node: s.node.map(id),

@@ -92,7 +92,10 @@ pub fn all(model: &Model) -> Vec<TokenStream> {
     let data = model.data;
     let mut fns = Vec::new();
     for (n, node) in model.nodes.iter().enumerate() {
-        if node.handler.is_some() && super::loops::item_source(model, n).is_some() {
+        // A handler that takes an item (or is marked to, in the wrong place: that
+        // is reported) is never the plain one.
+        let takes_item = super::loops::item_source(model, n).is_some() || node.item.is_some();
+        if node.handler.is_some() && takes_item {
             // Its handler takes an item: the loop runs `loops::fns`'s run instead.
             fns.push(super::loops::placeholder_task_fn(model, n));
             node_fns(n, node, false, data, &mut fns);

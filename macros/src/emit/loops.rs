@@ -110,10 +110,11 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
                 if let (Some((_, output)), Some(handler)) = (&m.output, handler) {
                     let f = name("output", n);
                     let each = each_expr(model, n);
-                    let call = quote_spanned!(output.span()=> ::thresh::__private::merge_output::<#data, _, _, _, _, _, _, _>(&#each, &#handler, #output, data, index, value));
+                    let call = quote_spanned!(output.span()=> ::thresh::__private::merge_output(output_type, #output, data, index, value));
                     fns.push(quote! {
                         #[allow(non_snake_case)]
                         fn #f(data: &mut #data, index: usize, value: ::std::boxed::Box<dyn ::std::any::Any + ::core::marker::Send>) -> ::core::result::Result<(), &'static str> {
+                            let output_type = ::thresh::__private::output_type::<#data, _, _, _, _, _, _>(&#each, &#handler);
                             #call
                         }
                     });

@@ -1,4 +1,5 @@
-//! The output mapping takes what the handler returns: rustc says where they differ.
+//! The output mapping takes what the handler returns (`u32` here): a mapping annotated
+//! with another type no longer fits, and rustc reports the mapping's closure.
 
 use thresh::{process, ProcessData, TaskError};
 

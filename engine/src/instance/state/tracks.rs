@@ -75,6 +75,9 @@ pub(crate) struct Tracks<D> {
     /// Live tracks per nested scope (the process's own is not counted), so "is
     /// anything left in this scope" needs no scan.
     per_scope: HashMap<ScopeId, u32>,
+    /// Nested scopes whose last track was removed since
+    /// [`take_emptied`](Self::take_emptied).
+    emptied: Vec<ScopeId>,
     /// Tracks in an active state ([`TrackState::is_active`]).
     active: usize,
     next: u32,
@@ -89,6 +92,7 @@ impl<D> Tracks<D> {
             slots: Vec::with_capacity(capacity),
             index: None,
             per_scope: HashMap::new(),
+            emptied: Vec::new(),
             active: 0,
             next: 0,
         }
@@ -126,6 +130,11 @@ impl<D> Tracks<D> {
             }
             None => {}
         }
+    }
+
+    /// The nested scopes that lost their last track since the last call.
+    pub fn take_emptied(&mut self) -> Vec<ScopeId> {
+        std::mem::take(&mut self.emptied)
     }
 
     /// Whether any live track runs in the nested scope `scope`.
@@ -216,6 +225,7 @@ impl<D> Tracks<D> {
             *n -= 1;
             if *n == 0 {
                 self.per_scope.remove(&slot.scope);
+                self.emptied.push(slot.scope);
             }
         }
         if slot.state.is_active() {
