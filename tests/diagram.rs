@@ -34,6 +34,9 @@ mod payment;
 #[allow(clippy::all, unused)]
 #[path = "../examples/review.rs"]
 mod review;
+#[allow(clippy::all, unused)]
+#[path = "../examples/saga.rs"]
+mod saga;
 
 use std::path::PathBuf;
 
@@ -72,6 +75,7 @@ fn all() -> Vec<Any> {
         processes::INSTANTIATING,
         processes::INSTANTIATING_PARALLEL,
         processes::MULTI,
+        processes::COMPENSATION,
         approval::APPROVAL,
         claims::CLAIMS,
         loan::LOAN,
@@ -79,6 +83,7 @@ fn all() -> Vec<Any> {
         payment::PAYMENT,
         payment::LEDGER,
         review::REVIEW,
+        saga::SAGA,
         words::WORDS,
     ]
 }
@@ -342,6 +347,22 @@ fn bpmn_elements_and_definitions_are_the_right_ones() {
     assert!(tag_of(&xml, "outer_di").contains("isExpanded=\"true\""));
     assert!(xml
         .contains("<bpmn:timeCycle xsi:type=\"bpmn:tFormalExpression\">R3/PT1M</bpmn:timeCycle>"));
+
+    let xml = processes::COMPENSATION.to_bpmn();
+    assert!(tag_of(&xml, "booking").contains("<bpmn:transaction"));
+    assert!(
+        tag_of(&xml, "refund").contains("<bpmn:serviceTask")
+            && tag_of(&xml, "refund").contains("isForCompensation=\"true\"")
+    );
+    assert!(tag_of(&xml, "undo_charge").contains("attachedToRef=\"charge\""));
+    assert!(xml.contains("<bpmn:association id=\"Association_undo_charge_refund\" associationDirection=\"One\" sourceRef=\"undo_charge\" targetRef=\"refund\" />"));
+    assert!(xml.contains("bpmnElement=\"Association_undo_flight_cancel_flight\""));
+    assert!(xml.contains(
+        "<bpmn:compensateEventDefinition id=\"undo_one_definition\" activityRef=\"charge\" />"
+    ));
+    assert!(xml.contains("<bpmn:compensateEventDefinition id=\"undone_definition\" />"));
+    assert_eq!(xml.matches("<bpmn:cancelEventDefinition").count(), 2);
+    assert!(tag_of(&xml, "undo_booking").contains("triggeredByEvent=\"true\""));
 
     let xml = processes::INSTANTIATING_PARALLEL.to_bpmn();
     assert!(

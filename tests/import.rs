@@ -318,9 +318,17 @@ mod order;
 #[allow(clippy::all, unused)]
 #[path = "../examples/payment.rs"]
 mod payment;
+/// The diagram tests' processes: `COMPENSATION` has what the examples do not (a
+/// transaction, cancel events, a compensation event sub-process, a named throw).
+#[allow(clippy::all, unused)]
+#[path = "diagram/processes.rs"]
+mod processes;
 #[allow(clippy::all, unused)]
 #[path = "../examples/review.rs"]
 mod review;
+#[allow(clippy::all, unused)]
+#[path = "../examples/saga.rs"]
+mod saga;
 
 /// Each example's process: (example, process, its export now).
 macro_rules! each_example_process {
@@ -334,6 +342,8 @@ macro_rules! each_example_process {
             $m!(payment, PAYMENT),
             $m!(payment, LEDGER),
             $m!(review, REVIEW),
+            $m!(saga, SAGA),
+            $m!(processes, COMPENSATION),
         ]
     };
 }
@@ -496,6 +506,38 @@ mod back {
 
             pub LEDGER: Order from "tests/import/roundtrip/payment/ledger.bpmn" {
                 catch heard: signal("shipped", apply = |o, id: &String| o.id = id.clone());
+            }
+        }
+    }
+
+    pub mod saga {
+        use crate::saga::{charge, refund, release, reserve, ship, Order};
+        use thresh::process;
+
+        process! {
+            pub SAGA: Order from "tests/import/roundtrip/saga/saga.bpmn" {
+                task charge = charge;
+                task reserve = reserve;
+                task ship = ship;
+                task refund = refund;
+                task release = release;
+                task done = |o| async move { o.status = "shipped".into(); Ok(()) };
+                task mark = |o| async move { o.status = "rolled back".into(); Ok(()) };
+            }
+        }
+    }
+
+    pub mod processes {
+        use crate::processes::Job;
+        use thresh::process;
+
+        process! {
+            pub COMPENSATION: Job from "tests/import/roundtrip/processes/compensation.bpmn" {
+                task charge = |j| async move { j.n += 1; Ok(()) };
+                task refund = |j| async move { j.n -= 1; Ok(()) };
+                task flight = |j| async move { j.ok = true; Ok(()) };
+                task cancel_flight = |j| async move { j.ok = false; Ok(()) };
+                flow Flow_seats_booked when |j| j.ok;
             }
         }
     }

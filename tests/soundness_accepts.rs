@@ -146,6 +146,59 @@ process! {
     }
 }
 
+process! {
+    /// A compensation boundary on a branch of a parallel split: its handler is off
+    /// every path, so the branch still reaches the join (no deadlock), and the handler
+    /// is no dead element.
+    COMPENSATION_IN_BRANCH: D {
+        start s;
+        parallel fork;
+        task a = work;
+        task b = work;
+        boundary undo_a on a: compensation -> unda;
+        task unda = work: compensation;
+        throw undo: compensation;
+        parallel join;
+        end e;
+        s -> fork -> a, b;
+        a -> undo -> join;
+        b -> join;
+        join -> e;
+    }
+}
+
+process! {
+    /// A transaction left either normally or through its cancel boundary: the two
+    /// paths meet at an exclusive merge; the cancel end clears the transaction's
+    /// other branch (no improper completion inside).
+    TRANSACTION_EITHER_WAY: D {
+        start s;
+        transaction t {
+            start ts;
+            parallel fork;
+            task a = work;
+            boundary undo_a on a: compensation -> unda;
+            task unda = work: compensation;
+            user wait;
+            exclusive ok;
+            end done_a;
+            end done_wait;
+            end no: cancel;
+            ts -> fork -> a, wait;
+            a -> ok;
+            ok -> done_a when |d| d.x > 0;
+            ok -> no else;
+            wait -> done_wait;
+        }
+        boundary cancelled on t: cancel;
+        exclusive merge;
+        end e;
+        s -> t -> merge;
+        cancelled -> merge;
+        merge -> e;
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn every_accepted_model_completes() {
     let engine = Engine::new();
@@ -157,6 +210,7 @@ async fn every_accepted_model_completes() {
         &INCLUSIVE_AND_TERMINATE,
         &ERROR_OUT,
         &MULTI,
+        &COMPENSATION_IN_BRANCH,
     ] {
         for x in [0, 1, 7] {
             let h = engine.start(process, D { x, rounds: 0 });
@@ -169,4 +223,9 @@ async fn every_accepted_model_completes() {
             );
         }
     }
+    // Cancelled (x = 0): the open user task is withdrawn, the token leaves by the
+    // cancel boundary.
+    let h = engine.start(&TRANSACTION_EITHER_WAY, D { x: 0, rounds: 0 });
+    assert!(matches!(h.outcome().await, Outcome::Completed(_)));
+    assert_eq!(h.history().await.ended_at(), ["unda", "no", "e"]);
 }

@@ -185,6 +185,10 @@ pub enum NodeKind<D: 'static> {
         /// Its event sub-processes, armed while it runs.
         #[doc(hidden)]
         event_subs: &'static [NodeIdx],
+        /// Declared `transaction name { ... }`: a cancel end event inside compensates
+        /// what completed in it and leaves through its cancel boundary.
+        #[doc(hidden)]
+        transaction: bool,
     },
     /// An event sub-process: no flow enters it; its start's trigger runs it inside
     /// the enclosing scope (the process, or a sub-process) while that scope runs.
@@ -204,6 +208,35 @@ pub enum NodeKind<D: 'static> {
         #[doc(hidden)]
         interrupting: bool,
     },
+    /// A compensation throw (intermediate, or an end when `end`): the completed
+    /// activities of its scope — or only `activity`'s completions — are compensated,
+    /// latest first, and the token waits until every handler has finished.
+    Compensate {
+        #[doc(hidden)]
+        activity: Option<NodeIdx>,
+        #[doc(hidden)]
+        end: bool,
+    },
+    /// A transaction's cancel end event: what else runs in the transaction is
+    /// cancelled, what completed in it is compensated, and the transaction is left
+    /// through its cancel boundary.
+    CancelEnd,
+    /// A compensation boundary: never armed; each completion of `activity` is logged
+    /// for compensation, and `handler` (a task with no flows) undoes it.
+    CompensationBoundary {
+        #[doc(hidden)]
+        activity: NodeIdx,
+        #[doc(hidden)]
+        handler: NodeIdx,
+    },
+    /// A transaction's cancel boundary: the transaction leaves here once cancelled.
+    CancelBoundary {
+        #[doc(hidden)]
+        activity: NodeIdx,
+    },
+    /// The start of a compensation event sub-process: it runs when its sub-process,
+    /// completed, is compensated.
+    CompensationStart,
 }
 
 /// An event payload, shared as it is handed out (a signal reaches every catcher).
@@ -442,6 +475,12 @@ impl<D> Node<D> {
             NodeKind::SubProcess { .. } => "subprocess",
             NodeKind::EventSubProcess { .. } => "event_subprocess",
             NodeKind::EventSubStart { .. } => "start (event sub-process)",
+            NodeKind::Compensate { end: false, .. } => "throw (compensation)",
+            NodeKind::Compensate { end: true, .. } => "end (compensation)",
+            NodeKind::CancelEnd => "end (cancel)",
+            NodeKind::CompensationBoundary { .. } => "boundary (compensation)",
+            NodeKind::CancelBoundary { .. } => "boundary (cancel)",
+            NodeKind::CompensationStart => "start (compensation)",
         }
     }
 

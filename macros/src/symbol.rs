@@ -18,6 +18,7 @@ pub const THROW: &str = "throw";
 pub const BOUNDARY: &str = "boundary";
 pub const SUBPROCESS: &str = "subprocess";
 pub const EVENT_SUBPROCESS: &str = "event_subprocess";
+pub const TRANSACTION: &str = "transaction";
 
 /// Every element keyword, in the order an "unknown element kind" error lists them.
 pub const ELEMENTS: &[&str] = &[
@@ -36,10 +37,11 @@ pub const ELEMENTS: &[&str] = &[
     BOUNDARY,
     SUBPROCESS,
     EVENT_SUBPROCESS,
+    TRANSACTION,
 ];
 
-/// The two keywords that open a nested scope.
-pub const SCOPES: [&str; 2] = [SUBPROCESS, EVENT_SUBPROCESS];
+/// The keywords that open a nested scope.
+pub const SCOPES: [&str; 3] = [SUBPROCESS, EVENT_SUBPROCESS, TRANSACTION];
 
 // An imported process: `NAME: Data from "file.bpmn" process "Id" { flow id when ..; }`.
 pub const FROM: &str = "from";
@@ -65,6 +67,11 @@ pub const LINK: &str = "link";
 pub const CONDITION: &str = "condition";
 pub const ERROR: &str = "error";
 pub const ESCALATION: &str = "escalation";
+/// Compensation: a boundary with its handler, a handler task, a throw, an event
+/// sub-process start.
+pub const COMPENSATION: &str = "compensation";
+/// A transaction's cancel end event and cancel boundary.
+pub const CANCEL: &str = "cancel";
 
 // Named arguments.
 pub const COUNT: &str = "count";

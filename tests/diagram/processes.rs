@@ -218,6 +218,42 @@ process! {
 }
 
 process! {
+    /// Compensation and a transaction: a compensation boundary with its handler, a
+    /// compensation event sub-process, a cancel end and a cancel boundary, a named
+    /// compensation throw and a compensation end event.
+    pub COMPENSATION: Job {
+        start     begin;
+        task      charge = |j| async move { j.n += 1; Ok(()) };
+        boundary  undo_charge on charge: compensation -> refund;
+        task      refund = |j| async move { j.n -= 1; Ok(()) }: compensation;
+        transaction booking {
+            start     bs;
+            task      flight = |j| async move { j.ok = true; Ok(()) };
+            boundary  undo_flight on flight: compensation -> cancel_flight;
+            task      cancel_flight = |j| async move { j.ok = false; Ok(()) }: compensation;
+            exclusive seats;
+            end       booked;
+            end       no_seats: cancel;
+            bs -> flight -> seats;
+            seats -> booked when |j| j.ok;
+            seats -> no_seats else;
+            event_subprocess undo_booking {
+                start  us: compensation;
+                throw  inner: compensation;
+                end    ue;
+                us -> inner -> ue;
+            }
+        }
+        boundary  cancelled on booking: cancel;
+        throw     undo_one: compensation(charge);
+        end       undone: compensation;
+        end       given_up;
+        begin -> charge -> booking -> undo_one -> undone;
+        cancelled -> given_up;
+    }
+}
+
+process! {
     /// Loop and multi-instance markers on every kind of activity: a parallel
     /// multi-instance task over a collection with a completion condition, a
     /// sequential multi-instance sub-process over a count, a multi-instance user

@@ -200,6 +200,32 @@ pub(crate) fn write(model: &Model, layout: &Layout) -> String {
         }
         w.end();
     }
+    // Associations: a straight line from the boundary's centre to the handler's.
+    for &(b, h) in &model.associations {
+        let centre = |n: usize| {
+            layout.shapes.iter().find(|s| s.node == n).map(|s| {
+                (
+                    s.bounds.x + s.bounds.width / 2,
+                    s.bounds.y + s.bounds.height / 2,
+                )
+            })
+        };
+        let (Some(from), Some(to)) = (centre(b), centre(h)) else {
+            continue;
+        };
+        let id = association_id(model, b, h);
+        w.open(
+            "bpmndi:BPMNEdge",
+            &[("id", &format!("{id}_di")), ("bpmnElement", &id)],
+        );
+        for (x, y) in [from, to] {
+            w.empty(
+                "di:waypoint",
+                &[("x", &x.to_string()), ("y", &y.to_string())],
+            );
+        }
+        w.end();
+    }
     for edge in &layout.edges {
         let di = format!("{}_di", edge.id);
         w.open("bpmndi:BPMNEdge", &[("id", &di), ("bpmnElement", &edge.id)]);
@@ -264,6 +290,31 @@ fn scope(w: &mut Writer, model: &Model, globals: &Globals, scope: Option<usize>)
     for f in flows {
         sequence_flow(w, model, f);
     }
+    // Compensation boundaries' associations to their handlers, all among the
+    // process's artifacts (where bpmnlint looks for them, wherever the boundary is).
+    if scope.is_some() {
+        return;
+    }
+    for &(b, h) in &model.associations {
+        let (Some(boundary), Some(handler)) = (model.nodes.get(b), model.nodes.get(h)) else {
+            continue;
+        };
+        w.empty(
+            "bpmn:association",
+            &[
+                ("id", &association_id(model, b, h)),
+                ("associationDirection", "One"),
+                ("sourceRef", &boundary.id),
+                ("targetRef", &handler.id),
+            ],
+        );
+    }
+}
+
+/// The id of the association from compensation boundary `b` to its handler `h`.
+fn association_id(model: &Model, b: usize, h: usize) -> String {
+    let id = |n: usize| model.nodes.get(n).map_or("", |n| n.id.as_str());
+    format!("Association_{}_{}", id(b), id(h))
 }
 
 /// The first drawn flow (by index) that starts inside the container `n`, at any depth.
@@ -379,6 +430,11 @@ fn node(w: &mut Writer, model: &Model, globals: &Globals, n: usize) {
             "receiveTask"
         }
         Elem::SubProcess => "subProcess",
+        Elem::Transaction => "transaction",
+        Elem::CompensationTask => {
+            attrs.push(("isForCompensation", "true"));
+            "serviceTask"
+        }
         Elem::EventSubProcess => {
             attrs.push(("triggeredByEvent", "true"));
             "subProcess"
@@ -391,6 +447,7 @@ fn node(w: &mut Writer, model: &Model, globals: &Globals, n: usize) {
             | Elem::UserTask
             | Elem::ReceiveTask(_)
             | Elem::SubProcess
+            | Elem::Transaction
     );
     if let (Some(d), true) = (&default_id, takes_default) {
         attrs.push(("default", d));
@@ -534,6 +591,14 @@ fn event_definition(w: &mut Writer, globals: &Globals, node_id: &str, def: &Even
         }
         EventDef::Terminate => w.empty("bpmn:terminateEventDefinition", &[("id", &id)]),
         EventDef::Link(name) => w.empty("bpmn:linkEventDefinition", &[("id", &id), ("name", name)]),
+        EventDef::Compensate(activity) => {
+            let mut attrs = vec![("id", id.as_str())];
+            if let Some(a) = activity {
+                attrs.push(("activityRef", a));
+            }
+            w.empty("bpmn:compensateEventDefinition", &attrs);
+        }
+        EventDef::Cancel => w.empty("bpmn:cancelEventDefinition", &[("id", &id)]),
     }
 }
 

@@ -55,6 +55,8 @@ fn marker(def: Option<&EventDef>) -> &'static str {
         Some(EventDef::Escalation(_)) => "⇧ ",
         Some(EventDef::Terminate) => "● ",
         Some(EventDef::Link(_)) => "➜ ",
+        Some(EventDef::Compensate(_)) => "⏪ ",
+        Some(EventDef::Cancel) => "✖ ",
     }
 }
 
@@ -81,6 +83,7 @@ fn node_line(model: &Model, n: usize) -> String {
         }
         Elem::UserTask => format!("{id}[{}]", text("👤 ")),
         Elem::ReceiveTask(_) => format!("{id}[{}]", text("✉ ")),
+        Elem::CompensationTask => format!("{id}[{}]", text("⏪ ")),
         _ => format!("{id}[{}]", text("")),
     }
 }
@@ -92,6 +95,8 @@ fn scope(out: &mut String, model: &Model, scope: Option<usize>, depth: usize) {
         if node.elem.is_container() {
             let title = if node.elem == Elem::EventSubProcess {
                 format!("event sub-process: {}", model.label(n))
+            } else if node.elem == Elem::Transaction {
+                format!("transaction: {}", model.label(n))
             } else {
                 model.label(n)
             };

@@ -22,6 +22,8 @@ pub(crate) struct Model {
     /// Indexed like the process's flows; `drawn` is false for the direct flow of a
     /// link pair (a link throw has no outgoing sequence flow in BPMN).
     pub flows: Vec<MFlow>,
+    /// Compensation associations: (compensation boundary, its handler).
+    pub associations: Vec<(usize, usize)>,
 }
 
 #[derive(Clone, Debug)]
@@ -89,6 +91,11 @@ pub(crate) enum Elem {
     ReceiveTask(Option<String>),
     /// `subProcess`.
     SubProcess,
+    /// `transaction`.
+    Transaction,
+    /// `serviceTask isForCompensation="true"`: a compensation handler, joined to its
+    /// activity's compensation boundary by an association.
+    CompensationTask,
     /// `subProcess triggeredByEvent="true"`.
     EventSubProcess,
 }
@@ -120,6 +127,10 @@ pub(crate) enum EventDef {
     Terminate,
     /// The link's name, as written in `link("..")`.
     Link(String),
+    /// `compensateEventDefinition`, with its `activityRef` (none: the whole scope).
+    Compensate(Option<String>),
+    /// `cancelEventDefinition`.
+    Cancel,
 }
 
 /// A timer as BPMN writes it: the element name and its ISO 8601 text.
@@ -159,7 +170,10 @@ impl Elem {
 
     /// Expanded containers.
     pub fn is_container(&self) -> bool {
-        matches!(self, Elem::SubProcess | Elem::EventSubProcess)
+        matches!(
+            self,
+            Elem::SubProcess | Elem::EventSubProcess | Elem::Transaction
+        )
     }
 
     /// The event definition of an event, if it has one.
@@ -237,11 +251,20 @@ impl Model {
             node.outgoing
                 .retain(|&f| model_flows.get(f).is_some_and(|f| f.drawn));
         }
+        let associations = graph_nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(b, n)| match n.kind {
+                NodeKind::CompensationBoundary { handler, .. } => Some((b, handler)),
+                _ => None,
+            })
+            .collect();
         Model {
             name: process.name().to_string(),
             doc: process.doc().trim().to_string(),
             nodes,
             flows,
+            associations,
         }
     }
 
@@ -356,6 +379,9 @@ fn elem_of<D>(
         NodeKind::Terminate => Elem::End {
             def: Some(EventDef::Terminate),
         },
+        NodeKind::Task(_) if me.is_some_and(|me| compensation_handler(process, me)) => {
+            Elem::CompensationTask
+        }
         NodeKind::Task(_) => Elem::ServiceTask,
         NodeKind::Exclusive => Elem::Gateway(Gateway::Exclusive),
         NodeKind::Parallel => Elem::Gateway(Gateway::Parallel),
@@ -421,9 +447,48 @@ fn elem_of<D>(
                 _ => Elem::Catch(EventDef::Link(name)),
             }
         }
+        NodeKind::SubProcess {
+            transaction: true, ..
+        } => Elem::Transaction,
         NodeKind::SubProcess { .. } => Elem::SubProcess,
         NodeKind::EventSubProcess { .. } => Elem::EventSubProcess,
+        NodeKind::Compensate { activity, end } => {
+            let activity = activity
+                .and_then(|a| process.nodes().get(a))
+                .map(|a| a.id.to_string());
+            let def = EventDef::Compensate(activity);
+            if *end {
+                Elem::End { def: Some(def) }
+            } else {
+                Elem::Throw(def)
+            }
+        }
+        NodeKind::CancelEnd => Elem::End {
+            def: Some(EventDef::Cancel),
+        },
+        NodeKind::CompensationBoundary { activity, .. } => Elem::Boundary {
+            host: *activity,
+            def: EventDef::Compensate(None),
+            interrupting: true,
+        },
+        NodeKind::CancelBoundary { activity } => Elem::Boundary {
+            host: *activity,
+            def: EventDef::Cancel,
+            interrupting: true,
+        },
+        NodeKind::CompensationStart => Elem::Start {
+            def: Some(EventDef::Compensate(None)),
+            interrupting: true,
+        },
     }
+}
+
+/// Whether node `me` is the handler of a compensation boundary.
+fn compensation_handler<D>(process: &Process<D>, me: usize) -> bool {
+    process
+        .nodes()
+        .iter()
+        .any(|n| matches!(n.kind, NodeKind::CompensationBoundary { handler, .. } if handler == me))
 }
 
 /// A link's name when the graph has none (a graph built by hand): its catch's id (a

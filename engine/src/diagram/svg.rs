@@ -447,6 +447,34 @@ fn event_marker(s: &mut String, def: &EventDef, c: Point, filled: bool, ink: &st
         EventDef::Terminate => {
             let _ = writeln!(s, "<circle cx=\"{x}\" cy=\"{y}\" r=\"10\" fill=\"{ink}\"/>");
         }
+        EventDef::Compensate(_) => {
+            // Two triangles pointing back (rewind).
+            let _ = writeln!(
+                s,
+                "<path d=\"M{},{y} L{x},{} L{x},{} z M{x},{y} L{},{} L{},{} z\" fill=\"{body}\" stroke=\"{ink}\" stroke-width=\"1.5\" stroke-linejoin=\"round\"/>",
+                x - 9,
+                y - 7,
+                y + 7,
+                x + 9,
+                y - 7,
+                x + 9,
+                y + 7
+            );
+        }
+        EventDef::Cancel => {
+            let _ = writeln!(
+                s,
+                "<path d=\"M{},{} L{},{} M{},{} L{},{}\" stroke=\"{ink}\" stroke-width=\"3\"/>",
+                x - 7,
+                y - 7,
+                x + 7,
+                y + 7,
+                x + 7,
+                y - 7,
+                x - 7,
+                y + 7
+            );
+        }
         EventDef::Link(_) => {
             let _ = writeln!(
                 s,
@@ -579,7 +607,7 @@ fn activity(s: &mut String, model: &Model, shape: &Shape, elem: &Elem, paint: &P
                 my + 2
             );
         }
-        Elem::ServiceTask => {
+        Elem::ServiceTask | Elem::CompensationTask => {
             // A gear: a ring with teeth.
             let _ = writeln!(
                 s,

@@ -69,7 +69,9 @@ pub enum Happening {
     /// A throw event sent its signal (reaching `catchers`) or message.
     Thrown {
         /// For a signal, how many catchers it reached; for a message, 1 if a
-        /// waiter got it, 0 if it was buffered or dropped.
+        /// waiter got it, 0 if it was buffered or dropped; for a compensation throw
+        /// or a cancel end, how many completions it compensates (sub-processes
+        /// counted as one).
         catchers: usize,
     },
     /// The join fired; this track carries the merged token on.

@@ -13,6 +13,7 @@
 //! State modules depend on nothing of the loop; each rule module depends on the
 //! state, not on the loop.
 
+mod compensating;
 mod delivery;
 #[cfg(feature = "durable")]
 pub(crate) mod durable;

@@ -55,14 +55,13 @@ impl<D: ProcessData> Instance<D> {
             return;
         }
         let boundaries = self.process.nodes[at].boundaries;
-        let subscribing = |&&b: &&NodeIdx| {
-            !matches!(
-                self.process.nodes[b].kind,
-                NodeKind::Boundary {
-                    trigger: Trigger::Error { .. } | Trigger::Escalation { .. },
-                    ..
-                }
-            )
+        // Compensation and cancel boundaries are never armed either: they are
+        // not events the activity waits for.
+        let subscribing = |&&b: &&NodeIdx| match &self.process.nodes[b].kind {
+            NodeKind::Boundary { trigger, .. } => {
+                !matches!(trigger, Trigger::Error { .. } | Trigger::Escalation { .. })
+            }
+            _ => false,
         };
         if !boundaries.iter().any(|b| subscribing(&b)) {
             return;

@@ -185,6 +185,15 @@ impl<D: ProcessData> Instance<D> {
             | NodeKind::Inclusive { .. }
             | NodeKind::Complex { .. }
             | NodeKind::EventSubStart { .. } => self.split(track, at, moves),
+            NodeKind::Compensate { activity, end } => {
+                self.throw_compensation(track, at, activity, end, moves)
+            }
+            NodeKind::CancelEnd => self.cancel_transaction(track, at, moves),
+            // No flow enters these (`process!` rejects one): a compensation handler's
+            // boundary and a compensation event sub-process's start.
+            NodeKind::CompensationBoundary { .. }
+            | NodeKind::CancelBoundary { .. }
+            | NodeKind::CompensationStart => self.split(track, at, moves),
             // No flow enters an event sub-process (`process!` rejects one).
             NodeKind::EventSubProcess { .. } => {
                 self.internal(at, "a token entered an event sub-process along a flow")

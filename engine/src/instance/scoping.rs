@@ -69,14 +69,12 @@ impl<D: ProcessData> Instance<D> {
                 NodeKind::EventSubProcess { start, .. } => Some(start),
                 _ => None,
             })
-            .filter(|&start| {
-                !matches!(
-                    self.process.nodes[start].kind,
-                    NodeKind::EventSubStart {
-                        trigger: Trigger::Error { .. } | Trigger::Escalation { .. },
-                        ..
-                    }
-                )
+            // Compensation starts are not armed: a compensation throw runs them.
+            .filter(|&start| match &self.process.nodes[start].kind {
+                NodeKind::EventSubStart { trigger, .. } => {
+                    !matches!(trigger, Trigger::Error { .. } | Trigger::Escalation { .. })
+                }
+                _ => false,
             })
             .collect();
         if !starts.is_empty() {
@@ -99,6 +97,9 @@ impl<D: ProcessData> Instance<D> {
         self.disarm_scope(scope);
         self.scopes.close(scope);
         self.joins.drop_scope(scope);
+        if !self.compensation.is_empty() {
+            self.compensation.drop_scope(scope);
+        }
     }
 
     /// A token enters the sub-process `at`: it waits there, its boundary events
@@ -152,14 +153,20 @@ impl<D: ProcessData> Instance<D> {
             let Some(slot) = self.scopes.get(id).filter(|_| id != ROOT) else {
                 continue;
             };
-            let (node, owner) = (slot.node, slot.owner);
+            let (node, owner, parent) = (slot.node, slot.owner, slot.parent);
             if self.tracks.any_in(id) || self.scopes.has_children(id) {
                 continue;
             }
+            // What completed inside can be compensated after the scope is gone.
+            let inner = self.compensation.take_log(id);
             self.close_scope(id);
             completed = true;
+            let owner_live = owner.is_some_and(|o| self.tracks.get(o).is_some());
+            if owner.is_none() || owner_live {
+                self.scope_completed(id, node, owner, parent, inner, moves);
+            }
             if let (Some(node), Some(owner)) = (node, owner) {
-                if self.tracks.get(owner).is_none() {
+                if !owner_live {
                     continue;
                 }
                 self.unguard(owner);
@@ -181,6 +188,12 @@ impl<D: ProcessData> Instance<D> {
     /// event sub-process triggers. The scope itself stays open (it completes once
     /// empty, or an interrupting event sub-process runs in it now).
     pub(crate) fn cancel_inside(&mut self, scope: ScopeId) {
+        self.cancel_inside_but(scope, None);
+    }
+
+    /// [`cancel_inside`](Self::cancel_inside), sparing the track `keep` (a cancel end
+    /// event's, which compensates the transaction it cancels).
+    pub(crate) fn cancel_inside_but(&mut self, scope: ScopeId, keep: Option<TrackId>) {
         let nested = self.scopes.nested().map(|s| s.id);
         let doomed: Vec<ScopeId> = std::iter::once(ROOT)
             .chain(nested)
@@ -190,7 +203,7 @@ impl<D: ProcessData> Instance<D> {
         let tracks: Vec<(TrackId, NodeIdx)> = self
             .tracks
             .iter()
-            .filter(|t| doomed_set.contains(&t.scope))
+            .filter(|t| doomed_set.contains(&t.scope) && Some(t.id) != keep)
             .map(|t| (t.id, t.at))
             .collect();
         for (track, at) in tracks {

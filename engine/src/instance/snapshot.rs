@@ -20,7 +20,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
+use std::sync::Arc;
+
 use super::state::armed::{EventSource, Holder, Wait};
+use super::state::compensation::{Completion, Current, Run, Then};
 use super::state::ids::{ScopeId, TrackId};
 use super::state::joins::JoinState;
 use super::state::scopes::ScopeSlot;
@@ -77,6 +80,70 @@ pub(crate) struct Snapshot {
     /// The history so far, when the engine keeps it (`DurableEngine::keep_history`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<Vec<StepRecord>>,
+    /// The compensation logs and runs (absent when there are none).
+    #[serde(default, skip_serializing_if = "CompensationRecord::is_empty")]
+    pub compensation: CompensationRecord,
+}
+
+/// What compensation keeps (`state/compensation.rs`): per scope, its completed
+/// activities in completion order with their snapshots; the runs under way.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct CompensationRecord {
+    pub logs: Vec<LogRecord>,
+    pub runs: Vec<RunRecord>,
+}
+
+impl CompensationRecord {
+    fn is_empty(&self) -> bool {
+        self.logs.is_empty() && self.runs.is_empty()
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct LogRecord {
+    pub scope: u32,
+    pub completions: Vec<CompletionRecord>,
+}
+
+/// One completion: the activity, the data it committed, a sub-process's inner log.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct CompletionRecord {
+    pub activity: String,
+    pub data: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inner: Vec<CompletionRecord>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct RunRecord {
+    pub thrower: u32,
+    /// Still to undo; the last first.
+    pub queue: Vec<CompletionRecord>,
+    pub current: CurrentRecord,
+    pub then: ThenRecord,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum CurrentRecord {
+    Idle,
+    /// A handler runs on `track` (it runs again on restore) from `data`.
+    Handler {
+        track: u32,
+        data: serde_json::Value,
+    },
+    /// A compensation event sub-process runs in `scope`.
+    EventSub {
+        scope: u32,
+    },
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ThenRecord {
+    Continue,
+    End,
+    Cancel,
 }
 
 /// One history step as stored: nodes and fields by name.
@@ -214,6 +281,8 @@ pub(crate) enum TrackStateRecord {
     Parked,
     AtJoin,
     InScope,
+    /// At a compensation throw or cancel end, waiting for its compensation run.
+    Compensating,
 }
 
 impl TrackStateRecord {
@@ -224,6 +293,7 @@ impl TrackStateRecord {
             TrackStateRecord::Parked => Happening::Parked,
             TrackStateRecord::AtJoin => Happening::Waiting,
             TrackStateRecord::Working | TrackStateRecord::InScope => Happening::TaskStarted,
+            TrackStateRecord::Compensating => Happening::Thrown { catchers: 0 },
         }
     }
 }
@@ -369,6 +439,7 @@ impl<D: ProcessData> Instance<D> {
                     TrackState::Parked => TrackStateRecord::Parked,
                     TrackState::AtJoin => TrackStateRecord::AtJoin,
                     TrackState::InScope => TrackStateRecord::InScope,
+                    TrackState::Compensating => TrackStateRecord::Compensating,
                     TrackState::Working | TrackState::Moving => TrackStateRecord::Working,
                 },
             })
@@ -448,7 +519,126 @@ impl<D: ProcessData> Instance<D> {
             armed,
             activations: self.activations_record(encode)?,
             history,
+            compensation: self.compensation_record(encode)?,
         })
+    }
+
+    /// The compensation logs and runs as records, snapshots encoded by `encode`.
+    fn compensation_record(
+        &self,
+        encode: fn(&D) -> Result<serde_json::Value, String>,
+    ) -> Result<CompensationRecord, String> {
+        if self.compensation.is_empty() {
+            return Ok(CompensationRecord::default());
+        }
+        fn completions<D>(
+            process: &Process<D>,
+            list: &[Completion<D>],
+            encode: fn(&D) -> Result<serde_json::Value, String>,
+        ) -> Result<Vec<CompletionRecord>, String> {
+            list.iter()
+                .map(|c| {
+                    Ok(CompletionRecord {
+                        activity: process.nodes[c.activity].id.to_string(),
+                        data: encode(&c.snapshot)?,
+                        inner: completions(process, &c.inner, encode)?,
+                    })
+                })
+                .collect()
+        }
+        let process = self.process;
+        let logs = self
+            .compensation
+            .logs()
+            .iter()
+            .map(|(scope, list)| {
+                Ok(LogRecord {
+                    scope: scope.0,
+                    completions: completions(process, list, encode)?,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        let runs = self
+            .compensation
+            .runs
+            .iter()
+            .map(|run| {
+                Ok(RunRecord {
+                    thrower: run.thrower.0,
+                    queue: completions(process, &run.queue, encode)?,
+                    current: match &run.current {
+                        Current::Idle => CurrentRecord::Idle,
+                        Current::Handler { track, snapshot } => CurrentRecord::Handler {
+                            track: track.0,
+                            data: encode(snapshot)?,
+                        },
+                        Current::EventSub { scope } => CurrentRecord::EventSub { scope: scope.0 },
+                    },
+                    then: match run.then {
+                        Then::Continue => ThenRecord::Continue,
+                        Then::End => ThenRecord::End,
+                        Then::Cancel => ThenRecord::Cancel,
+                    },
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(CompensationRecord { logs, runs })
+    }
+
+    /// Put back the compensation logs and runs a checkpoint recorded.
+    fn restore_compensation(
+        &mut self,
+        record: CompensationRecord,
+        node: &impl Fn(&str) -> Result<NodeIdx, RestoreError>,
+        decode: fn(serde_json::Value) -> Result<D, String>,
+    ) -> Result<(), RestoreError> {
+        fn completions<D>(
+            list: Vec<CompletionRecord>,
+            node: &impl Fn(&str) -> Result<NodeIdx, RestoreError>,
+            decode: fn(serde_json::Value) -> Result<D, String>,
+        ) -> Result<Vec<Completion<D>>, RestoreError> {
+            list.into_iter()
+                .map(|c| {
+                    Ok(Completion {
+                        activity: node(&c.activity)?,
+                        snapshot: Arc::new(decode(c.data).map_err(RestoreError::Data)?),
+                        inner: completions(c.inner, node, decode)?,
+                    })
+                })
+                .collect()
+        }
+        let logs = record
+            .logs
+            .into_iter()
+            .map(|l| Ok((ScopeId(l.scope), completions(l.completions, node, decode)?)))
+            .collect::<Result<_, RestoreError>>()?;
+        let runs = record
+            .runs
+            .into_iter()
+            .map(|r| {
+                Ok(Run {
+                    thrower: TrackId(r.thrower),
+                    queue: completions(r.queue, node, decode)?,
+                    current: match r.current {
+                        CurrentRecord::Idle => Current::Idle,
+                        CurrentRecord::Handler { track, data } => Current::Handler {
+                            track: TrackId(track),
+                            snapshot: Arc::new(decode(data).map_err(RestoreError::Data)?),
+                        },
+                        CurrentRecord::EventSub { scope } => Current::EventSub {
+                            scope: ScopeId(scope),
+                        },
+                    },
+                    then: match r.then {
+                        ThenRecord::Continue => Then::Continue,
+                        ThenRecord::End => Then::End,
+                        ThenRecord::Cancel => Then::Cancel,
+                    },
+                })
+            })
+            .collect::<Result<_, RestoreError>>()?;
+        self.compensation.restore(logs, runs);
+        Ok(())
     }
 
     /// Put a checkpoint's state into this (new, empty) instance and re-arm what it
@@ -471,7 +661,7 @@ impl<D: ProcessData> Instance<D> {
                 .copied()
                 .ok_or_else(|| RestoreError::UnknownNode(id.to_string()))
         };
-        self.data = std::sync::Arc::new(decode(snapshot.data).map_err(RestoreError::Data)?);
+        self.data = Arc::new(decode(snapshot.data).map_err(RestoreError::Data)?);
         if let Some(steps) = snapshot.history {
             let node_id = |id: &str| index.get(id).map(|&i| process.nodes[i].id);
             let field = |f: &str| D::FIELDS.iter().copied().find(|known| *known == f);
@@ -501,6 +691,7 @@ impl<D: ProcessData> Instance<D> {
                 TrackStateRecord::Parked => (TrackState::Parked, t.attempt),
                 TrackStateRecord::AtJoin => (TrackState::AtJoin, t.attempt),
                 TrackStateRecord::InScope => (TrackState::InScope, t.attempt),
+                TrackStateRecord::Compensating => (TrackState::Compensating, t.attempt),
             };
             self.tracks
                 .restore(TrackId(t.id), at, ScopeId(t.scope), state, attempt);
@@ -520,6 +711,8 @@ impl<D: ProcessData> Instance<D> {
             snapshot.scopes.last,
             snapshot.scopes.root_interrupted,
         );
+        // Before the reruns: a compensation handler runs again from its snapshot.
+        self.restore_compensation(snapshot.compensation, &node, decode)?;
         for j in snapshot.joins {
             let at = node(&j.node)?;
             let waiting: Vec<(usize, TrackId)> =

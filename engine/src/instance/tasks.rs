@@ -54,7 +54,15 @@ impl<D: ProcessData> Instance<D> {
         attempt: u32,
         moves: &mut VecDeque<Move>,
     ) {
-        let base = Arc::clone(&self.data);
+        // A compensation handler works from the data its activity left
+        // (ARCHITECTURE.md, "Compensation"); every other task from the data now.
+        let base = match self.compensation.is_empty() {
+            true => Arc::clone(&self.data),
+            false => self
+                .compensation
+                .snapshot_for(track)
+                .unwrap_or_else(|| Arc::clone(&self.data)),
+        };
         // With its item for a multi-instance task (looping.rs).
         let (run, iteration) = self.task_run_for(track, node, handler, &base);
         #[cfg(feature = "testing")]
@@ -178,12 +186,16 @@ impl<D: ProcessData> Instance<D> {
                 let what = match self.process.nodes[node].kind {
                     NodeKind::Catch(_)
                     | NodeKind::Boundary { .. }
+                    | NodeKind::CancelBoundary { .. }
                     | NodeKind::StartEvent(_)
                     | NodeKind::EventSubStart { .. } => Happening::Caught { changed: names },
                     _ => Happening::Completed { changed: names },
                 };
                 self.record(track, node, what);
-                self.split(track, node, moves);
+                self.log_completion(track, node);
+                if !self.compensation_handler_done(track, node, moves) {
+                    self.split(track, node, moves);
+                }
                 if !changed.is_empty() {
                     self.recheck_conditions(&changed);
                 }
@@ -256,6 +268,7 @@ impl<D: ProcessData> Instance<D> {
     /// ends), a handler still running is aborted at its next await.
     pub(crate) fn remove_track(&mut self, track: TrackId) {
         self.tracks.remove(track);
+        self.forget_compensation(track);
     }
 
     /// Whether `track` is live and working at `node` (a report about it is current).

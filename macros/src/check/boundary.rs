@@ -46,7 +46,8 @@ pub fn check(ctx: &Ctx, model: &Model) {
                     "an error boundary event always interrupts: an error ends the activity that threw it — remove `non_interrupting`",
                 );
             }
-            if interrupting {
+            // Two compensation boundaries are `check::compensation`'s.
+            if interrupting && trigger != EventTrigger::Compensation {
                 let same = model.nodes[activity]
                     .boundaries
                     .iter()

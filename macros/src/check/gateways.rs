@@ -71,6 +71,8 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
             | Kind::ThrowEnd(_)
             | Kind::ErrorEnd
             | Kind::Escalate { end: true }
+            | Kind::Compensate { end: true }
+            | Kind::CancelEnd
             | Kind::EventGate
             | Kind::InstantiatingGate { .. }
             | Kind::EventSubProcess => {}
@@ -80,6 +82,7 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
             | Kind::Catch(_)
             | Kind::Throw(_)
             | Kind::Boundary { .. }
+            | Kind::Compensate { end: false }
             | Kind::Escalate { end: false } => ctx.error_at(
                 guard.span(),
                 format!(

@@ -157,9 +157,22 @@ fn paths(ctx: &Ctx, model: &Model) {
         .filter(|&n| nodes[n].loose_in || nodes[n].kind == Kind::EventSubProcess)
         .collect();
     seeds.extend(all.clone().filter(|&n| nodes[n].kind.is_start()));
+    // A compensation handler is reached through its association, and it and its
+    // boundary end there: neither is on a path (`check::compensation` keeps flows off).
+    // (A task a compensation boundary names, marked or not, is one: `check::compensation`
+    // says what is wrong with it.)
+    let association = |n: usize| {
+        nodes[n].for_compensation
+            || super::compensation::is_compensation_boundary(nodes[n].kind)
+            || nodes.iter().any(|b| b.handler_node == Some(n))
+    };
+    seeds.extend(all.clone().filter(|&n| association(n)));
     let from_start = model.reachable(&seeds, Direction::Forward, None, Edges::WithinScope);
     let mut seeds: Vec<usize> = all.clone().filter(|&n| nodes[n].loose_out).collect();
-    seeds.extend(all.clone().filter(|&n| nodes[n].kind.is_end()));
+    seeds.extend(
+        all.clone()
+            .filter(|&n| nodes[n].kind.is_end() || association(n)),
+    );
     let to_end = model.reachable(&seeds, Direction::Backward, None, Edges::WithinScope);
     for scope in model.scopes() {
         let starts = model.starts_in(scope);
@@ -196,7 +209,7 @@ fn paths(ctx: &Ctx, model: &Model) {
             if node.kind == Kind::EventSubProcess {
                 continue;
             }
-            let boundary = matches!(node.kind, Kind::Boundary { .. });
+            let boundary = matches!(node.kind, Kind::Boundary { .. }) || association(n);
             if started && node.incoming.is_empty() && !node.loose_in && !boundary {
                 ctx.error(
                     node.id,
@@ -235,6 +248,7 @@ fn paths(ctx: &Ctx, model: &Model) {
                             nodes[n].kind,
                             Kind::EventSubProcess | Kind::Throw(EventTrigger::Link)
                         )
+                        && !association(n)
                         && nodes[n].outgoing.is_empty()
                 })
                 .map(|n| nodes[n].id.to_string())

@@ -3,6 +3,7 @@
 //! element at fault and keeps going, so one build shows every error.
 
 mod boundary;
+pub mod compensation;
 mod complex;
 mod events;
 mod gateways;
@@ -24,4 +25,5 @@ pub fn all(ctx: &Ctx, model: &Model) {
     boundary::check(ctx, model);
     scopes::check(ctx, model);
     loops::check(ctx, model);
+    compensation::check(ctx, model);
 }

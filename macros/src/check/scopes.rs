@@ -28,7 +28,8 @@ pub fn check(ctx: &Ctx, model: &Model) {
                         "an error start event always interrupts: the error ended the work it was thrown from, so there is nothing to run beside — remove `non_interrupting`",
                     );
                 }
-                if interrupting {
+                // Two compensation event sub-processes are `check::compensation`'s.
+                if interrupting && trigger != EventTrigger::Compensation {
                     shadowed(ctx, model, n);
                 }
             }

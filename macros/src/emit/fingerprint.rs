@@ -9,7 +9,8 @@
 //! scope (the index of the sub-process it is written in), its kind and the kind's
 //! parameters (gateway kinds, an instantiating gate's `parallel`, a boundary's
 //! activity and interrupting flag, an event sub-process start's interrupting flag,
-//! an escalation's `end`, a complex gateway's activation triples: count, required
+//! an escalation's `end`, a compensation throw's `end` and activity, a compensation
+//! boundary's handler, a complex gateway's activation triples: count, required
 //! flows by name, whether it has a condition and the condition's text), and its
 //! event (the trigger kind, the message, signal or link name, the error or
 //! escalation code, the timer's form and the text of its expressions, a
@@ -159,6 +160,9 @@ impl Fnv {
             Kind::Start => "start",
             Kind::End => "end",
             Kind::Terminate => "terminate",
+            // A compensation handler and a transaction are kinds of their own; the
+            // names of existing kinds are unchanged, so are existing fingerprints.
+            Kind::Task if node.for_compensation => "compensation_handler",
             Kind::Task => "task",
             Kind::User => "user",
             Kind::Exclusive => "exclusive",
@@ -175,9 +179,12 @@ impl Fnv {
             Kind::Boundary { .. } => "boundary",
             Kind::ErrorEnd => "error_end",
             Kind::Escalate { .. } => "escalate",
+            Kind::SubProcess if node.transaction => "transaction",
             Kind::SubProcess => "subprocess",
             Kind::EventSubProcess => "event_subprocess",
             Kind::EventSubStart { .. } => "event_sub_start",
+            Kind::Compensate { .. } => "compensate",
+            Kind::CancelEnd => "cancel_end",
         };
         self.str(kind);
         match node.kind {
@@ -188,7 +195,15 @@ impl Fnv {
             }
             Kind::EventSubStart { interrupting, .. } => self.flag(interrupting),
             Kind::Escalate { end } => self.flag(end),
+            Kind::Compensate { end } => {
+                self.flag(end);
+                self.index(node.compensate_target);
+            }
             _ => {}
+        }
+        // A compensation boundary's association.
+        if node.association.is_some() {
+            self.index(node.handler_node);
         }
         self.len(node.activation.len());
         for triple in &node.activation {
@@ -215,6 +230,8 @@ impl Fnv {
             EventTrigger::Condition => "condition",
             EventTrigger::Error => "error",
             EventTrigger::Escalation => "escalation",
+            EventTrigger::Compensation => "compensation",
+            EventTrigger::Cancel => "cancel",
         });
         self.text(event.name.as_ref());
         self.text(event.code.as_ref());

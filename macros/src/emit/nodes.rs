@@ -26,6 +26,16 @@ pub fn kind(model: &Model, n: usize) -> TokenStream {
         Kind::ErrorEnd | Kind::Escalate { .. } => code_throw(node),
         // A link throw and its catch are pass-throughs joined by a direct edge.
         Kind::Catch(EventTrigger::Link) | Kind::Throw(EventTrigger::Link) => quote!(Link),
+        Kind::Compensate { .. }
+        | Kind::CancelEnd
+        | Kind::Boundary {
+            trigger: EventTrigger::Compensation | EventTrigger::Cancel,
+            ..
+        }
+        | Kind::EventSubStart {
+            trigger: EventTrigger::Compensation,
+            ..
+        } => compensation(node),
         Kind::StartEvent(_)
         | Kind::Catch(_)
         | Kind::Receive
@@ -104,7 +114,8 @@ fn activity(model: &Model, n: usize) -> TokenStream {
             let start = starts()
                 .find(|&s| model.nodes[s].kind == Kind::Start)
                 .expect("a sub-process has its none start, or the model has errors");
-            quote!(SubProcess { start: #start, event_subs: &[#(#event_subs),*] })
+            let transaction = model.nodes[n].transaction;
+            quote!(SubProcess { start: #start, event_subs: &[#(#event_subs),*], transaction: #transaction })
         }
         Kind::EventSubProcess => {
             let start = starts()
@@ -113,6 +124,34 @@ fn activity(model: &Model, n: usize) -> TokenStream {
             quote!(EventSubProcess { start: #start, event_subs: &[#(#event_subs),*] })
         }
         _ => unreachable!("`kind` passes activities only"),
+    }
+}
+
+/// What compensation and transactions add: a compensation throw (its activity, or
+/// the whole scope), a cancel end, a compensation boundary with its handler, a cancel
+/// boundary, a compensation event sub-process's start.
+fn compensation(node: &Node) -> TokenStream {
+    let option = |v: Option<usize>| match v {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    };
+    // `check::compensation` makes sure a boundary is attached and has its handler.
+    let activity = node.attached_to.unwrap_or_default();
+    match node.kind {
+        Kind::Compensate { end } => {
+            let target = option(node.compensate_target);
+            quote!(Compensate { activity: #target, end: #end })
+        }
+        Kind::CancelEnd => quote!(CancelEnd),
+        Kind::Boundary {
+            trigger: EventTrigger::Compensation,
+            ..
+        } => {
+            let handler = node.handler_node.unwrap_or_default();
+            quote!(CompensationBoundary { activity: #activity, handler: #handler })
+        }
+        Kind::Boundary { .. } => quote!(CancelBoundary { activity: #activity }),
+        _ => quote!(CompensationStart),
     }
 }
 
@@ -197,6 +236,8 @@ fn trigger(n: usize, event: &EventAst) -> TokenStream {
             let f = UserFn::Timer(n).name();
             quote!(::thresh::__private::Trigger::Timer(#f))
         }
+        // Emitted as nodes of their own, by `compensation`.
+        EventTrigger::Compensation | EventTrigger::Cancel => TokenStream::new(),
     }
 }
 

@@ -25,7 +25,7 @@ pub(super) fn keyword(e: &Element) -> Result<&'static str, String> {
             return Err(format!("`{}` has {} event definitions (a multiple event), which thresh does not run; give it one", e.id, e.defs.len()));
         }
         if let Some(Def::Other(other)) = e.defs.first() {
-            return Err(format!("`{}` has a `{other}`, which thresh does not run; thresh's events are message, signal, timer, conditional, link, error, escalation and terminate", e.id));
+            return Err(format!("`{}` has a `{other}`, which thresh does not run; thresh's events are message, signal, timer, conditional, link, error, escalation, terminate, compensation and cancel", e.id));
         }
     }
     Ok(match e.tag.as_str() {
@@ -49,7 +49,8 @@ pub(super) fn keyword(e: &Element) -> Result<&'static str, String> {
         "subProcess" => "subprocess",
         "manualTask" => return Err(format!("`{}` is a manual task, which nothing runs; make it a user task (the instance waits for the person) or a task with a handler", e.id)),
         "callActivity" => return Err(format!("`{}` is a call activity, which thresh does not run; draw the called process as a sub-process, or start it from a task's handler", e.id)),
-        "transaction" | "adHocSubProcess" => return Err(format!("`{}` is a `{}`, which thresh does not run; make it a plain sub-process", e.id, e.tag)),
+        "transaction" => "transaction",
+        "adHocSubProcess" => return Err(format!("`{}` is a `{}`, which thresh does not run; make it a plain sub-process", e.id, e.tag)),
         other => return Err(format!("`{}` is a `bpmn:{other}`, which thresh does not run", e.id)),
     })
 }
@@ -96,6 +97,7 @@ impl Importer<'_> {
             more: Vec::new(),
             attached: None,
             non_interrupting: None,
+            association: None,
             scope: None,
         };
         let attr = |name: &str| e.attrs.get(name).map(String::as_str);
@@ -111,6 +113,24 @@ impl Importer<'_> {
             }
             if attr("cancelActivity") == Some("false") {
                 node.non_interrupting = Some(self.ident("non_interrupting"));
+            }
+            // A compensation boundary's handler: the target of its association.
+            if matches!(e.defs.first(), Some(Def::Compensate(_))) {
+                let handler = self
+                    .diagram
+                    .associations
+                    .iter()
+                    .find(|(source, _)| *source == e.id)
+                    .map(|(_, target)| target.as_str());
+                match handler {
+                    Some(h) if syn::parse_str::<Ident>(h).is_ok() => {
+                        node.association = Some(self.ident(h))
+                    }
+                    _ => {
+                        self.error(&e.id, format!("compensation boundary `{}` has no association to its handler; draw one in the modeler to the task marked for compensation that undoes `{}`", e.id, attr("attachedToRef").unwrap_or("its activity")));
+                        return None;
+                    }
+                }
             }
         }
         if keyword == "start" && attr("isInterrupting") == Some("false") {

@@ -16,9 +16,13 @@
 //! `serviceTask`, `scriptTask`, `sendTask`, `businessRuleTask` → `task` (a handler
 //! binding); `userTask` → `user`; `receiveTask` → `receive`; the five gateways →
 //! their keyword; `subProcess` → `subprocess`, or `event_subprocess` when
-//! `triggeredByEvent`. Rejected: `manualTask`, `callActivity`, `transaction`,
-//! `adHocSubProcess`, a none intermediate throw, loops and multi-instance markers,
-//! events with several definitions or a definition thresh has no event for.
+//! `triggeredByEvent`; `transaction` → `transaction`; a task with `isForCompensation`
+//! → `task id = ..: compensation;`, a compensation boundary's handler is the target of
+//! its association (`-> handler`), `compensateEventDefinition` → `compensation`
+//! (with its `activityRef`), `cancelEventDefinition` → `cancel`. Rejected:
+//! `manualTask`, `callActivity`, `adHocSubProcess`, a none intermediate throw, loops
+//! and multi-instance markers, events with several definitions or a definition thresh
+//! has no event for.
 
 mod element;
 mod read;
@@ -264,11 +268,16 @@ impl Importer<'_> {
                 }
             };
             let binding = binding.map(|b| &import.nodes[b]);
-            if let Some(node) = self.node(e, keyword, binding) {
-                let mut node = node;
-                node.scope = e.scope.and_then(|s| placed[s]);
-                placed[i] = Some(out.nodes.len());
-                out.nodes.push(node);
+            match self.node(e, keyword, binding) {
+                Some(mut node) => {
+                    node.scope = e.scope.and_then(|s| placed[s]);
+                    placed[i] = Some(out.nodes.len());
+                    out.nodes.push(node);
+                }
+                // A compensation boundary left out leaves a hole as a flow would: its
+                // handler and the throws would report its absence.
+                None if matches!(e.defs.first(), Some(read::Def::Compensate(_))) => whole = false,
+                None => {}
             }
         }
         let known = |id: &str| {

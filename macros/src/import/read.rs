@@ -41,7 +41,11 @@ pub enum Def {
     Error(Option<String>),
     Escalation(Option<String>),
     Terminate,
-    /// A definition thresh has no event for (`compensateEventDefinition`, ...).
+    /// `compensateEventDefinition`, with its `activityRef`.
+    Compensate(Option<String>),
+    /// `cancelEventDefinition`.
+    Cancel,
+    /// A definition thresh has no event for.
     Other(String),
 }
 
@@ -57,6 +61,8 @@ pub struct Flow {
 pub struct Diagram {
     pub elements: Vec<Element>,
     pub flows: Vec<Flow>,
+    /// Associations, `(sourceRef, targetRef)`: a compensation boundary's handler.
+    pub associations: Vec<(String, String)>,
 }
 
 /// Why a file gives no process.
@@ -126,6 +132,7 @@ pub fn read(text: &str, which: Option<&str>) -> Result<Diagram, Unreadable> {
     let mut diagram = Diagram {
         elements: Vec::new(),
         flows: Vec::new(),
+        associations: Vec::new(),
     };
     walk(&doc, *process, None, &globals, &mut diagram);
     Ok(diagram)
@@ -164,6 +171,18 @@ fn walk(
     globals: &HashMap<String, String>,
     diagram: &mut Diagram,
 ) {
+    for child in parent
+        .children()
+        .filter(|c| c.is_element() && c.has_tag_name((BPMN, "association")))
+    {
+        if let (Some(source), Some(target)) =
+            (child.attribute("sourceRef"), child.attribute("targetRef"))
+        {
+            diagram
+                .associations
+                .push((source.to_string(), target.to_string()));
+        }
+    }
     for child in parent.children().filter(is_flow_element) {
         let tag = child.tag_name().name().to_string();
         let id = child.attribute("id").unwrap_or("").to_string();
@@ -210,7 +229,7 @@ fn walk(
             })
             .map(|c| c.tag_name().name().to_string());
         let index = diagram.elements.len();
-        let container = tag == "subProcess";
+        let container = tag == "subProcess" || tag == "transaction";
         diagram.elements.push(Element {
             id,
             tag,
@@ -249,6 +268,10 @@ fn definition(n: &Node, globals: &HashMap<String, String>) -> Def {
         "terminateEventDefinition" => Def::Terminate,
         "conditionalEventDefinition" => Def::Conditional,
         "linkEventDefinition" => Def::Link(n.attribute("name").map(str::to_string)),
+        "compensateEventDefinition" => {
+            Def::Compensate(n.attribute("activityRef").map(str::to_string))
+        }
+        "cancelEventDefinition" => Def::Cancel,
         "timerEventDefinition" => Def::Timer(
             n.children()
                 .find(|c| {

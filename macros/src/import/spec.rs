@@ -35,6 +35,10 @@ impl Importer<'_> {
                 return one(self.spec("instantiate", args));
             }
             "complex" => return self.activation(e, bound),
+            // A compensation handler: `task refund = ...: compensation;`.
+            "task" if attr("isForCompensation") == Some("true") => {
+                return one(self.spec("compensation", None));
+            }
             _ => {}
         }
         let Some(def) = e.defs.first() else {
@@ -57,6 +61,15 @@ impl Importer<'_> {
                 one(self.spec("escalation", code.as_ref().map(|c| self.string(c))))
             }
             Def::Terminate => one(self.spec("terminate", None)),
+            Def::Compensate(activity) => {
+                let args = activity.as_ref().and_then(|a| {
+                    syn::parse_str::<syn::Ident>(a)
+                        .ok()
+                        .map(|_| self.respan(a.parse::<TokenStream>().unwrap_or_default()))
+                });
+                one(self.spec("compensation", args))
+            }
+            Def::Cancel => one(self.spec("cancel", None)),
             Def::Conditional if bound => one(self.spec("condition", None)),
             Def::Conditional => {
                 self.error(&e.id, format!("`{}` is a conditional event: bind its condition, `{keyword} {}: condition(|data| ..., on = [field]);`", e.id, e.id));

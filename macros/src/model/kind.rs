@@ -9,10 +9,10 @@ use crate::ctx::Ctx;
 use crate::parse::{self, ActivationAst, EventAst, EventTrigger, NodeAst};
 use crate::suggest;
 use crate::symbol::{
-    ACTIVATE, BOUNDARY, CATCH, COMPLEX, CONDITION, ELEMENTS, END, ERROR, ESCALATION, EVENT_BASED,
-    EVENT_SUBPROCESS, EXCLUSIVE, INCLUSIVE, INSTANTIATE, LINK, MAY_DEADLOCK, MESSAGE, MULTI,
-    NON_INTERRUPTING, PARALLEL, RECEIVE, SIGNAL, START, SUBPROCESS, TASK, TERMINATE, THROW, TIMER,
-    USER,
+    ACTIVATE, BOUNDARY, CANCEL, CATCH, COMPENSATION, COMPLEX, CONDITION, ELEMENTS, END, ERROR,
+    ESCALATION, EVENT_BASED, EVENT_SUBPROCESS, EXCLUSIVE, INCLUSIVE, INSTANTIATE, LINK,
+    MAY_DEADLOCK, MESSAGE, MULTI, NON_INTERRUPTING, PARALLEL, RECEIVE, SIGNAL, START, SUBPROCESS,
+    TASK, TERMINATE, THROW, TIMER, TRANSACTION, USER,
 };
 
 /// The node's kind from its keyword, handler and spec; `None` (with an error) when
@@ -29,7 +29,7 @@ pub(super) fn of(ctx: &Ctx, decl: &NodeAst, scope_kind: ScopeKind) -> Option<Kin
         EVENT_BASED => event_gate(ctx, decl)?,
         USER => Kind::User,
         RECEIVE => Kind::Receive,
-        SUBPROCESS => Kind::SubProcess,
+        SUBPROCESS | TRANSACTION => Kind::SubProcess,
         EVENT_SUBPROCESS => Kind::EventSubProcess,
         BOUNDARY => boundary(ctx, decl)?,
         CATCH | THROW => catch_or_throw(ctx, decl)?,
@@ -69,6 +69,20 @@ fn start(ctx: &Ctx, decl: &NodeAst, scope_kind: ScopeKind) -> Option<Kind> {
                     id = decl.id
                 ),
             );
+            return None;
+        }
+        _ if decl
+            .spec
+            .as_ref()
+            .is_some_and(|s| s.name == COMPENSATION || s.name == CANCEL) =>
+        {
+            let kw = &decl.spec.as_ref().expect("checked").name;
+            let right = if kw == COMPENSATION {
+                format!("a compensation start event belongs in an event sub-process inside a sub-process, which then compensates that sub-process: `subprocess booking {{ ...; event_subprocess undo {{ start {id}: compensation; ... }} }}`", id = decl.id)
+            } else {
+                "a transaction is cancelled by a cancel end event inside it, `end cancelled: cancel;`, and left through its cancel boundary, `boundary on_cancel on booking: cancel;` — no start event is cancel".to_string()
+            };
+            ctx.error(kw, right);
             return None;
         }
         _ if decl
@@ -123,6 +137,16 @@ fn end(ctx: &Ctx, decl: &NodeAst) -> Kind {
         Some(spec) if spec.name == MESSAGE => Kind::ThrowEnd(EventTrigger::Message),
         Some(spec) if spec.name == ERROR => Kind::ErrorEnd,
         Some(spec) if spec.name == ESCALATION => Kind::Escalate { end: true },
+        Some(spec) if spec.name == COMPENSATION => Kind::Compensate { end: true },
+        Some(spec) if spec.name == CANCEL => {
+            if let Some(args) = &spec.args {
+                ctx.error(
+                    args,
+                    format!("a cancel end event takes no arguments: `end {id}: cancel;` cancels the transaction it is in", id = decl.id),
+                );
+            }
+            Kind::CancelEnd
+        }
         Some(spec) if spec.name == LINK => {
             ctx.error(
                 &spec.name,
@@ -139,7 +163,7 @@ fn end(ctx: &Ctx, decl: &NodeAst) -> Kind {
             ctx.error(
                 &spec.name,
                 format!(
-                    "unknown end event kind `{}`; an end event is `end {id};`, `end {id}: terminate;`, `end {id}: signal(\"name\");`, `end {id}: message(\"name\", key = ...);`, `end {id}: error(\"CODE\");` or `end {id}: escalation(\"CODE\");`",
+                    "unknown end event kind `{}`; an end event is `end {id};`, `end {id}: terminate;`, `end {id}: signal(\"name\");`, `end {id}: message(\"name\", key = ...);`, `end {id}: error(\"CODE\");`, `end {id}: escalation(\"CODE\");`, `end {id}: compensation;` or, in a transaction, `end {id}: cancel;`",
                     spec.name,
                     id = decl.id
                 ),
@@ -219,13 +243,15 @@ fn boundary(ctx: &Ctx, decl: &NodeAst) -> Option<Kind> {
         Some(CONDITION) => EventTrigger::Condition,
         Some(ERROR) => EventTrigger::Error,
         Some(ESCALATION) => EventTrigger::Escalation,
+        Some(COMPENSATION) => EventTrigger::Compensation,
+        Some(CANCEL) => EventTrigger::Cancel,
         _ => {
             let id = &decl.id;
             let activity = decl
                 .attached
                 .as_ref()
                 .map_or("some_task".to_string(), Ident::to_string);
-            let events = "a timer, message, signal, condition, error or escalation";
+            let events = "a timer, message, signal, condition, error, escalation, compensation or (on a transaction) cancel";
             let example = format!("`boundary {id} on {activity}: timer(Duration::from_secs(60));`");
             match &decl.spec {
                 None => ctx.error(
@@ -237,7 +263,7 @@ fn boundary(ctx: &Ctx, decl: &NodeAst) -> Option<Kind> {
                     format!("a boundary event cannot be a link: a link catch is entered only by its link throws, never from an activity — to leave `{activity}` on an event, catch {events}; to jump, end a path with `throw {id}: link(...);`"),
                 ),
                 Some(spec) => {
-                    let known = ["timer", "message", "signal", "condition", "error", "escalation"];
+                    let known = ["timer", "message", "signal", "condition", "error", "escalation", "compensation", "cancel"];
                     let hint = suggest::hint(&spec.name.to_string(), known);
                     ctx.error(
                         &spec.name,
@@ -262,6 +288,9 @@ fn catch_or_throw(ctx: &Ctx, decl: &NodeAst) -> Option<Kind> {
         THROW if decl.spec.as_ref().is_some_and(|s| s.name == ESCALATION) => {
             Kind::Escalate { end: false }
         }
+        THROW if decl.spec.as_ref().is_some_and(|s| s.name == COMPENSATION) => {
+            Kind::Compensate { end: false }
+        }
         _ => {
             let trigger = match decl.spec.as_ref().map(|s| s.name.to_string()).as_deref() {
                 Some(MESSAGE) => EventTrigger::Message,
@@ -280,7 +309,7 @@ fn catch_or_throw(ctx: &Ctx, decl: &NodeAst) -> Option<Kind> {
                     } else {
                         (
                             "an event to send",
-                            &["message", "signal", "escalation", "link"],
+                            &["message", "signal", "escalation", "compensation", "link"],
                             format!("`throw {id}: signal(\"alarm\");` or `throw {id}: message(\"request\", key = |data| data.id.clone());`"),
                         )
                     };
@@ -289,6 +318,14 @@ fn catch_or_throw(ctx: &Ctx, decl: &NodeAst) -> Option<Kind> {
                         Some(spec) if spec.name == TIMER || spec.name == CONDITION => ctx.error(
                             &spec.name,
                             format!("a throw event cannot send a {kw}: a {kw} is only waited for — to wait, declare `catch {id}: {kw}(...);`; a throw sends a signal, a message, an escalation or a link: {example}", kw = spec.name),
+                        ),
+                        Some(spec) if spec.name == COMPENSATION && keyword == CATCH => ctx.error(
+                            &spec.name,
+                            format!("compensation is not waited for mid-path: an activity's compensation boundary names the handler that undoes it, `boundary undo on some_task: compensation -> handler;`, and a path throws it, `throw {id}: compensation;` (every completed activity of the scope) or `compensation(some_task)`"),
+                        ),
+                        Some(spec) if spec.name == CANCEL => ctx.error(
+                            &spec.name,
+                            format!("a transaction is cancelled by its cancel end event, `end {id}: cancel;`, and left through its cancel boundary, `boundary {id} on booking: cancel;` — there is no intermediate cancel event"),
                         ),
                         Some(spec) if spec.name == ERROR && keyword == THROW => ctx.error(
                             &spec.name,
@@ -363,10 +400,25 @@ fn misplaced_parts(ctx: &Ctx, decl: &NodeAst, kind: Kind) {
     }
     if !matches!(
         kind,
-        Kind::End | Kind::Terminate | Kind::Complex | Kind::InstantiatingGate { .. }
+        Kind::End
+            | Kind::Terminate
+            | Kind::Complex
+            | Kind::InstantiatingGate { .. }
+            | Kind::Compensate { .. }
+            | Kind::CancelEnd
     ) && !kind.has_event()
     {
         if let Some(spec) = &decl.spec {
+            if kind == Kind::Task && spec.name == COMPENSATION {
+                // A compensation handler: `task refund = refund_card: compensation;`.
+                if let Some(args) = &spec.args {
+                    ctx.error(
+                        args,
+                        format!("`compensation` on a task takes no arguments: `task {id} = handler: compensation;` marks it a compensation handler, and the activity it undoes names it, `boundary undo on some_task: compensation -> {id};`", id = decl.id),
+                    );
+                }
+                return;
+            }
             if marker_of(decl, kind).is_some() {
                 if let Some(args) = &spec.args {
                     ctx.error(
@@ -472,6 +524,18 @@ fn event_sub_start(ctx: &Ctx, decl: &NodeAst) -> Option<Kind> {
         Some(CONDITION) => EventTrigger::Condition,
         Some(ERROR) => EventTrigger::Error,
         Some(ESCALATION) => EventTrigger::Escalation,
+        Some(COMPENSATION) => {
+            if let Some(marker) = &decl.non_interrupting {
+                ctx.error(
+                    marker,
+                    format!("a compensation event sub-process runs when its sub-process, completed, is compensated — nothing of it is still running to interrupt or not: `start {id}: compensation;`"),
+                );
+            }
+            return Some(Kind::EventSubStart {
+                trigger: EventTrigger::Compensation,
+                interrupting: true,
+            });
+        }
         None => {
             ctx.error(
                 id,
@@ -563,4 +627,34 @@ pub(super) fn activation_of(ctx: &Ctx, decl: &NodeAst, kind: Kind) -> Vec<Activa
             })
         })
         .collect()
+}
+
+/// The activity a compensation throw names, `compensation(charge)`; `None` for the
+/// whole scope (`compensation`) or when the argument is not one name (reported).
+pub(super) fn compensated_activity(ctx: &Ctx, decl: &NodeAst, kind: Kind) -> Option<Ident> {
+    if !matches!(kind, Kind::Compensate { .. }) {
+        return None;
+    }
+    let spec = decl.spec.as_ref()?;
+    let args = spec.args.as_ref()?;
+    let keyword = &decl.keyword;
+    let id = &decl.id;
+    let form = format!("`{keyword} {id}: compensation;` compensates every completed activity of its scope, `{keyword} {id}: compensation(some_task);` one activity");
+    if args.is_empty() {
+        ctx.error_at(
+            spec.close,
+            format!("`compensation()` has empty parentheses; {form}"),
+        );
+        return None;
+    }
+    match syn::parse2::<Ident>(args.clone()) {
+        Ok(activity) => Some(activity),
+        Err(_) => {
+            ctx.error(
+                args,
+                format!("a compensation throw names at most one activity, by its id; {form}"),
+            );
+            None
+        }
+    }
 }

@@ -11,6 +11,7 @@
 //! - [`walk`]: walks over the finished graph, for `check` and `emit`.
 
 mod attach;
+mod compensation;
 mod ir;
 mod kind;
 mod links;
@@ -22,7 +23,7 @@ pub use walk::{Direction, Edges};
 
 use crate::ctx::Ctx;
 use crate::parse::{doc_text, NodeAst, ProcessAst};
-use crate::symbol::SUBPROCESS;
+use crate::symbol::{COMPENSATION, SUBPROCESS, TRANSACTION};
 
 /// The model of one process; every error found on the way is reported into `ctx`.
 pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
@@ -52,7 +53,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
         }
         let scope_kind = match decl.scope.map(|c| ast.nodes[c].keyword.to_string()) {
             None => ScopeKind::Process,
-            Some(k) if k == SUBPROCESS => ScopeKind::SubProcess,
+            Some(k) if k == SUBPROCESS || k == TRANSACTION => ScopeKind::SubProcess,
             Some(_) => ScopeKind::EventSubProcess,
         };
         match kind::of(ctx, decl, scope_kind) {
@@ -80,6 +81,13 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                     .attrs
                     .iter()
                     .find(|a| a.path().is_ident(crate::symbol::ITEM)),
+                transaction: decl.keyword == TRANSACTION,
+                for_compensation: kind == Kind::Task
+                    && decl.spec.as_ref().is_some_and(|s| s.name == COMPENSATION),
+                association: decl.association.as_ref(),
+                handler_node: None,
+                compensate: kind::compensated_activity(ctx, decl, kind),
+                compensate_target: None,
             }),
             None => {
                 dropped[i] = true;
@@ -117,6 +125,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
     let links = links::edges(ctx, &mut nodes, &flows);
     flows.extend(links);
     attach::boundaries(ctx, ast, &mut nodes);
+    compensation::resolve(ctx, &mut nodes);
     for (i, flow) in flows.iter().enumerate() {
         nodes[flow.source].outgoing.push(i);
         nodes[flow.target].incoming.push(i);

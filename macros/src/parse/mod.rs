@@ -4,8 +4,8 @@
 //! ```text
 //! input   := process*
 //! process := attr* vis NAME ':' DataType '{' stmt* '}'
-//! stmt    := attr* KIND id ('=' handler)? (':' spec ('|' spec)*)? ';'   a node
-//!          | attr* ('subprocess' | 'event_subprocess') id '{' stmt* '}'   a scope
+//! stmt    := attr* KIND id ('=' handler)? (':' spec ('|' spec)*)? ('->' id)? ';'   a node
+//!          | attr* ('subprocess' | 'event_subprocess' | 'transaction') id '{' stmt* '}'   a scope
 //!          | ids ('->' ids)+ ('when' condition | 'else')? ';'             flows
 //! spec    := NAME ('(' args ')')?
 //! ids     := id (',' id)*
@@ -90,6 +90,9 @@ pub struct NodeAst {
     pub attached: Option<Ident>,
     /// A boundary event's (or event sub-process start's) `non_interrupting` marker.
     pub non_interrupting: Option<Ident>,
+    /// A compensation boundary's association to its handler, `-> handler` after the
+    /// spec: `boundary undo on charge: compensation -> refund;`.
+    pub association: Option<Ident>,
     /// The sub-process this element is written in (an index into
     /// [`ProcessAst::nodes`]); `None` at the process's top level.
     pub scope: Option<usize>,
@@ -327,6 +330,7 @@ fn parse_body(
                     more: Vec::new(),
                     attached: None,
                     non_interrupting: None,
+                    association: None,
                     scope,
                 });
                 let inner;
@@ -389,6 +393,13 @@ fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst>
             more.push(parse_spec(input)?);
         }
     }
+    // `boundary undo on charge: compensation -> refund;` — an association, not a flow.
+    let association = if input.peek(Token![->]) {
+        input.parse::<Token![->]>()?;
+        Some(input.parse()?)
+    } else {
+        None
+    };
     input.parse::<Token![;]>()?;
     Ok(NodeAst {
         attrs,
@@ -399,6 +410,7 @@ fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst>
         more,
         attached,
         non_interrupting,
+        association,
         scope: None,
     })
 }

@@ -9,8 +9,8 @@ use syn::{Expr, Ident, LitInt, Token};
 use super::args::NamedArgs;
 use super::Spec;
 use crate::symbol::{
-    APPLY, AT, CONDITION, COUNT, ERROR, ESCALATION, EVERY, KEY, LINK, MESSAGE, ON, PAYLOAD,
-    REQUIRE, SIGNAL, TIMER, TIMES, WHEN,
+    APPLY, AT, CANCEL, COMPENSATION, CONDITION, COUNT, ERROR, ESCALATION, EVERY, KEY, LINK,
+    MESSAGE, ON, PAYLOAD, REQUIRE, SIGNAL, TIMER, TIMES, WHEN,
 };
 
 /// One triple of a complex gateway's activation rule, as written:
@@ -143,6 +143,11 @@ pub enum EventTrigger {
     Error,
     /// A BPMN escalation (throws, end events and boundaries).
     Escalation,
+    /// Compensation: a compensation boundary (with its handler) or the start of a
+    /// compensation event sub-process.
+    Compensation,
+    /// A transaction's cancel boundary.
+    Cancel,
 }
 
 /// `timer(DURATION)`, `timer(at = SYSTEM_TIME)`, `timer(every = DURATION, times = N)`.
@@ -167,6 +172,8 @@ pub fn event(spec: &Spec) -> syn::Result<EventAst> {
         CONDITION => EventTrigger::Condition,
         ERROR => EventTrigger::Error,
         ESCALATION => EventTrigger::Escalation,
+        COMPENSATION => EventTrigger::Compensation,
+        CANCEL => EventTrigger::Cancel,
         other => {
             return Err(syn::Error::new_spanned(
                 &spec.name,
@@ -190,6 +197,19 @@ pub fn event(spec: &Spec) -> syn::Result<EventAst> {
     if spec.args.is_none() && matches!(trigger, EventTrigger::Error | EventTrigger::Escalation) {
         return Ok(event);
     }
+    // Compensation and cancel events carry nothing: a compensation boundary names its
+    // handler after `->`, a cancel boundary catches its transaction's cancel end.
+    if matches!(trigger, EventTrigger::Compensation | EventTrigger::Cancel) {
+        if let Some(args) = &spec.args {
+            let what = if trigger == EventTrigger::Compensation {
+                "`compensation` takes no arguments here: a compensation boundary names its handler after an arrow, `boundary undo on charge: compensation -> refund;`, and a compensation event sub-process starts with `start s: compensation;`"
+            } else {
+                "`cancel` takes no arguments: a cancel boundary on a transaction is `boundary cancelled on booking: cancel;`"
+            };
+            return Err(syn::Error::new_spanned(args, what));
+        }
+        return Ok(event);
+    }
     let example = match trigger {
         EventTrigger::Message => "message(\"payment\", key = |data| data.id.clone())",
         EventTrigger::Signal => "signal(\"shipped\")",
@@ -198,6 +218,9 @@ pub fn event(spec: &Spec) -> syn::Result<EventAst> {
         EventTrigger::Condition => "condition(|data| data.total > 100, on = [total])",
         EventTrigger::Error => "error(\"CARD_DECLINED\")",
         EventTrigger::Escalation => "escalation(\"LATE\")",
+        // Returned above: they take no arguments.
+        EventTrigger::Compensation => "compensation",
+        EventTrigger::Cancel => "cancel",
     };
     let Some(args) = &spec.args else {
         return Err(syn::Error::new_spanned(

@@ -12,6 +12,7 @@
 //! State types depend on nothing of the loop; the loop's modules depend on them.
 
 pub(crate) mod armed;
+pub(crate) mod compensation;
 pub(crate) mod conditions;
 pub(crate) mod ids;
 pub(crate) mod joins;
@@ -35,6 +36,7 @@ use crate::instance::intake::Intake;
 use crate::instance::outcome::{InstanceId, Outcome};
 
 use armed::Armed;
+use compensation::Compensation;
 use conditions::Conditions;
 use ids::TrackId;
 use joins::Joins;
@@ -66,6 +68,9 @@ pub(crate) struct Instance<D: ProcessData> {
     pub armed: Armed,
     pub timers: Timers,
     pub conditions: Conditions<D>,
+    /// Completed activities that can be compensated, per scope, and the
+    /// compensations under way.
+    pub compensation: Compensation<D>,
     pub history: History,
     /// How the instance ended, once it has. Boxed: it holds the data and the error
     /// inline, and the loop's future (a parked instance's memory) carries the field
@@ -119,6 +124,7 @@ impl<D: ProcessData> Instance<D> {
             armed: Armed::default(),
             timers: Timers::default(),
             conditions: Conditions::default(),
+            compensation: Compensation::default(),
             history: if history {
                 History::with_capacity(2, (2 * process.nodes.len()).clamp(8, 64))
             } else {

@@ -30,6 +30,9 @@ pub(crate) enum TrackState {
     AtJoin,
     /// At an embedded sub-process, waiting for the scope it runs to complete.
     InScope,
+    /// At a compensation throw or a cancel end, waiting while compensation runs
+    /// (the handlers it runs are active, not it).
+    Compensating,
 }
 
 impl TrackState {

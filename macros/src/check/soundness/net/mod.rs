@@ -155,7 +155,13 @@ impl<'m, 'a> Net<'m, 'a> {
             options: vec![Vec::new(); n],
             reach: vec![None; n],
             feeds: vec![None; n],
-            nodes: model.members(scope).collect(),
+            // A compensation handler and its boundary are off the token game: the
+            // handler runs when compensation is thrown, beside the thrower, which
+            // waits for it (the thrower's moves stand for both).
+            nodes: model
+                .members(scope)
+                .filter(|&v| !off_paths(model, v))
+                .collect(),
             escalation_clears: escalation_clears(model, scope),
             truncated: false,
         };
@@ -167,7 +173,7 @@ impl<'m, 'a> Net<'m, 'a> {
         for i in 0..net.nodes.len() {
             let v = net.nodes[i];
             let node = &model.nodes[v];
-            if !node.boundaries.is_empty() {
+            if node.boundaries.iter().any(|&b| !off_paths(model, b)) {
                 net.inside[v] = Some(net.place(Place::Inside(v)));
             }
             if matches!(
@@ -275,4 +281,11 @@ impl<'m, 'a> Net<'m, 'a> {
         }
         Some(next)
     }
+}
+
+/// A compensation handler or a compensation boundary: joined by an association,
+/// never by flows, so no token of the scope's runs is ever at one.
+pub fn off_paths(model: &Model, v: usize) -> bool {
+    let node = &model.nodes[v];
+    node.for_compensation || crate::check::compensation::is_compensation_boundary(node.kind)
 }

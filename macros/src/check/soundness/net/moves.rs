@@ -80,7 +80,10 @@ impl<'m, 'a> Net<'m, 'a> {
             | Kind::EventSubStart { .. }
             | Kind::EventSubProcess
             | Kind::Boundary { .. } => {}
-            Kind::End | Kind::ThrowEnd(_) | Kind::Escalate { end: true } => {
+            Kind::End
+            | Kind::ThrowEnd(_)
+            | Kind::Escalate { end: true }
+            | Kind::Compensate { end: true } => {
                 for &(_, p) in &marked {
                     out.push(Move {
                         node: v,
@@ -96,7 +99,9 @@ impl<'m, 'a> Net<'m, 'a> {
                     }
                 }
             }
-            Kind::Terminate | Kind::ErrorEnd => {
+            // A cancel end ends its transaction's run: what else runs there is
+            // cancelled, and the transaction leaves through its cancel boundary.
+            Kind::Terminate | Kind::ErrorEnd | Kind::CancelEnd => {
                 for &(_, p) in &marked {
                     clear(p, out);
                 }
@@ -176,6 +181,7 @@ impl<'m, 'a> Net<'m, 'a> {
                         for (&b, option) in node
                             .boundaries
                             .iter()
+                            .filter(|&&b| !super::off_paths(model, b))
                             .flat_map(|b| self.options[*b].iter().map(move |o| (b, o)))
                         {
                             let produce = self.flows_to_places(option);

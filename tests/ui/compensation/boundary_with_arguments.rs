@@ -1,0 +1,25 @@
+//! A compensation boundary takes no arguments.
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub charged: bool,
+}
+
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub P: D {
+        start begin;
+        task charge = work;
+        boundary undo on charge: compensation(refund);
+        task refund = work: compensation;
+        end done;
+        begin -> charge -> done;
+    }
+}
+
+fn main() {}

@@ -1,0 +1,25 @@
+//! The handler must be declared.
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub charged: bool,
+}
+
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub P: D {
+        start begin;
+        task charge = work;
+        boundary undo on charge: compensation -> refnud;
+        task refund = work: compensation;
+        end done;
+        begin -> charge -> done;
+    }
+}
+
+fn main() {}

@@ -1,0 +1,26 @@
+//! A compensation throw names a declared activity.
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub charged: bool,
+}
+
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub P: D {
+        start begin;
+        task charge = work;
+        boundary undo on charge: compensation -> refund;
+        task refund = work: compensation;
+        throw back: compensation(chrage);
+        end done;
+        begin -> charge -> back -> done;
+    }
+}
+
+fn main() {}
