@@ -24,6 +24,8 @@ pub struct LoopAst {
     pub kind: LoopAstKind,
 }
 
+// Like the syntax trees in `parse/mod.rs`: these live briefly in one macro run.
+#[allow(clippy::large_enum_variant)]
 pub enum LoopAstKind {
     Multi(MultiAst),
     Standard(StandardAst),
