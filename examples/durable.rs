@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use thresh::{process, DurableEngine, Outcome, ProcessData, TaskError};
+use thresh::{process, Engine, Outcome, ProcessData, TaskError};
 
 #[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
 pub struct Order {
@@ -85,7 +85,7 @@ fn crash(store: &std::path::Path) {
 fn first_life(path: &str) {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
-        let engine = DurableEngine::open(path).await.expect("open the store");
+        let engine = Engine::open(path).await.expect("open the store");
         for i in 0..ORDERS {
             let order = Order {
                 id: format!("A-{i}"),
@@ -107,7 +107,7 @@ fn first_life(path: &str) {
 fn second_life(path: &std::path::Path) {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
-        let engine = DurableEngine::open(path).await.expect("reopen the store");
+        let engine = Engine::open(path).await.expect("reopen the store");
         engine.register(&APPROVAL).expect("register");
         let report = engine.resume().await.expect("resume");
         println!("second life: resumed {} orders", report.resumed.len());

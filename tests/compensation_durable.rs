@@ -7,7 +7,9 @@
 //! - a restart while a handler runs: it runs again (attempt 2) from its snapshot,
 //!   the run goes on with the next handler, and the thrower goes on after it;
 //! - a restart while a compensation event sub-process runs: it goes on and undoes
-//!   the sub-process's inner activity from the restored inner log.
+//!   the sub-process's inner activity from the restored inner log;
+//! - a restart while a cancelled transaction is compensated: the handler runs again,
+//!   then the transaction leaves through its cancel boundary.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -95,6 +97,7 @@ async fn reopen(store: &Arc<MemoryStore>, old: DurableEngine) -> DurableEngine {
     let engine = DurableEngine::with_store(store.clone()).expect("reopen");
     engine.register(&CONFIRMED).expect("register");
     engine.register(&NESTED).expect("register");
+    engine.register(&BOOKING).expect("register");
     let report = engine.resume().await.expect("resume");
     assert_eq!(report.resumed.len(), 1, "{report:?}");
     engine
@@ -234,5 +237,61 @@ async fn a_compensation_event_sub_process_goes_on_after_a_restart() {
         handle.history().await.completed_tasks(),
         ["tell", "cancel_hotel", "after"]
     );
+    engine.shutdown(HANG).await.expect("shutdown");
+}
+
+process! {
+    /// `hotel` finds no room: the transaction is cancelled, `flight` undone — its
+    /// handler's first run hangs, and the engine restarts then.
+    BOOKING: Pay {
+        start    begin;
+        transaction booking {
+            start     bs;
+            task      flight = |p| async move { p.charge_id = 7; Ok(()) };
+            boundary  undo_flight on flight: compensation -> cancel_flight;
+            task      cancel_flight = |p| async move {
+                if thresh::task::current().is_some_and(|c| c.attempt == 1) {
+                    std::future::pending::<()>().await;
+                }
+                p.refunded = p.charge_id;
+                Ok(())
+            }: compensation;
+            task      hotel = |p| async move { p.reserved = false; Ok(()) };
+            exclusive room;
+            end       booked;
+            end       no_room: cancel;
+            bs -> flight -> hotel -> room;
+            room -> booked when |p| p.reserved;
+            room -> no_room else;
+        }
+        boundary cancelled on booking: cancel;
+        task     sorry = |p| async move { p.after = p.refunded == 7; Ok(()) };
+        end      done;
+        end      given_up;
+        begin -> booking -> done;
+        cancelled -> sorry -> given_up;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_transaction_leaves_by_its_cancel_boundary_after_a_restart() {
+    let store = Arc::new(MemoryStore::new());
+    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    engine.register(&BOOKING).expect("register");
+    let handle = engine
+        .start(&BOOKING, Pay::default())
+        .await
+        .expect("stored");
+    let id = handle.id();
+    until_stored(&store, id.0, "\"cancel\"").await;
+    until_stored(&store, id.0, "\"handler\"").await;
+
+    let engine = reopen(&store, engine).await;
+    let handle = engine.handle(&BOOKING, id).expect("resumed");
+    let pay = outcome(&handle).await;
+    assert!(pay.after, "{pay:?}");
+    let history = handle.history().await;
+    assert_eq!(history.completed_tasks(), ["cancel_flight", "sorry"]);
+    assert_eq!(history.ended_at(), ["cancel_flight", "no_room", "given_up"]);
     engine.shutdown(HANG).await.expect("shutdown");
 }

@@ -6,13 +6,16 @@
 //!   message with its key — even one for an arm — is not a new instance: it goes to
 //!   the instance's later catch (delivered when it waits, buffered until it does) or
 //!   stays in the buffer; different keys start instances side by side; once the
-//!   instance has ended, its key starts a new one.
+//!   instance has ended, the oldest arm message left for its key starts the next
+//!   one (or, none left, the next message with the key does).
 //! - Parallel: the first message (for either arm) starts the one instance, which also
 //!   parks on the other arm under the key its data gives after the first message's
 //!   `apply`; the other arm's message with that key feeds it — `Delivered` when the
 //!   arm is already parked, `Buffered` and then taken when it was published before —
 //!   and the instance completes only once every arm has fired. A repeat message for
-//!   the arm that fired is not a new instance. A second key runs a second instance.
+//!   the arm that fired is not a new instance, and is dropped as stale when the
+//!   instance ends (never taken by the key's next instance). A second key runs a
+//!   second instance.
 //!   Undeploying leaves a started instance its other arms. Three arms, in every
 //!   order; receive task arms (one ignored test: the receive task whose message
 //!   started the instance records `Caught`, not a receive task's `Completed`).
@@ -196,8 +199,9 @@ async fn exclusive_each_arm_starts_an_instance_on_that_arm() {
 
 /// While the instance with key `K` runs: an `a` with `K` published before it parks
 /// is buffered and then taken at `more`; a `b` with `K` is buffered (its arm does not
-/// start a second instance) and stays there, as nothing in the instance waits for
-/// it. Once the instance has ended, `b` with `K` starts a new one on its arm.
+/// start a second instance), as nothing in the instance waits for it. Once the
+/// instance has ended, that `b` — the oldest start message left for `K` — starts the
+/// next instance on its arm, and so on, one instance of `K` at a time.
 #[tokio::test(start_paused = true)]
 async fn exclusive_running_key_goes_to_the_running_instance() {
     let engine = Engine::new();
@@ -224,24 +228,12 @@ async fn exclusive_running_key_goes_to_the_running_instance() {
     assert_eq!((data.a, data.b, data.more), (1, 0, 2));
     // `more` parked, subscribed and found its message in the buffer.
     assert_eq!(steps(&history), exclusive_history("a"));
-    no_handle(&mut deals).await;
-    assert_eq!(
-        engine.broker_stats(),
-        BrokerStats {
-            delivered: 2,
-            buffered: 1,
-            ..BrokerStats::default()
-        }
-    );
 
-    // Ended: `K` starts a new instance, on the arm its message is for.
-    assert_eq!(
-        engine.publish_message("b", "K", msg("K", 4)),
-        Published::Started
-    );
+    // Ended: the buffered `b` starts the next instance for `K`, on its arm.
     let second = next_handle(&mut deals).await;
     assert_ne!(second.id(), first.id());
     parked_at(&second, "more", 1).await;
+    assert_eq!(engine.broker_stats().buffered, 0);
     // A further `b` is buffered, not a new instance; the `a` goes to `more`.
     assert_eq!(
         engine.publish_message("b", "K", msg("K", 5)),
@@ -256,15 +248,26 @@ async fn exclusive_running_key_goes_to_the_running_instance() {
     let data = completed(outcome, &history);
     assert_eq!(
         (data.a, data.b, data.more, data.path.as_str()),
-        (0, 4, 6, "b")
+        (0, 3, 6, "b")
     );
     assert_eq!(steps(&history), exclusive_history("b"));
+
+    // And the `b` buffered meanwhile starts the third.
+    let third = next_handle(&mut deals).await;
+    parked_at(&third, "more", 1).await;
+    assert_eq!(
+        engine.publish_message("a", "K", msg("K", 7)),
+        Published::Delivered
+    );
+    let (outcome, history) = finish(&third).await;
+    let data = completed(outcome, &history);
+    assert_eq!((data.a, data.b, data.more), (0, 5, 7));
     no_handle(&mut deals).await;
     assert_eq!(
         engine.broker_stats(),
         BrokerStats {
-            delivered: 4,
-            buffered: 2,
+            delivered: 6,
+            buffered: 0,
             ..BrokerStats::default()
         }
     );
@@ -415,7 +418,9 @@ async fn parallel_second_message_before_the_arm_parks_is_buffered_then_taken() {
 /// The instance completes only once every arm has fired: a repeat of the arm that
 /// fired is buffered — not a new instance, not taken — and the instance goes on
 /// waiting on the other arm; a second key meanwhile runs a second instance. The
-/// repeat stays in the buffer after the instance ends.
+/// repeat is of the ended instance's round: it is dropped when that instance ends
+/// (`stale`), starts no next instance, and is not taken by the next instance of its
+/// key, which a message published after the end starts.
 #[tokio::test(start_paused = true)]
 async fn parallel_completes_only_after_every_arm_and_keys_run_apart() {
     let engine = Engine::new();
@@ -472,10 +477,26 @@ async fn parallel_completes_only_after_every_arm_and_keys_run_apart() {
         engine.broker_stats(),
         BrokerStats {
             delivered: 4,
-            buffered: 1,
+            buffered: 0,
+            stale: 1,
             ..BrokerStats::default()
         }
     );
+    // A new round for K1: its `a` arm is not fed by the stale repeat.
+    assert_eq!(
+        engine.publish_message("b", "K1", msg("K1", 7)),
+        Published::Started
+    );
+    let three = next_handle(&mut deals).await;
+    parked_at(&three, "a", 1).await;
+    still_running(&three).await;
+    assert_eq!(
+        engine.publish_message("a", "K1", msg("K1", 8)),
+        Published::Delivered
+    );
+    let (outcome, history) = finish(&three).await;
+    let data = completed(outcome, &history);
+    assert_eq!((data.a, data.b), (8, 7));
     engine.shutdown(HANG).await.expect("every loop stops");
 }
 

@@ -34,7 +34,9 @@ pub mod testing;
 
 pub use data::{ChangedFields, ProcessData, TaskError};
 #[cfg(feature = "durable")]
-pub use engine::durable::{DurableEngine, DurableError, ResumeReport, SkipReason, Skipped};
+pub use engine::durable::{
+    Checkpoints, DurableEngine, DurableError, ResumeReport, SkipReason, Skipped,
+};
 pub use engine::{DeployError, Deployment, DeploymentId, Engine, EngineConfig, ShutdownError};
 pub use events::{BrokerConfig, BrokerStats, Published, TimerSpec};
 pub use graph::Process;

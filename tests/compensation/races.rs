@@ -66,3 +66,67 @@ async fn two_throws_at_once_undo_each_completion_once() {
     .await;
     assert_eq!(UNDONE.load(std::sync::atomic::Ordering::Relaxed), 400);
 }
+
+static FLIGHTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+process! {
+    /// In a transaction, `flight` races the branch that cancels it: when `flight`
+    /// completed first it is undone, else it is cancelled and not undone — never
+    /// both, never neither; the token always leaves through the cancel boundary.
+    CANCEL_RACE: Trip {
+        start    begin;
+        transaction booking {
+            start    bs;
+            parallel fork;
+            task     flight = |t| async move { yield_jitter().await; t.charged = true; Ok(()) };
+            boundary undo_flight on flight: compensation -> cancel_flight;
+            task     cancel_flight = |t| async move {
+                yield_jitter().await;
+                FLIGHTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                t.charged = false;
+                t.refunded += 1;
+                Ok(())
+            }: compensation;
+            task     check = |_| async move { yield_jitter().await; Ok(()) };
+            end      flown;
+            end      no: cancel;
+            bs -> fork -> flight, check;
+            flight -> flown;
+            check -> no;
+        }
+        boundary cancelled on booking: cancel;
+        end      done;
+        end      given_up;
+        begin -> booking -> done;
+        cancelled -> given_up;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_cancel_end_racing_an_activity_undoes_it_only_if_it_completed() {
+    let undone = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = undone.clone();
+    common::repeat(300, move |engine, _| {
+        let undone = counted.clone();
+        async move {
+            let handle = engine.start(&CANCEL_RACE, Trip::default());
+            let (outcome, history) = finish_trip(&handle).await;
+            let trip = completed_trip(outcome, &history);
+            let tasks = history.completed_tasks();
+            let flew = tasks.contains(&"flight");
+            let undid = tasks.contains(&"cancel_flight");
+            assert_eq!(flew, undid, "{history}");
+            assert_eq!(trip.refunded, u32::from(undid) as u64);
+            assert!(!trip.charged, "{trip:?}");
+            assert_eq!(history.ended_at().last(), Some(&"given_up"), "{history}");
+            if undid {
+                undone.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    })
+    .await;
+    assert_eq!(
+        FLIGHTS.load(std::sync::atomic::Ordering::Relaxed),
+        undone.load(std::sync::atomic::Ordering::Relaxed)
+    );
+}

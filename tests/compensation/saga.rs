@@ -84,6 +84,22 @@ async fn saga(engine: Engine, i: usize) {
         assert!(!trip.charged && !trip.reserved && trip.released && trip.after);
         assert_eq!(trip.refunded, 100 + run);
         assert_eq!(history.ended_at(), ["release", "refund", "rolled_back"]);
+        // Each handler's track begins at its compensation boundary, spawned by the throw.
+        let thrower = history
+            .steps()
+            .iter()
+            .find(|s| s.node == "undo")
+            .map(|s| s.track)
+            .expect("the throw ran");
+        for boundary in ["undo_reserve", "undo_charge"] {
+            assert!(
+                history
+                    .steps()
+                    .iter()
+                    .any(|s| s.node == boundary && s.what == Happening::Spawned { from: thrower }),
+                "{history}"
+            );
+        }
     } else {
         assert_eq!(history.completed_tasks(), ["charge", "reserve", "ship"]);
         assert!(trip.charged && trip.reserved && trip.shipped && trip.refunded == 0);
@@ -138,6 +154,7 @@ async fn a_named_activity_is_undone_alone_and_only_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_saga_example_undoes_what_completed() {
     use super::example::{Order, SAGA};
+    let coverage = thresh::testing::Coverage::new();
     let engine = Engine::new();
     for (id, in_stock, courier, ran) in [
         ("A", true, true, &["charge", "reserve", "ship", "done"][..]),
@@ -160,9 +177,13 @@ async fn the_saga_example_undoes_what_completed() {
             panic!("order {id} did not complete");
         };
         assert_eq!(handle.history().await.completed_tasks(), ran, "order {id}");
+        coverage.add(&SAGA, &handle).await;
         let undone = id != "A";
         assert_eq!(o.refunded == format!("ch_{id}"), undone, "{o:?}");
         assert_eq!(o.released, id == "B");
         assert!(!o.reserved || id == "A");
     }
+    // Every element was taken, the compensation boundaries too (a handler's track
+    // begins at its boundary).
+    coverage.assert_at_least(&SAGA, 100.0);
 }

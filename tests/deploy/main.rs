@@ -5,7 +5,8 @@
 //!   (its payload mapped by the start's `apply`), and its key becomes the instance's
 //!   correlation key: while that instance runs, a further message with the key goes
 //!   to it (delivered, or buffered until its catch subscribes), never to a new
-//!   instance; once it has ended, the key starts a new one. Other keys start their own
+//!   instance; once it has ended, the oldest message left for the key starts the
+//!   next instance (or the next message with it does). Other keys start their own
 //!   instances meanwhile.
 //! - A signal start: every broadcast starts one instance per deployed process (and the
 //!   broadcast counts them with the catchers it reached).

@@ -179,11 +179,11 @@ async fn different_keys_start_instances_side_by_side() {
 }
 
 /// Messages with a running instance's key are buffered for it, not new instances —
-/// even more of them than it catches: the one it does not take stays in the buffer
-/// after it ends, and the next instance with that key (started by the next message)
-/// takes it at its catch.
+/// even more of them than it catches: when it ends, the oldest one it did not take
+/// starts the next instance with that key (Zeebe's rule), which then waits at its
+/// catch for a further message.
 #[tokio::test(start_paused = true)]
-async fn a_message_its_instance_did_not_take_waits_for_the_next_with_that_key() {
+async fn a_message_its_instance_did_not_take_starts_the_next_with_that_key() {
     let engine = Engine::new();
     let mut orders = engine
         .deploy(&ORDER_MORE, Order::default())
@@ -200,20 +200,71 @@ async fn a_message_its_instance_did_not_take_waits_for_the_next_with_that_key() 
         engine.publish_message("order", "K", placed("K", 3)),
         Published::Buffered
     );
-    let (outcome, history) = finish(&next_handle(&mut orders).await).await;
+    let first = next_handle(&mut orders).await;
+    let (outcome, history) = finish(&first).await;
     let data = completed(outcome, &history);
     assert_eq!((data.amount, data.extra), (1, 2));
-    assert_eq!(engine.broker_stats().buffered, 1);
-    // Less than the buffer's time-to-live (a minute): the leftover must not expire.
-    no_handle_for(&mut orders, Duration::from_secs(10)).await;
 
+    // The leftover `3` started the next instance for `K` as the first ended.
+    let second = next_handle(&mut orders).await;
+    assert_ne!(second.id(), first.id());
+    parked_at(&second, "more", 1).await;
+    assert_eq!(engine.broker_stats().buffered, 0);
     assert_eq!(
         engine.publish_message("order", "K", placed("K", 4)),
-        Published::Started
+        Published::Delivered
     );
-    let (outcome, history) = finish(&next_handle(&mut orders).await).await;
+    let (outcome, history) = finish(&second).await;
     let data = completed(outcome, &history);
-    assert_eq!((data.amount, data.extra), (4, 3));
+    assert_eq!((data.amount, data.extra), (3, 4));
+    // Nothing is left for a third.
+    no_handle_for(&mut orders, Duration::from_secs(10)).await;
+    assert_eq!(engine.broker_stats().buffered, 0);
+    engine.shutdown(HANG).await.expect("every loop stops");
+}
+
+process! {
+    /// Started by an `order` message, then held at a user task until completed.
+    ORDER_REVIEWED: Order {
+        start received: message("order", apply = |o, p: &Placed| {
+            o.id = p.id.clone();
+            o.amount = p.amount;
+        });
+        user  review;
+        end   done;
+        received -> review -> done;
+    }
+}
+
+/// Start messages for a running key wait in publication order: as each instance ends,
+/// the oldest left starts the next, one at a time, until none is left.
+#[tokio::test(start_paused = true)]
+async fn buffered_start_messages_start_the_next_instances_oldest_first() {
+    let engine = Engine::new();
+    let mut orders = engine
+        .deploy(&ORDER_REVIEWED, Order::default())
+        .expect("deployed");
+    for amount in 1..=4 {
+        let published = engine.publish_message("order", "K", placed("K", amount));
+        let expected = match amount {
+            1 => Published::Started,
+            _ => Published::Buffered,
+        };
+        assert_eq!(published, expected);
+    }
+    let mut amounts = Vec::new();
+    for _ in 0..4 {
+        let h = next_handle(&mut orders).await;
+        // One instance for `K` at a time.
+        assert_eq!(engine.running_instances(), 1);
+        while h.complete("review", |_| {}).await.is_err() {
+            tokio::task::yield_now().await;
+        }
+        let (outcome, history) = finish(&h).await;
+        amounts.push(completed(outcome, &history).amount);
+    }
+    assert_eq!(amounts, [1, 2, 3, 4]);
+    no_handle_for(&mut orders, Duration::from_secs(10)).await;
     assert_eq!(engine.broker_stats().buffered, 0);
     engine.shutdown(HANG).await.expect("every loop stops");
 }

@@ -152,8 +152,9 @@ process! {
 
 /// Many keys published from several tasks at once, to instances that hold at a user
 /// task (no catch: the further messages for a key only ever go to the buffer):
-/// exactly one `Started` and one instance per key, none duplicated; every other
-/// message is buffered.
+/// exactly one `Started` and one running instance per key, none duplicated; every
+/// other message is buffered — and as each instance ends, a buffered one starts the
+/// next for its key, until every message started one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn many_keys_from_many_tasks_start_one_instance_each() {
     for race in 0..RACES {
@@ -201,8 +202,9 @@ async fn many_keys_from_many_tasks_start_one_instance_each() {
             "race {race}"
         );
 
-        let mut seen = BTreeMap::new();
-        for _ in 0..KEYS {
+        // key -> the publishing tasks of its instances, in the order they ran.
+        let mut seen: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        for _ in 0..KEYS * PUBLISHERS as usize {
             let h = tokio::time::timeout(RACE_HANG, orders.next())
                 .await
                 .unwrap_or_else(|_| panic!("race {race}: too few instances"))
@@ -219,16 +221,19 @@ async fn many_keys_from_many_tasks_start_one_instance_each() {
             let history = h.history().await;
             check_history(&history, &outcome);
             let data = completed(outcome, &history);
-            // Its start's payload is the one whose publish said `Started`.
+            seen.entry(data.id.clone()).or_default().push(data.amount);
+        }
+        assert_eq!(engine.broker_stats().buffered, 0, "race {race}");
+        for (key, tasks) in &seen {
+            // The first instance's payload is the one whose publish said `Started`;
+            // then one instance for each other publisher's message.
+            assert_eq!(tasks.first(), starters[key].first(), "race {race}: {key}");
+            let mut all = tasks.clone();
+            all.sort_unstable();
             assert_eq!(
-                starters.get(&data.id).map(|t| t[0]),
-                Some(data.amount),
-                "race {race}: {data:?}"
-            );
-            assert!(
-                seen.insert(data.id.clone(), h.id()).is_none(),
-                "race {race}: {} twice",
-                data.id
+                all,
+                (0..PUBLISHERS).collect::<Vec<_>>(),
+                "race {race}: {key}"
             );
         }
         assert!(engine.undeploy(orders.id()));

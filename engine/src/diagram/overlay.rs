@@ -55,7 +55,12 @@ impl Overlay {
                 Happening::Parked | Happening::Waiting | Happening::TaskStarted
             );
             if let Happening::Spawned { .. } = step.what {
-                // A fork's new track begins at the fork, without arriving there.
+                // A fork's new track begins at the fork, without arriving there —
+                // but a boundary event's track is the only one ever there: its
+                // beginning is the boundary's visit.
+                if matches!(model.nodes[n].elem, super::model::Elem::Boundary { .. }) {
+                    overlay.nodes[n].visits += 1;
+                }
                 at.insert(step.track, (n, false));
                 continue;
             }

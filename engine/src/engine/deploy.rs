@@ -71,12 +71,24 @@ impl Engine {
         }
         let (started_tx, started) = mpsc::unbounded_channel();
         let cancel = self.inner.stop.child_token();
+        let (mut next_starts, mut stale_arms) = (Vec::new(), Vec::new());
+        for (_, trigger, also) in &entries {
+            if let Trigger::Message { name, .. } = trigger {
+                let names = match also.is_empty() {
+                    true => &mut next_starts,
+                    false => &mut stale_arms,
+                };
+                names.push(Arc::<str>::from(*name));
+            }
+        }
         let target = Arc::new(DeployTarget {
             engine: Arc::downgrade(&self.inner),
             runtime,
             process,
             data,
             running: Mutex::new(HashMap::new()),
+            next_starts,
+            stale_arms,
             started: started_tx,
             #[cfg(feature = "durable")]
             durable,
@@ -101,6 +113,15 @@ impl Engine {
                 )),
                 Trigger::Timer(spec) => {
                     let (spec, cancel) = (spec(), cancel.clone());
+                    #[cfg(feature = "durable")]
+                    if let Some(schedules) = target.durable.as_ref().map(|d| d.schedules.clone()) {
+                        // Kept in the store: it goes on across restarts.
+                        let task = super::durable::schedule::timer_starts(
+                            spec, starter, cancel, schedules,
+                        );
+                        self.inner.timer_starts.spawn_on(task, &target.runtime);
+                        continue;
+                    }
                     let task = timer_starts(spec, starter, cancel);
                     self.inner.timer_starts.spawn_on(task, &target.runtime);
                 }
@@ -192,16 +213,23 @@ pub(super) struct Registration {
 
 /// What a deployment's start events start instances of, and the instances running
 /// under each correlation key. Engine state, shared by the hub's starters.
-struct DeployTarget<D: ProcessData> {
-    engine: Weak<Inner>,
-    runtime: tokio::runtime::Handle,
-    process: &'static Process<D>,
-    data: D,
+pub(super) struct DeployTarget<D: ProcessData> {
+    pub(super) engine: Weak<Inner>,
+    pub(super) runtime: tokio::runtime::Handle,
+    pub(super) process: &'static Process<D>,
+    pub(super) data: D,
     running: Mutex<HashMap<String, InstanceHandle<D>>>,
-    started: mpsc::UnboundedSender<InstanceHandle<D>>,
+    /// The names of its message starts that start the next instance of a key whose
+    /// instance ended: plain message starts and an exclusive instantiating gate's
+    /// arms.
+    next_starts: Vec<Arc<str>>,
+    /// The names of a parallel instantiating gate's arms: their repeats buffered
+    /// while the instance of a key ran are stale once it ended.
+    stale_arms: Vec<Arc<str>>,
+    pub(super) started: mpsc::UnboundedSender<InstanceHandle<D>>,
     /// Set by a durable engine: the instances started are stored.
     #[cfg(feature = "durable")]
-    durable: Option<DurableStarts<D>>,
+    pub(super) durable: Option<DurableStarts<D>>,
 }
 
 /// Tells a deployment of an instance it did not start itself but owns the
@@ -217,8 +245,9 @@ impl<D: ProcessData> Adopter<D> {
             return;
         };
         let mut running = target.running.lock().unwrap_or_else(|p| p.into_inner());
-        running.retain(|_, h| !h.is_finished());
-        running.insert(key, handle);
+        running.insert(key.clone(), handle.clone());
+        drop(running);
+        target.watch(key, handle);
     }
 }
 
@@ -228,9 +257,65 @@ pub(crate) struct DurableStarts<D> {
     pub writer: crate::store::Writer,
     pub codec: crate::instance::snapshot::Codec<D>,
     pub keep_history: bool,
+    pub every_task: bool,
+    /// The deployment's timer-start schedules as stored.
+    pub schedules: Arc<super::durable::schedule::Schedules>,
 }
 
 impl<D: ProcessData> DeployTarget<D> {
+    /// When the instance owning `key` ends, the key's next start message (buffered
+    /// meanwhile) starts the next instance: Zeebe's rule.
+    fn watch(self: &Arc<Self>, key: String, handle: InstanceHandle<D>) {
+        // Weak: an undeployed deployment starts nothing more.
+        let target = Arc::downgrade(self);
+        self.runtime.spawn(async move {
+            handle.wait_finished().await;
+            if let Some(target) = target.upgrade() {
+                target.key_ended(&key, handle.id());
+            }
+        });
+    }
+
+    /// The instance `ended` owning `key` ended: a parallel gate's stale arm repeats
+    /// for the key are dropped, and the oldest buffered start message for the key is
+    /// published again — it starts the next instance (or feeds a catch that waits for
+    /// it meanwhile). Nothing during a shutdown: the messages stay (a durable engine's
+    /// in its store, for the restart).
+    fn key_ended(&self, key: &str, ended: crate::instance::InstanceId) {
+        let Some(engine) = self.engine.upgrade() else {
+            return;
+        };
+        if engine.stop.is_cancelled() {
+            return;
+        }
+        {
+            let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+            match running.get(key) {
+                Some(h) if h.id() == ended => {
+                    running.remove(key);
+                }
+                // Another instance owns the key now.
+                Some(_) => return,
+                None => {}
+            }
+        }
+        let stale = engine.hub.drop_stale(&self.stale_arms, key);
+        #[cfg(feature = "durable")]
+        if let Some(durable) = &self.durable {
+            if !stale.is_empty() {
+                let drops = stale
+                    .into_iter()
+                    .map(|id| crate::store::Write::DropMessage { id });
+                durable.writer.send(drops.collect());
+            }
+        }
+        #[cfg(not(feature = "durable"))]
+        let _ = stale;
+        if let Some((name, payload, stored)) = engine.hub.take_oldest(&self.next_starts, key) {
+            engine.hub.publish_stored(&name, key, payload, stored);
+        }
+    }
+
     /// Start an instance at `start`; `None` if the engine is gone or shutting down.
     fn start(
         &self,
@@ -241,6 +326,7 @@ impl<D: ProcessData> DeployTarget<D> {
             Option<&str>,
             Option<u64>,
         ),
+        ack: Option<crate::events::SignalAck>,
     ) -> Option<InstanceHandle<D>> {
         let engine = self.engine.upgrade()?;
         // Admitted before the data is cloned: a shutdown that begins meanwhile waits
@@ -266,11 +352,14 @@ impl<D: ProcessData> DeployTarget<D> {
                 key.map(str::to_string),
             );
             stored_as.keep_history = durable.keep_history;
+            stored_as.every_task = durable.every_task;
             if let Some(message) = stored {
                 stored_as
                     .taken
                     .push(crate::store::Write::Consume { message });
             }
+            // A durable broadcast hears back once the instance is stored.
+            stored_as.acks.extend(ack.map(Into::into));
             let handle = engine.spawn_durable(
                 admitted,
                 &self.runtime,
@@ -283,14 +372,17 @@ impl<D: ProcessData> DeployTarget<D> {
         }
         let handle = engine.spawn(admitted, &self.runtime, self.process, data, entry);
         let _ = self.started.send(handle.clone());
+        if let Some(ack) = ack {
+            let _ = ack.send(Ok(())); // nothing to store
+        }
         Some(handle)
     }
 }
 
 /// One start event of a deployment, as the hub's starter.
-struct StartOn<D: ProcessData> {
-    target: Arc<DeployTarget<D>>,
-    start: NodeIdx,
+pub(super) struct StartOn<D: ProcessData> {
+    pub(super) target: Arc<DeployTarget<D>>,
+    pub(super) start: NodeIdx,
     /// A parallel instantiating gate's other arms.
     also: Vec<NodeIdx>,
 }
@@ -302,7 +394,9 @@ impl<D: ProcessData> Starter for StartOn<D> {
             .running
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        running.get(key).is_some_and(|h| !h.is_finished())
+        // Until its end is handled (`key_ended`): a message meanwhile is buffered
+        // behind the older ones, which go first.
+        running.contains_key(key)
     }
 
     fn offer_message(&self, key: &str, payload: Payload, stored: Option<u64>) -> Offer {
@@ -311,26 +405,30 @@ impl<D: ProcessData> Starter for StartOn<D> {
             .running
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        if running.get(key).is_some_and(|h| !h.is_finished()) {
+        if running.contains_key(key) {
             return Offer::KeyRunning; // the running instance gets it, when it waits
         }
-        match self
-            .target
-            .start(self.start, payload, self.also.clone(), (Some(key), stored))
-        {
+        match self.target.start(
+            self.start,
+            payload,
+            self.also.clone(),
+            (Some(key), stored),
+            None,
+        ) {
             Some(handle) => {
-                running.retain(|_, h| !h.is_finished());
-                running.insert(key.to_string(), handle);
+                running.insert(key.to_string(), handle.clone());
+                drop(running);
+                self.target.watch(key.to_string(), handle);
                 Offer::Started
             }
             None => Offer::Closed,
         }
     }
 
-    fn offer_signal(&self, payload: Payload) -> Offer {
+    fn offer_signal(&self, payload: Payload, ack: Option<crate::events::SignalAck>) -> Offer {
         match self
             .target
-            .start(self.start, payload, self.also.clone(), (None, None))
+            .start(self.start, payload, self.also.clone(), (None, None), ack)
         {
             Some(_) => Offer::Started,
             None => Offer::Closed,
@@ -389,7 +487,7 @@ async fn timer_starts<D: ProcessData>(
         fired += 1;
         if starter
             .target
-            .start(starter.start, Arc::new(()), Vec::new(), (None, None))
+            .start(starter.start, Arc::new(()), Vec::new(), (None, None), None)
             .is_none()
         {
             return;

@@ -33,8 +33,20 @@ pub(crate) enum Delivery {
         stored: Option<u64>,
     },
     /// A signal for subscription `sub`.
-    Signal { sub: SubId, payload: Payload },
+    Signal {
+        sub: SubId,
+        payload: Payload,
+        /// Set by a durable broadcast: answered once the signal's effect is stored.
+        ack: Option<SignalAck>,
+    },
 }
+
+/// Answers a durable broadcast for one delivery: `Ok` once the instance stored the
+/// signal's effect (or it had none to store), `Err` naming why it could not.
+pub(crate) type SignalAck = tokio::sync::oneshot::Sender<Result<(), String>>;
+
+/// The broadcaster's end of a [`SignalAck`].
+pub(crate) type SignalReceipt = tokio::sync::oneshot::Receiver<Result<(), String>>;
 
 /// An instance loop's intake, as the hub sees it.
 pub(crate) trait Mailbox: Send + Sync {
@@ -53,8 +65,8 @@ pub(crate) trait Starter: Send + Sync {
     /// for the started instance to consume.
     fn offer_message(&self, key: &str, payload: Payload, stored: Option<u64>) -> Offer;
     /// A signal came: start an instance, or decline because the engine is shutting
-    /// down.
-    fn offer_signal(&self, payload: Payload) -> Offer;
+    /// down. `ack`: a durable broadcast's, answered once the instance is stored.
+    fn offer_signal(&self, payload: Payload, ack: Option<SignalAck>) -> Offer;
 }
 
 /// What starts a deployed process's instance through the hub.
@@ -125,12 +137,18 @@ pub struct BrokerStats {
     pub expired: u64,
     /// Messages a loop dropped because the catch's key no longer matched.
     pub dropped_mismatch: u64,
+    /// Repeats of a parallel instantiating gate's arms, buffered while the instance
+    /// with their key ran and dropped when it ended (README, "Start events and
+    /// deployments").
+    pub stale: u64,
 }
 
 struct Buffered {
     payload: Payload,
     stored: Option<u64>,
     expires: Instant,
+    /// Its place in the order of publication (across names).
+    seq: u64,
 }
 
 type MessageKey = (Arc<str>, Arc<str>);
@@ -152,6 +170,8 @@ struct State {
     subs: HashMap<SubId, Place>,
     buffer: HashMap<MessageKey, VecDeque<Buffered>>,
     buffered: usize,
+    /// The next buffered message's `seq`.
+    next_buffered: u64,
     /// Deployed processes' start events, by message or signal name.
     message_starters: HashMap<Arc<str>, Starters>,
     signal_starters: HashMap<Arc<str>, Starters>,
@@ -172,6 +192,7 @@ pub(crate) struct Hub {
     dropped_full: AtomicU64,
     expired: AtomicU64,
     dropped_mismatch: AtomicU64,
+    stale: AtomicU64,
 }
 
 impl Hub {
@@ -183,6 +204,7 @@ impl Hub {
             dropped_full: AtomicU64::new(0),
             expired: AtomicU64::new(0),
             dropped_mismatch: AtomicU64::new(0),
+            stale: AtomicU64::new(0),
         }
     }
 
@@ -298,6 +320,24 @@ impl Hub {
     /// Broadcast a signal to every subscriber; returns how many it reached. No
     /// subscriber: a logged no-op (ARCHITECTURE.md, "Events").
     pub fn broadcast(&self, name: &str, payload: Payload) -> usize {
+        self.broadcast_acked(name, payload, None)
+    }
+
+    /// Broadcast a signal; with `receipts`, every delivery and every instance a
+    /// signal start starts gets an ack, whose receipt is pushed there.
+    pub fn broadcast_acked(
+        &self,
+        name: &str,
+        payload: Payload,
+        mut receipts: Option<&mut Vec<SignalReceipt>>,
+    ) -> usize {
+        let mut ack = || {
+            receipts.as_mut().map(|receipts| {
+                let (ack, receipt) = tokio::sync::oneshot::channel();
+                receipts.push(receipt);
+                ack
+            })
+        };
         let (subscribers, starters): (Vec<Waiter>, Vec<Arc<dyn Starter>>) = {
             let state = self.lock();
             let subscribers = match state.signals.get(name) {
@@ -313,7 +353,7 @@ impl Hub {
         // Every deployed process with a start event for this signal starts an instance.
         let started = starters
             .iter()
-            .filter(|s| s.offer_signal(payload.clone()) == Offer::Started)
+            .filter(|s| s.offer_signal(payload.clone(), ack()) == Offer::Started)
             .count();
         if subscribers.is_empty() && started == 0 {
             debug!(
@@ -326,6 +366,7 @@ impl Hub {
             if mailbox.post(Delivery::Signal {
                 sub,
                 payload: payload.clone(),
+                ack: ack(),
             }) {
                 reached += 1;
             } else {
@@ -418,6 +459,7 @@ impl Hub {
             dropped_full: self.dropped_full.load(Ordering::Relaxed),
             expired: self.expired.load(Ordering::Relaxed),
             dropped_mismatch: self.dropped_mismatch.load(Ordering::Relaxed),
+            stale: self.stale.load(Ordering::Relaxed),
         }
     }
 
@@ -441,10 +483,13 @@ impl Hub {
             return Published::Dropped;
         }
         let expires = Instant::now() + self.config.ttl;
+        let seq = state.next_buffered;
+        state.next_buffered += 1;
         state.buffer.entry(at).or_default().push_back(Buffered {
             payload,
             stored,
             expires,
+            seq,
         });
         state.buffered += 1;
         Published::Buffered
@@ -469,6 +514,59 @@ impl Hub {
         state.buffered -= taken;
         self.expired.fetch_add(expired as u64, Ordering::Relaxed);
         found
+    }
+
+    /// Take the oldest buffered message with `key` under any of `names` (the one
+    /// published first), with its name: the start message for the next instance of a
+    /// key whose instance ended.
+    pub fn take_oldest(
+        &self,
+        names: &[Arc<str>],
+        key: &str,
+    ) -> Option<(Arc<str>, Payload, Option<u64>)> {
+        let mut state = self.lock();
+        let now = Instant::now();
+        let mut oldest: Option<(u64, MessageKey)> = None;
+        for name in names {
+            let at = (name.clone(), Arc::<str>::from(key));
+            if let Some(first) = state
+                .buffer
+                .get(&at)
+                .and_then(|q| q.iter().find(|b| b.expires > now))
+            {
+                if oldest.as_ref().is_none_or(|(seq, _)| first.seq < *seq) {
+                    oldest = Some((first.seq, at));
+                }
+            }
+        }
+        let (_, at) = oldest?;
+        let (payload, stored) = self.take_buffered(&mut state, &at)?;
+        Some((at.0, payload, stored))
+    }
+
+    /// Drop every buffered message with `key` under any of `names` (a parallel
+    /// instantiating gate's arm repeats, stale once their instance ended); the ids of
+    /// their stored copies.
+    pub fn drop_stale(&self, names: &[Arc<str>], key: &str) -> Vec<u64> {
+        let mut state = self.lock();
+        let mut stored = Vec::new();
+        let mut dropped = 0;
+        for name in names {
+            let at = (name.clone(), Arc::<str>::from(key));
+            if let Some(queue) = state.buffer.remove(&at) {
+                dropped += queue.len();
+                stored.extend(queue.iter().filter_map(|b| b.stored));
+            }
+        }
+        state.buffered -= dropped;
+        self.stale.fetch_add(dropped as u64, Ordering::Relaxed);
+        if dropped > 0 {
+            debug!(
+                key,
+                dropped, "stale arm repeats dropped: their instance ended"
+            );
+        }
+        stored
     }
 
     fn purge_expired(&self, state: &mut State) {

@@ -9,7 +9,7 @@ mod hub;
 mod timer;
 
 pub use hub::{BrokerConfig, BrokerStats, Published};
-pub(crate) use hub::{Delivery, Hub, Mailbox, Offer, StartTrigger, Starter, SubId};
+pub(crate) use hub::{Delivery, Hub, Mailbox, Offer, SignalAck, StartTrigger, Starter, SubId};
 pub use timer::TimerSpec;
 
 /// The payload an error boundary's `apply` gets: the error a handler returned with

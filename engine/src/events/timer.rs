@@ -49,11 +49,18 @@ impl TimerSpec {
     /// timer fires again. A cycle with a zero period fires once: its next firing
     /// would be due at once, for ever.
     pub(crate) fn next(&self, fired: u32, last: Instant) -> Option<Instant> {
+        last.checked_add(self.period_after(fired)?)
+    }
+
+    /// How long after the `fired`-th firing's due time the next one is due, if the
+    /// timer fires again (the rule of [`next`](Self::next), for schedules kept in
+    /// wall-clock time).
+    pub(crate) fn period_after(&self, fired: u32) -> Option<Duration> {
         match *self {
             TimerSpec::Every { every, times }
                 if !every.is_zero() && times.is_none_or(|t| fired < t) =>
             {
-                last.checked_add(every)
+                Some(every)
             }
             _ => None,
         }

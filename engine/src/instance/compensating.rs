@@ -23,15 +23,21 @@ use crate::data::ProcessData;
 use crate::graph::{NodeIdx, NodeKind};
 
 impl<D: ProcessData> Instance<D> {
-    /// The handler of `activity`'s compensation boundary, if it has one.
-    fn compensation_handler(&self, activity: NodeIdx) -> Option<NodeIdx> {
+    /// `activity`'s compensation boundary and its handler, if it has one.
+    fn compensation_boundary(&self, activity: NodeIdx) -> Option<(NodeIdx, NodeIdx)> {
         self.process.nodes[activity]
             .boundaries
             .iter()
             .find_map(|&b| match self.process.nodes[b].kind {
-                NodeKind::CompensationBoundary { handler, .. } => Some(handler),
+                NodeKind::CompensationBoundary { handler, .. } => Some((b, handler)),
                 _ => None,
             })
+    }
+
+    /// The handler of `activity`'s compensation boundary, if it has one.
+    fn compensation_handler(&self, activity: NodeIdx) -> Option<NodeIdx> {
+        self.compensation_boundary(activity)
+            .map(|(_, handler)| handler)
     }
 
     /// The start of the compensation event sub-process of the sub-process `node`.
@@ -193,12 +199,17 @@ impl<D: ProcessData> Instance<D> {
                 return self.finish_compensation(thrower, moves);
             };
             let scope = self.scope_of(thrower);
-            if let Some(handler) = self.compensation_handler(completion.activity) {
+            if let Some((boundary, handler)) = self.compensation_boundary(completion.activity) {
                 let NodeKind::Task(run_handler) = self.process.nodes[handler].kind else {
                     return self.internal(handler, "a compensation handler is not a task");
                 };
-                let track = self.new_track(handler, scope);
-                self.record(track, handler, Happening::Spawned { from: thrower });
+                // The handler's track begins at the boundary, as a boundary's token
+                // does, and goes along the association to the handler.
+                let track = self.new_track(boundary, scope);
+                self.record(track, boundary, Happening::Spawned { from: thrower });
+                if let Some(slot) = self.tracks.get_mut(track) {
+                    slot.at = handler;
+                }
                 if let Some(run) = self.compensation.run_of(thrower) {
                     run.current = Current::Handler {
                         track,

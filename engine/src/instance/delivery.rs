@@ -70,10 +70,23 @@ impl<D: ProcessData> Instance<D> {
                     Err(error) => self.fail(error),
                 }
             }
-            Delivery::Signal { sub, payload } => {
+            Delivery::Signal { sub, payload, ack } => {
                 // No armed wait: a duplicate or a losing arm — dropped (flip on dispatch).
-                if let Some((p, w)) = self.armed.find(EventSource::Hub(sub)) {
-                    self.flip(p, w, Some(payload));
+                let Some((p, w)) = self.armed.find(EventSource::Hub(sub)) else {
+                    return drop(ack.map(|ack| ack.send(Ok(()))));
+                };
+                // A durable broadcast hears back once the effect is stored.
+                #[cfg(feature = "durable")]
+                let ack = match (ack, &mut self.durable) {
+                    (Some(ack), Some(durable)) => {
+                        durable.acks.push(ack.into());
+                        None
+                    }
+                    (ack, _) => ack,
+                };
+                self.flip(p, w, Some(payload));
+                if let Some(ack) = ack {
+                    let _ = ack.send(Ok(()));
                 }
             }
         }

@@ -17,11 +17,12 @@ use tokio::sync::oneshot;
 use super::input::Input;
 use super::outcome::{InstanceError, Outcome};
 use super::snapshot::{Checkpoint, Codec, Snapshot};
+use super::state::ids::TrackId;
 use super::state::tracks::TrackState;
 use super::state::Instance;
 use super::work::WorkError;
 use crate::data::ProcessData;
-use crate::graph::NodeKind;
+use crate::graph::{NodeIdx, NodeKind};
 use crate::store::{InstanceRecord, Status, Write, Writer};
 
 /// Where and as what a durable instance is stored.
@@ -37,14 +38,21 @@ pub(crate) struct Durable<D> {
     last: Option<String>,
     /// Stopped by a shutdown: it stays stored as running.
     pub suspended: bool,
-    /// Answers to user-task completions, sent once the checkpoint that records
-    /// their effect is stored.
-    pub acks: Vec<oneshot::Sender<Result<(), WorkError>>>,
+    /// Answers to user-task completions and durable signal broadcasts, sent once
+    /// the checkpoint that records their effect is stored.
+    pub acks: Vec<Ack>,
     /// Whether its checkpoints carry the history.
     pub keep_history: bool,
     /// Stored messages this instance took (consumed, or dropped on a correlation
     /// mismatch): removed from the store with the next checkpoint.
     pub taken: Vec<Write>,
+    /// Checkpoint after every task (the default), or only at wait states.
+    pub every_task: bool,
+    /// Tracks whose task completed since the last checkpoint was written (and the
+    /// tracks forked from them): a task they reach waits for the next checkpoint.
+    unstored: Vec<TrackId>,
+    /// Task starts waiting for the next checkpoint, by track and node.
+    deferred: Vec<(TrackId, NodeIdx)>,
 }
 
 impl<D> Durable<D> {
@@ -60,7 +68,28 @@ impl<D> Durable<D> {
             acks: Vec::new(),
             taken: Vec::new(),
             keep_history: false,
+            every_task: true,
+            unstored: Vec::new(),
+            deferred: Vec::new(),
         }
+    }
+}
+
+/// Who waits for a checkpoint: a user task's completion, or a durable broadcast.
+pub(crate) enum Ack {
+    Work(oneshot::Sender<Result<(), WorkError>>),
+    Signal(crate::events::SignalAck),
+}
+
+impl From<oneshot::Sender<Result<(), WorkError>>> for Ack {
+    fn from(reply: oneshot::Sender<Result<(), WorkError>>) -> Self {
+        Ack::Work(reply)
+    }
+}
+
+impl From<crate::events::SignalAck> for Ack {
+    fn from(ack: crate::events::SignalAck) -> Self {
+        Ack::Signal(ack)
     }
 }
 
@@ -82,8 +111,63 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
+    /// The task on `track` completed: until a checkpoint records it, a task the
+    /// token reaches waits (checkpointing at every task).
+    pub(crate) fn completed_unstored(&mut self, track: TrackId) {
+        if let Some(durable) = &mut self.durable {
+            if durable.every_task && !durable.unstored.contains(&track) {
+                durable.unstored.push(track);
+            }
+        }
+    }
+
+    /// `fork` was forked from `from`: it carries `from`'s unstored completion.
+    pub(crate) fn inherit_unstored(&mut self, from: TrackId, fork: TrackId) {
+        if let Some(durable) = &mut self.durable {
+            if durable.unstored.contains(&from) {
+                durable.unstored.push(fork);
+            }
+        }
+    }
+
+    /// Whether the task `track` reached at `node` waits for the checkpoint recording
+    /// the completion before it; it is started by `start_deferred` once that is
+    /// stored (a crash before: the checkpoint has the track working at `node`, and
+    /// the task runs after the restart).
+    pub(crate) fn defer_task(&mut self, track: TrackId, node: NodeIdx) -> bool {
+        let Some(durable) = &mut self.durable else {
+            return false;
+        };
+        if !durable.unstored.contains(&track) {
+            return false;
+        }
+        durable.deferred.push((track, node));
+        true
+    }
+
+    /// The checkpoint before these task starts is stored: run their handlers (those
+    /// whose track still works at the task: an interrupt may have taken it meanwhile).
+    pub(crate) fn start_deferred(&mut self, starts: Vec<(TrackId, NodeIdx)>) {
+        self.step(|this, moves| {
+            for (track, node) in starts {
+                if !this.tracks.is_at(track, node, TrackState::Working) {
+                    continue;
+                }
+                let NodeKind::Task(handler) = this.process.nodes[node].kind else {
+                    continue;
+                };
+                this.run_handler(track, node, handler, 1, moves);
+                if this.outcome.is_some() {
+                    return;
+                }
+            }
+        });
+    }
+
     /// Write the state after a step, if it changed. Skipped while a delivery is on its
     /// way to a track: the track's report comes next, and its checkpoint follows.
+    /// Checkpointing only at wait states, also skipped while a task works — unless an
+    /// acknowledgment waits for it (a user task's completion, a durable broadcast).
     pub(crate) fn checkpoint(&mut self) {
         if self.outcome.is_some() || self.durable.is_none() || self.delivery_in_flight() {
             return;
@@ -91,6 +175,12 @@ impl<D: ProcessData> Instance<D> {
         let Some(durable) = &self.durable else {
             return;
         };
+        if !durable.every_task
+            && durable.acks.is_empty()
+            && self.tracks.iter().any(|t| t.state() == TrackState::Working)
+        {
+            return;
+        }
         let snapshot = match self.snapshot(durable.codec.encode, durable.keep_history) {
             Ok(snapshot) => snapshot,
             Err(message) => return self.fail(InstanceError::Checkpoint { message }),
@@ -108,8 +198,14 @@ impl<D: ProcessData> Instance<D> {
         let Some(durable) = &mut self.durable else {
             return;
         };
+        // Everything completed so far is in this checkpoint.
+        durable.unstored.clear();
+        let deferred = std::mem::take(&mut durable.deferred);
         if durable.last.as_deref() == Some(state.as_str()) {
             answer(std::mem::take(&mut durable.acks), Ok(()));
+            if !deferred.is_empty() {
+                let _ = intake.send(Input::Checkpointed(deferred));
+            }
             return;
         }
         durable.seq += 1;
@@ -133,7 +229,12 @@ impl<D: ProcessData> Instance<D> {
         // The loop does not wait for the disk; a failure comes back as an input.
         tokio::spawn(async move {
             match receipt.await {
-                Ok(()) => answer(acks, Ok(())),
+                Ok(()) => {
+                    answer(acks, Ok(()));
+                    if !deferred.is_empty() {
+                        let _ = intake.send(Input::Checkpointed(deferred));
+                    }
+                }
                 Err(error) => {
                     warn!(%error, "checkpoint not stored");
                     answer(
@@ -178,7 +279,10 @@ impl<D: ProcessData> Instance<D> {
         let mut writes = std::mem::take(&mut durable.taken);
         if durable.seq == 0 {
             // Started by a deployment and ended in its first step: never stored yet.
-            let born = Checkpoint::Born { data: data.clone() };
+            let born = Checkpoint::Born {
+                data: data.clone(),
+                start: None,
+            };
             let state = serde_json::to_string(&born).unwrap_or_else(|_| "{}".to_string());
             durable.seq = 1;
             writes.insert(
@@ -260,9 +364,16 @@ impl<D: ProcessData> Instance<D> {
     }
 }
 
-/// Answer user-task completions waiting for their checkpoint.
-fn answer(acks: Vec<oneshot::Sender<Result<(), WorkError>>>, result: Result<(), WorkError>) {
+/// Answer user-task completions and broadcasts waiting for their checkpoint.
+fn answer(acks: Vec<Ack>, result: Result<(), WorkError>) {
     for ack in acks {
-        let _ = ack.send(result.clone());
+        match ack {
+            Ack::Work(reply) => {
+                let _ = reply.send(result.clone());
+            }
+            Ack::Signal(ack) => {
+                let _ = ack.send(result.clone().map_err(|e| e.to_string()));
+            }
+        }
     }
 }

@@ -192,6 +192,8 @@ impl<D: ProcessData> Instance<D> {
             Input::CheckpointFailed(error) => self.fail(InstanceError::Checkpoint {
                 message: error.to_string(),
             }),
+            #[cfg(feature = "durable")]
+            Input::Checkpointed(starts) => self.start_deferred(starts),
         }
     }
 
@@ -379,7 +381,7 @@ impl<D: ProcessData> Instance<D> {
                 // A durable instance answers once the completion's effect is stored.
                 #[cfg(feature = "durable")]
                 if let (Ok(()), Some(durable)) = (&result, &mut self.durable) {
-                    durable.acks.push(reply);
+                    durable.acks.push(reply.into());
                     return;
                 }
                 let _ = reply.send(result);

@@ -279,7 +279,7 @@ impl<D: Clone> InstanceHandle<D> {
         self.ending.get().and_then(End::finished)
     }
 
-    async fn wait_finished(&self) -> Option<Arc<Finished<D>>> {
+    pub(crate) async fn wait_finished(&self) -> Option<Arc<Finished<D>>> {
         self.ending.wait().await.finished()
     }
 }

@@ -24,6 +24,10 @@ pub(crate) enum Input<D> {
     /// A checkpoint of this instance could not be written.
     #[cfg(feature = "durable")]
     CheckpointFailed(Box<crate::store::StoreError>),
+    /// The checkpoint recording the completions before these task starts is stored:
+    /// their handlers may run now.
+    #[cfg(feature = "durable")]
+    Checkpointed(Vec<(TrackId, NodeIdx)>),
 }
 
 impl<D: crate::ProcessData> crate::events::Mailbox for Intake<Input<D>> {

@@ -246,6 +246,8 @@ impl<D: ProcessData> Instance<D> {
                 };
                 for _ in rest {
                     let fork = self.new_track(node, scope);
+                    #[cfg(feature = "durable")]
+                    self.inherit_unstored(track, fork);
                     self.record(fork, node, Happening::Spawned { from: track });
                 }
                 // Forks got consecutive ids, in flow order.

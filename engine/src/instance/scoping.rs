@@ -125,6 +125,8 @@ impl<D: ProcessData> Instance<D> {
             return;
         }
         let inner = self.new_track(start, scope);
+        #[cfg(feature = "durable")]
+        self.inherit_unstored(track, inner);
         self.record(inner, start, Happening::Spawned { from: track });
         self.split(inner, start, moves);
     }

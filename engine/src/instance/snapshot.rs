@@ -60,8 +60,14 @@ impl<D: serde::Serialize + serde::de::DeserializeOwned> Codec<D> {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Checkpoint {
-    /// Acknowledged but not started: it starts from its none start again.
-    Born { data: serde_json::Value },
+    /// Acknowledged but not started: it starts from its none start again — or, with
+    /// `start`, from that start event (a timer start's tick, a signal start).
+    Born {
+        data: serde_json::Value,
+        /// The id of the start event it was started at, if not the none start.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        start: Option<String>,
+    },
     /// After a step.
     Running(Snapshot),
 }
@@ -388,7 +394,7 @@ fn anchor() -> (Instant, i64) {
 }
 
 /// An instant as wall-clock milliseconds, and back.
-fn to_wall(deadline: Instant) -> i64 {
+pub(crate) fn to_wall(deadline: Instant) -> i64 {
     let (at, wall) = anchor();
     if deadline >= at {
         wall + deadline.duration_since(at).as_millis() as i64
@@ -397,7 +403,7 @@ fn to_wall(deadline: Instant) -> i64 {
     }
 }
 
-fn from_wall(ms: i64) -> Instant {
+pub(crate) fn from_wall(ms: i64) -> Instant {
     let (at, wall) = anchor();
     let deadline = if ms >= wall {
         at + Duration::from_millis((ms - wall) as u64)

@@ -41,6 +41,12 @@ impl<D: ProcessData> Instance<D> {
         if self.outcome.is_some() || self.tracks.get(track).is_none_or(|s| s.at != node) {
             return;
         }
+        // A durable instance starts a task after a task only once the predecessor's
+        // completion is stored.
+        #[cfg(feature = "durable")]
+        if self.defer_task(track, node) {
+            return;
+        }
         self.run_handler(track, node, handler, 1, moves);
     }
 
@@ -191,6 +197,10 @@ impl<D: ProcessData> Instance<D> {
                     | NodeKind::EventSubStart { .. } => Happening::Caught { changed: names },
                     _ => Happening::Completed { changed: names },
                 };
+                #[cfg(feature = "durable")]
+                if matches!(what, Happening::Completed { .. }) {
+                    self.completed_unstored(track);
+                }
                 self.record(track, node, what);
                 self.log_completion(track, node);
                 if !self.compensation_handler_done(track, node, moves) {

@@ -16,6 +16,10 @@
 //! - **Handler overrides**: [`Overrides`] replaces tasks' handlers for one engine,
 //!   by element id (checked): a mock, a failure, a BPMN error or escalation, or the
 //!   real handler held until the test releases it ([`Gate`]).
+//! - **Durable engines** (feature `durable` too): [`TestStore`] — in memory, or in
+//!   a temporary SQLite file that is removed afterwards, or the kind the
+//!   `THRESH_TEST_STORE` environment variable names — and [`restart`]: stop the
+//!   engine here, reopen the store, resume, and get the report and the handles.
 //!
 //! ```
 //! use thresh::testing::{expect_open_work, observe, AssertHistory};
@@ -44,12 +48,18 @@
 
 mod assert;
 mod coverage;
+#[cfg(feature = "durable")]
+mod durable;
 mod overrides;
 mod picture;
 mod wait;
 
 pub use assert::{observe, AssertHistory, Observed};
 pub use coverage::Coverage;
+#[cfg(feature = "durable")]
+pub use durable::{
+    restart, Restarted, TempFile, TestStore, TestStoreError, RESTART_DEADLINE, TEST_STORE_VAR,
+};
 pub(crate) use overrides::HandlerTable;
 pub use overrides::{Gate, OverrideError, Overrides};
 pub use picture::{rows, what, Picture};

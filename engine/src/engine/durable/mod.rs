@@ -14,6 +14,8 @@ use serde::Serialize;
 
 mod messages;
 mod report;
+pub(super) mod schedule;
+mod signals;
 
 pub use report::{DurableError, ResumeReport, SkipReason, Skipped};
 
@@ -24,7 +26,25 @@ use crate::graph::{Payload, Process};
 use crate::instance::durable::{now_ms, Durable};
 use crate::instance::snapshot::{Checkpoint, Codec};
 use crate::instance::{Entry, InstanceHandle, InstanceId};
-use crate::store::{InstanceRecord, Status, Store, Write, Writer};
+use crate::store::{DeploymentRecord, InstanceRecord, Status, Store, Write, Writer};
+
+/// When a durable instance is checkpointed ([`DurableEngine::checkpoints`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Checkpoints {
+    /// After every step that changed the instance, and a task after a task starts
+    /// only once the checkpoint recording its predecessor's completion is stored:
+    /// after a crash, only the tasks that were running run again.
+    #[default]
+    EveryTask,
+    /// Only when no task works (every token waits: at a catch, a user or receive
+    /// task, a timer, a join), when an acknowledgment waits for it (a user task's
+    /// completion, a durable broadcast), and at the end. Fewer writes for instances
+    /// that run many tasks between waits, and tasks start without waiting for the
+    /// disk; after a crash, every task since the instance's last checkpoint — its
+    /// last wait state — runs again, and a message it took since is delivered again
+    /// (still applied once: its consume goes with a checkpoint).
+    WaitStates,
+}
 
 /// An engine whose instances survive a restart.
 ///
@@ -82,6 +102,14 @@ struct Inner {
     message_ttl: Duration,
     /// Whether checkpoints carry the instances' histories.
     keep_history: std::sync::atomic::AtomicBool,
+    /// Whether instances checkpoint only at wait states ([`Checkpoints::WaitStates`]).
+    wait_states_only: std::sync::atomic::AtomicBool,
+    /// Stored deployments not deployed again yet, by process name, oldest first: a
+    /// deploy of the process takes the first and goes on with its timer schedules.
+    stored_deployments: Mutex<HashMap<String, std::collections::VecDeque<DeploymentRecord>>>,
+    next_deployment: AtomicU64,
+    /// The stored deployment record of each deployment of this engine.
+    deployed: Mutex<HashMap<super::DeploymentId, u64>>,
 }
 
 /// A resumed instance's handle.
@@ -106,6 +134,23 @@ struct Registered {
     resume: Arc<Resumer>,
 }
 
+#[cfg(feature = "sqlite")]
+impl Engine {
+    /// A durable engine on the SQLite file at `path` (created if missing): the
+    /// [`DurableEngine`] — instances stored when they start, checkpointed as they
+    /// go, resumed after a restart. The same as [`DurableEngine::open`].
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), thresh::DurableError> {
+    /// let engine = thresh::Engine::open("orders.db").await?;
+    /// let report = engine.resume().await?;
+    /// # let _ = report; Ok(()) }
+    /// ```
+    pub async fn open(path: impl AsRef<std::path::Path>) -> Result<DurableEngine, DurableError> {
+        DurableEngine::open(path).await
+    }
+}
+
 impl DurableEngine {
     /// A durable engine on the SQLite file at `path`, created if missing.
     #[cfg(feature = "sqlite")]
@@ -128,6 +173,13 @@ impl DurableEngine {
             .next_instance
             .store(next.instance, Ordering::Relaxed);
         let message_ttl = crate::events::BrokerConfig::default().ttl;
+        let mut stored_deployments: HashMap<String, std::collections::VecDeque<_>> = HashMap::new();
+        for record in store.deployments()? {
+            stored_deployments
+                .entry(record.process.clone())
+                .or_default()
+                .push_back(record);
+        }
         Ok(Self {
             engine,
             inner: Arc::new(Inner {
@@ -140,6 +192,10 @@ impl DurableEngine {
                 next_message: AtomicU64::new(next.message),
                 message_ttl,
                 keep_history: std::sync::atomic::AtomicBool::new(false),
+                wait_states_only: std::sync::atomic::AtomicBool::new(false),
+                stored_deployments: Mutex::new(stored_deployments),
+                next_deployment: AtomicU64::new(next.deployment),
+                deployed: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -151,6 +207,19 @@ impl DurableEngine {
     /// loops for ever should not keep it.
     pub fn keep_history(&self, keep: bool) {
         self.inner.keep_history.store(keep, Ordering::Relaxed);
+    }
+
+    /// When instances started or resumed from now on are checkpointed (default
+    /// [`Checkpoints::EveryTask`]).
+    pub fn checkpoints(&self, checkpoints: Checkpoints) {
+        let wait_states = checkpoints == Checkpoints::WaitStates;
+        self.inner
+            .wait_states_only
+            .store(wait_states, Ordering::Relaxed);
+    }
+
+    fn every_task(&self) -> bool {
+        !self.inner.wait_states_only.load(Ordering::Relaxed)
     }
 
     /// The engine underneath: publish messages, broadcast signals, count instances.
@@ -210,11 +279,13 @@ impl DurableEngine {
             process: process.name,
             message,
         })?;
-        let state = serde_json::to_string(&Checkpoint::Born { data: encoded }).map_err(|e| {
-            DurableError::Data {
-                process: process.name,
-                message: e.to_string(),
-            }
+        let state = serde_json::to_string(&Checkpoint::Born {
+            data: encoded,
+            start: None,
+        })
+        .map_err(|e| DurableError::Data {
+            process: process.name,
+            message: e.to_string(),
         })?;
         let id = self.engine.inner.next_id().0;
         let record = InstanceRecord {
@@ -236,6 +307,7 @@ impl DurableEngine {
             .ok_or(DurableError::ShuttingDown)?;
         let mut durable = Durable::new(self.inner.writer.clone(), codec, id, 1, None);
         durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
+        durable.every_task = self.every_task();
         Ok(self.engine.inner.spawn_durable(
             admitted,
             &runtime,
@@ -247,8 +319,12 @@ impl DurableEngine {
 
     /// Deploy `process` (registering it): its start events start durable instances —
     /// each stored by its first checkpoint, which also consumes the durably published
-    /// message that started it. Deploy again after a restart (deployments are code:
-    /// they are not stored).
+    /// message that started it. Deploy again after a restart (deployments are code):
+    /// its timer starts go on with their stored schedules — a cycle's next tick due a
+    /// period after the last one (ticks missed meanwhile fire at once, each once, in
+    /// order), a date that fired does not fire again, a finite cycle keeps its count.
+    /// A deploy takes the oldest stored deployment of its process; one stored under
+    /// another fingerprint begins its schedules anew.
     pub fn deploy<D>(
         &self,
         process: &'static Process<D>,
@@ -258,10 +334,15 @@ impl DurableEngine {
         D: ProcessData + Serialize + DeserializeOwned,
     {
         self.register(process)?;
+        let codec = Codec::<D>::json();
+        let record = self.deployment_record(process, (codec.encode)(&data).ok());
+        let record_id = record.id;
         let durable = super::DurableStarts {
             writer: self.inner.writer.clone(),
-            codec: Codec::<D>::json(),
+            codec,
             keep_history: self.inner.keep_history.load(Ordering::Relaxed),
+            every_task: self.every_task(),
+            schedules: Arc::new(schedule::Schedules::new(self.inner.writer.clone(), record)),
         };
         let (deployment, adopter) = self
             .engine
@@ -289,7 +370,68 @@ impl DurableEngine {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(process.name, adopt);
+        self.inner
+            .deployed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(deployment.id(), record_id);
         Ok(deployment)
+    }
+
+    /// Undeploy: stop the deployment's start events (the running instances go on)
+    /// and remove its stored timer schedules — unlike a shutdown, which keeps them
+    /// for the next deploy. `false` if it was not deployed.
+    pub async fn undeploy(&self, deployment: super::DeploymentId) -> Result<bool, DurableError> {
+        if !self.engine.undeploy(deployment) {
+            return Ok(false);
+        }
+        let record = self
+            .inner
+            .deployed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&deployment);
+        if let Some(id) = record {
+            self.inner
+                .writer
+                .submit(vec![Write::RemoveDeployment { id }])
+                .await?;
+        }
+        Ok(true)
+    }
+
+    /// The stored deployment a deploy of `process` goes on with, or a new one.
+    fn deployment_record<D>(
+        &self,
+        process: &'static Process<D>,
+        data: Option<serde_json::Value>,
+    ) -> DeploymentRecord {
+        let stored = self
+            .inner
+            .stored_deployments
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(process.name)
+            .and_then(std::collections::VecDeque::pop_front);
+        let data = data.map_or_else(|| "null".to_string(), |d| d.to_string());
+        match stored {
+            Some(record) if record.fingerprint == process.fingerprint => record,
+            // The model changed: its schedules begin anew, in the same record.
+            Some(record) => DeploymentRecord {
+                id: record.id,
+                process: process.name.to_string(),
+                fingerprint: process.fingerprint,
+                data,
+                timer_anchors: "{}".to_string(),
+            },
+            None => DeploymentRecord {
+                id: self.inner.next_deployment.fetch_add(1, Ordering::Relaxed),
+                process: process.name.to_string(),
+                fingerprint: process.fingerprint,
+                data,
+                timer_anchors: "{}".to_string(),
+            },
+        }
     }
 
     /// Resume every stored running instance of a registered process.
@@ -497,9 +639,23 @@ impl DurableEngine {
         let checkpoint: Checkpoint = serde_json::from_str(&record.state)
             .map_err(|e| SkipReason::Unreadable(e.to_string()))?;
         let (data, entry) = match checkpoint {
-            Checkpoint::Born { data } => {
+            Checkpoint::Born { data, start } => {
                 let data = (codec.decode)(data).map_err(SkipReason::Unreadable)?;
-                (data, Entry::NoneStart)
+                let entry =
+                    match start {
+                        None => Entry::NoneStart,
+                        // Stored at a tick or a signal: it starts there again (what the
+                        // trigger brought is not stored; a timer or signal start applies
+                        // nothing of it).
+                        Some(id) => Entry::Event {
+                            start: process.nodes.iter().position(|n| n.id == id).ok_or_else(
+                                || SkipReason::Unreadable(format!("no start event `{id}`")),
+                            )?,
+                            payload: Some(Arc::new(())),
+                            also: Vec::new(),
+                        },
+                    };
+                (data, entry)
             }
             Checkpoint::Running(snapshot) => {
                 let data = (codec.decode)(snapshot.data.clone()).map_err(SkipReason::Unreadable)?;
@@ -519,6 +675,7 @@ impl DurableEngine {
             record.key,
         );
         durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
+        durable.every_task = self.every_task();
         Ok(self
             .engine
             .inner

@@ -37,6 +37,20 @@ pub enum DurableError {
     /// Called outside a tokio runtime.
     #[error("no tokio runtime: use the durable engine from within a tokio runtime")]
     NoRuntime,
+    /// A broadcast signal reached instances, but the effect in some of them could not
+    /// be stored (a failed write, or a shutdown stopped the instance first): those
+    /// instances wait for the signal again after a restart.
+    #[error("signal `{signal}` reached {reached} catchers, but {unstored} of them could not store its effect ({cause}); they wait for it again after a restart")]
+    SignalNotStored {
+        /// The signal.
+        signal: String,
+        /// How many catchers and signal starts it reached.
+        reached: usize,
+        /// How many of them did not store its effect.
+        unstored: usize,
+        /// The first cause.
+        cause: String,
+    },
 }
 
 /// What [`DurableEngine::resume`](super::DurableEngine::resume) did with the stored running instances.

@@ -1,0 +1,87 @@
+//! Durable instances: stored at start, checkpointed after every step, resumed after a
+//! restart from their last checkpoint — on the reference store in memory, on a SQLite
+//! file, and after a real SIGKILL of the process that ran them.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use thresh::store::{MemoryStore, Status, Store};
+use thresh::testing::TestStore;
+use thresh::{
+    process, DurableEngine, InstanceHandle, InstanceId, Outcome, ProcessData, SkipReason,
+};
+
+const HANG: Duration = Duration::from_secs(20);
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
+pub struct Order {
+    pub id: String,
+    pub checked: u32,
+    pub approved: bool,
+    pub shipped: u32,
+}
+
+/// Runs of `check`'s handler in this test binary (each test uses its own process
+/// where it counts runs).
+static CHECKS: AtomicUsize = AtomicUsize::new(0);
+
+process! {
+    APPROVAL: Order {
+        start received;
+        task  check = |o| async move {
+            CHECKS.fetch_add(1, Ordering::SeqCst);
+            o.checked += 1;
+            Ok(())
+        };
+        user  approve;
+        task  ship = |o| async move { o.shipped += 1; Ok(()) };
+        end   done;
+        received -> check -> approve -> ship -> done;
+    }
+}
+
+/// Wait until a user task called `node` is open on `handle`.
+async fn until_open<D: Clone>(handle: &InstanceHandle<D>, node: &str) {
+    tokio::time::timeout(HANG, async {
+        while !handle.open_work().await.iter().any(|w| w.node == node) {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the user task opened");
+}
+
+async fn outcome(handle: &InstanceHandle<Order>) -> Outcome<Order> {
+    tokio::time::timeout(HANG, handle.outcome())
+        .await
+        .expect("the instance ended")
+}
+
+/// The store of a test: the ONE place the suite opens its stores, so it runs on each
+/// kind by setting `THRESH_TEST_STORE` (`memory`, the default; `sqlite`, a temporary
+/// file removed afterwards).
+fn test_store() -> TestStore {
+    TestStore::from_env("durable").expect("the store THRESH_TEST_STORE names")
+}
+
+/// A restart: the first engine shuts down (its instances stay stored as running), a
+/// new one on the same store registers the process and resumes.
+async fn restart(store: &TestStore, old: DurableEngine) -> (DurableEngine, thresh::ResumeReport) {
+    let restarted = thresh::testing::restart(old, store, |engine| engine.register(&APPROVAL))
+        .await
+        .expect("restarted");
+    (restarted.engine, restarted.report)
+}
+
+mod checkpoints;
+mod deployments;
+mod faults;
+mod messages;
+mod models;
+mod queries;
+mod sigkill;
+mod signals;
+mod timer_starts;
+mod waits;
