@@ -75,6 +75,7 @@ fn all() -> Vec<Any> {
         processes::INSTANTIATING,
         processes::INSTANTIATING_PARALLEL,
         processes::CALLS,
+        processes::MULTI,
         processes::COMPENSATION,
         approval::APPROVAL,
         claims::CLAIMS,

@@ -12,7 +12,8 @@
 //! Every figure is the median of `RUNS` timed runs, after one untimed warm-up run,
 //! printed with the minimum and maximum of the runs. Names: `chain`, `chain-concurrent`,
 //! `chain-2workers`, `single`, `single-latency`, `parallel10`, `parallel10-latency`, and
-//! `snurr-chain`, `snurr-single`, `snurr-parallel10`. When both sides of a shape ran, the
+//! `snurr-chain`, `snurr-single`, `snurr-parallel10`, `multi-1k`, `multi-10k` (items per second of one
+//! parallel multi-instance activity: equal figures mean linear). When both sides of a shape ran, the
 //! last lines compare them: thresh on 2 workers against snurr on one thread (the goal is a
 //! ratio >= 1), and per CPU-second.
 //!
@@ -190,7 +191,7 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let benches: [(&str, fn()); 11] = [
+    let benches: [(&str, fn()); 13] = [
         ("chain", chain_sequential),
         ("chain-nested", chain_nested),
         ("chain-concurrent", chain_concurrent),
@@ -202,6 +203,8 @@ fn main() {
         ("snurr-chain", snurr_chain),
         ("snurr-single", snurr_single),
         ("snurr-parallel10", snurr_parallel10),
+        ("multi-1k", multi_1k),
+        ("multi-10k", multi_10k),
     ];
     // A filter that names a benchmark exactly selects only it; any other selects
     // every benchmark whose name contains it.
@@ -234,6 +237,73 @@ fn main() {
 }
 
 // ----- the benchmarks -------------------------------------------------------------
+
+/// Every instance's handler works on its own copy of the data, as any task does:
+/// the items sit behind an `Arc` and the outputs are folded into a sum, so a copy
+/// costs the same at 1k and 10k items and the figure is the engine's own scaling.
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct Batch {
+    pub items: std::sync::Arc<Vec<u32>>,
+    pub sum: u64,
+    pub merged: u32,
+}
+
+/// One instance's work: waits once (so every instance is a track whose completion
+/// comes back to the loop as its own input), returns its item doubled.
+async fn double(_: &mut Batch, item: &u32, _index: usize) -> Result<u32, TaskError> {
+    tokio::task::yield_now().await;
+    Ok(item * 2)
+}
+
+process! {
+    /// start -> a parallel multi-instance task over `items` -> end.
+    pub MULTI: Batch {
+        start begin;
+        #[multi_instance(each = |b| b.items.to_vec(), output = |b, _i, v| { b.sum += u64::from(v); b.merged += 1; })]
+        task each = double;
+        end done;
+        begin -> each -> done;
+    }
+}
+
+/// (m) One parallel multi-instance activity of `items` instances: items per second.
+/// Run at 1k and 10k: a linear engine gives the same rate at both.
+fn multi(items: u32) {
+    const RUNS_ITEMS: u64 = 100_000;
+    let instances = (RUNS_ITEMS / u64::from(items)).max(1);
+    println!(
+        "multi-{}k: a parallel multi-instance task of {items} items (each awaits once), {instances} instance(s) one at a time, multi_thread runtime, 2 workers",
+        items / 1000
+    );
+    let runs = on_two_workers(move |engine| async move {
+        sample(|| {
+            let engine = engine.clone();
+            timed(instances * u64::from(items), async move {
+                for _ in 0..instances {
+                    let batch = Batch {
+                        items: std::sync::Arc::new((0..items).collect()),
+                        ..Batch::default()
+                    };
+                    let h = engine.start(&MULTI, batch);
+                    match h.outcome().await {
+                        Outcome::Completed(b) => assert_eq!(b.merged, items),
+                        other => panic!("not completed: {other:?}"),
+                    }
+                }
+            })
+        })
+        .await
+    });
+    report_rate("items/s", &runs, None);
+}
+
+fn multi_1k() {
+    multi(1_000);
+}
+
+fn multi_10k() {
+    multi(10_000);
+}
 
 /// (a) The chain, one instance at a time, on one thread.
 fn chain_sequential() {

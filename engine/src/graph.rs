@@ -51,6 +51,12 @@ pub struct Process<D: 'static> {
     /// The event sub-processes of the top level, armed while the instance runs.
     #[doc(hidden)]
     pub event_subs: &'static [NodeIdx],
+    /// The activities' loop and multi-instance markers, by node (`crate::loops`).
+    #[doc(hidden)]
+    pub loops: &'static [crate::loops::ActivityLoop<D>],
+    /// The tasks inside multi-instance sub-processes that take their item.
+    #[doc(hidden)]
+    pub item_tasks: &'static [crate::loops::ItemTask<D>],
 }
 
 /// One BPMN flow node.
@@ -453,6 +459,17 @@ impl<D> Process<D> {
     /// The node declared as `id`, if any.
     pub fn node(&self, id: &str) -> Option<&'static Node<D>> {
         self.nodes.iter().find(|n| n.id == id)
+    }
+
+    /// The loop or multi-instance marker of the activity `node`, if it has one.
+    #[doc(hidden)]
+    pub fn loop_of(&self, node: NodeIdx) -> Option<&'static crate::loops::ActivityLoop<D>> {
+        self.loops.iter().find(|l| l.node == node)
+    }
+
+    /// The item-taking run of the task `node` inside a multi-instance sub-process.
+    pub(crate) fn item_task(&self, node: NodeIdx) -> Option<&'static crate::loops::ItemTask<D>> {
+        self.item_tasks.iter().find(|t| t.node == node)
     }
 }
 

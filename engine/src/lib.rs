@@ -27,6 +27,7 @@ mod engine;
 pub mod events;
 pub mod graph;
 mod instance;
+pub mod loops;
 #[cfg(feature = "durable")]
 pub mod store;
 pub mod task;
@@ -126,5 +127,131 @@ pub mod __private {
     /// Call a flow condition; the bound gives a closure its parameter type.
     pub fn call_condition<D, F: FnOnce(&D) -> bool>(condition: F, data: &D) -> bool {
         condition(data)
+    }
+
+    pub use crate::loops::{
+        ActivityLoop, Counts, ItemTask, Items, LoopKind, MultiInstance, Output, StandardLoop,
+    };
+
+    /// A multi-instance activity's items from its `each` expression: any collection.
+    pub fn multi_items<D, C, F>(each: F, data: &D) -> Items
+    where
+        F: FnOnce(&D) -> C,
+        C: IntoIterator,
+        C::Item: Send + Sync + 'static,
+    {
+        Items::of(each(data).into_iter().collect())
+    }
+
+    /// A multi-instance activity's items from its `count` expression: the indices
+    /// `0..count` (a count that does not fit `usize` makes none).
+    pub fn multi_count<D, N, F>(count: F, data: &D) -> Items
+    where
+        F: FnOnce(&D) -> N,
+        N: TryInto<usize>,
+    {
+        let n = count(data).try_into().unwrap_or(0);
+        Items::of((0..n).collect::<Vec<usize>>())
+    }
+
+    /// The item at `index`, typed by the `each` expression the items were made with
+    /// (passed again, never called: it names the item type).
+    pub fn item_of<'a, D, C, F>(_each: &F, items: &'a Items, index: usize) -> Option<&'a C::Item>
+    where
+        F: FnOnce(&D) -> C,
+        C: IntoIterator,
+        C::Item: 'static,
+    {
+        items.typed::<C::Item>()?.get(index)
+    }
+
+    /// As [`item_of`] for a `count` activity: the item is the index.
+    pub fn count_item<'a, D, N, F>(_count: &F, items: &'a Items, index: usize) -> Option<&'a usize>
+    where
+        F: FnOnce(&D) -> N,
+    {
+        items.typed::<usize>()?.get(index)
+    }
+
+    /// Call a multi-instance task's handler with its item and index; its `Ok` is the
+    /// instance's output.
+    pub fn call_item_task<'a, D, I: 'a, O, F, Fut>(
+        handler: F,
+        data: &'a mut D,
+        item: &'a I,
+        index: usize,
+    ) -> Fut
+    where
+        F: FnOnce(&'a mut D, &'a I, usize) -> Fut,
+        Fut: std::future::Future<Output = Result<O, crate::TaskError>> + Send + 'a,
+    {
+        handler(data, item, index)
+    }
+
+    /// Hand an instance's output to the loop (which may be gone: then it is dropped).
+    pub fn send_output<O: Send + 'static>(output: Output, value: O) {
+        let _ = output.send(Box::new(value));
+    }
+
+    /// The item was not of the type the activity made it with: unreachable for the
+    /// code `process!` generates, reported as the task's failure rather than a panic.
+    pub fn item_missing() -> crate::TaskError {
+        crate::TaskError::new("internal: a multi-instance item was missing or of another type")
+    }
+
+    /// The output type of a multi-instance handler: the handler and the `each`
+    /// expression are passed, never called, to name it.
+    pub fn output_type<'a, D: 'a, I: 'a, O, C, E, H, Fut>(
+        _each: &E,
+        _handler: &H,
+    ) -> std::marker::PhantomData<fn() -> O>
+    where
+        E: FnOnce(&D) -> C,
+        C: IntoIterator<Item = I>,
+        H: FnOnce(&'a mut D, &'a I, usize) -> Fut,
+        Fut: std::future::Future<Output = Result<O, crate::TaskError>> + Send + 'a,
+    {
+        std::marker::PhantomData
+    }
+
+    /// Merge one instance's output with the user's `output` mapping, the output's
+    /// type named by [`output_type`] first (so the mapping's closure is checked
+    /// against it: a mapping of another type is a compile error there, not a failed
+    /// downcast).
+    pub fn merge_output<D, O: 'static, F>(
+        _output_type: std::marker::PhantomData<fn() -> O>,
+        output: F,
+        data: &mut D,
+        index: usize,
+        value: Box<dyn std::any::Any + Send>,
+    ) -> Result<(), &'static str>
+    where
+        F: FnOnce(&mut D, usize, O),
+    {
+        match value.downcast::<O>() {
+            Ok(value) => {
+                output(data, index, *value);
+                Ok(())
+            }
+            Err(_) => Err(std::any::type_name::<O>()),
+        }
+    }
+
+    /// Call a completion condition over the data and the counts.
+    pub fn call_completion<D, F: FnOnce(&D, &Counts) -> bool>(
+        completion: F,
+        data: &D,
+        counts: &Counts,
+    ) -> bool {
+        completion(data, counts)
+    }
+
+    /// Call a standard loop's condition over the data and the runs so far.
+    pub fn call_loop_condition<D, F: FnOnce(&D, u32) -> bool>(
+        condition: F,
+        data: &D,
+        runs: u32,
+    ) -> bool {
+        condition(data, runs)
     }
 }

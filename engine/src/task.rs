@@ -48,6 +48,11 @@ pub struct TaskContext {
     /// 1 for the first run of this activity; one more for each run again after a
     /// restart (a durable engine resumes a task that was running).
     pub attempt: u32,
+    /// For an instance of a multi-instance activity, its index (from 0); for a
+    /// run of a standard loop, the runs before it (from 0); for a task inside a
+    /// multi-instance or looped sub-process, the sub-process instance's. `None`
+    /// for a task that runs once.
+    pub iteration: Option<u32>,
 }
 
 /// The task being run, when called from within a task's handler (`None` elsewhere).

@@ -89,3 +89,8 @@ pub const OUTPUT: &str = "output";
 pub const AT: &str = "at";
 pub const EVERY: &str = "every";
 pub const TIMES: &str = "times";
+
+// Loop and multi-instance markers (attributes on an activity).
+pub const MULTI_INSTANCE: &str = "multi_instance";
+pub const STANDARD_LOOP: &str = "standard_loop";
+pub const ITEM: &str = "item";

@@ -267,3 +267,32 @@ process! {
         cancelled -> given_up;
     }
 }
+
+process! {
+    /// Loop and multi-instance markers on every kind of activity: a parallel
+    /// multi-instance task over a collection with a completion condition, a
+    /// sequential multi-instance sub-process over a count, a multi-instance user
+    /// task, a standard loop on a receive task tested before each run.
+    pub MULTI: Job {
+        start begin;
+        #[multi_instance(each = |j| vec![j.n; 3], completion = |_j, n| n.completed >= 2)]
+        task fan = |j, _n: &u32, _i| async move { j.ok = true; Ok(()) };
+        #[multi_instance(sequential, count = |j| j.n)]
+        subprocess rounds {
+            start rs;
+            #[item]
+            task round = |j, _k: &usize, _i| async move { j.n += 1; Ok(()) };
+            end re;
+            rs -> round -> re;
+        }
+        #[multi_instance(count = |_j| 2)]
+        user sign;
+        #[standard_loop(test_before, while = |j, runs| !j.ok && runs < 3, max = 3)]
+        receive poll: message("poll", key = |j| j.id.clone());
+        boundary late on rounds: timer(Duration::from_secs(60));
+        end done;
+        end timed_out;
+        begin -> fan -> rounds -> sign -> poll -> done;
+        late -> timed_out;
+    }
+}

@@ -480,10 +480,60 @@ fn node(w: &mut Writer, model: &Model, globals: &Globals, n: usize) {
             &tidy_condition(&node.activation),
         );
     }
+    if let Some(mark) = &node.looping {
+        loop_characteristics(w, mark);
+    }
     if node.elem.is_container() {
         scope(w, model, globals, Some(n));
     }
     w.end();
+}
+
+/// An activity's `multiInstanceLoopCharacteristics` or
+/// `standardLoopCharacteristics` (after its flows, before a sub-process's content,
+/// as the schema orders them). A count is the `loopCardinality`; a collection, which
+/// BPMN would take from a data input, is said in the marker's documentation.
+fn loop_characteristics(w: &mut Writer, mark: &super::model::LoopMark) {
+    use super::model::LoopMark;
+    let formal = [("xsi:type", "bpmn:tFormalExpression")];
+    match mark {
+        LoopMark::Multi {
+            sequential,
+            items,
+            completion,
+        } => {
+            w.open(
+                "bpmn:multiInstanceLoopCharacteristics",
+                &[("isSequential", if *sequential { "true" } else { "false" })],
+            );
+            match items.strip_prefix("count = ") {
+                Some(count) => w.text("bpmn:loopCardinality", &formal, &tidy_condition(count)),
+                None => w.text("bpmn:documentation", &[], &tidy_condition(items)),
+            }
+            if !completion.is_empty() {
+                w.text(
+                    "bpmn:completionCondition",
+                    &formal,
+                    &tidy_condition(completion),
+                );
+            }
+            w.end();
+        }
+        LoopMark::Standard {
+            test_before,
+            condition,
+            max,
+        } => {
+            let max = max.map(|m| m.to_string());
+            let mut attrs = vec![("testBefore", if *test_before { "true" } else { "false" })];
+            if let Some(max) = &max {
+                attrs.push(("loopMaximum", max));
+            }
+            w.open("bpmn:standardLoopCharacteristics", &attrs);
+            w.text("bpmn:loopCondition", &formal, &tidy_condition(condition));
+            w.end();
+        }
+    }
 }
 
 fn gateway_direction(incoming: usize, outgoing: usize) -> &'static str {

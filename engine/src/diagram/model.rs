@@ -38,6 +38,25 @@ pub(crate) struct MNode {
     pub default: Option<usize>,
     /// A converging complex gateway's activation rule as written (empty otherwise).
     pub activation: String,
+    /// An activity's loop or multi-instance marker.
+    pub looping: Option<LoopMark>,
+}
+
+/// An activity's loop or multi-instance marker, as the pictures show it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum LoopMark {
+    /// Multi-instance: `items` is `each = ...` or `count = ...` as written.
+    Multi {
+        sequential: bool,
+        items: String,
+        completion: String,
+    },
+    /// The standard loop.
+    Standard {
+        test_before: bool,
+        condition: String,
+        max: Option<u32>,
+    },
 }
 
 /// Which BPMN element a node is.
@@ -189,6 +208,18 @@ impl Model {
                     NodeKind::Complex { .. } => n.text.to_string(),
                     _ => String::new(),
                 },
+                looping: process.loop_of(i).map(|l| match &l.kind {
+                    crate::loops::LoopKind::Multi(m) => LoopMark::Multi {
+                        sequential: m.sequential,
+                        items: m.items_text.to_string(),
+                        completion: m.completion_text.to_string(),
+                    },
+                    crate::loops::LoopKind::Standard(l) => LoopMark::Standard {
+                        test_before: l.test_before,
+                        condition: l.condition_text.to_string(),
+                        max: l.max,
+                    },
+                }),
             })
             .collect();
         let mut taken: BTreeSet<String> = nodes.iter().map(|n| n.id.clone()).collect();

@@ -203,6 +203,46 @@ fn container(s: &mut String, model: &Model, shape: &Shape, overlay: Option<&Over
         paint.ink,
         escape(&model.label(shape.node))
     );
+    if let Some(mark) = model.nodes.get(shape.node).and_then(|n| n.looping.as_ref()) {
+        loop_marker(s, b, mark, paint.ink);
+    }
+}
+
+/// BPMN's activity markers at the bottom centre: three bars for multi-instance
+/// (upright: parallel, lying: sequential), a circling arrow for the standard loop.
+fn loop_marker(s: &mut String, b: Bounds, mark: &super::model::LoopMark, ink: &str) {
+    use super::model::LoopMark;
+    let (x, y) = (b.x + b.width / 2, b.y + b.height - 16);
+    match mark {
+        LoopMark::Multi { sequential, .. } => {
+            for k in -1..=1 {
+                let (x1, y1, x2, y2) = if *sequential {
+                    (x - 6, y + 6 + 4 * k, x + 6, y + 6 + 4 * k)
+                } else {
+                    (x + 4 * k, y, x + 4 * k, y + 12)
+                };
+                let _ = write!(
+                    s,
+                    "<line x1=\"{x1}\" y1=\"{y1}\" x2=\"{x2}\" y2=\"{y2}\" stroke=\"{ink}\" stroke-width=\"2\"/>"
+                );
+            }
+        }
+        LoopMark::Standard { .. } => {
+            let _ = write!(
+                s,
+                "<path d=\"M{},{} a6,6 0 1,1 6,0\" fill=\"none\" stroke=\"{ink}\" stroke-width=\"1.6\"/><polyline points=\"{},{} {},{} {},{}\" fill=\"none\" stroke=\"{ink}\" stroke-width=\"1.6\"/>",
+                x - 3,
+                y + 11,
+                x + 3,
+                y + 7,
+                x + 3,
+                y + 11,
+                x + 7,
+                y + 10
+            );
+        }
+    }
+    s.push('\n');
 }
 
 fn flow(
@@ -597,6 +637,9 @@ fn activity(s: &mut String, model: &Model, shape: &Shape, elem: &Elem, paint: &P
             );
         }
         _ => {}
+    }
+    if let Some(mark) = model.nodes.get(shape.node).and_then(|n| n.looping.as_ref()) {
+        loop_marker(s, b, mark, ink);
     }
     let lines = wrap(&model.label(shape.node), TASK_CHARS);
     let c = b.center();

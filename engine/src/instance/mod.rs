@@ -25,6 +25,9 @@ pub(crate) mod history;
 mod input;
 mod intake;
 mod joining;
+#[cfg(feature = "durable")]
+mod loop_snapshot;
+mod looping;
 mod outcome;
 mod park;
 mod parking;

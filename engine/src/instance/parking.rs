@@ -49,6 +49,11 @@ impl<D: ProcessData> Instance<D> {
     /// subscriptions live exactly as long as the activity (they are the activity's). Error and
     /// escalation boundaries need none: they match what the activity's handler returns.
     pub(crate) fn guard(&mut self, track: TrackId, at: NodeIdx) {
+        // An instance of a loop or multi-instance activity: the boundary events are
+        // the whole activity's, armed for the token waiting at it.
+        if self.is_instance(track) {
+            return;
+        }
         let boundaries = self.process.nodes[at].boundaries;
         // Compensation and cancel boundaries are never armed either: they are
         // not events the activity waits for.

@@ -64,28 +64,33 @@ impl<D: ProcessData> Instance<D> {
         thrown: Thrown,
         code: &str,
     ) -> Option<Catcher> {
-        if let Some(boundary) = self.catching_boundary(origin, thrown, code) {
-            return Some(Catcher::Boundary {
-                owner: track,
-                node: origin,
-                boundary,
-            });
+        // An instance of a loop or multi-instance activity raises as from the
+        // activity: its boundaries are found on the activation scope's owner below.
+        if !self.is_instance(track) {
+            if let Some(boundary) = self.catching_boundary(origin, thrown, code) {
+                return Some(Catcher::Boundary {
+                    owner: track,
+                    node: origin,
+                    boundary,
+                });
+            }
         }
-        let scope = self
-            .tracks
-            .iter()
-            .find(|t| t.id == track)
-            .map_or(ROOT, |t| t.scope);
+        let scope = self.tracks.get(track).map_or(ROOT, |t| t.scope);
         let mut at = Some(scope);
         let mut from_event_sub = false;
         while let Some(s) = at {
             let slot = self.scopes.get(s)?;
-            if !from_event_sub {
+            // An activation scope has no event sub-processes of its own (a
+            // multi-instance sub-process's are each instance's).
+            if !from_event_sub && !self.is_activation(s) {
                 if let Some(start) = self.catching_event_sub(s, thrown, code) {
                     return Some(Catcher::EventSub { scope: s, start });
                 }
             }
-            if let (Some(node), Some(owner)) = (slot.node, slot.owner) {
+            // A sub-process instance's boundaries are its activation's (above it).
+            if let (Some(node), Some(owner)) =
+                (slot.node, slot.owner.filter(|&o| !self.is_instance(o)))
+            {
                 if let Some(boundary) = self.catching_boundary(node, thrown, code) {
                     return Some(Catcher::Boundary {
                         owner,

@@ -42,6 +42,10 @@ impl<D: ProcessData> Instance<D> {
             if self.check_reachability_joins(moves) {
                 continue;
             }
+            // Instances of loop and multi-instance activities spawned in this step.
+            if self.start_instances(moves) {
+                continue;
+            }
             // Scopes with nothing left running complete; their tokens go on.
             if self.scopes.is_empty() || !self.complete_scopes(moves) {
                 break;
@@ -79,7 +83,6 @@ impl<D: ProcessData> Instance<D> {
         slot.at = at;
         // A new activity: its first attempt.
         slot.attempt = 1;
-        let scope = slot.scope;
         if node.is_sync_join() {
             match node.incoming.iter().position(|f| *f == flow) {
                 Some(slot) => self.arrive(track, at, slot, moves),
@@ -87,6 +90,19 @@ impl<D: ProcessData> Instance<D> {
             }
             return;
         }
+        // A loop or multi-instance activity runs its instances in an activation
+        // (`looping.rs`); each instance then reaches the activity itself.
+        if let Some(spec) = process.loop_of(at) {
+            return self.enter_activation(track, at, spec, moves);
+        }
+        self.reach(track, at, moves);
+    }
+
+    /// The token on `track` is at `at`: what the node does with it.
+    pub(crate) fn reach(&mut self, track: TrackId, at: NodeIdx, moves: &mut VecDeque<Move>) {
+        let process = self.process;
+        let node = &process.nodes[at];
+        let scope = self.scope_of(track);
         match node.kind {
             NodeKind::Task(handler) => self.run_task(track, at, handler, moves),
             NodeKind::End => {
@@ -189,6 +205,14 @@ impl<D: ProcessData> Instance<D> {
     /// Choose the outgoing flows of `node` by its kind and put the token on them: the
     /// track continues on the first, a new track is forked for each other.
     pub(crate) fn split(&mut self, track: TrackId, node: NodeIdx, moves: &mut VecDeque<Move>) {
+        // An instance of a loop or multi-instance activity reports to its activation
+        // instead of leaving the activity.
+        if let Some((scope, index)) = self.instance_at(track, node) {
+            return self.instance_done(track, scope, index, moves);
+        }
+        if !self.loops.is_empty() {
+            self.take_item_output(track, node);
+        }
         let mut taken = std::mem::take(&mut self.taken);
         taken.clear();
         // One allocation for a wide split, not a doubling per flow.

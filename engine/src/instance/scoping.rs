@@ -12,7 +12,7 @@
 //! rest of its scope first; a non-interrupting one runs beside it, as often as its
 //! trigger comes.
 
-use std::collections::VecDeque;
+use std::collections::{BinaryHeap, HashSet, VecDeque};
 
 use super::history::Happening;
 use super::park::Apply;
@@ -92,6 +92,8 @@ impl<D: ProcessData> Instance<D> {
 
     /// Remove a scope that has ended, with its triggers and its joins' state.
     pub(crate) fn close_scope(&mut self, scope: ScopeId) {
+        // A loop or multi-instance activation goes with its scope.
+        self.loops.close(scope);
         self.disarm_scope(scope);
         self.scopes.close(scope);
         self.joins.drop_scope(scope);
@@ -132,18 +134,29 @@ impl<D: ProcessData> Instance<D> {
     /// After a step: every scope with nothing left running in it completes — an
     /// embedded sub-process's waiting token goes on along its outgoing flows, a
     /// finished event sub-process simply closes. Returns whether any completed.
+    ///
+    /// Only scopes that can have become empty are looked at — opened, or left by
+    /// their last track or last child since the last look (`take_emptied`) — newest
+    /// first: a scope's children are newer than it, so they close first, and a
+    /// parent a closing child empties is looked at in its turn.
     pub(crate) fn complete_scopes(&mut self, moves: &mut VecDeque<Move>) -> bool {
         let mut completed = false;
-        // Newest first: a scope's children are newer than it, so they close first.
-        let mut i = self.scopes.nested().len();
-        while i > 0 {
-            i -= 1;
-            let Some(slot) = self.scopes.nested().get(i) else {
+        let mut candidates: BinaryHeap<ScopeId> = BinaryHeap::new();
+        loop {
+            candidates.extend(self.scopes.take_emptied());
+            candidates.extend(self.tracks.take_emptied());
+            let Some(id) = candidates.pop() else {
+                break;
+            };
+            // A scope looked at twice comes out twice in a row.
+            while candidates.peek() == Some(&id) {
+                candidates.pop();
+            }
+            let Some(slot) = self.scopes.get(id).filter(|_| id != ROOT) else {
                 continue;
             };
-            let (id, node, owner, parent) = (slot.id, slot.node, slot.owner, slot.parent);
-            let busy = self.tracks.iter().any(|t| t.scope == id) || self.scopes.has_children(id);
-            if busy {
+            let (node, owner, parent) = (slot.node, slot.owner, slot.parent);
+            if self.tracks.any_in(id) || self.scopes.has_children(id) {
                 continue;
             }
             // What completed inside can be compensated after the scope is gone.
@@ -169,7 +182,6 @@ impl<D: ProcessData> Instance<D> {
                 self.tracks.set_state(owner, TrackState::Moving);
                 self.split(owner, node, moves);
             }
-            i = i.min(self.scopes.nested().len());
         }
         completed
     }
@@ -184,15 +196,16 @@ impl<D: ProcessData> Instance<D> {
     /// [`cancel_inside`](Self::cancel_inside), sparing the track `keep` (a cancel end
     /// event's, which compensates the transaction it cancels).
     pub(crate) fn cancel_inside_but(&mut self, scope: ScopeId, keep: Option<TrackId>) {
-        let nested = self.scopes.nested().iter().map(|s| s.id);
+        let nested = self.scopes.nested().map(|s| s.id);
         let doomed: Vec<ScopeId> = std::iter::once(ROOT)
             .chain(nested)
             .filter(|&s| self.scopes.within(s, scope))
             .collect();
+        let doomed_set: HashSet<ScopeId> = doomed.iter().copied().collect();
         let tracks: Vec<(TrackId, NodeIdx)> = self
             .tracks
             .iter()
-            .filter(|t| doomed.contains(&t.scope) && Some(t.id) != keep)
+            .filter(|t| doomed_set.contains(&t.scope) && Some(t.id) != keep)
             .map(|t| (t.id, t.at))
             .collect();
         for (track, at) in tracks {

@@ -83,6 +83,9 @@ pub(crate) struct Snapshot {
     pub joins: Vec<JoinRecord>,
     pub scopes: ScopesRecord,
     pub armed: Vec<ArmedRecord>,
+    /// Running loop and multi-instance activations (`loop_snapshot.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub activations: Vec<super::loop_snapshot::ActivationRecord>,
     /// The history so far, when the engine keeps it (`DurableEngine::keep_history`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<Vec<StepRecord>>,
@@ -207,6 +210,7 @@ pub(crate) enum HappeningRecord {
     Terminated,
     Cancelled,
     Called { child: u64 },
+    Instance { index: u32 },
 }
 
 impl HappeningRecord {
@@ -242,6 +246,7 @@ impl HappeningRecord {
             H::Terminated => Self::Terminated,
             H::Cancelled => Self::Cancelled,
             H::Called { child } => Self::Called { child: child.0 },
+            H::Instance { index } => Self::Instance { index: *index },
         }
     }
 
@@ -285,6 +290,7 @@ impl HappeningRecord {
             Self::Called { child } => H::Called {
                 child: crate::instance::InstanceId(child),
             },
+            Self::Instance { index } => H::Instance { index },
         })
     }
 }
@@ -493,7 +499,6 @@ impl<D: ProcessData> Instance<D> {
             nested: self
                 .scopes
                 .nested()
-                .iter()
                 .map(|s| ScopeRecord {
                     id: s.id.0,
                     node: s.node.map(id),
@@ -565,6 +570,7 @@ impl<D: ProcessData> Instance<D> {
             joins,
             scopes,
             armed,
+            activations: self.activations_record(encode)?,
             history,
             calls,
             parent,
@@ -818,6 +824,7 @@ impl<D: ProcessData> Instance<D> {
                 }
             }
         }
+        self.restore_activations(snapshot.activations, decode, &node)?;
         // A parked track's task waits on its channel again.
         let parked: Vec<TrackId> = self
             .tracks

@@ -69,17 +69,20 @@ impl<D: ProcessData> Instance<D> {
                 .snapshot_for(track)
                 .unwrap_or_else(|| Arc::clone(&self.data)),
         };
+        // With its item for a multi-instance task (looping.rs).
+        let (run, iteration) = self.task_run_for(track, node, handler, &base);
         #[cfg(feature = "testing")]
         let mut run = match self.overrides.as_ref().and_then(|table| table.get(node)) {
             Some(replacement) => replacement(D::clone(&base)),
-            None => handler(D::clone(&base)),
+            None => run,
         };
         #[cfg(not(feature = "testing"))]
-        let mut run = handler(D::clone(&base));
+        let mut run = run;
         let context = TaskContext {
             instance: self.id,
             node: self.process.nodes[node].id,
             attempt,
+            iteration,
         };
         // A task marked `: spawn` skips the inline poll: its first poll is on its
         // track's task, so handlers that compute without awaiting run in parallel.

@@ -138,6 +138,9 @@ pub fn what(happening: &Happening) -> String {
         Happening::Terminated => "TERMINATED the instance".into(),
         Happening::Cancelled => "cancelled".into(),
         Happening::Called { child } => format!("called instance {child}"),
+        Happening::Instance { index } => {
+            format!("instance {index} (forked from the waiting token)")
+        }
     }
 }
 

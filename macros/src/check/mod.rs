@@ -9,6 +9,7 @@ mod events;
 mod gateways;
 mod graph;
 mod link;
+pub mod loops;
 mod scopes;
 pub mod soundness;
 
@@ -23,5 +24,6 @@ pub fn all(ctx: &Ctx, model: &Model) {
     link::check(ctx, model);
     boundary::check(ctx, model);
     scopes::check(ctx, model);
+    loops::check(ctx, model);
     compensation::check(ctx, model);
 }

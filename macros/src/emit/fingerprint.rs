@@ -17,7 +17,12 @@
 //! escalation code, the timer's form and the text of its expressions, a
 //! conditional event's condition text and `on` fields); every flow — source and
 //! target (node indices), whether it is a link's direct edge, whether it has a
-//! condition and the condition's text, whether it is the default.
+//! condition and the condition's text, whether it is the default; then, only for
+//! activities with a loop or multi-instance marker (so a model without one hashes
+//! as before markers existed), the node index, the marker (multi-instance:
+//! `sequential`, `each` or `count` with its text, the completion condition's text,
+//! whether it has an output mapping; standard loop: `test_before`, the condition's
+//! text, `max`), and every `#[item]` task with whether it is `#[item(output)]`.
 //!
 //! **Not in it**: anything that is code rather than model — task handlers, message
 //! keys, `apply` and `payload` mappings (their bodies, and whether they are given),
@@ -56,6 +61,7 @@ pub fn of(model: &Model) -> u64 {
     for flow in &model.flows {
         h.flow(flow);
     }
+    h.loops(model);
     h.0
 }
 
@@ -259,6 +265,44 @@ impl Fnv {
         self.len(on.clone().count());
         for field in on {
             self.str(&field.to_string());
+        }
+    }
+
+    /// The loop and multi-instance markers, and `#[item]` tasks (nothing at all for
+    /// a model without them).
+    fn loops(&mut self, model: &Model) {
+        use crate::parse::loops::LoopAstKind;
+        for (n, node) in model.nodes.iter().enumerate() {
+            if let Some(marker) = &node.looping {
+                self.str("loop");
+                self.len(n);
+                match &marker.kind {
+                    LoopAstKind::Multi(m) => {
+                        self.str("multi_instance");
+                        self.flag(m.sequential.is_some());
+                        self.expr(m.each.as_ref().map(|(_, e)| e));
+                        self.expr(m.count.as_ref().map(|(_, e)| e));
+                        self.expr(m.completion.as_ref().map(|(_, e)| e));
+                        self.flag(m.output.is_some());
+                    }
+                    LoopAstKind::Standard(l) => {
+                        self.str("standard_loop");
+                        self.flag(l.test_before.is_some());
+                        self.expr(l.condition.as_ref().map(|(_, e)| e));
+                        self.str(
+                            &l.max
+                                .as_ref()
+                                .map(|(_, m)| m.to_string())
+                                .unwrap_or_default(),
+                        );
+                    }
+                }
+            }
+            if node.item.is_some() {
+                self.str("item");
+                self.len(n);
+                self.flag(crate::check::loops::is_output_task(model, n));
+            }
         }
     }
 

@@ -95,8 +95,18 @@ pub fn all(model: &Model) -> Vec<TokenStream> {
     let data = model.data;
     let mut fns = Vec::new();
     for (n, node) in model.nodes.iter().enumerate() {
-        node_fns(n, node, data, &mut fns);
+        // A handler that takes an item (or is marked to, in the wrong place: that
+        // is reported) is never the plain one.
+        let takes_item = super::loops::item_source(model, n).is_some() || node.item.is_some();
+        if node.handler.is_some() && takes_item {
+            // Its handler takes an item: the loop runs `loops::fns`'s run instead.
+            fns.push(super::loops::placeholder_task_fn(model, n));
+            node_fns(n, node, false, data, &mut fns);
+            continue;
+        }
+        node_fns(n, node, true, data, &mut fns);
     }
+    fns.extend(super::loops::fns(model));
     for (i, flow) in model.flows.iter().enumerate() {
         if let Some(expr) = flow.condition {
             fns.push(condition_fn(UserFn::Condition(i), data, expr));
@@ -106,15 +116,18 @@ pub fn all(model: &Model) -> Vec<TokenStream> {
 }
 
 /// The fns of one node: its handler, its activation conditions, its event's fns.
-fn node_fns(n: usize, node: &Node, data: &syn::Type, fns: &mut Vec<TokenStream>) {
-    if let Some(handler) = node.handler {
+fn node_fns(n: usize, node: &Node, handler: bool, data: &syn::Type, fns: &mut Vec<TokenStream>) {
+    if let Some(h) = node.handler {
         match node.kind {
             Kind::Call => {
-                if let Ok(parts) = crate::model::call::parts(handler) {
+                if let Ok(parts) = crate::model::call::parts(h) {
                     fns.push(call_fn(UserFn::Call(n), data, &parts));
                 }
             }
-            _ => fns.push(task_fn(UserFn::Task(n), data, handler)),
+            // A multi-instance task's handler is emitted with its item (the caller
+            // says so by `handler: false`).
+            _ if handler => fns.push(task_fn(UserFn::Task(n), data, h)),
+            _ => {}
         }
     }
     for (k, triple) in node.activation.iter().enumerate() {

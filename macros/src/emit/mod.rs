@@ -8,6 +8,7 @@
 
 mod fingerprint;
 mod fns;
+pub mod loops;
 mod nodes;
 mod reads;
 
@@ -55,7 +56,7 @@ pub fn process(model: &Model, graph: Graph, notes: &[String]) -> TokenStream {
         }
         Graph::Empty => quote! {
             #(#[allow(dead_code)] #fns)*
-            ::thresh::Process { name: #name_str, doc: #doc, fingerprint: 0, nodes: &[], flows: &[], starts: &[], event_subs: &[] }
+            ::thresh::Process { name: #name_str, doc: #doc, fingerprint: 0, nodes: &[], flows: &[], starts: &[], event_subs: &[], loops: &[], item_tasks: &[] }
         },
     };
     let notes = notes.iter().map(|n| quote!(#[doc = #n]));
@@ -74,11 +75,13 @@ fn tables(model: &Model) -> TokenStream {
     let flows = (0..model.flows.len()).map(|i| flow(model, i));
     let starts = model.starts();
     let event_subs = event_subs(model, None);
+    let loops = loops::tables(model);
     quote! {
         nodes: &[#(#nodes),*],
         flows: &[#(#flows),*],
         starts: &[#(#starts),*],
         event_subs: &[#(#event_subs),*],
+        #loops
     }
 }
 
@@ -110,7 +113,7 @@ fn node(model: &Model, n: usize) -> TokenStream {
 }
 
 /// An expression's text; a closure's parameters written `|p|`, as Rust is written.
-fn closure_text(expr: &syn::Expr) -> String {
+pub(crate) fn closure_text(expr: &syn::Expr) -> String {
     match expr {
         syn::Expr::Closure(c) if c.attrs.is_empty() && c.capture.is_none() => {
             let inputs: Vec<String> = c

@@ -60,6 +60,10 @@ pub struct Node<'a> {
     pub marker: Option<Marker>,
     /// `task t = h: spawn;`: its handler runs on its own tokio task from the start.
     pub spawn: bool,
+    /// A loop or multi-instance marker (`#[multi_instance(..)]`, `#[standard_loop(..)]`).
+    pub looping: Option<crate::parse::loops::LoopAst>,
+    /// `#[item]`: a task inside a multi-instance sub-process that takes its item.
+    pub item: Option<&'a syn::Attribute>,
     /// A sub-process declared `transaction name { ... }`.
     pub transaction: bool,
     /// A task declared `task refund = handler: compensation;`: a compensation

@@ -23,7 +23,7 @@ pub use ir::{Flow, Kind, Marker, Model, Node, ScopeKind};
 pub use walk::{Direction, Edges};
 
 use crate::ctx::Ctx;
-use crate::parse::{doc_text, ProcessAst};
+use crate::parse::{doc_text, NodeAst, ProcessAst};
 use crate::symbol::{COMPENSATION, SUBPROCESS, TRANSACTION};
 
 /// The model of one process; every error found on the way is reported into `ctx`.
@@ -81,6 +81,11 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                 scope: None,
                 marker: kind::marker_of(decl, kind),
                 spawn: kind::spawns(decl, kind),
+                looping: loop_marker(ctx, decl),
+                item: decl
+                    .attrs
+                    .iter()
+                    .find(|a| a.path().is_ident(crate::symbol::ITEM)),
                 transaction: decl.keyword == TRANSACTION,
                 for_compensation: kind == Kind::Task
                     && decl.spec.as_ref().is_some_and(|s| s.name == COMPENSATION),
@@ -148,4 +153,25 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
         flows,
         incomplete,
     }
+}
+
+/// The loop or multi-instance marker among a declaration's attributes; a second
+/// one, or one whose arguments do not parse, is an error (and is dropped).
+fn loop_marker(ctx: &Ctx, decl: &NodeAst) -> Option<crate::parse::loops::LoopAst> {
+    let mut found: Option<crate::parse::loops::LoopAst> = None;
+    for attr in &decl.attrs {
+        match crate::parse::loops::marker(attr) {
+            None => {}
+            Some(Err(error)) => ctx.push(error),
+            Some(Ok(marker)) if found.is_some() => ctx.error(
+                &marker.name,
+                format!(
+                    "`{}` has two loop markers; an activity is either multi-instance or a standard loop — keep one (loop inside a multi-instance sub-process for both)",
+                    decl.id
+                ),
+            ),
+            Some(Ok(marker)) => found = Some(marker),
+        }
+    }
+    found
 }

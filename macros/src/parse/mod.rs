@@ -28,6 +28,7 @@ use syn::parse::{Parse, ParseStream};
 use syn::{braced, parenthesized, Attribute, Expr, Ident, Token, Type, Visibility};
 
 mod args;
+pub mod loops;
 mod spec;
 
 pub use spec::{activation, event, ActivationAst, EventAst, EventTrigger, TimerAst};

@@ -19,6 +19,7 @@ fn model(nodes: &[(&str, Elem, Option<usize>)], flows: &[(usize, usize)]) -> Mod
                 outgoing: Vec::new(),
                 default: None,
                 activation: String::new(),
+                looping: None,
             })
             .collect(),
         flows: Vec::new(),

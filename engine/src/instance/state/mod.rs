@@ -16,6 +16,7 @@ pub(crate) mod compensation;
 pub(crate) mod conditions;
 pub(crate) mod ids;
 pub(crate) mod joins;
+pub(crate) mod loops;
 pub(crate) mod scopes;
 pub(crate) mod timers;
 pub(crate) mod tracks;
@@ -69,6 +70,8 @@ pub(crate) struct Instance<D: ProcessData> {
     pub tracks: Tracks<D>,
     pub joins: Joins,
     pub scopes: Scopes,
+    /// Running loop and multi-instance activations (`loops.rs`).
+    pub loops: loops::Loops<D>,
     /// Parked tracks' triggers, working activities' boundary events, open scopes'
     /// event sub-process starts.
     pub armed: Armed,
@@ -135,6 +138,7 @@ impl<D: ProcessData> Instance<D> {
             tracks: Tracks::with_capacity(1),
             joins: Joins::default(),
             scopes: Scopes::default(),
+            loops: loops::Loops::default(),
             armed: Armed::default(),
             timers: Timers::default(),
             conditions: Conditions::default(),

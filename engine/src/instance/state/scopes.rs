@@ -5,6 +5,8 @@
 //! keeps an empty list (no allocation). Nested scopes are kept in opening order, so a
 //! scope's children always come after it.
 
+use std::collections::{BTreeMap, HashMap};
+
 use crate::graph::NodeIdx;
 use crate::instance::state::ids::TrackId;
 use crate::instance::state::ids::{ScopeId, ROOT};
@@ -42,10 +44,17 @@ const ROOT_INTERRUPTED: ScopeSlot = ScopeSlot {
     ..ROOT_SLOT
 };
 
-/// The open scopes.
+/// The open scopes. Kept by id — ids are given in opening order, so a scope's
+/// children come after it — with each scope's count of open children, each
+/// owner's scope, and the scopes that may have become empty since the loop last
+/// looked: a 10 000-instance multi-instance sub-process costs no scan.
 #[derive(Default)]
 pub(crate) struct Scopes {
-    nested: Vec<ScopeSlot>,
+    nested: BTreeMap<ScopeId, ScopeSlot>,
+    children: HashMap<ScopeId, u32>,
+    owners: HashMap<TrackId, ScopeId>,
+    /// Scopes opened or that lost a child since [`take_emptied`](Self::take_emptied).
+    emptied: Vec<ScopeId>,
     last: u32,
     /// An interrupting event sub-process took the process's own scope over.
     root_interrupted: bool,
@@ -65,9 +74,7 @@ impl Scopes {
         }
         self.last += 1;
         let id = ScopeId(self.last);
-        // Few scopes are open at a time: grow one slot at a time.
-        self.nested.reserve_exact(1);
-        self.nested.push(ScopeSlot {
+        self.insert(ScopeSlot {
             id,
             node,
             parent,
@@ -77,15 +84,43 @@ impl Scopes {
         id
     }
 
+    fn insert(&mut self, slot: ScopeSlot) {
+        if let Some(parent) = slot.parent {
+            *self.children.entry(parent).or_insert(0) += 1;
+        }
+        if let Some(owner) = slot.owner {
+            self.owners.insert(owner, slot.id);
+        }
+        // Empty until something runs in it: the loop looks at it after the step.
+        self.emptied.push(slot.id);
+        self.nested.insert(slot.id, slot);
+    }
+
     pub fn close(&mut self, id: ScopeId) {
-        self.nested.retain(|s| s.id != id);
+        let Some(slot) = self.nested.remove(&id) else {
+            return;
+        };
+        if let Some(owner) = slot.owner {
+            if self.owners.get(&owner) == Some(&id) {
+                self.owners.remove(&owner);
+            }
+        }
+        if let Some(parent) = slot.parent {
+            if let Some(n) = self.children.get_mut(&parent) {
+                *n -= 1;
+                if *n == 0 {
+                    self.children.remove(&parent);
+                    self.emptied.push(parent);
+                }
+            }
+        }
     }
 
     pub fn get(&self, id: ScopeId) -> Option<&ScopeSlot> {
         match id {
             ROOT if self.root_interrupted => Some(&ROOT_INTERRUPTED),
             ROOT => Some(&ROOT_SLOT),
-            _ => self.nested.iter().find(|s| s.id == id),
+            _ => self.nested.get(&id),
         }
     }
 
@@ -93,7 +128,7 @@ impl Scopes {
     pub fn interrupt(&mut self, id: ScopeId) {
         if id == ROOT {
             self.root_interrupted = true;
-        } else if let Some(slot) = self.nested.iter_mut().find(|s| s.id == id) {
+        } else if let Some(slot) = self.nested.get_mut(&id) {
             slot.interrupted = true;
         }
     }
@@ -116,15 +151,18 @@ impl Scopes {
 
     /// The scope the sub-process token `owner` waits for.
     pub fn owned_by(&self, owner: TrackId) -> Option<ScopeId> {
-        self.nested
-            .iter()
-            .find(|s| s.owner == Some(owner))
-            .map(|s| s.id)
+        self.owners.get(&owner).copied()
     }
 
     /// Whether any scope is open inside `id`.
     pub fn has_children(&self, id: ScopeId) -> bool {
-        self.nested.iter().any(|s| s.parent == Some(id))
+        self.children.contains_key(&id)
+    }
+
+    /// The scopes opened, or whose last child closed, since the last call: the
+    /// only ones that can have become empty (with the tracks' own list).
+    pub fn take_emptied(&mut self) -> Vec<ScopeId> {
+        std::mem::take(&mut self.emptied)
     }
 
     /// Whether no scope but the process's is open.
@@ -142,14 +180,16 @@ impl Scopes {
     /// Put back the scopes a checkpoint recorded.
     #[cfg(feature = "durable")]
     pub fn restore(&mut self, nested: Vec<ScopeSlot>, last: u32, root_interrupted: bool) {
-        self.nested = nested;
+        for slot in nested {
+            self.insert(slot);
+        }
         self.last = last;
         self.root_interrupted = root_interrupted;
     }
 
     /// The nested scopes, in opening order.
-    pub fn nested(&self) -> &[ScopeSlot] {
-        &self.nested
+    pub fn nested(&self) -> impl DoubleEndedIterator<Item = &ScopeSlot> + ExactSizeIterator {
+        self.nested.values()
     }
 }
 
@@ -170,5 +210,8 @@ mod tests {
         assert!(scopes.is_interrupted(ROOT) && !scopes.is_interrupted(a));
         scopes.close(b);
         assert!(!scopes.has_children(a) && scopes.is_interrupted(b));
+        // Each opened scope, and `a` once its last child closed, may be empty now.
+        assert_eq!(scopes.take_emptied(), [a, b, a]);
+        assert!(scopes.take_emptied().is_empty());
     }
 }

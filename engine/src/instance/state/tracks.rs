@@ -6,6 +6,8 @@
 //! [`Tracks::set_state`], every removal through [`Tracks::remove`], so the count
 //! cannot drift from the slots (the loop's deadlock test reads it).
 
+use std::collections::HashMap;
+
 use tokio::task::AbortHandle;
 
 use crate::graph::NodeIdx;
@@ -66,21 +68,82 @@ impl<D> TrackSlot<D> {
     }
 }
 
-/// The live tracks. Few at a time, so a vector beats a map.
+/// The live tracks. Usually few at a time, so a vector is searched; past
+/// [`INDEXED_FROM`] tracks (a wide multi-instance activity) a map from id to
+/// position takes over, so a lookup stays O(1) with 10 000 tracks.
 pub(crate) struct Tracks<D> {
     slots: Vec<TrackSlot<D>>,
+    /// Each track's position in `slots`, kept while there are many.
+    index: Option<HashMap<TrackId, usize>>,
+    /// Live tracks per nested scope (the process's own is not counted), so "is
+    /// anything left in this scope" needs no scan.
+    per_scope: HashMap<ScopeId, u32>,
+    /// Nested scopes whose last track was removed since
+    /// [`take_emptied`](Self::take_emptied).
+    emptied: Vec<ScopeId>,
     /// Tracks in an active state ([`TrackState::is_active`]).
     active: usize,
     next: u32,
 }
 
+/// From how many live tracks on [`Tracks`] keeps its index.
+const INDEXED_FROM: usize = 32;
+
 impl<D> Tracks<D> {
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
             slots: Vec::with_capacity(capacity),
+            index: None,
+            per_scope: HashMap::new(),
+            emptied: Vec::new(),
             active: 0,
             next: 0,
         }
+    }
+
+    /// The position of `id` in `slots`.
+    #[inline]
+    fn position(&self, id: TrackId) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(&id).copied(),
+            None => self.slots.iter().position(|s| s.id == id),
+        }
+    }
+
+    /// A slot was pushed at the end: index it, building the index when the
+    /// vector grows past [`INDEXED_FROM`]; count it in its scope.
+    fn pushed(&mut self) {
+        let last = self.slots.len() - 1;
+        let (id, scope) = (self.slots[last].id, self.slots[last].scope);
+        if scope != crate::instance::state::ids::ROOT {
+            *self.per_scope.entry(scope).or_insert(0) += 1;
+        }
+        match &mut self.index {
+            Some(index) => {
+                index.insert(id, last);
+            }
+            None if self.slots.len() > INDEXED_FROM => {
+                self.index = Some(
+                    self.slots
+                        .iter()
+                        .enumerate()
+                        .map(|(i, s)| (s.id, i))
+                        .collect(),
+                );
+            }
+            None => {}
+        }
+    }
+
+    /// The nested scopes that lost their last track since the last call.
+    pub fn take_emptied(&mut self) -> Vec<ScopeId> {
+        std::mem::take(&mut self.emptied)
+    }
+
+    /// Whether any live track runs in the nested scope `scope`.
+    #[inline]
+    pub fn any_in(&self, scope: ScopeId) -> bool {
+        self.per_scope.get(&scope).is_some_and(|&n| n > 0)
     }
 
     /// A new track at `at` in `scope`, being moved.
@@ -96,6 +159,7 @@ impl<D> Tracks<D> {
             task: None,
             attempt: 1,
         });
+        self.pushed();
         id
     }
 
@@ -111,22 +175,24 @@ impl<D> Tracks<D> {
 
     #[inline]
     pub fn get(&self, id: TrackId) -> Option<&TrackSlot<D>> {
-        self.slots.iter().find(|s| s.id == id)
+        self.position(id).map(|i| &self.slots[i])
     }
 
     /// A track's slot, to move it or reach its channel; its state changes only
     /// through [`set_state`](Self::set_state).
     #[inline]
     pub fn get_mut(&mut self, id: TrackId) -> Option<&mut TrackSlot<D>> {
-        self.slots.iter_mut().find(|s| s.id == id)
+        let i = self.position(id)?;
+        Some(&mut self.slots[i])
     }
 
     /// Put a live track in `state`, keeping the active count; `false` if it is gone.
     #[inline]
     pub fn set_state(&mut self, id: TrackId, state: TrackState) -> bool {
-        let Some(slot) = self.slots.iter_mut().find(|s| s.id == id) else {
+        let Some(i) = self.position(id) else {
             return false;
         };
+        let slot = &mut self.slots[i];
         match (slot.state.is_active(), state.is_active()) {
             (false, true) => self.active += 1,
             (true, false) => self.active -= 1,
@@ -147,8 +213,24 @@ impl<D> Tracks<D> {
     /// track wakes to a closed channel and ends; a track still running a handler
     /// (its activity was interrupted) is aborted at the handler's next await.
     pub fn remove(&mut self, id: TrackId) -> Option<TrackSlot<D>> {
-        let i = self.slots.iter().position(|s| s.id == id)?;
+        let i = self.position(id)?;
         let slot = self.slots.swap_remove(i);
+        if let Some(index) = &mut self.index {
+            index.remove(&id);
+            if let Some(moved) = self.slots.get(i) {
+                index.insert(moved.id, i);
+            }
+            if self.slots.len() <= INDEXED_FROM / 2 {
+                self.index = None;
+            }
+        }
+        if let Some(n) = self.per_scope.get_mut(&slot.scope) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_scope.remove(&slot.scope);
+                self.emptied.push(slot.scope);
+            }
+        }
         if slot.state.is_active() {
             self.active -= 1;
         }
@@ -178,6 +260,7 @@ impl<D> Tracks<D> {
             task: None,
             attempt,
         });
+        self.pushed();
         if state.is_active() {
             self.active += 1;
         }
@@ -187,6 +270,8 @@ impl<D> Tracks<D> {
     /// Take every track out (the instance is stopping).
     pub fn take_all(&mut self) -> Vec<TrackSlot<D>> {
         self.active = 0;
+        self.index = None;
+        self.per_scope.clear();
         std::mem::take(&mut self.slots)
     }
 
@@ -231,5 +316,25 @@ mod tests {
         assert!(!tracks.set_state(a, TrackState::Working));
         assert_eq!(tracks.active(), 0);
         assert_eq!(tracks.next_id(), TrackId(2));
+    }
+
+    #[test]
+    fn many_tracks_are_found_through_the_index_and_counted_per_scope() {
+        let mut tracks = Tracks::<()>::with_capacity(1);
+        let scope = ScopeId(7);
+        let ids: Vec<TrackId> = (0..100).map(|_| tracks.add(0, scope)).collect();
+        assert!(tracks.index.is_some() && tracks.any_in(scope) && !tracks.any_in(ROOT));
+        // Remove every other one: the swapped-in slots stay findable.
+        for id in ids.iter().step_by(2) {
+            assert!(tracks.remove(*id).is_some());
+        }
+        for (i, id) in ids.iter().enumerate() {
+            assert_eq!(tracks.get(*id).is_some(), i % 2 == 1, "{id:?}");
+        }
+        for id in ids.iter().skip(1).step_by(2) {
+            assert_eq!(tracks.get(*id).map(|s| s.id), Some(*id));
+            assert!(tracks.remove(*id).is_some());
+        }
+        assert!(tracks.is_empty() && tracks.index.is_none() && !tracks.any_in(scope));
     }
 }
