@@ -14,7 +14,7 @@
 //! completed or terminated → the output mapping, and the activity completes; an
 //! uncaught BPMN error → the same error raised at the call activity; failed otherwise,
 //! or cancelled from outside → the call activity fails as a task would. An escalation
-//! the child does not catch is forwarded while the child runs ([`ParentLink`]) and
+//! the child does not catch is forwarded while the child runs (`ParentLink`) and
 //! raised at the call activity. Dropping the run (the parent cancelled, an
 //! interrupting boundary, the call's scope cancelled) cancels the child.
 

@@ -92,6 +92,7 @@ pub enum Happening {
     Called {
         /// The child instance's id.
         child: super::outcome::InstanceId,
+    },
     /// The track is instance `index` of a multi-instance activity (from 0, the
     /// item's index), or run `index` of a loop (from 0: the runs before it); it was
     /// spawned from the token waiting at the activity.
