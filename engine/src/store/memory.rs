@@ -115,6 +115,22 @@ impl Tables {
                 let old = self.deployments.insert(deployment.id, deployment.clone());
                 undo.push(Undo::Deployment(deployment.id, old));
             }
+            Write::Tick { deployment, .. } => {
+                let stored = self.deployments.get(&deployment.id);
+                let anchors = super::tick::ticked(stored.map(|d| d.timer_anchors.as_str()), write)?;
+                let record = match stored {
+                    Some(d) => DeploymentRecord {
+                        timer_anchors: anchors,
+                        ..d.clone()
+                    },
+                    None => DeploymentRecord {
+                        timer_anchors: anchors,
+                        ..deployment.clone()
+                    },
+                };
+                let old = self.deployments.insert(deployment.id, record);
+                undo.push(Undo::Deployment(deployment.id, old));
+            }
             Write::RemoveDeployment { id } => {
                 if let Some(old) = self.deployments.remove(id) {
                     undo.push(Undo::Deployment(*id, Some(old)));

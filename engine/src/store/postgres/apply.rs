@@ -143,6 +143,35 @@ impl PostgresStore {
                     "storing a deployment",
                 )?;
             }
+            Write::Tick { deployment: d, .. } => {
+                // Created if missing, then locked: of nodes ticking one schedule at
+                // once, each compares with what the one before it committed.
+                run(
+                    "INSERT INTO deployments (id, process, fingerprint, data, timer_anchors)
+                     VALUES ($1, $2, $3, $4::text::json, '{}') ON CONFLICT (id) DO NOTHING",
+                    &[&to_i64(d.id), &d.process, &(d.fingerprint as i64), &d.data],
+                    "storing a deployment",
+                )?;
+                let statement = cached(
+                    statements,
+                    tx,
+                    "SELECT timer_anchors::text FROM deployments WHERE id = $1 FOR UPDATE",
+                    &self.location,
+                )?;
+                let stored: String = tx
+                    .query_one(&statement, &[&to_i64(d.id)])
+                    .and_then(|row| row.try_get(0))
+                    .map_err(|e| self.fail("reading a timer schedule", e))?;
+                let anchors = super::super::tick::ticked(Some(&stored), write)?;
+                let statement = cached(
+                    statements,
+                    tx,
+                    "UPDATE deployments SET timer_anchors = $2::text::json WHERE id = $1",
+                    &self.location,
+                )?;
+                tx.execute(&statement, &[&to_i64(d.id), &anchors])
+                    .map_err(|e| self.fail("storing a timer tick", e))?;
+            }
             Write::RemoveDeployment { id } => {
                 run(
                     "DELETE FROM deployments WHERE id = $1",
@@ -207,6 +236,15 @@ fn no_nul(write: &Write) -> Result<(), StoreError> {
             ("process", d.process.as_str()),
             ("data", d.data.as_str()),
             ("timer anchors", d.timer_anchors.as_str()),
+        ],
+        Write::Tick {
+            deployment: d,
+            start,
+            ..
+        } => vec![
+            ("process", d.process.as_str()),
+            ("data", d.data.as_str()),
+            ("timer start", start.as_str()),
         ],
         _ => vec![],
     };

@@ -393,6 +393,72 @@ fn nodes_take_disjoint_batches_and_reserve_disjoint_ids() {
     assert_eq!(survivors[0].handovers().unwrap().len(), 40);
 }
 
+/// Three nodes tick one stored schedule at once, each from the schedule it read:
+/// every tick is stored once, by one of them (with its instance), and the others
+/// are refused as `TickTaken` with nothing of their batch stored.
+#[test]
+fn nodes_ticking_one_schedule_at_once_store_each_tick_once() {
+    let schema = TestSchema::new();
+    let nodes: Vec<PostgresStore> = (0..3)
+        .map(|n| {
+            let lease = std::time::Duration::from_secs(60);
+            PostgresStore::connect_node(&url(), &schema.0, &format!("n{n}"), lease).unwrap()
+        })
+        .collect();
+    let deployment = DeploymentRecord {
+        id: 1 << 62,
+        process: "ticker".into(),
+        fingerprint: 7,
+        data: "null".into(),
+        timer_anchors: "{}".into(),
+    };
+    let ticks: u32 = 30;
+    let won: Vec<Vec<u64>> = std::thread::scope(|scope| {
+        let runs: Vec<_> = nodes
+            .iter()
+            .enumerate()
+            .map(|(n, node)| {
+                let deployment = deployment.clone();
+                scope.spawn(move || {
+                    let mut mine = Vec::new();
+                    for attempt in 0..ticks * 3 {
+                        let stored = stored_tick(&node.deployments().unwrap(), deployment.id, "t");
+                        let fired = stored.map_or(0, |t| t.fired);
+                        if fired >= ticks {
+                            break;
+                        }
+                        let id = (n as u64) << 32 | u64::from(attempt);
+                        let batch = [
+                            Write::Tick {
+                                deployment: deployment.clone(),
+                                start: "t".into(),
+                                from: stored,
+                                to: TimerTick {
+                                    fired: fired + 1,
+                                    due_ms: None,
+                                },
+                            },
+                            Write::Put(rec(id, 1, "{}")),
+                        ];
+                        match node.apply(&batch) {
+                            Ok(()) => mine.push(id),
+                            Err(StoreError::TickTaken { .. }) => {}
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                    mine
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let stored = stored_tick(&nodes[0].deployments().unwrap(), deployment.id, "t");
+    assert_eq!(stored.map(|t| t.fired), Some(ticks));
+    let instances = nodes[0].list(None, None).unwrap();
+    assert_eq!(instances.len(), ticks as usize, "one instance per tick: {won:?}");
+    assert_eq!(won.iter().map(Vec::len).sum::<usize>(), ticks as usize);
+}
+
 #[test]
 fn text_with_a_nul_is_refused_as_invalid() {
     let schema = TestSchema::new();

@@ -15,6 +15,8 @@ use thresh::{
     Published,
 };
 
+mod starts;
+
 const HANG: Duration = Duration::from_secs(30);
 
 fn url() -> String {
