@@ -55,6 +55,8 @@ use serde::{Deserialize, Serialize};
 
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
+pub(crate) use postgres::Candidate;
+#[cfg(feature = "postgres")]
 pub use postgres::{Handover, PostgresStore, DEFAULT_SCHEMA, PG_SCHEMA_VERSION, RECONNECT_FOR};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore, SCHEMA_VERSION};

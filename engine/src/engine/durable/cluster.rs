@@ -37,11 +37,13 @@ use tracing::{debug, info, warn};
 
 use super::{DurableEngine, DurableError, ResumeReport};
 use crate::engine::Engine;
-use crate::events::Published;
+use crate::events::{Published, Wanted};
 use crate::graph::Payload;
 use crate::instance::durable::now_ms;
 use crate::instance::InstanceHandle;
-use crate::store::{MessageRecord, PostgresStore, StoreError, Write, DEFAULT_SCHEMA};
+use crate::store::{
+    Candidate, MessageRecord, PostgresStore, StoreError, Write, DEFAULT_SCHEMA,
+};
 
 /// How a node of several runs ([`DurableEngine::connect_with`]).
 #[derive(Clone, Debug)]
@@ -298,11 +300,17 @@ impl DurableEngine {
         payload: Payload,
     ) -> Result<Published, DurableError> {
         let hub = self.engine.inner.hub.clone();
-        let here = hub.takes(&record.name, &record.key);
+        // A catch here takes it; else a start event here may, by the key rule (decided
+        // by the store, across nodes).
+        let waiter = hub.waits(&record.name, &record.key);
+        let starts = match waiter {
+            true => Vec::new(),
+            false => start_rule(&hub.wanted().starts, &record.name),
+        };
         let store = node.store.clone();
         let stored = record.clone();
-        blocking(move || store.store_message(&stored, here)).await?;
-        if here {
+        let claimed = blocking(move || store.store_message(&stored, waiter, &starts)).await?;
+        if claimed {
             if let Some(published) = hub.offer_stored(&record.name, &record.key, payload, record.id)
             {
                 return Ok(published);
@@ -313,6 +321,22 @@ impl DurableEngine {
         }
         Ok(Published::Buffered)
     }
+}
+
+/// The key rule of a start message `name`, from the message starts `starts` (name,
+/// process) deployed here: the message starts of the processes that start on `name`
+/// (their instances, and their start messages, hold the key).
+fn start_rule(starts: &[(String, &'static str)], name: &str) -> Vec<(String, &'static str)> {
+    let processes: HashSet<&str> = starts
+        .iter()
+        .filter(|(n, _)| n == name)
+        .map(|(_, p)| *p)
+        .collect();
+    starts
+        .iter()
+        .filter(|(_, p)| processes.contains(p))
+        .cloned()
+        .collect()
 }
 
 /// Where a signal's payload decoder is kept (beside the messages').
@@ -598,7 +622,6 @@ impl Node {
         engine: DurableEngine,
         mut signals: mpsc::UnboundedReceiver<String>,
     ) {
-        const CLAIM_BATCH: usize = 500;
         let mut last_expiry = 0;
         // Message names waited for here with no payload type known (warned once).
         let mut unknown = HashSet::new();
@@ -621,46 +644,84 @@ impl Node {
                     .writer
                     .send(vec![Write::Expire { now_ms: now }]);
             }
-            let hub = engine.engine.inner.hub.clone();
-            let (names, waits) = hub.wanted();
-            // Only messages this node can read: another node may know their type.
-            let (names, waits) = engine.readable(names, waits, &mut unknown);
-            if names.is_empty() && waits.is_empty() {
-                continue;
+            if let Err(e) = self.claim(&engine, now, &mut unknown).await {
+                warn!(node = %self.id, error = %e, "claiming messages failed");
             }
+        }
+    }
+
+    /// One claim poll: page through the unclaimed messages of the names this node's
+    /// catches wait for and of its message starts, claim those it takes — a catch's
+    /// by its key, looked up in the hub; a start's if the key rule lets it start now —
+    /// and deliver them.
+    async fn claim(
+        &self,
+        engine: &DurableEngine,
+        now: i64,
+        unknown: &mut HashSet<String>,
+    ) -> Result<(), DurableError> {
+        const PAGE: usize = 500;
+        let hub = engine.engine.inner.hub.clone();
+        // Only messages this node can read: another node may know their type.
+        let wanted = engine.readable(hub.wanted(), unknown);
+        if wanted.waits.is_empty() && wanted.starts.is_empty() {
+            return Ok(());
+        }
+        let wanted = Arc::new(wanted);
+        let mut after = 0;
+        loop {
+            let (store, w) = (self.store.clone(), wanted.clone());
+            let candidates =
+                blocking(move || store.claim_candidates(&w.waits, &w.starts, now, after, PAGE))
+                    .await?;
+            let full = candidates.len() >= PAGE;
+            after = candidates.last().map_or(after, |c| c.seq);
+            let (waited, starts): (Vec<Candidate>, Vec<Candidate>) = candidates
+                .into_iter()
+                .partition(|c| hub.waits(&c.name, &c.key));
             let store = self.store.clone();
-            let claimed =
-                blocking(move || store.claim_messages(&names, &waits, now, CLAIM_BATCH)).await;
-            let claimed = match claimed {
-                Ok(claimed) => claimed,
-                Err(e) => {
-                    warn!(node = %self.id, error = %e, "claiming messages failed");
-                    continue;
+            let ids: Vec<u64> = waited.iter().map(|c| c.id).collect();
+            let mut claimed = match ids.is_empty() {
+                true => Vec::new(),
+                false => blocking(move || store.claim_waited(&ids, now)).await?,
+            };
+            for start in starts.into_iter().filter(|c| c.startable) {
+                let rule = start_rule(&wanted.starts, &start.name);
+                let store = self.store.clone();
+                let message =
+                    blocking(move || store.claim_start(start.id, &start.key, &rule, now)).await?;
+                claimed.extend(message);
+            }
+            self.deliver(engine, claimed).await;
+            if !full {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Hand claimed messages to this node's catches and start events; release the
+    /// ones none takes (any node may claim them again).
+    async fn deliver(&self, engine: &DurableEngine, claimed: Vec<MessageRecord>) {
+        let hub = &engine.engine.inner.hub;
+        let mut released = HashSet::new();
+        for message in claimed {
+            let taken = match engine.decode_payload(&message.name, &message.payload) {
+                Some(payload) => hub
+                    .offer_stored(&message.name, &message.key, payload, message.id)
+                    .is_some(),
+                None => {
+                    warn!(message = message.id, name = %message.name, "a stored message of unknown type: call message_type first");
+                    false
                 }
             };
-            if claimed.len() >= CLAIM_BATCH {
-                self.wake.notify_one();
+            if !taken {
+                released.insert(message.id);
             }
-            let mut released = HashSet::new();
-            for message in claimed {
-                let taken = match engine.decode_payload(&message.name, &message.payload) {
-                    Some(payload) => hub
-                        .offer_stored(&message.name, &message.key, payload, message.id)
-                        .is_some(),
-                    None => {
-                        warn!(message = message.id, name = %message.name, "a stored message of unknown type: call message_type first");
-                        false
-                    }
-                };
-                if !taken {
-                    released.insert(message.id);
-                }
-            }
-            for id in released {
-                let store = self.store.clone();
-                if let Err(e) = blocking(move || store.release_message(id)).await {
-                    warn!(node = %self.id, error = %e, "releasing a message failed");
-                }
+        }
+        for id in released {
+            let store = self.store.clone();
+            if let Err(e) = blocking(move || store.release_message(id)).await {
+                warn!(node = %self.id, error = %e, "releasing a message failed");
             }
         }
     }
@@ -687,14 +748,9 @@ impl Node {
 }
 
 impl DurableEngine {
-    /// The wanted message names and waits whose payload type is known here; warn
-    /// once per name of one that is not.
-    fn readable(
-        &self,
-        names: Vec<String>,
-        waits: Vec<(String, String)>,
-        unknown: &mut HashSet<String>,
-    ) -> (Vec<String>, Vec<(String, String)>) {
+    /// What the hub wants, but the message names whose payload type is not known
+    /// here; warn once per name of a catch that waits for one.
+    fn readable(&self, wanted: Wanted, unknown: &mut HashSet<String>) -> Wanted {
         let payloads = self
             .inner
             .payloads
@@ -705,15 +761,17 @@ impl DurableEngine {
             if !known && unknown.insert(name.clone()) {
                 warn!(
                     message = %name,
-                    "a catch here waits for a message whose payload type this node does not \
-                     know: call message_type for it, or it is never taken from the store here"
+                    "a catch or start event here waits for a message whose payload type \
+                     this node does not know: call message_type for it, or it is never \
+                     taken from the store here"
                 );
             }
             known
         };
-        let names = names.into_iter().filter(|n| known(n)).collect();
-        let waits = waits.into_iter().filter(|(n, _)| known(n)).collect();
-        (names, waits)
+        Wanted {
+            waits: wanted.waits.into_iter().filter(|n| known(n)).collect(),
+            starts: wanted.starts.into_iter().filter(|(n, _)| known(n)).collect(),
+        }
     }
 
     /// A stored payload read back with the type registered for `name`.
