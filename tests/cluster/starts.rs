@@ -32,7 +32,11 @@ async fn ticks(store: &std::sync::Arc<PostgresStore>, process: &'static str) -> 
             .expect("read")
             .iter()
             .filter(|d| d.process == process)
-            .filter_map(|d| thresh::store::parse_anchors(&d.timer_anchors)?.get("tick").copied())
+            .filter_map(|d| {
+                thresh::store::parse_anchors(&d.timer_anchors)?
+                    .get("tick")
+                    .copied()
+            })
             .map(|t| u64::from(t.fired))
             .sum();
         (ids, fired)
@@ -101,7 +105,10 @@ async fn a_timer_start_deployed_on_every_node_fires_once_per_tick() {
         handed_out += handles.len();
         by_node.push(handles.len());
     }
-    assert_eq!(handed_out as u64, fired, "each tick started on one node: {by_node:?}");
+    assert_eq!(
+        handed_out as u64, fired,
+        "each tick started on one node: {by_node:?}"
+    );
     let stored = {
         let s = store.clone();
         tokio::task::spawn_blocking(move || thresh::store::Store::deployments(&*s))
@@ -110,4 +117,165 @@ async fn a_timer_start_deployed_on_every_node_fires_once_per_tick() {
             .expect("read")
     };
     assert_eq!(stored.len(), 1, "one shared schedule: {stored:?}");
+}
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
+pub struct Ride {
+    pub seat: u32,
+}
+
+process! {
+    RIDE: Ride {
+        start requested: message("ride", apply = |r, seat: &u32| r.seat = *seat);
+        user  drive;
+        end   arrived;
+        requested -> drive -> arrived;
+    }
+}
+
+/// The stored instances of `RIDE`: (status, seat) by id.
+async fn rides(store: &std::sync::Arc<PostgresStore>) -> Vec<(Status, u64)> {
+    let s = store.clone();
+    tokio::task::spawn_blocking(move || {
+        thresh::store::Store::list(&*s, Some("RIDE"), None)
+            .expect("read")
+            .iter()
+            .map(|r| {
+                let data = match &r.outcome {
+                    Some(outcome) => {
+                        serde_json::from_str::<serde_json::Value>(outcome).unwrap()["data"].clone()
+                    }
+                    None => {
+                        serde_json::from_str::<serde_json::Value>(&r.state).unwrap()["data"].clone()
+                    }
+                };
+                (r.status, data["seat"].as_u64().unwrap_or(0))
+            })
+            .collect()
+    })
+    .await
+    .expect("thread")
+}
+
+/// Zeebe's rule across nodes: a start message whose key belongs to an instance
+/// running on another node waits, stored, published on any node; when that instance
+/// ends, the oldest waiting one starts the next instance — one, on any node — and a
+/// third waits for the second. The nodes poll only once a minute: the end of the
+/// instance wakes them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_start_message_for_a_key_running_on_another_node_waits_for_its_end() {
+    let _serial = one_at_a_time().await;
+    let schema = Schema::new("startkey");
+    let minute = Duration::from_secs(60);
+    let nodes = [
+        schema.node_polling("a", minute).await,
+        schema.node_polling("b", minute).await,
+        schema.node_polling("c", minute).await,
+    ];
+    let (tx, mut started) = tokio::sync::mpsc::unbounded_channel();
+    for node in &nodes {
+        node.message_type::<u32>("ride");
+        let mut deployment = node.deploy(&RIDE, Ride::default()).expect("deploy");
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            while let Some(handle) = deployment.next().await {
+                let _ = tx.send(handle);
+            }
+        });
+    }
+    let store = std::sync::Arc::new(schema.store().await);
+    assert_eq!(
+        nodes[0]
+            .publish_message("ride", "K", 1_u32)
+            .await
+            .expect("stored"),
+        Published::Started,
+        "a's start event takes it"
+    );
+    // Published on b at once (the first message is claimed by a, or consumed by its
+    // instance's first checkpoint) and on c once the instance waits: they wait.
+    assert_eq!(
+        nodes[1]
+            .publish_message("ride", "K", 2_u32)
+            .await
+            .expect("stored"),
+        Published::Buffered
+    );
+    let first = tokio::time::timeout(HANG, started.recv())
+        .await
+        .expect("started")
+        .unwrap();
+    until_open(&first, "drive").await;
+    assert_eq!(
+        nodes[2]
+            .publish_message("ride", "K", 3_u32)
+            .await
+            .expect("stored"),
+        Published::Buffered
+    );
+    // Another key starts at once, beside it.
+    nodes[1]
+        .publish_message("ride", "L", 9_u32)
+        .await
+        .expect("stored");
+    let other = tokio::time::timeout(HANG, started.recv())
+        .await
+        .expect("started")
+        .unwrap();
+    until_open(&other, "drive").await;
+    assert_eq!(other.data().await.expect("data").seat, 9);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        started.try_recv().is_err(),
+        "no second instance for K while one runs"
+    );
+    // a's instance ends: the oldest waiting message (seat 2) starts the next one.
+    first
+        .complete("drive", |_: &mut Ride| {})
+        .await
+        .expect("completed");
+    let second = tokio::time::timeout(HANG, started.recv())
+        .await
+        .expect("the next")
+        .unwrap();
+    until_open(&second, "drive").await;
+    assert_eq!(
+        second.data().await.expect("data").seat,
+        2,
+        "the oldest first"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        started.try_recv().is_err(),
+        "the third waits for the second"
+    );
+    second
+        .complete("drive", |_: &mut Ride| {})
+        .await
+        .expect("completed");
+    let third = tokio::time::timeout(HANG, started.recv())
+        .await
+        .expect("the last")
+        .unwrap();
+    until_open(&third, "drive").await;
+    assert_eq!(third.data().await.expect("data").seat, 3);
+    for h in [&other, &third] {
+        h.complete("drive", |_: &mut Ride| {})
+            .await
+            .expect("completed");
+        tokio::time::timeout(HANG, h.outcome())
+            .await
+            .expect("ended");
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(started.try_recv().is_err(), "one instance per message");
+    let mut seats: Vec<(Status, u64)> = rides(&store).await;
+    seats.sort_by_key(|(_, seat)| *seat);
+    assert_eq!(
+        seats,
+        [1, 2, 3, 9].map(|seat| (Status::Completed, seat)).to_vec()
+    );
+    for node in nodes {
+        node.shutdown(HANG).await.expect("shutdown");
+    }
 }

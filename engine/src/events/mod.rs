@@ -8,12 +8,12 @@
 mod hub;
 mod timer;
 
+#[cfg(feature = "postgres")]
+pub(crate) use hub::Wanted;
 pub use hub::{BrokerConfig, BrokerStats, Published};
 pub(crate) use hub::{
     ChoiceId, Delivery, Hub, Mailbox, Offer, SignalAck, StartTrigger, Starter, SubId,
 };
-#[cfg(feature = "postgres")]
-pub(crate) use hub::Wanted;
 pub use timer::TimerSpec;
 
 /// The payload an error boundary's `apply` gets: the error a handler returned with

@@ -29,7 +29,11 @@ pub fn parse_anchors(text: &str) -> Option<TimerAnchors> {
 
 /// The schedule of `start` in `deployment` as stored in `records` (`None`: not
 /// stored — no such record, or no schedule for that start in it).
-pub fn stored_tick(records: &[DeploymentRecord], deployment: u64, start: &str) -> Option<TimerTick> {
+pub fn stored_tick(
+    records: &[DeploymentRecord],
+    deployment: u64,
+    start: &str,
+) -> Option<TimerTick> {
     let record = records.iter().find(|r| r.id == deployment)?;
     parse_anchors(&record.timer_anchors)?.get(start).copied()
 }

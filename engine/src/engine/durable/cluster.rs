@@ -41,9 +41,7 @@ use crate::events::{Published, Wanted};
 use crate::graph::Payload;
 use crate::instance::durable::now_ms;
 use crate::instance::InstanceHandle;
-use crate::store::{
-    Candidate, MessageRecord, PostgresStore, StoreError, Write, DEFAULT_SCHEMA,
-};
+use crate::store::{Candidate, MessageRecord, PostgresStore, StoreError, Write, DEFAULT_SCHEMA};
 
 /// How a node of several runs ([`DurableEngine::connect_with`]).
 #[derive(Clone, Debug)]
@@ -770,7 +768,11 @@ impl DurableEngine {
         };
         Wanted {
             waits: wanted.waits.into_iter().filter(|n| known(n)).collect(),
-            starts: wanted.starts.into_iter().filter(|(n, _)| known(n)).collect(),
+            starts: wanted
+                .starts
+                .into_iter()
+                .filter(|(n, _)| known(n))
+                .collect(),
         }
     }
 

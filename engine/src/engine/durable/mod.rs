@@ -475,7 +475,11 @@ impl DurableEngine {
         let data = data.map_or_else(|| "null".to_string(), |d| d.to_string());
         #[cfg(feature = "postgres")]
         if self.inner.node.get().is_some() {
-            let deployed = self.inner.deployed.lock().unwrap_or_else(|p| p.into_inner());
+            let deployed = self
+                .inner
+                .deployed
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
             let id = (0..)
                 .map(|nth| shared_deployment_id(process.name, process.fingerprint, nth))
                 .find(|id| !deployed.values().any(|d| d == id))

@@ -28,8 +28,8 @@ use crate::instance::durable::{now_ms, Durable};
 use crate::instance::snapshot::{from_wall, to_wall, Checkpoint};
 use crate::instance::Entry;
 use crate::store::{
-    parse_anchors, stored_tick, DeploymentRecord, InstanceRecord, Status, StoreError,
-    TimerAnchors, TimerTick, Write, Writer,
+    parse_anchors, stored_tick, DeploymentRecord, InstanceRecord, Status, StoreError, TimerAnchors,
+    TimerTick, Write, Writer,
 };
 
 /// A durable deployment's timer-start schedules, by start event id, and the record
@@ -210,7 +210,10 @@ pub(in crate::engine) async fn timer_starts<D: ProcessData>(
         match ticked.unwrap_or(Ticked::Stopped) {
             Ticked::Started => tick = next,
             Ticked::Taken => {
-                debug!(start = node, fired, "timer start: another node fired this tick");
+                debug!(
+                    start = node,
+                    fired, "timer start: another node fired this tick"
+                );
                 let Some(stored) = schedules.tick_of(node, &spec).await else {
                     return;
                 };

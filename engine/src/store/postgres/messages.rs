@@ -50,7 +50,8 @@ impl PostgresStore {
         let (channel, _) = channels(&self.schema);
         let (names, processes) = unzip(starts);
         let decide = !waiter && !starts.is_empty();
-        let params: [&(dyn ToSql + Sync); 11] = [
+        let now = super::now_ms();
+        let params: [&(dyn ToSql + Sync); 12] = [
             &to_i64(message.id),
             &message.name,
             &message.key,
@@ -62,6 +63,7 @@ impl PostgresStore {
             &names,
             &processes,
             &waiter,
+            &now,
         ];
         self.under_key_lock(decide.then_some(&message.key), |tx, statements| {
             // Claimed for a start only if no running instance of those processes
@@ -79,7 +81,7 @@ impl PostgresStore {
                                         AND i.process IN (SELECT process FROM starts))
                                     AND NOT EXISTS (
                                       SELECT 1 FROM messages o
-                                      WHERE o.key = $3 AND o.expires_ms > $4
+                                      WHERE o.key = $3 AND o.expires_ms > $12
                                         AND o.name IN (SELECT name FROM starts))
                                THEN $6::text END AS node),
                  stored AS (

@@ -319,7 +319,10 @@ fn timer_ticks_compare_and_set(s: &dyn Store) {
     s.apply(&[write("a", None, tick(0, Some(100)))]).unwrap();
     let stored = s.deployments().unwrap();
     assert_eq!(stored_tick(&stored, 7, "a"), Some(tick(0, Some(100))));
-    assert_eq!((stored[0].process.as_str(), stored[0].data.as_str()), ("order", "{}"));
+    assert_eq!(
+        (stored[0].process.as_str(), stored[0].data.as_str()),
+        ("order", "{}")
+    );
     assert!(s.next_ids().unwrap().deployment >= 8);
     s.apply(&[
         write("b", None, tick(0, Some(50))),
@@ -328,7 +331,10 @@ fn timer_ticks_compare_and_set(s: &dyn Store) {
     .unwrap();
     // Lost: computed from a schedule that is not the stored one.
     for from in [None, Some(tick(0, Some(100))), Some(tick(1, Some(201)))] {
-        let lost = s.apply(&[Write::Put(rec(40, 1, "{}")), write("a", from, tick(2, None))]);
+        let lost = s.apply(&[
+            Write::Put(rec(40, 1, "{}")),
+            write("a", from, tick(2, None)),
+        ]);
         assert!(
             matches!(lost, Err(StoreError::TickTaken { deployment: 7, ref start }) if start == "a"),
             "{lost:?}"

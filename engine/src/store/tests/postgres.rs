@@ -455,7 +455,11 @@ fn nodes_ticking_one_schedule_at_once_store_each_tick_once() {
     let stored = stored_tick(&nodes[0].deployments().unwrap(), deployment.id, "t");
     assert_eq!(stored.map(|t| t.fired), Some(ticks));
     let instances = nodes[0].list(None, None).unwrap();
-    assert_eq!(instances.len(), ticks as usize, "one instance per tick: {won:?}");
+    assert_eq!(
+        instances.len(),
+        ticks as usize,
+        "one instance per tick: {won:?}"
+    );
     assert_eq!(won.iter().map(Vec::len).sum::<usize>(), ticks as usize);
 }
 
