@@ -37,11 +37,8 @@ use tracing::{debug, info, warn};
 
 use super::{DurableEngine, DurableError, ResumeReport};
 use crate::engine::Engine;
-use crate::events::{Published, Wanted};
-use crate::graph::Payload;
-use crate::instance::durable::now_ms;
 use crate::instance::InstanceHandle;
-use crate::store::{Candidate, MessageRecord, PostgresStore, StoreError, Write, DEFAULT_SCHEMA};
+use crate::store::{PostgresStore, StoreError, DEFAULT_SCHEMA};
 
 /// How a node of several runs ([`DurableEngine::connect_with`]).
 #[derive(Clone, Debug)]
@@ -93,15 +90,15 @@ fn fresh_node_id() -> String {
 /// A node's own side: its connection for leases, claims and messages, and its
 /// background work.
 pub(crate) struct Node {
-    id: String,
-    config: NodeConfig,
+    pub(super) id: String,
+    pub(super) config: NodeConfig,
     /// The node's own connection (the writer has the other one).
-    store: Arc<PostgresStore>,
+    pub(super) store: Arc<PostgresStore>,
     /// The end of the id blocks in use (instances, messages).
     blocks: std::sync::Mutex<(u64, u64)>,
     /// Wakes the message claimer.
-    wake: Arc<Notify>,
-    stop: CancellationToken,
+    pub(super) wake: Arc<Notify>,
+    pub(super) stop: CancellationToken,
     listening: Arc<AtomicBool>,
     /// The instances this node runs, to stop one whose lease it lost.
     live: std::sync::Mutex<HashMap<u64, Live>>,
@@ -144,11 +141,11 @@ type SignalEncoder = fn(&(dyn Any + Send + Sync)) -> Option<serde_json::Value>;
 
 /// A signal between nodes, as the `NOTIFY` payload.
 #[derive(Serialize, serde::Deserialize)]
-struct SignalNote {
+pub(super) struct SignalNote {
     /// The sending node (which broadcast it locally itself).
-    from: String,
-    name: String,
-    payload: serde_json::Value,
+    pub(super) from: String,
+    pub(super) name: String,
+    pub(super) payload: serde_json::Value,
 }
 
 impl Engine {
@@ -159,7 +156,7 @@ impl Engine {
     }
 }
 
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, DurableError> {
     Ok(tokio::task::spawn_blocking(f)
@@ -288,57 +285,10 @@ impl DurableEngine {
         blocking(move || store.notify_signal(&text)).await?;
         Ok(())
     }
-
-    /// A node publishes a message: stored (claimed by this node if a catch or start
-    /// event here takes it), then delivered here, or left for the node that takes it.
-    pub(super) async fn publish_on_node(
-        &self,
-        node: &Arc<Node>,
-        record: MessageRecord,
-        payload: Payload,
-    ) -> Result<Published, DurableError> {
-        let hub = self.engine.inner.hub.clone();
-        // A catch here takes it; else a start event here may, by the key rule (decided
-        // by the store, across nodes).
-        let waiter = hub.waits(&record.name, &record.key);
-        let starts = match waiter {
-            true => Vec::new(),
-            false => start_rule(&hub.wanted().starts, &record.name),
-        };
-        let store = node.store.clone();
-        let stored = record.clone();
-        let claimed = blocking(move || store.store_message(&stored, waiter, &starts)).await?;
-        if claimed {
-            if let Some(published) = hub.offer_stored(&record.name, &record.key, payload, record.id)
-            {
-                return Ok(published);
-            }
-            // The catch went away meanwhile: any node may take it now.
-            let store = node.store.clone();
-            blocking(move || store.release_message(record.id)).await?;
-        }
-        Ok(Published::Buffered)
-    }
-}
-
-/// The key rule of a start message `name`, from the message starts `starts` (name,
-/// process) deployed here: the message starts of the processes that start on `name`
-/// (their instances, and their start messages, hold the key).
-fn start_rule(starts: &[(String, &'static str)], name: &str) -> Vec<(String, &'static str)> {
-    let processes: HashSet<&str> = starts
-        .iter()
-        .filter(|(n, _)| n == name)
-        .map(|(_, p)| *p)
-        .collect();
-    starts
-        .iter()
-        .filter(|(_, p)| processes.contains(p))
-        .cloned()
-        .collect()
 }
 
 /// Where a signal's payload decoder is kept (beside the messages').
-fn signal_key(name: &str) -> String {
+pub(super) fn signal_key(name: &str) -> String {
     format!("\u{1}signal:{name}")
 }
 
@@ -611,185 +561,5 @@ impl Node {
             },
         );
         Ok(())
-    }
-
-    /// Claim the stored messages this node's catches and message starts take, and
-    /// deliver them; pass signals from other nodes on.
-    async fn claim_loop(
-        self: Arc<Self>,
-        engine: DurableEngine,
-        mut signals: mpsc::UnboundedReceiver<String>,
-    ) {
-        let mut last_expiry = 0;
-        // Message names waited for here with no payload type known (warned once).
-        let mut unknown = HashSet::new();
-        loop {
-            tokio::select! {
-                _ = self.stop.cancelled() => return,
-                _ = self.wake.notified() => {}
-                Some(signal) = signals.recv() => self.signal(&engine, &signal),
-                _ = tokio::time::sleep(self.config.poll) => {}
-            }
-            while let Ok(signal) = signals.try_recv() {
-                self.signal(&engine, &signal);
-            }
-            let now = now_ms();
-            if now - last_expiry >= 1_000 {
-                // Expired messages leave the store (any node may do it).
-                last_expiry = now;
-                engine
-                    .inner
-                    .writer
-                    .send(vec![Write::Expire { now_ms: now }]);
-            }
-            if let Err(e) = self.claim(&engine, now, &mut unknown).await {
-                warn!(node = %self.id, error = %e, "claiming messages failed");
-            }
-        }
-    }
-
-    /// One claim poll: page through the unclaimed messages of the names this node's
-    /// catches wait for and of its message starts, claim those it takes — a catch's
-    /// by its key, looked up in the hub; a start's if the key rule lets it start now —
-    /// and deliver them.
-    async fn claim(
-        &self,
-        engine: &DurableEngine,
-        now: i64,
-        unknown: &mut HashSet<String>,
-    ) -> Result<(), DurableError> {
-        const PAGE: usize = 500;
-        let hub = engine.engine.inner.hub.clone();
-        // Only messages this node can read: another node may know their type.
-        let wanted = engine.readable(hub.wanted(), unknown);
-        if wanted.waits.is_empty() && wanted.starts.is_empty() {
-            return Ok(());
-        }
-        let wanted = Arc::new(wanted);
-        let mut after = 0;
-        loop {
-            let (store, w) = (self.store.clone(), wanted.clone());
-            let candidates =
-                blocking(move || store.claim_candidates(&w.waits, &w.starts, now, after, PAGE))
-                    .await?;
-            let full = candidates.len() >= PAGE;
-            after = candidates.last().map_or(after, |c| c.seq);
-            let (waited, starts): (Vec<Candidate>, Vec<Candidate>) = candidates
-                .into_iter()
-                .partition(|c| hub.waits(&c.name, &c.key));
-            let store = self.store.clone();
-            let ids: Vec<u64> = waited.iter().map(|c| c.id).collect();
-            let mut claimed = match ids.is_empty() {
-                true => Vec::new(),
-                false => blocking(move || store.claim_waited(&ids, now)).await?,
-            };
-            for start in starts.into_iter().filter(|c| c.startable) {
-                let rule = start_rule(&wanted.starts, &start.name);
-                let store = self.store.clone();
-                let message =
-                    blocking(move || store.claim_start(start.id, &start.key, &rule, now)).await?;
-                claimed.extend(message);
-            }
-            self.deliver(engine, claimed).await;
-            if !full {
-                return Ok(());
-            }
-        }
-    }
-
-    /// Hand claimed messages to this node's catches and start events; release the
-    /// ones none takes (any node may claim them again).
-    async fn deliver(&self, engine: &DurableEngine, claimed: Vec<MessageRecord>) {
-        let hub = &engine.engine.inner.hub;
-        let mut released = HashSet::new();
-        for message in claimed {
-            let taken = match engine.decode_payload(&message.name, &message.payload) {
-                Some(payload) => hub
-                    .offer_stored(&message.name, &message.key, payload, message.id)
-                    .is_some(),
-                None => {
-                    warn!(message = message.id, name = %message.name, "a stored message of unknown type: call message_type first");
-                    false
-                }
-            };
-            if !taken {
-                released.insert(message.id);
-            }
-        }
-        for id in released {
-            let store = self.store.clone();
-            if let Err(e) = blocking(move || store.release_message(id)).await {
-                warn!(node = %self.id, error = %e, "releasing a message failed");
-            }
-        }
-    }
-
-    /// A signal from another node: broadcast here.
-    fn signal(&self, engine: &DurableEngine, text: &str) {
-        let Ok(note) = serde_json::from_str::<SignalNote>(text) else {
-            warn!(node = %self.id, "an unreadable signal notification");
-            return;
-        };
-        if note.from == self.id {
-            return;
-        }
-        let payload = engine.decode_payload_value(&signal_key(&note.name), note.payload);
-        match payload {
-            Some(payload) => {
-                engine.engine.inner.hub.broadcast(&note.name, payload);
-            }
-            None => {
-                warn!(signal = %note.name, "a signal of unknown type from another node: call signal_type first")
-            }
-        }
-    }
-}
-
-impl DurableEngine {
-    /// What the hub wants, but the message names whose payload type is not known
-    /// here; warn once per name of a catch that waits for one.
-    fn readable(&self, wanted: Wanted, unknown: &mut HashSet<String>) -> Wanted {
-        let payloads = self
-            .inner
-            .payloads
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        let mut known = |name: &String| {
-            let known = payloads.contains_key(name);
-            if !known && unknown.insert(name.clone()) {
-                warn!(
-                    message = %name,
-                    "a catch or start event here waits for a message whose payload type \
-                     this node does not know: call message_type for it, or it is never \
-                     taken from the store here"
-                );
-            }
-            known
-        };
-        Wanted {
-            waits: wanted.waits.into_iter().filter(|n| known(n)).collect(),
-            starts: wanted
-                .starts
-                .into_iter()
-                .filter(|(n, _)| known(n))
-                .collect(),
-        }
-    }
-
-    /// A stored payload read back with the type registered for `name`.
-    pub(super) fn decode_payload(&self, name: &str, json: &str) -> Option<Payload> {
-        let value = serde_json::from_str(json).ok()?;
-        self.decode_payload_value(name, value)
-    }
-
-    fn decode_payload_value(&self, name: &str, value: serde_json::Value) -> Option<Payload> {
-        let decode = self
-            .inner
-            .payloads
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(name)
-            .copied()?;
-        decode(value).ok()
     }
 }

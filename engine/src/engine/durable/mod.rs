@@ -14,6 +14,8 @@ use serde::Serialize;
 
 mod calls;
 #[cfg(feature = "postgres")]
+mod claims;
+#[cfg(feature = "postgres")]
 mod cluster;
 mod messages;
 mod report;
