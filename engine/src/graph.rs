@@ -267,6 +267,15 @@ pub type Payload = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 /// ([`ApplyFailure`]).
 pub type ApplyPayload<D> = fn(&mut D, &Payload) -> Result<(), ApplyFailure>;
 
+/// How a stored message's JSON payload is read back into the type a catch's `apply`
+/// takes (feature `durable`): `None` when that type is not `Deserialize` (then a
+/// durable engine needs `message_type` for it).
+#[cfg(feature = "durable")]
+pub type PayloadDecode = Option<fn(serde_json::Value) -> Result<Payload, String>>;
+/// Without feature `durable` nothing is stored: no decoder.
+#[cfg(not(feature = "durable"))]
+pub type PayloadDecode = Option<fn()>;
+
 /// Why a catch's `apply` mapping did not map its payload.
 #[derive(Debug)]
 pub enum ApplyFailure {
@@ -294,6 +303,9 @@ pub enum Trigger<D: 'static> {
         reads: Option<&'static [&'static str]>,
         #[doc(hidden)]
         apply: Option<ApplyPayload<D>>,
+        /// Reads a stored payload back as the type `apply` takes.
+        #[doc(hidden)]
+        decode: fn() -> PayloadDecode,
     },
     /// A signal by name: every waiting catcher gets it.
     Signal {

@@ -174,7 +174,6 @@ async fn a_start_message_for_a_key_running_on_another_node_waits_for_its_end() {
     ];
     let (tx, mut started) = tokio::sync::mpsc::unbounded_channel();
     for node in &nodes {
-        node.message_type::<u32>("ride");
         let mut deployment = node.deploy(&RIDE, Ride::default()).expect("deploy");
         let tx = tx.clone();
         tokio::spawn(async move {

@@ -24,6 +24,8 @@ pub enum UserFn {
     Apply(usize),
     /// A message's correlation key.
     Key(usize),
+    /// A message catch's payload decoder (for durable engines).
+    Decode(usize),
     /// A conditional event's condition.
     When(usize),
     /// A conditional event's `on = [..]` fields, each read once (never called).
@@ -45,6 +47,7 @@ impl UserFn {
             UserFn::Condition(f) => format_ident!("__thresh_condition_{}", f),
             UserFn::Apply(n) => format_ident!("__thresh_apply_{}", n),
             UserFn::Key(n) => format_ident!("__thresh_key_{}", n),
+            UserFn::Decode(n) => format_ident!("__thresh_decode_{}", n),
             UserFn::When(n) => format_ident!("__thresh_when_{}", n),
             UserFn::On(n) => format_ident!("__thresh_on_{}", n),
             UserFn::Timer(n) => format_ident!("__thresh_timer_{}", n),
@@ -145,7 +148,10 @@ fn node_fns(n: usize, node: &Node, handler: bool, data: &syn::Type, fns: &mut Ve
                 fns.push(apply_fn(UserFn::Apply(n), data, expr));
             }
             match trigger {
-                EventTrigger::Message => fns.push(key_fn(UserFn::Key(n), data, event)),
+                EventTrigger::Message => {
+                    fns.push(key_fn(UserFn::Key(n), data, event));
+                    fns.push(decode_fn(UserFn::Decode(n), data, event));
+                }
                 EventTrigger::Condition => {
                     let condition = event.condition.as_ref();
                     let condition = condition.expect("a condition parsed its closure");
@@ -224,6 +230,25 @@ fn apply_fn(f: UserFn, data: &syn::Type, expr: &syn::Expr) -> TokenStream {
     quote! {
         #[allow(non_snake_case)]
         fn #name(data: &mut #data, payload: &::thresh::__private::Payload) -> ::core::result::Result<(), ::thresh::__private::ApplyFailure> { #call }
+    }
+}
+
+/// A message catch's payload decoder: by the type its `apply` takes (the closure
+/// again, never called: only its type is looked at), or any payload without one.
+fn decode_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
+    let name = f.name();
+    let body = match &event.apply {
+        Some((_, expr)) => quote! {
+            #[allow(unused_imports)]
+            use ::thresh::__private::decode::{Deserializable as _, Opaque as _};
+            let probe = ::thresh::__private::decode::probe::<#data, _, _, _>(#expr);
+            (&probe).decoder()
+        },
+        None => quote!(::thresh::__private::decode::ignored()),
+    };
+    quote! {
+        #[allow(non_snake_case)]
+        fn #name() -> ::thresh::__private::decode::PayloadDecode { #body }
     }
 }
 

@@ -107,6 +107,9 @@ pub(crate) struct Inner {
     adopters: Mutex<HashMap<&'static str, Arc<Adopt>>>,
     /// How a stored message's payload is read back, by message name.
     payloads: Mutex<HashMap<String, PayloadDecoder>>,
+    /// The names in `payloads` whose decoder reads any payload as `()` (learnt from
+    /// a catch without `apply`): a typed one found later replaces it.
+    payloads_ignored: Mutex<std::collections::HashSet<String>>,
     next_message: AtomicU64,
     /// How long a published message waits in the store for its catch.
     message_ttl: Duration,
@@ -219,6 +222,7 @@ impl DurableEngine {
             resumed: Mutex::new(HashMap::new()),
             adopters: Mutex::new(HashMap::new()),
             payloads: Mutex::new(HashMap::new()),
+            payloads_ignored: Mutex::new(std::collections::HashSet::new()),
             next_message: AtomicU64::new(next.message),
             message_ttl,
             keep_history: std::sync::atomic::AtomicBool::new(false),
@@ -263,11 +267,17 @@ impl DurableEngine {
         &self.engine
     }
 
-    /// Register `process`: this engine may resume its stored instances.
+    /// Register `process`: this engine may resume its stored instances, and reads
+    /// back the stored payloads of the messages its catches and message starts take
+    /// (by the type each `apply` takes, when it is `Deserialize`; a catch without
+    /// `apply` takes any payload) — [`message_type`](Self::message_type) is needed
+    /// only for other types, and on a node that publishes a message none of its
+    /// processes catches.
     pub fn register<D>(&self, process: &'static Process<D>) -> Result<(), DurableError>
     where
         D: ProcessData + Serialize + DeserializeOwned,
     {
+        self.learn_payload_types(process);
         let mut registry = self
             .inner
             .registry
