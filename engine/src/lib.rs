@@ -101,9 +101,17 @@ pub mod __private {
         /// Names the payload type `P` of an `apply` closure.
         pub struct Probe<P>(PhantomData<P>);
 
+        impl<P> Probe<P> {
+            /// The probe of `P`.
+            #[allow(clippy::new_without_default)]
+            pub fn new() -> Self {
+                Probe(PhantomData)
+            }
+        }
+
         /// The probe of `apply`'s payload type (the closure is not called).
         pub fn probe<D, P, R, F: FnOnce(&mut D, &P) -> R>(_apply: F) -> Probe<P> {
-            Probe(PhantomData)
+            Probe::new()
         }
 
         /// A payload type read back from JSON.

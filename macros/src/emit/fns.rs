@@ -233,15 +233,40 @@ fn apply_fn(f: UserFn, data: &syn::Type, expr: &syn::Expr) -> TokenStream {
     }
 }
 
-/// A message catch's payload decoder: by the type its `apply` takes (the closure
-/// again, never called: only its type is looked at), or any payload without one.
+/// A message catch's payload decoder: by the type its `apply` takes — written on a
+/// closure's payload parameter (an unwritten one is the apply fn's error, reported
+/// once, there), or a function's, looked at through the function (never called) —
+/// or any payload without `apply`.
 fn decode_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
     let name = f.name();
-    let body = match &event.apply {
-        Some((_, expr)) => quote! {
+    let probe = match &event.apply {
+        None => None,
+        Some((_, syn::Expr::Closure(closure))) => match closure.inputs.iter().nth(1) {
+            Some(syn::Pat::Type(typed)) => {
+                let payload = match &*typed.ty {
+                    syn::Type::Reference(reference) => &*reference.elem,
+                    other => other,
+                };
+                Some(quote!(::thresh::__private::decode::Probe::<#payload>::new()))
+            }
+            _ => {
+                return quote! {
+                    #[allow(non_snake_case)]
+                    fn #name() -> ::thresh::__private::decode::PayloadDecode {
+                        ::core::option::Option::None
+                    }
+                }
+            }
+        },
+        Some((_, expr)) => {
+            Some(quote!(::thresh::__private::decode::probe::<#data, _, _, _>(#expr)))
+        }
+    };
+    let body = match probe {
+        Some(probe) => quote! {
             #[allow(unused_imports)]
             use ::thresh::__private::decode::{Deserializable as _, Opaque as _};
-            let probe = ::thresh::__private::decode::probe::<#data, _, _, _>(#expr);
+            let probe = #probe;
             (&probe).decoder()
         },
         None => quote!(::thresh::__private::decode::ignored()),

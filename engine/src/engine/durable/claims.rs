@@ -37,7 +37,7 @@ impl DurableEngine {
         let waiter = hub.waits(&record.name, &record.key);
         let starts = match waiter {
             true => Vec::new(),
-            false => start_rule(&hub.wanted().starts, &record.name),
+            false => start_rule(&hub.starts(), &record.name),
         };
         let store = node.store.clone();
         let stored = record.clone();

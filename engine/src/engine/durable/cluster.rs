@@ -15,11 +15,14 @@
 //!   If a catch or a message start of this node takes it, it is stored claimed by this
 //!   node and delivered here; otherwise it is stored unclaimed and the other nodes are
 //!   woken by `NOTIFY`. Each node claims the stored messages its own waiting catches
-//!   and message starts take (`(name, key)` index), when woken by `NOTIFY`, when one
-//!   of its catches starts waiting, and every `poll` as the safety net (a notification
-//!   is lost while a listening connection is down). A claim expires with the node; the
-//!   receiving instance consumes the message in its checkpoint's transaction, so it
-//!   is applied exactly once. TTL as on one node.
+//!   and message starts take (`claims.rs`), when woken by `NOTIFY`, when one of its
+//!   catches starts waiting or a message start is deployed, and every `poll` as the
+//!   safety net (a notification is lost while a listening connection is down). A
+//!   claim expires with the node; the receiving instance consumes the message in its
+//!   checkpoint's transaction, so it is applied exactly once. TTL as on one node.
+//! - **Start events** fire once cluster-wide: a timer start's schedule is shared
+//!   through the store (`schedule.rs`), and a start message waits while an instance
+//!   of its process with its key runs on any node (the store decides, `claims.rs`).
 //! - **Signals** go to every node by `NOTIFY` (a signal is not stored: a node not
 //!   listening at that moment misses it, as a catch not armed then would).
 

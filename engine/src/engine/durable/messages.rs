@@ -103,12 +103,18 @@ impl DurableEngine {
             .payloads_ignored
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        let catches = process.nodes.iter().filter_map(|node| match node.kind.trigger() {
-            Some(Trigger::Message {
-                name, apply, decode, ..
-            }) => Some((*name, apply.is_some(), decode())),
-            _ => None,
-        });
+        let catches = process
+            .nodes
+            .iter()
+            .filter_map(|node| match node.kind.trigger() {
+                Some(Trigger::Message {
+                    name,
+                    apply,
+                    decode,
+                    ..
+                }) => Some((*name, apply.is_some(), decode())),
+                _ => None,
+            });
         for (name, typed, decode) in catches {
             let Some(decode) = decode else {
                 continue;

@@ -50,14 +50,15 @@ impl Hub {
             .flatten()
             .map(|(name, _)| name.to_string())
             .collect();
-        let mut starts: Vec<(String, &'static str)> = state
-            .message_starters
-            .iter()
-            .flat_map(|(name, s)| s.iter().map(|(_, s)| (name.to_string(), s.process())))
-            .collect();
-        starts.sort_unstable();
-        starts.dedup();
-        Wanted { waits, starts }
+        Wanted {
+            waits,
+            starts: starts(&state),
+        }
+    }
+
+    /// The message start events deployed here: (message name, process name).
+    pub fn starts(&self) -> Vec<(String, &'static str)> {
+        starts(&self.lock())
     }
 
     /// Make this the hub of a node: wake `notify` whenever a catch starts waiting for
@@ -73,4 +74,15 @@ impl Hub {
         drop(state);
         let _ = self.on_wait.set(notify);
     }
+}
+
+fn starts(state: &super::State) -> Vec<(String, &'static str)> {
+    let mut starts: Vec<(String, &'static str)> = state
+        .message_starters
+        .iter()
+        .flat_map(|(name, s)| s.iter().map(|(_, s)| (name.to_string(), s.process())))
+        .collect();
+    starts.sort_unstable();
+    starts.dedup();
+    starts
 }

@@ -15,8 +15,8 @@
 //! - **Takeover** moves expired leases (and instances no node ever owned) to the
 //!   calling node in one statement, `fence + 1`, a `handovers` row each, in batches
 //!   (`FOR UPDATE SKIP LOCKED`: two nodes taking over at once take disjoint sets).
-//! - **Messages** are claimed by one node before it delivers them
-//!   ([`PostgresStore::claim_messages`]) for one lease length: the receiving
+//! - **Messages** are claimed by one node before it delivers them (`messages.rs`)
+//!   for one lease length: the receiving
 //!   instance consumes it at its next checkpoint, long before; a claim of a node
 //!   that died, or whose instance moved, expires and another node claims it.
 
