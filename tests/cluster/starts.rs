@@ -157,6 +157,28 @@ async fn rides(store: &std::sync::Arc<PostgresStore>) -> Vec<(Status, u64)> {
     .expect("thread")
 }
 
+/// The next instance a deployment started, once it waits at `drive`, with its seat.
+async fn next_ride(
+    started: &mut tokio::sync::mpsc::UnboundedReceiver<InstanceHandle<Ride>>,
+) -> (InstanceHandle<Ride>, u32) {
+    let handle = tokio::time::timeout(HANG, started.recv())
+        .await
+        .expect("started")
+        .expect("a deployment");
+    until_open(&handle, "drive").await;
+    let seat = handle.data().await.expect("data").seat;
+    (handle, seat)
+}
+
+/// No further instance started meanwhile.
+async fn none_started(
+    started: &mut tokio::sync::mpsc::UnboundedReceiver<InstanceHandle<Ride>>,
+    why: &str,
+) {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(started.try_recv().is_err(), "{why}");
+}
+
 /// Zeebe's rule across nodes: a start message whose key belongs to an instance
 /// running on another node waits, stored, published on any node; when that instance
 /// ends, the oldest waiting one starts the next instance — one, on any node — and a
@@ -200,11 +222,8 @@ async fn a_start_message_for_a_key_running_on_another_node_waits_for_its_end() {
             .expect("stored"),
         Published::Buffered
     );
-    let first = tokio::time::timeout(HANG, started.recv())
-        .await
-        .expect("started")
-        .unwrap();
-    until_open(&first, "drive").await;
+    let (first, seat) = next_ride(&mut started).await;
+    assert_eq!(seat, 1);
     assert_eq!(
         nodes[2]
             .publish_message("ride", "K", 3_u32)
@@ -217,47 +236,23 @@ async fn a_start_message_for_a_key_running_on_another_node_waits_for_its_end() {
         .publish_message("ride", "L", 9_u32)
         .await
         .expect("stored");
-    let other = tokio::time::timeout(HANG, started.recv())
-        .await
-        .expect("started")
-        .unwrap();
-    until_open(&other, "drive").await;
-    assert_eq!(other.data().await.expect("data").seat, 9);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(
-        started.try_recv().is_err(),
-        "no second instance for K while one runs"
-    );
+    let (other, seat) = next_ride(&mut started).await;
+    assert_eq!(seat, 9);
+    none_started(&mut started, "no second instance for K while one runs").await;
     // a's instance ends: the oldest waiting message (seat 2) starts the next one.
     first
         .complete("drive", |_: &mut Ride| {})
         .await
         .expect("completed");
-    let second = tokio::time::timeout(HANG, started.recv())
-        .await
-        .expect("the next")
-        .unwrap();
-    until_open(&second, "drive").await;
-    assert_eq!(
-        second.data().await.expect("data").seat,
-        2,
-        "the oldest first"
-    );
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(
-        started.try_recv().is_err(),
-        "the third waits for the second"
-    );
+    let (second, seat) = next_ride(&mut started).await;
+    assert_eq!(seat, 2, "the oldest first");
+    none_started(&mut started, "the third waits for the second").await;
     second
         .complete("drive", |_: &mut Ride| {})
         .await
         .expect("completed");
-    let third = tokio::time::timeout(HANG, started.recv())
-        .await
-        .expect("the last")
-        .unwrap();
-    until_open(&third, "drive").await;
-    assert_eq!(third.data().await.expect("data").seat, 3);
+    let (third, seat) = next_ride(&mut started).await;
+    assert_eq!(seat, 3);
     for h in [&other, &third] {
         h.complete("drive", |_: &mut Ride| {})
             .await
@@ -266,8 +261,7 @@ async fn a_start_message_for_a_key_running_on_another_node_waits_for_its_end() {
             .await
             .expect("ended");
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(started.try_recv().is_err(), "one instance per message");
+    none_started(&mut started, "one instance per message").await;
     let mut seats: Vec<(Status, u64)> = rides(&store).await;
     seats.sort_by_key(|(_, seat)| *seat);
     assert_eq!(
