@@ -144,6 +144,8 @@ pub mod __private {
 
         #[cfg(all(test, feature = "durable"))]
         #[test]
+        // The borrow is how the fallback is reached, as in the expansion.
+        #[allow(clippy::needless_borrow)]
         fn a_deserialize_payload_type_gets_a_decoder_and_another_none() {
             struct NotSerde;
             let typed = probe::<u8, u64, (), _>(|_, _: &u64| {});

@@ -814,11 +814,9 @@ impl State {
 
     /// No waiter is left for `at`: it leaves the map.
     fn no_waiters(&mut self, at: &MessageKey) {
-        if self.waiters.remove(at).is_none() {
-            return;
-        }
+        let removed = self.waiters.remove(at).is_some();
         #[cfg(feature = "postgres")]
-        if let Some(names) = &mut self.wait_names {
+        if let (true, Some(names)) = (removed, &mut self.wait_names) {
             if let Some(count) = names.get_mut(&at.0) {
                 *count -= 1;
                 if *count == 0 {
@@ -826,6 +824,8 @@ impl State {
                 }
             }
         }
+        #[cfg(not(feature = "postgres"))]
+        let _ = removed;
     }
 
     /// `sub` leaves its open choice (it moved to another key, or was unsubscribed).

@@ -272,7 +272,8 @@ fn decode_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
         None => quote!(::thresh::__private::decode::ignored()),
     };
     quote! {
-        #[allow(non_snake_case)]
+        // The borrow chooses the decoder (`__private::decode`).
+        #[allow(non_snake_case, clippy::needless_borrow)]
         fn #name() -> ::thresh::__private::decode::PayloadDecode { #body }
     }
 }
