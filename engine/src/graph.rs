@@ -390,6 +390,29 @@ pub struct Flow<D: 'static> {
 }
 
 impl<D> Process<D> {
+    /// The message names of the arms of its parallel instantiating gateways: their
+    /// repeats, stored while the instance with their key ran, are stale once it ends.
+    #[cfg(feature = "durable")]
+    pub(crate) fn stale_arm_names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for &start in self.starts {
+            if !matches!(
+                self.nodes[start].kind,
+                NodeKind::InstantiatingGate { parallel: true }
+            ) {
+                continue;
+            }
+            for &flow in self.nodes[start].outgoing {
+                if let Some(Trigger::Message { name, .. }) =
+                    self.nodes[self.flows[flow].target].kind.trigger()
+                {
+                    names.push(name.to_string());
+                }
+            }
+        }
+        names
+    }
+
     /// The identifier the process was declared with.
     pub fn name(&self) -> &'static str {
         self.name

@@ -272,3 +272,84 @@ async fn a_start_message_for_a_key_running_on_another_node_waits_for_its_end() {
         node.shutdown(HANG).await.expect("shutdown");
     }
 }
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
+pub struct Pair {
+    pub id: String,
+    pub arms: u32,
+}
+
+process! {
+    PAIRED: Pair {
+        event_based first: instantiate(parallel);
+        catch left: message("left", key = |p| p.id.clone(), apply = |p, id: &String| { p.id = id.clone(); p.arms += 1; });
+        catch right: message("right", key = |p| p.id.clone(), apply = |p, id: &String| { p.id = id.clone(); p.arms += 1; });
+        parallel both;
+        end   done;
+        first -> left, right;
+        left, right -> both -> done;
+    }
+}
+
+/// A parallel instantiating gate deployed on two nodes: a repeat of the arm its
+/// instance took, published on the other node while the instance runs, waits; when
+/// the instance ends it is stale — it leaves the store with the end and starts no
+/// instance on any node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stale_arm_repeat_starts_no_instance_on_another_node() {
+    let _serial = one_at_a_time().await;
+    let schema = Schema::new("stale");
+    let nodes = [schema.node("a").await, schema.node("b").await];
+    let (tx, mut started) = tokio::sync::mpsc::unbounded_channel();
+    for node in &nodes {
+        let mut deployment = node.deploy(&PAIRED, Pair::default()).expect("deploy");
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            while let Some(handle) = deployment.next().await {
+                let _ = tx.send(handle);
+            }
+        });
+    }
+    let [a, b] = nodes;
+    assert_eq!(
+        a.publish_message("left", "P-1", "P-1".to_string())
+            .await
+            .expect("stored"),
+        Published::Started
+    );
+    let first = tokio::time::timeout(HANG, started.recv())
+        .await
+        .expect("started")
+        .expect("a deployment");
+    assert_eq!(
+        b.publish_message("left", "P-1", "P-1".to_string())
+            .await
+            .expect("stored"),
+        Published::Buffered,
+        "the repeat waits while the instance runs"
+    );
+    b.publish_message("right", "P-1", "P-1".to_string())
+        .await
+        .expect("stored");
+    let pair = tokio::time::timeout(HANG, first.outcome())
+        .await
+        .expect("ended")
+        .completed()
+        .expect("completed");
+    assert_eq!(pair.arms, 2, "each arm once");
+    // Give a wrong start time to happen (the end woke both nodes).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        started.try_recv().is_err(),
+        "the stale repeat started nothing"
+    );
+    let store = schema.store().await;
+    let left = tokio::task::spawn_blocking(move || thresh::store::Store::messages(&store))
+        .await
+        .expect("thread")
+        .expect("read");
+    assert!(left.is_empty(), "the repeat left the store: {left:?}");
+    for node in [a, b] {
+        node.shutdown(HANG).await.expect("shutdown");
+    }
+}

@@ -99,6 +99,18 @@ impl Tables {
                     undo.push(Undo::Message(*id, Some(old)));
                 }
             }
+            Write::DropStale { names, key } => {
+                let stale: Vec<u64> = self
+                    .messages
+                    .values()
+                    .filter(|m| m.key == *key && names.contains(&m.name))
+                    .map(|m| m.id)
+                    .collect();
+                for id in stale {
+                    let old = self.messages.remove(&id);
+                    undo.push(Undo::Message(id, old));
+                }
+            }
             Write::Expire { now_ms } => {
                 let expired: Vec<u64> = self
                     .messages

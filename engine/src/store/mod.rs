@@ -216,6 +216,15 @@ pub enum Write {
         /// The message id.
         id: u64,
     },
+    /// Drop the buffered messages named one of `names` with `key` that no engine
+    /// node holds a claim on: a parallel instantiating gateway's arm repeats, stale
+    /// once the instance with their key ended (written with its end).
+    DropStale {
+        /// The arms' message names.
+        names: Vec<String>,
+        /// The ended instance's correlation key.
+        key: String,
+    },
     /// Drop every buffered message with `expires_ms <= now_ms`.
     Expire {
         /// The current time, in milliseconds since the Unix epoch.
@@ -259,6 +268,7 @@ impl Write {
             Write::End { .. } => "end",
             Write::Buffer(_) => "buffer",
             Write::DropMessage { .. } => "drop-message",
+            Write::DropStale { .. } => "drop-stale",
             Write::Expire { .. } => "expire",
             Write::PutDeployment(_) => "put-deployment",
             Write::Tick { .. } => "tick",
@@ -565,7 +575,7 @@ pub(crate) fn check(write: &Write) -> Result<(), StoreError> {
             json("data", &deployment.data)?;
         }
         Write::RemoveDeployment { id: i } => id("deployment id", *i)?,
-        Write::Expire { .. } | Write::Purge { .. } => {}
+        Write::DropStale { .. } | Write::Expire { .. } | Write::Purge { .. } => {}
     }
     Ok(())
 }

@@ -119,6 +119,14 @@ impl PostgresStore {
                     "dropping a message",
                 )?;
             }
+            Write::DropStale { names, key } => {
+                run(
+                    "DELETE FROM messages WHERE key = $1 AND name = ANY($2::text[])
+                       AND (claim_until IS NULL OR claim_until < now())",
+                    &[key, names],
+                    "dropping stale messages",
+                )?;
+            }
             Write::Expire { now_ms } => {
                 run(
                     "DELETE FROM messages WHERE expires_ms <= $1",
@@ -227,6 +235,11 @@ fn no_nul(write: &Write) -> Result<(), StoreError> {
         Write::End {
             outcome: Some(o), ..
         } => vec![("outcome", o.as_str())],
+        Write::DropStale { names, key } => {
+            let mut v: Vec<(&str, &str)> = names.iter().map(|n| ("name", n.as_str())).collect();
+            v.push(("key", key.as_str()));
+            v
+        }
         Write::Buffer(m) => vec![
             ("name", m.name.as_str()),
             ("key", m.key.as_str()),

@@ -112,6 +112,13 @@ impl SqliteStore {
                     .and_then(|mut s| s.execute([to_i64(*id)]))
                     .map_err(|e| fail("dropping a message", e))?;
             }
+            Write::DropStale { names, key } => {
+                for name in names {
+                    tx.prepare_cached("DELETE FROM messages WHERE name = ?1 AND key = ?2")
+                        .and_then(|mut s| s.execute(params![name, key]))
+                        .map_err(|e| fail("dropping stale messages", e))?;
+                }
+            }
             Write::Expire { now_ms } => {
                 tx.prepare_cached("DELETE FROM messages WHERE expires_ms <= ?1")
                     .and_then(|mut s| s.execute([now_ms]))

@@ -350,6 +350,30 @@ fn timer_ticks_compare_and_set(s: &dyn Store) {
     assert_eq!(stored_tick(&stored, 7, "c"), None);
 }
 
+/// A drop of stale repeats takes the messages of the names given with the key
+/// given, and no other.
+fn stale_repeats_drop_by_names_and_key(s: &dyn Store) {
+    let message = |id, name: &str, key: &str| MessageRecord {
+        name: name.into(),
+        key: key.into(),
+        ..msg(id, i64::MAX)
+    };
+    let all = [
+        message(1, "left", "K"),
+        message(2, "right", "K"),
+        message(3, "left", "L"),
+        message(4, "other", "K"),
+    ];
+    let buffer: Vec<Write> = all.iter().cloned().map(Write::Buffer).collect();
+    s.apply(&buffer).unwrap();
+    s.apply(&[Write::DropStale {
+        names: vec!["left".into(), "right".into()],
+        key: "K".into(),
+    }])
+    .unwrap();
+    assert_eq!(s.messages().unwrap(), vec![all[2].clone(), all[3].clone()]);
+}
+
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
         mod memory_store {
@@ -398,5 +422,6 @@ conformance!(
     every_write_round_trips,
     refusals_and_atomic_batches,
     ids_are_never_reused,
-    timer_ticks_compare_and_set
+    timer_ticks_compare_and_set,
+    stale_repeats_drop_by_names_and_key
 );
