@@ -67,13 +67,13 @@ impl<D: ProcessData> Instance<D> {
             let _ = intake.send(Input::Track(Box::new(report)));
         });
         let caller = Caller {
+            stop: engine.stop(),
             engine,
             link: ParentLink {
                 parent: self.id,
                 depth,
                 notify,
             },
-            stop: self.stop.clone(),
             #[cfg(feature = "durable")]
             resume,
         };

@@ -88,7 +88,6 @@ pub(crate) fn spawn<D: ProcessData>(
     #[cfg_attr(not(any(feature = "durable", feature = "testing")), allow(unused_mut))]
     let mut instance = Instance::new(id, process, data, history, intake_tx, hub);
     instance.engine = Some(engine);
-    instance.stop = stop.clone();
     let parent_id = parent.as_ref().map(|link| link.parent);
     instance.parent = parent.map(Box::new);
     #[cfg(feature = "durable")]

@@ -384,6 +384,10 @@ impl<D: ProcessData> Instance<D> {
         handler: TaskHandler<D>,
         base: &Arc<D>,
     ) -> (TaskRun<D>, Option<u32>) {
+        // No marked activity runs: the plain handler (the common case, one check).
+        if self.loops.is_empty() {
+            return (handler(D::clone(base)), None);
+        }
         if let Some((scope, index)) = self.instance_at(track, node) {
             let run = self.process.loop_of(node).and_then(|l| l.multi()?.run);
             if let (

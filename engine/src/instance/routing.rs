@@ -101,7 +101,6 @@ impl<D: ProcessData> Instance<D> {
     pub(crate) fn reach(&mut self, track: TrackId, at: NodeIdx, moves: &mut Vec<Move>) {
         let process = self.process;
         let node = &process.nodes[at];
-        let scope = self.scope_of(track);
         match node.kind {
             NodeKind::Task(handler) => self.run_task(track, at, handler, moves),
             NodeKind::End => {
@@ -110,6 +109,7 @@ impl<D: ProcessData> Instance<D> {
             }
             NodeKind::Terminate => {
                 self.record(track, at, Happening::Terminated);
+                let scope = self.scope_of(track);
                 if scope == ROOT {
                     self.remove_track(track);
                     self.stop_all(Outcome::Terminated(D::clone(&self.data)));

@@ -108,8 +108,12 @@ impl<D> Tracks<D> {
     }
 
     /// The position of `id` in `slots`.
-    #[inline]
+    #[inline(always)]
     fn position(&self, id: TrackId) -> Option<usize> {
+        // Below half the threshold there is never an index: a short scan.
+        if self.slots.len() <= INDEXED_FROM / 2 {
+            return self.slots.iter().position(|s| s.id == id);
+        }
         match self.indexes.as_ref().and_then(|i| i.by_id.as_ref()) {
             Some(by_id) => by_id.get(&id).copied(),
             None => self.slots.iter().position(|s| s.id == id),
@@ -192,21 +196,21 @@ impl<D> Tracks<D> {
         self.slots.reserve(additional);
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, id: TrackId) -> Option<&TrackSlot<D>> {
         self.position(id).map(|i| &self.slots[i])
     }
 
     /// A track's slot, to move it or reach its channel; its state changes only
     /// through [`set_state`](Self::set_state).
-    #[inline]
+    #[inline(always)]
     pub fn get_mut(&mut self, id: TrackId) -> Option<&mut TrackSlot<D>> {
         let i = self.position(id)?;
         Some(&mut self.slots[i])
     }
 
     /// Put a live track in `state`, keeping the active count; `false` if it is gone.
-    #[inline]
+    #[inline(always)]
     pub fn set_state(&mut self, id: TrackId, state: TrackState) -> bool {
         let Some(i) = self.position(id) else {
             return false;
