@@ -3,7 +3,6 @@
 //! the child forwards while it runs. The child's end comes back as the run's report,
 //! committed like a task's copy (`tasks.rs`). `crate::call` is the other side.
 
-use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -25,7 +24,7 @@ impl<D: ProcessData> Instance<D> {
         track: TrackId,
         node: NodeIdx,
         call: &'static CallActivity<D>,
-        _moves: &mut VecDeque<Move>,
+        _moves: &mut Vec<Move>,
     ) {
         self.record(track, node, Happening::TaskStarted);
         if !self.tracks.set_state(track, TrackState::Working) {
@@ -68,13 +67,13 @@ impl<D: ProcessData> Instance<D> {
             let _ = intake.send(Input::Track(Box::new(report)));
         });
         let caller = Caller {
+            stop: engine.stop(),
             engine,
             link: ParentLink {
                 parent: self.id,
                 depth,
                 notify,
             },
-            stop: self.stop.clone(),
             #[cfg(feature = "durable")]
             resume,
         };
@@ -90,10 +89,8 @@ impl<D: ProcessData> Instance<D> {
         match started.child {
             Ok(Some(child)) => {
                 self.record(track, node, Happening::Called { child });
-                let live: Vec<Call> = std::mem::take(&mut self.calls)
-                    .into_iter()
-                    .filter(|c| c.track != track && self.working_at(c.track, c.node))
-                    .collect();
+                let mut live = std::mem::take(&mut self.calls);
+                live.retain(|c| c.track != track && self.working_at(c.track, c.node));
                 self.calls = live;
                 self.calls.push(Call {
                     track,

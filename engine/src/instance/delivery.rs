@@ -219,11 +219,12 @@ impl<D: ProcessData> Instance<D> {
                 let id = self.process.nodes[node].id;
                 match self.user_code(id, || key(&self.data)) {
                     Ok(key) => {
+                        let key: std::sync::Arc<str> = key.into();
                         let mailbox = self.mailbox();
                         let sub = self.hub.subscribe_message(name, &key, &mailbox, None);
                         let wait = self.armed.wait_mut(g, w);
                         wait.source = EventSource::Hub(sub);
-                        wait.key = Some(key.into());
+                        wait.key = Some(key);
                     }
                     Err(error) => self.fail(error),
                 }

@@ -274,12 +274,13 @@ impl<D: ProcessData> Instance<D> {
                 continue;
             }
             let mailbox = self.mailbox();
+            let current: Arc<str> = current.into();
             // Already served under the old key: that message is on its way, and is
             // this wait's (it matched when the broker took it).
             if let Some(moved) = self.hub.resubscribe_message(sub, name, &current, &mailbox) {
                 let wait = self.armed.wait_mut(e, w);
                 wait.source = EventSource::Hub(moved);
-                wait.key = Some(current.into());
+                wait.key = Some(current);
             }
         }
     }
