@@ -9,6 +9,8 @@ mod messages;
 mod read;
 
 pub use cluster::Handover;
+#[cfg(test)]
+pub(crate) use cluster::Listener;
 pub(crate) use messages::Candidate;
 
 use std::collections::HashMap;

@@ -463,6 +463,56 @@ fn nodes_ticking_one_schedule_at_once_store_each_tick_once() {
     assert_eq!(won.iter().map(Vec::len).sum::<usize>(), ticks as usize);
 }
 
+/// A node's end of an instance with a correlation key wakes the nodes (a start
+/// message may wait for the key), alone or in a run of ends; ends without a key
+/// wake nobody.
+#[test]
+fn an_end_with_a_key_notifies_the_nodes() {
+    let schema = TestSchema::new();
+    let lease = std::time::Duration::from_secs(60);
+    let node = PostgresStore::connect_node(&url(), &schema.0, "n", lease).unwrap();
+    let mut listener = node.listen();
+    assert!(
+        listener
+            .wait(std::time::Duration::from_millis(10))
+            .unwrap()
+            .reconnected
+    );
+    let end = |id| Write::End {
+        id,
+        status: Status::Completed,
+        outcome: None,
+        at_ms: 9,
+    };
+    let keyless = |id| InstanceRecord {
+        key: None,
+        ..rec(id, 1, "{}")
+    };
+    node.apply(
+        &(1..=5)
+            .map(|id| Write::Put(keyless(id)))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    node.apply(&[Write::Put(rec(6, 1, "{}")), Write::Put(rec(7, 1, "{}"))])
+        .unwrap();
+    let heard = |listener: &mut super::super::postgres::Listener| {
+        let heard = listener
+            .wait(std::time::Duration::from_millis(300))
+            .unwrap();
+        heard.messages
+    };
+    node.apply(&[end(1), end(2)]).unwrap();
+    node.apply(&[end(3)]).unwrap();
+    assert!(!heard(&mut listener), "no key, no wake-up");
+    node.apply(&[end(4), end(6)]).unwrap();
+    assert!(heard(&mut listener), "a run of ends, one with a key");
+    node.apply(&[end(7)]).unwrap();
+    assert!(heard(&mut listener), "a lone end with a key");
+    node.apply(&[end(5)]).unwrap();
+    assert!(!heard(&mut listener));
+}
+
 #[test]
 fn text_with_a_nul_is_refused_as_invalid() {
     let schema = TestSchema::new();
