@@ -98,16 +98,44 @@ async fn a_timer_start_deployed_on_every_node_fires_once_per_tick() {
     // Every node stopped: the count is final.
     let (ids, fired) = ticks(&store, "TICKER").await;
     assert_eq!(ids.len() as u64, fired, "one instance per tick: {ids:?}");
-    let mut handed_out = 0;
+    // Each tick's instance ran on the one node that stored the tick — but one
+    // stored as its node was stopping, which stays stored: for a restart, or for
+    // another node to take over once its lease expired.
+    let mut handed_out = BTreeSet::new();
     let mut by_node = Vec::new();
     for rx in started {
         let handles = rx.await.expect("deployment ended");
-        handed_out += handles.len();
         by_node.push(handles.len());
+        handed_out.extend(handles.iter().map(|h| h.id().0));
     }
+    let stored_ids: BTreeSet<u64> = ids.iter().copied().collect();
     assert_eq!(
-        handed_out as u64, fired,
-        "each tick started on one node: {by_node:?}"
+        handed_out.len(),
+        by_node.iter().sum::<usize>(),
+        "no tick ran on two nodes: {by_node:?}"
+    );
+    assert!(
+        handed_out.is_subset(&stored_ids),
+        "{handed_out:?} {stored_ids:?}"
+    );
+    let (left, taken_over) = {
+        let s = store.clone();
+        tokio::task::spawn_blocking(move || {
+            let running = thresh::store::Store::list(&*s, Some("TICKER"), Some(Status::Running));
+            let handovers = s.handovers().expect("read");
+            (running.expect("read"), handovers)
+        })
+        .await
+        .expect("thread")
+    };
+    let left: BTreeSet<u64> = left.iter().map(|r| r.id).collect();
+    let taken_over: BTreeSet<u64> = taken_over.iter().map(|h| h.instance).collect();
+    assert!(
+        stored_ids
+            .difference(&handed_out)
+            .all(|id| left.contains(id) || taken_over.contains(id)),
+        "every tick not run by its node is stored running or was taken over: \
+         {handed_out:?} {left:?} {taken_over:?}"
     );
     let stored = {
         let s = store.clone();
