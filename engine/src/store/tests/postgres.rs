@@ -136,6 +136,38 @@ fn a_new_schema_becomes_a_store_and_keeps_its_records() {
     assert_eq!(snapshot(&schema.connect().unwrap()), before);
 }
 
+/// A store written at schema 2 (several nodes, before start messages went
+/// cluster-wide) migrates to 3 with its records: its stored messages get their
+/// place in the order of storing, and a node claims them as before.
+#[test]
+fn a_schema_2_store_migrates_with_its_messages() {
+    let schema = TestSchema::new();
+    let v1 = include_str!("../postgres_v1.sql");
+    let v2 = include_str!("../postgres_v2.sql");
+    schema.sql(&format!(
+        "CREATE SCHEMA {0}; SET search_path TO {0}; {v1} {v2}
+         UPDATE meta SET value = '2' WHERE key = 'schema_version';
+         INSERT INTO messages (id, name, key, payload, expires_ms)
+           VALUES (5, 'pay', 'K', '3', {far}), (2, 'pay', 'L', '4', {far});",
+        schema.0,
+        far = i64::MAX
+    ));
+    let store = PostgresStore::connect_node(&url(), &schema.0, "n", Default::default()).unwrap();
+    let (_, meta) = schema.contents();
+    assert!(
+        meta.contains(&format!("(schema_version,{PG_SCHEMA_VERSION})")),
+        "{meta:?}"
+    );
+    let ids: Vec<u64> = store.messages().unwrap().iter().map(|m| m.id).collect();
+    assert_eq!(ids, [2, 5]);
+    let candidates = store
+        .claim_candidates(&["pay".to_string()], &[], 0, 0, 10)
+        .unwrap();
+    assert_eq!(candidates.len(), 2, "{candidates:?}");
+    let claimed = store.claim_waited(&[5], 0).unwrap();
+    assert_eq!(claimed.iter().map(|m| m.id).collect::<Vec<_>>(), [5]);
+}
+
 #[test]
 fn a_schema_another_program_made_is_not_a_store() {
     let schema = TestSchema::new();
