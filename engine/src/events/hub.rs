@@ -516,24 +516,24 @@ impl Hub {
         payload: Payload,
         stored: Option<u64>,
     ) -> Published {
-        self.route(name, key, payload, stored, true)
+        self.route(name, key, payload, stored, (true, true))
             .unwrap_or(Published::Dropped)
     }
 
-    /// To a waiter, a start event, or (`buffer`) into the buffer.
+    /// To a waiter, (`start`) a start event, or (`buffer`) into the buffer.
     fn route(
         &self,
         name: &str,
         key: &str,
         payload: Payload,
         stored: Option<u64>,
-        buffer: bool,
+        (start, buffer): (bool, bool),
     ) -> Option<Published> {
         let at = (Arc::<str>::from(name), Arc::<str>::from(key));
         // Starters are asked once: when they decline, the waiters are looked at again
         // under the same lock that buffers, so a catch that subscribed meanwhile gets
         // the message instead of the buffer.
-        let mut starters_asked = false;
+        let mut starters_asked = !start;
         loop {
             let mut state = self.lock();
             let waiter = state.waiters.get_mut(&at).and_then(VecDeque::pop_front);

@@ -43,8 +43,8 @@ impl DurableEngine {
         let stored = record.clone();
         let claimed = blocking(move || store.store_message(&stored, waiter, &starts)).await?;
         if claimed {
-            if let Some(published) = hub.offer_stored(&record.name, &record.key, payload, record.id)
-            {
+            let offered = (record.id, !waiter);
+            if let Some(published) = hub.offer_stored(&record.name, &record.key, payload, offered) {
                 return Ok(published);
             }
             // The catch went away meanwhile: any node may take it now.
@@ -149,16 +149,19 @@ impl Node {
                 .partition(|c| hub.waits(&c.name, &c.key));
             let store = self.store.clone();
             let ids: Vec<u64> = waited.iter().map(|c| c.id).collect();
-            let mut claimed = match ids.is_empty() {
+            let mut claimed: Vec<(MessageRecord, bool)> = match ids.is_empty() {
                 true => Vec::new(),
                 false => blocking(move || store.claim_waited(&ids, now)).await?,
-            };
+            }
+            .into_iter()
+            .map(|m| (m, false))
+            .collect();
             for start in starts.into_iter().filter(|c| c.startable) {
                 let rule = start_rule(&wanted.starts, &start.name);
                 let store = self.store.clone();
                 let message =
                     blocking(move || store.claim_start(start.id, &start.key, &rule, now)).await?;
-                claimed.extend(message);
+                claimed.extend(message.map(|m| (m, true)));
             }
             taken += self.deliver(engine, claimed).await;
             if !full {
@@ -167,16 +170,17 @@ impl Node {
         }
     }
 
-    /// Hand claimed messages to this node's catches and start events; release the
-    /// ones none takes (any node may claim them again). Returns how many were taken.
-    async fn deliver(&self, engine: &DurableEngine, claimed: Vec<MessageRecord>) -> usize {
+    /// Hand claimed messages to this node's catches and (those claimed to start
+    /// one) start events; release the ones none takes (any node may claim them
+    /// again). Returns how many were taken.
+    async fn deliver(&self, engine: &DurableEngine, claimed: Vec<(MessageRecord, bool)>) -> usize {
         let count = claimed.len();
         let hub = &engine.engine.inner.hub;
         let mut released = HashSet::new();
-        for message in claimed {
+        for (message, start) in claimed {
             let taken = match engine.decode_payload(&message.name, &message.payload) {
                 Some(payload) => hub
-                    .offer_stored(&message.name, &message.key, payload, message.id)
+                    .offer_stored(&message.name, &message.key, payload, (message.id, start))
                     .is_some(),
                 None => {
                     warn!(message = message.id, name = %message.name, "a stored message of unknown type: call message_type first");

@@ -21,17 +21,19 @@ pub(crate) struct Wanted {
 }
 
 impl Hub {
-    /// Hand a stored message to a waiter or a start event of this hub, never into its
-    /// buffer: `None` if none takes it (a node of several then gives up its claim, so
-    /// that the node whose instance waits for it gets it).
+    /// Hand a stored message to a waiter or (`start`: the store let it start an
+    /// instance) a start event of this hub, never into its buffer: `None` if none
+    /// takes it (a node of several then gives up its claim, so that the node whose
+    /// instance waits for it gets it). A message claimed for a waiter never starts an
+    /// instance here: whether it may is the store's decision (the key rule).
     pub fn offer_stored(
         &self,
         name: &str,
         key: &str,
         payload: Payload,
-        stored: u64,
+        (stored, start): (u64, bool),
     ) -> Option<Published> {
-        self.route(name, key, payload, Some(stored), false)
+        self.route(name, key, payload, Some(stored), (start, false))
     }
 
     /// Whether a catch here waits for the message `name` with `key`.
