@@ -65,7 +65,10 @@ impl DurableEngine {
     }
 
     /// Say that messages called `name` carry a `P`, so stored ones can be read back
-    /// after a restart (`publish_message` says so itself).
+    /// after a restart, or claimed from another node (`publish_message` says so
+    /// itself, and [`register`](Self::register) for the types its process's catches
+    /// take when they are `Deserialize`): needed for any other type. It overrides
+    /// what `register` learnt.
     pub fn message_type<P>(&self, name: &str)
     where
         P: DeserializeOwned + Any + Send + Sync,
