@@ -5,7 +5,8 @@
 //! survivors take to take over and resume 10 000 instances of a stopped node; then
 //! one claim poll of a node whose 10 000 instances wait for messages while a few
 //! messages for other keys are stored (the poll as it is, and the statement the poll
-//! sent before it read only the names: every waited (name, key)). The
+//! sent before it read only the names: every waited (name, key)); then message
+//! starts published round-robin on three nodes that all deploy the process. The
 //! database is `THRESH_POSTGRES_URL` (default the local `test` database), in a
 //! schema of its own per run, dropped at the end. No harness; it prints figures.
 //!
@@ -59,6 +60,14 @@ process! {
 #[derive(Clone, Debug, Default, ProcessData, Serialize, Deserialize)]
 pub struct Keyed {
     pub key: String,
+}
+
+process! {
+    pub BOOKED: Keyed {
+        start booked: message("booked", apply = |k, key: &String| k.key = key.clone());
+        end   done;
+        booked -> done;
+    }
 }
 
 process! {
@@ -125,7 +134,8 @@ fn node_config(schema: &str, node: &str, lease: Duration) -> NodeConfig {
 }
 
 fn main() {
-    // `-- NAME ...` runs only the parts named: parallel10, takeover, claim-poll.
+    // `-- NAME ...` runs only the parts named: parallel10, takeover, claim-poll,
+    // message-starts.
     let filters: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
@@ -140,6 +150,9 @@ fn main() {
     }
     if runs("claim-poll") {
         claim_poll();
+    }
+    if runs("message-starts") {
+        message_starts();
     }
 }
 
@@ -375,5 +388,87 @@ fn claim_poll() {
                 .expect("shutdown");
         }
     });
+    drop_schema(&schema);
+}
+
+/// `STARTS` messages, each with a key of its own, published at once round-robin on
+/// three nodes that all deploy a message start for them (each publish's start is
+/// decided by the store: the key rule), every instance awaited.
+fn message_starts() {
+    const STARTS: u64 = 2_000;
+    println!();
+    println!("message starts: {STARTS} publishes at once, round-robin on 3 nodes deploying the start, each instance awaited");
+    let schema = format!("thresh_bench_{}_starts", std::process::id());
+    drop_schema(&schema);
+    let runs = runtime().block_on(async {
+        let mut nodes = Vec::new();
+        let mut started = tokio::task::JoinSet::new();
+        for n in 0..3 {
+            let config = node_config(&schema, &format!("starts-{n}"), Duration::from_secs(10));
+            let node = DurableEngine::connect_with(&url(), config)
+                .await
+                .expect("connect");
+            let mut deployment = node.deploy(&BOOKED, Keyed::default()).expect("deploy");
+            started.spawn(async move {
+                let mut ended = 0_u64;
+                while let Some(handle) = deployment.next().await {
+                    let _ = handle.outcome().await;
+                    ended += 1;
+                }
+                ended
+            });
+            nodes.push(node);
+        }
+        let mut runs = Vec::new();
+        for round in 0..=RUNS {
+            let round_started = Instant::now();
+            let mut set = tokio::task::JoinSet::new();
+            for n in 0..STARTS {
+                let node = nodes[n as usize % nodes.len()].clone();
+                set.spawn(async move {
+                    let key = format!("{round}-{n}");
+                    node.publish_message("booked", &key, key.clone())
+                        .await
+                        .expect("stored");
+                });
+            }
+            while set.join_next().await.is_some() {}
+            // Every instance ended: none left running in the store's view.
+            while nodes
+                .iter()
+                .map(|n| n.engine().running_instances())
+                .sum::<usize>()
+                > 0
+            {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            if round > 0 {
+                runs.push(STARTS as f64 / round_started.elapsed().as_secs_f64());
+            }
+        }
+        for node in nodes {
+            node.shutdown(Duration::from_secs(60))
+                .await
+                .expect("shutdown");
+        }
+        let mut ended = 0;
+        while let Some(n) = started.join_next().await {
+            ended += n.expect("deployment");
+        }
+        assert_eq!(
+            ended,
+            STARTS * (RUNS as u64 + 1),
+            "one instance per message"
+        );
+        runs
+    });
+    let mut sorted = runs.clone();
+    sorted.sort_by(f64::total_cmp);
+    println!(
+        "  starts/s: {:.1} k  [{:.1} k .. {:.1} k]",
+        sorted[sorted.len() / 2] / 1e3,
+        sorted[0] / 1e3,
+        sorted[sorted.len() - 1] / 1e3
+    );
     drop_schema(&schema);
 }

@@ -215,7 +215,8 @@ impl PostgresStore {
                 .map_err(|e| self.fail("ending instances", e));
         };
         let fences: Vec<i64> = ids.iter().map(|id| node.fence(*id as u64)).collect();
-        // As a lone end: one with a correlation key wakes every node (`cluster.rs`).
+        // As a lone end: one with a correlation key an unclaimed message is stored
+        // for wakes every node (`cluster.rs`).
         let statement = cached(
             statements,
             tx,
@@ -229,7 +230,9 @@ impl PostgresStore {
                RETURNING i.key)
              SELECT (SELECT count(*) FROM ended),
                     (SELECT count(*) FROM (SELECT pg_notify($7, '')
-                       WHERE EXISTS (SELECT 1 FROM ended WHERE key IS NOT NULL)) n)",
+                       WHERE EXISTS (SELECT 1 FROM ended e JOIN messages m ON m.key = e.key
+                                     WHERE m.claim_until IS NULL
+                                        OR m.claim_until < now())) n)",
             &self.location,
         )?;
         let (channel, _) = super::cluster::channels(&self.schema);

@@ -408,8 +408,9 @@ impl PostgresStore {
                 outcome,
                 at_ms,
             } => {
-                // The end of an instance with a correlation key wakes every node (with
-                // the commit): a start message waiting for the key may go now.
+                // The end of an instance with a correlation key for which an unclaimed
+                // message is stored wakes every node, with the commit: a start message
+                // waiting for the key may go now (the ends of other keys wake nobody).
                 let statement = match cached(
                     statements,
                     tx,
@@ -418,7 +419,10 @@ impl PostgresStore {
                        WHERE id = $1 AND status = 'running' AND owner = $5 AND fence = $6
                        RETURNING key)
                      SELECT (SELECT count(*) FROM (SELECT pg_notify($7, '')
-                                                   WHERE ended.key IS NOT NULL) n)
+                               WHERE EXISTS (SELECT 1 FROM messages m
+                                             WHERE m.key = ended.key
+                                               AND (m.claim_until IS NULL
+                                                    OR m.claim_until < now()))) n)
                      FROM ended",
                     &self.location,
                 ) {

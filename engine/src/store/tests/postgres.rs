@@ -495,11 +495,11 @@ fn nodes_ticking_one_schedule_at_once_store_each_tick_once() {
     assert_eq!(won.iter().map(Vec::len).sum::<usize>(), ticks as usize);
 }
 
-/// A node's end of an instance with a correlation key wakes the nodes (a start
-/// message may wait for the key), alone or in a run of ends; ends without a key
-/// wake nobody.
+/// A node's end of an instance with a correlation key for which an unclaimed
+/// message is stored (a start message may wait for the key) wakes the nodes, alone
+/// or in a run of ends; other ends wake nobody.
 #[test]
-fn an_end_with_a_key_notifies_the_nodes() {
+fn an_end_with_a_waiting_key_notifies_the_nodes() {
     let schema = TestSchema::new();
     let lease = std::time::Duration::from_secs(60);
     let node = PostgresStore::connect_node(&url(), &schema.0, "n", lease).unwrap();
@@ -520,14 +520,11 @@ fn an_end_with_a_key_notifies_the_nodes() {
         key: None,
         ..rec(id, 1, "{}")
     };
-    node.apply(
-        &(1..=5)
-            .map(|id| Write::Put(keyless(id)))
-            .collect::<Vec<_>>(),
-    )
-    .unwrap();
-    node.apply(&[Write::Put(rec(6, 1, "{}")), Write::Put(rec(7, 1, "{}"))])
-        .unwrap();
+    let mut writes: Vec<Write> = (1..=3).map(|id| Write::Put(keyless(id))).collect();
+    // Keys k4 .. k8; messages wait for k6 and k8.
+    writes.extend((4..=8).map(|id| Write::Put(rec(id, 1, "{}"))));
+    writes.extend([6, 8].map(|id| Write::Buffer(msg(id, i64::MAX))));
+    node.apply(&writes).unwrap();
     let heard = |listener: &mut super::super::postgres::Listener| {
         let heard = listener
             .wait(std::time::Duration::from_millis(300))
@@ -535,14 +532,19 @@ fn an_end_with_a_key_notifies_the_nodes() {
         heard.messages
     };
     node.apply(&[end(1), end(2)]).unwrap();
+    node.apply(&[end(4), end(5)]).unwrap();
     node.apply(&[end(3)]).unwrap();
-    assert!(!heard(&mut listener), "no key, no wake-up");
-    node.apply(&[end(4), end(6)]).unwrap();
-    assert!(heard(&mut listener), "a run of ends, one with a key");
-    node.apply(&[end(7)]).unwrap();
-    assert!(heard(&mut listener), "a lone end with a key");
-    node.apply(&[end(5)]).unwrap();
-    assert!(!heard(&mut listener));
+    assert!(!heard(&mut listener), "no message waits for these keys");
+    node.apply(&[end(7), end(6)]).unwrap();
+    assert!(
+        heard(&mut listener),
+        "a run of ends, one whose key a message waits for"
+    );
+    node.apply(&[end(8)]).unwrap();
+    assert!(
+        heard(&mut listener),
+        "a lone end whose key a message waits for"
+    );
 }
 
 #[test]
