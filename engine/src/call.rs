@@ -52,6 +52,9 @@ pub(crate) struct ParentLink {
     /// Tell the parent's call activity (a no-op until a resumed parent adopts a
     /// resumed child again).
     pub notify: Arc<dyn Fn(ChildNote) + Send + Sync>,
+    /// A resumed child's link until its parent's resumed call adopts it: the
+    /// escalations raised meanwhile, told once it does (`None`: a live call's link).
+    pub unsent: Option<Vec<String>>,
 }
 
 /// What a child tells its parent's call activity while it runs.

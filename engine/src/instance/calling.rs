@@ -73,6 +73,7 @@ impl<D: ProcessData> Instance<D> {
                 parent: self.id,
                 depth,
                 notify,
+                unsent: None,
             },
             #[cfg(feature = "durable")]
             resume,

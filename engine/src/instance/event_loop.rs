@@ -401,7 +401,14 @@ impl<D: ProcessData> Instance<D> {
                 let _ = reply.send(self.children());
             }
             #[cfg(feature = "durable")]
-            Command::Adopt(link) => self.parent = Some(Box::new(link)),
+            Command::Adopt(link) => {
+                // What the child raised before its parent's call adopted it.
+                let unsent = self.parent.as_mut().and_then(|old| old.unsent.take());
+                for code in unsent.into_iter().flatten() {
+                    (link.notify)(crate::call::ChildNote::Escalated(code));
+                }
+                self.parent = Some(Box::new(link));
+            }
             Command::History(reply) => {
                 let _ = reply.send(self.history.clone());
             }

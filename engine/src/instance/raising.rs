@@ -135,8 +135,14 @@ impl<D: ProcessData> Instance<D> {
         let Some(catcher) = self.catcher(track, origin, Thrown::Escalation, &code) else {
             // Uncaught in a call activity's child: raised at the parent's call
             // activity, while the child goes on.
-            if let Some(link) = &self.parent {
-                (link.notify)(crate::call::ChildNote::Escalated(code));
+            // A resumed child not adopted yet keeps it for its parent's call.
+            match self.parent.as_deref_mut() {
+                Some(crate::call::ParentLink {
+                    unsent: Some(unsent),
+                    ..
+                }) => unsent.push(code),
+                Some(link) => (link.notify)(crate::call::ChildNote::Escalated(code)),
+                None => {}
             }
             return;
         };

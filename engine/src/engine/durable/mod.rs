@@ -791,6 +791,7 @@ impl DurableEngine {
                     parent: InstanceId(p.id),
                     depth: p.depth,
                     notify: Arc::new(|_| {}),
+                    unsent: Some(Vec::new()),
                 });
                 (data, Entry::Resume(Box::new(snapshot)))
             }
