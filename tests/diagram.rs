@@ -16,6 +16,9 @@
 #[path = "diagram/processes.rs"]
 mod processes;
 
+#[path = "diagram/markers.rs"]
+mod markers;
+
 #[allow(clippy::all, unused)]
 #[path = "../examples/approval.rs"]
 mod approval;
