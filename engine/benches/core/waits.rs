@@ -40,26 +40,42 @@ process! {
     }
 }
 
-/// Start an instance of `n` waits and return once all of them are parked at `node`
-/// (untimed: the figure is about finding the waits, not arming them).
+/// Waits per timed run: one instance of 10k waits, or ten of 1k (so both sizes
+/// time the same work, long enough to read).
+const WAITS: usize = 10_000;
+
+/// Start `WAITS / n` instances of `n` waits each (instance `i` keyed `B{i}`) and
+/// return once all their waits are parked at `node` — untimed: the figure is about
+/// finding the waits, not arming them.
 async fn parked(
     engine: &Engine,
     process: &'static thresh::Process<Waits>,
     node: &str,
     n: usize,
-) -> InstanceHandle<Waits> {
-    let h = engine.start(
-        process,
-        Waits {
-            id: "B".into(),
-            n,
-            done: 0,
-        },
-    );
-    while h.history().await.count(node, |w| matches!(w, Happening::Parked)) < n {
-        tokio::time::sleep(Duration::from_millis(1)).await;
+) -> Vec<InstanceHandle<Waits>> {
+    let handles: Vec<_> = (0..WAITS / n)
+        .map(|i| {
+            engine.start(
+                process,
+                Waits {
+                    id: format!("B{i}"),
+                    n,
+                    done: 0,
+                },
+            )
+        })
+        .collect();
+    for h in &handles {
+        while h
+            .history()
+            .await
+            .count(node, |w| matches!(w, Happening::Parked))
+            < n
+        {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
     }
-    h
+    handles
 }
 
 fn ended(outcome: Outcome<Waits>) {
@@ -69,24 +85,28 @@ fn ended(outcome: Outcome<Waits>) {
     panic!("not completed: {outcome:?}");
 }
 
-/// `n` user task instances, completed one after the other through the handle.
+/// Instances of `n` user task instances, each completed through the handle, one
+/// after the other.
 fn user(n: usize) {
     println!(
-        "multi-user-{}k: a parallel multi-instance user task of {n} instances, all open, completed one by one (each awaited), multi_thread runtime, 2 workers",
-        n / 1000
+        "multi-user-{}k: {} instance(s) of a parallel multi-instance user task of {n}, all open, completed one by one (each awaited), multi_thread runtime, 2 workers",
+        n / 1000,
+        WAITS / n
     );
     let runs = on_two_workers(move |engine| async move {
         sample(|| {
             let engine = engine.clone();
             async move {
-                let h = parked(&engine, &MANY_USER, "approve", n).await;
-                timed(n as u64, async {
-                    for _ in 0..n {
-                        h.complete("approve", |w| w.done += 1)
-                            .await
-                            .expect("open work");
+                let handles = parked(&engine, &MANY_USER, "approve", n).await;
+                timed(WAITS as u64, async {
+                    for h in handles {
+                        for _ in 0..n {
+                            h.complete("approve", |w| w.done += 1)
+                                .await
+                                .expect("open work");
+                        }
+                        ended(h.outcome().await);
                     }
-                    ended(h.outcome().await);
                 })
                 .await
             }
@@ -96,22 +116,26 @@ fn user(n: usize) {
     report_rate("completions/s", &runs, None);
 }
 
-/// `n` receive task instances, each delivered one message.
+/// Instances of `n` receive task instances, each instance delivered one message.
 fn receive(n: usize) {
     println!(
-        "multi-receive-{}k: a parallel multi-instance receive task of {n} instances, all waiting, one message each published one by one, multi_thread runtime, 2 workers",
-        n / 1000
+        "multi-receive-{}k: {} instance(s) of a parallel multi-instance receive task of {n}, all waiting, one message each published one by one, multi_thread runtime, 2 workers",
+        n / 1000,
+        WAITS / n
     );
     let runs = on_two_workers(move |engine| async move {
         sample(|| {
             let engine = engine.clone();
             async move {
-                let h = parked(&engine, &MANY_RECEIVE, "pay", n).await;
-                timed(n as u64, async {
-                    for _ in 0..n {
-                        engine.publish_message("pay", "B", 1u32);
+                let handles = parked(&engine, &MANY_RECEIVE, "pay", n).await;
+                timed(WAITS as u64, async {
+                    for (i, h) in handles.into_iter().enumerate() {
+                        let key = format!("B{i}");
+                        for _ in 0..n {
+                            engine.publish_message("pay", &key, 1u32);
+                        }
+                        ended(h.outcome().await);
                     }
-                    ended(h.outcome().await);
                 })
                 .await
             }

@@ -458,6 +458,12 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
+    /// Which instance `track` is, as its handler or open work sees it: its index in
+    /// the nearest activation it runs in (`thresh::task::Current::iteration`).
+    pub(crate) fn iteration_of(&self, track: TrackId) -> Option<u32> {
+        self.enclosing_instance(track, None).map(|(_, index)| index)
+    }
+
     /// The nearest activation `track` runs in (of the activity `of`, when given):
     /// from the track outward, each scope's waiting token.
     fn enclosing_instance(&self, track: TrackId, of: Option<NodeIdx>) -> Option<(ScopeId, u32)> {

@@ -814,14 +814,12 @@ impl<D: ProcessData> Instance<D> {
                 let (source, key) = self.rearm_restored(arm, &w.source).map_err(|_| {
                     RestoreError::Inconsistent("a wait whose trigger cannot be armed")
                 })?;
-                if let Some(entry) = self.armed.last_mut() {
-                    entry.waits.push(Wait {
-                        arm,
-                        source,
-                        fired: w.fired,
-                        key,
-                    });
-                }
+                self.armed.push_wait(Wait {
+                    arm,
+                    source,
+                    fired: w.fired,
+                    key,
+                });
             }
         }
         self.restore_activations(snapshot.activations, decode, &node)?;
