@@ -81,8 +81,15 @@ impl<D: ProcessData> Instance<D> {
         #[cfg(not(feature = "durable"))]
         let _ = resume;
         let base = Arc::clone(&self.data);
+        // An instance of a multi-instance call: its child gets the instance's item.
+        let instance = call
+            .start_item
+            .and_then(|start| Some((start, self.call_instance(track, node)?)));
         // The input mapping is the user's code: a panic in it fails the call.
-        let started = std::panic::catch_unwind(AssertUnwindSafe(|| (call.start)(caller, &base)));
+        let started = std::panic::catch_unwind(AssertUnwindSafe(|| match instance {
+            Some((start, (items, index, output))) => start(caller, &base, (&items, index), output),
+            None => (call.start)(caller, &base),
+        }));
         let started = match started {
             Ok(started) => started,
             Err(panic) => return self.task_panicked(track, node, panic_message(panic)),
