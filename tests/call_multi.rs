@@ -273,3 +273,57 @@ async fn the_completion_condition_cancels_the_children_still_running() {
         );
     }
 }
+
+process! {
+    /// The same track comes back to the call: twice through `pack`.
+    TWICE: Order {
+        start placed;
+        call pack = PACKING(input = |o| Shipment { order: o.id.clone(), ..Shipment::default() }, output = |o, _s| o.shipped += 1);
+        exclusive again;
+        end done;
+        placed -> pack -> again;
+        again -> pack when |o| o.shipped < 2;
+        again -> done else;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_track_back_at_the_same_call_lists_only_its_new_child() {
+    let engine = Engine::new();
+    let h = engine.start(&TWICE, order(&[]));
+    let first = children(&h, 1).await.pop().unwrap();
+    first.complete("pack", |_| {}).await.unwrap();
+    ended(&first).await;
+    let second = tokio::time::timeout(HANG, async {
+        loop {
+            let kids = h.children_of(&PACKING).await;
+            if kids.iter().any(|c| c.id() != first.id()) {
+                return kids;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(second.len(), 1, "the ended child is not listed");
+    assert_eq!(h.children().await, [second[0].id()]);
+    second[0].complete("pack", |_| {}).await.unwrap();
+    let Outcome::Completed(done) = ended(&h).await else {
+        panic!("not completed")
+    };
+    assert_eq!(done.shipped, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_thousand_parallel_children_are_listed_and_all_come_back() {
+    let engine = Engine::new();
+    let lines: Vec<(String, u32)> = (0..1000).map(|i| (format!("l{i}"), 10)).collect();
+    let lines: Vec<(&str, u32)> = lines.iter().map(|(s, k)| (s.as_str(), *k)).collect();
+    let h = engine.start(&PARALLEL, order(&lines));
+    let Outcome::Completed(done) = ended(&h).await else {
+        panic!("not completed")
+    };
+    let expected: Vec<String> = (0..1000).map(|i| format!("O1/l{i}#{i}")).collect();
+    assert_eq!(done.tracking, expected);
+    assert!(h.children().await.is_empty());
+}

@@ -3,7 +3,7 @@
 //! the child forwards while it runs. The child's end comes back as the run's report,
 //! committed like a task's copy (`tasks.rs`). `crate::call` is the other side.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -97,11 +97,20 @@ impl<D: ProcessData> Instance<D> {
         match started.child {
             Ok(Some(child)) => {
                 self.record(track, node, Happening::Called { child });
-                let live: Vec<Call> = std::mem::take(&mut self.calls)
-                    .into_iter()
-                    .filter(|c| c.track != track && self.working_at(c.track, c.node))
-                    .collect();
-                self.calls = live;
+                // Ended calls are dropped only when the list is full, and then it
+                // keeps at least as much room again as it holds: starting n calls
+                // (a parallel multi-instance call of 10 000) costs O(n).
+                if self.calls.len() == self.calls.capacity() {
+                    let mut seen = HashSet::new();
+                    let mut live: Vec<Call> = std::mem::take(&mut self.calls)
+                        .into_iter()
+                        .rev()
+                        .filter(|c| seen.insert(c.track) && self.working_at(c.track, c.node))
+                        .collect();
+                    live.reverse();
+                    live.reserve(live.len() + 1);
+                    self.calls = live;
+                }
                 self.calls.push(Call {
                     track,
                     node,
@@ -137,18 +146,32 @@ impl<D: ProcessData> Instance<D> {
             #[cfg(feature = "durable")]
             ChildNote::Restarted(child) => {
                 self.record(track, node, Happening::Called { child });
-                if let Some(call) = self.calls.iter_mut().find(|c| c.track == track) {
+                if let Some(call) = self.calls.iter_mut().rev().find(|c| c.track == track) {
                     call.child = child;
                 }
             }
         }
     }
 
+    /// The working calls, in the order they started: of each track's listed calls
+    /// the last (a track that comes back to the same call activity lists a new
+    /// child), if its track still works at it.
+    pub(crate) fn live_calls(&self) -> Vec<&Call> {
+        let mut seen = HashSet::new();
+        let mut live: Vec<&Call> = self
+            .calls
+            .iter()
+            .rev()
+            .filter(|c| seen.insert(c.track) && self.working_at(c.track, c.node))
+            .collect();
+        live.reverse();
+        live
+    }
+
     /// The children of the working call activities, in the order they started.
     pub(crate) fn children(&self) -> Vec<ChildEntry> {
-        self.calls
-            .iter()
-            .filter(|c| self.working_at(c.track, c.node))
+        self.live_calls()
+            .into_iter()
             .map(|c| {
                 let callee = match &self.process.nodes[c.node].kind {
                     crate::graph::NodeKind::Call(call) => call.callee,

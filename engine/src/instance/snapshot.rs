@@ -552,9 +552,8 @@ impl<D: ProcessData> Instance<D> {
                 .collect()
         });
         let calls = self
-            .calls
-            .iter()
-            .filter(|c| self.working_at(c.track, c.node))
+            .live_calls()
+            .into_iter()
             .map(|c| CallRecord {
                 track: c.track.0,
                 child: c.child.0,
