@@ -40,6 +40,9 @@ mod review;
 #[allow(clippy::all, unused)]
 #[path = "../examples/saga.rs"]
 mod saga;
+#[allow(clippy::all, unused)]
+#[path = "../examples/shipping.rs"]
+mod shipping;
 
 use std::path::PathBuf;
 
@@ -88,6 +91,8 @@ fn all() -> Vec<Any> {
         payment::LEDGER,
         review::REVIEW,
         saga::SAGA,
+        shipping::ORDER,
+        shipping::SHIPPING,
         words::WORDS,
     ]
 }

@@ -329,6 +329,9 @@ mod review;
 #[allow(clippy::all, unused)]
 #[path = "../examples/saga.rs"]
 mod saga;
+#[allow(clippy::all, unused)]
+#[path = "../examples/shipping.rs"]
+mod shipping;
 
 /// Each example's process: (example, process, its export now).
 macro_rules! each_example_process {
@@ -343,7 +346,10 @@ macro_rules! each_example_process {
             $m!(payment, LEDGER),
             $m!(review, REVIEW),
             $m!(saga, SAGA),
+            $m!(shipping, ORDER),
+            $m!(shipping, SHIPPING),
             $m!(processes, COMPENSATION),
+            $m!(processes, MULTI),
         ]
     };
 }
@@ -538,6 +544,54 @@ mod back {
                 task flight = |j| async move { j.ok = true; Ok(()) };
                 task cancel_flight = |j| async move { j.ok = false; Ok(()) };
                 flow Flow_seats_booked when |j| j.ok;
+            }
+        }
+
+        // The markers' flags and maximum come from the file; their expressions are
+        // bound, as inline. (The diagram tests' `MULTI` writes `Duration` unqualified.)
+        use std::time::Duration;
+
+        process! {
+            pub MULTI: Job from "tests/import/roundtrip/processes/multi.bpmn" {
+                #[multi_instance(each = |j| vec![j.n; 3], completion = |_j, n| n.completed >= 2)]
+                task fan = |j, _n: &u32, _i| async move { j.ok = true; Ok(()) };
+                #[multi_instance(count = |j| j.n)]
+                subprocess rounds;
+                #[item]
+                task round = |j, _k: &usize, _i| async move { j.n += 1; Ok(()) };
+                #[multi_instance(count = |_j| 2)]
+                user sign;
+                #[standard_loop(while = |j, runs| !j.ok && runs < 3)]
+                receive poll: message("poll", key = |j| j.id.clone());
+                boundary late: timer(Duration::from_secs(60));
+            }
+        }
+    }
+
+    pub mod shipping {
+        use crate::shipping::{handlers, Shipment};
+        use thresh::process;
+
+        process! {
+            pub SHIPPING: Shipment from "tests/import/roundtrip/shipping/shipping.bpmn" {
+                task book = handlers::book;
+                task label = handlers::label;
+            }
+        }
+
+        process! {
+            pub ORDER: crate::shipping::Order from "tests/import/roundtrip/shipping/order.bpmn" {
+                #[multi_instance(each = |o| o.lines.clone(), output = |o, _i, s| o.labels.push(s.label))]
+                call ship = SHIPPING(
+                    input = |o, line, index| Shipment {
+                        order: o.id.clone(),
+                        line: index,
+                        sku: line.sku.clone(),
+                        kilos: line.kilos,
+                        ..Shipment::default()
+                    }
+                );
+                boundary refused: error("REFUSED", apply = |o, e: &thresh::events::BpmnError| o.held = e.message.clone());
             }
         }
     }
