@@ -495,7 +495,7 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// Which instance `track` is, as its handler or open work sees it: its index in
-    /// the nearest activation it runs in (`thresh::task::Current::iteration`).
+    /// the nearest activation it runs in (`thresh::task::TaskContext::iteration`).
     pub(crate) fn iteration_of(&self, track: TrackId) -> Option<u32> {
         self.enclosing_instance(track, None).map(|(_, index)| index)
     }

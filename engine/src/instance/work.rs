@@ -14,7 +14,7 @@ pub struct OpenWork {
     /// task, the instance's index (from 0, the item's position in the collection);
     /// for a looped one, the runs before it; for a user task inside a multi-instance
     /// or looped sub-process, the sub-process instance's. `None` for a user task
-    /// that runs once. The same as a task's [`Current::iteration`](crate::task::Current::iteration).
+    /// that runs once. The same as a task's [`TaskContext::iteration`](crate::task::TaskContext::iteration).
     pub iteration: Option<u32>,
 }
 

@@ -53,7 +53,7 @@ impl Importer<'_> {
             },
             None => (Given::default(), None),
         };
-        let Some(from_file) = self.from_file(e, keyword, m, &given) else {
+        let Some(from_file) = self.file_args(e, keyword, m, &given) else {
             return;
         };
         let path = match bound {
@@ -144,7 +144,7 @@ impl Importer<'_> {
 
     /// The marker's arguments the file gives, or `None` after an error at the element
     /// for an expression of the file the binding does not give.
-    fn from_file(
+    fn file_args(
         &self,
         e: &Element,
         keyword: &str,

@@ -118,8 +118,11 @@ struct Indexed {
     work: BTreeMap<(NodeIdx, TrackId), usize>,
     /// Message waits by catch and the key they are subscribed under: a commit
     /// looks at each catch once, and moves only the waits whose key it changed.
-    messages: HashMap<NodeIdx, HashMap<Arc<str>, BTreeSet<(usize, usize)>>>,
+    messages: HashMap<NodeIdx, HashMap<Arc<str>, WaitKeys>>,
 }
+
+/// Waits by (entry, wait), in order.
+type WaitKeys = BTreeSet<(usize, usize)>;
 
 impl Indexed {
     /// The index over `entries`, numbered in their order.
