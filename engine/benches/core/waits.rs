@@ -85,54 +85,58 @@ fn ended(outcome: Outcome<Waits>) {
     panic!("not completed: {outcome:?}");
 }
 
-/// Instances of `n` user task instances, each completed through the handle, one
-/// after the other.
-fn user(n: usize) {
-    println!(
-        "multi-user-{}k: {} instance(s) of a parallel multi-instance user task of {n}, all open, completed one by one (each awaited), multi_thread runtime, 2 workers",
-        n / 1000,
-        WAITS / n
-    );
-    let runs = on_two_workers(move |engine| async move {
-        sample(|| {
-            let engine = engine.clone();
-            async move {
-                let handles = parked(&engine, &MANY_USER, "approve", n).await;
-                timed(WAITS as u64, async {
-                    for h in handles {
-                        for _ in 0..n {
-                            h.complete("approve", |w| w.done += 1)
-                                .await
-                                .expect("open work");
-                        }
-                        ended(h.outcome().await);
-                    }
-                })
-                .await
-            }
-        })
-        .await
-    });
-    report_rate("completions/s", &runs, None);
+/// Which waits a run parks and resolves.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// User tasks, each completed through the handle (each completion awaited).
+    User,
+    /// Receive tasks, each delivered one message (published one after the other).
+    Receive,
 }
 
-/// Instances of `n` receive task instances, each instance delivered one message.
-fn receive(n: usize) {
+/// `WAITS / n` instances of a parallel multi-instance activity of `n` waits each,
+/// all parked, then resolved one by one: waits resolved per second.
+fn many(kind: Kind, n: usize) {
+    let (name, what, node, process, unit): (_, _, _, &'static thresh::Process<Waits>, _) =
+        match kind {
+            Kind::User => (
+                "user",
+                "user task of {n}, all open, completed one by one (each awaited)",
+                "approve",
+                &MANY_USER,
+                "completions/s",
+            ),
+            Kind::Receive => (
+                "receive",
+                "receive task of {n}, all waiting, one message each published one by one",
+                "pay",
+                &MANY_RECEIVE,
+                "deliveries/s",
+            ),
+        };
     println!(
-        "multi-receive-{}k: {} instance(s) of a parallel multi-instance receive task of {n}, all waiting, one message each published one by one, multi_thread runtime, 2 workers",
+        "multi-{name}-{}k: {} instance(s) of a parallel multi-instance {}, multi_thread runtime, 2 workers",
         n / 1000,
-        WAITS / n
+        WAITS / n,
+        what.replace("{n}", &n.to_string())
     );
     let runs = on_two_workers(move |engine| async move {
         sample(|| {
             let engine = engine.clone();
             async move {
-                let handles = parked(&engine, &MANY_RECEIVE, "pay", n).await;
+                let handles = parked(&engine, process, node, n).await;
                 timed(WAITS as u64, async {
                     for (i, h) in handles.into_iter().enumerate() {
                         let key = format!("B{i}");
                         for _ in 0..n {
-                            engine.publish_message("pay", &key, 1u32);
+                            match kind {
+                                Kind::User => {
+                                    h.complete(node, |w| w.done += 1).await.expect("open work")
+                                }
+                                Kind::Receive => {
+                                    engine.publish_message("pay", &key, 1u32);
+                                }
+                            }
                         }
                         ended(h.outcome().await);
                     }
@@ -142,21 +146,21 @@ fn receive(n: usize) {
         })
         .await
     });
-    report_rate("deliveries/s", &runs, None);
+    report_rate(unit, &runs, None);
 }
 
 pub fn user_1k() {
-    user(1_000);
+    many(Kind::User, 1_000);
 }
 
 pub fn user_10k() {
-    user(10_000);
+    many(Kind::User, 10_000);
 }
 
 pub fn receive_1k() {
-    receive(1_000);
+    many(Kind::Receive, 1_000);
 }
 
 pub fn receive_10k() {
-    receive(10_000);
+    many(Kind::Receive, 10_000);
 }

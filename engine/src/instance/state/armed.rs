@@ -321,8 +321,16 @@ impl Armed {
     /// Take `holder`'s entry out.
     #[inline]
     pub fn take(&mut self, holder: Holder) -> Option<ArmedEntry> {
+        // Every task's end asks for its guard: with nothing armed, one check inline.
+        match &self.store {
+            Store::Few(entries) if entries.is_empty() => None,
+            _ => self.take_held(holder),
+        }
+    }
+
+    #[inline(never)]
+    fn take_held(&mut self, holder: Holder) -> Option<ArmedEntry> {
         let e = match &self.store {
-            Store::Few(entries) if entries.is_empty() => return None,
             Store::Few(entries) => entries.iter().position(|e| e.holder == holder)?,
             Store::Many(index) => *index.by_holder.get(&holder)?,
         };
