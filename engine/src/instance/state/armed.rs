@@ -173,6 +173,12 @@ impl Indexed {
         self.entries.insert(e, entry);
     }
 
+    #[cold]
+    #[inline(never)]
+    fn find(&self, source: EventSource) -> Option<(usize, usize)> {
+        self.by_source.get(&source).copied()
+    }
+
     /// Take entry `e` out of the set and every index.
     fn remove(&mut self, e: usize) -> Option<ArmedEntry> {
         let entry = self.entries.remove(&e)?;
@@ -245,6 +251,15 @@ impl Armed {
                 entries.reserve_exact(1);
                 entries.push(entry);
             }
+            _ => self.push_indexed(entry),
+        }
+    }
+
+    /// Past [`MANY`] entries: into the index (made now if need be).
+    #[cold]
+    #[inline(never)]
+    fn push_indexed(&mut self, entry: ArmedEntry) {
+        match &mut self.store {
             Store::Few(entries) => {
                 let mut index = Indexed::of(std::mem::take(entries));
                 index.push(entry);
@@ -289,7 +304,7 @@ impl Armed {
                     .position(|w| w.source == source)
                     .map(|w| (e, w))
             }),
-            Store::Many(index) => index.by_source.get(&source).copied(),
+            Store::Many(index) => index.find(source),
         }
     }
 
@@ -321,19 +336,27 @@ impl Armed {
     /// Take `holder`'s entry out.
     #[inline]
     pub fn take(&mut self, holder: Holder) -> Option<ArmedEntry> {
-        // Every task's end asks for its guard: with nothing armed, one check inline.
-        match &self.store {
-            Store::Few(entries) if entries.is_empty() => None,
-            _ => self.take_held(holder),
+        // Every task's end asks for its guard: the scanned set's path stays small
+        // enough to inline, the index's is a call.
+        match &mut self.store {
+            Store::Few(entries) => {
+                if entries.is_empty() {
+                    return None;
+                }
+                let e = entries.iter().position(|e| e.holder == holder)?;
+                Some(entries.remove(e))
+            }
+            Store::Many(_) => self.take_indexed(holder),
         }
     }
 
+    #[cold]
     #[inline(never)]
-    fn take_held(&mut self, holder: Holder) -> Option<ArmedEntry> {
-        let e = match &self.store {
-            Store::Few(entries) => entries.iter().position(|e| e.holder == holder)?,
-            Store::Many(index) => *index.by_holder.get(&holder)?,
+    fn take_indexed(&mut self, holder: Holder) -> Option<ArmedEntry> {
+        let Store::Many(index) = &self.store else {
+            return None;
         };
+        let e = *index.by_holder.get(&holder)?;
         self.take_entry(e)
     }
 
