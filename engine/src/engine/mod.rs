@@ -457,6 +457,18 @@ impl Inner {
 pub(crate) struct EngineRef(Weak<Inner>);
 
 impl EngineRef {
+    /// The engine's stop (a cancelled token once the engine is gone).
+    pub(crate) fn stop(&self) -> tokio_util::sync::CancellationToken {
+        match self.0.upgrade() {
+            Some(inner) => inner.stop.clone(),
+            None => {
+                let stop = tokio_util::sync::CancellationToken::new();
+                stop.cancel();
+                stop
+            }
+        }
+    }
+
     /// How deep call activities may nest in this engine.
     pub(crate) fn max_call_depth(&self) -> u32 {
         self.0.upgrade().map_or(0, |inner| inner.max_call_depth)

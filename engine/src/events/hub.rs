@@ -14,7 +14,7 @@
 //! trigger (a timer, a condition) fires for the choice closes it first, and loses
 //! if a message or signal was served before (ARCHITECTURE.md, "Events").
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -184,6 +184,8 @@ struct State {
     signals: HashMap<Arc<str>, HashMap<SubId, Arc<dyn Mailbox>>>,
     /// Message (name, key) → waiters, first come first served.
     waiters: HashMap<MessageKey, VecDeque<Waiter>>,
+    /// The names waiters wait on, each allocated once (`State::intern`).
+    names: HashSet<Arc<str>>,
     /// Subscription → where it is, so an unsubscribe finds it without a scan.
     subs: HashMap<SubId, Place>,
     /// Open choices → their members. A choice leaves the map once: when one member
@@ -288,7 +290,7 @@ impl Hub {
     pub fn subscribe_message(
         &self,
         name: &str,
-        key: &str,
+        key: &Arc<str>,
         mailbox: &Arc<dyn Mailbox>,
         choice: Option<ChoiceId>,
     ) -> SubId {
@@ -319,7 +321,7 @@ impl Hub {
         &self,
         old: SubId,
         name: &str,
-        key: &str,
+        key: &Arc<str>,
         mailbox: &Arc<dyn Mailbox>,
     ) -> Option<SubId> {
         let mut state = self.lock();
@@ -340,7 +342,7 @@ impl Hub {
         &self,
         state: &mut State,
         name: &str,
-        key: &str,
+        key: &Arc<str>,
         mailbox: &Arc<dyn Mailbox>,
         choice: Option<ChoiceId>,
     ) -> (SubId, Option<Delivery>) {
@@ -349,7 +351,9 @@ impl Hub {
             // The choice is made: this arm is never served.
             return (sub, None);
         }
-        let at = (Arc::<str>::from(name), Arc::<str>::from(key));
+        // The waiting instance's key itself, and the name shared by every waiter on
+        // it: a parked catch costs the hub no string of its own.
+        let at = (state.intern(name), Arc::clone(key));
         if let Some((payload, stored)) = self.take_buffered(state, &at) {
             if let Some(choice) = choice {
                 state.claim(choice);
@@ -768,6 +772,17 @@ impl Hub {
 }
 
 impl State {
+    /// The one `Arc` of a message name that catches wait on (names come from the
+    /// processes' graphs, so the set stays as small as their catalogue).
+    fn intern(&mut self, name: &str) -> Arc<str> {
+        if let Some(name) = self.names.get(name) {
+            return Arc::clone(name);
+        }
+        let name: Arc<str> = name.into();
+        self.names.insert(Arc::clone(&name));
+        name
+    }
+
     fn next_id(&mut self) -> SubId {
         self.next_sub += 1;
         self.next_sub

@@ -3,7 +3,7 @@
 //! the child forwards while it runs. The child's end comes back as the run's report,
 //! committed like a task's copy (`tasks.rs`). `crate::call` is the other side.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -25,7 +25,7 @@ impl<D: ProcessData> Instance<D> {
         track: TrackId,
         node: NodeIdx,
         call: &'static CallActivity<D>,
-        _moves: &mut VecDeque<Move>,
+        _moves: &mut Vec<Move>,
     ) {
         self.record(track, node, Happening::TaskStarted);
         if !self.tracks.set_state(track, TrackState::Working) {
@@ -68,13 +68,13 @@ impl<D: ProcessData> Instance<D> {
             let _ = intake.send(Input::Track(Box::new(report)));
         });
         let caller = Caller {
+            stop: engine.stop(),
             engine,
             link: ParentLink {
                 parent: self.id,
                 depth,
                 notify,
             },
-            stop: self.stop.clone(),
             #[cfg(feature = "durable")]
             resume,
         };
@@ -97,26 +97,17 @@ impl<D: ProcessData> Instance<D> {
         match started.child {
             Ok(Some(child)) => {
                 self.record(track, node, Happening::Called { child });
-                // Ended calls are dropped only when the list is full, and then it
-                // keeps at least as much room again as it holds: starting n calls
-                // (a parallel multi-instance call of 10 000) costs O(n).
-                if self.calls.len() == self.calls.capacity() {
-                    let mut seen = HashSet::new();
-                    let mut live: Vec<Call> = std::mem::take(&mut self.calls)
-                        .into_iter()
-                        .rev()
-                        .filter(|c| seen.insert(c.track) && self.working_at(c.track, c.node))
-                        .collect();
-                    live.reverse();
-                    live.reserve(live.len() + 1);
-                    self.calls = live;
-                }
-                self.calls.push(Call {
-                    track,
-                    node,
-                    child,
-                    handle: started.handle,
-                });
+                let tracks = &self.tracks;
+                let works = |c: &Call| tracks.is_at(c.track, c.node, TrackState::Working);
+                self.calls.push_pruned(
+                    Call {
+                        track,
+                        node,
+                        child,
+                        handle: started.handle,
+                    },
+                    works,
+                );
             }
             // The engine is stopping: the run waits for the stop.
             Ok(None) => {}

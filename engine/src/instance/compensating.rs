@@ -11,7 +11,6 @@
 //! its inner completions. A cancel end event cancels the rest of its transaction,
 //! compensates what completed in it, and leaves through the cancel boundary.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::history::Happening;
@@ -80,7 +79,7 @@ impl<D: ProcessData> Instance<D> {
         owner: Option<TrackId>,
         parent: Option<ScopeId>,
         inner: Vec<Completion<D>>,
-        moves: &mut VecDeque<Move>,
+        moves: &mut Vec<Move>,
     ) {
         let (Some(node), Some(parent)) = (node, parent) else {
             return;
@@ -133,7 +132,7 @@ impl<D: ProcessData> Instance<D> {
         at: NodeIdx,
         activity: Option<NodeIdx>,
         end: bool,
-        moves: &mut VecDeque<Move>,
+        moves: &mut Vec<Move>,
     ) {
         let scope = self.compensation_target(self.scope_of(track));
         let queue = match activity {
@@ -151,7 +150,7 @@ impl<D: ProcessData> Instance<D> {
         &mut self,
         track: TrackId,
         at: NodeIdx,
-        moves: &mut VecDeque<Move>,
+        moves: &mut Vec<Move>,
     ) {
         let scope = self.scope_of(track);
         self.cancel_inside_but(scope, Some(track));
@@ -165,7 +164,7 @@ impl<D: ProcessData> Instance<D> {
         at: NodeIdx,
         queue: Vec<Completion<D>>,
         then: Then,
-        moves: &mut VecDeque<Move>,
+        moves: &mut Vec<Move>,
     ) {
         self.record(
             track,
@@ -177,7 +176,7 @@ impl<D: ProcessData> Instance<D> {
         if !self.tracks.set_state(track, TrackState::Compensating) {
             return self.internal(at, "a compensation thrown on a track that is gone");
         }
-        self.compensation.runs.push(Run {
+        self.compensation.begin(Run {
             thrower: track,
             queue,
             current: Current::Idle,
@@ -187,7 +186,7 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// Undo the next completion of `thrower`'s run, or finish the run.
-    pub(crate) fn advance_compensation(&mut self, thrower: TrackId, moves: &mut VecDeque<Move>) {
+    pub(crate) fn advance_compensation(&mut self, thrower: TrackId, moves: &mut Vec<Move>) {
         loop {
             if self.outcome.is_some() {
                 return;
@@ -245,7 +244,7 @@ impl<D: ProcessData> Instance<D> {
         &mut self,
         track: TrackId,
         node: NodeIdx,
-        moves: &mut VecDeque<Move>,
+        moves: &mut Vec<Move>,
     ) -> bool {
         if self.compensation.is_empty() {
             return false;
@@ -264,7 +263,7 @@ impl<D: ProcessData> Instance<D> {
 
     /// Every completion of the run is undone: the thrower goes on, ends, or its
     /// transaction leaves through the cancel boundary.
-    fn finish_compensation(&mut self, thrower: TrackId, moves: &mut VecDeque<Move>) {
+    fn finish_compensation(&mut self, thrower: TrackId, moves: &mut Vec<Move>) {
         let Some(run) = self.compensation.take_run(thrower) else {
             return;
         };
@@ -309,7 +308,7 @@ impl<D: ProcessData> Instance<D> {
     /// A track ended: a compensation run it was waiting for goes with it (its
     /// scope was cancelled, or the instance stops).
     pub(crate) fn forget_compensation(&mut self, track: TrackId) {
-        if !self.compensation.runs.is_empty() {
+        if self.compensation.is_running() {
             self.compensation.take_run(track);
         }
     }

@@ -217,10 +217,10 @@ impl<D: ProcessData> Instance<D> {
                 let id = self.process.nodes[node].id;
                 match self.user_code(id, || key(&self.data)) {
                     Ok(key) => {
+                        let key: std::sync::Arc<str> = key.into();
                         let mailbox = self.mailbox();
                         let sub = self.hub.subscribe_message(name, &key, &mailbox, None);
-                        self.armed
-                            .resubscribed(g, w, EventSource::Hub(sub), key.into());
+                        self.armed.resubscribed(g, w, EventSource::Hub(sub), key);
                     }
                     Err(error) => self.fail(error),
                 }

@@ -373,11 +373,12 @@ impl<D: ProcessData> Instance<D> {
         self.step(|this, moves| {
             // The children the checkpoint recorded, by call track: each call starts
             // again on its own (and lists itself anew as it does).
-            let recorded: std::collections::HashMap<TrackId, InstanceId> =
-                std::mem::take(&mut this.calls)
-                    .into_iter()
-                    .map(|c| (c.track, c.child))
-                    .collect();
+            let recorded: std::collections::HashMap<TrackId, InstanceId> = this
+                .calls
+                .take_all()
+                .into_iter()
+                .map(|c| (c.track, c.child))
+                .collect();
             for track in rerun {
                 let Some((at, attempt)) = this.tracks.get(track).map(|t| (t.at, t.attempt)) else {
                     continue;

@@ -88,9 +88,8 @@ pub(crate) fn spawn<D: ProcessData>(
     #[cfg_attr(not(any(feature = "durable", feature = "testing")), allow(unused_mut))]
     let mut instance = Instance::new(id, process, data, history, intake_tx, hub);
     instance.engine = Some(engine);
-    instance.stop = stop.clone();
     let parent_id = parent.as_ref().map(|link| link.parent);
-    instance.parent = parent;
+    instance.parent = parent.map(Box::new);
     #[cfg(feature = "durable")]
     {
         instance.durable = durable;
@@ -115,15 +114,20 @@ pub(crate) fn spawn<D: ProcessData>(
         let cancelled =
             |input: &Input<D>| matches!(input, Input::Handle(c) if matches!(**c, Command::Cancel));
         let stopped = stop.is_cancelled();
-        if stopped || intake.any_queued(cancelled) {
-            // A durable instance a shutdown stops stays stored as running.
-            #[cfg(feature = "durable")]
-            if let (true, Some(durable)) = (stopped, &mut instance.durable) {
-                durable.suspended = true;
+        // In a block of its own, so the entry's box is freed after the first step,
+        // not when the loop ends.
+        {
+            let entry = entry;
+            if stopped || intake.any_queued(cancelled) {
+                // A durable instance a shutdown stops stays stored as running.
+                #[cfg(feature = "durable")]
+                if let (true, Some(durable)) = (stopped, &mut instance.durable) {
+                    durable.suspended = true;
+                }
+                instance.cancel_at_birth(&entry);
+            } else {
+                instance.start(*entry);
             }
-            instance.cancel_at_birth(&entry);
-        } else {
-            instance.start(*entry);
         }
         #[cfg(feature = "durable")]
         instance.checkpoint();
@@ -377,7 +381,7 @@ impl<D: ProcessData> Instance<D> {
                 let _ = reply.send(self.children());
             }
             #[cfg(feature = "durable")]
-            Command::Adopt(link) => self.parent = Some(link),
+            Command::Adopt(link) => self.parent = Some(Box::new(link)),
             Command::History(reply) => {
                 let _ = reply.send(self.history.clone());
             }

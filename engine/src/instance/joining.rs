@@ -6,8 +6,6 @@
 //! per wave, and each firing consumes exactly one token per flow it synchronises (the
 //! earliest on each).
 
-use std::collections::VecDeque;
-
 use super::history::Happening;
 use super::outcome::InstanceError;
 use super::state::ids::TrackId;
@@ -26,7 +24,7 @@ impl<D: ProcessData> Instance<D> {
         track: TrackId,
         node: NodeIdx,
         slot: usize,
-        moves: &mut VecDeque<Move>,
+        moves: &mut Vec<Move>,
     ) {
         let incoming = self.process.nodes[node].incoming.len();
         let scope = self.scope_of(track);
@@ -93,7 +91,7 @@ impl<D: ProcessData> Instance<D> {
     /// Fire join number `i`: one token per marked flow, the survivor carries on (the
     /// latest arrival when `last_in`, else the earliest); a complex join is spent and
     /// consumes the tokens left waiting.
-    pub(crate) fn fire_join(&mut self, i: usize, last_in: bool, moves: &mut VecDeque<Move>) {
+    pub(crate) fn fire_join(&mut self, i: usize, last_in: bool, moves: &mut Vec<Move>) {
         let node = self.joins.get(i).node;
         let taken = self.joins.get_mut(i).fire(last_in);
         if matches!(self.process.nodes[node].kind, NodeKind::Complex { .. }) {
@@ -110,7 +108,7 @@ impl<D: ProcessData> Instance<D> {
     /// of the positions; fire, abort or fail each as its rule says. Runs after every
     /// loop step, so every arrival and every token death anywhere triggers a re-check.
     /// Returns whether any fired.
-    pub(crate) fn check_reachability_joins(&mut self, moves: &mut VecDeque<Move>) -> bool {
+    pub(crate) fn check_reachability_joins(&mut self, moves: &mut Vec<Move>) -> bool {
         let mut fired = false;
         for i in 0..self.joins.len() {
             // A firing whose split failed ended the instance: nothing more fires.
@@ -179,7 +177,7 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// A join fires: the first of `taken` carries on, the rest are merged.
-    pub(crate) fn fire(&mut self, node: NodeIdx, taken: Vec<Arrival>, moves: &mut VecDeque<Move>) {
+    pub(crate) fn fire(&mut self, node: NodeIdx, taken: Vec<Arrival>, moves: &mut Vec<Move>) {
         let mut taken = taken.into_iter();
         let Some(Arrival { track: survivor }) = taken.next() else {
             return self.internal(node, "a join fired with no token");

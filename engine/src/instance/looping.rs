@@ -21,7 +21,6 @@
 //!
 //! [`complete_scopes`]: Instance::complete_scopes
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 use tokio::sync::oneshot;
@@ -66,7 +65,7 @@ impl<D: ProcessData> Instance<D> {
         track: TrackId,
         at: NodeIdx,
         spec: &'static ActivityLoop<D>,
-        moves: &mut VecDeque<Move>,
+        moves: &mut Vec<Move>,
     ) {
         let id = self.process.nodes[at].id;
         self.record(track, at, Happening::TaskStarted);
@@ -140,7 +139,7 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// The activity has nothing to run: it completes at once.
-    fn skip_activation(&mut self, track: TrackId, at: NodeIdx, moves: &mut VecDeque<Move>) {
+    fn skip_activation(&mut self, track: TrackId, at: NodeIdx, moves: &mut Vec<Move>) {
         self.record(
             track,
             at,
@@ -195,16 +194,16 @@ impl<D: ProcessData> Instance<D> {
         self.loops.bind(track, scope, index);
         self.record(track, at, Happening::Spawned { from: owner });
         self.record(track, at, Happening::Instance { index });
-        self.loops.to_start.push(track);
+        self.loops.start_later(track);
     }
 
     /// Start the instance tracks spawned in this step: each runs the activity as an
     /// unmarked one would. Returns whether there were any.
-    pub(crate) fn start_instances(&mut self, moves: &mut VecDeque<Move>) -> bool {
-        if self.loops.to_start.is_empty() {
+    pub(crate) fn start_instances(&mut self, moves: &mut Vec<Move>) -> bool {
+        let starting = self.loops.take_to_start();
+        if starting.is_empty() {
             return false;
         }
-        let starting = std::mem::take(&mut self.loops.to_start);
         for track in starting {
             if self.outcome.is_some() {
                 break;
@@ -229,7 +228,7 @@ impl<D: ProcessData> Instance<D> {
         track: TrackId,
         scope: ScopeId,
         index: u32,
-        _moves: &mut VecDeque<Move>,
+        _moves: &mut Vec<Move>,
     ) {
         self.loops.unbind(track);
         self.remove_track(track);
@@ -385,6 +384,10 @@ impl<D: ProcessData> Instance<D> {
         handler: TaskHandler<D>,
         base: &Arc<D>,
     ) -> (TaskRun<D>, Option<u32>) {
+        // No marked activity runs: the plain handler (the common case, one check).
+        if self.loops.is_empty() {
+            return (handler(D::clone(base)), None);
+        }
         if let Some((scope, index)) = self.instance_at(track, node) {
             let run = self.process.loop_of(node).and_then(|l| l.multi()?.run);
             if let (

@@ -2,7 +2,6 @@
 //! gateways, into activities, to joins and ends — and then settles the joins and
 //! scopes that step may have decided. ARCHITECTURE.md, "The instance loop".
 
-use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
 
 use super::history::Happening;
@@ -17,7 +16,7 @@ use crate::graph::{Condition, FlowIdx, NodeIdx, NodeKind};
 impl<D: ProcessData> Instance<D> {
     /// One step of the loop: `act` puts tokens on flows, then they are settled. The
     /// move buffer is reused from step to step, so a step allocates nothing for it.
-    pub(crate) fn step(&mut self, act: impl FnOnce(&mut Self, &mut VecDeque<Move>)) {
+    pub(crate) fn step(&mut self, act: impl FnOnce(&mut Self, &mut Vec<Move>)) {
         let mut moves = std::mem::take(&mut self.moves);
         act(self, &mut moves);
         self.settle(&mut moves);
@@ -27,10 +26,10 @@ impl<D: ProcessData> Instance<D> {
 
     /// Move tokens until every one rests at an activity, a join or an end; then
     /// check the inclusive joins, and repeat while one fires.
-    pub(crate) fn settle(&mut self, moves: &mut VecDeque<Move>) {
+    pub(crate) fn settle(&mut self, moves: &mut Vec<Move>) {
         loop {
             // Depth first: a token runs on until it rests before its siblings move.
-            while let Some((track, flow)) = moves.pop_back() {
+            while let Some((track, flow)) = moves.pop() {
                 if self.outcome.is_some() {
                     return;
                 }
@@ -72,7 +71,7 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// The token on `track` arrives at the target of `flow`.
-    pub(crate) fn enter(&mut self, track: TrackId, flow: FlowIdx, moves: &mut VecDeque<Move>) {
+    pub(crate) fn enter(&mut self, track: TrackId, flow: FlowIdx, moves: &mut Vec<Move>) {
         let process = self.process;
         let at = process.flows[flow].target;
         let node = &process.nodes[at];
@@ -99,10 +98,9 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// The token on `track` is at `at`: what the node does with it.
-    pub(crate) fn reach(&mut self, track: TrackId, at: NodeIdx, moves: &mut VecDeque<Move>) {
+    pub(crate) fn reach(&mut self, track: TrackId, at: NodeIdx, moves: &mut Vec<Move>) {
         let process = self.process;
         let node = &process.nodes[at];
-        let scope = self.scope_of(track);
         match node.kind {
             NodeKind::Task(handler) => self.run_task(track, at, handler, moves),
             NodeKind::End => {
@@ -111,6 +109,7 @@ impl<D: ProcessData> Instance<D> {
             }
             NodeKind::Terminate => {
                 self.record(track, at, Happening::Terminated);
+                let scope = self.scope_of(track);
                 if scope == ROOT {
                     self.remove_track(track);
                     self.stop_all(Outcome::Terminated(D::clone(&self.data)));
@@ -204,7 +203,7 @@ impl<D: ProcessData> Instance<D> {
 
     /// Choose the outgoing flows of `node` by its kind and put the token on them: the
     /// track continues on the first, a new track is forked for each other.
-    pub(crate) fn split(&mut self, track: TrackId, node: NodeIdx, moves: &mut VecDeque<Move>) {
+    pub(crate) fn split(&mut self, track: TrackId, node: NodeIdx, moves: &mut Vec<Move>) {
         // An instance of a loop or multi-instance activity reports to its activation
         // instead of leaving the activity.
         if let Some((scope, index)) = self.instance_at(track, node) {
@@ -253,9 +252,9 @@ impl<D: ProcessData> Instance<D> {
                 }
                 // Forks got consecutive ids, in flow order.
                 for (i, &flow) in rest.iter().enumerate().rev() {
-                    moves.push_back((TrackId(first_fork + i as u32), flow));
+                    moves.push((TrackId(first_fork + i as u32), flow));
                 }
-                moves.push_back((track, first));
+                moves.push((track, first));
             }
             None => {
                 // No outgoing flow at all: `process!` lets only end events be here.

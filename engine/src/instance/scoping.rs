@@ -12,7 +12,7 @@
 //! rest of its scope first; a non-interrupting one runs beside it, as often as its
 //! trigger comes.
 
-use std::collections::{BinaryHeap, HashSet, VecDeque};
+use std::collections::{BinaryHeap, HashSet};
 
 use super::history::Happening;
 use super::park::Apply;
@@ -109,7 +109,7 @@ impl<D: ProcessData> Instance<D> {
         track: TrackId,
         at: NodeIdx,
         start: NodeIdx,
-        moves: &mut VecDeque<Move>,
+        moves: &mut Vec<Move>,
     ) {
         self.record(track, at, Happening::TaskStarted);
         let parent = self.scope_of(track);
@@ -139,7 +139,7 @@ impl<D: ProcessData> Instance<D> {
     /// their last track or last child since the last look (`take_emptied`) — newest
     /// first: a scope's children are newer than it, so they close first, and a
     /// parent a closing child empties is looked at in its turn.
-    pub(crate) fn complete_scopes(&mut self, moves: &mut VecDeque<Move>) -> bool {
+    pub(crate) fn complete_scopes(&mut self, moves: &mut Vec<Move>) -> bool {
         let mut completed = false;
         let mut candidates: BinaryHeap<ScopeId> = BinaryHeap::new();
         loop {

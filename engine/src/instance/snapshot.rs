@@ -614,7 +614,7 @@ impl<D: ProcessData> Instance<D> {
             .collect::<Result<_, String>>()?;
         let runs = self
             .compensation
-            .runs
+            .runs_under_way()
             .iter()
             .map(|run| {
                 Ok(RunRecord {

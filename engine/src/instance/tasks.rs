@@ -2,7 +2,6 @@
 //! (ready work is committed and routed with no hop and no spawn); waiting work goes to
 //! the track's own task. What the handler returns is committed, raised or failed here.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::task::Poll;
 
@@ -28,7 +27,7 @@ impl<D: ProcessData> Instance<D> {
         track: TrackId,
         node: NodeIdx,
         handler: TaskHandler<D>,
-        moves: &mut VecDeque<Move>,
+        moves: &mut Vec<Move>,
     ) {
         self.record(track, node, Happening::TaskStarted);
         if !self.tracks.set_state(track, TrackState::Working) {
@@ -58,7 +57,7 @@ impl<D: ProcessData> Instance<D> {
         node: NodeIdx,
         handler: TaskHandler<D>,
         attempt: u32,
-        moves: &mut VecDeque<Move>,
+        moves: &mut Vec<Move>,
     ) {
         // A compensation handler works from the data its activity left
         // (ARCHITECTURE.md, "Compensation"); every other task from the data now.
@@ -156,7 +155,7 @@ impl<D: ProcessData> Instance<D> {
         base: Arc<D>,
         edited: D,
         result: Result<(), crate::TaskError>,
-        moves: &mut VecDeque<Move>,
+        moves: &mut Vec<Move>,
     ) {
         match self.tracks.get(track) {
             None => return,

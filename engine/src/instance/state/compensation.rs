@@ -55,27 +55,42 @@ pub(crate) struct Run<D> {
     pub then: Then,
 }
 
-/// The compensation logs and runs of an instance.
-pub(crate) struct Compensation<D> {
+/// The compensation logs and runs of an instance. Boxed on first use: most
+/// instances compensate nothing, and the loop's future (a parked instance's memory)
+/// carries this field whole.
+pub(crate) struct Compensation<D>(Option<Box<Book<D>>>);
+
+struct Book<D> {
     logs: Vec<(ScopeId, Vec<Completion<D>>)>,
-    pub runs: Vec<Run<D>>,
+    runs: Vec<Run<D>>,
 }
 
 impl<D> Default for Compensation<D> {
     fn default() -> Self {
-        Self {
-            logs: Vec::new(),
-            runs: Vec::new(),
-        }
+        Self(None)
     }
 }
 
 impl<D> Compensation<D> {
+    fn book(&mut self) -> &mut Book<D> {
+        self.0.get_or_insert_with(|| {
+            Box::new(Book {
+                logs: Vec::new(),
+                runs: Vec::new(),
+            })
+        })
+    }
+
+    fn runs(&self) -> &[Run<D>] {
+        self.0.as_ref().map_or(&[], |b| &b.runs)
+    }
+
     /// Log a completion in `scope`.
     pub fn log(&mut self, scope: ScopeId, completion: Completion<D>) {
-        match self.logs.iter_mut().find(|(s, _)| *s == scope) {
+        let logs = &mut self.book().logs;
+        match logs.iter_mut().find(|(s, _)| *s == scope) {
             Some((_, log)) => log.push(completion),
-            None => self.logs.push((scope, vec![completion])),
+            None => logs.push((scope, vec![completion])),
         }
     }
 
@@ -92,21 +107,27 @@ impl<D> Compensation<D> {
     pub fn set_log(&mut self, scope: ScopeId, log: Vec<Completion<D>>) {
         self.drop_scope(scope);
         if !log.is_empty() {
-            self.logs.push((scope, log));
+            self.book().logs.push((scope, log));
         }
     }
 
     /// Take `scope`'s whole log out, in completion order.
     pub fn take_log(&mut self, scope: ScopeId) -> Vec<Completion<D>> {
-        match self.logs.iter().position(|(s, _)| *s == scope) {
-            Some(i) => self.logs.swap_remove(i).1,
+        let Some(book) = self.0.as_mut() else {
+            return Vec::new();
+        };
+        match book.logs.iter().position(|(s, _)| *s == scope) {
+            Some(i) => book.logs.swap_remove(i).1,
             None => Vec::new(),
         }
     }
 
     /// Take the completions of `activity` out of `scope`'s log, in completion order.
     pub fn take_of(&mut self, scope: ScopeId, activity: NodeIdx) -> Vec<Completion<D>> {
-        let Some((_, log)) = self.logs.iter_mut().find(|(s, _)| *s == scope) else {
+        let Some(book) = self.0.as_mut() else {
+            return Vec::new();
+        };
+        let Some((_, log)) = book.logs.iter_mut().find(|(s, _)| *s == scope) else {
             return Vec::new();
         };
         let (taken, kept) = std::mem::take(log)
@@ -118,28 +139,47 @@ impl<D> Compensation<D> {
 
     /// A scope closed without completing (or its log was taken): its log goes.
     pub fn drop_scope(&mut self, scope: ScopeId) {
-        self.logs.retain(|(s, _)| *s != scope);
+        if let Some(book) = self.0.as_mut() {
+            book.logs.retain(|(s, _)| *s != scope);
+        }
     }
 
     /// Whether nothing is logged and nothing runs (the common case: one check).
     pub fn is_empty(&self) -> bool {
-        self.logs.is_empty() && self.runs.is_empty()
+        self.0
+            .as_ref()
+            .is_none_or(|b| b.logs.is_empty() && b.runs.is_empty())
+    }
+
+    /// Whether a compensation runs.
+    pub fn is_running(&self) -> bool {
+        !self.runs().is_empty()
+    }
+
+    /// Start a compensation run.
+    pub fn begin(&mut self, run: Run<D>) {
+        self.book().runs.push(run);
     }
 
     /// The run whose thrower is `track`.
     pub fn run_of(&mut self, thrower: TrackId) -> Option<&mut Run<D>> {
-        self.runs.iter_mut().find(|r| r.thrower == thrower)
+        self.0
+            .as_mut()?
+            .runs
+            .iter_mut()
+            .find(|r| r.thrower == thrower)
     }
 
     /// Take out the run whose thrower is `track`.
     pub fn take_run(&mut self, thrower: TrackId) -> Option<Run<D>> {
-        let i = self.runs.iter().position(|r| r.thrower == thrower)?;
-        Some(self.runs.remove(i))
+        let runs = &mut self.0.as_mut()?.runs;
+        let i = runs.iter().position(|r| r.thrower == thrower)?;
+        Some(runs.remove(i))
     }
 
     /// The thrower whose run's handler is running on `track`.
     pub fn thrower_of_handler(&self, track: TrackId) -> Option<TrackId> {
-        self.runs
+        self.runs()
             .iter()
             .find(|r| matches!(r.current, Current::Handler { track: t, .. } if t == track))
             .map(|r| r.thrower)
@@ -147,7 +187,7 @@ impl<D> Compensation<D> {
 
     /// The thrower whose run's compensation event sub-process runs in `scope`.
     pub fn thrower_of_scope(&self, scope: ScopeId) -> Option<TrackId> {
-        self.runs
+        self.runs()
             .iter()
             .find(|r| matches!(r.current, Current::EventSub { scope: s } if s == scope))
             .map(|r| r.thrower)
@@ -155,7 +195,7 @@ impl<D> Compensation<D> {
 
     /// The snapshot a compensation handler on `track` works from.
     pub fn snapshot_for(&self, track: TrackId) -> Option<Arc<D>> {
-        self.runs.iter().find_map(|r| match &r.current {
+        self.runs().iter().find_map(|r| match &r.current {
             Current::Handler { track: t, snapshot } if *t == track => Some(Arc::clone(snapshot)),
             _ => None,
         })
@@ -164,14 +204,23 @@ impl<D> Compensation<D> {
     /// The logs, per scope (for a checkpoint).
     #[cfg(feature = "durable")]
     pub fn logs(&self) -> &[(ScopeId, Vec<Completion<D>>)] {
-        &self.logs
+        self.0.as_ref().map_or(&[], |b| &b.logs)
+    }
+
+    /// The runs under way (for a checkpoint).
+    #[cfg(feature = "durable")]
+    pub fn runs_under_way(&self) -> &[Run<D>] {
+        self.runs()
     }
 
     /// Put back the logs and runs a checkpoint recorded.
     #[cfg(feature = "durable")]
     pub fn restore(&mut self, logs: Vec<(ScopeId, Vec<Completion<D>>)>, runs: Vec<Run<D>>) {
-        self.logs = logs;
-        self.runs = runs;
+        if logs.is_empty() && runs.is_empty() {
+            self.0 = None;
+        } else {
+            self.0 = Some(Box::new(Book { logs, runs }));
+        }
     }
 }
 

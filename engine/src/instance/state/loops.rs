@@ -71,54 +71,67 @@ pub(crate) struct Running<D> {
     pub state: Activation<D>,
 }
 
-/// Every running activation, by scope; every instance track, by track.
+/// Every running activation, by scope; every instance track, by track. Boxed on
+/// first use: most instances run no marked activity, and the loop's future (a
+/// parked instance's memory) carries this field whole.
 pub(crate) struct Loops<D> {
+    running: Option<Box<Activations<D>>>,
+}
+
+struct Activations<D> {
     by_scope: HashMap<ScopeId, Running<D>>,
     /// An instance track: its activation's scope and its index (for a loop, the
     /// run's number from 0).
     by_track: HashMap<TrackId, (ScopeId, u32)>,
     /// Instance tracks created in this step, to start once the step's moves are
     /// done (so a sequential activation of always-ready runs does not recurse).
-    pub to_start: Vec<TrackId>,
+    to_start: Vec<TrackId>,
 }
 
 impl<D> Default for Loops<D> {
     fn default() -> Self {
-        Self {
-            by_scope: HashMap::new(),
-            by_track: HashMap::new(),
-            to_start: Vec::new(),
-        }
+        Self { running: None }
     }
 }
 
 impl<D> Loops<D> {
+    fn inner(&mut self) -> &mut Activations<D> {
+        self.running.get_or_insert_with(|| {
+            Box::new(Activations {
+                by_scope: HashMap::new(),
+                by_track: HashMap::new(),
+                to_start: Vec::new(),
+            })
+        })
+    }
+
     pub fn open(&mut self, scope: ScopeId, running: Running<D>) {
-        self.by_scope.insert(scope, running);
+        self.inner().by_scope.insert(scope, running);
     }
 
     pub fn get(&self, scope: ScopeId) -> Option<&Running<D>> {
-        self.by_scope.get(&scope)
+        self.running.as_ref()?.by_scope.get(&scope)
     }
 
     pub fn get_mut(&mut self, scope: ScopeId) -> Option<&mut Running<D>> {
-        self.by_scope.get_mut(&scope)
+        self.running.as_mut()?.by_scope.get_mut(&scope)
     }
 
     /// The activation of a scope that closes, with its instance tracks forgotten.
     pub fn close(&mut self, scope: ScopeId) -> Option<Running<D>> {
-        let running = self.by_scope.remove(&scope)?;
+        let inner = self.running.as_mut()?;
+        let running = inner.by_scope.remove(&scope)?;
         match &running.state {
             Activation::Multi(m) => {
                 for slot in &m.slots {
                     if let Slot::Running { track, .. } = slot {
-                        self.by_track.remove(track);
+                        inner.by_track.remove(track);
                     }
                 }
             }
             Activation::Loop(l) => {
                 if let Some(track) = l.current {
-                    self.by_track.remove(&track);
+                    inner.by_track.remove(&track);
                 }
             }
         }
@@ -127,29 +140,43 @@ impl<D> Loops<D> {
 
     /// `track` is instance `index` of the activation in `scope`.
     pub fn bind(&mut self, track: TrackId, scope: ScopeId, index: u32) {
-        self.by_track.insert(track, (scope, index));
+        self.inner().by_track.insert(track, (scope, index));
     }
 
     /// The activation and index of an instance track.
     #[inline]
     pub fn instance(&self, track: TrackId) -> Option<(ScopeId, u32)> {
-        if self.by_track.is_empty() {
+        let inner = self.running.as_ref()?;
+        if inner.by_track.is_empty() {
             return None;
         }
-        self.by_track.get(&track).copied()
+        inner.by_track.get(&track).copied()
     }
 
     pub fn unbind(&mut self, track: TrackId) -> Option<(ScopeId, u32)> {
-        self.by_track.remove(&track)
+        self.running.as_mut()?.by_track.remove(&track)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_scope.is_empty()
+        self.running.as_ref().is_none_or(|r| r.by_scope.is_empty())
+    }
+
+    /// An instance track to start once the step's moves are done.
+    pub fn start_later(&mut self, track: TrackId) {
+        self.inner().to_start.push(track);
+    }
+
+    /// The instance tracks to start now (see [`start_later`](Self::start_later)).
+    pub fn take_to_start(&mut self) -> Vec<TrackId> {
+        match &mut self.running {
+            Some(inner) => std::mem::take(&mut inner.to_start),
+            None => Vec::new(),
+        }
     }
 
     /// Every running activation (for a checkpoint).
     #[cfg(feature = "durable")]
     pub fn iter(&self) -> impl Iterator<Item = (&ScopeId, &Running<D>)> {
-        self.by_scope.iter()
+        self.running.iter().flat_map(|r| r.by_scope.iter())
     }
 }

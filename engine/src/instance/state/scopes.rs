@@ -47,18 +47,28 @@ const ROOT_INTERRUPTED: ScopeSlot = ScopeSlot {
 /// The open scopes. Kept by id — ids are given in opening order, so a scope's
 /// children come after it — with each scope's count of open children, each
 /// owner's scope, and the scopes that may have become empty since the loop last
-/// looked: a 10 000-instance multi-instance sub-process costs no scan.
+/// looked: a 10 000-instance multi-instance sub-process costs no scan. The nested
+/// scopes are boxed on first open: most instances never open one, and the loop's
+/// future (a parked instance's memory) carries this field whole.
 #[derive(Default)]
 pub(crate) struct Scopes {
-    nested: BTreeMap<ScopeId, ScopeSlot>,
-    children: HashMap<ScopeId, u32>,
-    owners: HashMap<TrackId, ScopeId>,
-    /// Scopes opened or that lost a child since [`take_emptied`](Self::take_emptied).
-    emptied: Vec<ScopeId>,
-    last: u32,
+    nested: Option<Box<Nested>>,
     /// An interrupting event sub-process took the process's own scope over.
     root_interrupted: bool,
 }
+
+#[derive(Default)]
+struct Nested {
+    slots: BTreeMap<ScopeId, ScopeSlot>,
+    children: HashMap<ScopeId, u32>,
+    owners: HashMap<TrackId, ScopeId>,
+    /// Scopes opened or that lost a child since [`Scopes::take_emptied`].
+    emptied: Vec<ScopeId>,
+    last: u32,
+}
+
+/// What [`Scopes::nested`] walks when no scope was ever opened.
+static NONE_OPEN: BTreeMap<ScopeId, ScopeSlot> = BTreeMap::new();
 
 impl Scopes {
     /// Open a scope running `node` inside `parent`; `parent == None` opens the
@@ -72,9 +82,10 @@ impl Scopes {
         if parent.is_none() {
             return ROOT;
         }
-        self.last += 1;
-        let id = ScopeId(self.last);
-        self.insert(ScopeSlot {
+        let nested = self.nested_mut();
+        nested.last += 1;
+        let id = ScopeId(nested.last);
+        nested.insert(ScopeSlot {
             id,
             node,
             parent,
@@ -84,33 +95,28 @@ impl Scopes {
         id
     }
 
-    fn insert(&mut self, slot: ScopeSlot) {
-        if let Some(parent) = slot.parent {
-            *self.children.entry(parent).or_insert(0) += 1;
-        }
-        if let Some(owner) = slot.owner {
-            self.owners.insert(owner, slot.id);
-        }
-        // Empty until something runs in it: the loop looks at it after the step.
-        self.emptied.push(slot.id);
-        self.nested.insert(slot.id, slot);
+    fn nested_mut(&mut self) -> &mut Nested {
+        self.nested.get_or_insert_with(Box::default)
     }
 
     pub fn close(&mut self, id: ScopeId) {
-        let Some(slot) = self.nested.remove(&id) else {
+        let Some(nested) = self.nested.as_mut() else {
+            return;
+        };
+        let Some(slot) = nested.slots.remove(&id) else {
             return;
         };
         if let Some(owner) = slot.owner {
-            if self.owners.get(&owner) == Some(&id) {
-                self.owners.remove(&owner);
+            if nested.owners.get(&owner) == Some(&id) {
+                nested.owners.remove(&owner);
             }
         }
         if let Some(parent) = slot.parent {
-            if let Some(n) = self.children.get_mut(&parent) {
+            if let Some(n) = nested.children.get_mut(&parent) {
                 *n -= 1;
                 if *n == 0 {
-                    self.children.remove(&parent);
-                    self.emptied.push(parent);
+                    nested.children.remove(&parent);
+                    nested.emptied.push(parent);
                 }
             }
         }
@@ -120,7 +126,7 @@ impl Scopes {
         match id {
             ROOT if self.root_interrupted => Some(&ROOT_INTERRUPTED),
             ROOT => Some(&ROOT_SLOT),
-            _ => self.nested.get(&id),
+            _ => self.nested.as_ref()?.slots.get(&id),
         }
     }
 
@@ -128,7 +134,7 @@ impl Scopes {
     pub fn interrupt(&mut self, id: ScopeId) {
         if id == ROOT {
             self.root_interrupted = true;
-        } else if let Some(slot) = self.nested.get_mut(&id) {
+        } else if let Some(slot) = self.nested.as_mut().and_then(|n| n.slots.get_mut(&id)) {
             slot.interrupted = true;
         }
     }
@@ -151,45 +157,74 @@ impl Scopes {
 
     /// The scope the sub-process token `owner` waits for.
     pub fn owned_by(&self, owner: TrackId) -> Option<ScopeId> {
-        self.owners.get(&owner).copied()
+        self.nested.as_ref()?.owners.get(&owner).copied()
     }
 
     /// Whether any scope is open inside `id`.
     pub fn has_children(&self, id: ScopeId) -> bool {
-        self.children.contains_key(&id)
+        self.nested
+            .as_ref()
+            .is_some_and(|n| n.children.contains_key(&id))
     }
 
     /// The scopes opened, or whose last child closed, since the last call: the
     /// only ones that can have become empty (with the tracks' own list).
     pub fn take_emptied(&mut self) -> Vec<ScopeId> {
-        std::mem::take(&mut self.emptied)
+        match &mut self.nested {
+            Some(nested) => std::mem::take(&mut nested.emptied),
+            None => Vec::new(),
+        }
     }
 
     /// Whether no scope but the process's is open.
     pub fn is_empty(&self) -> bool {
-        self.nested.is_empty()
+        self.nested.as_ref().is_none_or(|n| n.slots.is_empty())
     }
 
     /// The last nested scope id given out, and whether the process's scope was
     /// taken over (for a checkpoint).
     #[cfg(feature = "durable")]
     pub fn counters(&self) -> (u32, bool) {
-        (self.last, self.root_interrupted)
+        (
+            self.nested.as_ref().map_or(0, |n| n.last),
+            self.root_interrupted,
+        )
     }
 
     /// Put back the scopes a checkpoint recorded.
     #[cfg(feature = "durable")]
     pub fn restore(&mut self, nested: Vec<ScopeSlot>, last: u32, root_interrupted: bool) {
-        for slot in nested {
-            self.insert(slot);
-        }
-        self.last = last;
         self.root_interrupted = root_interrupted;
+        if nested.is_empty() && last == 0 {
+            return;
+        }
+        let inner = self.nested_mut();
+        for slot in nested {
+            inner.insert(slot);
+        }
+        inner.last = last;
     }
 
     /// The nested scopes, in opening order.
     pub fn nested(&self) -> impl DoubleEndedIterator<Item = &ScopeSlot> + ExactSizeIterator {
-        self.nested.values()
+        self.nested
+            .as_ref()
+            .map_or(&NONE_OPEN, |n| &n.slots)
+            .values()
+    }
+}
+
+impl Nested {
+    fn insert(&mut self, slot: ScopeSlot) {
+        if let Some(parent) = slot.parent {
+            *self.children.entry(parent).or_insert(0) += 1;
+        }
+        if let Some(owner) = slot.owner {
+            self.owners.insert(owner, slot.id);
+        }
+        // Empty until something runs in it: the loop looks at it after the step.
+        self.emptied.push(slot.id);
+        self.slots.insert(slot.id, slot);
     }
 }
 

@@ -73,17 +73,25 @@ impl<D> TrackSlot<D> {
 /// position takes over, so a lookup stays O(1) with 10 000 tracks.
 pub(crate) struct Tracks<D> {
     slots: Vec<TrackSlot<D>>,
+    /// The indexes, boxed on first need (a track in a nested scope, or many
+    /// tracks): most instances have neither, and the loop's future (a parked
+    /// instance's memory) carries this field whole.
+    indexes: Option<Box<Indexes>>,
+    /// Tracks in an active state ([`TrackState::is_active`]).
+    active: usize,
+    next: u32,
+}
+
+#[derive(Default)]
+struct Indexes {
     /// Each track's position in `slots`, kept while there are many.
-    index: Option<HashMap<TrackId, usize>>,
+    by_id: Option<HashMap<TrackId, usize>>,
     /// Live tracks per nested scope (the process's own is not counted), so "is
     /// anything left in this scope" needs no scan.
     per_scope: HashMap<ScopeId, u32>,
     /// Nested scopes whose last track was removed since
-    /// [`take_emptied`](Self::take_emptied).
+    /// [`take_emptied`](Tracks::take_emptied).
     emptied: Vec<ScopeId>,
-    /// Tracks in an active state ([`TrackState::is_active`]).
-    active: usize,
-    next: u32,
 }
 
 /// From how many live tracks on [`Tracks`] keeps its index.
@@ -93,19 +101,21 @@ impl<D> Tracks<D> {
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
             slots: Vec::with_capacity(capacity),
-            index: None,
-            per_scope: HashMap::new(),
-            emptied: Vec::new(),
+            indexes: None,
             active: 0,
             next: 0,
         }
     }
 
     /// The position of `id` in `slots`.
-    #[inline]
+    #[inline(always)]
     fn position(&self, id: TrackId) -> Option<usize> {
-        match &self.index {
-            Some(index) => index.get(&id).copied(),
+        // Below half the threshold there is never an index: a short scan.
+        if self.slots.len() <= INDEXED_FROM / 2 {
+            return self.slots.iter().position(|s| s.id == id);
+        }
+        match self.indexes.as_ref().and_then(|i| i.by_id.as_ref()) {
+            Some(by_id) => by_id.get(&id).copied(),
             None => self.slots.iter().position(|s| s.id == id),
         }
     }
@@ -115,15 +125,22 @@ impl<D> Tracks<D> {
     fn pushed(&mut self) {
         let last = self.slots.len() - 1;
         let (id, scope) = (self.slots[last].id, self.slots[last].scope);
-        if scope != crate::instance::state::ids::ROOT {
-            *self.per_scope.entry(scope).or_insert(0) += 1;
+        if scope == crate::instance::state::ids::ROOT && last < INDEXED_FROM {
+            if let Some(by_id) = self.indexes.as_mut().and_then(|i| i.by_id.as_mut()) {
+                by_id.insert(id, last);
+            }
+            return;
         }
-        match &mut self.index {
-            Some(index) => {
-                index.insert(id, last);
+        let indexes = self.indexes.get_or_insert_with(Box::default);
+        if scope != crate::instance::state::ids::ROOT {
+            *indexes.per_scope.entry(scope).or_insert(0) += 1;
+        }
+        match &mut indexes.by_id {
+            Some(by_id) => {
+                by_id.insert(id, last);
             }
             None if self.slots.len() > INDEXED_FROM => {
-                self.index = Some(
+                indexes.by_id = Some(
                     self.slots
                         .iter()
                         .enumerate()
@@ -137,13 +154,19 @@ impl<D> Tracks<D> {
 
     /// The nested scopes that lost their last track since the last call.
     pub fn take_emptied(&mut self) -> Vec<ScopeId> {
-        std::mem::take(&mut self.emptied)
+        match &mut self.indexes {
+            Some(indexes) => std::mem::take(&mut indexes.emptied),
+            None => Vec::new(),
+        }
     }
 
     /// Whether any live track runs in the nested scope `scope`.
     #[inline]
     pub fn any_in(&self, scope: ScopeId) -> bool {
-        self.per_scope.get(&scope).is_some_and(|&n| n > 0)
+        self.indexes
+            .as_ref()
+            .and_then(|i| i.per_scope.get(&scope))
+            .is_some_and(|&n| n > 0)
     }
 
     /// A new track at `at` in `scope`, being moved.
@@ -173,21 +196,21 @@ impl<D> Tracks<D> {
         self.slots.reserve(additional);
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, id: TrackId) -> Option<&TrackSlot<D>> {
         self.position(id).map(|i| &self.slots[i])
     }
 
     /// A track's slot, to move it or reach its channel; its state changes only
     /// through [`set_state`](Self::set_state).
-    #[inline]
+    #[inline(always)]
     pub fn get_mut(&mut self, id: TrackId) -> Option<&mut TrackSlot<D>> {
         let i = self.position(id)?;
         Some(&mut self.slots[i])
     }
 
     /// Put a live track in `state`, keeping the active count; `false` if it is gone.
-    #[inline]
+    #[inline(always)]
     pub fn set_state(&mut self, id: TrackId, state: TrackState) -> bool {
         let Some(i) = self.position(id) else {
             return false;
@@ -215,20 +238,22 @@ impl<D> Tracks<D> {
     pub fn remove(&mut self, id: TrackId) -> Option<TrackSlot<D>> {
         let i = self.position(id)?;
         let slot = self.slots.swap_remove(i);
-        if let Some(index) = &mut self.index {
-            index.remove(&id);
-            if let Some(moved) = self.slots.get(i) {
-                index.insert(moved.id, i);
+        if let Some(indexes) = &mut self.indexes {
+            if let Some(by_id) = &mut indexes.by_id {
+                by_id.remove(&id);
+                if let Some(moved) = self.slots.get(i) {
+                    by_id.insert(moved.id, i);
+                }
+                if self.slots.len() <= INDEXED_FROM / 2 {
+                    indexes.by_id = None;
+                }
             }
-            if self.slots.len() <= INDEXED_FROM / 2 {
-                self.index = None;
-            }
-        }
-        if let Some(n) = self.per_scope.get_mut(&slot.scope) {
-            *n -= 1;
-            if *n == 0 {
-                self.per_scope.remove(&slot.scope);
-                self.emptied.push(slot.scope);
+            if let Some(n) = indexes.per_scope.get_mut(&slot.scope) {
+                *n -= 1;
+                if *n == 0 {
+                    indexes.per_scope.remove(&slot.scope);
+                    indexes.emptied.push(slot.scope);
+                }
             }
         }
         if slot.state.is_active() {
@@ -270,8 +295,10 @@ impl<D> Tracks<D> {
     /// Take every track out (the instance is stopping).
     pub fn take_all(&mut self) -> Vec<TrackSlot<D>> {
         self.active = 0;
-        self.index = None;
-        self.per_scope.clear();
+        if let Some(indexes) = &mut self.indexes {
+            indexes.by_id = None;
+            indexes.per_scope.clear();
+        }
         std::mem::take(&mut self.slots)
     }
 
@@ -323,7 +350,11 @@ mod tests {
         let mut tracks = Tracks::<()>::with_capacity(1);
         let scope = ScopeId(7);
         let ids: Vec<TrackId> = (0..100).map(|_| tracks.add(0, scope)).collect();
-        assert!(tracks.index.is_some() && tracks.any_in(scope) && !tracks.any_in(ROOT));
+        assert!(
+            tracks.indexes.as_ref().is_some_and(|i| i.by_id.is_some())
+                && tracks.any_in(scope)
+                && !tracks.any_in(ROOT)
+        );
         // Remove every other one: the swapped-in slots stay findable.
         for id in ids.iter().step_by(2) {
             assert!(tracks.remove(*id).is_some());
@@ -335,6 +366,7 @@ mod tests {
             assert_eq!(tracks.get(*id).map(|s| s.id), Some(*id));
             assert!(tracks.remove(*id).is_some());
         }
-        assert!(tracks.is_empty() && tracks.index.is_none() && !tracks.any_in(scope));
+        assert!(tracks.is_empty() && !tracks.any_in(scope));
+        assert!(tracks.indexes.as_ref().is_some_and(|i| i.by_id.is_none()));
     }
 }
