@@ -117,6 +117,7 @@ impl Importer<'_> {
                     from_file(max, "loopMaximum");
                 }
                 Some(Given {
+                    // A loop has no items to give.
                     items: true,
                     condition: standard.condition.is_some(),
                 })

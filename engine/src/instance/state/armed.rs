@@ -84,8 +84,9 @@ pub(crate) const MANY: usize = 16;
 /// The armed entries, in arming order.
 ///
 /// An entry is named by a key that [`find`](Self::find), [`find_work`](Self::find_work)
-/// and [`push`](Self::push) return: valid until the next removal (a scanned set's
-/// keys are positions, which a removal shifts).
+/// and the message-wait lists return: valid until the next removal (a scanned set's
+/// keys are positions, which a removal shifts; a removal may also move the set back
+/// from the index to the scanned `Vec`).
 #[derive(Default)]
 pub(crate) struct Armed {
     store: Store,
