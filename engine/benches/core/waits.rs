@@ -1,7 +1,9 @@
 //! (w) Many waits in one instance: a parallel multi-instance user task and receive
 //! task of 1k and 10k instances, all parked, then completed or delivered one by one.
 //! Each completion and delivery finds its wait among the armed ones: with an indexed
-//! lookup the rate is the same at both sizes, with a scan it falls tenfold.
+//! lookup the rate is the same at both sizes, with a scan it falls tenfold. And a
+//! parallel multi-instance call activity of 1k and 10k children: each start adds to
+//! the instance's list of calls, which must not be scanned per call.
 
 use std::time::Duration;
 
@@ -37,6 +39,33 @@ process! {
         receive pay: message("pay", key = |w| w.id.clone(), apply = |w, _: &u32| w.done += 1);
         end done;
         begin -> pay -> done;
+    }
+}
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct Child {
+    pub index: usize,
+}
+
+process! {
+    /// A called process: one task that awaits once.
+    pub CHILD: Child {
+        start begin;
+        task work = |c| async move { tokio::task::yield_now().await; c.index += 1; Ok(()) };
+        end done;
+        begin -> work -> done;
+    }
+}
+
+process! {
+    /// start -> a parallel multi-instance call activity of `n` children -> end,
+    /// the children's outputs merged in index order.
+    pub MANY_CALLS: Waits {
+        start begin;
+        #[multi_instance(count = |w| w.n, output = |w, _i, c| w.done += u32::from(c.index > 0))]
+        call ship = CHILD(input = |_w, _k, index| Child { index });
+        end done;
+        begin -> ship -> done;
     }
 }
 
@@ -147,6 +176,46 @@ fn many(kind: Kind, n: usize) {
         .await
     });
     report_rate(unit, &runs, None);
+}
+
+/// `WAITS / n` instances of a parallel multi-instance call activity of `n` children,
+/// one at a time: children per second, each started, awaited and merged.
+fn calls(n: usize) {
+    println!(
+        "multi-call-{}k: {} instance(s) of a parallel multi-instance call activity of {n} children (each awaits once), one at a time, multi_thread runtime, 2 workers",
+        n / 1000,
+        WAITS / n
+    );
+    let runs = on_two_workers(move |engine| async move {
+        sample(|| {
+            let engine = engine.clone();
+            timed(WAITS as u64, async move {
+                for _ in 0..WAITS / n {
+                    let h = engine.start(
+                        &MANY_CALLS,
+                        Waits {
+                            n,
+                            ..Waits::default()
+                        },
+                    );
+                    match h.outcome().await {
+                        Outcome::Completed(w) => assert_eq!(w.done as usize, n),
+                        other => panic!("not completed: {other:?}"),
+                    }
+                }
+            })
+        })
+        .await
+    });
+    report_rate("children/s", &runs, None);
+}
+
+pub fn call_1k() {
+    calls(1_000);
+}
+
+pub fn call_10k() {
+    calls(10_000);
 }
 
 pub fn user_1k() {
