@@ -44,7 +44,10 @@ pub trait ProcessData: Clone + Send + Sync + 'static {
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct ChangedFields {
     fields: &'static [&'static str],
-    bits: Vec<u64>,
+    /// Fields 0 to 63: a data type of up to 64 fields never allocates a set.
+    first: u64,
+    /// Fields from 64 on, 64 a word.
+    rest: Vec<u64>,
 }
 
 impl ChangedFields {
@@ -52,23 +55,31 @@ impl ChangedFields {
     pub fn new(fields: &'static [&'static str]) -> Self {
         Self {
             fields,
-            bits: Vec::new(),
+            first: 0,
+            rest: Vec::new(),
         }
     }
 
     /// Mark field number `index` as changed.
     pub fn insert(&mut self, index: usize) {
-        let word = index / 64;
-        if self.bits.len() <= word {
-            self.bits.resize(word + 1, 0);
+        if index < 64 {
+            self.first |= 1 << index;
+            return;
         }
-        self.bits[word] |= 1 << (index % 64);
+        let word = index / 64 - 1;
+        if self.rest.len() <= word {
+            self.rest.resize(word + 1, 0);
+        }
+        self.rest[word] |= 1 << (index % 64);
     }
 
     /// Whether field number `index` changed.
     pub fn contains_index(&self, index: usize) -> bool {
-        self.bits
-            .get(index / 64)
+        if index < 64 {
+            return self.first & (1 << index) != 0;
+        }
+        self.rest
+            .get(index / 64 - 1)
             .is_some_and(|w| w & (1 << (index % 64)) != 0)
     }
 
@@ -81,8 +92,9 @@ impl ChangedFields {
     }
 
     /// Whether nothing changed.
+    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.bits.iter().all(|w| *w == 0)
+        self.first == 0 && self.rest.iter().all(|w| *w == 0)
     }
 
     /// The changed fields' names, in declaration order.
@@ -192,5 +204,37 @@ impl ApplyOutcome for () {
 impl ApplyOutcome for Result<(), TaskError> {
     fn into_result(self) -> Result<(), TaskError> {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ChangedFields;
+
+    /// 130 field names, `f0` to `f129`.
+    fn many() -> &'static [&'static str] {
+        let names: Vec<&'static str> = (0..130)
+            .map(|i| &*Box::leak(format!("f{i}").into_boxed_str()))
+            .collect();
+        Box::leak(names.into_boxed_slice())
+    }
+
+    #[test]
+    fn fields_past_the_first_64_are_kept_and_named_in_order() {
+        let fields = many();
+        let mut changed = ChangedFields::new(fields);
+        assert!(changed.is_empty());
+        for i in [129, 3, 64, 63, 70] {
+            changed.insert(i);
+        }
+        assert!(!changed.is_empty());
+        assert!(changed.contains_index(64) && changed.contains("f129") && !changed.contains("f65"));
+        assert_eq!(
+            changed.names().collect::<Vec<_>>(),
+            ["f3", "f63", "f64", "f70", "f129"]
+        );
+        let mut only_late = ChangedFields::new(fields);
+        only_late.insert(100);
+        assert!(!only_late.is_empty() && !only_late.contains_index(36));
     }
 }

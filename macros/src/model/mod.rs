@@ -16,6 +16,7 @@ mod compensation;
 mod ir;
 mod kind;
 mod links;
+mod parts;
 mod resolve;
 mod walk;
 
@@ -71,16 +72,16 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                 default: None,
                 loose_in: false,
                 loose_out: false,
-                activation: kind::activation_of(ctx, decl, kind),
-                event: kind::event_of(ctx, decl, kind),
+                activation: parts::activation_of(ctx, decl, kind),
+                event: parts::event_of(ctx, decl, kind),
                 attached_to: None,
                 on: decl.attached.as_ref(),
                 boundaries: Vec::new(),
                 non_interrupting: decl.non_interrupting.as_ref(),
                 // Resolved below, once every scope has its index.
                 scope: None,
-                marker: kind::marker_of(decl, kind),
-                spawn: kind::spawns(decl, kind),
+                marker: parts::marker_of(decl, kind),
+                spawn: parts::spawns(decl, kind),
                 looping: loop_marker(ctx, decl),
                 item: decl
                     .attrs
@@ -91,7 +92,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                     && decl.spec.as_ref().is_some_and(|s| s.name == COMPENSATION),
                 association: decl.association.as_ref(),
                 handler_node: None,
-                compensate: kind::compensated_activity(ctx, decl, kind),
+                compensate: parts::compensated_activity(ctx, decl, kind),
                 compensate_target: None,
             }),
             None => {
