@@ -63,6 +63,26 @@ async fn until_open<D: Clone>(handle: &InstanceHandle<D>, node: &str) {
     .expect("the user task opened");
 }
 
+/// Complete the child's user task once it is open.
+async fn pack(child: &InstanceHandle<Shipment>) {
+    until_open(child, "pack").await;
+    child
+        .complete("pack", |_: &mut Shipment| {})
+        .await
+        .expect("completed");
+}
+
+/// The instance's data once it completed.
+async fn completed<D: Clone + std::fmt::Debug>(h: &InstanceHandle<D>) -> D {
+    let outcome = tokio::time::timeout(HANG, h.outcome())
+        .await
+        .expect("ended");
+    let Outcome::Completed(data) = outcome else {
+        panic!("not completed: {outcome:?}")
+    };
+    data
+}
+
 async fn until_child(parent: &InstanceHandle<Order>) -> InstanceHandle<Shipment> {
     tokio::time::timeout(HANG, async {
         loop {
@@ -150,18 +170,8 @@ async fn a_restart_mid_call_resumes_parent_and_child_together() {
     })
     .await
     .expect("the resumed parent lists its recorded child");
-    until_open(&child, "pack").await;
-    child
-        .complete("pack", |_: &mut Shipment| {})
-        .await
-        .expect("completed");
-
-    let outcome = tokio::time::timeout(HANG, parent.outcome())
-        .await
-        .expect("ended");
-    let Outcome::Completed(order) = outcome else {
-        panic!("not completed: {outcome:?}")
-    };
+    pack(&child).await;
+    let order = completed(&parent).await;
     assert_eq!(
         order.tracking, "T-A-1",
         "the resumed child's output came back"
@@ -341,19 +351,9 @@ async fn a_restart_mid_multi_instance_call_resumes_every_child_and_merges_in_ord
     let parent = engine.handle(&LINES, parent_id).expect("parent resumed");
     // Completed last line first: the outputs still merge in line order.
     for child in children.iter().rev() {
-        let child = engine.handle(&SHIPPING, child.id()).expect("child resumed");
-        until_open(&child, "pack").await;
-        child
-            .complete("pack", |_: &mut Shipment| {})
-            .await
-            .expect("completed");
+        pack(&engine.handle(&SHIPPING, child.id()).expect("child resumed")).await;
     }
-    let outcome = tokio::time::timeout(HANG, parent.outcome())
-        .await
-        .expect("ended");
-    let Outcome::Completed(done) = outcome else {
-        panic!("not completed: {outcome:?}")
-    };
+    let done = completed(&parent).await;
     assert_eq!(done.tracking, ["T-M-a", "T-M-b", "T-M-c"]);
     // The resumed parent waited on its recorded children: no other was started.
     let called = parent
