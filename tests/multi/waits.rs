@@ -290,3 +290,27 @@ async fn forty_receive_instances_each_take_one_message() {
         );
     }
 }
+
+process! {
+    pub SIGN_TWICE: Review {
+        start s;
+        #[standard_loop(while = |_r, runs| runs < 2)]
+        user sign;
+        end e;
+        s -> sign -> e;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_looped_user_task_carries_its_run() {
+    let engine = Engine::new();
+    let h = engine.start(&SIGN_TWICE, Review::default());
+    for run in 0..2 {
+        let work = thresh::testing::wait_until_open_work(&h, "sign")
+            .await
+            .unwrap();
+        assert_eq!(work.iteration, Some(run));
+        h.complete("sign", |_| {}).await.unwrap();
+    }
+    h.outcome().await.completed().unwrap();
+}
