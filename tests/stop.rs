@@ -1,7 +1,9 @@
-//! Stop means stop: a cancel or a shutdown that comes before an instance's first step
-//! ends it `Cancelled` with no handler run; after `shutdown` returned `Ok`, no
-//! instance runs and no handler of that engine runs again — also for the instance a
-//! publish already under way was creating when the shutdown began.
+//! Stop means stop: a shutdown that comes before an instance's first step ends it
+//! `Cancelled` with no handler run (`Engine::start` runs that step before it returns,
+//! so no cancel can come first; a deployed start's or a call's child's first step is
+//! on its loop, where a cancel queued before it is honoured); after `shutdown`
+//! returned `Ok`, no instance runs and no handler of that engine runs again — also
+//! for the instance a publish already under way was creating when the shutdown began.
 
 mod common;
 
@@ -60,7 +62,7 @@ async fn outcome_of(handle: &thresh::InstanceHandle<Count>) -> Outcome<Count> {
         .expect("the instance ended")
 }
 
-// ----- a cancel before the first step ----------------------------------------------
+// ----- the first step, and a cancel after it --------------------------------------
 
 /// The history of an instance cancelled before its first step: its token, cancelled
 /// at the start it was to leave from.
@@ -69,44 +71,71 @@ fn cancelled_at_birth(steps: &[thresh::Step]) -> bool {
     steps == [("s", Happening::Started), ("s", Happening::Cancelled)]
 }
 
-/// On a current-thread runtime the loop cannot run before the test awaits: started
-/// and cancelled at once, the instance never runs a step.
+/// `Engine::start` runs the instance's first step before it returns (no handle
+/// exists before that, so no cancel can come first): an instance whose work is all
+/// ready has ended when `start` returns — no loop was spawned — and a cancel then
+/// changes nothing. Its handler ran exactly once per instance.
 #[test]
-fn a_cancel_before_the_first_step_cancels_current_thread() {
-    runtime(1).block_on(async {
-        let engine = Engine::new();
-        for _ in 0..1000 {
-            let one = engine.start(&ONE, Count::default());
-            one.cancel();
-            let nothing = engine.start(&NOTHING, Count::default());
-            nothing.cancel();
-            assert_eq!(outcome_of(&one).await, Outcome::Cancelled(Count { n: 0 }));
-            assert_eq!(
-                outcome_of(&nothing).await,
-                Outcome::Cancelled(Count { n: 0 })
-            );
-            assert!(cancelled_at_birth(one.history().await.steps()));
-            assert!(cancelled_at_birth(nothing.history().await.steps()));
-        }
-        engine.shutdown(HANG).await.expect("shutdown");
-        assert_eq!(ONE_RAN.load(Ordering::SeqCst), 0);
-    });
-}
-
-/// On four workers a worker may run the instance's first step before `cancel` is
-/// called: the instance (whose only task is always ready) then completes. Otherwise
-/// the cancel came first and it must end cancelled at birth, its handler never run —
-/// so the handler runs exactly as often as instances complete. (Before the loop
-/// honoured a queued cancel at birth, all 1000 completed.)
-#[test]
-fn a_cancel_before_the_first_step_cancels_multi_thread() {
+fn start_runs_the_first_step_before_it_returns() {
     static RAN: AtomicUsize = AtomicUsize::new(0);
     process! {
-        COUNTED: Count {
+        READY: Count {
             start s;
             task  a = |d| async move {
                 RAN.fetch_add(1, Ordering::SeqCst);
                 d.n += 1;
+                Ok(())
+            };
+            end   e;
+            s -> a -> e;
+        }
+    }
+    for workers in [1, 4] {
+        RAN.store(0, Ordering::SeqCst);
+        runtime(workers).block_on(async {
+            let engine = Engine::new();
+            for _ in 0..500 {
+                let handle = engine.start(&READY, Count::default());
+                assert_eq!(
+                    engine.running_instances(),
+                    0,
+                    "no loop for a finished instance"
+                );
+                handle.cancel();
+                assert_eq!(
+                    outcome_of(&handle).await,
+                    Outcome::Completed(Count { n: 1 })
+                );
+                let nothing = engine.start(&NOTHING, Count::default());
+                nothing.cancel();
+                assert_eq!(
+                    outcome_of(&nothing).await,
+                    Outcome::Completed(Count { n: 0 })
+                );
+            }
+            engine.shutdown(HANG).await.expect("shutdown");
+            assert_eq!(RAN.load(Ordering::SeqCst), 500);
+        });
+    }
+}
+
+/// An instance whose handler has to wait leaves `start` with its loop spawned and
+/// its track waiting; a cancel from another task, racing the handler, ends it
+/// `Cancelled` with the handler's commit not applied, or it completed first with it
+/// — on four workers, repeated. The handler ran once for each completion, at most
+/// once for each cancel (its first poll was in `start`).
+#[test]
+fn a_cancel_racing_a_waiting_handler_is_cancelled_or_completed_multi_thread() {
+    static RAN: AtomicUsize = AtomicUsize::new(0);
+    static DONE: AtomicUsize = AtomicUsize::new(0);
+    process! {
+        WAITING: Count {
+            start s;
+            task  a = |d| async move {
+                RAN.fetch_add(1, Ordering::SeqCst);
+                tokio::task::yield_now().await;
+                d.n += 1;
+                DONE.fetch_add(1, Ordering::SeqCst);
                 Ok(())
             };
             end   e;
@@ -116,50 +145,8 @@ fn a_cancel_before_the_first_step_cancels_multi_thread() {
     runtime(4).block_on(async {
         let engine = Engine::new();
         let (mut completed, mut cancelled) = (0, 0);
-        for _ in 0..1000 {
-            let handle = engine.start(&COUNTED, Count::default());
-            handle.cancel();
-            match outcome_of(&handle).await {
-                Outcome::Completed(d) => {
-                    assert_eq!(d, Count { n: 1 });
-                    completed += 1;
-                }
-                Outcome::Cancelled(d) => {
-                    assert_eq!(d, Count { n: 0 });
-                    assert!(cancelled_at_birth(handle.history().await.steps()));
-                    cancelled += 1;
-                }
-                other => panic!("unexpected outcome {other:?}"),
-            }
-        }
-        engine.shutdown(HANG).await.expect("shutdown");
-        assert_eq!(RAN.load(Ordering::SeqCst), completed);
-        assert!(cancelled > 0, "no cancel was seen before a first step");
-    });
-}
-
-/// Cancelled from another task while the loop may already be running: the outcome is
-/// `Completed` with the handler's one commit, or `Cancelled` with nothing committed.
-#[test]
-fn a_cancel_racing_the_first_step_is_cancelled_or_completed_multi_thread() {
-    static RAN: AtomicUsize = AtomicUsize::new(0);
-    process! {
-        COUNTED: Count {
-            start s;
-            task  a = |d| async move {
-                RAN.fetch_add(1, Ordering::SeqCst);
-                d.n += 1;
-                Ok(())
-            };
-            end   e;
-            s -> a -> e;
-        }
-    }
-    runtime(4).block_on(async {
-        let engine = Engine::new();
-        let mut completed = 0;
         for _ in 0..500 {
-            let handle = engine.start(&COUNTED, Count::default());
+            let handle = engine.start(&WAITING, Count::default());
             let canceller = handle.clone();
             tokio::spawn(async move { canceller.cancel() });
             match outcome_of(&handle).await {
@@ -168,15 +155,17 @@ fn a_cancel_racing_the_first_step_is_cancelled_or_completed_multi_thread() {
                     completed += 1;
                 }
                 Outcome::Cancelled(d) => {
-                    assert_eq!(d, Count { n: 0 });
-                    assert!(cancelled_at_birth(handle.history().await.steps()));
+                    assert_eq!(d, Count { n: 0 }, "a cancelled run commits nothing");
+                    let steps = handle.history().await;
+                    assert!(!cancelled_at_birth(steps.steps()), "its first step ran");
+                    cancelled += 1;
                 }
                 other => panic!("unexpected outcome {other:?}"),
             }
         }
-        // The task is always ready, so an instance that ran its first step completed.
-        assert_eq!(RAN.load(Ordering::SeqCst), completed);
         engine.shutdown(HANG).await.expect("shutdown");
+        assert_eq!(RAN.load(Ordering::SeqCst), completed + cancelled);
+        assert!(DONE.load(Ordering::SeqCst) >= completed);
     });
 }
 

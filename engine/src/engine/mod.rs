@@ -205,6 +205,11 @@ impl Engine {
 
     /// Start an instance of `process` with `data` on the current tokio runtime.
     ///
+    /// The instance's first step — from its start event until it first has to wait —
+    /// runs here, before the handle is returned: an instance whose handlers are all
+    /// ready has ended when `start` returns, with no task spawned for it; one that
+    /// waits continues on its own loop task (README, "Where handlers run").
+    ///
     /// Called outside a runtime, it returns a handle whose outcome is
     /// [`InstanceError::NoRuntime`] rather than panicking.
     pub fn start<D: ProcessData>(
@@ -350,6 +355,7 @@ impl Engine {
             let id = inner.next_id();
             let mut birth = inner.birth(runtime, process, None);
             birth.overrides = Some(table);
+            birth.inline_first_step = true;
             let handle = instance::spawn(
                 birth,
                 process,
@@ -403,8 +409,12 @@ impl Inner {
         entry: Entry,
     ) -> InstanceHandle<D> {
         let id = self.next_id();
+        let mut birth = self.birth(runtime, process, None);
+        // `Engine::start`: no handle exists before it returns, so its first step
+        // can run here (see `Birth::inline_first_step`).
+        birth.inline_first_step = matches!(entry, Entry::NoneStart);
         instance::spawn(
-            self.birth(runtime, process, None),
+            birth,
             process,
             id,
             data,
@@ -445,6 +455,7 @@ impl Inner {
             hub: self.hub.clone(),
             stop: self.stop.clone(),
             history: self.history,
+            inline_first_step: false,
             #[cfg(feature = "testing")]
             overrides: self.overrides_of(process),
         }

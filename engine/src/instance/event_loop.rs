@@ -22,7 +22,8 @@
 //!    join is checked, so a token in transit defers the join.
 //! 7. **Stop before user code.** A stop or a cancel queued before the instance's
 //!    first step ends it cancelled without running any; later, the loop looks at both
-//!    before each input it takes.
+//!    before each input it takes. (`Engine::start` runs the first step before any
+//!    handle exists, so only a stop can precede it: [`Birth::inline_first_step`].)
 //! 8. **Failure is a value.** A handler's error or panic, a broken internal invariant
 //!    (`InstanceError::Internal`, naming what broke): each ends the instance with an
 //!    outcome; the loop itself never panics on them.
@@ -58,6 +59,12 @@ pub(crate) struct Birth<'a> {
     pub stop: CancellationToken,
     /// Whether the instance records its history.
     pub history: bool,
+    /// Run the first step on the caller, before the handle is returned (an
+    /// in-memory instance started by `Engine::start`): an instance whose work is
+    /// ready ends there, with no task spawned; one that must wait gets its loop then.
+    /// No cancel can come before that step, as no handle exists yet; a stop that
+    /// came first is honoured as at any birth.
+    pub inline_first_step: bool,
     /// The engine's replaced task handlers for this process, if a test installed
     /// any (feature `testing`): a `testing::HandlerTable<D>`, erased.
     #[cfg(feature = "testing")]
@@ -80,6 +87,7 @@ pub(crate) fn spawn<D: ProcessData>(
         hub,
         stop,
         history,
+        inline_first_step,
         #[cfg(feature = "testing")]
         overrides,
     } = birth;
@@ -99,14 +107,27 @@ pub(crate) fn spawn<D: ProcessData>(
         instance.overrides = overrides.and_then(|table| table.downcast().ok());
     }
     let (handle, finished_tx) = InstanceHandle::new(id, instance.intake_tx.clone(), parent_id);
+    // The first step here, on the caller (`Birth::inline_first_step`).
+    let entry = match entry {
+        entry if inline_first_step && !stop.is_cancelled() => {
+            span.in_scope(|| instance.start(entry));
+            if instance.outcome.is_some() && instance.workers.is_empty() {
+                // Ended in its first step with nothing left running: no loop.
+                span.in_scope(|| instance.close(intake, &finished_tx));
+                return handle;
+            }
+            None
+        }
+        entry => Some(entry),
+    };
     // The loop. Written out here rather than as an `async fn` taking the instance:
     // an async fn's state holds each argument twice (as passed and as moved into its
     // local), and this future is most of a parked instance's memory.
     let mut instance = instance;
     let mut intake = intake;
     // Boxed: the future keeps its captures for its whole life, and the entry is
-    // needed only for the first step.
-    let entry = Box::new(entry);
+    // needed only for the first step (`None`: it ran already).
+    let entry = entry.map(Box::new);
     let body = async move {
         // Stop and cancel are honoured before any user code runs: an instance born
         // into a shut-down engine, or cancelled through its handle before its loop
@@ -114,10 +135,9 @@ pub(crate) fn spawn<D: ProcessData>(
         let cancelled =
             |input: &Input<D>| matches!(input, Input::Handle(c) if matches!(**c, Command::Cancel));
         let stopped = stop.is_cancelled();
-        // In a block of its own, so the entry's box is freed after the first step,
+        // Bound in the `if let`, so the entry's box is freed after the first step,
         // not when the loop ends.
-        {
-            let entry = entry;
+        if let Some(entry) = entry {
             if stopped || intake.any_queued(cancelled) {
                 // A durable instance a shutdown stops stays stored as running.
                 #[cfg(feature = "durable")]
