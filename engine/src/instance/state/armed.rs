@@ -385,7 +385,18 @@ impl Armed {
         }
     }
 
+    /// Every entry, in arming order (every instance's end asks, most with few).
+    #[inline]
     pub fn take_all(&mut self) -> Vec<ArmedEntry> {
+        match &mut self.store {
+            Store::Few(entries) => std::mem::take(entries),
+            Store::Many(_) => self.take_all_indexed(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn take_all_indexed(&mut self) -> Vec<ArmedEntry> {
         match std::mem::take(&mut self.store) {
             Store::Few(entries) => entries,
             Store::Many(index) => index.entries.into_values().collect(),
