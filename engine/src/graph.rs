@@ -281,6 +281,15 @@ pub type Payload = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 /// ([`ApplyFailure`]).
 pub type ApplyPayload<D> = fn(&mut D, &Payload) -> Result<(), ApplyFailure>;
 
+/// How a stored message's JSON payload is read back into the type a catch's `apply`
+/// takes (feature `durable`): `None` when that type is not `Deserialize` (then a
+/// durable engine needs `message_type` for it).
+#[cfg(feature = "durable")]
+pub type PayloadDecode = Option<fn(serde_json::Value) -> Result<Payload, String>>;
+/// Without feature `durable` nothing is stored: no decoder.
+#[cfg(not(feature = "durable"))]
+pub type PayloadDecode = Option<fn()>;
+
 /// Why a catch's `apply` mapping did not map its payload.
 #[derive(Debug)]
 pub enum ApplyFailure {
@@ -308,6 +317,9 @@ pub enum Trigger<D: 'static> {
         reads: Option<&'static [&'static str]>,
         #[doc(hidden)]
         apply: Option<ApplyPayload<D>>,
+        /// Reads a stored payload back as the type `apply` takes.
+        #[doc(hidden)]
+        decode: fn() -> PayloadDecode,
     },
     /// A signal by name: every waiting catcher gets it.
     Signal {
@@ -392,6 +404,29 @@ pub struct Flow<D: 'static> {
 }
 
 impl<D> Process<D> {
+    /// The message names of the arms of its parallel instantiating gateways: their
+    /// repeats, stored while the instance with their key ran, are stale once it ends.
+    #[cfg(feature = "durable")]
+    pub(crate) fn stale_arm_names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for &start in self.starts {
+            if !matches!(
+                self.nodes[start].kind,
+                NodeKind::InstantiatingGate { parallel: true }
+            ) {
+                continue;
+            }
+            for &flow in self.nodes[start].outgoing {
+                if let Some(Trigger::Message { name, .. }) =
+                    self.nodes[self.flows[flow].target].kind.trigger()
+                {
+                    names.push(name.to_string());
+                }
+            }
+        }
+        names
+    }
+
     /// The identifier the process was declared with.
     pub fn name(&self) -> &'static str {
         self.name

@@ -94,6 +94,85 @@ pub mod __private {
         Box::pin(run)
     }
 
+    /// A message catch's payload decoder, found by the type its `apply` closure
+    /// takes: `Some` when that type is `Deserialize` (and the feature `durable` is
+    /// on), else `None`, chosen at compile time by method resolution — the
+    /// `Deserialize` impl is on `Probe<P>`, the fallback on `&Probe<P>`, and the
+    /// expansion calls `(&probe).decoder()`.
+    pub mod decode {
+        use std::marker::PhantomData;
+
+        pub use crate::graph::PayloadDecode;
+
+        /// Names the payload type `P` of an `apply` closure.
+        pub struct Probe<P>(PhantomData<P>);
+
+        impl<P> Probe<P> {
+            /// The probe of `P`.
+            #[allow(clippy::new_without_default)]
+            pub fn new() -> Self {
+                Probe(PhantomData)
+            }
+        }
+
+        /// The probe of `apply`'s payload type (the closure is not called).
+        pub fn probe<D, P, R, F: FnOnce(&mut D, &P) -> R>(_apply: F) -> Probe<P> {
+            Probe::new()
+        }
+
+        /// A payload type read back from JSON.
+        pub trait Deserializable {
+            fn decoder(&self) -> PayloadDecode;
+        }
+
+        #[cfg(feature = "durable")]
+        impl<P> Deserializable for Probe<P>
+        where
+            P: serde::de::DeserializeOwned + std::any::Any + Send + Sync,
+        {
+            fn decoder(&self) -> PayloadDecode {
+                Some(|value| {
+                    serde_json::from_value::<P>(value)
+                        .map(|p| std::sync::Arc::new(p) as super::Payload)
+                        .map_err(|e| e.to_string())
+                })
+            }
+        }
+
+        /// Any other payload type: no decoder.
+        pub trait Opaque {
+            fn decoder(&self) -> PayloadDecode {
+                None
+            }
+        }
+
+        impl<P> Opaque for &Probe<P> {}
+
+        #[cfg(all(test, feature = "durable"))]
+        #[test]
+        // The borrow is how the fallback is reached, as in the expansion.
+        #[allow(clippy::needless_borrow)]
+        fn a_deserialize_payload_type_gets_a_decoder_and_another_none() {
+            struct NotSerde;
+            let typed = probe::<u8, u64, (), _>(|_, _: &u64| {});
+            let decode = (&typed).decoder().expect("u64 is Deserialize");
+            let payload = decode(serde_json::json!(7)).expect("decoded");
+            assert_eq!(payload.downcast_ref::<u64>(), Some(&7));
+            assert!(decode(serde_json::json!("seven")).is_err());
+            let opaque = probe::<u8, NotSerde, (), _>(|_, _: &NotSerde| {});
+            assert!((&opaque).decoder().is_none());
+        }
+
+        /// The decoder of a catch without `apply`: its payload is never read, so any
+        /// JSON will do.
+        pub fn ignored() -> PayloadDecode {
+            #[cfg(feature = "durable")]
+            return Some(|_| Ok(std::sync::Arc::new(()) as super::Payload));
+            #[cfg(not(feature = "durable"))]
+            None
+        }
+    }
+
     /// Call a message's correlation-key closure; any `ToString` key will do.
     pub fn call_key<D, K: ToString, F: FnOnce(&D) -> K>(key: F, data: &D) -> String {
         key(data).to_string()

@@ -398,6 +398,10 @@ pub(super) struct StartOn<D: ProcessData> {
 }
 
 impl<D: ProcessData> Starter for StartOn<D> {
+    fn process(&self) -> &'static str {
+        self.target.process.name
+    }
+
     fn runs(&self, key: &str) -> bool {
         let running = self
             .target

@@ -24,6 +24,11 @@ use tracing::debug;
 
 use crate::graph::Payload;
 
+#[cfg(feature = "postgres")]
+mod nodes;
+#[cfg(feature = "postgres")]
+pub(crate) use nodes::Wanted;
+
 /// Identifies one subscription in the hub.
 pub(crate) type SubId = u64;
 
@@ -67,6 +72,9 @@ pub(crate) trait Mailbox: Send + Sync {
 
 /// Starts instances of a deployed process when a start event's trigger comes.
 pub(crate) trait Starter: Send + Sync {
+    /// The process it starts instances of.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    fn process(&self) -> &'static str;
     /// Whether an instance with correlation `key` runs in this deployment.
     fn runs(&self, key: &str) -> bool;
     /// A message with `key` came: start an instance, or decline because an
@@ -184,6 +192,10 @@ struct State {
     signals: HashMap<Arc<str>, HashMap<SubId, Arc<dyn Mailbox>>>,
     /// Message (name, key) → waiters, first come first served.
     waiters: HashMap<MessageKey, VecDeque<Waiter>>,
+    /// A node of several: how many keys are waited on per message name (what its
+    /// claim poll asks the store for; `nodes.rs`). `None` on one engine.
+    #[cfg(feature = "postgres")]
+    wait_names: Option<HashMap<Arc<str>, usize>>,
     /// The names waiters wait on, each allocated once (`State::intern`).
     names: HashSet<Arc<str>>,
     /// Subscription → where it is, so an unsubscribe finds it without a scan.
@@ -369,12 +381,7 @@ impl Hub {
             return (sub, Some(delivery));
         }
         state.joins(sub, choice);
-        // Usually one waiter per (name, key): room for exactly one.
-        state
-            .waiters
-            .entry(at.clone())
-            .or_insert_with(|| VecDeque::with_capacity(1))
-            .push_back((sub, mailbox.clone()));
+        state.add_waiter(at.clone(), (sub, mailbox.clone()));
         state.subs.insert(sub, Place::Message(at, choice));
         (sub, None)
     }
@@ -414,6 +421,11 @@ impl Hub {
         };
         starters.entry(name).or_default().push((sub, starter));
         state.subs.insert(sub, place);
+        drop(state);
+        if on == StartTrigger::Message {
+            // Stored messages may be waiting for it.
+            self.wait_began();
+        }
         sub
     }
 
@@ -504,78 +516,24 @@ impl Hub {
         payload: Payload,
         stored: Option<u64>,
     ) -> Published {
-        self.route(name, key, payload, stored, true)
+        self.route(name, key, payload, stored, (true, true))
             .unwrap_or(Published::Dropped)
     }
 
-    /// Hand a stored message to a waiter or a start event of this hub, never into its
-    /// buffer: `None` if none takes it (a node of several then gives up its claim, so
-    /// that the node whose instance waits for it gets it).
-    #[cfg(feature = "postgres")]
-    pub fn offer_stored(
-        &self,
-        name: &str,
-        key: &str,
-        payload: Payload,
-        stored: u64,
-    ) -> Option<Published> {
-        self.route(name, key, payload, Some(stored), false)
-    }
-
-    /// Whether a waiter or a message start event here would take a message `name`
-    /// with `key` now.
-    #[cfg(feature = "postgres")]
-    pub fn takes(&self, name: &str, key: &str) -> bool {
-        let state = self.lock();
-        let at: (Arc<str>, Arc<str>) = (name.into(), key.into());
-        state.waiters.get(&at).is_some_and(|w| !w.is_empty())
-            || state
-                .message_starters
-                .get(name)
-                .is_some_and(|s| !s.is_empty())
-    }
-
-    /// What this hub takes: the names of deployed message start events, and the
-    /// (name, key) of every waiting catch.
-    #[cfg(feature = "postgres")]
-    pub fn wanted(&self) -> (Vec<String>, Vec<(String, String)>) {
-        let state = self.lock();
-        let names = state
-            .message_starters
-            .iter()
-            .filter(|(_, s)| !s.is_empty())
-            .map(|(n, _)| n.to_string())
-            .collect();
-        let waits = state
-            .waiters
-            .iter()
-            .filter(|(_, w)| !w.is_empty())
-            .map(|((n, k), _)| (n.to_string(), k.to_string()))
-            .collect();
-        (names, waits)
-    }
-
-    /// Wake `notify` whenever a catch starts waiting for a message here (a node of
-    /// several then looks in the store for a message it may claim).
-    #[cfg(feature = "postgres")]
-    pub fn on_wait(&self, notify: Arc<tokio::sync::Notify>) {
-        let _ = self.on_wait.set(notify);
-    }
-
-    /// To a waiter, a start event, or (`buffer`) into the buffer.
+    /// To a waiter, (`start`) a start event, or (`buffer`) into the buffer.
     fn route(
         &self,
         name: &str,
         key: &str,
         payload: Payload,
         stored: Option<u64>,
-        buffer: bool,
+        (start, buffer): (bool, bool),
     ) -> Option<Published> {
         let at = (Arc::<str>::from(name), Arc::<str>::from(key));
         // Starters are asked once: when they decline, the waiters are looked at again
         // under the same lock that buffers, so a catch that subscribed meanwhile gets
         // the message instead of the buffer.
-        let mut starters_asked = false;
+        let mut starters_asked = !start;
         loop {
             let mut state = self.lock();
             let waiter = state.waiters.get_mut(&at).and_then(VecDeque::pop_front);
@@ -622,7 +580,7 @@ impl Hub {
                 state.claim(choice);
             }
             if state.waiters.get(&at).is_some_and(VecDeque::is_empty) {
-                state.waiters.remove(&at);
+                state.no_waiters(&at);
             }
             drop(state);
             let (name, key) = at.clone();
@@ -841,13 +799,48 @@ impl State {
                 if let Some(waiters) = self.waiters.get_mut(at) {
                     waiters.retain(|(s, _)| *s != sub);
                     if waiters.is_empty() {
-                        self.waiters.remove(at);
+                        self.no_waiters(at);
                     }
                 }
                 self.leave(sub, *choice);
             }
         }
         Some(place)
+    }
+
+    /// Add a waiter for `at`, behind the others.
+    fn add_waiter(&mut self, at: MessageKey, waiter: Waiter) {
+        match self.waiters.entry(at) {
+            std::collections::hash_map::Entry::Occupied(mut waiting) => {
+                waiting.get_mut().push_back(waiter);
+            }
+            std::collections::hash_map::Entry::Vacant(vacant) => {
+                #[cfg(feature = "postgres")]
+                if let Some(names) = &mut self.wait_names {
+                    *names.entry(vacant.key().0.clone()).or_default() += 1;
+                }
+                // Usually one waiter per (name, key): room for exactly one.
+                let mut waiters = VecDeque::with_capacity(1);
+                waiters.push_back(waiter);
+                vacant.insert(waiters);
+            }
+        }
+    }
+
+    /// No waiter is left for `at`: it leaves the map.
+    fn no_waiters(&mut self, at: &MessageKey) {
+        let removed = self.waiters.remove(at).is_some();
+        #[cfg(feature = "postgres")]
+        if let (true, Some(names)) = (removed, &mut self.wait_names) {
+            if let Some(count) = names.get_mut(&at.0) {
+                *count -= 1;
+                if *count == 0 {
+                    names.remove(&at.0);
+                }
+            }
+        }
+        #[cfg(not(feature = "postgres"))]
+        let _ = removed;
     }
 
     /// `sub` leaves its open choice (it moved to another key, or was unsubscribed).

@@ -8,6 +8,8 @@
 mod hub;
 mod timer;
 
+#[cfg(feature = "postgres")]
+pub(crate) use hub::Wanted;
 pub use hub::{BrokerConfig, BrokerStats, Published};
 pub(crate) use hub::{
     ChoiceId, Delivery, Hub, Mailbox, Offer, SignalAck, StartTrigger, Starter, SubId,

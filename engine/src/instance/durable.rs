@@ -327,6 +327,18 @@ impl<D: ProcessData> Instance<D> {
                 at_ms: now_ms(),
             },
         );
+        if let Some(key) = &durable.key {
+            // Started by a parallel instantiating gate: the repeats of its arms
+            // stored meanwhile are stale now, on every node (with the end, so no node
+            // starts an instance with one after it).
+            let names = self.process.stale_arm_names();
+            if !names.is_empty() {
+                writes.push(Write::DropStale {
+                    names,
+                    key: key.clone(),
+                });
+            }
+        }
         let result = durable.writer.submit(writes).await;
         match result {
             Ok(()) => answer(acks, Ok(())),

@@ -99,6 +99,18 @@ impl Tables {
                     undo.push(Undo::Message(*id, Some(old)));
                 }
             }
+            Write::DropStale { names, key } => {
+                let stale: Vec<u64> = self
+                    .messages
+                    .values()
+                    .filter(|m| m.key == *key && names.contains(&m.name))
+                    .map(|m| m.id)
+                    .collect();
+                for id in stale {
+                    let old = self.messages.remove(&id);
+                    undo.push(Undo::Message(id, old));
+                }
+            }
             Write::Expire { now_ms } => {
                 let expired: Vec<u64> = self
                     .messages
@@ -113,6 +125,22 @@ impl Tables {
             }
             Write::PutDeployment(deployment) => {
                 let old = self.deployments.insert(deployment.id, deployment.clone());
+                undo.push(Undo::Deployment(deployment.id, old));
+            }
+            Write::Tick { deployment, .. } => {
+                let stored = self.deployments.get(&deployment.id);
+                let anchors = super::tick::ticked(stored.map(|d| d.timer_anchors.as_str()), write)?;
+                let record = match stored {
+                    Some(d) => DeploymentRecord {
+                        timer_anchors: anchors,
+                        ..d.clone()
+                    },
+                    None => DeploymentRecord {
+                        timer_anchors: anchors,
+                        ..deployment.clone()
+                    },
+                };
+                let old = self.deployments.insert(deployment.id, record);
                 undo.push(Undo::Deployment(deployment.id, old));
             }
             Write::RemoveDeployment { id } => {

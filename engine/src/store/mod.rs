@@ -41,6 +41,7 @@ mod memory;
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod tick;
 mod writer;
 
 #[cfg(test)]
@@ -54,9 +55,12 @@ use serde::{Deserialize, Serialize};
 
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
+pub(crate) use postgres::Candidate;
+#[cfg(feature = "postgres")]
 pub use postgres::{Handover, PostgresStore, DEFAULT_SCHEMA, PG_SCHEMA_VERSION, RECONNECT_FOR};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore, SCHEMA_VERSION};
+pub use tick::{parse_anchors, stored_tick, TimerAnchors, TimerTick};
 pub use writer::{Receipt, Writer, WriterConfig, WriterStats};
 
 /// Where an instance is in its life. Stored as its lowercase name.
@@ -212,6 +216,15 @@ pub enum Write {
         /// The message id.
         id: u64,
     },
+    /// Drop the buffered messages named one of `names` with `key` that no engine
+    /// node holds a claim on: a parallel instantiating gateway's arm repeats, stale
+    /// once the instance with their key ended (written with its end).
+    DropStale {
+        /// The arms' message names.
+        names: Vec<String>,
+        /// The ended instance's correlation key.
+        key: String,
+    },
     /// Drop every buffered message with `expires_ms <= now_ms`.
     Expire {
         /// The current time, in milliseconds since the Unix epoch.
@@ -219,6 +232,21 @@ pub enum Write {
     },
     /// Create or replace a deployment.
     PutDeployment(DeploymentRecord),
+    /// Advance the stored schedule of one timer start of `deployment` from `from` (as
+    /// the ticker read it; `None`: not stored yet) to `to` — a compare-and-set:
+    /// [`StoreError::TickTaken`] if the stored schedule is another (an engine node
+    /// sharing the store fired that tick first). Creates the deployment's record from
+    /// `deployment` (its `timer_anchors` ignored) if it is not stored.
+    Tick {
+        /// The deployment, as created if missing.
+        deployment: DeploymentRecord,
+        /// The timer start event's id.
+        start: String,
+        /// The schedule the tick was computed from.
+        from: Option<TimerTick>,
+        /// The schedule after the tick.
+        to: TimerTick,
+    },
     /// Remove a deployment (no error if it is gone already).
     RemoveDeployment {
         /// The deployment id.
@@ -240,8 +268,10 @@ impl Write {
             Write::End { .. } => "end",
             Write::Buffer(_) => "buffer",
             Write::DropMessage { .. } => "drop-message",
+            Write::DropStale { .. } => "drop-stale",
             Write::Expire { .. } => "expire",
             Write::PutDeployment(_) => "put-deployment",
+            Write::Tick { .. } => "tick",
             Write::RemoveDeployment { .. } => "remove-deployment",
             Write::Purge { .. } => "purge",
         }
@@ -429,6 +459,19 @@ pub enum StoreError {
         /// The message.
         id: u64,
     },
+    /// A timer tick computed from a schedule that is not the stored one any more:
+    /// another engine node sharing the store fired that tick first.
+    #[error(
+        "the timer start `{start}` of deployment {deployment} was advanced by another \
+         engine first; nothing of its batch was stored: read the stored schedule and go \
+         on from it"
+    )]
+    TickTaken {
+        /// The deployment.
+        deployment: u64,
+        /// The timer start event's id.
+        start: String,
+    },
     /// The writer stopped before it applied the write.
     #[error("the store writer has stopped, so the write was not stored")]
     WriterStopped,
@@ -527,8 +570,12 @@ pub(crate) fn check(write: &Write) -> Result<(), StoreError> {
             json("data", &d.data)?;
             json("timer anchors", &d.timer_anchors)?;
         }
+        Write::Tick { deployment, .. } => {
+            id("deployment id", deployment.id)?;
+            json("data", &deployment.data)?;
+        }
         Write::RemoveDeployment { id: i } => id("deployment id", *i)?,
-        Write::Expire { .. } | Write::Purge { .. } => {}
+        Write::DropStale { .. } | Write::Expire { .. } | Write::Purge { .. } => {}
     }
     Ok(())
 }
@@ -539,7 +586,9 @@ pub(crate) fn raise_ids(next: &mut Ids, write: &Write) {
     match write {
         Write::Put(r) => raise(&mut next.instance, r.id),
         Write::Buffer(m) => raise(&mut next.message, m.id),
-        Write::PutDeployment(d) => raise(&mut next.deployment, d.id),
+        Write::PutDeployment(d) | Write::Tick { deployment: d, .. } => {
+            raise(&mut next.deployment, d.id)
+        }
         _ => {}
     }
 }

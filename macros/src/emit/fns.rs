@@ -24,6 +24,8 @@ pub enum UserFn {
     Apply(usize),
     /// A message's correlation key.
     Key(usize),
+    /// A message catch's payload decoder (for durable engines).
+    Decode(usize),
     /// A conditional event's condition.
     When(usize),
     /// A conditional event's `on = [..]` fields, each read once (never called).
@@ -47,6 +49,7 @@ impl UserFn {
             UserFn::Condition(f) => format_ident!("__thresh_condition_{}", f),
             UserFn::Apply(n) => format_ident!("__thresh_apply_{}", n),
             UserFn::Key(n) => format_ident!("__thresh_key_{}", n),
+            UserFn::Decode(n) => format_ident!("__thresh_decode_{}", n),
             UserFn::When(n) => format_ident!("__thresh_when_{}", n),
             UserFn::On(n) => format_ident!("__thresh_on_{}", n),
             UserFn::Timer(n) => format_ident!("__thresh_timer_{}", n),
@@ -154,7 +157,10 @@ fn node_fns(n: usize, node: &Node, handler: bool, data: &syn::Type, fns: &mut Ve
                 fns.push(apply_fn(UserFn::Apply(n), data, expr));
             }
             match trigger {
-                EventTrigger::Message => fns.push(key_fn(UserFn::Key(n), data, event)),
+                EventTrigger::Message => {
+                    fns.push(key_fn(UserFn::Key(n), data, event));
+                    fns.push(decode_fn(UserFn::Decode(n), data, event));
+                }
                 EventTrigger::Condition => {
                     let condition = event.condition.as_ref();
                     let condition = condition.expect("a condition parsed its closure");
@@ -233,6 +239,51 @@ fn apply_fn(f: UserFn, data: &syn::Type, expr: &syn::Expr) -> TokenStream {
     quote! {
         #[allow(non_snake_case)]
         fn #name(data: &mut #data, payload: &::thresh::__private::Payload) -> ::core::result::Result<(), ::thresh::__private::ApplyFailure> { #call }
+    }
+}
+
+/// A message catch's payload decoder: by the type its `apply` takes — written on a
+/// closure's payload parameter (an unwritten one is the apply fn's error, reported
+/// once, there), or a function's, looked at through the function (never called) —
+/// or any payload without `apply`.
+fn decode_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
+    let name = f.name();
+    let probe = match &event.apply {
+        None => None,
+        Some((_, syn::Expr::Closure(closure))) => match closure.inputs.iter().nth(1) {
+            Some(syn::Pat::Type(typed)) => {
+                let payload = match &*typed.ty {
+                    syn::Type::Reference(reference) => &*reference.elem,
+                    other => other,
+                };
+                Some(quote!(::thresh::__private::decode::Probe::<#payload>::new()))
+            }
+            _ => {
+                return quote! {
+                    #[allow(non_snake_case)]
+                    fn #name() -> ::thresh::__private::decode::PayloadDecode {
+                        ::core::option::Option::None
+                    }
+                }
+            }
+        },
+        Some((_, expr)) => {
+            Some(quote!(::thresh::__private::decode::probe::<#data, _, _, _>(#expr)))
+        }
+    };
+    let body = match probe {
+        Some(probe) => quote! {
+            #[allow(unused_imports)]
+            use ::thresh::__private::decode::{Deserializable as _, Opaque as _};
+            let probe = #probe;
+            (&probe).decoder()
+        },
+        None => quote!(::thresh::__private::decode::ignored()),
+    };
+    quote! {
+        // The borrow chooses the decoder (`__private::decode`).
+        #[allow(non_snake_case, clippy::needless_borrow)]
+        fn #name() -> ::thresh::__private::decode::PayloadDecode { #body }
     }
 }
 

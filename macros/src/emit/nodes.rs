@@ -231,7 +231,8 @@ fn trigger(n: usize, event: &EventAst) -> TokenStream {
                 Some(fields) => quote!(::core::option::Option::Some(&[#(#fields),*])),
                 None => quote!(::core::option::Option::None),
             };
-            quote!(::thresh::__private::Trigger::Message { name: #name, key: #key, reads: #reads, apply: #apply })
+            let decode = UserFn::Decode(n).name();
+            quote!(::thresh::__private::Trigger::Message { name: #name, key: #key, reads: #reads, apply: #apply, decode: #decode })
         }
         EventTrigger::Signal => {
             quote!(::thresh::__private::Trigger::Signal { name: #name, apply: #apply })

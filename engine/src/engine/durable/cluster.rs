@@ -15,11 +15,14 @@
 //!   If a catch or a message start of this node takes it, it is stored claimed by this
 //!   node and delivered here; otherwise it is stored unclaimed and the other nodes are
 //!   woken by `NOTIFY`. Each node claims the stored messages its own waiting catches
-//!   and message starts take (`(name, key)` index), when woken by `NOTIFY`, when one
-//!   of its catches starts waiting, and every `poll` as the safety net (a notification
-//!   is lost while a listening connection is down). A claim expires with the node; the
-//!   receiving instance consumes the message in its checkpoint's transaction, so it
-//!   is applied exactly once. TTL as on one node.
+//!   and message starts take (`claims.rs`), when woken by `NOTIFY`, when one of its
+//!   catches starts waiting or a message start is deployed, and every `poll` as the
+//!   safety net (a notification is lost while a listening connection is down). A
+//!   claim expires with the node; the receiving instance consumes the message in its
+//!   checkpoint's transaction, so it is applied exactly once. TTL as on one node.
+//! - **Start events** fire once cluster-wide: a timer start's schedule is shared
+//!   through the store (`schedule.rs`), and a start message waits while an instance
+//!   of its process with its key runs on any node (the store decides, `claims.rs`).
 //! - **Signals** go to every node by `NOTIFY` (a signal is not stored: a node not
 //!   listening at that moment misses it, as a catch not armed then would).
 
@@ -37,11 +40,8 @@ use tracing::{debug, info, warn};
 
 use super::{DurableEngine, DurableError, ResumeReport};
 use crate::engine::Engine;
-use crate::events::Published;
-use crate::graph::Payload;
-use crate::instance::durable::now_ms;
 use crate::instance::InstanceHandle;
-use crate::store::{MessageRecord, PostgresStore, StoreError, Write, DEFAULT_SCHEMA};
+use crate::store::{PostgresStore, StoreError, DEFAULT_SCHEMA};
 
 /// How a node of several runs ([`DurableEngine::connect_with`]).
 #[derive(Clone, Debug)]
@@ -93,15 +93,15 @@ fn fresh_node_id() -> String {
 /// A node's own side: its connection for leases, claims and messages, and its
 /// background work.
 pub(crate) struct Node {
-    id: String,
-    config: NodeConfig,
+    pub(super) id: String,
+    pub(super) config: NodeConfig,
     /// The node's own connection (the writer has the other one).
-    store: Arc<PostgresStore>,
+    pub(super) store: Arc<PostgresStore>,
     /// The end of the id blocks in use (instances, messages).
     blocks: std::sync::Mutex<(u64, u64)>,
     /// Wakes the message claimer.
-    wake: Arc<Notify>,
-    stop: CancellationToken,
+    pub(super) wake: Arc<Notify>,
+    pub(super) stop: CancellationToken,
     listening: Arc<AtomicBool>,
     /// The instances this node runs, to stop one whose lease it lost.
     live: std::sync::Mutex<HashMap<u64, Live>>,
@@ -144,11 +144,11 @@ type SignalEncoder = fn(&(dyn Any + Send + Sync)) -> Option<serde_json::Value>;
 
 /// A signal between nodes, as the `NOTIFY` payload.
 #[derive(Serialize, serde::Deserialize)]
-struct SignalNote {
+pub(super) struct SignalNote {
     /// The sending node (which broadcast it locally itself).
-    from: String,
-    name: String,
-    payload: serde_json::Value,
+    pub(super) from: String,
+    pub(super) name: String,
+    pub(super) payload: serde_json::Value,
 }
 
 impl Engine {
@@ -159,7 +159,7 @@ impl Engine {
     }
 }
 
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, DurableError> {
     Ok(tokio::task::spawn_blocking(f)
@@ -288,35 +288,10 @@ impl DurableEngine {
         blocking(move || store.notify_signal(&text)).await?;
         Ok(())
     }
-
-    /// A node publishes a message: stored (claimed by this node if a catch or start
-    /// event here takes it), then delivered here, or left for the node that takes it.
-    pub(super) async fn publish_on_node(
-        &self,
-        node: &Arc<Node>,
-        record: MessageRecord,
-        payload: Payload,
-    ) -> Result<Published, DurableError> {
-        let hub = self.engine.inner.hub.clone();
-        let here = hub.takes(&record.name, &record.key);
-        let store = node.store.clone();
-        let stored = record.clone();
-        blocking(move || store.store_message(&stored, here)).await?;
-        if here {
-            if let Some(published) = hub.offer_stored(&record.name, &record.key, payload, record.id)
-            {
-                return Ok(published);
-            }
-            // The catch went away meanwhile: any node may take it now.
-            let store = node.store.clone();
-            blocking(move || store.release_message(record.id)).await?;
-        }
-        Ok(Published::Buffered)
-    }
 }
 
 /// Where a signal's payload decoder is kept (beside the messages').
-fn signal_key(name: &str) -> String {
+pub(super) fn signal_key(name: &str) -> String {
     format!("\u{1}signal:{name}")
 }
 
@@ -589,147 +564,5 @@ impl Node {
             },
         );
         Ok(())
-    }
-
-    /// Claim the stored messages this node's catches and message starts take, and
-    /// deliver them; pass signals from other nodes on.
-    async fn claim_loop(
-        self: Arc<Self>,
-        engine: DurableEngine,
-        mut signals: mpsc::UnboundedReceiver<String>,
-    ) {
-        const CLAIM_BATCH: usize = 500;
-        let mut last_expiry = 0;
-        // Message names waited for here with no payload type known (warned once).
-        let mut unknown = HashSet::new();
-        loop {
-            tokio::select! {
-                _ = self.stop.cancelled() => return,
-                _ = self.wake.notified() => {}
-                Some(signal) = signals.recv() => self.signal(&engine, &signal),
-                _ = tokio::time::sleep(self.config.poll) => {}
-            }
-            while let Ok(signal) = signals.try_recv() {
-                self.signal(&engine, &signal);
-            }
-            let now = now_ms();
-            if now - last_expiry >= 1_000 {
-                // Expired messages leave the store (any node may do it).
-                last_expiry = now;
-                engine
-                    .inner
-                    .writer
-                    .send(vec![Write::Expire { now_ms: now }]);
-            }
-            let hub = engine.engine.inner.hub.clone();
-            let (names, waits) = hub.wanted();
-            // Only messages this node can read: another node may know their type.
-            let (names, waits) = engine.readable(names, waits, &mut unknown);
-            if names.is_empty() && waits.is_empty() {
-                continue;
-            }
-            let store = self.store.clone();
-            let claimed =
-                blocking(move || store.claim_messages(&names, &waits, now, CLAIM_BATCH)).await;
-            let claimed = match claimed {
-                Ok(claimed) => claimed,
-                Err(e) => {
-                    warn!(node = %self.id, error = %e, "claiming messages failed");
-                    continue;
-                }
-            };
-            if claimed.len() >= CLAIM_BATCH {
-                self.wake.notify_one();
-            }
-            let mut released = HashSet::new();
-            for message in claimed {
-                let taken = match engine.decode_payload(&message.name, &message.payload) {
-                    Some(payload) => hub
-                        .offer_stored(&message.name, &message.key, payload, message.id)
-                        .is_some(),
-                    None => {
-                        warn!(message = message.id, name = %message.name, "a stored message of unknown type: call message_type first");
-                        false
-                    }
-                };
-                if !taken {
-                    released.insert(message.id);
-                }
-            }
-            for id in released {
-                let store = self.store.clone();
-                if let Err(e) = blocking(move || store.release_message(id)).await {
-                    warn!(node = %self.id, error = %e, "releasing a message failed");
-                }
-            }
-        }
-    }
-
-    /// A signal from another node: broadcast here.
-    fn signal(&self, engine: &DurableEngine, text: &str) {
-        let Ok(note) = serde_json::from_str::<SignalNote>(text) else {
-            warn!(node = %self.id, "an unreadable signal notification");
-            return;
-        };
-        if note.from == self.id {
-            return;
-        }
-        let payload = engine.decode_payload_value(&signal_key(&note.name), note.payload);
-        match payload {
-            Some(payload) => {
-                engine.engine.inner.hub.broadcast(&note.name, payload);
-            }
-            None => {
-                warn!(signal = %note.name, "a signal of unknown type from another node: call signal_type first")
-            }
-        }
-    }
-}
-
-impl DurableEngine {
-    /// The wanted message names and waits whose payload type is known here; warn
-    /// once per name of one that is not.
-    fn readable(
-        &self,
-        names: Vec<String>,
-        waits: Vec<(String, String)>,
-        unknown: &mut HashSet<String>,
-    ) -> (Vec<String>, Vec<(String, String)>) {
-        let payloads = self
-            .inner
-            .payloads
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        let mut known = |name: &String| {
-            let known = payloads.contains_key(name);
-            if !known && unknown.insert(name.clone()) {
-                warn!(
-                    message = %name,
-                    "a catch here waits for a message whose payload type this node does not \
-                     know: call message_type for it, or it is never taken from the store here"
-                );
-            }
-            known
-        };
-        let names = names.into_iter().filter(|n| known(n)).collect();
-        let waits = waits.into_iter().filter(|(n, _)| known(n)).collect();
-        (names, waits)
-    }
-
-    /// A stored payload read back with the type registered for `name`.
-    pub(super) fn decode_payload(&self, name: &str, json: &str) -> Option<Payload> {
-        let value = serde_json::from_str(json).ok()?;
-        self.decode_payload_value(name, value)
-    }
-
-    fn decode_payload_value(&self, name: &str, value: serde_json::Value) -> Option<Payload> {
-        let decode = self
-            .inner
-            .payloads
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(name)
-            .copied()?;
-        decode(value).ok()
     }
 }

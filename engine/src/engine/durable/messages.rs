@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::{DurableEngine, DurableError, PayloadDecoder, ResumeReport};
 use crate::events::Published;
-use crate::graph::Payload;
+use crate::graph::{Payload, Process, Trigger};
 use crate::instance::durable::now_ms;
 use crate::store::{MessageRecord, Write};
 
@@ -65,7 +65,10 @@ impl DurableEngine {
     }
 
     /// Say that messages called `name` carry a `P`, so stored ones can be read back
-    /// after a restart (`publish_message` says so itself).
+    /// after a restart, or claimed from another node (`publish_message` says so
+    /// itself, and [`register`](Self::register) for the types its process's catches
+    /// take when they are `Deserialize`): needed for any other type. It overrides
+    /// what `register` learnt.
     pub fn message_type<P>(&self, name: &str)
     where
         P: DeserializeOwned + Any + Send + Sync,
@@ -75,11 +78,58 @@ impl DurableEngine {
                 .map(|p| Arc::new(p) as Payload)
                 .map_err(|e| e.to_string())
         };
-        self.inner
+        let mut payloads = self
+            .inner
             .payloads
             .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        payloads.insert(name.to_string(), decode);
+        self.inner
+            .payloads_ignored
+            .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(name.to_string(), decode);
+            .remove(name);
+    }
+
+    /// Learn how to read back the payloads of the messages `process`'s catches and
+    /// message starts take, from the macro's graph: the type each `apply` takes, if
+    /// it is `Deserialize` (first found wins; `message_type` overrides), else — a
+    /// catch without `apply` — any payload, as `()`, unless a typed one is known.
+    pub(super) fn learn_payload_types<D>(&self, process: &'static Process<D>) {
+        let mut payloads = self
+            .inner
+            .payloads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut ignored = self
+            .inner
+            .payloads_ignored
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let catches = process
+            .nodes
+            .iter()
+            .filter_map(|node| match node.kind.trigger() {
+                Some(Trigger::Message {
+                    name,
+                    apply,
+                    decode,
+                    ..
+                }) => Some((*name, apply.is_some(), decode())),
+                _ => None,
+            });
+        for (name, typed, decode) in catches {
+            let Some(decode) = decode else {
+                continue;
+            };
+            let known = payloads.contains_key(name);
+            if typed && (!known || ignored.remove(name)) {
+                payloads.insert(name.to_string(), decode);
+            } else if !typed && !known {
+                payloads.insert(name.to_string(), decode);
+                ignored.insert(name.to_string());
+            }
+        }
     }
 
     /// Publish the stored messages again (after the instances resumed, so their

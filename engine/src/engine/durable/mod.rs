@@ -14,6 +14,8 @@ use serde::Serialize;
 
 mod calls;
 #[cfg(feature = "postgres")]
+mod claims;
+#[cfg(feature = "postgres")]
 mod cluster;
 mod messages;
 mod report;
@@ -105,6 +107,9 @@ pub(crate) struct Inner {
     adopters: Mutex<HashMap<&'static str, Arc<Adopt>>>,
     /// How a stored message's payload is read back, by message name.
     payloads: Mutex<HashMap<String, PayloadDecoder>>,
+    /// The names in `payloads` whose decoder reads any payload as `()` (learnt from
+    /// a catch without `apply`): a typed one found later replaces it.
+    payloads_ignored: Mutex<std::collections::HashSet<String>>,
     next_message: AtomicU64,
     /// How long a published message waits in the store for its catch.
     message_ttl: Duration,
@@ -217,6 +222,7 @@ impl DurableEngine {
             resumed: Mutex::new(HashMap::new()),
             adopters: Mutex::new(HashMap::new()),
             payloads: Mutex::new(HashMap::new()),
+            payloads_ignored: Mutex::new(std::collections::HashSet::new()),
             next_message: AtomicU64::new(next.message),
             message_ttl,
             keep_history: std::sync::atomic::AtomicBool::new(false),
@@ -261,11 +267,17 @@ impl DurableEngine {
         &self.engine
     }
 
-    /// Register `process`: this engine may resume its stored instances.
+    /// Register `process`: this engine may resume its stored instances, and reads
+    /// back the stored payloads of the messages its catches and message starts take
+    /// (by the type each `apply` takes, when it is `Deserialize`; a catch without
+    /// `apply` takes any payload) — [`message_type`](Self::message_type) is needed
+    /// only for other types, and on a node that publishes a message none of its
+    /// processes catches.
     pub fn register<D>(&self, process: &'static Process<D>) -> Result<(), DurableError>
     where
         D: ProcessData + Serialize + DeserializeOwned,
     {
+        self.learn_payload_types(process);
         let mut registry = self
             .inner
             .registry
@@ -383,7 +395,7 @@ impl DurableEngine {
     {
         self.register(process)?;
         let codec = Codec::<D>::json();
-        let record = self.deployment_record(process, (codec.encode)(&data).ok());
+        let (record, shared) = self.deployment_record(process, (codec.encode)(&data).ok());
         let record_id = record.id;
         let durable = super::DurableStarts {
             writer: self.inner.writer.clone(),
@@ -394,7 +406,11 @@ impl DurableEngine {
             #[cfg(not(feature = "postgres"))]
             started: None,
             every_task: self.every_task(),
-            schedules: Arc::new(schedule::Schedules::new(self.inner.writer.clone(), record)),
+            schedules: Arc::new(schedule::Schedules::new(
+                self.inner.writer.clone(),
+                record,
+                shared,
+            )),
         };
         let (deployment, adopter) = self
             .engine
@@ -443,6 +459,11 @@ impl DurableEngine {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&deployment);
+        #[cfg(feature = "postgres")]
+        if self.inner.node.get().is_some() {
+            // The other nodes share its schedule and go on with it.
+            return Ok(true);
+        }
         if let Some(id) = record {
             self.inner
                 .writer
@@ -452,12 +473,38 @@ impl DurableEngine {
         Ok(true)
     }
 
-    /// The stored deployment a deploy of `process` goes on with, or a new one.
+    /// The stored deployment a deploy of `process` goes on with, or a new one, and
+    /// whether its schedules are shared with other engine nodes. A node's
+    /// deployment is the one every node deploying the same model shares: its id is
+    /// derived from the process, its fingerprint and how many deployments of it this
+    /// node has (the n-th of each node share one), and its schedules are read from
+    /// the store when they tick.
     fn deployment_record<D>(
         &self,
         process: &'static Process<D>,
         data: Option<serde_json::Value>,
-    ) -> DeploymentRecord {
+    ) -> (DeploymentRecord, bool) {
+        let data = data.map_or_else(|| "null".to_string(), |d| d.to_string());
+        #[cfg(feature = "postgres")]
+        if self.inner.node.get().is_some() {
+            let deployed = self
+                .inner
+                .deployed
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let id = (0..)
+                .map(|nth| shared_deployment_id(process.name, process.fingerprint, nth))
+                .find(|id| !deployed.values().any(|d| d == id))
+                .unwrap_or_default();
+            let record = DeploymentRecord {
+                id,
+                process: process.name.to_string(),
+                fingerprint: process.fingerprint,
+                data,
+                timer_anchors: "{}".to_string(),
+            };
+            return (record, true);
+        }
         let stored = self
             .inner
             .stored_deployments
@@ -465,17 +512,22 @@ impl DurableEngine {
             .unwrap_or_else(|p| p.into_inner())
             .get_mut(process.name)
             .and_then(std::collections::VecDeque::pop_front);
-        let data = data.map_or_else(|| "null".to_string(), |d| d.to_string());
-        match stored {
+        let record = match stored {
             Some(record) if record.fingerprint == process.fingerprint => record,
             // The model changed: its schedules begin anew, in the same record.
-            Some(record) => DeploymentRecord {
-                id: record.id,
-                process: process.name.to_string(),
-                fingerprint: process.fingerprint,
-                data,
-                timer_anchors: "{}".to_string(),
-            },
+            Some(record) => {
+                let record = DeploymentRecord {
+                    id: record.id,
+                    process: process.name.to_string(),
+                    fingerprint: process.fingerprint,
+                    data,
+                    timer_anchors: "{}".to_string(),
+                };
+                self.inner
+                    .writer
+                    .send(vec![Write::PutDeployment(record.clone())]);
+                record
+            }
             None => DeploymentRecord {
                 id: self.inner.next_deployment.fetch_add(1, Ordering::Relaxed),
                 process: process.name.to_string(),
@@ -483,7 +535,8 @@ impl DurableEngine {
                 data,
                 timer_anchors: "{}".to_string(),
             },
-        }
+        };
+        (record, false)
     }
 
     /// Resume every stored running instance of a registered process. (A node of
@@ -768,6 +821,23 @@ impl DurableEngine {
         self.runs_here(&handle);
         Ok(handle)
     }
+}
+
+/// The id of the `nth` deployment of a process (by name and fingerprint) that the
+/// engine nodes on one store share: FNV-1a of the three, in the upper half of the
+/// id space below `i64::MAX` (a single engine's ids count up from 0).
+#[cfg(feature = "postgres")]
+fn shared_deployment_id(process: &str, fingerprint: u64, nth: u32) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let bytes = process
+        .bytes()
+        .chain(fingerprint.to_le_bytes())
+        .chain(nth.to_le_bytes());
+    for byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    (1 << 62) | (hash >> 2)
 }
 
 /// Turns the resume flag off when `resume` is done (also on an early return).

@@ -119,6 +119,14 @@ impl PostgresStore {
                     "dropping a message",
                 )?;
             }
+            Write::DropStale { names, key } => {
+                run(
+                    "DELETE FROM messages WHERE key = $1 AND name = ANY($2::text[])
+                       AND (claim_until IS NULL OR claim_until < now())",
+                    &[key, names],
+                    "dropping stale messages",
+                )?;
+            }
             Write::Expire { now_ms } => {
                 run(
                     "DELETE FROM messages WHERE expires_ms <= $1",
@@ -142,6 +150,35 @@ impl PostgresStore {
                     ],
                     "storing a deployment",
                 )?;
+            }
+            Write::Tick { deployment: d, .. } => {
+                // Created if missing, then locked: of nodes ticking one schedule at
+                // once, each compares with what the one before it committed.
+                run(
+                    "INSERT INTO deployments (id, process, fingerprint, data, timer_anchors)
+                     VALUES ($1, $2, $3, $4::text::json, '{}') ON CONFLICT (id) DO NOTHING",
+                    &[&to_i64(d.id), &d.process, &(d.fingerprint as i64), &d.data],
+                    "storing a deployment",
+                )?;
+                let statement = cached(
+                    statements,
+                    tx,
+                    "SELECT timer_anchors::text FROM deployments WHERE id = $1 FOR UPDATE",
+                    &self.location,
+                )?;
+                let stored: String = tx
+                    .query_one(&statement, &[&to_i64(d.id)])
+                    .and_then(|row| row.try_get(0))
+                    .map_err(|e| self.fail("reading a timer schedule", e))?;
+                let anchors = super::super::tick::ticked(Some(&stored), write)?;
+                let statement = cached(
+                    statements,
+                    tx,
+                    "UPDATE deployments SET timer_anchors = $2::text::json WHERE id = $1",
+                    &self.location,
+                )?;
+                tx.execute(&statement, &[&to_i64(d.id), &anchors])
+                    .map_err(|e| self.fail("storing a timer tick", e))?;
             }
             Write::RemoveDeployment { id } => {
                 run(
@@ -198,6 +235,11 @@ fn no_nul(write: &Write) -> Result<(), StoreError> {
         Write::End {
             outcome: Some(o), ..
         } => vec![("outcome", o.as_str())],
+        Write::DropStale { names, key } => {
+            let mut v: Vec<(&str, &str)> = names.iter().map(|n| ("name", n.as_str())).collect();
+            v.push(("key", key.as_str()));
+            v
+        }
         Write::Buffer(m) => vec![
             ("name", m.name.as_str()),
             ("key", m.key.as_str()),
@@ -207,6 +249,15 @@ fn no_nul(write: &Write) -> Result<(), StoreError> {
             ("process", d.process.as_str()),
             ("data", d.data.as_str()),
             ("timer anchors", d.timer_anchors.as_str()),
+        ],
+        Write::Tick {
+            deployment: d,
+            start,
+            ..
+        } => vec![
+            ("process", d.process.as_str()),
+            ("data", d.data.as_str()),
+            ("timer start", start.as_str()),
         ],
         _ => vec![],
     };

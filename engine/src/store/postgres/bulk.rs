@@ -215,22 +215,36 @@ impl PostgresStore {
                 .map_err(|e| self.fail("ending instances", e));
         };
         let fences: Vec<i64> = ids.iter().map(|id| node.fence(*id as u64)).collect();
+        // As a lone end: one with a correlation key an unclaimed message is stored
+        // for wakes every node (`cluster.rs`).
         let statement = cached(
             statements,
             tx,
-            "UPDATE instances i SET status = t.status, outcome = t.outcome::json,
-                                    updated_ms = t.at
-             FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $6::bigint[])
-               AS t(id, status, outcome, at, fence)
-             WHERE i.id = t.id
-               AND (i.status = 'running' AND i.owner = $5 AND i.fence = t.fence) IS TRUE",
+            "WITH ended AS (
+               UPDATE instances i SET status = t.status, outcome = t.outcome::json,
+                                      updated_ms = t.at
+               FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $6::bigint[])
+                 AS t(id, status, outcome, at, fence)
+               WHERE i.id = t.id
+                 AND (i.status = 'running' AND i.owner = $5 AND i.fence = t.fence) IS TRUE
+               RETURNING i.key)
+             SELECT (SELECT count(*) FROM ended),
+                    (SELECT count(*) FROM (SELECT pg_notify($7, '')
+                       WHERE EXISTS (SELECT 1 FROM ended e JOIN messages m ON m.key = e.key
+                                     WHERE m.claim_until IS NULL
+                                        OR m.claim_until < now())) n)",
             &self.location,
         )?;
-        tx.execute(
-            &statement,
-            &[&ids, &statuses, &outcomes, &ats, &node.node, &fences],
-        )
-        .map_err(|e| self.fail("ending instances", e))
+        let (channel, _) = super::cluster::channels(&self.schema);
+        let row = tx
+            .query_one(
+                &statement,
+                &[
+                    &ids, &statuses, &outcomes, &ats, &node.node, &fences, &channel,
+                ],
+            )
+            .map_err(|e| self.fail("ending instances", e))?;
+        Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0))
     }
 }
 

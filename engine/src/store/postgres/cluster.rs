@@ -15,8 +15,8 @@
 //! - **Takeover** moves expired leases (and instances no node ever owned) to the
 //!   calling node in one statement, `fence + 1`, a `handovers` row each, in batches
 //!   (`FOR UPDATE SKIP LOCKED`: two nodes taking over at once take disjoint sets).
-//! - **Messages** are claimed by one node before it delivers them
-//!   ([`PostgresStore::claim_messages`]) for one lease length: the receiving
+//! - **Messages** are claimed by one node before it delivers them (`messages.rs`)
+//!   for one lease length: the receiving
 //!   instance consumes it at its next checkpoint, long before; a claim of a node
 //!   that died, or whose instance moved, expires and another node claims it.
 
@@ -29,7 +29,7 @@ use postgres::types::ToSql;
 use postgres::{Client, NoTls, Statement};
 use tracing::debug;
 
-use super::super::{InstanceRecord, MessageRecord, Status, StoreError, Write};
+use super::super::{InstanceRecord, Status, StoreError, Write};
 use super::{cached, off_runtime, to_i64, PostgresStore};
 
 /// A node's identity and the fences it holds instances with (shared by the node's
@@ -140,7 +140,7 @@ impl PostgresStore {
         &self.schema
     }
 
-    fn node_fences(&self) -> Result<&NodeFences, StoreError> {
+    pub(super) fn node_fences(&self) -> Result<&NodeFences, StoreError> {
         self.node.as_deref().ok_or_else(|| StoreError::Invalid {
             kind: "node",
             reason: "this store was not opened as a node (PostgresStore::connect_node)".into(),
@@ -148,7 +148,7 @@ impl PostgresStore {
     }
 
     /// Run one statement (prepared once per connection) and return its rows.
-    fn rows(
+    pub(super) fn rows(
         &self,
         sql: &'static str,
         params: &[&(dyn ToSql + Sync)],
@@ -327,107 +327,6 @@ impl PostgresStore {
         }
     }
 
-    /// Store a published message — claimed by this node (it delivers it itself) or
-    /// not (any node may claim it: the others are woken). Durable when this returns.
-    pub(crate) fn store_message(
-        &self,
-        message: &MessageRecord,
-        claimed: bool,
-    ) -> Result<(), StoreError> {
-        let node = self.node_fences()?;
-        super::super::check(&Write::Buffer(message.clone()))?;
-        let owner = claimed.then_some(node.node.as_str());
-        let (channel, _) = channels(&self.schema);
-        self.rows(
-            "WITH stored AS (
-               INSERT INTO messages (id, name, key, payload, expires_ms, claimed_by, claim_until)
-               VALUES ($1, $2, $3, $4::text::json, $5, $6,
-                       CASE WHEN $6::text IS NULL THEN NULL
-                            ELSE now() + $7 * interval '1 millisecond' END)
-               RETURNING id)
-             SELECT pg_notify($8, '') FROM stored WHERE $6::text IS NULL",
-            &[
-                &to_i64(message.id),
-                &message.name,
-                &message.key,
-                &message.payload,
-                &message.expires_ms,
-                &owner,
-                &(node.lease_ms as f64),
-                &channel,
-            ],
-            "storing a message",
-        )?;
-        Ok(())
-    }
-
-    /// Give up this node's claim on message `id` (it found no taker for it here): any
-    /// node may claim it now; the others are woken.
-    pub(crate) fn release_message(&self, id: u64) -> Result<(), StoreError> {
-        let node = self.node_fences()?;
-        let (channel, _) = channels(&self.schema);
-        self.rows(
-            "WITH released AS (
-               UPDATE messages SET claimed_by = NULL, claim_until = NULL
-               WHERE id = $1 AND claimed_by = $2 RETURNING id)
-             SELECT pg_notify($3, '') FROM released",
-            &[&to_i64(id), &node.node, &channel],
-            "releasing a message",
-        )?;
-        Ok(())
-    }
-
-    /// Claim at most `limit` stored messages that no node holds a live claim on,
-    /// not expired, for a message start named in `names` or a catch waiting on one
-    /// of `waits` (name, key). Returns the claimed ones, by id.
-    pub(crate) fn claim_messages(
-        &self,
-        names: &[String],
-        waits: &[(String, String)],
-        now_ms: i64,
-        limit: usize,
-    ) -> Result<Vec<MessageRecord>, StoreError> {
-        let node = self.node_fences()?;
-        let wait_names: Vec<&str> = waits.iter().map(|(n, _)| n.as_str()).collect();
-        let wait_keys: Vec<&str> = waits.iter().map(|(_, k)| k.as_str()).collect();
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = self.rows(
-            "UPDATE messages SET claimed_by = $1,
-                                 claim_until = now() + $2 * interval '1 millisecond'
-             WHERE id IN (
-               SELECT id FROM messages
-               WHERE (claim_until IS NULL OR claim_until < now()) AND expires_ms > $3
-                 AND (name = ANY($4::text[])
-                      OR (name, key) IN (SELECT * FROM unnest($5::text[], $6::text[])))
-               ORDER BY id LIMIT $7 FOR UPDATE SKIP LOCKED)
-             RETURNING id, name, key, payload::text, expires_ms",
-            &[
-                &node.node,
-                &(node.lease_ms as f64),
-                &now_ms,
-                &names,
-                &wait_names,
-                &wait_keys,
-                &limit,
-            ],
-            "claiming messages",
-        )?;
-        let mut claimed = rows
-            .iter()
-            .map(|r| {
-                Ok(MessageRecord {
-                    id: self.unsigned("message id", r.get(0))?,
-                    name: r.get(1),
-                    key: r.get(2),
-                    payload: r.get(3),
-                    expires_ms: r.get(4),
-                })
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        claimed.sort_by_key(|m| m.id);
-        Ok(claimed)
-    }
-
     /// Send `payload` (a signal, as JSON) to every node listening on the store.
     pub(crate) fn notify_signal(&self, payload: &str) -> Result<(), StoreError> {
         let (_, channel) = channels(&self.schema);
@@ -509,18 +408,30 @@ impl PostgresStore {
                 outcome,
                 at_ms,
             } => {
+                // The end of an instance with a correlation key for which an unclaimed
+                // message is stored wakes every node, with the commit: a start message
+                // waiting for the key may go now (the ends of other keys wake nobody).
                 let statement = match cached(
                     statements,
                     tx,
-                    "UPDATE instances SET status = $2, outcome = $3::text::json, updated_ms = $4
-                     WHERE id = $1 AND status = 'running' AND owner = $5 AND fence = $6",
+                    "WITH ended AS (
+                       UPDATE instances SET status = $2, outcome = $3::text::json, updated_ms = $4
+                       WHERE id = $1 AND status = 'running' AND owner = $5 AND fence = $6
+                       RETURNING key)
+                     SELECT (SELECT count(*) FROM (SELECT pg_notify($7, '')
+                               WHERE EXISTS (SELECT 1 FROM messages m
+                                             WHERE m.key = ended.key
+                                               AND (m.claim_until IS NULL
+                                                    OR m.claim_until < now()))) n)
+                     FROM ended",
                     &self.location,
                 ) {
                     Ok(s) => s,
                     Err(e) => return Some(Err(e)),
                 };
+                let (channel, _) = channels(&self.schema);
                 let changed = tx
-                    .execute(
+                    .query(
                         &statement,
                         &[
                             &to_i64(*id),
@@ -529,8 +440,10 @@ impl PostgresStore {
                             at_ms,
                             &node.node,
                             &node.fence(*id),
+                            &channel,
                         ],
                     )
+                    .map(|rows| rows.len() as u64)
                     .map_err(|e| self.fail("ending an instance", e));
                 (*id, changed)
             }

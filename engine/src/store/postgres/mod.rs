@@ -5,9 +5,13 @@
 mod apply;
 mod bulk;
 mod cluster;
+mod messages;
 mod read;
 
 pub use cluster::Handover;
+#[cfg(test)]
+pub(crate) use cluster::Listener;
+pub(crate) use messages::Candidate;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -29,6 +33,7 @@ const MAGIC: &str = "thresh-store";
 const MIGRATIONS: &[&str] = &[
     include_str!("../postgres_v1.sql"),
     include_str!("../postgres_v2.sql"),
+    include_str!("../postgres_v3.sql"),
 ];
 /// The newest PostgreSQL schema version this build reads and writes.
 pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -89,6 +94,10 @@ pub const DEFAULT_SCHEMA: &str = "thresh";
 /// ## Schema (version 2: nodes, leases, fences, message claims)
 /// ```sql
 #[doc = include_str!("../postgres_v2.sql")]
+/// ```
+/// ## Schema (version 3: the order messages were stored in, running instances by key)
+/// ```sql
+#[doc = include_str!("../postgres_v3.sql")]
 /// ```
 /// Documents are `json`: PostgreSQL checks they are JSON and keeps their text as
 /// written (`jsonb` would re-format it: the records would not read back byte for

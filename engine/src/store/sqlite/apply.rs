@@ -112,6 +112,13 @@ impl SqliteStore {
                     .and_then(|mut s| s.execute([to_i64(*id)]))
                     .map_err(|e| fail("dropping a message", e))?;
             }
+            Write::DropStale { names, key } => {
+                for name in names {
+                    tx.prepare_cached("DELETE FROM messages WHERE name = ?1 AND key = ?2")
+                        .and_then(|mut s| s.execute(params![name, key]))
+                        .map_err(|e| fail("dropping stale messages", e))?;
+                }
+            }
             Write::Expire { now_ms } => {
                 tx.prepare_cached("DELETE FROM messages WHERE expires_ms <= ?1")
                     .and_then(|mut s| s.execute([now_ms]))
@@ -135,6 +142,29 @@ impl SqliteStore {
                     ])
                 })
                 .map_err(|e| fail("storing a deployment", e))?;
+            }
+            Write::Tick { deployment: d, .. } => {
+                // One writer per file: read, compare and set in this transaction.
+                let stored: Option<String> = tx
+                    .prepare_cached("SELECT timer_anchors FROM deployments WHERE id = ?1")
+                    .and_then(|mut s| s.query_row([to_i64(d.id)], |row| row.get(0)).optional())
+                    .map_err(|e| fail("reading a timer schedule", e))?;
+                let anchors = super::super::tick::ticked(stored.as_deref(), write)?;
+                tx.prepare_cached(
+                    "INSERT INTO deployments (id, process, fingerprint, data, timer_anchors)
+                     VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT (id) DO UPDATE SET timer_anchors = excluded.timer_anchors",
+                )
+                .and_then(|mut s| {
+                    s.execute(params![
+                        to_i64(d.id),
+                        d.process,
+                        d.fingerprint as i64,
+                        d.data,
+                        anchors
+                    ])
+                })
+                .map_err(|e| fail("storing a timer tick", e))?;
             }
             Write::RemoveDeployment { id } => {
                 tx.prepare_cached("DELETE FROM deployments WHERE id = ?1")

@@ -305,6 +305,75 @@ fn ids_are_never_reused(s: &dyn Store) {
     assert_eq!(s.next_ids().unwrap(), expect);
 }
 
+/// A timer tick is a compare-and-set on one start's stored schedule: it creates
+/// the deployment if missing, advances only from the schedule stored, keeps the
+/// other starts' schedules, and a lost one rolls its batch back.
+fn timer_ticks_compare_and_set(s: &dyn Store) {
+    let tick = |fired, due_ms| TimerTick { fired, due_ms };
+    let write = |start: &str, from, to| Write::Tick {
+        deployment: dep(7, "{}"),
+        start: start.into(),
+        from,
+        to,
+    };
+    s.apply(&[write("a", None, tick(0, Some(100)))]).unwrap();
+    let stored = s.deployments().unwrap();
+    assert_eq!(stored_tick(&stored, 7, "a"), Some(tick(0, Some(100))));
+    assert_eq!(
+        (stored[0].process.as_str(), stored[0].data.as_str()),
+        ("order", "{}")
+    );
+    assert!(s.next_ids().unwrap().deployment >= 8);
+    s.apply(&[
+        write("b", None, tick(0, Some(50))),
+        write("a", Some(tick(0, Some(100))), tick(1, Some(200))),
+    ])
+    .unwrap();
+    // Lost: computed from a schedule that is not the stored one.
+    for from in [None, Some(tick(0, Some(100))), Some(tick(1, Some(201)))] {
+        let lost = s.apply(&[
+            Write::Put(rec(40, 1, "{}")),
+            write("a", from, tick(2, None)),
+        ]);
+        assert!(
+            matches!(lost, Err(StoreError::TickTaken { deployment: 7, ref start }) if start == "a"),
+            "{lost:?}"
+        );
+    }
+    assert_eq!(s.instance(40).unwrap(), None, "rolled back with the tick");
+    s.apply(&[write("a", Some(tick(1, Some(200))), tick(2, None))])
+        .unwrap();
+    let stored = s.deployments().unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored_tick(&stored, 7, "a"), Some(tick(2, None)));
+    assert_eq!(stored_tick(&stored, 7, "b"), Some(tick(0, Some(50))));
+    assert_eq!(stored_tick(&stored, 7, "c"), None);
+}
+
+/// A drop of stale repeats takes the messages of the names given with the key
+/// given, and no other.
+fn stale_repeats_drop_by_names_and_key(s: &dyn Store) {
+    let message = |id, name: &str, key: &str| MessageRecord {
+        name: name.into(),
+        key: key.into(),
+        ..msg(id, i64::MAX)
+    };
+    let all = [
+        message(1, "left", "K"),
+        message(2, "right", "K"),
+        message(3, "left", "L"),
+        message(4, "other", "K"),
+    ];
+    let buffer: Vec<Write> = all.iter().cloned().map(Write::Buffer).collect();
+    s.apply(&buffer).unwrap();
+    s.apply(&[Write::DropStale {
+        names: vec!["left".into(), "right".into()],
+        key: "K".into(),
+    }])
+    .unwrap();
+    assert_eq!(s.messages().unwrap(), vec![all[2].clone(), all[3].clone()]);
+}
+
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
         mod memory_store {
@@ -352,5 +421,7 @@ macro_rules! conformance {
 conformance!(
     every_write_round_trips,
     refusals_and_atomic_batches,
-    ids_are_never_reused
+    ids_are_never_reused,
+    timer_ticks_compare_and_set,
+    stale_repeats_drop_by_names_and_key
 );

@@ -136,6 +136,38 @@ fn a_new_schema_becomes_a_store_and_keeps_its_records() {
     assert_eq!(snapshot(&schema.connect().unwrap()), before);
 }
 
+/// A store written at schema 2 (several nodes, before start messages went
+/// cluster-wide) migrates to 3 with its records: its stored messages get their
+/// place in the order of storing, and a node claims them as before.
+#[test]
+fn a_schema_2_store_migrates_with_its_messages() {
+    let schema = TestSchema::new();
+    let v1 = include_str!("../postgres_v1.sql");
+    let v2 = include_str!("../postgres_v2.sql");
+    schema.sql(&format!(
+        "CREATE SCHEMA {0}; SET search_path TO {0}; {v1} {v2}
+         UPDATE meta SET value = '2' WHERE key = 'schema_version';
+         INSERT INTO messages (id, name, key, payload, expires_ms)
+           VALUES (5, 'pay', 'K', '3', {far}), (2, 'pay', 'L', '4', {far});",
+        schema.0,
+        far = i64::MAX
+    ));
+    let store = PostgresStore::connect_node(&url(), &schema.0, "n", Default::default()).unwrap();
+    let (_, meta) = schema.contents();
+    assert!(
+        meta.contains(&format!("(schema_version,{PG_SCHEMA_VERSION})")),
+        "{meta:?}"
+    );
+    let ids: Vec<u64> = store.messages().unwrap().iter().map(|m| m.id).collect();
+    assert_eq!(ids, [2, 5]);
+    let candidates = store
+        .claim_candidates(&["pay".to_string()], &[], 0, 0, 10)
+        .unwrap();
+    assert_eq!(candidates.len(), 2, "{candidates:?}");
+    let claimed = store.claim_waited(&[5], 0).unwrap();
+    assert_eq!(claimed.iter().map(|m| m.id).collect::<Vec<_>>(), [5]);
+}
+
 #[test]
 fn a_schema_another_program_made_is_not_a_store() {
     let schema = TestSchema::new();
@@ -391,6 +423,128 @@ fn nodes_take_disjoint_batches_and_reserve_disjoint_ids() {
         assert!(pair[1].1 >= pair[0].1 + (1 << 20), "{ids:?}");
     }
     assert_eq!(survivors[0].handovers().unwrap().len(), 40);
+}
+
+/// Three nodes tick one stored schedule at once, each from the schedule it read:
+/// every tick is stored once, by one of them (with its instance), and the others
+/// are refused as `TickTaken` with nothing of their batch stored.
+#[test]
+fn nodes_ticking_one_schedule_at_once_store_each_tick_once() {
+    let schema = TestSchema::new();
+    let nodes: Vec<PostgresStore> = (0..3)
+        .map(|n| {
+            let lease = std::time::Duration::from_secs(60);
+            PostgresStore::connect_node(&url(), &schema.0, &format!("n{n}"), lease).unwrap()
+        })
+        .collect();
+    let deployment = DeploymentRecord {
+        id: 1 << 62,
+        process: "ticker".into(),
+        fingerprint: 7,
+        data: "null".into(),
+        timer_anchors: "{}".into(),
+    };
+    let ticks: u32 = 30;
+    let won: Vec<Vec<u64>> = std::thread::scope(|scope| {
+        let runs: Vec<_> = nodes
+            .iter()
+            .enumerate()
+            .map(|(n, node)| {
+                let deployment = deployment.clone();
+                scope.spawn(move || {
+                    let mut mine = Vec::new();
+                    for attempt in 0..ticks * 3 {
+                        let stored = stored_tick(&node.deployments().unwrap(), deployment.id, "t");
+                        let fired = stored.map_or(0, |t| t.fired);
+                        if fired >= ticks {
+                            break;
+                        }
+                        let id = (n as u64) << 32 | u64::from(attempt);
+                        let batch = [
+                            Write::Tick {
+                                deployment: deployment.clone(),
+                                start: "t".into(),
+                                from: stored,
+                                to: TimerTick {
+                                    fired: fired + 1,
+                                    due_ms: None,
+                                },
+                            },
+                            Write::Put(rec(id, 1, "{}")),
+                        ];
+                        match node.apply(&batch) {
+                            Ok(()) => mine.push(id),
+                            Err(StoreError::TickTaken { .. }) => {}
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                    mine
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let stored = stored_tick(&nodes[0].deployments().unwrap(), deployment.id, "t");
+    assert_eq!(stored.map(|t| t.fired), Some(ticks));
+    let instances = nodes[0].list(None, None).unwrap();
+    assert_eq!(
+        instances.len(),
+        ticks as usize,
+        "one instance per tick: {won:?}"
+    );
+    assert_eq!(won.iter().map(Vec::len).sum::<usize>(), ticks as usize);
+}
+
+/// A node's end of an instance with a correlation key for which an unclaimed
+/// message is stored (a start message may wait for the key) wakes the nodes, alone
+/// or in a run of ends; other ends wake nobody.
+#[test]
+fn an_end_with_a_waiting_key_notifies_the_nodes() {
+    let schema = TestSchema::new();
+    let lease = std::time::Duration::from_secs(60);
+    let node = PostgresStore::connect_node(&url(), &schema.0, "n", lease).unwrap();
+    let mut listener = node.listen();
+    assert!(
+        listener
+            .wait(std::time::Duration::from_millis(10))
+            .unwrap()
+            .reconnected
+    );
+    let end = |id| Write::End {
+        id,
+        status: Status::Completed,
+        outcome: None,
+        at_ms: 9,
+    };
+    let keyless = |id| InstanceRecord {
+        key: None,
+        ..rec(id, 1, "{}")
+    };
+    let mut writes: Vec<Write> = (1..=3).map(|id| Write::Put(keyless(id))).collect();
+    // Keys k4 .. k8; messages wait for k6 and k8.
+    writes.extend((4..=8).map(|id| Write::Put(rec(id, 1, "{}"))));
+    writes.extend([6, 8].map(|id| Write::Buffer(msg(id, i64::MAX))));
+    node.apply(&writes).unwrap();
+    let heard = |listener: &mut super::super::postgres::Listener| {
+        let heard = listener
+            .wait(std::time::Duration::from_millis(300))
+            .unwrap();
+        heard.messages
+    };
+    node.apply(&[end(1), end(2)]).unwrap();
+    node.apply(&[end(4), end(5)]).unwrap();
+    node.apply(&[end(3)]).unwrap();
+    assert!(!heard(&mut listener), "no message waits for these keys");
+    node.apply(&[end(7), end(6)]).unwrap();
+    assert!(
+        heard(&mut listener),
+        "a run of ends, one whose key a message waits for"
+    );
+    node.apply(&[end(8)]).unwrap();
+    assert!(
+        heard(&mut listener),
+        "a lone end whose key a message waits for"
+    );
 }
 
 #[test]

@@ -15,6 +15,9 @@ use thresh::{
     Published,
 };
 
+mod claims;
+mod starts;
+
 const HANG: Duration = Duration::from_secs(30);
 
 fn url() -> String {
@@ -67,6 +70,19 @@ impl Schema {
     async fn node_with(&self, name: &str, lease: Duration) -> DurableEngine {
         let url = format!("{}?application_name={}", url(), self.0);
         DurableEngine::connect_with(&url, self.config(name, lease))
+            .await
+            .expect("connect")
+    }
+
+    /// A node that polls the store only every `poll` (what it claims before then,
+    /// a wake-up brought).
+    async fn node_polling(&self, name: &str, poll: Duration) -> DurableEngine {
+        let url = format!("{}?application_name={}", url(), self.0);
+        let config = NodeConfig {
+            poll,
+            ..self.config(name, Duration::from_millis(600))
+        };
+        DurableEngine::connect_with(&url, config)
             .await
             .expect("connect")
     }

@@ -1,0 +1,272 @@
+//! A node's messages (feature `postgres`): publishing (stored, claimed here when a
+//! catch or a start event here takes it) and the claimer, which takes from the
+//! store what this node's catches and message starts take (`store/postgres/messages.rs`
+//! for the SQL).
+//!
+//! The claimer runs when woken — by `NOTIFY` (a message stored or released for any
+//! node, an instance with a correlation key ended), by the hub (a catch began to
+//! wait, a message start was deployed) — and every `poll`, the safety net for a
+//! notification lost while the listening connection was down. Its poll costs what
+//! is stored unclaimed for the names waited for here, not the number of waits.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tracing::warn;
+
+use super::cluster::{blocking, signal_key, Node, SignalNote};
+use super::{DurableEngine, DurableError};
+use crate::events::{Published, Wanted};
+use crate::graph::Payload;
+use crate::instance::durable::now_ms;
+use crate::store::{Candidate, MessageRecord, Write};
+
+impl DurableEngine {
+    /// A node publishes a message: stored (claimed by this node if a catch or start
+    /// event here takes it), then delivered here, or left for the node that takes it.
+    pub(super) async fn publish_on_node(
+        &self,
+        node: &Arc<Node>,
+        record: MessageRecord,
+        payload: Payload,
+    ) -> Result<Published, DurableError> {
+        let hub = self.engine.inner.hub.clone();
+        // A catch here takes it; else a start event here may, by the key rule (decided
+        // by the store, across nodes).
+        let waiter = hub.waits(&record.name, &record.key);
+        let starts = match waiter {
+            true => Vec::new(),
+            false => start_rule(&hub.starts(), &record.name),
+        };
+        let store = node.store.clone();
+        let stored = record.clone();
+        let claimed = blocking(move || store.store_message(&stored, waiter, &starts)).await?;
+        if claimed {
+            let offered = (record.id, !waiter);
+            if let Some(published) = hub.offer_stored(&record.name, &record.key, payload, offered) {
+                return Ok(published);
+            }
+            // The catch went away meanwhile: any node may take it now.
+            let store = node.store.clone();
+            blocking(move || store.release_message(record.id)).await?;
+        }
+        Ok(Published::Buffered)
+    }
+
+    /// A node: claim now what its catches and message start events take from the
+    /// store, as its poll does, without waiting for the poll or a notification.
+    /// Returns how many messages it claimed and handed over (0 if this engine is not
+    /// a node of several).
+    pub async fn claim_now(&self) -> Result<usize, DurableError> {
+        let Some(node) = self.inner.node.get() else {
+            return Ok(0);
+        };
+        node.claim(self, now_ms(), &mut HashSet::new()).await
+    }
+}
+
+/// The key rule of a start message `name`, from the message starts `starts` (name,
+/// process) deployed here: the message starts of the processes that start on `name`
+/// (their instances, and their start messages, hold the key).
+fn start_rule(starts: &[(String, &'static str)], name: &str) -> Vec<(String, &'static str)> {
+    let processes: HashSet<&str> = starts
+        .iter()
+        .filter(|(n, _)| n == name)
+        .map(|(_, p)| *p)
+        .collect();
+    starts
+        .iter()
+        .filter(|(_, p)| processes.contains(p))
+        .cloned()
+        .collect()
+}
+
+impl Node {
+    /// Claim the stored messages this node's catches and message starts take, and
+    /// deliver them; pass signals from other nodes on.
+    pub(super) async fn claim_loop(
+        self: Arc<Self>,
+        engine: DurableEngine,
+        mut signals: mpsc::UnboundedReceiver<String>,
+    ) {
+        let mut last_expiry = 0;
+        // Message names waited for here with no payload type known (warned once).
+        let mut unknown = HashSet::new();
+        loop {
+            tokio::select! {
+                _ = self.stop.cancelled() => return,
+                _ = self.wake.notified() => {}
+                Some(signal) = signals.recv() => self.signal(&engine, &signal),
+                _ = tokio::time::sleep(self.config.poll) => {}
+            }
+            while let Ok(signal) = signals.try_recv() {
+                self.signal(&engine, &signal);
+            }
+            let now = now_ms();
+            if now - last_expiry >= 1_000 {
+                // Expired messages leave the store (any node may do it).
+                last_expiry = now;
+                engine
+                    .inner
+                    .writer
+                    .send(vec![Write::Expire { now_ms: now }]);
+            }
+            if let Err(e) = self.claim(&engine, now, &mut unknown).await {
+                warn!(node = %self.id, error = %e, "claiming messages failed");
+            }
+        }
+    }
+
+    /// One claim poll: page through the unclaimed messages of the names this node's
+    /// catches wait for and of its message starts, claim those it takes — a catch's
+    /// by its key, looked up in the hub; a start's if the key rule lets it start now —
+    /// and deliver them.
+    async fn claim(
+        &self,
+        engine: &DurableEngine,
+        now: i64,
+        unknown: &mut HashSet<String>,
+    ) -> Result<usize, DurableError> {
+        const PAGE: usize = 500;
+        let hub = engine.engine.inner.hub.clone();
+        // Only messages this node can read: another node may know their type.
+        let wanted = engine.readable(hub.wanted(), unknown);
+        if wanted.waits.is_empty() && wanted.starts.is_empty() {
+            return Ok(0);
+        }
+        let wanted = Arc::new(wanted);
+        let (mut after, mut taken) = (0, 0);
+        loop {
+            let (store, w) = (self.store.clone(), wanted.clone());
+            let candidates =
+                blocking(move || store.claim_candidates(&w.waits, &w.starts, now, after, PAGE))
+                    .await?;
+            let full = candidates.len() >= PAGE;
+            after = candidates.last().map_or(after, |c| c.seq);
+            let (waited, starts): (Vec<Candidate>, Vec<Candidate>) = candidates
+                .into_iter()
+                .partition(|c| hub.waits(&c.name, &c.key));
+            let store = self.store.clone();
+            let ids: Vec<u64> = waited.iter().map(|c| c.id).collect();
+            let mut claimed: Vec<(MessageRecord, bool)> = match ids.is_empty() {
+                true => Vec::new(),
+                false => blocking(move || store.claim_waited(&ids, now)).await?,
+            }
+            .into_iter()
+            .map(|m| (m, false))
+            .collect();
+            for start in starts.into_iter().filter(|c| c.startable) {
+                let rule = start_rule(&wanted.starts, &start.name);
+                let store = self.store.clone();
+                let message =
+                    blocking(move || store.claim_start(start.id, &start.key, &rule, now)).await?;
+                claimed.extend(message.map(|m| (m, true)));
+            }
+            taken += self.deliver(engine, claimed).await;
+            if !full {
+                return Ok(taken);
+            }
+        }
+    }
+
+    /// Hand claimed messages to this node's catches and (those claimed to start
+    /// one) start events; release the ones none takes (any node may claim them
+    /// again). Returns how many were taken.
+    async fn deliver(&self, engine: &DurableEngine, claimed: Vec<(MessageRecord, bool)>) -> usize {
+        let count = claimed.len();
+        let hub = &engine.engine.inner.hub;
+        let mut released = HashSet::new();
+        for (message, start) in claimed {
+            let taken = match engine.decode_payload(&message.name, &message.payload) {
+                Some(payload) => hub
+                    .offer_stored(&message.name, &message.key, payload, (message.id, start))
+                    .is_some(),
+                None => {
+                    warn!(message = message.id, name = %message.name, "a stored message of unknown type: call message_type first");
+                    false
+                }
+            };
+            if !taken {
+                released.insert(message.id);
+            }
+        }
+        let taken = count - released.len();
+        for id in released {
+            let store = self.store.clone();
+            if let Err(e) = blocking(move || store.release_message(id)).await {
+                warn!(node = %self.id, error = %e, "releasing a message failed");
+            }
+        }
+        taken
+    }
+
+    /// A signal from another node: broadcast here.
+    fn signal(&self, engine: &DurableEngine, text: &str) {
+        let Ok(note) = serde_json::from_str::<SignalNote>(text) else {
+            warn!(node = %self.id, "an unreadable signal notification");
+            return;
+        };
+        if note.from == self.id {
+            return;
+        }
+        let payload = engine.decode_payload_value(&signal_key(&note.name), note.payload);
+        match payload {
+            Some(payload) => {
+                engine.engine.inner.hub.broadcast(&note.name, payload);
+            }
+            None => {
+                warn!(signal = %note.name, "a signal of unknown type from another node: call signal_type first")
+            }
+        }
+    }
+}
+
+impl DurableEngine {
+    /// What the hub wants, but the message names whose payload type is not known
+    /// here; warn once per name of a catch that waits for one.
+    fn readable(&self, wanted: Wanted, unknown: &mut HashSet<String>) -> Wanted {
+        let payloads = self
+            .inner
+            .payloads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut known = |name: &String| {
+            let known = payloads.contains_key(name);
+            if !known && unknown.insert(name.clone()) {
+                warn!(
+                    message = %name,
+                    "a catch or start event here waits for a message whose payload type \
+                     this node does not know: call message_type for it, or it is never \
+                     taken from the store here"
+                );
+            }
+            known
+        };
+        Wanted {
+            waits: wanted.waits.into_iter().filter(|n| known(n)).collect(),
+            starts: wanted
+                .starts
+                .into_iter()
+                .filter(|(n, _)| known(n))
+                .collect(),
+        }
+    }
+
+    /// A stored payload read back with the type registered for `name`.
+    pub(super) fn decode_payload(&self, name: &str, json: &str) -> Option<Payload> {
+        let value = serde_json::from_str(json).ok()?;
+        self.decode_payload_value(name, value)
+    }
+
+    fn decode_payload_value(&self, name: &str, value: serde_json::Value) -> Option<Payload> {
+        let decode = self
+            .inner
+            .payloads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .copied()?;
+        decode(value).ok()
+    }
+}
