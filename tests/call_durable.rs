@@ -63,6 +63,26 @@ async fn until_open<D: Clone>(handle: &InstanceHandle<D>, node: &str) {
     .expect("the user task opened");
 }
 
+/// Complete the child's user task once it is open.
+async fn pack(child: &InstanceHandle<Shipment>) {
+    until_open(child, "pack").await;
+    child
+        .complete("pack", |_: &mut Shipment| {})
+        .await
+        .expect("completed");
+}
+
+/// The instance's data once it completed.
+async fn completed<D: Clone + std::fmt::Debug>(h: &InstanceHandle<D>) -> D {
+    let outcome = tokio::time::timeout(HANG, h.outcome())
+        .await
+        .expect("ended");
+    let Outcome::Completed(data) = outcome else {
+        panic!("not completed: {outcome:?}")
+    };
+    data
+}
+
 async fn until_child(parent: &InstanceHandle<Order>) -> InstanceHandle<Shipment> {
     tokio::time::timeout(HANG, async {
         loop {
@@ -150,18 +170,8 @@ async fn a_restart_mid_call_resumes_parent_and_child_together() {
     })
     .await
     .expect("the resumed parent lists its recorded child");
-    until_open(&child, "pack").await;
-    child
-        .complete("pack", |_: &mut Shipment| {})
-        .await
-        .expect("completed");
-
-    let outcome = tokio::time::timeout(HANG, parent.outcome())
-        .await
-        .expect("ended");
-    let Outcome::Completed(order) = outcome else {
-        panic!("not completed: {outcome:?}")
-    };
+    pack(&child).await;
+    let order = completed(&parent).await;
     assert_eq!(
         order.tracking, "T-A-1",
         "the resumed child's output came back"
@@ -260,5 +270,96 @@ async fn a_callee_never_registered_cannot_start() {
         }
         other => panic!("expected CallNotStarted, got {other:?}"),
     }
+    engine.shutdown(HANG).await.expect("shutdown");
+}
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
+pub struct Lines {
+    pub id: String,
+    pub lines: Vec<String>,
+    pub tracking: Vec<String>,
+}
+
+process! {
+    /// One shipping child per line, in parallel; the children's tracking numbers
+    /// merged in line order.
+    LINES: Lines {
+        start placed;
+        #[multi_instance(each = |o| o.lines.clone(), output = |o, _i, s| o.tracking.push(s.tracking))]
+        call ship = SHIPPING(input = |o, line, _i| Shipment { order: format!("{}-{line}", o.id), ..Shipment::default() });
+        end done;
+        placed -> ship -> done;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_mid_multi_instance_call_resumes_every_child_and_merges_in_order() {
+    let store = Arc::new(MemoryStore::new());
+    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    engine.register(&SHIPPING).expect("register the callee");
+    let parent = engine
+        .start(
+            &LINES,
+            Lines {
+                id: "M".into(),
+                lines: vec!["a".into(), "b".into(), "c".into()],
+                ..Lines::default()
+            },
+        )
+        .await
+        .expect("stored");
+    let children = tokio::time::timeout(HANG, async {
+        loop {
+            let children = parent.children_of(&SHIPPING).await;
+            if children.len() == 3 {
+                return children;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("three children");
+    for child in &children {
+        until_open(child, "pack").await;
+    }
+    let parent_id = parent.id();
+    let mut ids: Vec<u64> = vec![parent_id.0];
+    ids.extend(children.iter().map(|c| c.id().0));
+    until_stored(&store, &ids).await;
+    tokio::time::timeout(HANG, async {
+        while store
+            .instance(parent_id.0)
+            .unwrap()
+            .unwrap()
+            .state
+            .matches("\"child\"")
+            .count()
+            < 3
+        {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the parent's checkpoint records the three calls");
+
+    engine.shutdown(HANG).await.expect("shutdown");
+    let engine = DurableEngine::with_store(store.clone()).expect("reopen");
+    engine.register(&LINES).expect("register");
+    engine.register(&SHIPPING).expect("register");
+    let report = engine.resume().await.expect("resume");
+    assert_eq!(report.resumed.len(), 4, "{report:?}");
+    let parent = engine.handle(&LINES, parent_id).expect("parent resumed");
+    // Completed last line first: the outputs still merge in line order.
+    for child in children.iter().rev() {
+        pack(&engine.handle(&SHIPPING, child.id()).expect("child resumed")).await;
+    }
+    let done = completed(&parent).await;
+    assert_eq!(done.tracking, ["T-M-a", "T-M-b", "T-M-c"]);
+    // The resumed parent waited on its recorded children: no other was started.
+    let called = parent
+        .history()
+        .await
+        .count("ship", |w| matches!(w, Happening::Called { .. }));
+    assert_eq!(called, 3);
     engine.shutdown(HANG).await.expect("shutdown");
 }

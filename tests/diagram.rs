@@ -16,6 +16,9 @@
 #[path = "diagram/processes.rs"]
 mod processes;
 
+#[path = "diagram/markers.rs"]
+mod markers;
+
 #[allow(clippy::all, unused)]
 #[path = "../examples/approval.rs"]
 mod approval;
@@ -37,6 +40,9 @@ mod review;
 #[allow(clippy::all, unused)]
 #[path = "../examples/saga.rs"]
 mod saga;
+#[allow(clippy::all, unused)]
+#[path = "../examples/shipping.rs"]
+mod shipping;
 
 use std::path::PathBuf;
 
@@ -85,6 +91,8 @@ fn all() -> Vec<Any> {
         payment::LEDGER,
         review::REVIEW,
         saga::SAGA,
+        shipping::ORDER,
+        shipping::SHIPPING,
         words::WORDS,
     ]
 }

@@ -13,7 +13,10 @@
 //! printed with the minimum and maximum of the runs. Names: `chain`, `chain-concurrent`,
 //! `chain-2workers`, `single`, `single-latency`, `parallel10`, `parallel10-latency`, and
 //! `snurr-chain`, `snurr-single`, `snurr-parallel10`, `multi-1k`, `multi-10k` (items per second of one
-//! parallel multi-instance activity: equal figures mean linear). When both sides of a shape ran, the
+//! parallel multi-instance activity: equal figures mean linear), `multi-user-1k`,
+//! `multi-user-10k`, `multi-receive-1k`, `multi-receive-10k` (completions or deliveries per
+//! second to one of that many parked instances of a user or receive task: `core/waits.rs`),
+//! `multi-call-1k`, `multi-call-10k` (children per second of a parallel multi-instance call). When both sides of a shape ran, the
 //! last lines compare them: thresh on 2 workers against snurr on one thread (the goal is a
 //! ratio >= 1), and per CPU-second.
 //!
@@ -32,6 +35,9 @@ use support::{report_plain, report_rate, si, summarize, timed, Run};
 
 #[path = "core/snurr.rs"]
 mod snurr;
+
+#[path = "core/waits.rs"]
+mod waits;
 
 use std::sync::Mutex;
 
@@ -191,7 +197,7 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let benches: [(&str, fn()); 13] = [
+    let benches: [(&str, fn()); 19] = [
         ("chain", chain_sequential),
         ("chain-nested", chain_nested),
         ("chain-concurrent", chain_concurrent),
@@ -205,6 +211,12 @@ fn main() {
         ("snurr-parallel10", snurr_parallel10),
         ("multi-1k", multi_1k),
         ("multi-10k", multi_10k),
+        ("multi-user-1k", waits::user_1k),
+        ("multi-user-10k", waits::user_10k),
+        ("multi-receive-1k", waits::receive_1k),
+        ("multi-receive-10k", waits::receive_10k),
+        ("multi-call-1k", waits::call_1k),
+        ("multi-call-10k", waits::call_10k),
     ];
     // A filter that names a benchmark exactly selects only it; any other selects
     // every benchmark whose name contains it.

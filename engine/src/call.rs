@@ -27,6 +27,7 @@ use crate::data::{ProcessData, TaskError};
 use crate::engine::EngineRef;
 use crate::graph::{Process, TaskRun};
 use crate::instance::{InstanceError, InstanceHandle, InstanceId, Outcome};
+use crate::loops::{Items, Output};
 
 /// What a parent's loop gives a call activity's starter: where and as whose child
 /// the called instance starts.
@@ -152,6 +153,58 @@ where
         handle: Some(handle),
         run: Box::pin(run),
     }
+}
+
+/// One instance of a multi-instance call activity: the child starts with
+/// `input(parent, item, index)` (the item typed by the `each` expression, passed
+/// again and never called), and its final data is also the instance's output, for
+/// the activity's `output = |data, index, child| ...` merged in index order (`tx`,
+/// when the marker has one) — after the call's own `output` mapping is applied.
+#[allow(clippy::too_many_arguments)]
+pub fn call_child_item<D, C, E, Coll, I, O>(
+    caller: Caller,
+    process: &'static Process<C>,
+    parent: &D,
+    _each: &E,
+    (items, index): (&Items, usize),
+    input: I,
+    output: O,
+    tx: Option<Output>,
+) -> ChildCall<D>
+where
+    D: ProcessData,
+    C: ProcessData,
+    E: FnOnce(&D) -> Coll,
+    Coll: IntoIterator,
+    Coll::Item: 'static,
+    I: FnOnce(&D, &Coll::Item, usize) -> C,
+    O: FnOnce(&mut D, C) + Send + 'static,
+{
+    let Some(item) = items
+        .typed::<Coll::Item>()
+        .and_then(|items| items.get(index))
+    else {
+        return ChildCall {
+            child: Err("internal: a multi-instance item was missing or of another type".into()),
+            handle: None,
+            run: Box::pin(std::future::ready((D::clone(parent), Ok(())))),
+        };
+    };
+    let data = input(parent, item, index);
+    let output = move |copy: &mut D, child: C| {
+        if let Some(tx) = tx {
+            let _ = tx.send(Box::new(child.clone()));
+        }
+        output(copy, child);
+    };
+    call_child(caller, process, parent, move |_| data, output)
+}
+
+/// The output type of a multi-instance call activity's instances: the called
+/// process's data (the process is passed to name it).
+#[doc(hidden)]
+pub fn child_output_type<C>(_process: &'static Process<C>) -> std::marker::PhantomData<fn() -> C> {
+    std::marker::PhantomData
 }
 
 /// The run of a call: wait for the child's end and map it into the parent's copy.

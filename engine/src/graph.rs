@@ -258,7 +258,21 @@ pub struct CallActivity<D: 'static> {
     /// and maps its final data into the parent's copy.
     #[doc(hidden)]
     pub start: fn(crate::call::Caller, &D) -> crate::call::ChildCall<D>,
+    /// For a multi-instance call activity: start the child of one instance, with
+    /// its item and index (the activation's items, the index) and where its output
+    /// goes (when the marker merges outputs).
+    #[doc(hidden)]
+    pub start_item: Option<CallItemStart<D>>,
 }
+
+/// A multi-instance call activity's starter of one instance's child.
+#[doc(hidden)]
+pub type CallItemStart<D> = fn(
+    crate::call::Caller,
+    &D,
+    (&crate::loops::Items, usize),
+    Option<crate::loops::Output>,
+) -> crate::call::ChildCall<D>;
 
 /// An event payload, shared as it is handed out (a signal reaches every catcher).
 pub type Payload = std::sync::Arc<dyn std::any::Any + Send + Sync>;

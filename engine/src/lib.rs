@@ -63,7 +63,13 @@ struct ReadmeDoctests;
 /// Items the expansion of `process!` uses. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::call::{call_child, Caller, ChildCall};
+    pub use crate::call::{call_child, call_child_item, child_output_type, Caller, ChildCall};
+
+    /// A call activity's parent-only `input`, its parameter typed (for a
+    /// multi-instance call, which wraps it to take the item too).
+    pub fn parent_input<D, C, F: FnOnce(&D) -> C>(input: F) -> F {
+        input
+    }
     pub use crate::graph::CallActivity;
     pub use crate::graph::{
         Activation, ApplyFailure, Flow, Node, NodeKind, Payload, TaskRun, Throw, Trigger,

@@ -44,7 +44,8 @@ async fn a_user_task_is_completed_through_the_handle() {
         h.open_work().await,
         [OpenWork {
             node: "approve",
-            track: TrackId(0)
+            track: TrackId(0),
+            iteration: None,
         }]
     );
     assert_eq!(
@@ -115,11 +116,13 @@ async fn parallel_user_tasks_are_completed_in_any_order() {
             [
                 OpenWork {
                     node: "legal",
-                    track: TrackId(0)
+                    track: TrackId(0),
+                    iteration: None,
                 },
                 OpenWork {
                     node: "finance",
-                    track: TrackId(1)
+                    track: TrackId(1),
+                    iteration: None,
                 },
             ]
         );
@@ -223,10 +226,12 @@ async fn open_work_keeps_the_order_reached_after_an_event() {
     let legal = OpenWork {
         node: "legal",
         track: TrackId(1),
+        iteration: None,
     };
     let finance = OpenWork {
         node: "finance",
         track: TrackId(2),
+        iteration: None,
     };
     assert_eq!(h.open_work().await, [legal.clone(), finance.clone()]);
     assert_eq!(

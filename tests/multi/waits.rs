@@ -177,3 +177,140 @@ async fn an_error_in_one_sub_process_instance_leaves_through_the_activity_bounda
         assert_eq!(h.history().await.ended_at().last(), Some(&"rejected"));
     }
 }
+
+process! {
+    pub APPROVE_ALL: Review {
+        start s;
+        #[multi_instance(each = |r| r.reviewers.clone())]
+        user approve;
+        end e;
+        s -> approve -> e;
+    }
+}
+
+process! {
+    pub SIGN_ROUNDS: Review {
+        start s;
+        #[multi_instance(sequential, count = |_r| 2)]
+        subprocess rounds {
+            start rs;
+            user sign;
+            end re;
+            rs -> sign -> re;
+        }
+        end e;
+        s -> rounds -> e;
+    }
+}
+
+/// Wait until `n` work items are open at `node`.
+async fn open(h: &thresh::InstanceHandle<Review>, n: usize) -> Vec<thresh::OpenWork> {
+    loop {
+        let open = h.open_work().await;
+        if open.len() >= n {
+            return open;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn open_work_carries_its_instance_index_and_completes_earliest_first() {
+    // 40 instances: more than the armed set scans, so the lookups are the index's.
+    for _ in 0..10 {
+        let engine = Engine::new();
+        let h = engine.start(
+            &APPROVE_ALL,
+            Review {
+                reviewers: names(40),
+                ..Review::default()
+            },
+        );
+        let work = open(&h, 40).await;
+        let iterations: Vec<Option<u32>> = work.iter().map(|w| w.iteration).collect();
+        assert_eq!(iterations, (0..40).map(Some).collect::<Vec<_>>());
+        for i in 0..40u32 {
+            let first = h.open_work().await.into_iter().next().unwrap();
+            assert_eq!(first.iteration, Some(i));
+            h.complete("approve", |r| r.approvals += 1).await.unwrap();
+        }
+        h.outcome().await.completed().unwrap();
+        let history = h.history().await;
+        assert_eq!(
+            history.count("approve", |w| matches!(w, Happening::Completed { .. })),
+            41
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_user_task_in_a_multi_instance_sub_process_carries_the_sub_process_index() {
+    let engine = Engine::new();
+    let h = engine.start(&SIGN_ROUNDS, Review::default());
+    for round in 0..2 {
+        let work = thresh::testing::wait_until_open_work(&h, "sign")
+            .await
+            .unwrap();
+        assert_eq!(work.iteration, Some(round));
+        h.complete("sign", |r| r.approvals += 1).await.unwrap();
+    }
+    h.outcome().await.completed().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn forty_receive_instances_each_take_one_message() {
+    for _ in 0..10 {
+        let engine = Engine::new();
+        let h = engine.start(
+            &PAYMENTS,
+            Review {
+                id: "R2".into(),
+                reviewers: names(40),
+                ..Review::default()
+            },
+        );
+        while h
+            .history()
+            .await
+            .count("pay", |w| matches!(w, Happening::Parked))
+            < 40
+        {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        for _ in 0..40 {
+            engine.publish_message("payment", "R2", 1u32);
+        }
+        h.outcome().await.completed().unwrap();
+        assert_eq!(engine.broker_stats().delivered, 40);
+        assert_eq!(
+            h.history()
+                .await
+                .count("pay", |w| matches!(w, Happening::Completed { .. })),
+            41
+        );
+    }
+}
+
+process! {
+    pub SIGN_TWICE: Review {
+        start s;
+        #[standard_loop(while = |_r, runs| runs < 2)]
+        user sign;
+        end e;
+        s -> sign -> e;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_looped_user_task_carries_its_run() {
+    let engine = Engine::new();
+    let h = engine.start(&SIGN_TWICE, Review::default());
+    for run in 0..2 {
+        let work = thresh::testing::wait_until_open_work(&h, "sign")
+            .await
+            .unwrap();
+        assert_eq!(work.iteration, Some(run));
+        h.complete("sign", |_| {}).await.unwrap();
+    }
+    h.outcome().await.completed().unwrap();
+}

@@ -132,7 +132,8 @@ async fn an_or_join_after_a_sub_process_waits_for_its_completion() {
         work[0],
         OpenWork {
             node: "approve",
-            track: inner_track
+            track: inner_track,
+            iteration: None,
         }
     );
     assert_eq!(

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::bpmn::tidy_condition;
-use super::model::{Elem, EventDef, Gateway, Model};
+use super::model::{Elem, EventDef, Gateway, LoopMark, Model};
 
 /// Text for a Mermaid label in quotes.
 fn quote(text: &str) -> String {
@@ -60,9 +60,24 @@ fn marker(def: Option<&EventDef>) -> &'static str {
     }
 }
 
+/// The suffix an activity's label carries for its loop or multi-instance marker
+/// (Mermaid draws no markers): BPMN's loop arrow, parallel bars, sequential bars.
+fn loop_suffix(mark: Option<&LoopMark>) -> &'static str {
+    match mark {
+        None => "",
+        Some(LoopMark::Standard { .. }) => " ↻",
+        Some(LoopMark::Multi {
+            sequential: false, ..
+        }) => " |||",
+        Some(LoopMark::Multi {
+            sequential: true, ..
+        }) => " ≡",
+    }
+}
+
 fn node_line(model: &Model, n: usize) -> String {
     let node = &model.nodes[n];
-    let label = model.label(n);
+    let label = format!("{}{}", model.label(n), loop_suffix(node.looping.as_ref()));
     let id = mid(&node.id);
     let text = |prefix: &str| quote(&format!("{prefix}{label}"));
     match &node.elem {
@@ -100,7 +115,7 @@ fn scope(out: &mut String, model: &Model, scope: Option<usize>, depth: usize) {
             } else if node.elem == Elem::Transaction {
                 format!("transaction: {}", model.label(n))
             } else {
-                model.label(n)
+                format!("{}{}", model.label(n), loop_suffix(node.looping.as_ref()))
             };
             let _ = writeln!(out, "{pad}subgraph {}[{}]", mid(&node.id), quote(&title));
             let _ = writeln!(out, "{pad}    direction LR");

@@ -3,6 +3,7 @@
 //! the child forwards while it runs. The child's end comes back as the run's report,
 //! committed like a task's copy (`tasks.rs`). `crate::call` is the other side.
 
+use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -81,8 +82,15 @@ impl<D: ProcessData> Instance<D> {
         #[cfg(not(feature = "durable"))]
         let _ = resume;
         let base = Arc::clone(&self.data);
+        // An instance of a multi-instance call: its child gets the instance's item.
+        let instance = call
+            .start_item
+            .and_then(|start| Some((start, self.call_instance(track, node)?)));
         // The input mapping is the user's code: a panic in it fails the call.
-        let started = std::panic::catch_unwind(AssertUnwindSafe(|| (call.start)(caller, &base)));
+        let started = std::panic::catch_unwind(AssertUnwindSafe(|| match instance {
+            Some((start, (items, index, output))) => start(caller, &base, (&items, index), output),
+            None => (call.start)(caller, &base),
+        }));
         let started = match started {
             Ok(started) => started,
             Err(panic) => return self.task_panicked(track, node, panic_message(panic)),
@@ -90,15 +98,17 @@ impl<D: ProcessData> Instance<D> {
         match started.child {
             Ok(Some(child)) => {
                 self.record(track, node, Happening::Called { child });
-                let mut live = std::mem::take(&mut self.calls);
-                live.retain(|c| c.track != track && self.working_at(c.track, c.node));
-                self.calls = live;
-                self.calls.push(Call {
-                    track,
-                    node,
-                    child,
-                    handle: started.handle,
-                });
+                let tracks = &self.tracks;
+                let works = |c: &Call| tracks.is_at(c.track, c.node, TrackState::Working);
+                self.calls.push_pruned(
+                    Call {
+                        track,
+                        node,
+                        child,
+                        handle: started.handle,
+                    },
+                    works,
+                );
             }
             // The engine is stopping: the run waits for the stop.
             Ok(None) => {}
@@ -128,18 +138,32 @@ impl<D: ProcessData> Instance<D> {
             #[cfg(feature = "durable")]
             ChildNote::Restarted(child) => {
                 self.record(track, node, Happening::Called { child });
-                if let Some(call) = self.calls.iter_mut().find(|c| c.track == track) {
+                if let Some(call) = self.calls.iter_mut().rev().find(|c| c.track == track) {
                     call.child = child;
                 }
             }
         }
     }
 
+    /// The working calls, in the order they started: of each track's listed calls
+    /// the last (a track that comes back to the same call activity lists a new
+    /// child), if its track still works at it.
+    pub(crate) fn live_calls(&self) -> Vec<&Call> {
+        let mut seen = HashSet::new();
+        let mut live: Vec<&Call> = self
+            .calls
+            .iter()
+            .rev()
+            .filter(|c| seen.insert(c.track) && self.working_at(c.track, c.node))
+            .collect();
+        live.reverse();
+        live
+    }
+
     /// The children of the working call activities, in the order they started.
     pub(crate) fn children(&self) -> Vec<ChildEntry> {
-        self.calls
-            .iter()
-            .filter(|c| self.working_at(c.track, c.node))
+        self.live_calls()
+            .into_iter()
             .map(|c| {
                 let callee = match &self.process.nodes[c.node].kind {
                     crate::graph::NodeKind::Call(call) => call.callee,

@@ -197,9 +197,7 @@ impl<D: ProcessData> Instance<D> {
         let Some(trigger) = self.process.nodes[node].kind.trigger() else {
             return;
         };
-        let wait = self.armed.wait_mut(g, w);
-        wait.fired += 1;
-        let (fired, source) = (wait.fired, wait.source);
+        let (fired, source) = self.armed.fired(g, w);
         match (trigger, source) {
             (Trigger::Timer(spec), EventSource::Timer(id)) => {
                 // A cycle fires again, counted from the deadline it fired for, so a
@@ -222,9 +220,7 @@ impl<D: ProcessData> Instance<D> {
                         let key: std::sync::Arc<str> = key.into();
                         let mailbox = self.mailbox();
                         let sub = self.hub.subscribe_message(name, &key, &mailbox, None);
-                        let wait = self.armed.wait_mut(g, w);
-                        wait.source = EventSource::Hub(sub);
-                        wait.key = Some(key);
+                        self.armed.resubscribed(g, w, EventSource::Hub(sub), key);
                     }
                     Err(error) => self.fail(error),
                 }

@@ -15,7 +15,7 @@ use tracing::warn;
 use tokio::sync::oneshot;
 
 use super::input::Input;
-use super::outcome::{InstanceError, Outcome};
+use super::outcome::{InstanceError, InstanceId, Outcome};
 use super::snapshot::{Checkpoint, Codec, Snapshot};
 use super::state::ids::TrackId;
 use super::state::tracks::TrackState;
@@ -383,6 +383,14 @@ impl<D: ProcessData> Instance<D> {
             }
         };
         self.step(|this, moves| {
+            // The children the checkpoint recorded, by call track: each call starts
+            // again on its own (and lists itself anew as it does).
+            let recorded: std::collections::HashMap<TrackId, InstanceId> = this
+                .calls
+                .take_all()
+                .into_iter()
+                .map(|c| (c.track, c.child))
+                .collect();
             for track in rerun {
                 let Some((at, attempt)) = this.tracks.get(track).map(|t| (t.at, t.attempt)) else {
                     continue;
@@ -395,11 +403,7 @@ impl<D: ProcessData> Instance<D> {
                     NodeKind::Call(ref call) => {
                         // The call waits on the child its checkpoint recorded (one
                         // recorded no child: it starts it, at least once).
-                        let child = this
-                            .calls
-                            .iter()
-                            .find(|c| c.track == track)
-                            .map(|c| c.child);
+                        let child = recorded.get(&track).copied();
                         this.tracks.set_state(track, TrackState::Working);
                         this.start_call(track, at, call, child);
                     }

@@ -32,7 +32,7 @@ use super::state::tracks::TrackState;
 use super::state::{Instance, Move};
 use crate::data::ProcessData;
 use crate::graph::{NodeIdx, TaskHandler, TaskRun};
-use crate::loops::{ActivityLoop, Counts, LoopKind};
+use crate::loops::{ActivityLoop, Counts, Items, LoopKind, Output};
 
 impl<D: ProcessData> Instance<D> {
     /// The activation and index of `track` when it is an instance of the marked
@@ -439,6 +439,42 @@ impl<D: ProcessData> Instance<D> {
         (handler(D::clone(base)), enclosing.map(|(_, i)| i))
     }
 
+    /// For an instance of the multi-instance call activity `node` on `track`: the
+    /// activation's items, the instance's index, and where its output (the child's
+    /// final data) goes when the marker merges outputs — its slot then waits on it,
+    /// as a multi-instance task's does.
+    pub(crate) fn call_instance(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+    ) -> Option<(Items, usize, Option<Output>)> {
+        let (scope, index) = self.instance_at(track, node)?;
+        let merges = self
+            .process
+            .loop_of(node)
+            .and_then(|l| l.multi())
+            .is_some_and(|m| m.output.is_some());
+        let Some(Running {
+            state: Activation::Multi(m),
+            ..
+        }) = self.loops.get_mut(scope)
+        else {
+            return None;
+        };
+        let output = merges.then(|| {
+            let (tx, rx) = oneshot::channel();
+            if let Some(slot) = m.slots.get_mut(index as usize) {
+                *slot = Slot::Running {
+                    track,
+                    output: Some(rx),
+                    ready: None,
+                };
+            }
+            tx
+        });
+        Some((m.items.clone(), index as usize, output))
+    }
+
     /// A task marked `#[item(output)]` completed on `track`: its output is taken
     /// into its instance's slot now, so a checkpoint knows the instance has one.
     pub(crate) fn take_item_output(&mut self, track: TrackId, node: NodeIdx) {
@@ -459,6 +495,12 @@ impl<D: ProcessData> Instance<D> {
                 }
             }
         }
+    }
+
+    /// Which instance `track` is, as its handler or open work sees it: its index in
+    /// the nearest activation it runs in (`thresh::task::TaskContext::iteration`).
+    pub(crate) fn iteration_of(&self, track: TrackId) -> Option<u32> {
+        self.enclosing_instance(track, None).map(|(_, index)| index)
     }
 
     /// The nearest activation `track` runs in (of the activity `of`, when given):

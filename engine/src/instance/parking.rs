@@ -76,16 +76,12 @@ impl<D: ProcessData> Instance<D> {
         self.begin_entry(holder, at, arms.len());
         for &arm in arms {
             match self.arm(arm) {
-                Ok((source, key)) => {
-                    if let Some(entry) = self.armed.last_mut() {
-                        entry.waits.push(Wait {
-                            arm,
-                            source,
-                            fired: 0,
-                            key,
-                        });
-                    }
-                }
+                Ok((source, key)) => self.armed.push_wait(Wait {
+                    arm,
+                    source,
+                    fired: 0,
+                    key,
+                }),
                 Err(error) => return self.fail(error),
             }
         }
@@ -103,18 +99,13 @@ impl<D: ProcessData> Instance<D> {
                 Some(self.hub.open_choice())
             }
             Holder::Guard(track) if matches!(self.process.nodes[at].kind, NodeKind::Receive(_)) => {
-                let wait = Holder::Track(track);
                 self.armed
-                    .iter()
-                    .find(|entry| entry.holder == wait)
+                    .holds(Holder::Track(track))
                     .and_then(|entry| entry.choice)
             }
             _ => None,
         };
-        self.armed.push(holder, at, waits);
-        if let Some(entry) = self.armed.last_mut() {
-            entry.choice = choice;
-        }
+        self.armed.push(holder, at, waits, choice);
     }
 
     /// Whether `at` is a receive task with an interrupting boundary event that
@@ -157,11 +148,7 @@ impl<D: ProcessData> Instance<D> {
         &mut self,
         arm: NodeIdx,
     ) -> Result<(EventSource, Option<Arc<str>>), InstanceError> {
-        let choice = self
-            .armed
-            .last_mut()
-            .and_then(|entry| entry.choice)
-            .filter(|_| self.in_choice(arm));
+        let choice = self.armed.last_choice().filter(|_| self.in_choice(arm));
         let node = &self.process.nodes[arm];
         let trigger = match (&node.kind, node.kind.trigger()) {
             (NodeKind::User, _) => return Ok((EventSource::UserTask, None)),
@@ -254,7 +241,9 @@ impl<D: ProcessData> Instance<D> {
     /// (`Trigger::Message::reads`) is evaluated only when one of them changed;
     /// others after every commit.
     pub(crate) fn follow_keys(&mut self, changed: &ChangedFields) {
-        for (e, w, sub, arm) in self.armed.message_waits() {
+        // One key per catch (it reads the data, not the wait): each catch is looked
+        // at once, and only its waits under another key move.
+        for arm in self.armed.message_catches() {
             let node = &self.process.nodes[arm];
             let Some(Trigger::Message {
                 name, key, reads, ..
@@ -269,18 +258,19 @@ impl<D: ProcessData> Instance<D> {
                 Ok(current) => current,
                 Err(error) => return self.fail(error),
             };
-            let wait = self.armed.wait_mut(e, w);
-            if wait.key.as_deref() == Some(current.as_str()) {
+            let stale = self.armed.stale_keys(arm, &current);
+            if stale.is_empty() {
                 continue;
             }
-            let mailbox = self.mailbox();
             let current: Arc<str> = current.into();
-            // Already served under the old key: that message is on its way, and is
-            // this wait's (it matched when the broker took it).
-            if let Some(moved) = self.hub.resubscribe_message(sub, name, &current, &mailbox) {
-                let wait = self.armed.wait_mut(e, w);
-                wait.source = EventSource::Hub(moved);
-                wait.key = Some(current);
+            let mailbox = self.mailbox();
+            for (e, w, sub) in stale {
+                // Already served under the old key: that message is on its way, and
+                // is this wait's (it matched when the broker took it).
+                if let Some(moved) = self.hub.resubscribe_message(sub, name, &current, &mailbox) {
+                    self.armed
+                        .resubscribed(e, w, EventSource::Hub(moved), current.clone());
+                }
             }
         }
     }

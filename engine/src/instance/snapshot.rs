@@ -552,9 +552,8 @@ impl<D: ProcessData> Instance<D> {
                 .collect()
         });
         let calls = self
-            .calls
-            .iter()
-            .filter(|c| self.working_at(c.track, c.node))
+            .live_calls()
+            .into_iter()
             .map(|c| CallRecord {
                 track: c.track.0,
                 child: c.child.0,
@@ -814,14 +813,12 @@ impl<D: ProcessData> Instance<D> {
                 let (source, key) = self.rearm_restored(arm, &w.source).map_err(|_| {
                     RestoreError::Inconsistent("a wait whose trigger cannot be armed")
                 })?;
-                if let Some(entry) = self.armed.last_mut() {
-                    entry.waits.push(Wait {
-                        arm,
-                        source,
-                        fired: w.fired,
-                        key,
-                    });
-                }
+                self.armed.push_wait(Wait {
+                    arm,
+                    source,
+                    fired: w.fired,
+                    key,
+                });
             }
         }
         self.restore_activations(snapshot.activations, decode, &node)?;

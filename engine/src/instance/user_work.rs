@@ -23,6 +23,7 @@ impl<D: ProcessData> Instance<D> {
                     Some(OpenWork {
                         node: self.process.nodes[p.at].id,
                         track,
+                        iteration: self.iteration_of(track),
                     })
                 }
                 _ => None,
@@ -30,24 +31,10 @@ impl<D: ProcessData> Instance<D> {
             .collect()
     }
 
-    /// The earliest parked user task called `node`.
+    /// The earliest parked user task called `node`: its armed entry and track.
     pub(crate) fn find_work(&self, node: &str) -> Option<(usize, TrackId)> {
-        let mut found: Vec<(usize, TrackId)> = self
-            .armed
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| match p.holder {
-                Holder::Track(track)
-                    if self.process.nodes[p.at].id == node
-                        && p.waits.iter().any(|w| w.source == EventSource::UserTask) =>
-                {
-                    Some((i, track))
-                }
-                _ => None,
-            })
-            .collect();
-        found.sort_by_key(|(_, track)| *track);
-        found.first().copied()
+        let at = self.process.nodes.iter().position(|n| n.id == node)?;
+        self.armed.find_work(at)
     }
 
     pub(crate) fn complete_work(

@@ -10,6 +10,12 @@ pub struct OpenWork {
     pub node: &'static str,
     /// The track waiting there.
     pub track: TrackId,
+    /// Which instance of its activity this work item is: for a multi-instance user
+    /// task, the instance's index (from 0, the item's position in the collection);
+    /// for a looped one, the runs before it; for a user task inside a multi-instance
+    /// or looped sub-process, the sub-process instance's. `None` for a user task
+    /// that runs once. The same as a task's [`TaskContext::iteration`](crate::task::TaskContext::iteration).
+    pub iteration: Option<u32>,
 }
 
 /// Why a user task could not be completed or failed.

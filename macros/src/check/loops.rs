@@ -13,7 +13,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
                 ctx.error(
                     &marker.name,
                     format!(
-                        "`{id}` is {}; only an activity — a task, user task, receive task or sub-process — runs as a loop or as multi-instance: put the marker on the activity that does the work",
+                        "`{id}` is {}; only an activity — a task, user task, receive task, sub-process or call activity — runs as a loop or as multi-instance: put the marker on the activity that does the work",
                         node.kind.describe_with_article()
                     ),
                 );
@@ -48,11 +48,11 @@ pub fn check(ctx: &Ctx, model: &Model) {
                                     ),
                                 );
                             }
-                        } else if node.kind != Kind::Task {
+                        } else if !matches!(node.kind, Kind::Task | Kind::Call) {
                             ctx.error(
                                 output,
                                 format!(
-                                    "`output` merges what a task's handler returns, and {} returns nothing — drop `output`; the instances write into the data (inside a multi-instance sub-process, a task marked `#[item]` gets the instance's item)",
+                                    "`output` merges what a task's handler returns (or a call activity's child's final data), and {} returns nothing — drop `output`; the instances write into the data (inside a multi-instance sub-process, a task marked `#[item]` gets the instance's item)",
                                     node.kind.describe_with_article()
                                 ),
                             );
@@ -74,6 +74,23 @@ pub fn check(ctx: &Ctx, model: &Model) {
                             );
                         }
                     }
+                }
+            }
+        }
+        if let (Kind::Call, Some(binding)) = (node.kind, node.handler) {
+            let multi = matches!(
+                node.looping.as_ref().map(|m| &m.kind),
+                Some(LoopAstKind::Multi(_))
+            );
+            let input = crate::model::call::parts(binding)
+                .ok()
+                .and_then(|p| p.input);
+            if let (false, Some(input)) = (multi, input) {
+                if crate::model::call::takes_item(input) {
+                    ctx.error(
+                        input,
+                        format!("`{id}` is no multi-instance activity, so its child has no item to take: its `input` maps the parent's data alone, `input = |parent| child_data` — or mark `{id}` `#[multi_instance(each = |data| ...)]` so `input = |parent, item, index| ...` gets each instance's item"),
+                    );
                 }
             }
         }

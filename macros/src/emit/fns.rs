@@ -36,6 +36,8 @@ pub enum UserFn {
     Payload(usize),
     /// A call activity's starter: its mappings and the called process.
     Call(usize),
+    /// A multi-instance call activity's starter of one instance, with its item.
+    CallItem(usize),
 }
 
 impl UserFn {
@@ -53,6 +55,7 @@ impl UserFn {
             UserFn::Timer(n) => format_ident!("__thresh_timer_{}", n),
             UserFn::Payload(n) => format_ident!("__thresh_payload_{}", n),
             UserFn::Call(n) => format_ident!("__thresh_call_{}", n),
+            UserFn::CallItem(n) => format_ident!("__thresh_call_item_{}", n),
         }
     }
 
@@ -123,7 +126,13 @@ fn node_fns(n: usize, node: &Node, handler: bool, data: &syn::Type, fns: &mut Ve
     if let Some(h) = node.handler {
         match node.kind {
             Kind::Call => {
-                if let Ok(parts) = crate::model::call::parts(h) {
+                if let Ok(mut parts) = crate::model::call::parts(h) {
+                    // A multi-instance call starts each child with its item
+                    // (`emit::loops`); the plain starter is never run, and an input
+                    // that takes an item cannot be its.
+                    if parts.input.is_some_and(crate::model::call::takes_item) {
+                        parts.input = None;
+                    }
                     fns.push(call_fn(UserFn::Call(n), data, &parts));
                 }
             }

@@ -107,14 +107,32 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
                     Kind::SubProcess => output_task(model, n).and_then(|t| model.nodes[t].handler),
                     _ => node.handler,
                 };
+                let call_parts = match (node.kind, node.handler) {
+                    (Kind::Call, Some(binding)) => crate::model::call::parts(binding).ok(),
+                    _ => None,
+                };
+                if let Some(parts) = &call_parts {
+                    fns.push(call_item_fn(model, n, parts));
+                }
                 if let (Some((_, output)), Some(handler)) = (&m.output, handler) {
                     let f = name("output", n);
                     let each = each_expr(model, n);
+                    // A call's instance outputs the child's final data; a task's, what
+                    // its handler returns.
+                    let output_type = match &call_parts {
+                        Some(parts) => {
+                            let callee = parts.callee;
+                            quote!(::thresh::__private::child_output_type(&#callee))
+                        }
+                        None => {
+                            quote!(::thresh::__private::output_type::<#data, _, _, _, _, _, _>(&#each, &#handler))
+                        }
+                    };
                     let call = quote_spanned!(output.span()=> ::thresh::__private::merge_output(output_type, #output, data, index, value));
                     fns.push(quote! {
                         #[allow(non_snake_case)]
                         fn #f(data: &mut #data, index: usize, value: ::std::boxed::Box<dyn ::std::any::Any + ::core::marker::Send>) -> ::core::result::Result<(), &'static str> {
-                            let output_type = ::thresh::__private::output_type::<#data, _, _, _, _, _, _>(&#each, &#handler);
+                            let output_type = #output_type;
                             #call
                         }
                     });
@@ -133,6 +151,42 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
         }
     }
     fns
+}
+
+/// The starter of one instance of the multi-instance call activity `n`: its child's
+/// data is `input(parent, item, index)` (or `input(parent)`), its final data also the
+/// instance's output.
+fn call_item_fn(model: &Model, n: usize, parts: &crate::model::call::CallParts) -> TokenStream {
+    let data = model.data;
+    let f = super::fns::UserFn::CallItem(n).name();
+    let callee = parts.callee;
+    let each = each_expr(model, n);
+    let input = match parts.input {
+        Some(input) if crate::model::call::takes_item(input) => {
+            quote_spanned!(input.span()=> #input)
+        }
+        Some(input) => quote_spanned!(input.span()=> {
+            let input = ::thresh::__private::parent_input::<#data, _, _>(#input);
+            move |data: &#data, _, _: usize| input(data)
+        }),
+        None => {
+            quote_spanned!(callee.span()=> |_: &#data, _, _: usize| ::core::default::Default::default())
+        }
+    };
+    let output = match parts.output {
+        Some(output) => quote_spanned!(output.span()=> #output),
+        None => quote!(|_: &mut #data, _| {}),
+    };
+    let call = quote_spanned!(callee.span()=> ::thresh::__private::call_child_item(caller, &#callee, data, &#each, at, #input, #output, output));
+    quote! {
+        #[allow(non_snake_case)]
+        fn #f(
+            caller: ::thresh::__private::Caller,
+            data: &#data,
+            at: (&::thresh::__private::Items, usize),
+            output: ::core::option::Option<::thresh::__private::Output>,
+        ) -> ::thresh::__private::ChildCall<#data> { #call }
+    }
 }
 
 /// A task's run with its item (taken from the items of `source`) and index; its

@@ -136,7 +136,12 @@ fn call(n: usize, node: &Node) -> TokenStream {
         .map(|parts| parts.name)
         .expect("a call activity's binding was read by `model`");
     let start = UserFn::Call(n).name();
-    quote!(Call(::thresh::__private::CallActivity { callee: #name, start: #start }))
+    let multi = matches!(
+        node.looping.as_ref().map(|m| &m.kind),
+        Some(crate::parse::loops::LoopAstKind::Multi(_))
+    );
+    let start_item = UserFn::CallItem(n).some_if(multi);
+    quote!(Call(::thresh::__private::CallActivity { callee: #name, start: #start, start_item: #start_item }))
 }
 
 /// What compensation and transactions add: a compensation throw (its activity, or

@@ -10,9 +10,6 @@ use crate::parse::NodeAst;
 
 /// What thresh makes of a BPMN element, or why it does not run it.
 pub(super) fn keyword(e: &Element) -> Result<&'static str, String> {
-    if let Some(looped) = &e.looped {
-        return Err(format!("`{}` is marked to repeat (`{looped}`), which thresh does not run; draw the repetition as a loop of flows through a gateway", e.id));
-    }
     let events = [
         "startEvent",
         "endEvent",
@@ -100,6 +97,7 @@ impl Importer<'_> {
             association: None,
             scope: None,
         };
+        self.marker(e, keyword, &mut node.attrs);
         let attr = |name: &str| e.attrs.get(name).map(String::as_str);
         if keyword == "boundary" {
             match attr("attachedToRef") {

@@ -21,11 +21,15 @@
 //! its association (`-> handler`), `compensateEventDefinition` → `compensation`
 //! (with its `activityRef`), `cancelEventDefinition` → `cancel`; `callActivity` →
 //! `call` (its `calledElement` is the called process's static unless a binding gives
-//! it, with its mappings). Rejected: `manualTask`, `adHocSubProcess`, a none
-//! intermediate throw, loops and multi-instance markers, events with several
-//! definitions or a definition thresh has no event for.
+//! it, with its mappings); `standardLoopCharacteristics` and
+//! `multiInstanceLoopCharacteristics` → `#[standard_loop(..)]` and
+//! `#[multi_instance(..)]` (`marker.rs`: the file's flags and constants, the
+//! binding's expressions). Rejected: `manualTask`, `adHocSubProcess`, a none
+//! intermediate throw, events with several definitions or a definition thresh has no
+//! event for.
 
 mod element;
+mod marker;
 mod read;
 mod spec;
 mod timer;

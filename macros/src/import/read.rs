@@ -25,8 +25,27 @@ pub struct Element {
     pub attrs: HashMap<String, String>,
     /// A complex gateway's `activationCondition` text.
     pub activation: Option<String>,
-    /// A loop or multi-instance marker (which thresh does not run).
-    pub looped: Option<String>,
+    /// A loop or multi-instance marker (`import/marker.rs` maps it).
+    pub looped: Option<Marker>,
+}
+
+/// A `standardLoopCharacteristics` or `multiInstanceLoopCharacteristics`, as written.
+pub struct Marker {
+    /// Multi-instance (else the standard loop).
+    pub multi: bool,
+    /// `isSequential` (multi-instance) or `testBefore` (standard loop) is `true`.
+    pub flag: bool,
+    /// `loopMaximum`.
+    pub max: Option<String>,
+    /// `loopCardinality`'s text.
+    pub cardinality: Option<String>,
+    /// `completionCondition`'s or `loopCondition`'s text (not run).
+    pub condition: Option<String>,
+    /// What the file says the instances are taken from, when it names a collection:
+    /// `loopDataInputRef`, `inputDataItem`, a `collection` or `inputCollection`
+    /// extension attribute, or thresh's own export (`each = ...` in the marker's
+    /// documentation).
+    pub collection: Option<String>,
 }
 
 /// An event definition, with what the file says of it.
@@ -156,6 +175,9 @@ fn is_flow_element(n: &Node) -> bool {
                 | "ioSpecification"
                 | "incoming"
                 | "outgoing"
+                // A sub-process's own marker (read with it, `marker`).
+                | "standardLoopCharacteristics"
+                | "multiInstanceLoopCharacteristics"
         )
 }
 
@@ -227,7 +249,7 @@ fn walk(
                     "standardLoopCharacteristics" | "multiInstanceLoopCharacteristics"
                 )
             })
-            .map(|c| c.tag_name().name().to_string());
+            .map(|c| marker(&c));
         let index = diagram.elements.len();
         let container = tag == "subProcess" || tag == "transaction";
         diagram.elements.push(Element {
@@ -243,6 +265,43 @@ fn walk(
         if container {
             walk(doc, child, Some(index), globals, diagram);
         }
+    }
+}
+
+fn marker(n: &Node) -> Marker {
+    let multi = n.tag_name().name() == "multiInstanceLoopCharacteristics";
+    let child = |name: &str| {
+        n.descendants()
+            .find(|c| c.is_element() && c.tag_name().name() == name)
+    };
+    let text = |name: &str| child(name).map(|c| text_of(&c)).filter(|t| !t.is_empty());
+    let flag = n.attribute(if multi { "isSequential" } else { "testBefore" }) == Some("true");
+    // An extension's collection (`camunda:collection`, `zeebe:loopCharacteristics
+    // inputCollection`), wherever it sits under the marker.
+    let extension = n
+        .descendants()
+        .flat_map(|d| d.attributes())
+        .find(|a| {
+            a.namespace().is_some() && a.name() == "collection" || a.name() == "inputCollection"
+        })
+        .map(|a| a.value().to_string());
+    let collection = text("loopDataInputRef")
+        .or_else(|| {
+            child("inputDataItem").map(|c| c.attribute("id").unwrap_or("inputDataItem").to_string())
+        })
+        .or(extension)
+        .or_else(|| text("documentation").filter(|t| t.starts_with("each = ")));
+    Marker {
+        multi,
+        flag,
+        max: n.attribute("loopMaximum").map(str::to_string),
+        cardinality: text("loopCardinality"),
+        condition: text(if multi {
+            "completionCondition"
+        } else {
+            "loopCondition"
+        }),
+        collection,
     }
 }
 

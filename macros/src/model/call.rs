@@ -16,10 +16,17 @@ pub struct CallParts<'a> {
     /// Its name: the static's last path segment (what the diagram's `calledElement`
     /// and the fingerprint say).
     pub name: String,
-    /// `input = |parent| child_data`.
+    /// `input = |parent| child_data` (for a multi-instance call, also
+    /// `|parent, item, index| child_data`).
     pub input: Option<&'a Expr>,
     /// `output = |parent, child| ...`.
     pub output: Option<&'a Expr>,
+}
+
+/// Whether a call activity's `input` takes a multi-instance item and index
+/// (`|parent, item, index| ...`) rather than the parent's data alone.
+pub fn takes_item(input: &Expr) -> bool {
+    matches!(input, Expr::Closure(c) if c.inputs.len() == 3)
 }
 
 /// Read the binding; an error on the part at fault, saying how it is written.

@@ -6,7 +6,16 @@
 //! register), and the first trigger that fires takes the whole entry out (flip on
 //! dispatch): a later delivery for it finds nothing and is dropped. That makes an
 //! event-based gateway's deferred choice atomic, whatever its triggers.
+//!
+//! Most instances hold one or two entries: a short `Vec`, scanned. Past
+//! [`MANY`] entries (a wide multi-instance user or receive task, 10 000 waits in one
+//! instance) the set moves into an index — entries by arming number, waits by event
+//! source, entries by holder, open user work by node and track — so every lookup
+//! costs O(log n) and completing them one by one stays linear; it moves back when
+//! few are left. The index costs a parked instance nothing: `Armed` is one `Vec`'s
+//! size either way (the index is boxed, in the `Vec`'s niche).
 
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::events::{ChoiceId, SubId};
@@ -33,7 +42,7 @@ pub(crate) struct ArmedEntry {
 }
 
 /// Whose triggers an [`ArmedEntry`] holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Holder {
     /// A parked track: the first trigger to fire flips it out and moves it on.
     Track(TrackId),
@@ -57,7 +66,7 @@ pub(crate) struct Wait {
 }
 
 /// Where the event that resolves a wait comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum EventSource {
     /// A hub subscription: a message or a signal.
     Hub(SubId),
@@ -69,82 +78,541 @@ pub(crate) enum EventSource {
     Condition(ConditionId),
 }
 
+/// Entries the set holds as a scanned `Vec`; one more moves it into the index.
+pub(crate) const MANY: usize = 16;
+
 /// The armed entries, in arming order.
+///
+/// An entry is named by a key that [`find`](Self::find), [`find_work`](Self::find_work)
+/// and the message-wait lists return: valid until the next removal (a scanned set's
+/// keys are positions, which a removal shifts; a removal may also move the set back
+/// from the index to the scanned `Vec`).
 #[derive(Default)]
 pub(crate) struct Armed {
-    entries: Vec<ArmedEntry>,
+    store: Store,
+}
+
+enum Store {
+    /// Up to [`MANY`] entries, scanned; the key is the position.
+    Few(Vec<ArmedEntry>),
+    /// More: indexed; the key is the entry's arming number.
+    Many(Box<Indexed>),
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store::Few(Vec::new())
+    }
+}
+
+/// A large set's entries and the indexes over them.
+struct Indexed {
+    /// By arming number: iteration in arming order.
+    entries: BTreeMap<usize, ArmedEntry>,
+    /// The next entry's arming number.
+    next: usize,
+    /// Every wait but open work (which no event source names): its entry and wait.
+    by_source: HashMap<EventSource, (usize, usize)>,
+    /// Each holder has at most one entry.
+    by_holder: HashMap<Holder, usize>,
+    /// Parked tracks with open work, by user task and track: the earliest first.
+    work: BTreeMap<(NodeIdx, TrackId), usize>,
+    /// Message waits by catch and the key they are subscribed under: a commit
+    /// looks at each catch once, and moves only the waits whose key it changed.
+    messages: HashMap<NodeIdx, HashMap<Arc<str>, WaitKeys>>,
+}
+
+/// Waits by (entry, wait), in order.
+type WaitKeys = BTreeSet<(usize, usize)>;
+
+impl Indexed {
+    /// The index over `entries`, numbered in their order.
+    fn of(entries: Vec<ArmedEntry>) -> Box<Self> {
+        let mut index = Box::new(Indexed {
+            entries: BTreeMap::new(),
+            next: 0,
+            by_source: HashMap::new(),
+            by_holder: HashMap::new(),
+            work: BTreeMap::new(),
+            messages: HashMap::new(),
+        });
+        for entry in entries {
+            index.push(entry);
+        }
+        index
+    }
+
+    /// Add `entry` as the last armed.
+    fn push(&mut self, entry: ArmedEntry) {
+        let e = self.next;
+        self.next += 1;
+        self.insert(e, entry);
+    }
+
+    /// Put entry `e` in, indexing it and each of its waits.
+    fn insert(&mut self, e: usize, entry: ArmedEntry) {
+        self.by_holder.insert(entry.holder, e);
+        for (w, wait) in entry.waits.iter().enumerate() {
+            match (wait.source, entry.holder) {
+                (EventSource::UserTask, Holder::Track(track)) => {
+                    self.work.insert((entry.at, track), e);
+                }
+                (EventSource::UserTask, _) => {}
+                (source, _) => {
+                    self.by_source.insert(source, (e, w));
+                }
+            }
+            if let Some(key) = &wait.key {
+                self.messages
+                    .entry(wait.arm)
+                    .or_default()
+                    .entry(key.clone())
+                    .or_default()
+                    .insert((e, w));
+            }
+        }
+        self.entries.insert(e, entry);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn find(&self, source: EventSource) -> Option<(usize, usize)> {
+        self.by_source.get(&source).copied()
+    }
+
+    /// Take entry `e` out of the set and every index.
+    fn remove(&mut self, e: usize) -> Option<ArmedEntry> {
+        let entry = self.entries.remove(&e)?;
+        self.by_holder.remove(&entry.holder);
+        for (w, wait) in entry.waits.iter().enumerate() {
+            match (wait.source, entry.holder) {
+                (EventSource::UserTask, Holder::Track(track)) => {
+                    self.work.remove(&(entry.at, track));
+                }
+                (EventSource::UserTask, _) => {}
+                (source, _) => {
+                    self.by_source.remove(&source);
+                }
+            }
+            let Some(key) = &wait.key else { continue };
+            let Some(keys) = self.messages.get_mut(&wait.arm) else {
+                continue;
+            };
+            if let Some(waits) = keys.get_mut(key) {
+                waits.remove(&(e, w));
+                if waits.is_empty() {
+                    keys.remove(key);
+                }
+            }
+            if keys.is_empty() {
+                self.messages.remove(&wait.arm);
+            }
+        }
+        Some(entry)
+    }
+
+    /// Change entry `e` by `change`, keeping the indexes true (O(log n + waits)).
+    fn update(&mut self, e: usize, change: impl FnOnce(&mut ArmedEntry)) {
+        if let Some(mut entry) = self.remove(e) {
+            change(&mut entry);
+            self.insert(e, entry);
+        }
+    }
+}
+
+/// Whether the scanned `entry` is a parked track with open work at `node`.
+fn open_work_at(entry: &ArmedEntry, node: NodeIdx) -> Option<TrackId> {
+    match entry.holder {
+        Holder::Track(track)
+            if entry.at == node
+                && entry
+                    .waits
+                    .iter()
+                    .any(|w| w.source == EventSource::UserTask) =>
+        {
+            Some(track)
+        }
+        _ => None,
+    }
 }
 
 impl Armed {
-    /// Add an entry whose waits are armed next (into [`last_mut`](Self::last_mut)).
-    pub fn push(&mut self, holder: Holder, at: NodeIdx, waits: usize) {
-        // Most instances hold a few entries at a time: grow one entry at a time.
-        self.entries.reserve_exact(1);
-        self.entries.push(ArmedEntry {
+    /// Add an entry of `choice`'s (if any) whose `waits` waits are armed next (by
+    /// [`push_wait`](Self::push_wait)).
+    pub fn push(&mut self, holder: Holder, at: NodeIdx, waits: usize, choice: Option<ChoiceId>) {
+        let entry = ArmedEntry {
             holder,
             at,
             waits: Vec::with_capacity(waits),
-            choice: None,
-        });
+            choice,
+        };
+        match &mut self.store {
+            Store::Few(entries) if entries.len() < MANY => {
+                // Most instances hold a few entries at a time: grow one at a time.
+                entries.reserve_exact(1);
+                entries.push(entry);
+            }
+            _ => self.push_indexed(entry),
+        }
     }
 
-    pub fn last_mut(&mut self) -> Option<&mut ArmedEntry> {
-        self.entries.last_mut()
+    /// Past [`MANY`] entries: into the index (made now if need be).
+    #[cold]
+    #[inline(never)]
+    fn push_indexed(&mut self, entry: ArmedEntry) {
+        match &mut self.store {
+            Store::Few(entries) => {
+                let mut index = Indexed::of(std::mem::take(entries));
+                index.push(entry);
+                self.store = Store::Many(index);
+            }
+            Store::Many(index) => index.push(entry),
+        }
     }
 
-    /// The entry and wait that `source` resolves.
+    /// Add a wait to the entry pushed last (gone already if its arming failed).
+    pub fn push_wait(&mut self, wait: Wait) {
+        match &mut self.store {
+            Store::Few(entries) => {
+                if let Some(entry) = entries.last_mut() {
+                    entry.waits.push(wait);
+                }
+            }
+            Store::Many(index) => {
+                let e = index.next - 1;
+                index.update(e, |entry| entry.waits.push(wait));
+            }
+        }
+    }
+
+    /// The choice of the entry pushed last.
+    pub fn last_choice(&self) -> Option<ChoiceId> {
+        match &self.store {
+            Store::Few(entries) => entries.last()?.choice,
+            Store::Many(index) => index.entries.get(&(index.next - 1))?.choice,
+        }
+    }
+
+    /// The entry and wait that `source` resolves (a hub subscription, a timer, a
+    /// condition: open work is found by [`find_work`](Self::find_work)).
     #[inline]
     pub fn find(&self, source: EventSource) -> Option<(usize, usize)> {
-        self.entries.iter().enumerate().find_map(|(e, entry)| {
-            entry
-                .waits
+        match &self.store {
+            Store::Few(entries) => entries.iter().enumerate().find_map(|(e, entry)| {
+                entry
+                    .waits
+                    .iter()
+                    .position(|w| w.source == source)
+                    .map(|w| (e, w))
+            }),
+            Store::Many(index) => index.find(source),
+        }
+    }
+
+    /// The parked track with open work at the user task `node` that parked first
+    /// (the lowest track), and its entry.
+    pub fn find_work(&self, node: NodeIdx) -> Option<(usize, TrackId)> {
+        match &self.store {
+            Store::Few(entries) => entries
                 .iter()
-                .position(|w| w.source == source)
-                .map(|w| (e, w))
-        })
+                .enumerate()
+                .filter_map(|(e, entry)| Some((e, open_work_at(entry, node)?)))
+                .min_by_key(|(_, track)| *track),
+            Store::Many(index) => index
+                .work
+                .range((node, TrackId(0))..=(node, TrackId(u32::MAX)))
+                .next()
+                .map(|(&(_, track), &e)| (e, track)),
+        }
+    }
+
+    /// Whether `holder` has an entry.
+    pub fn holds(&self, holder: Holder) -> Option<&ArmedEntry> {
+        match &self.store {
+            Store::Few(entries) => entries.iter().find(|e| e.holder == holder),
+            Store::Many(index) => index.entries.get(index.by_holder.get(&holder)?),
+        }
     }
 
     /// Take `holder`'s entry out.
     #[inline]
     pub fn take(&mut self, holder: Holder) -> Option<ArmedEntry> {
-        if self.entries.is_empty() {
-            return None;
-        }
-        let e = self.entries.iter().position(|e| e.holder == holder)?;
-        Some(self.entries.remove(e))
-    }
-
-    /// Take entry number `e` out, keeping the others in arming order.
-    pub fn remove(&mut self, e: usize) -> ArmedEntry {
-        self.entries.remove(e)
-    }
-
-    pub fn take_all(&mut self) -> Vec<ArmedEntry> {
-        std::mem::take(&mut self.entries)
-    }
-
-    /// The message waits: (entry, wait, subscription, node).
-    pub fn message_waits(&self) -> Vec<(usize, usize, SubId, NodeIdx)> {
-        let mut found = Vec::new();
-        for (e, entry) in self.entries.iter().enumerate() {
-            for (w, wait) in entry.waits.iter().enumerate() {
-                if let (EventSource::Hub(sub), Some(_)) = (wait.source, &wait.key) {
-                    found.push((e, w, sub, wait.arm));
+        // Every task's end asks for its guard: the scanned set's path stays small
+        // enough to inline, the index's is a call.
+        match &mut self.store {
+            Store::Few(entries) => {
+                if entries.is_empty() {
+                    return None;
                 }
+                let e = entries.iter().position(|e| e.holder == holder)?;
+                Some(entries.remove(e))
+            }
+            Store::Many(_) => self.take_indexed(holder),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn take_indexed(&mut self, holder: Holder) -> Option<ArmedEntry> {
+        let Store::Many(index) = &self.store else {
+            return None;
+        };
+        let e = *index.by_holder.get(&holder)?;
+        self.take_entry(e)
+    }
+
+    /// Take entry `e` out, keeping the others in arming order.
+    ///
+    /// # Panics
+    /// When there is no entry `e` (a key is valid until the next removal).
+    pub fn remove(&mut self, e: usize) -> ArmedEntry {
+        self.take_entry(e)
+            .unwrap_or_else(|| panic!("armed entry {e} is gone"))
+    }
+
+    fn take_entry(&mut self, e: usize) -> Option<ArmedEntry> {
+        match &mut self.store {
+            Store::Few(entries) => (e < entries.len()).then(|| entries.remove(e)),
+            Store::Many(index) => {
+                let entry = index.remove(e)?;
+                // Few left: back to the scanned set, in arming order.
+                if index.entries.len() <= MANY / 4 {
+                    let entries = std::mem::take(&mut index.entries).into_values().collect();
+                    self.store = Store::Few(entries);
+                }
+                Some(entry)
             }
         }
-        found
     }
 
+    /// Every entry, in arming order (every instance's end asks, most with few).
+    #[inline]
+    pub fn take_all(&mut self) -> Vec<ArmedEntry> {
+        match &mut self.store {
+            Store::Few(entries) => std::mem::take(entries),
+            Store::Many(_) => self.take_all_indexed(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn take_all_indexed(&mut self) -> Vec<ArmedEntry> {
+        match std::mem::take(&mut self.store) {
+            Store::Few(entries) => entries,
+            Store::Many(index) => index.entries.into_values().collect(),
+        }
+    }
+
+    /// The catches with message waits armed.
+    pub fn message_catches(&self) -> Vec<NodeIdx> {
+        match &self.store {
+            Store::Few(entries) => {
+                let mut found: Vec<NodeIdx> = Vec::new();
+                for wait in entries.iter().flat_map(|entry| &entry.waits) {
+                    if wait.key.is_some() && !found.contains(&wait.arm) {
+                        found.push(wait.arm);
+                    }
+                }
+                found
+            }
+            Store::Many(index) => index.messages.keys().copied().collect(),
+        }
+    }
+
+    /// The message waits at the catch `arm` subscribed under another key than
+    /// `current`: (entry, wait, subscription).
+    pub fn stale_keys(&self, arm: NodeIdx, current: &str) -> Vec<(usize, usize, SubId)> {
+        let sub = |entry: &ArmedEntry, w: usize| match entry.waits[w].source {
+            EventSource::Hub(sub) => Some(sub),
+            _ => None,
+        };
+        match &self.store {
+            Store::Few(entries) => {
+                let mut found = Vec::new();
+                for (e, entry) in entries.iter().enumerate() {
+                    for (w, wait) in entry.waits.iter().enumerate() {
+                        let stale = wait.key.as_deref().is_some_and(|key| key != current);
+                        if let (true, Some(sub)) = (stale && wait.arm == arm, sub(entry, w)) {
+                            found.push((e, w, sub));
+                        }
+                    }
+                }
+                found
+            }
+            Store::Many(index) => index
+                .messages
+                .get(&arm)
+                .into_iter()
+                .flatten()
+                .filter(|(key, _)| &***key != current)
+                .flat_map(|(_, waits)| waits.iter().copied())
+                .filter_map(|(e, w)| Some((e, w, sub(&index.entries[&e], w)?)))
+                .collect(),
+        }
+    }
+
+    /// Every entry with its key, in arming order.
+    fn keyed(&self) -> impl Iterator<Item = (usize, &ArmedEntry)> {
+        let (few, many) = match &self.store {
+            Store::Few(entries) => (Some(entries.iter().enumerate()), None),
+            Store::Many(index) => (
+                None,
+                Some(index.entries.iter().map(|(&e, entry)| (e, entry))),
+            ),
+        };
+        few.into_iter().flatten().chain(many.into_iter().flatten())
+    }
+
+    /// Every entry, in arming order.
     pub fn iter(&self) -> impl Iterator<Item = &ArmedEntry> {
-        self.entries.iter()
+        self.keyed().map(|(_, entry)| entry)
     }
 
+    /// Entry `e`.
+    ///
+    /// # Panics
+    /// When there is no entry `e` (a key is valid until the next removal).
     pub fn entry(&self, e: usize) -> &ArmedEntry {
-        &self.entries[e]
+        match &self.store {
+            Store::Few(entries) => &entries[e],
+            Store::Many(index) => &index.entries[&e],
+        }
     }
 
-    pub fn wait_mut(&mut self, e: usize, w: usize) -> &mut Wait {
-        &mut self.entries[e].waits[w]
+    /// Wait `w` of entry `e` fired once more: its count and source.
+    pub fn fired(&mut self, e: usize, w: usize) -> (u32, EventSource) {
+        // No index reads the count: changed in place.
+        let wait = match &mut self.store {
+            Store::Few(entries) => &mut entries[e].waits[w],
+            Store::Many(index) => match index.entries.get_mut(&e) {
+                Some(entry) => &mut entry.waits[w],
+                None => panic!("armed entry {e} is gone"),
+            },
+        };
+        wait.fired += 1;
+        (wait.fired, wait.source)
+    }
+
+    /// Wait `w` of entry `e` is subscribed anew: under `source`, with `key`.
+    pub fn resubscribed(&mut self, e: usize, w: usize, source: EventSource, key: Arc<str>) {
+        let change = |entry: &mut ArmedEntry| {
+            if let Some(wait) = entry.waits.get_mut(w) {
+                wait.source = source;
+                wait.key = Some(key);
+            }
+        };
+        match &mut self.store {
+            Store::Few(entries) => {
+                if let Some(entry) = entries.get_mut(e) {
+                    change(entry);
+                }
+            }
+            Store::Many(index) => index.update(e, change),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Entry `i`: track `i` parked at node 7 on subscription `i`, or with open work there.
+    fn arm(armed: &mut Armed, i: u32, work: bool) {
+        armed.push(Holder::Track(TrackId(i)), 7, 1, None);
+        armed.push_wait(Wait {
+            arm: 7,
+            source: if work { EventSource::UserTask } else { sub(i) },
+            fired: 0,
+            key: None,
+        });
+    }
+
+    /// A signal subscription, numbered far from the one resubscribed to (9).
+    fn sub(i: u32) -> EventSource {
+        EventSource::Hub(1_000 + u64::from(i))
+    }
+
+    #[test]
+    fn the_index_costs_a_parked_instance_nothing() {
+        assert_eq!(
+            std::mem::size_of::<Armed>(),
+            std::mem::size_of::<Vec<ArmedEntry>>()
+        );
+    }
+
+    #[test]
+    fn lookups_agree_below_and_above_the_index_threshold() {
+        for n in [1, MANY, MANY + 1, 1_000] {
+            let n = n as u32;
+            let mut armed = Armed::default();
+            for i in 0..n {
+                arm(&mut armed, i, i % 2 == 1);
+            }
+            assert_eq!(armed.iter().count(), n as usize);
+            // Arming order, whatever the store.
+            let holders: Vec<Holder> = armed.iter().map(|e| e.holder).collect();
+            let expected: Vec<Holder> = (0..n).map(|i| Holder::Track(TrackId(i))).collect();
+            assert_eq!(holders, expected, "{n}");
+            // Every subscription found at its own entry; open work the lowest track first.
+            let (e, w) = armed.find(sub(0)).unwrap();
+            assert_eq!((armed.entry(e).holder, w), (Holder::Track(TrackId(0)), 0));
+            assert!(armed.find(sub(1)).is_none(), "track 1 has open work");
+            if n > 1 {
+                let (e, track) = armed.find_work(7).unwrap();
+                assert_eq!(
+                    (track, armed.entry(e).holder),
+                    (TrackId(1), Holder::Track(track))
+                );
+                assert!(armed.find_work(8).is_none());
+            }
+            // Taken out one by one (flip on dispatch): each then found no more.
+            for i in 0..n {
+                if i % 2 == 0 {
+                    let (e, _) = armed.find(sub(i)).unwrap();
+                    assert_eq!(armed.remove(e).holder, Holder::Track(TrackId(i)));
+                    assert!(armed.find(sub(i)).is_none());
+                } else {
+                    let (e, track) = armed.find_work(7).unwrap();
+                    assert_eq!(track, TrackId(i));
+                    armed.remove(e);
+                }
+                assert!(armed.holds(Holder::Track(TrackId(i))).is_none());
+                assert_eq!(armed.iter().count(), (n - i - 1) as usize);
+            }
+            assert!(armed.find_work(7).is_none());
+        }
+    }
+
+    #[test]
+    fn taking_a_holder_and_resubscribing_keep_the_index_true() {
+        let mut armed = Armed::default();
+        for i in 0..100 {
+            arm(&mut armed, i, false);
+        }
+        let taken = armed.take(Holder::Track(TrackId(50))).unwrap();
+        assert_eq!(taken.waits[0].source, sub(50));
+        assert!(armed.find(sub(50)).is_none());
+        assert!(armed.take(Holder::Track(TrackId(50))).is_none());
+        let (e, w) = armed.find(sub(60)).unwrap();
+        armed.resubscribed(e, w, EventSource::Hub(9), "k".into());
+        assert!(armed.find(sub(60)).is_none());
+        assert_eq!(armed.find(EventSource::Hub(9)), Some((e, w)));
+        assert_eq!(armed.entry(e).waits[w].key.as_deref(), Some("k"));
+        assert_eq!(armed.message_catches(), [7]);
+        assert!(armed.stale_keys(7, "k").is_empty());
+        assert_eq!(armed.stale_keys(7, "moved"), [(e, w, 9)]);
+        armed.resubscribed(e, w, EventSource::Hub(10), "moved".into());
+        assert!(armed.find(EventSource::Hub(9)).is_none());
+        assert!(armed.stale_keys(7, "moved").is_empty());
+        assert_eq!(armed.stale_keys(7, "k"), [(e, w, 10)]);
+        assert_eq!(armed.fired(e, w), (1, EventSource::Hub(10)));
+        // A message wait taken out leaves no catch behind.
+        armed.remove(e);
+        assert!(armed.message_catches().is_empty());
+        assert_eq!(armed.take_all().len(), 98);
+        assert!(armed.find(sub(0)).is_none());
+        // Empty again, the set is the scanned one.
+        arm(&mut armed, 1, false);
+        assert_eq!(armed.find(sub(1)), Some((0, 0)));
     }
 }

@@ -11,7 +11,7 @@ use crate::graph::{Condition, NodeIdx};
 use crate::instance::outcome::panic_message;
 
 /// Identifies an armed conditional event within its instance.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct ConditionId(u64);
 
 pub(crate) struct Conditions<D: 'static>(Option<Box<Armed<D>>>);

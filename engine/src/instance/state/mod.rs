@@ -61,6 +61,8 @@ pub(crate) struct Call {
 pub(crate) struct Calls(Option<Box<Vec<Call>>>);
 
 impl Calls {
+    /// Add a call as it was recorded (a restore).
+    #[cfg(feature = "durable")]
     pub fn push(&mut self, call: Call) {
         self.0.get_or_insert_with(Box::default).push(call);
     }
@@ -77,10 +79,30 @@ impl Calls {
         }
     }
 
-    pub fn retain(&mut self, keep: impl FnMut(&Call) -> bool) {
-        if let Some(calls) = &mut self.0 {
-            calls.retain(keep);
+    /// Add a call. The list is read as each track's last call whose track still
+    /// `works` at it (`Instance::live_calls`); the others are dropped only when the
+    /// list is full, which then keeps at least as much room again as it holds — so
+    /// starting n calls (a parallel multi-instance call of 10 000) costs O(n).
+    pub fn push_pruned(&mut self, call: Call, works: impl Fn(&Call) -> bool) {
+        let calls = self.0.get_or_insert_with(Box::default);
+        if calls.len() == calls.capacity() {
+            let mut seen = std::collections::HashSet::new();
+            let mut live: Vec<Call> = std::mem::take(&mut **calls)
+                .into_iter()
+                .rev()
+                .filter(|c| seen.insert(c.track) && works(c))
+                .collect();
+            live.reverse();
+            live.reserve(live.len() + 1);
+            **calls = live;
         }
+        calls.push(call);
+    }
+
+    /// Take every call out.
+    #[cfg(feature = "durable")]
+    pub fn take_all(&mut self) -> Vec<Call> {
+        self.0.take().map(|calls| *calls).unwrap_or_default()
     }
 }
 

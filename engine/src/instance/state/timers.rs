@@ -14,7 +14,7 @@ use std::pin::Pin;
 use tokio::time::{Instant, Sleep};
 
 /// Identifies an armed timer within its instance.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct TimerId(u64);
 
 #[derive(Default)]
