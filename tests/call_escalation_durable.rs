@@ -1,7 +1,8 @@
 //! A resumed child's escalation reaches its resumed parent's call: after a restart
 //! the child's loop and the parent's may run in either order, and an escalation the
 //! child raises before the parent's call has adopted it again is kept and told on
-//! adoption — never dropped, never told twice. Repeated, on two workers.
+//! adoption, or with its end if it ends before the adoption reaches it — never
+//! dropped, never told twice. Repeated, on two workers (both orders come up).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -58,7 +59,7 @@ process! {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resumed_childs_escalation_before_adoption_reaches_the_call() {
-    for run in 0..20 {
+    for run in 0..100 {
         FIRST_RUN.store(true, Ordering::SeqCst);
         let store = Arc::new(MemoryStore::new());
         let engine = DurableEngine::with_store(store.clone()).expect("open");

@@ -52,11 +52,14 @@ pub(crate) struct ParentLink {
     pub depth: u32,
     /// Tell the parent's call activity (a no-op until a resumed parent adopts a
     /// resumed child again).
-    pub notify: Arc<dyn Fn(ChildNote) + Send + Sync>,
+    pub notify: Notify,
     /// A resumed child's link until its parent's resumed call adopts it: the
     /// escalations raised meanwhile, told once it does (`None`: a live call's link).
     pub unsent: Option<Vec<String>>,
 }
+
+/// How a child tells its parent's call activity (a send on the parent's intake).
+pub(crate) type Notify = Arc<dyn Fn(ChildNote) + Send + Sync>;
 
 /// What a child tells its parent's call activity while it runs.
 pub(crate) enum ChildNote {
@@ -147,7 +150,7 @@ where
     };
     let id = child.id();
     let handle: ChildHandle = Arc::new(child.clone());
-    let run = awaited(child, id, process.name, stop, copy, output);
+    let run = awaited(child, id, process.name, stop, copy, output, None);
     ChildCall {
         child: Ok(Some(id)),
         handle: Some(handle),
@@ -208,6 +211,9 @@ pub fn child_output_type<C>(_process: &'static Process<C>) -> std::marker::Phant
 }
 
 /// The run of a call: wait for the child's end and map it into the parent's copy.
+/// `unadopted`: a resumed child's call, told the escalations the child raised if it
+/// ended before it was adopted (before the end, so the call still works when they
+/// reach the parent's loop).
 fn awaited<D, C, O>(
     child: InstanceHandle<C>,
     id: InstanceId,
@@ -215,6 +221,7 @@ fn awaited<D, C, O>(
     stop: CancellationToken,
     copy: D,
     output: O,
+    unadopted: Option<Notify>,
 ) -> impl Future<Output = (D, Result<(), TaskError>)> + Send + 'static
 where
     D: ProcessData,
@@ -225,7 +232,17 @@ where
     // removed while the instruction was on its way) cancels the child too.
     let guard = CancelOnDrop(Some(child.clone()));
     async move {
-        let outcome = child.outcome().await;
+        let outcome = match child.wait_finished().await {
+            Some(finished) => {
+                if let Some(notify) = unadopted {
+                    for code in &finished.unsent {
+                        notify(ChildNote::Escalated(code.clone()));
+                    }
+                }
+                finished.outcome.clone()
+            }
+            None => Outcome::Failed(InstanceError::Lost),
+        };
         drop(guard.disarm());
         settle(outcome, id, name, &stop, copy, output).await
     }
@@ -293,8 +310,11 @@ where
     let run = async move {
         match engine.resumed_child(process, recorded).await {
             Resumed::Running(child) => {
+                // The child may end before its loop reads the adoption: then what
+                // it raised meanwhile comes with its end, told here.
+                let unadopted = Arc::clone(&link.notify);
                 child.adopt(link);
-                awaited(child, recorded, name, stop, copy, output).await
+                awaited(child, recorded, name, stop, copy, output, Some(unadopted)).await
             }
             Resumed::Ended(Ok(data)) => {
                 settle(
@@ -317,7 +337,7 @@ where
                 Ok(Some(child)) => {
                     let id = child.id();
                     (link.notify)(ChildNote::Restarted(id));
-                    awaited(child, id, name, stop, copy, output).await
+                    awaited(child, id, name, stop, copy, output, None).await
                 }
                 Ok(None) => match never().await {},
                 Err(reason) => (

@@ -236,6 +236,7 @@ impl Engine {
                 outcome: Outcome::Failed(InstanceError::NoRuntime),
                 history: History::default(),
                 data,
+                unsent: Vec::new(),
             };
             return ended_at_birth(self.inner.next_id(), finished);
         };
@@ -256,6 +257,7 @@ impl Engine {
                     outcome: Outcome::Cancelled(data.clone()),
                     history,
                     data,
+                    unsent: Vec::new(),
                 };
                 ended_at_birth(self.inner.next_id(), finished)
             }

@@ -111,6 +111,7 @@ mod tests {
             outcome: Outcome::Completed(n),
             history: History::default(),
             data: n,
+            unsent: Vec::new(),
         }
     }
 

@@ -263,6 +263,11 @@ impl<D: ProcessData> Instance<D> {
             outcome,
             history: std::mem::take(&mut self.history),
             data,
+            unsent: self
+                .parent
+                .as_mut()
+                .and_then(|link| link.unsent.take())
+                .unwrap_or_default(),
         });
     }
 

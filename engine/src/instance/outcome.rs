@@ -203,6 +203,9 @@ pub(crate) struct Finished<D> {
     pub outcome: Outcome<D>,
     pub history: History,
     pub data: D,
+    /// A resumed child that ended before its parent's resumed call adopted it: the
+    /// escalations it raised meanwhile, for the call to raise now (empty otherwise).
+    pub unsent: Vec<String>,
 }
 
 /// The message of a panic payload (a handler's, a condition's, a key's): what an
