@@ -245,7 +245,7 @@ async fn every_accepted_model_completes() {
             assert!(
                 matches!(outcome, Outcome::Completed(_) | Outcome::Terminated(_)),
                 "{}: {outcome:?}\n{}",
-                process.name,
+                process.name(),
                 h.history().await
             );
         }

@@ -23,9 +23,9 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::data::{ProcessData, TaskError};
+use crate::data::{Erased, ProcessData, TaskError};
 use crate::engine::EngineRef;
-use crate::graph::{Process, TaskRun};
+use crate::graph::{Graph, Process, TaskRun};
 use crate::instance::{InstanceError, InstanceHandle, InstanceId, Outcome};
 use crate::loops::{Items, Output};
 
@@ -100,14 +100,32 @@ pub fn call_child<D, C, I, O>(
     parent: &D,
     input: I,
     output: O,
-) -> ChildCall<D>
+) -> ChildCall<Erased>
 where
     D: ProcessData,
     C: ProcessData,
     I: FnOnce(&D) -> C,
     O: FnOnce(&mut D, C) + Send + 'static,
 {
-    let copy = D::clone(parent);
+    let copy = Erased::new(D::clone(parent));
+    let data = Erased::new(input(parent));
+    let output: MapOutput = Box::new(move |copy: &mut Erased, child: Erased| {
+        output(copy.data_mut::<D>(), child.into_data::<C>())
+    });
+    start_call(caller, process.graph(), data, copy, output)
+}
+
+/// How a call's run maps the child's final data into the parent's copy, erased.
+type MapOutput = Box<dyn FnOnce(&mut Erased, Erased) + Send>;
+
+/// [`call_child`] past the typed edge: compiled once, for every data type.
+fn start_call(
+    caller: Caller,
+    process: &'static Graph<Erased>,
+    data: Erased,
+    copy: Erased,
+    output: MapOutput,
+) -> ChildCall<Erased> {
     let Caller {
         engine,
         link,
@@ -117,18 +135,9 @@ where
     } = caller;
     #[cfg(feature = "durable")]
     if let Some(recorded) = resume {
-        return resumed_call(
-            engine,
-            link,
-            stop,
-            process,
-            recorded,
-            input(parent),
-            copy,
-            output,
-        );
+        return resumed_call(engine, link, stop, process, recorded, data, copy, output);
     }
-    let child = match engine.start_child(process, input(parent), link) {
+    let child = match engine.start_child(process, data, link) {
         Ok(Some(child)) => child,
         Ok(None) => {
             return ChildCall {
@@ -173,7 +182,7 @@ pub fn call_child_item<D, C, E, Coll, I, O>(
     input: I,
     output: O,
     tx: Option<Output>,
-) -> ChildCall<D>
+) -> ChildCall<Erased>
 where
     D: ProcessData,
     C: ProcessData,
@@ -190,7 +199,7 @@ where
         return ChildCall {
             child: Err("internal: a multi-instance item was missing or of another type".into()),
             handle: None,
-            run: Box::pin(std::future::ready((D::clone(parent), Ok(())))),
+            run: Box::pin(std::future::ready((Erased::new(D::clone(parent)), Ok(())))),
         };
     };
     let data = input(parent, item, index);
@@ -214,20 +223,15 @@ pub fn child_output_type<C>(_process: &'static Process<C>) -> std::marker::Phant
 /// `unadopted`: a resumed child's call, told the escalations the child raised if it
 /// ended before it was adopted (before the end, so the call still works when they
 /// reach the parent's loop).
-fn awaited<D, C, O>(
-    child: InstanceHandle<C>,
+fn awaited(
+    child: InstanceHandle<Erased>,
     id: InstanceId,
     name: &'static str,
     stop: CancellationToken,
-    copy: D,
-    output: O,
+    copy: Erased,
+    output: MapOutput,
     unadopted: Option<Notify>,
-) -> impl Future<Output = (D, Result<(), TaskError>)> + Send + 'static
-where
-    D: ProcessData,
-    C: ProcessData,
-    O: FnOnce(&mut D, C) + Send + 'static,
-{
+) -> impl Future<Output = (Erased, Result<(), TaskError>)> + Send + 'static {
     // Made before the run, so a run dropped before its first poll (its track
     // removed while the instruction was on its way) cancels the child too.
     let guard = CancelOnDrop(Some(child.clone()));
@@ -250,17 +254,14 @@ where
 
 /// How the child's end ends the call: the output mapped into the parent's copy, or
 /// the error the call activity raises or fails with.
-async fn settle<D, C, O>(
-    outcome: Outcome<C>,
+async fn settle(
+    outcome: Outcome<Erased>,
     id: InstanceId,
     name: &'static str,
     stop: &CancellationToken,
-    mut copy: D,
-    output: O,
-) -> (D, Result<(), TaskError>)
-where
-    O: FnOnce(&mut D, C),
-{
+    mut copy: Erased,
+    output: MapOutput,
+) -> (Erased, Result<(), TaskError>) {
     let result = match outcome {
         Outcome::Completed(data) | Outcome::Terminated(data) => {
             output(&mut copy, data);
@@ -290,21 +291,16 @@ where
 /// the call starts the child again, at least once).
 #[cfg(feature = "durable")]
 #[allow(clippy::too_many_arguments)]
-fn resumed_call<D, C, O>(
+fn resumed_call(
     engine: EngineRef,
     link: ParentLink,
     stop: CancellationToken,
-    process: &'static Process<C>,
+    process: &'static Graph<Erased>,
     recorded: InstanceId,
-    data: C,
-    copy: D,
-    output: O,
-) -> ChildCall<D>
-where
-    D: ProcessData,
-    C: ProcessData,
-    O: FnOnce(&mut D, C) + Send + 'static,
-{
+    data: Erased,
+    copy: Erased,
+    output: MapOutput,
+) -> ChildCall<Erased> {
     use crate::engine::Resumed;
     let name = process.name;
     let run = async move {
@@ -368,15 +364,15 @@ fn never() -> impl Future<Output = std::convert::Infallible> {
 }
 
 /// Cancels the child when the run awaiting it is dropped before it ended.
-struct CancelOnDrop<C: Clone>(Option<InstanceHandle<C>>);
+struct CancelOnDrop(Option<InstanceHandle<Erased>>);
 
-impl<C: Clone> CancelOnDrop<C> {
-    fn disarm(mut self) -> Option<InstanceHandle<C>> {
+impl CancelOnDrop {
+    fn disarm(mut self) -> Option<InstanceHandle<Erased>> {
         self.0.take()
     }
 }
 
-impl<C: Clone> Drop for CancelOnDrop<C> {
+impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         if let Some(child) = self.0.take() {
             if !child.is_finished() {

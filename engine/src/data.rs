@@ -7,6 +7,9 @@
 
 use std::fmt;
 
+mod erased;
+pub use erased::Erased;
+
 /// Process data with field-level change detection. Derive it:
 ///
 /// ```
@@ -38,6 +41,12 @@ pub trait ProcessData: Clone + Send + Sync + 'static {
     /// from `edited` into `self`; the rest of `self` stays. Returns the fields of
     /// `self` that changed. When two commits change the same field, the later wins.
     fn merge(&mut self, base: &Self, edited: Self) -> ChangedFields;
+
+    /// [`FIELDS`](ProcessData::FIELDS) of the value's type: the same for every value
+    /// of a derived type; for [`Erased`] data, its type's.
+    fn fields(&self) -> &'static [&'static str] {
+        Self::FIELDS
+    }
 }
 
 /// A set of changed fields of a [`ProcessData`] type.

@@ -13,11 +13,13 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::data::TaskError;
+use std::marker::PhantomData;
 
-/// Index of a node in [`Process::nodes`].
+use crate::data::{Erased, TaskError};
+
+/// Index of a node in [`Graph::nodes`].
 pub type NodeIdx = usize;
-/// Index of a flow in [`Process::flows`].
+/// Index of a flow in [`Graph::flows`].
 pub type FlowIdx = usize;
 
 /// One run of a task's handler: it owns the task's copy of the data and gives it
@@ -32,13 +34,79 @@ pub type TaskHandler<D> = fn(D) -> TaskRun<D>;
 /// A sequence-flow condition over the process data.
 pub type Condition<D> = fn(&D) -> bool;
 
-/// A process definition: the static graph of one `process!` block.
+/// A process definition: the static graph of one `process!` block, over data of
+/// type `D`.
+///
+/// The graph itself is type-erased ([`Graph`] over [`Erased`] data): the instance
+/// loop is compiled once for every data type, and the fns `process!` emits for the
+/// user's code take the data back to `D`. `Process<D>` is what carries the type, so
+/// [`Engine::start`](crate::Engine::start) takes a `D` and gives an
+/// [`InstanceHandle<D>`](crate::InstanceHandle).
 pub struct Process<D: 'static> {
+    graph: Graph<Erased>,
+    data: PhantomData<fn(D) -> D>,
+}
+
+impl<D> Process<D> {
+    /// The process over `graph` (the expansion of `process!` builds it).
+    #[doc(hidden)]
+    pub const fn new(graph: Graph<Erased>) -> Self {
+        Process {
+            graph,
+            data: PhantomData,
+        }
+    }
+
+    /// The graph the engine runs.
+    #[doc(hidden)]
+    pub fn graph(&self) -> &Graph<Erased> {
+        &self.graph
+    }
+
+    /// The identifier the process was declared with.
+    pub fn name(&self) -> &'static str {
+        self.graph.name
+    }
+
+    /// The process's doc comment.
+    pub fn doc(&self) -> &'static str {
+        self.graph.doc
+    }
+
+    /// The model's fingerprint: see [`Graph::fingerprint`].
+    pub fn fingerprint(&self) -> u64 {
+        self.graph.fingerprint
+    }
+
+    /// All nodes, in declaration order.
+    pub fn nodes(&self) -> &'static [Node<Erased>] {
+        self.graph.nodes
+    }
+
+    /// All flows, in declaration order.
+    pub fn flows(&self) -> &'static [Flow<Erased>] {
+        self.graph.flows
+    }
+
+    /// The none start event, where [`Engine::start`](crate::Engine::start) begins.
+    pub fn none_start(&self) -> Option<NodeIdx> {
+        self.graph.none_start()
+    }
+
+    /// The node declared as `id`, if any.
+    pub fn node(&self, id: &str) -> Option<&'static Node<Erased>> {
+        self.graph.node(id)
+    }
+}
+
+/// The static graph of one `process!` block: nodes, flows, starts. `D` is the data
+/// its fns take: [`Erased`] in every graph `process!` emits.
+pub struct Graph<D: 'static> {
     #[doc(hidden)]
     pub name: &'static str,
     #[doc(hidden)]
     pub doc: &'static str,
-    /// See [`Process::fingerprint`].
+    /// See [`Graph::fingerprint`].
     #[doc(hidden)]
     pub fingerprint: u64,
     #[doc(hidden)]
@@ -303,7 +371,7 @@ pub struct Flow<D: 'static> {
     pub condition_text: &'static str,
 }
 
-impl<D> Process<D> {
+impl<D> Graph<D> {
     /// The message names of the arms of its parallel instantiating gateways: their
     /// repeats, stored while the instance with their key ran, are stale once it ends.
     #[cfg(feature = "durable")]

@@ -70,10 +70,11 @@ pub mod __private {
     pub fn parent_input<D, C, F: FnOnce(&D) -> C>(input: F) -> F {
         input
     }
-    pub use crate::graph::CallActivity;
+    pub use crate::data::Erased;
     pub use crate::graph::{
         Activation, ApplyFailure, Flow, Node, NodeKind, Payload, TaskRun, Throw, Trigger,
     };
+    pub use crate::graph::{CallActivity, Graph};
 
     /// Call a task handler on the task's copy. The bounds give a closure its
     /// parameter type and pin its output, so neither `|order| ...` nor `Ok(())` in it

@@ -67,7 +67,7 @@ impl<D> Process<D> {
     /// assert!(layout.overlapping().is_empty());
     /// ```
     pub fn layout(&self) -> Layout {
-        layout::layout(&Model::of(self))
+        layout::layout(&Model::of(self.graph()))
     }
 
     /// The process as a BPMN 2.0 XML document (`definitions` with one executable
@@ -96,7 +96,7 @@ impl<D> Process<D> {
     /// assert!(xml.contains(r#"<bpmndi:BPMNShape id="check_di" bpmnElement="check""#));
     /// ```
     pub fn to_bpmn(&self) -> String {
-        let model = Model::of(self);
+        let model = Model::of(self.graph());
         let layout = layout::layout(&model);
         bpmn::write(&model, &layout)
     }
@@ -120,7 +120,7 @@ impl<D> Process<D> {
     /// assert!(svg.starts_with("<svg") && svg.contains(">approve</text>"));
     /// ```
     pub fn to_svg(&self) -> String {
-        let model = Model::of(self);
+        let model = Model::of(self.graph());
         let layout = layout::layout(&model);
         svg::draw(&model, &layout, None)
     }
@@ -155,7 +155,7 @@ impl<D> Process<D> {
     /// # });
     /// ```
     pub fn to_svg_with(&self, history: &History) -> String {
-        let model = Model::of(self);
+        let model = Model::of(self.graph());
         let layout = layout::layout(&model);
         let overlay = Overlay::of(&model, history);
         svg::draw(&model, &layout, Some(&overlay))
@@ -184,7 +184,7 @@ impl<D> Process<D> {
     /// assert!(text.contains("check -->|else| bad"));
     /// ```
     pub fn to_mermaid(&self) -> String {
-        mermaid::write(&Model::of(self))
+        mermaid::write(&Model::of(self.graph()))
     }
 }
 
@@ -192,7 +192,10 @@ impl<D> Process<D> {
 /// each flow taken, indexed like the process's nodes and flows — the same reading
 /// of the history as [`Process::to_svg_with`].
 #[cfg(feature = "testing")]
-pub(crate) fn taken<D>(process: &Process<D>, history: &History) -> (Vec<usize>, Vec<usize>) {
+pub(crate) fn taken<D>(
+    process: &crate::graph::Graph<D>,
+    history: &History,
+) -> (Vec<usize>, Vec<usize>) {
     let overlay = Overlay::of(&Model::of(process), history);
     (
         overlay.nodes.iter().map(|n| n.visits).collect(),
@@ -203,7 +206,11 @@ pub(crate) fn taken<D>(process: &Process<D>, history: &History) -> (Vec<usize>, 
 /// The process drawn with these counts (`testing`): nodes reached and flows taken
 /// tinted, as [`Process::to_svg_with`] draws an instance, with nothing waiting.
 #[cfg(feature = "testing")]
-pub(crate) fn svg_with_counts<D>(process: &Process<D>, nodes: &[usize], flows: &[usize]) -> String {
+pub(crate) fn svg_with_counts<D>(
+    process: &crate::graph::Graph<D>,
+    nodes: &[usize],
+    flows: &[usize],
+) -> String {
     let model = Model::of(process);
     let layout = layout::layout(&model);
     let overlay = Overlay {

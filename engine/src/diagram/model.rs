@@ -2,12 +2,12 @@
 //! is, with its event definition, and every flow that is drawn as a sequence flow.
 //!
 //! [`Model`] is not generic over the process data, so the layout and the writers
-//! are compiled once; it is built from a [`Process`] by [`Model::of`], and a unit
+//! are compiled once; it is built from a [`Graph`] by [`Model::of`], and a unit
 //! test can build one by hand.
 
 use std::collections::BTreeSet;
 
-use crate::graph::{NodeKind, Process, Throw, Trigger};
+use crate::graph::{Graph, NodeKind, Throw, Trigger};
 
 mod timer;
 pub(crate) use timer::{timer_text, TimerText};
@@ -183,7 +183,7 @@ impl Elem {
 
 impl Model {
     /// The model of a process.
-    pub fn of<D>(process: &Process<D>) -> Model {
+    pub fn of<D>(process: &Graph<D>) -> Model {
         let graph_nodes = process.nodes();
         let links = link_roles(process);
         let mut nodes: Vec<MNode> = graph_nodes
@@ -302,7 +302,7 @@ enum LinkRole {
 /// Which link nodes throw and which catch. The graph has no direction on a link node:
 /// a throw is entered by ordinary flows (or from a catch's way on) and has one flow
 /// to its catch; a catch is entered only from throws.
-fn link_roles<D>(process: &Process<D>) -> Vec<Option<LinkRole>> {
+fn link_roles<D>(process: &Graph<D>) -> Vec<Option<LinkRole>> {
     let nodes = process.nodes();
     let flows = process.flows();
     let is_link = |n: usize| {
@@ -363,7 +363,7 @@ fn elem_of<D>(
     text: &str,
     link: Option<LinkRole>,
     me: Option<usize>,
-    process: &Process<D>,
+    process: &Graph<D>,
 ) -> Elem {
     match kind {
         NodeKind::Start => Elem::Start {
@@ -480,7 +480,7 @@ fn elem_of<D>(
 }
 
 /// Whether node `me` is the handler of a compensation boundary.
-fn compensation_handler<D>(process: &Process<D>, me: usize) -> bool {
+fn compensation_handler<D>(process: &Graph<D>, me: usize) -> bool {
     process
         .nodes()
         .iter()
@@ -489,7 +489,7 @@ fn compensation_handler<D>(process: &Process<D>, me: usize) -> bool {
 
 /// A link's name when the graph has none (a graph built by hand): its catch's id (a
 /// throw's catch is the target of its one flow).
-fn link_name<D>(process: &Process<D>, me: Option<usize>, role: Option<LinkRole>) -> String {
+fn link_name<D>(process: &Graph<D>, me: Option<usize>, role: Option<LinkRole>) -> String {
     let nodes = process.nodes();
     let Some(me) = me.and_then(|m| nodes.get(m).map(|n| (m, n))) else {
         return String::new();

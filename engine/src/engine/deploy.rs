@@ -2,6 +2,7 @@
 //! arms of an instantiating gateway) start its instances.
 
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 
@@ -9,9 +10,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Engine, Inner};
-use crate::data::ProcessData;
+use crate::data::{Erased, ProcessData};
 use crate::events::{Offer, StartTrigger, Starter, SubId, TimerSpec};
-use crate::graph::{NodeIdx, NodeKind, Payload, Process, Trigger};
+use crate::graph::{Graph, NodeIdx, NodeKind, Payload, Process, Trigger};
 use crate::instance::{Entry, InstanceHandle};
 
 impl Engine {
@@ -46,22 +47,22 @@ impl Engine {
         data: D,
     ) -> Result<Deployment<D>, DeployError> {
         self.deploy_with(
-            process,
-            data,
+            process.graph(),
+            Erased::new(data),
             #[cfg(feature = "durable")]
             None,
         )
-        .map(|(deployment, _)| deployment)
+        .map(|(deployment, _)| deployment.typed())
     }
 
     /// Deploy `process`; with `durable`, the instances its start events start are
     /// durable ones.
-    pub(super) fn deploy_with<D: ProcessData>(
+    pub(super) fn deploy_with(
         &self,
-        process: &'static Process<D>,
-        data: D,
-        #[cfg(feature = "durable")] durable: Option<DurableStarts<D>>,
-    ) -> Result<(Deployment<D>, Adopter<D>), DeployError> {
+        process: &'static Graph<Erased>,
+        data: Erased,
+        #[cfg(feature = "durable")] durable: Option<DurableStarts>,
+    ) -> Result<(Deployment<Erased>, Adopter), DeployError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| DeployError::NoRuntime)?;
         let entries = entry_points(process);
         if entries.is_empty() {
@@ -140,6 +141,7 @@ impl Engine {
             Deployment {
                 id: DeploymentId(id),
                 started,
+                data: PhantomData,
             },
             Adopter(Arc::downgrade(&target)),
         ))
@@ -170,9 +172,21 @@ impl Engine {
 pub struct DeploymentId(pub(super) u64);
 
 /// A deployed process: the instances its start events start come out of it.
-pub struct Deployment<D> {
+pub struct Deployment<D: 'static> {
     id: DeploymentId,
-    started: mpsc::UnboundedReceiver<InstanceHandle<D>>,
+    started: mpsc::UnboundedReceiver<InstanceHandle<Erased>>,
+    data: PhantomData<fn() -> D>,
+}
+
+impl Deployment<Erased> {
+    /// The same deployment, typed: its instances' data is a `D`.
+    pub(super) fn typed<D>(self) -> Deployment<D> {
+        Deployment {
+            id: self.id,
+            started: self.started,
+            data: PhantomData,
+        }
+    }
 }
 
 impl<D> Deployment<D> {
@@ -185,7 +199,7 @@ impl<D> Deployment<D> {
     /// another — the deployment was undeployed, the engine shut down, or (timer
     /// starts only) the schedule has run out — and every started one was taken.
     pub async fn next(&mut self) -> Option<InstanceHandle<D>> {
-        self.started.recv().await
+        self.started.recv().await.map(InstanceHandle::typed)
     }
 }
 
@@ -213,12 +227,12 @@ pub(super) struct Registration {
 
 /// What a deployment's start events start instances of, and the instances running
 /// under each correlation key. Engine state, shared by the hub's starters.
-pub(super) struct DeployTarget<D: ProcessData> {
+pub(super) struct DeployTarget {
     pub(super) engine: Weak<Inner>,
     pub(super) runtime: tokio::runtime::Handle,
-    pub(super) process: &'static Process<D>,
-    pub(super) data: D,
-    running: Mutex<HashMap<String, InstanceHandle<D>>>,
+    pub(super) process: &'static Graph<Erased>,
+    pub(super) data: Erased,
+    running: Mutex<HashMap<String, InstanceHandle<Erased>>>,
     /// The names of its message starts that start the next instance of a key whose
     /// instance ended: plain message starts and an exclusive instantiating gate's
     /// arms.
@@ -226,21 +240,21 @@ pub(super) struct DeployTarget<D: ProcessData> {
     /// The names of a parallel instantiating gate's arms: their repeats buffered
     /// while the instance of a key ran are stale once it ended.
     stale_arms: Vec<Arc<str>>,
-    pub(super) started: mpsc::UnboundedSender<InstanceHandle<D>>,
+    pub(super) started: mpsc::UnboundedSender<InstanceHandle<Erased>>,
     /// Set by a durable engine: the instances started are stored.
     #[cfg(feature = "durable")]
-    pub(super) durable: Option<DurableStarts<D>>,
+    pub(super) durable: Option<DurableStarts>,
 }
 
 /// Tells a deployment of an instance it did not start itself but owns the
 /// correlation key of (a resumed instance): a message with that key waits for it.
 #[cfg_attr(not(feature = "durable"), allow(dead_code))]
 /// Weak: holding it must not keep an undeployed deployment (and its `next()`) alive.
-pub(crate) struct Adopter<D: ProcessData>(Weak<DeployTarget<D>>);
+pub(crate) struct Adopter(Weak<DeployTarget>);
 
-impl<D: ProcessData> Adopter<D> {
+impl Adopter {
     #[cfg_attr(not(feature = "durable"), allow(dead_code))]
-    pub fn adopt(&self, key: String, handle: InstanceHandle<D>) {
+    pub fn adopt(&self, key: String, handle: InstanceHandle<Erased>) {
         let Some(target) = self.0.upgrade() else {
             return;
         };
@@ -253,12 +267,12 @@ impl<D: ProcessData> Adopter<D> {
 
 /// How a durable engine's deployment stores the instances it starts.
 #[cfg(feature = "durable")]
-pub(crate) struct DurableStarts<D> {
+pub(crate) struct DurableStarts {
     pub writer: crate::store::Writer,
-    pub codec: crate::instance::snapshot::Codec<D>,
+    pub codec: crate::instance::snapshot::Codec<Erased>,
     pub keep_history: bool,
     /// Told of every instance started (a node of several watches its leases).
-    pub started: Option<StartedHook<D>>,
+    pub started: Option<StartedHook>,
     pub every_task: bool,
     /// The deployment's timer-start schedules as stored.
     pub schedules: Arc<super::durable::schedule::Schedules>,
@@ -266,12 +280,12 @@ pub(crate) struct DurableStarts<D> {
 
 /// Told of each instance a durable deployment starts.
 #[cfg(feature = "durable")]
-pub(crate) type StartedHook<D> = Arc<dyn Fn(&InstanceHandle<D>) + Send + Sync>;
+pub(crate) type StartedHook = Arc<dyn Fn(&InstanceHandle<Erased>) + Send + Sync>;
 
-impl<D: ProcessData> DeployTarget<D> {
+impl DeployTarget {
     /// When the instance owning `key` ends, the key's next start message (buffered
     /// meanwhile) starts the next instance: Zeebe's rule.
-    fn watch(self: &Arc<Self>, key: String, handle: InstanceHandle<D>) {
+    fn watch(self: &Arc<Self>, key: String, handle: InstanceHandle<Erased>) {
         // Weak: an undeployed deployment starts nothing more.
         let target = Arc::downgrade(self);
         self.runtime.spawn(async move {
@@ -333,7 +347,7 @@ impl<D: ProcessData> DeployTarget<D> {
             Option<u64>,
         ),
         ack: Option<crate::events::SignalAck>,
-    ) -> Option<InstanceHandle<D>> {
+    ) -> Option<InstanceHandle<Erased>> {
         let engine = self.engine.upgrade()?;
         // Admitted before the data is cloned: a shutdown that begins meanwhile waits
         // for this instance rather than returning before it exists.
@@ -390,14 +404,14 @@ impl<D: ProcessData> DeployTarget<D> {
 }
 
 /// One start event of a deployment, as the hub's starter.
-pub(super) struct StartOn<D: ProcessData> {
-    pub(super) target: Arc<DeployTarget<D>>,
+pub(super) struct StartOn {
+    pub(super) target: Arc<DeployTarget>,
     pub(super) start: NodeIdx,
     /// A parallel instantiating gate's other arms.
     also: Vec<NodeIdx>,
 }
 
-impl<D: ProcessData> Starter for StartOn<D> {
+impl Starter for StartOn {
     fn process(&self) -> &'static str {
         self.target.process.name
     }
@@ -453,9 +467,9 @@ impl<D: ProcessData> Starter for StartOn<D> {
 /// Where a deployed process can start, with the trigger that starts it there and the
 /// arms to wait on as well: its start events, and each arm of an instantiating
 /// event-based gateway (with the other arms, when the gate is parallel).
-fn entry_points<D>(
-    process: &'static Process<D>,
-) -> Vec<(NodeIdx, &'static Trigger<D>, Vec<NodeIdx>)> {
+fn entry_points(
+    process: &'static Graph<Erased>,
+) -> Vec<(NodeIdx, &'static Trigger<Erased>, Vec<NodeIdx>)> {
     let mut entries = Vec::new();
     for &s in process.starts {
         match &process.nodes[s].kind {
@@ -486,11 +500,7 @@ fn entry_points<D>(
 }
 
 /// A timer start: an instance at every occurrence, until undeployed.
-async fn timer_starts<D: ProcessData>(
-    spec: TimerSpec,
-    starter: Arc<StartOn<D>>,
-    cancel: CancellationToken,
-) {
+async fn timer_starts(spec: TimerSpec, starter: Arc<StartOn>, cancel: CancellationToken) {
     let mut next = spec.first(tokio::time::Instant::now());
     let mut fired = 0;
     while let Some(at) = next {

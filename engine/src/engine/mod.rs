@@ -19,9 +19,9 @@ use deploy::Registration;
 pub use deploy::{DeployError, Deployment, DeploymentId};
 
 use crate::call::ParentLink;
-use crate::data::ProcessData;
+use crate::data::{Erased, ProcessData};
 use crate::events::{BrokerConfig, BrokerStats, Hub, Published};
-use crate::graph::Process;
+use crate::graph::{Graph, Process};
 use crate::instance::{
     self, Birth, Entry, Finished, Happening, History, Input, InstanceError, InstanceHandle,
     InstanceId, Outcome, TrackId,
@@ -217,20 +217,30 @@ impl Engine {
         process: &'static Process<D>,
         data: D,
     ) -> InstanceHandle<D> {
-        self.start_by(process, data, |inner, admitted, runtime, data| {
-            inner.spawn(admitted, runtime, process, data, Entry::NoneStart)
+        self.start_graph(process.graph(), Erased::new(data)).typed()
+    }
+
+    /// [`Engine::start`] past the typed edge: compiled once, for every data type.
+    fn start_graph(&self, graph: &'static Graph<Erased>, data: Erased) -> InstanceHandle<Erased> {
+        self.start_by(graph, data, |inner, admitted, runtime, data| {
+            inner.spawn(admitted, runtime, graph, data, Entry::NoneStart)
         })
     }
 
     /// Start an instance of `process` with `data`, spawned by `spawn` once admitted on
     /// the current runtime; without a runtime or once shutdown began, a handle on an
     /// instance that ended at birth.
-    fn start_by<D: ProcessData>(
+    fn start_by(
         &self,
-        process: &'static Process<D>,
-        data: D,
-        spawn: impl FnOnce(&Inner, TaskTrackerToken, &tokio::runtime::Handle, D) -> InstanceHandle<D>,
-    ) -> InstanceHandle<D> {
+        process: &'static Graph<Erased>,
+        data: Erased,
+        spawn: impl FnOnce(
+            &Inner,
+            TaskTrackerToken,
+            &tokio::runtime::Handle,
+            Erased,
+        ) -> InstanceHandle<Erased>,
+    ) -> InstanceHandle<Erased> {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             let finished = Finished {
                 outcome: Outcome::Failed(InstanceError::NoRuntime),
@@ -320,9 +330,9 @@ impl Engine {
     pub(crate) fn set_overrides<D: ProcessData>(
         &self,
         process: &'static Process<D>,
-        table: crate::testing::HandlerTable<D>,
+        table: crate::testing::HandlerTable<Erased>,
     ) {
-        let key = std::ptr::from_ref(process) as usize;
+        let key = std::ptr::from_ref(process.graph()) as usize;
         let mut all = self
             .inner
             .overrides
@@ -342,17 +352,20 @@ impl Engine {
         &self,
         process: &'static Process<D>,
         data: D,
-        table: crate::testing::HandlerTable<D>,
+        table: crate::testing::HandlerTable<Erased>,
     ) -> InstanceHandle<D> {
-        let installed = self
-            .inner
-            .overrides_of(process)
-            .and_then(|table| table.downcast::<crate::testing::HandlerTable<D>>().ok());
+        let process = process.graph();
+        let installed = self.inner.overrides_of(process).and_then(|table| {
+            table
+                .downcast::<crate::testing::HandlerTable<Erased>>()
+                .ok()
+        });
         let table = match installed {
             Some(installed) => installed.under(table),
             None => table,
         };
         let table: Arc<dyn Any + Send + Sync> = Arc::new(table);
+        let data = Erased::new(data);
         self.start_by(process, data, move |inner, admitted, runtime, data| {
             let id = inner.next_id();
             let mut birth = inner.birth(runtime, process, None);
@@ -371,16 +384,14 @@ impl Engine {
             drop(admitted);
             handle
         })
+        .typed()
     }
 }
 
 impl Inner {
     /// The replaced task handlers of `process` on this engine, if any.
     #[cfg(feature = "testing")]
-    fn overrides_of<D: ProcessData>(
-        &self,
-        process: &'static Process<D>,
-    ) -> Option<Arc<dyn Any + Send + Sync>> {
+    fn overrides_of(&self, process: &'static Graph<Erased>) -> Option<Arc<dyn Any + Send + Sync>> {
         let key = std::ptr::from_ref(process) as usize;
         let all = self.overrides.lock().unwrap_or_else(|p| p.into_inner());
         all.get(&key).cloned()
@@ -402,14 +413,14 @@ impl Inner {
     }
 
     /// Start an instance on `runtime`.
-    fn spawn<D: ProcessData>(
+    fn spawn(
         &self,
         _admitted: TaskTrackerToken,
         runtime: &tokio::runtime::Handle,
-        process: &'static Process<D>,
-        data: D,
+        process: &'static Graph<Erased>,
+        data: Erased,
         entry: Entry,
-    ) -> InstanceHandle<D> {
+    ) -> InstanceHandle<Erased> {
         let id = self.next_id();
         let mut birth = self.birth(runtime, process, None);
         // `Engine::start`: no handle exists before it returns, so its first step
@@ -428,25 +439,27 @@ impl Inner {
 
     /// Start a durable instance, stored as `id`, on `runtime`.
     #[cfg(feature = "durable")]
-    fn spawn_durable<D: ProcessData>(
+    fn spawn_durable(
         &self,
         _admitted: TaskTrackerToken,
         runtime: &tokio::runtime::Handle,
-        process: &'static Process<D>,
-        (data, entry): (D, Entry),
-        durable: crate::instance::durable::Durable<D>,
+        process: &'static Graph<Erased>,
+        (data, entry): (Erased, Entry),
+        durable: crate::instance::durable::Durable<Erased>,
         parent: Option<ParentLink>,
-    ) -> InstanceHandle<D> {
+    ) -> InstanceHandle<Erased> {
         let id = InstanceId(durable.id);
         let birth = self.birth(runtime, process, parent);
         instance::spawn(birth, process, id, data, entry, Some(Box::new(durable)))
     }
 
     /// Where an instance started on `runtime` lives.
-    fn birth<'a, D: ProcessData>(
+    fn birth<'a>(
         &'a self,
         runtime: &'a tokio::runtime::Handle,
-        #[cfg_attr(not(feature = "testing"), allow(unused_variables))] process: &'static Process<D>,
+        #[cfg_attr(not(feature = "testing"), allow(unused_variables))] process: &'static Graph<
+            Erased,
+        >,
         parent: Option<ParentLink>,
     ) -> Birth<'a> {
         Birth {
@@ -489,12 +502,12 @@ impl EngineRef {
 
     /// Start `process` with `data` as a child of `link.parent`. `Ok(None)` when the
     /// engine is stopping (no child: the parent stops too); `Err` why it cannot start.
-    pub(crate) fn start_child<C: ProcessData>(
+    pub(crate) fn start_child(
         &self,
-        process: &'static Process<C>,
-        data: C,
+        process: &'static Graph<Erased>,
+        data: Erased,
         link: ParentLink,
-    ) -> Result<Option<InstanceHandle<C>>, String> {
+    ) -> Result<Option<InstanceHandle<Erased>>, String> {
         let inner = self.0.upgrade().ok_or("the engine is gone")?;
         let runtime =
             tokio::runtime::Handle::try_current().map_err(|_| "no tokio runtime".to_string())?;
@@ -523,11 +536,11 @@ impl EngineRef {
 impl EngineRef {
     /// The child `id` of `process` a resumed parent's call recorded (see
     /// `DurableEngine`'s calls).
-    pub(crate) fn resumed_child<C: ProcessData>(
+    pub(crate) fn resumed_child(
         &self,
-        process: &'static Process<C>,
+        process: &'static Graph<Erased>,
         id: InstanceId,
-    ) -> impl std::future::Future<Output = Resumed<C>> + Send + 'static {
+    ) -> impl std::future::Future<Output = Resumed<Erased>> + Send + 'static {
         let durable = self
             .0
             .upgrade()
@@ -543,7 +556,7 @@ impl EngineRef {
 
 /// Where a resumed parent's recorded child is.
 #[cfg(feature = "durable")]
-pub(crate) enum Resumed<C> {
+pub(crate) enum Resumed<C: 'static> {
     /// Resumed beside it.
     Running(InstanceHandle<C>),
     /// Ended while the engine was down: its final data, or how it ended otherwise.
@@ -556,7 +569,7 @@ pub(crate) enum Resumed<C> {
 
 /// A handle on an instance that ended before it began: it could not start, or the
 /// engine was shut down.
-fn ended_at_birth<D: ProcessData>(id: InstanceId, finished: Finished<D>) -> InstanceHandle<D> {
-    let (commands, _) = crate::instance::intake_channel::<Input<D>>();
+fn ended_at_birth(id: InstanceId, finished: Finished<Erased>) -> InstanceHandle<Erased> {
+    let (commands, _) = crate::instance::intake_channel::<Input<Erased>>();
     InstanceHandle::ended_at_birth(id, commands, finished)
 }

@@ -41,9 +41,10 @@ use super::outcome::panic_message;
 use super::outcome::{Finished, InstanceError, InstanceId, Outcome};
 use super::state::ids::ROOT;
 use super::state::{Instance, INLINE_BUDGET};
+use crate::data::Erased;
 use crate::data::ProcessData;
 use crate::events::{Delivery, Hub};
-use crate::graph::{NodeIdx, NodeKind, Process};
+use crate::graph::{Graph, NodeIdx, NodeKind};
 
 /// Start an instance's loop on `runtime` and return its handle.
 /// Where a new instance lives: the runtime, the engine's task tracker and hub, and
@@ -71,14 +72,16 @@ pub(crate) struct Birth<'a> {
     pub overrides: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
-pub(crate) fn spawn<D: ProcessData>(
+/// Spawn an instance's loop. Over erased data, so this and all the loop's code is
+/// compiled once, whatever the processes' data types.
+pub(crate) fn spawn(
     birth: Birth<'_>,
-    process: &'static Process<D>,
+    process: &'static Graph<Erased>,
     id: InstanceId,
-    data: D,
+    data: Erased,
     entry: Entry,
-    #[cfg(feature = "durable")] durable: Option<Box<super::durable::Durable<D>>>,
-) -> InstanceHandle<D> {
+    #[cfg(feature = "durable")] durable: Option<Box<super::durable::Durable<Erased>>>,
+) -> InstanceHandle<Erased> {
     let Birth {
         engine,
         parent,
@@ -132,8 +135,7 @@ pub(crate) fn spawn<D: ProcessData>(
         // Stop and cancel are honoured before any user code runs: an instance born
         // into a shut-down engine, or cancelled through its handle before its loop
         // first ran, ends `Cancelled` without its first step.
-        let cancelled =
-            |input: &Input<D>| matches!(input, Input::Handle(c) if matches!(**c, Command::Cancel));
+        let cancelled = |input: &Input<Erased>| matches!(input, Input::Handle(c) if matches!(**c, Command::Cancel));
         let stopped = stop.is_cancelled();
         // Bound in the `if let`, so the entry's box is freed after the first step,
         // not when the loop ends.

@@ -1,6 +1,7 @@
 //! The public handle on an instance: await its outcome, read its history and data,
 //! work its user tasks, cancel it. Every request is a message to the instance's loop.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use tokio::sync::oneshot;
@@ -11,6 +12,7 @@ use super::input::{Command, Input};
 use super::intake::Intake;
 use super::outcome::{Finished, InstanceError, InstanceId, Outcome};
 use super::work::{OpenWork, Raised, WorkError};
+use crate::data::Erased;
 
 /// A handle on a started instance: await its outcome, read its history and data,
 /// cancel it. Clones observe the same instance; dropping them does not stop it.
@@ -43,12 +45,16 @@ use super::work::{OpenWork, Raised, WorkError};
 /// assert_eq!(handle.history().await.completed_tasks(), ["say"]);
 /// # }
 /// ```
-pub struct InstanceHandle<D> {
+///
+/// The loop holds the data erased; the handle is typed, converting at the edge: an
+/// `InstanceHandle<Erased>` is the engine's own view of the same instance.
+pub struct InstanceHandle<D: 'static> {
     id: InstanceId,
     /// The calling instance, for a call activity's child.
     parent: Option<InstanceId>,
-    commands: Intake<Input<D>>,
-    ending: Arc<Ending<D>>,
+    commands: Intake<Input<Erased>>,
+    ending: Arc<Ending<Erased>>,
+    data: PhantomData<fn() -> D>,
 }
 
 impl<D> Clone for InstanceHandle<D> {
@@ -58,23 +64,25 @@ impl<D> Clone for InstanceHandle<D> {
             parent: self.parent,
             commands: self.commands.clone(),
             ending: Arc::clone(&self.ending),
+            data: PhantomData,
         }
     }
 }
 
-impl<D: Clone> InstanceHandle<D> {
+impl InstanceHandle<Erased> {
     /// A handle, and the publisher the instance's loop leaves its end with.
     pub(crate) fn new(
         id: InstanceId,
-        commands: Intake<Input<D>>,
+        commands: Intake<Input<Erased>>,
         parent: Option<InstanceId>,
-    ) -> (Self, Publisher<D>) {
+    ) -> (Self, Publisher<Erased>) {
         let (publisher, ending) = Ending::new();
         let handle = Self {
             id,
             parent,
             commands,
             ending,
+            data: PhantomData,
         };
         (handle, publisher)
     }
@@ -82,17 +90,31 @@ impl<D: Clone> InstanceHandle<D> {
     /// A handle on an instance that ended before it began.
     pub(crate) fn ended_at_birth(
         id: InstanceId,
-        commands: Intake<Input<D>>,
-        finished: Finished<D>,
+        commands: Intake<Input<Erased>>,
+        finished: Finished<Erased>,
     ) -> Self {
         Self {
             id,
             parent: None,
             commands,
             ending: Ending::ended(finished),
+            data: PhantomData,
         }
     }
 
+    /// The same handle, typed: the caller knows the instance's data is a `D`.
+    pub(crate) fn typed<D>(self) -> InstanceHandle<D> {
+        InstanceHandle {
+            id: self.id,
+            parent: self.parent,
+            commands: self.commands,
+            ending: self.ending,
+            data: PhantomData,
+        }
+    }
+}
+
+impl<D: Clone> InstanceHandle<D> {
     /// The instance's id.
     pub fn id(&self) -> InstanceId {
         self.id
@@ -122,14 +144,16 @@ impl<D: Clone> InstanceHandle<D> {
         &self,
         process: &'static crate::graph::Process<C>,
     ) -> Vec<InstanceHandle<C>> {
+        let name = process.name();
         if self.is_finished() {
             return Vec::new();
         }
         let children = self.ask(Command::Children).await.unwrap_or_default();
         children
             .into_iter()
-            .filter(|(_, callee, _)| *callee == process.name)
-            .filter_map(|(_, _, handle)| handle?.downcast_ref::<InstanceHandle<C>>().cloned())
+            .filter(|(_, callee, _)| *callee == name)
+            .filter_map(|(_, _, handle)| handle?.downcast_ref::<InstanceHandle<Erased>>().cloned())
+            .map(InstanceHandle::typed)
             .collect()
     }
 
@@ -137,7 +161,7 @@ impl<D: Clone> InstanceHandle<D> {
     /// number of times, from any number of clones of the outcome.
     pub async fn outcome(&self) -> Outcome<D> {
         match self.wait_finished().await {
-            Some(f) => f.outcome.clone(),
+            Some(f) => f.outcome.clone().map(Erased::into_data),
             None => Outcome::Failed(InstanceError::Lost),
         }
     }
@@ -167,11 +191,14 @@ impl<D: Clone> InstanceHandle<D> {
     /// outcome). `None` only if the loop was lost.
     pub async fn data(&self) -> Option<D> {
         if let Some(f) = self.ended() {
-            return Some(f.data.clone());
+            return Some(f.data.clone().into_data());
         }
         match self.ask(Command::Data).await {
-            Some(data) => Some(data),
-            None => self.wait_finished().await.map(|f| f.data.clone()),
+            Some(data) => Some(data.into_data()),
+            None => self
+                .wait_finished()
+                .await
+                .map(|f| f.data.clone().into_data()),
         }
     }
 
@@ -202,7 +229,8 @@ impl<D: Clone> InstanceHandle<D> {
         node: &str,
         update: impl FnOnce(&mut D) + Send + 'static,
     ) -> Result<(), WorkError> {
-        let (node, update) = (node.to_string(), Box::new(update));
+        let node = node.to_string();
+        let update = Box::new(move |data: &mut Erased| update(data.data_mut::<D>()));
         let reply = self
             .ask(|reply| Command::Complete {
                 node,
@@ -305,7 +333,10 @@ impl<D: Clone> InstanceHandle<D> {
     }
 
     /// Send the loop a request and await its reply; `None` when the loop is gone.
-    async fn ask<T>(&self, request: impl FnOnce(oneshot::Sender<T>) -> Command<D>) -> Option<T> {
+    async fn ask<T>(
+        &self,
+        request: impl FnOnce(oneshot::Sender<T>) -> Command<Erased>,
+    ) -> Option<T> {
         let (reply, answer) = oneshot::channel();
         self.commands
             .send(Input::Handle(Box::new(request(reply))))
@@ -327,11 +358,11 @@ impl<D: Clone> InstanceHandle<D> {
         let _ = self.commands.send(Input::Handle(Box::new(Command::Cancel)));
     }
 
-    fn ended(&self) -> Option<Arc<Finished<D>>> {
+    fn ended(&self) -> Option<Arc<Finished<Erased>>> {
         self.ending.get().and_then(End::finished)
     }
 
-    pub(crate) async fn wait_finished(&self) -> Option<Arc<Finished<D>>> {
+    pub(crate) async fn wait_finished(&self) -> Option<Arc<Finished<Erased>>> {
         self.ending.wait().await.finished()
     }
 }

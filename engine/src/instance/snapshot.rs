@@ -29,8 +29,8 @@ use super::state::joins::JoinState;
 use super::state::scopes::ScopeSlot;
 use super::state::tracks::TrackState;
 use super::state::Instance;
-use crate::data::ProcessData;
-use crate::graph::{NodeIdx, NodeKind, Process, Trigger};
+use crate::data::{Erased, ProcessData};
+use crate::graph::{Graph, NodeIdx, NodeKind, Trigger};
 
 /// How a durable process's data becomes JSON and back (made where `D: Serialize +
 /// DeserializeOwned` is known, at registration).
@@ -52,6 +52,23 @@ impl<D: serde::Serialize + serde::de::DeserializeOwned> Codec<D> {
         Self {
             encode: |d| serde_json::to_value(d).map_err(|e| e.to_string()),
             decode: |v| serde_json::from_value(v).map_err(|e| e.to_string()),
+        }
+    }
+}
+
+impl Codec<Erased> {
+    /// The JSON codec of `D`, over erased data (the loop's).
+    pub fn json_of<D>() -> Self
+    where
+        D: ProcessData + serde::Serialize + serde::de::DeserializeOwned,
+    {
+        Self {
+            encode: |d| serde_json::to_value(d.typed::<D>()).map_err(|e| e.to_string()),
+            decode: |v| {
+                serde_json::from_value::<D>(v)
+                    .map(Erased::new)
+                    .map_err(|e| e.to_string())
+            },
         }
     }
 }
@@ -586,7 +603,7 @@ impl<D: ProcessData> Instance<D> {
             return Ok(CompensationRecord::default());
         }
         fn completions<D>(
-            process: &Process<D>,
+            process: &Graph<D>,
             list: &[Completion<D>],
             encode: fn(&D) -> Result<serde_json::Value, String>,
         ) -> Result<Vec<CompletionRecord>, String> {
@@ -702,7 +719,7 @@ impl<D: ProcessData> Instance<D> {
         snapshot: Snapshot,
         decode: fn(serde_json::Value) -> Result<D, String>,
     ) -> Result<Vec<TrackId>, RestoreError> {
-        let process: &'static Process<D> = self.process;
+        let process: &'static Graph<D> = self.process;
         let index: HashMap<&str, NodeIdx> = process
             .nodes
             .iter()
@@ -718,7 +735,8 @@ impl<D: ProcessData> Instance<D> {
         self.data = Arc::new(decode(snapshot.data).map_err(RestoreError::Data)?);
         if let Some(steps) = snapshot.history {
             let node_id = |id: &str| index.get(id).map(|&i| process.nodes[i].id);
-            let field = |f: &str| D::FIELDS.iter().copied().find(|known| *known == f);
+            let fields = self.data.fields();
+            let field = |f: &str| fields.iter().copied().find(|known| *known == f);
             for step in steps {
                 let at = node_id(&step.node).ok_or(RestoreError::UnknownNode(step.node))?;
                 let what =

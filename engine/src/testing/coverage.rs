@@ -86,7 +86,7 @@ impl Coverage {
 
     /// Count one instance of `process` by its history.
     pub fn add_history<D>(&self, process: &Process<D>, history: &History) {
-        let (node_counts, flow_counts) = crate::diagram::taken(process, history);
+        let (node_counts, flow_counts) = crate::diagram::taken(process.graph(), history);
         self.with(|all| {
             let taken = all.entry(process.name()).or_insert_with(|| Taken {
                 nodes: process.nodes().iter().map(|n| n.id()).collect(),
@@ -221,7 +221,9 @@ impl Coverage {
                 .map(|t| (t.node_counts.clone(), t.flow_counts.clone()))
         })?;
         Some(crate::diagram::svg_with_counts(
-            process, &counts.0, &counts.1,
+            process.graph(),
+            &counts.0,
+            &counts.1,
         ))
     }
 }

@@ -219,7 +219,7 @@ impl<T> Restarted<T> {
         self.report
             .resumed
             .iter()
-            .filter(|(_, name)| *name == process.name)
+            .filter(|(_, name)| *name == process.name())
             .filter_map(|(id, _)| self.engine.handle(process, *id))
             .collect()
     }

@@ -8,10 +8,12 @@ use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
+use crate::data::Erased;
 use crate::graph::{NodeIdx, NodeKind, TaskRun};
 use crate::{Engine, InstanceHandle, Process, ProcessData, TaskError};
 
-/// One replaced handler: like the graph's, it owns the task's copy and gives it back.
+/// One replaced handler: like the graph's, it owns the task's copy and gives it back
+/// (over erased data, as the loop runs it).
 type Replacement<D> = Arc<dyn Fn(D) -> TaskRun<D> + Send + Sync>;
 
 /// The replaced handlers of one process, by node (what an instance's loop looks a
@@ -106,7 +108,7 @@ pub enum OverrideError {
 /// ```
 pub struct Overrides<D: 'static> {
     process: &'static Process<D>,
-    table: HashMap<NodeIdx, Replacement<D>>,
+    table: HashMap<NodeIdx, Replacement<Erased>>,
 }
 
 impl<D: ProcessData> Overrides<D> {
@@ -137,7 +139,7 @@ impl<D: ProcessData> Overrides<D> {
         }
     }
 
-    fn with(mut self, id: &str, replacement: Replacement<D>) -> Result<Self, OverrideError> {
+    fn with(mut self, id: &str, replacement: Replacement<Erased>) -> Result<Self, OverrideError> {
         let at = self.task(id)?;
         self.table.insert(at, replacement);
         Ok(self)
@@ -153,11 +155,12 @@ impl<D: ProcessData> Overrides<D> {
         let handler = Arc::new(handler);
         self.with(
             id,
-            Arc::new(move |mut data: D| {
+            Arc::new(move |data: Erased| {
                 let handler = Arc::clone(&handler);
-                let run: TaskRun<D> = Box::pin(async move {
+                let mut data = data.into_typed::<D>();
+                let run: TaskRun<Erased> = Box::pin(async move {
                     let result = handler(&mut data);
-                    (data, result)
+                    (Erased::from_box(data), result)
                 });
                 run
             }),
@@ -173,8 +176,12 @@ impl<D: ProcessData> Overrides<D> {
     {
         self.with(
             id,
-            Arc::new(move |data: D| {
-                let run: TaskRun<D> = Box::pin(handler(data));
+            Arc::new(move |data: Erased| {
+                let run = handler(*data.into_typed::<D>());
+                let run: TaskRun<Erased> = Box::pin(async move {
+                    let (data, result) = run.await;
+                    (Erased::new(data), result)
+                });
                 run
             }),
         )
@@ -222,9 +229,9 @@ impl<D: ProcessData> Overrides<D> {
         };
         let this = self.with(
             id,
-            Arc::new(move |data: D| {
+            Arc::new(move |data: Erased| {
                 let permits = Arc::clone(&permits);
-                let run: TaskRun<D> = Box::pin(async move {
+                let run: TaskRun<Erased> = Box::pin(async move {
                     if let Ok(permit) = permits.acquire().await {
                         permit.forget();
                     }

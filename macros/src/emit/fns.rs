@@ -106,7 +106,7 @@ pub fn all(model: &Model) -> Vec<TokenStream> {
         let takes_item = super::loops::item_source(model, n).is_some() || node.item.is_some();
         if node.handler.is_some() && takes_item {
             // Its handler takes an item: the loop runs `loops::fns`'s run instead.
-            fns.push(super::loops::placeholder_task_fn(model, n));
+            fns.push(super::loops::placeholder_task_fn(n));
             node_fns(n, node, false, data, &mut fns);
             continue;
         }
@@ -183,20 +183,22 @@ fn node_fns(n: usize, node: &Node, handler: bool, data: &syn::Type, fns: &mut Ve
 }
 
 /// A task handler — a path to an async fn or a closure returning a future — wrapped
-/// as the graph's uniform `fn(D) -> TaskRun<D>`: the run owns the task's copy and
-/// gives it back with the result. Spanned on the user's expression, so a handler of
+/// as the graph's uniform `fn(Erased) -> TaskRun<Erased>`: the run owns the task's
+/// copy and gives it back with the result. Spanned on the user's expression, so a handler of
 /// the wrong type (or whose future is not `Send`) is reported there.
 fn task_fn(f: UserFn, data: &syn::Type, handler: &syn::Expr) -> TokenStream {
     let name = f.name();
     let span = handler.span();
-    let call = quote_spanned!(span=> ::thresh::__private::call_task(#handler, &mut data).await);
+    // The run borrows the erased copy as a `D` for the handler and gives the same
+    // copy back: no allocation beyond the copy's own.
+    let call = quote_spanned!(span=> ::thresh::__private::call_task(#handler, ::thresh::__private::Erased::typed_mut::<#data>(&mut data)).await);
     let run = quote_spanned!(span=> ::thresh::__private::task_run(async move {
         let result = #call;
         (data, result)
     }));
     quote! {
         #[allow(non_snake_case)]
-        fn #name(mut data: #data) -> ::thresh::__private::TaskRun<#data> { #run }
+        fn #name(mut data: ::thresh::__private::Erased) -> ::thresh::__private::TaskRun<::thresh::__private::Erased> { #run }
     }
 }
 
@@ -217,7 +219,10 @@ fn call_fn(f: UserFn, data: &syn::Type, parts: &crate::model::call::CallParts) -
     let call = quote_spanned!(callee.span()=> ::thresh::__private::call_child(caller, &#callee, data, #input, #output));
     quote! {
         #[allow(non_snake_case)]
-        fn #name(caller: ::thresh::__private::Caller, data: &#data) -> ::thresh::__private::ChildCall<#data> { #call }
+        fn #name(caller: ::thresh::__private::Caller, data: &::thresh::__private::Erased) -> ::thresh::__private::ChildCall<::thresh::__private::Erased> {
+            let data: &#data = ::thresh::__private::Erased::typed(data);
+            #call
+        }
     }
 }
 
@@ -228,7 +233,10 @@ fn condition_fn(f: UserFn, data: &syn::Type, condition: &syn::Expr) -> TokenStre
     let call = quote_spanned!(span=> ::thresh::__private::call_condition(#condition, data));
     quote! {
         #[allow(non_snake_case)]
-        fn #name(data: &#data) -> bool { #call }
+        fn #name(data: &::thresh::__private::Erased) -> bool {
+            let data: &#data = ::thresh::__private::Erased::typed(data);
+            #call
+        }
     }
 }
 
@@ -238,7 +246,10 @@ fn apply_fn(f: UserFn, data: &syn::Type, expr: &syn::Expr) -> TokenStream {
     let call = quote_spanned!(expr.span()=> ::thresh::__private::call_apply(#expr, data, payload));
     quote! {
         #[allow(non_snake_case)]
-        fn #name(data: &mut #data, payload: &::thresh::__private::Payload) -> ::core::result::Result<(), ::thresh::__private::ApplyFailure> { #call }
+        fn #name(data: &mut ::thresh::__private::Erased, payload: &::thresh::__private::Payload) -> ::core::result::Result<(), ::thresh::__private::ApplyFailure> {
+            let data: &mut #data = ::thresh::__private::Erased::typed_mut(data);
+            #call
+        }
     }
 }
 
@@ -295,8 +306,11 @@ fn key_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
         None => quote!(::std::string::String::new()),
     };
     quote! {
-        #[allow(non_snake_case)]
-        fn #name(data: &#data) -> ::std::string::String { #call }
+        #[allow(non_snake_case, unused_variables)]
+        fn #name(data: &::thresh::__private::Erased) -> ::std::string::String {
+            let data: &#data = ::thresh::__private::Erased::typed(data);
+            #call
+        }
     }
 }
 
@@ -337,6 +351,9 @@ fn payload_fn(f: UserFn, data: &syn::Type, expr: &syn::Expr) -> TokenStream {
     let call = quote_spanned!(expr.span()=> ::thresh::__private::call_payload(#expr, data));
     quote! {
         #[allow(non_snake_case)]
-        fn #name(data: &#data) -> ::thresh::__private::Payload { #call }
+        fn #name(data: &::thresh::__private::Erased) -> ::thresh::__private::Payload {
+            let data: &#data = ::thresh::__private::Erased::typed(data);
+            #call
+        }
     }
 }

@@ -53,12 +53,11 @@ fn name(what: &str, n: usize) -> syn::Ident {
 
 /// The plain handler fn of a task whose handler takes an item: never run (the loop
 /// runs the item-taking one), so it does not call the user's handler.
-pub fn placeholder_task_fn(model: &Model, n: usize) -> TokenStream {
-    let data = model.data;
+pub fn placeholder_task_fn(n: usize) -> TokenStream {
     let name = name("task", n);
     quote! {
         #[allow(non_snake_case)]
-        fn #name(data: #data) -> ::thresh::__private::TaskRun<#data> {
+        fn #name(data: ::thresh::__private::Erased) -> ::thresh::__private::TaskRun<::thresh::__private::Erased> {
             ::thresh::__private::task_run(async move { (data, ::core::result::Result::Err(::thresh::__private::item_missing())) })
         }
     }
@@ -93,14 +92,20 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
                 };
                 fns.push(quote! {
                     #[allow(non_snake_case)]
-                    fn #items(data: &#data) -> ::thresh::__private::Items { #call }
+                    fn #items(data: &::thresh::__private::Erased) -> ::thresh::__private::Items {
+                        let data: &#data = ::thresh::__private::Erased::typed(data);
+                        #call
+                    }
                 });
                 if let Some((_, completion)) = &m.completion {
                     let f = name("completion", n);
                     let call = quote_spanned!(completion.span()=> ::thresh::__private::call_completion(#completion, data, counts));
                     fns.push(quote! {
                         #[allow(non_snake_case)]
-                        fn #f(data: &#data, counts: &::thresh::__private::Counts) -> bool { #call }
+                        fn #f(data: &::thresh::__private::Erased, counts: &::thresh::__private::Counts) -> bool {
+                            let data: &#data = ::thresh::__private::Erased::typed(data);
+                            #call
+                        }
                     });
                 }
                 let handler = match node.kind {
@@ -131,7 +136,8 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
                     let call = quote_spanned!(output.span()=> ::thresh::__private::merge_output(output_type, #output, data, index, value));
                     fns.push(quote! {
                         #[allow(non_snake_case)]
-                        fn #f(data: &mut #data, index: usize, value: ::std::boxed::Box<dyn ::std::any::Any + ::core::marker::Send>) -> ::core::result::Result<(), &'static str> {
+                        fn #f(data: &mut ::thresh::__private::Erased, index: usize, value: ::std::boxed::Box<dyn ::std::any::Any + ::core::marker::Send>) -> ::core::result::Result<(), &'static str> {
+                            let data: &mut #data = ::thresh::__private::Erased::typed_mut(data);
                             let output_type = #output_type;
                             #call
                         }
@@ -144,7 +150,10 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
                     let call = quote_spanned!(condition.span()=> ::thresh::__private::call_loop_condition(#condition, data, runs));
                     fns.push(quote! {
                         #[allow(non_snake_case)]
-                        fn #f(data: &#data, runs: u32) -> bool { #call }
+                        fn #f(data: &::thresh::__private::Erased, runs: u32) -> bool {
+                            let data: &#data = ::thresh::__private::Erased::typed(data);
+                            #call
+                        }
                     });
                 }
             }
@@ -182,10 +191,13 @@ fn call_item_fn(model: &Model, n: usize, parts: &crate::model::call::CallParts) 
         #[allow(non_snake_case)]
         fn #f(
             caller: ::thresh::__private::Caller,
-            data: &#data,
+            data: &::thresh::__private::Erased,
             at: (&::thresh::__private::Items, usize),
             output: ::core::option::Option<::thresh::__private::Output>,
-        ) -> ::thresh::__private::ChildCall<#data> { #call }
+        ) -> ::thresh::__private::ChildCall<::thresh::__private::Erased> {
+            let data: &#data = ::thresh::__private::Erased::typed(data);
+            #call
+        }
     }
 }
 
@@ -196,15 +208,15 @@ fn item_run_fn(model: &Model, n: usize, source: usize, handler: &syn::Expr) -> T
     let f = name("item_run", n);
     let each = each_expr(model, source);
     let span = handler.span();
-    let call = quote_spanned!(span=> ::thresh::__private::call_item_task(#handler, &mut data, item, index).await);
+    let call = quote_spanned!(span=> ::thresh::__private::call_item_task(#handler, ::thresh::__private::Erased::typed_mut::<#data>(&mut data), item, index).await);
     quote! {
         #[allow(non_snake_case)]
         fn #f(
-            mut data: #data,
+            mut data: ::thresh::__private::Erased,
             items: &::thresh::__private::Items,
             index: usize,
             output: ::thresh::__private::Output,
-        ) -> ::thresh::__private::TaskRun<#data> {
+        ) -> ::thresh::__private::TaskRun<::thresh::__private::Erased> {
             let items = ::core::clone::Clone::clone(items);
             ::thresh::__private::task_run(async move {
                 let result = match ::thresh::__private::item_of::<#data, _, _>(&#each, &items, index) {

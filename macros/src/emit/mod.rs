@@ -1,6 +1,8 @@
 //! Stage 4: model → Rust. The process becomes one `static thresh::Process<D>` built
 //! entirely at compile time: node and flow tables, handlers and conditions as plain
-//! functions, and the OR-joins' reachability masks.
+//! functions, and the OR-joins' reachability masks. The tables are over erased data
+//! (`thresh::data::Erased`), so the engine's loop is compiled once for every data
+//! type; each fn takes the data back to `D` before the user's code sees it.
 //!
 //! - [`fns`]: the user's code as plain fns, each named once;
 //! - [`nodes`]: the node table, one function per family of nodes;
@@ -51,12 +53,12 @@ pub fn process(model: &Model, graph: Graph, notes: &[String]) -> TokenStream {
             let fingerprint = fingerprint::of(model);
             quote! {
                 #(#fns)*
-                ::thresh::Process { name: #name_str, doc: #doc, fingerprint: #fingerprint, #tables }
+                ::thresh::Process::new(::thresh::__private::Graph { name: #name_str, doc: #doc, fingerprint: #fingerprint, #tables })
             }
         }
         Graph::Empty => quote! {
             #(#[allow(dead_code)] #fns)*
-            ::thresh::Process { name: #name_str, doc: #doc, fingerprint: 0, nodes: &[], flows: &[], starts: &[], event_subs: &[], loops: &[], item_tasks: &[] }
+            ::thresh::Process::new(::thresh::__private::Graph { name: #name_str, doc: #doc, fingerprint: 0, nodes: &[], flows: &[], starts: &[], event_subs: &[], loops: &[], item_tasks: &[] })
         },
     };
     let notes = notes.iter().map(|n| quote!(#[doc = #n]));

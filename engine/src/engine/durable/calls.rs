@@ -3,15 +3,14 @@
 //! codec is there), stored by its first checkpoint, and after a restart found again
 //! by the resumed parent's call (README, "Call activities").
 
-use std::any::Any;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::{DurableChildDecoder, Inner};
+use super::Inner;
 use crate::call::ParentLink;
-use crate::data::ProcessData;
+use crate::data::Erased;
 use crate::engine::Resumed;
-use crate::graph::Process;
+use crate::graph::Graph;
 use crate::instance::durable::Durable;
 use crate::instance::snapshot::Codec;
 use crate::instance::{Entry, InstanceHandle, InstanceId};
@@ -20,17 +19,17 @@ use crate::store::Status;
 impl Inner {
     /// Start `process` as a durable child: by its registration, which knows how to
     /// store its data. `Ok(None)` when the engine is stopping.
-    pub(crate) fn start_child<C: ProcessData>(
+    pub(crate) fn start_child(
         &self,
         engine: &Arc<crate::engine::Inner>,
-        process: &'static Process<C>,
-        data: C,
+        process: &'static Graph<Erased>,
+        data: Erased,
         link: ParentLink,
-    ) -> Result<Option<InstanceHandle<C>>, String> {
-        let starter = {
+    ) -> Result<Option<InstanceHandle<Erased>>, String> {
+        let codec = {
             let registry = self.registry.lock().unwrap_or_else(|p| p.into_inner());
             match registry.get(process.name) {
-                Some(r) if r.fingerprint == process.fingerprint => r.start_child.clone(),
+                Some(r) if r.graph.fingerprint == process.fingerprint => r.codec,
                 Some(_) => {
                     return Err(format!(
                         "another model of `{}` is registered with this durable engine",
@@ -45,23 +44,19 @@ impl Inner {
                 }
             }
         };
-        let handle = starter(engine, self, Box::new(data), link)?;
-        Ok(handle.and_then(|h| h.downcast::<InstanceHandle<C>>().ok().map(|h| *h)))
+        self.spawn_child(engine, process, data, link, codec)
     }
 
     /// Spawn a durable child of a registered process: stored by its first
     /// checkpoint, its parent and depth in every checkpoint.
-    pub(super) fn spawn_child<C>(
+    fn spawn_child(
         &self,
         engine: &Arc<crate::engine::Inner>,
-        process: &'static Process<C>,
-        data: C,
+        process: &'static Graph<Erased>,
+        data: Erased,
         link: ParentLink,
-        codec: Codec<C>,
-    ) -> Result<Option<InstanceHandle<C>>, String>
-    where
-        C: ProcessData,
-    {
+        codec: Codec<Erased>,
+    ) -> Result<Option<InstanceHandle<Erased>>, String> {
         let runtime =
             tokio::runtime::Handle::try_current().map_err(|_| "no tokio runtime".to_string())?;
         let Some(admitted) = engine.admit() else {
@@ -84,19 +79,19 @@ impl Inner {
     /// The child `id` a resumed parent's call recorded: once the resume under way
     /// (if any) has resumed every stored instance, its handle — or how it ended while
     /// the engine was down, or why it is not running.
-    pub(crate) async fn resumed_child<C: ProcessData>(
+    pub(crate) async fn resumed_child(
         self: Arc<Self>,
-        process: &'static Process<C>,
+        process: &'static Graph<Erased>,
         id: InstanceId,
-    ) -> Resumed<C> {
+    ) -> Resumed<Erased> {
         let mut resuming = self.resuming.subscribe();
         let _ = resuming.wait_for(|on| !*on).await;
         {
             let resumed = self.resumed.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(r) = resumed.get(&id.0) {
-                return match r.handle.downcast_ref::<InstanceHandle<C>>() {
-                    Some(handle) => Resumed::Running(handle.clone()),
-                    None => Resumed::Skipped(format!(
+                return match r.process == process.name {
+                    true => Resumed::Running(r.handle.clone()),
+                    false => Resumed::Skipped(format!(
                         "it was resumed as an instance of `{}`",
                         r.process
                     )),
@@ -112,12 +107,12 @@ impl Inner {
         let Some(record) = record else {
             return Resumed::NotStored;
         };
-        let decode: Option<DurableChildDecoder> = {
+        let decode = {
             let registry = self.registry.lock().unwrap_or_else(|p| p.into_inner());
             registry
                 .get(process.name)
-                .filter(|r| r.fingerprint == record.fingerprint)
-                .map(|r| r.decode)
+                .filter(|r| r.graph.fingerprint == record.fingerprint)
+                .map(|r| r.codec.decode)
         };
         if record.status == Status::Running {
             return Resumed::Skipped(match decode {
@@ -142,10 +137,7 @@ impl Inner {
         let kind = ended["outcome"].as_str().unwrap_or("");
         match kind {
             "completed" | "terminated" => match decode(ended["data"].clone()) {
-                Ok(data) => match data.downcast::<C>() {
-                    Ok(data) => Resumed::Ended(Ok(*data)),
-                    Err(_) => Resumed::Skipped("its data is of another type".to_string()),
-                },
+                Ok(data) => Resumed::Ended(Ok(data)),
                 Err(error) => Resumed::Skipped(format!("its final data is unreadable: {error}")),
             },
             other => {
@@ -158,14 +150,3 @@ impl Inner {
         }
     }
 }
-
-/// How a registered process's durable child is started: the data (a `C`) and the
-/// link in, its handle (an `InstanceHandle<C>`) out.
-pub(super) type ChildStarter = dyn Fn(
-        &Arc<crate::engine::Inner>,
-        &Inner,
-        Box<dyn Any + Send>,
-        ParentLink,
-    ) -> Result<Option<Box<dyn Any + Send>>, String>
-    + Send
-    + Sync;

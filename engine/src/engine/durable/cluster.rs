@@ -39,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use super::{DurableEngine, DurableError, ResumeReport};
+use crate::data::Erased;
 use crate::engine::Engine;
 use crate::instance::InstanceHandle;
 use crate::store::{PostgresStore, StoreError, DEFAULT_SCHEMA};
@@ -219,11 +220,9 @@ impl DurableEngine {
     }
 
     /// For a deployment's starts: each instance it starts runs here (a node).
-    pub(super) fn started_hook<D: Clone + Send + Sync + 'static>(
-        &self,
-    ) -> Option<crate::engine::deploy::StartedHook<D>> {
+    pub(super) fn started_hook(&self) -> Option<crate::engine::deploy::StartedHook> {
         let node = self.inner.node.get()?.clone();
-        Some(Arc::new(move |handle: &InstanceHandle<D>| {
+        Some(Arc::new(move |handle: &InstanceHandle<Erased>| {
             node.runs(handle)
         }))
     }
@@ -481,7 +480,7 @@ impl Node {
                 .unwrap_or_else(|p| p.into_inner());
             registry
                 .iter()
-                .map(|(name, r)| (name.to_string(), r.fingerprint))
+                .map(|(name, r)| (name.to_string(), r.graph.fingerprint))
                 .collect()
         };
         let mut report = ResumeReport::default();

@@ -107,7 +107,7 @@ impl DurableEngine {
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         let catches = process
-            .nodes
+            .nodes()
             .iter()
             .filter_map(|node| match node.kind.trigger() {
                 Some(Trigger::Message {

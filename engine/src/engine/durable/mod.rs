@@ -3,7 +3,6 @@
 //! survive a crash, a deploy or a restart, and [`DurableEngine::resume`] goes on with
 //! them.
 
-use std::any::Any;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,9 +29,9 @@ pub use watch::{Watched, WatchedOutcome};
 pub use report::{DurableError, ResumeReport, SkipReason, Skipped};
 
 use super::{Engine, ShutdownError};
-use crate::data::ProcessData;
+use crate::data::{Erased, ProcessData};
 
-use crate::graph::{Payload, Process};
+use crate::graph::{Graph, Payload, Process};
 use crate::instance::durable::{now_ms, Durable};
 use crate::instance::snapshot::{Checkpoint, Codec};
 use crate::instance::{Entry, InstanceHandle, InstanceId};
@@ -135,30 +134,22 @@ pub(crate) struct Inner {
 struct Resumed {
     process: &'static str,
     key: Option<String>,
-    handle: Box<dyn Any + Send>,
+    handle: InstanceHandle<Erased>,
 }
 
-/// Gives a deployment a resumed instance (its key, its handle as `Any`).
-type Adopt = dyn Fn(&str, &(dyn Any + Send)) + Send + Sync;
+/// Gives a deployment a resumed instance (its key, its handle).
+type Adopt = dyn Fn(&str, &InstanceHandle<Erased>) + Send + Sync;
 
 /// Reads a stored message's JSON payload back into the type it was published with.
 pub(super) type PayloadDecoder = fn(serde_json::Value) -> Result<Payload, String>;
 
-/// Resumes one stored instance of a registered process; gives its handle.
-type Resumer =
-    dyn Fn(&DurableEngine, InstanceRecord) -> Result<Box<dyn Any + Send>, SkipReason> + Send + Sync;
-
+/// A registered process: its graph, and how its data is stored (made where its
+/// type is known, at `register`) — all that resuming its instances, starting its
+/// durable children and reading a child's stored end need.
 struct Registered {
-    fingerprint: u64,
-    resume: Arc<Resumer>,
-    /// Starts a durable child of this process (a call activity's).
-    start_child: Arc<calls::ChildStarter>,
-    /// Reads this process's stored data back (a child's end, found after a restart).
-    decode: DurableChildDecoder,
+    graph: &'static Graph<Erased>,
+    codec: Codec<Erased>,
 }
-
-/// Reads a registered process's stored data back, as a `Box<D>`.
-type DurableChildDecoder = fn(serde_json::Value) -> Result<Box<dyn Any + Send>, String>;
 
 #[cfg(feature = "sqlite")]
 impl Engine {
@@ -283,36 +274,21 @@ impl DurableEngine {
             .registry
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        if let Some(known) = registry.get(process.name) {
-            return match known.fingerprint == process.fingerprint {
+        if let Some(known) = registry.get(process.name()) {
+            return match known.graph.fingerprint == process.fingerprint() {
                 true => Ok(()),
                 false => Err(DurableError::NameTaken {
-                    process: process.name,
-                    registered: known.fingerprint,
-                    given: process.fingerprint,
+                    process: process.name(),
+                    registered: known.graph.fingerprint,
+                    given: process.fingerprint(),
                 }),
             };
         }
-        let resume: Arc<Resumer> = Arc::new(move |engine, record| {
-            let handle = engine.resume_one(process, record)?;
-            Ok(Box::new(handle) as Box<dyn Any + Send>)
-        });
-        let start_child: Arc<calls::ChildStarter> = Arc::new(move |engine, durable, data, link| {
-            let data = *data
-                .downcast::<D>()
-                .map_err(|_| format!("the data given is not `{}`'s", process.name))?;
-            let handle = durable.spawn_child(engine, process, data, link, Codec::<D>::json())?;
-            Ok(handle.map(|h| Box::new(h) as Box<dyn Any + Send>))
-        });
-        let decode: DurableChildDecoder =
-            |value| (Codec::<D>::json().decode)(value).map(|d| Box::new(d) as Box<dyn Any + Send>);
         registry.insert(
-            process.name,
+            process.name(),
             Registered {
-                fingerprint: process.fingerprint,
-                resume,
-                start_child,
-                decode,
+                graph: process.graph(),
+                codec: Codec::json_of::<D>(),
             },
         );
         Ok(())
@@ -329,10 +305,23 @@ impl DurableEngine {
         D: ProcessData + Serialize + DeserializeOwned,
     {
         self.register(process)?;
+        let handle = self
+            .start_graph(process.graph(), Codec::json_of::<D>(), Erased::new(data))
+            .await?;
+        Ok(handle.typed())
+    }
+
+    /// [`DurableEngine::start`] past the typed edge: compiled once, for every data
+    /// type.
+    async fn start_graph(
+        &self,
+        process: &'static Graph<Erased>,
+        codec: Codec<Erased>,
+        data: Erased,
+    ) -> Result<InstanceHandle<Erased>, DurableError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| DurableError::NoRuntime)?;
-        let codec = Codec::<D>::json();
         let encoded = (codec.encode)(&data).map_err(|message| DurableError::Data {
-            process: process.name,
+            process: process.name(),
             message,
         })?;
         let state = serde_json::to_string(&Checkpoint::Born {
@@ -340,14 +329,14 @@ impl DurableEngine {
             start: None,
         })
         .map_err(|e| DurableError::Data {
-            process: process.name,
+            process: process.name(),
             message: e.to_string(),
         })?;
         let id = self.engine.inner.next_id().0;
         let record = InstanceRecord {
             id,
-            process: process.name.to_string(),
-            fingerprint: process.fingerprint,
+            process: process.name().to_string(),
+            fingerprint: process.fingerprint(),
             status: Status::Running,
             key: None,
             seq: 1,
@@ -394,7 +383,18 @@ impl DurableEngine {
         D: ProcessData + Serialize + DeserializeOwned,
     {
         self.register(process)?;
-        let codec = Codec::<D>::json();
+        let deployment =
+            self.deploy_graph(process.graph(), Codec::json_of::<D>(), Erased::new(data))?;
+        Ok(deployment.typed())
+    }
+
+    /// [`DurableEngine::deploy`] past the typed edge.
+    fn deploy_graph(
+        &self,
+        process: &'static Graph<Erased>,
+        codec: Codec<Erased>,
+        data: Erased,
+    ) -> Result<super::Deployment<Erased>, DurableError> {
         let (record, shared) = self.deployment_record(process, (codec.encode)(&data).ok());
         let record_id = record.id;
         let durable = super::DurableStarts {
@@ -420,16 +420,14 @@ impl DurableEngine {
                 other => DurableError::Deploy(other),
             })?;
         let adopt: Arc<Adopt> = Arc::new(move |key, handle| {
-            if let Some(handle) = handle.downcast_ref::<InstanceHandle<D>>() {
-                adopter.adopt(key.to_string(), handle.clone());
-            }
+            adopter.adopt(key.to_string(), handle.clone());
         });
         // Instances resumed before this deployment keep their keys in it.
         {
             let resumed = self.inner.resumed.lock().unwrap_or_else(|p| p.into_inner());
-            for r in resumed.values().filter(|r| r.process == process.name) {
+            for r in resumed.values().filter(|r| r.process == process.name()) {
                 if let Some(key) = &r.key {
-                    adopt(key, r.handle.as_ref());
+                    adopt(key, &r.handle);
                 }
             }
         }
@@ -437,7 +435,7 @@ impl DurableEngine {
             .adopters
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(process.name, adopt);
+            .insert(process.name(), adopt);
         self.inner
             .deployed
             .lock()
@@ -479,9 +477,9 @@ impl DurableEngine {
     /// derived from the process, its fingerprint and how many deployments of it this
     /// node has (the n-th of each node share one), and its schedules are read from
     /// the store when they tick.
-    fn deployment_record<D>(
+    fn deployment_record(
         &self,
-        process: &'static Process<D>,
+        process: &'static Graph<Erased>,
         data: Option<serde_json::Value>,
     ) -> (DeploymentRecord, bool) {
         let data = data.map_or_else(|| "null".to_string(), |d| d.to_string());
@@ -493,13 +491,13 @@ impl DurableEngine {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
             let id = (0..)
-                .map(|nth| shared_deployment_id(process.name, process.fingerprint, nth))
+                .map(|nth| shared_deployment_id(process.name(), process.fingerprint(), nth))
                 .find(|id| !deployed.values().any(|d| d == id))
                 .unwrap_or_default();
             let record = DeploymentRecord {
                 id,
-                process: process.name.to_string(),
-                fingerprint: process.fingerprint,
+                process: process.name().to_string(),
+                fingerprint: process.fingerprint(),
                 data,
                 timer_anchors: "{}".to_string(),
             };
@@ -510,16 +508,16 @@ impl DurableEngine {
             .stored_deployments
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get_mut(process.name)
+            .get_mut(process.name())
             .and_then(std::collections::VecDeque::pop_front);
         let record = match stored {
-            Some(record) if record.fingerprint == process.fingerprint => record,
+            Some(record) if record.fingerprint == process.fingerprint() => record,
             // The model changed: its schedules begin anew, in the same record.
             Some(record) => {
                 let record = DeploymentRecord {
                     id: record.id,
-                    process: process.name.to_string(),
-                    fingerprint: process.fingerprint,
+                    process: process.name().to_string(),
+                    fingerprint: process.fingerprint(),
                     data,
                     timer_anchors: "{}".to_string(),
                 };
@@ -530,8 +528,8 @@ impl DurableEngine {
             }
             None => DeploymentRecord {
                 id: self.inner.next_deployment.fetch_add(1, Ordering::Relaxed),
-                process: process.name.to_string(),
-                fingerprint: process.fingerprint,
+                process: process.name().to_string(),
+                fingerprint: process.fingerprint(),
                 data,
                 timer_anchors: "{}".to_string(),
             },
@@ -575,27 +573,27 @@ impl DurableEngine {
                     .unwrap_or_else(|p| p.into_inner());
                 registry
                     .get(record.process.as_str())
-                    .map(|r| (r.fingerprint, r.resume.clone()))
+                    .map(|r| (r.graph, r.codec))
             };
             let skip = |reason| Skipped {
                 id,
                 process: record.process.clone(),
                 reason,
             };
-            let Some((fingerprint, resume)) = registered else {
+            let Some((graph, codec)) = registered else {
                 report.skipped.push(skip(SkipReason::NotRegistered));
                 return;
             };
-            if fingerprint != record.fingerprint {
+            if graph.fingerprint != record.fingerprint {
                 report.skipped.push(skip(SkipReason::ModelChanged {
                     stored: record.fingerprint,
-                    registered: fingerprint,
+                    registered: graph.fingerprint,
                 }));
                 return;
             }
             let process = record.process.clone();
             let key = record.key.clone();
-            match resume(self, record) {
+            match self.resume_one(graph, codec, record) {
                 Ok(handle) => {
                     let name = self.process_name(&process);
                     // A deployment of its process owns its key again.
@@ -607,7 +605,7 @@ impl DurableEngine {
                         .get(name)
                         .cloned();
                     if let (Some(adopt), Some(key)) = (adopt, &key) {
-                        adopt(key, handle.as_ref());
+                        adopt(key, &handle);
                     }
                     self.inner
                         .resumed
@@ -639,12 +637,9 @@ impl DurableEngine {
         id: InstanceId,
     ) -> Option<InstanceHandle<D>> {
         let resumed = self.inner.resumed.lock().unwrap_or_else(|p| p.into_inner());
-        let handle = resumed
-            .get(&id.0)?
-            .handle
-            .downcast_ref::<InstanceHandle<D>>()?;
-        let _ = process;
-        Some(handle.clone())
+        let resumed = resumed.get(&id.0)?;
+        // Of its process, whose registration fixes the data type (one per name).
+        (resumed.process == process.name()).then(|| resumed.handle.clone().typed())
     }
 
     /// What the store holds of an instance: its status and, once it ended, its
@@ -708,7 +703,7 @@ impl DurableEngine {
         let Some(record) = record else {
             return Ok(None);
         };
-        if record.process != process.name || record.fingerprint != process.fingerprint {
+        if record.process != process.name() || record.fingerprint != process.fingerprint() {
             return Ok(None);
         }
         let mut history = crate::instance::History::default();
@@ -751,37 +746,33 @@ impl DurableEngine {
         registry.get_key_value(name).map_or("", |(k, _)| *k)
     }
 
-    fn resume_one<D>(
+    fn resume_one(
         &self,
-        process: &'static Process<D>,
+        process: &'static Graph<Erased>,
+        codec: Codec<Erased>,
         record: InstanceRecord,
-    ) -> Result<InstanceHandle<D>, SkipReason>
-    where
-        D: ProcessData + Serialize + DeserializeOwned,
-    {
+    ) -> Result<InstanceHandle<Erased>, SkipReason> {
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|_| SkipReason::Unreadable("no tokio runtime".to_string()))?;
-        let codec = Codec::<D>::json();
         let checkpoint: Checkpoint = serde_json::from_str(&record.state)
             .map_err(|e| SkipReason::Unreadable(e.to_string()))?;
         let mut parent = None;
         let (data, entry) = match checkpoint {
             Checkpoint::Born { data, start } => {
                 let data = (codec.decode)(data).map_err(SkipReason::Unreadable)?;
-                let entry =
-                    match start {
-                        None => Entry::NoneStart,
-                        // Stored at a tick or a signal: it starts there again (what the
-                        // trigger brought is not stored; a timer or signal start applies
-                        // nothing of it).
-                        Some(id) => Entry::Event {
-                            start: process.nodes.iter().position(|n| n.id == id).ok_or_else(
-                                || SkipReason::Unreadable(format!("no start event `{id}`")),
-                            )?,
-                            payload: Some(Arc::new(())),
-                            also: Vec::new(),
-                        },
-                    };
+                let entry = match start {
+                    None => Entry::NoneStart,
+                    // Stored at a tick or a signal: it starts there again (what the
+                    // trigger brought is not stored; a timer or signal start applies
+                    // nothing of it).
+                    Some(id) => Entry::Event {
+                        start: process.nodes().iter().position(|n| n.id == id).ok_or_else(
+                            || SkipReason::Unreadable(format!("no start event `{id}`")),
+                        )?,
+                        payload: Some(Arc::new(())),
+                        also: Vec::new(),
+                    },
+                };
                 (data, entry)
             }
             Checkpoint::Running(snapshot) => {

@@ -22,7 +22,6 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
 use super::super::deploy::{DeployTarget, StartOn};
-use crate::data::ProcessData;
 use crate::events::TimerSpec;
 use crate::instance::durable::{now_ms, Durable};
 use crate::instance::snapshot::{from_wall, to_wall, Checkpoint};
@@ -183,9 +182,9 @@ impl Stored {
 /// here, logged; the store still has the tick due, so a redeploy fires it). On a node
 /// of several, every node deploying the process runs this on the one stored
 /// schedule, and each tick starts one instance, on the node whose tick was stored.
-pub(in crate::engine) async fn timer_starts<D: ProcessData>(
+pub(in crate::engine) async fn timer_starts(
     spec: TimerSpec,
-    starter: Arc<StartOn<D>>,
+    starter: Arc<StartOn>,
     cancel: CancellationToken,
     schedules: Arc<Schedules>,
 ) {
@@ -226,8 +225,8 @@ pub(in crate::engine) async fn timer_starts<D: ProcessData>(
 
 /// Store a tick's instance with the schedule advanced `(from, to)`, then run it.
 /// `None`: the engine is gone or stopping, or the store refused the tick.
-async fn start_tick<D: ProcessData>(
-    target: &DeployTarget<D>,
+async fn start_tick(
+    target: &DeployTarget,
     start: crate::graph::NodeIdx,
     schedules: &Schedules,
     node: &'static str,

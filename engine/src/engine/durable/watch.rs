@@ -75,20 +75,20 @@ where
             .await
             .map_err(|_| DurableError::NoRuntime)??;
         record
-            .filter(|r| r.process == self.process.name)
+            .filter(|r| r.process == self.process.name())
             .ok_or(DurableError::Store(StoreError::UnknownInstance { id }))
     }
 
     fn decode(&self, value: serde_json::Value) -> Result<D, DurableError> {
         (Codec::<D>::json().decode)(value).map_err(|message| DurableError::Data {
-            process: self.process.name,
+            process: self.process.name(),
             message,
         })
     }
 
     fn data_of(&self, record: &InstanceRecord) -> Result<D, DurableError> {
         let unreadable = |e: serde_json::Error| DurableError::Data {
-            process: self.process.name,
+            process: self.process.name(),
             message: e.to_string(),
         };
         if let Some(outcome) = &record.outcome {

@@ -28,7 +28,7 @@ use tracing::trace;
 
 use crate::data::ProcessData;
 use crate::events::{Hub, Mailbox};
-use crate::graph::{FlowIdx, NodeIdx, Process};
+use crate::graph::{FlowIdx, Graph, NodeIdx};
 use crate::instance::history::{Happening, History};
 use crate::instance::input::Input;
 use crate::instance::intake::Intake;
@@ -117,7 +117,7 @@ pub(crate) const INLINE_BUDGET: u32 = 128;
 /// The state of one instance, owned by its loop.
 pub(crate) struct Instance<D: ProcessData> {
     pub id: InstanceId,
-    pub process: &'static Process<D>,
+    pub process: &'static Graph<D>,
     /// The committed process data; a task works on its own copy of a snapshot.
     pub data: Arc<D>,
     pub tracks: Tracks<D>,
@@ -171,7 +171,7 @@ pub(crate) struct Instance<D: ProcessData> {
 impl<D: ProcessData> Instance<D> {
     pub fn new(
         id: InstanceId,
-        process: &'static Process<D>,
+        process: &'static Graph<D>,
         data: D,
         history: bool,
         intake_tx: Intake<Input<D>>,

@@ -1,0 +1,278 @@
+//! The process data with its type erased: what the instance loop holds, copies,
+//! diffs and merges. The loop, the graph it walks and everything between are
+//! compiled once, over [`Erased`], rather than once per data type; the typed API
+//! (`Process<D>`, `InstanceHandle<D>`, `Outcome<D>`) converts at the edge, and the
+//! fns `process!` emits for the user's code take the data back to its type.
+
+use std::any::Any;
+use std::fmt;
+
+use super::{ChangedFields, ProcessData};
+
+/// A value of some [`ProcessData`] type, its type known only at run time.
+///
+/// ```
+/// use thresh::data::Erased;
+/// use thresh::ProcessData;
+///
+/// #[derive(Clone, Debug, Default, ProcessData)]
+/// pub struct Order { pub total: u64 }
+///
+/// let base = Erased::new(Order::default());
+/// let mut edited = base.clone();
+/// edited.typed_mut::<Order>().total = 10;
+/// let mut current = base.clone();
+/// let changed = current.merge(&base, edited);
+/// assert_eq!(current.typed::<Order>().total, 10);
+/// assert_eq!(changed.names().collect::<Vec<_>>(), ["total"]);
+/// ```
+pub struct Erased(Box<dyn Data>);
+
+/// What the loop does with the data, for one type `D`: the vtable behind [`Erased`].
+trait Data: Any + Send + Sync {
+    fn clone_box(&self) -> Box<dyn Data>;
+    fn diff(&self, other: &dyn Data) -> ChangedFields;
+    fn merge(&mut self, base: &dyn Data, edited: Box<dyn Data>) -> ChangedFields;
+    fn fields(&self) -> &'static [&'static str];
+    fn type_name(&self) -> &'static str;
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+
+impl<D: ProcessData> Data for D {
+    fn clone_box(&self) -> Box<dyn Data> {
+        Box::new(self.clone())
+    }
+
+    fn diff(&self, other: &dyn Data) -> ChangedFields {
+        ProcessData::diff(self, same_type(other.as_any()))
+    }
+
+    fn merge(&mut self, base: &dyn Data, edited: Box<dyn Data>) -> ChangedFields {
+        let edited = match edited.into_any().downcast::<D>() {
+            Ok(edited) => *edited,
+            Err(_) => mismatch::<D>(),
+        };
+        ProcessData::merge(self, same_type(base.as_any()), edited)
+    }
+
+    fn fields(&self) -> &'static [&'static str] {
+        D::FIELDS
+    }
+
+    fn type_name(&self) -> &'static str {
+        std::any::type_name::<D>()
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+/// The other side of a diff or merge, of the same type as `Self` (one instance's
+/// data is always of its process's type).
+fn same_type<D: 'static>(other: &dyn Any) -> &D {
+    other.downcast_ref::<D>().unwrap_or_else(|| mismatch::<D>())
+}
+
+#[cold]
+fn mismatch<D>() -> ! {
+    panic!(
+        "internal: process data of type `{}` met data of another type",
+        std::any::type_name::<D>()
+    )
+}
+
+impl Erased {
+    /// Erase `data`'s type (data already erased stays as it is).
+    pub fn new<D: ProcessData>(data: D) -> Self {
+        let mut slot = Some(data);
+        if let Some(erased) = (&mut slot as &mut dyn Any).downcast_mut::<Option<Erased>>() {
+            return erased.take().expect("the slot was filled");
+        }
+        Erased(Box::new(slot.expect("the slot was filled")))
+    }
+
+    /// Erase a boxed value's type, keeping its box.
+    pub fn from_box<D: ProcessData>(data: Box<D>) -> Self {
+        Erased(data)
+    }
+
+    /// The value, if it is a `D`.
+    pub fn get<D: 'static>(&self) -> Option<&D> {
+        self.0.as_any().downcast_ref()
+    }
+
+    /// The value as the `D` it is.
+    ///
+    /// # Panics
+    /// If it is of another type: the engine pairs a process's data only with its
+    /// process's fns, so this is a bug in the engine.
+    pub fn typed<D: 'static>(&self) -> &D {
+        self.get().unwrap_or_else(|| mismatch::<D>())
+    }
+
+    /// The value as the `D` it is, to change it. Panics as [`Erased::typed`] does.
+    pub fn typed_mut<D: 'static>(&mut self) -> &mut D {
+        self.0
+            .as_any_mut()
+            .downcast_mut()
+            .unwrap_or_else(|| mismatch::<D>())
+    }
+
+    /// The value's box, as the `D` it is. Panics as [`Erased::typed`] does.
+    pub fn into_typed<D: 'static>(self) -> Box<D> {
+        self.0
+            .into_any()
+            .downcast()
+            .unwrap_or_else(|_| mismatch::<D>())
+    }
+
+    /// The value as a `D` — the `D` it is, or the erased value itself when `D` is
+    /// `Erased` (for code generic over the data that runs over erased data).
+    /// Panics as [`Erased::typed`] does.
+    pub fn into_data<D: 'static>(self) -> D {
+        let mut slot = Some(self);
+        if let Some(same) = (&mut slot as &mut dyn Any).downcast_mut::<Option<D>>() {
+            return same.take().expect("the slot was filled");
+        }
+        *slot.expect("the slot was filled").into_typed::<D>()
+    }
+
+    /// The value as a `D` to change, as [`Erased::into_data`] takes it.
+    pub fn data_mut<D: 'static>(&mut self) -> &mut D {
+        if std::any::TypeId::of::<D>() == std::any::TypeId::of::<Erased>() {
+            return (self as &mut dyn Any)
+                .downcast_mut::<D>()
+                .expect("the types are equal");
+        }
+        self.typed_mut()
+    }
+
+    /// The name of the value's type.
+    pub fn type_name(&self) -> &'static str {
+        self.0.type_name()
+    }
+}
+
+impl Clone for Erased {
+    fn clone(&self) -> Self {
+        Erased(self.0.clone_box())
+    }
+}
+
+impl fmt::Debug for Erased {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Erased<{}>", self.type_name())
+    }
+}
+
+impl ProcessData for Erased {
+    /// Unknown until run time: see [`ProcessData::fields`].
+    const FIELDS: &'static [&'static str] = &[];
+
+    fn fields(&self) -> &'static [&'static str] {
+        self.0.fields()
+    }
+
+    fn diff(&self, other: &Self) -> ChangedFields {
+        self.0.diff(&*other.0)
+    }
+
+    fn merge(&mut self, base: &Self, edited: Self) -> ChangedFields {
+        self.0.merge(&*base.0, edited.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Debug, Default, PartialEq)]
+    struct Two {
+        a: u32,
+        b: u32,
+    }
+
+    impl ProcessData for Two {
+        const FIELDS: &'static [&'static str] = &["a", "b"];
+        fn diff(&self, other: &Self) -> ChangedFields {
+            let mut changed = ChangedFields::new(Self::FIELDS);
+            if self.a != other.a {
+                changed.insert(0);
+            }
+            if self.b != other.b {
+                changed.insert(1);
+            }
+            changed
+        }
+        fn merge(&mut self, base: &Self, edited: Self) -> ChangedFields {
+            let mut changed = ChangedFields::new(Self::FIELDS);
+            if edited.a != base.a && edited.a != self.a {
+                self.a = edited.a;
+                changed.insert(0);
+            }
+            if edited.b != base.b && edited.b != self.b {
+                self.b = edited.b;
+                changed.insert(1);
+            }
+            changed
+        }
+    }
+
+    #[test]
+    fn erased_data_diffs_merges_and_comes_back_as_its_type() {
+        let base = Erased::new(Two::default());
+        assert_eq!(ProcessData::fields(&base), ["a", "b"]);
+        let mut left = base.clone();
+        left.typed_mut::<Two>().a = 1;
+        let mut right = base.clone();
+        right.typed_mut::<Two>().b = 2;
+        assert_eq!(
+            ProcessData::diff(&left, &base).names().collect::<Vec<_>>(),
+            ["a"]
+        );
+        let mut current = base.clone();
+        ProcessData::merge(&mut current, &base, left);
+        let changed = ProcessData::merge(&mut current, &base, right);
+        assert_eq!(changed.names().collect::<Vec<_>>(), ["b"]);
+        assert_eq!(*current.into_typed::<Two>(), Two { a: 1, b: 2 });
+        assert!(base.get::<u32>().is_none());
+        let again = Erased::new(base.clone());
+        assert_eq!(
+            again.type_name(),
+            base.type_name(),
+            "erased twice is erased once"
+        );
+        let same: Erased = again.into_data();
+        assert_eq!(same.into_data::<Two>(), Two::default());
+    }
+
+    #[test]
+    #[should_panic(expected = "met data of another type")]
+    fn data_of_another_type_is_a_bug_not_a_silent_merge() {
+        let mut a = Erased::new(Two::default());
+        let b = Erased::new(Two::default());
+        #[derive(Clone)]
+        struct Other;
+        impl ProcessData for Other {
+            const FIELDS: &'static [&'static str] = &[];
+            fn diff(&self, _: &Self) -> ChangedFields {
+                ChangedFields::new(&[])
+            }
+            fn merge(&mut self, _: &Self, _: Self) -> ChangedFields {
+                ChangedFields::new(&[])
+            }
+        }
+        ProcessData::merge(&mut a, &b, Erased::new(Other));
+    }
+}
