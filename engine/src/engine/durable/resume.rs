@@ -1,0 +1,208 @@
+//! Resuming a durable engine's stored instances after a restart: each running
+//! record of a registered process (under its fingerprint) gets a new loop from its
+//! checkpoint, its call children adopted again and its correlation key given back
+//! to its deployment (README, "Durable instances").
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::{DurableEngine, DurableError, ResumeReport, Resumed, SkipReason, Skipped};
+use crate::data::Erased;
+use crate::graph::{Graph, Process};
+use crate::instance::durable::Durable;
+use crate::instance::snapshot::{Checkpoint, Codec};
+use crate::instance::{Entry, InstanceHandle, InstanceId};
+use crate::store::InstanceRecord;
+
+impl DurableEngine {
+    /// Resume every stored running instance of a registered process. (A node of
+    /// several, [`DurableEngine::connect`]: every such instance no live node owns —
+    /// the others are theirs.)
+    pub async fn resume(&self) -> Result<ResumeReport, DurableError> {
+        #[cfg(feature = "postgres")]
+        if let Some(node) = self.inner.node.get() {
+            return node.clone().take_over_all(self).await;
+        }
+        let store = self.inner.store.clone();
+        let running = tokio::task::spawn_blocking(move || store.running())
+            .await
+            .map_err(|_| DurableError::NoRuntime)??;
+        let mut report = ResumeReport::default();
+        // Resumed parents' calls look for their children once every one is resumed.
+        self.inner.resuming.send_replace(true);
+        let _resumed = ResumingDone(&self.inner.resuming);
+        for record in running {
+            self.resume_record(record, &mut report);
+        }
+        self.redeliver(&mut report).await?;
+        Ok(report)
+    }
+
+    /// Resume one stored running instance, if its process is registered under its
+    /// fingerprint; say what became of it in `report`.
+    pub(super) fn resume_record(&self, record: InstanceRecord, report: &mut ResumeReport) {
+        {
+            let id = InstanceId(record.id);
+            let registered = {
+                let registry = self
+                    .inner
+                    .registry
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                registry
+                    .get(record.process.as_str())
+                    .map(|r| (r.graph, r.codec))
+            };
+            let skip = |reason| Skipped {
+                id,
+                process: record.process.clone(),
+                reason,
+            };
+            let Some((graph, codec)) = registered else {
+                report.skipped.push(skip(SkipReason::NotRegistered));
+                return;
+            };
+            if graph.fingerprint != record.fingerprint {
+                report.skipped.push(skip(SkipReason::ModelChanged {
+                    stored: record.fingerprint,
+                    registered: graph.fingerprint,
+                }));
+                return;
+            }
+            let process = record.process.clone();
+            let key = record.key.clone();
+            match self.resume_one(graph, codec, record) {
+                Ok(handle) => {
+                    let name = self.process_name(&process);
+                    // A deployment of its process owns its key again.
+                    let adopt = self
+                        .inner
+                        .adopters
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get(name)
+                        .cloned();
+                    if let (Some(adopt), Some(key)) = (adopt, &key) {
+                        adopt(key, &handle);
+                    }
+                    self.inner
+                        .resumed
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(
+                            id.0,
+                            Resumed {
+                                process: name,
+                                key,
+                                handle,
+                            },
+                        );
+                    report.resumed.push((id, name));
+                }
+                Err(reason) => report.skipped.push(Skipped {
+                    id,
+                    process,
+                    reason,
+                }),
+            }
+        }
+    }
+
+    /// The handle of a resumed instance of `process`.
+    pub fn handle<D: 'static>(
+        &self,
+        process: &'static Process<D>,
+        id: InstanceId,
+    ) -> Option<InstanceHandle<D>> {
+        let resumed = self.inner.resumed.lock().unwrap_or_else(|p| p.into_inner());
+        let resumed = resumed.get(&id.0)?;
+        // Of its process, whose registration fixes the data type (one per name).
+        (resumed.process == process.name()).then(|| resumed.handle.clone().typed())
+    }
+
+    fn process_name(&self, name: &str) -> &'static str {
+        let registry = self
+            .inner
+            .registry
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        registry.get_key_value(name).map_or("", |(k, _)| *k)
+    }
+
+    fn resume_one(
+        &self,
+        process: &'static Graph<Erased>,
+        codec: Codec<Erased>,
+        record: InstanceRecord,
+    ) -> Result<InstanceHandle<Erased>, SkipReason> {
+        let runtime = tokio::runtime::Handle::try_current()
+            .map_err(|_| SkipReason::Unreadable("no tokio runtime".to_string()))?;
+        let checkpoint: Checkpoint = serde_json::from_str(&record.state)
+            .map_err(|e| SkipReason::Unreadable(e.to_string()))?;
+        let mut parent = None;
+        let (data, entry) = match checkpoint {
+            Checkpoint::Born { data, start } => {
+                let data = (codec.decode)(data).map_err(SkipReason::Unreadable)?;
+                let entry = match start {
+                    None => Entry::NoneStart,
+                    // Stored at a tick or a signal: it starts there again (what the
+                    // trigger brought is not stored; a timer or signal start applies
+                    // nothing of it).
+                    Some(id) => Entry::Event {
+                        start: process.nodes().iter().position(|n| n.id == id).ok_or_else(
+                            || SkipReason::Unreadable(format!("no start event `{id}`")),
+                        )?,
+                        payload: Some(Arc::new(())),
+                        also: Vec::new(),
+                    },
+                };
+                (data, entry)
+            }
+            Checkpoint::Running(snapshot) => {
+                let data = (codec.decode)(snapshot.data.clone()).map_err(SkipReason::Unreadable)?;
+                // A call activity's child: its parent's resumed call adopts it again.
+                parent = snapshot.parent.map(|p| crate::call::ParentLink {
+                    parent: InstanceId(p.id),
+                    depth: p.depth,
+                    notify: Arc::new(|_| {}),
+                    unsent: Some(Vec::new()),
+                });
+                (data, Entry::Resume(Box::new(snapshot)))
+            }
+        };
+        let admitted = self
+            .engine
+            .inner
+            .admit()
+            .ok_or_else(|| SkipReason::Unreadable("the engine is shutting down".to_string()))?;
+        let mut durable = Durable::new(
+            self.inner.writer.clone(),
+            codec,
+            record.id,
+            record.seq,
+            record.key,
+        );
+        durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
+        durable.every_task = self.every_task();
+        let handle = self.engine.inner.spawn_durable(
+            admitted,
+            &runtime,
+            process,
+            (data, entry),
+            durable,
+            parent,
+        );
+        #[cfg(feature = "postgres")]
+        self.runs_here(&handle);
+        Ok(handle)
+    }
+}
+
+/// Turns the resume flag off when `resume` is done (also on an early return).
+struct ResumingDone<'a>(&'a tokio::sync::watch::Sender<bool>);
+
+impl Drop for ResumingDone<'_> {
+    fn drop(&mut self) {
+        self.0.send_replace(false);
+    }
+}
