@@ -1,0 +1,157 @@
+//! The broker's buffer: messages published before their catch waits, kept by
+//! (name, key) in publication order with a time-to-live, within the configured
+//! capacity; and what the deployments take from it (the oldest start message of a
+//! key, a parallel gate's stale arm repeats).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use tokio::time::Instant;
+use tracing::debug;
+
+use super::{BrokerStats, Hub, MessageKey, Payload, Published, State};
+
+/// One buffered message.
+pub(super) struct Buffered {
+    payload: Payload,
+    stored: Option<u64>,
+    expires: Instant,
+    /// Its place in the order of publication (across names).
+    seq: u64,
+}
+
+impl Hub {
+    pub fn stats(&self) -> BrokerStats {
+        let buffered = self.lock().buffered;
+        BrokerStats {
+            delivered: self.delivered.load(Ordering::Relaxed),
+            buffered,
+            dropped_full: self.dropped_full.load(Ordering::Relaxed),
+            expired: self.expired.load(Ordering::Relaxed),
+            stale: self.stale.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(super) fn buffer(
+        &self,
+        state: &mut State,
+        at: MessageKey,
+        payload: Payload,
+        stored: Option<u64>,
+    ) -> Published {
+        if state.buffered >= self.config.capacity {
+            self.purge_expired(state);
+        }
+        if state.buffered >= self.config.capacity {
+            self.dropped_full.fetch_add(1, Ordering::Relaxed);
+            debug!(
+                message = &*at.0,
+                key = &*at.1,
+                "message buffer full: message dropped"
+            );
+            return Published::Dropped;
+        }
+        let expires = Instant::now() + self.config.ttl;
+        let seq = state.next_buffered;
+        state.next_buffered += 1;
+        state.buffer.entry(at).or_default().push_back(Buffered {
+            payload,
+            stored,
+            expires,
+            seq,
+        });
+        state.buffered += 1;
+        Published::Buffered
+    }
+
+    pub(super) fn take_buffered(
+        &self,
+        state: &mut State,
+        at: &MessageKey,
+    ) -> Option<(Payload, Option<u64>)> {
+        let queue = state.buffer.get_mut(at)?;
+        let now = Instant::now();
+        let mut expired = 0;
+        let mut found = None;
+        while let Some(buffered) = queue.pop_front() {
+            if buffered.expires > now {
+                found = Some((buffered.payload, buffered.stored));
+                break;
+            }
+            expired += 1;
+        }
+        let taken = expired + usize::from(found.is_some());
+        if queue.is_empty() {
+            state.buffer.remove(at);
+        }
+        state.buffered -= taken;
+        self.expired.fetch_add(expired as u64, Ordering::Relaxed);
+        found
+    }
+
+    /// Take the oldest buffered message with `key` under any of `names` (the one
+    /// published first), with its name: the start message for the next instance of a
+    /// key whose instance ended.
+    pub fn take_oldest(
+        &self,
+        names: &[Arc<str>],
+        key: &str,
+    ) -> Option<(Arc<str>, Payload, Option<u64>)> {
+        let mut state = self.lock();
+        let now = Instant::now();
+        let mut oldest: Option<(u64, MessageKey)> = None;
+        for name in names {
+            let at = (name.clone(), Arc::<str>::from(key));
+            if let Some(first) = state
+                .buffer
+                .get(&at)
+                .and_then(|q| q.iter().find(|b| b.expires > now))
+            {
+                if oldest.as_ref().is_none_or(|(seq, _)| first.seq < *seq) {
+                    oldest = Some((first.seq, at));
+                }
+            }
+        }
+        let (_, at) = oldest?;
+        let (payload, stored) = self.take_buffered(&mut state, &at)?;
+        Some((at.0, payload, stored))
+    }
+
+    /// Drop every buffered message with `key` under any of `names` (a parallel
+    /// instantiating gate's arm repeats, stale once their instance ended); the ids of
+    /// their stored copies.
+    pub fn drop_stale(&self, names: &[Arc<str>], key: &str) -> Vec<u64> {
+        let mut state = self.lock();
+        let mut stored = Vec::new();
+        let mut dropped = 0;
+        for name in names {
+            let at = (name.clone(), Arc::<str>::from(key));
+            if let Some(queue) = state.buffer.remove(&at) {
+                dropped += queue.len();
+                stored.extend(queue.iter().filter_map(|b| b.stored));
+            }
+        }
+        state.buffered -= dropped;
+        self.stale.fetch_add(dropped as u64, Ordering::Relaxed);
+        if dropped > 0 {
+            debug!(
+                key,
+                dropped, "stale arm repeats dropped: their instance ended"
+            );
+        }
+        stored
+    }
+
+    pub(super) fn purge_expired(&self, state: &mut State) {
+        let now = Instant::now();
+        let mut expired = 0;
+        state.buffer.retain(|_, queue| {
+            let before = queue.len();
+            queue.retain(|b| b.expires > now);
+            expired += before - queue.len();
+            !queue.is_empty()
+        });
+        state.buffered -= expired;
+        self.expired.fetch_add(expired as u64, Ordering::Relaxed);
+    }
+}
