@@ -78,8 +78,12 @@ pub mod __private {
 
     /// Call a task handler on the task's copy. The bounds give a closure its
     /// parameter type and pin its output, so neither `|order| ...` nor `Ok(())` in it
-    /// needs an annotation.
-    pub fn call_task<'a, D, F, Fut>(handler: F, data: &'a mut D) -> Fut
+    /// needs an annotation. The output is named in the return type, so a handler of
+    /// the wrong output is one error, here, not a second one where the run is boxed.
+    pub fn call_task<'a, D, F, Fut>(
+        handler: F,
+        data: &'a mut D,
+    ) -> impl std::future::Future<Output = Result<(), crate::TaskError>> + Send + 'a
     where
         F: FnOnce(&'a mut D) -> Fut,
         Fut: std::future::Future<Output = Result<(), crate::TaskError>> + Send + 'a,
