@@ -14,7 +14,8 @@
 //! `chain-2workers`, `single`, `single-latency`, `parallel10`, `parallel10-latency`, and
 //! `snurr-chain`, `snurr-single`, `snurr-parallel10`, `multi-1k`, `multi-10k` (items per second of one
 //! parallel multi-instance activity: equal figures mean linear), `multi-user-1k`,
-//! `multi-user-10k`, `multi-receive-1k`, `multi-receive-10k` (completions or deliveries per
+//! `multi-user-10k`, `multi-receive-1k`, `multi-receive-10k`, `multi-timed-user-1k`,
+//! `multi-timed-user-10k` (each user task with its own timer boundary) (completions or deliveries per
 //! second to one of that many parked instances of a user or receive task: `core/waits.rs`),
 //! `multi-call-1k`, `multi-call-10k` (children per second of a parallel multi-instance call). When both sides of a shape ran, the
 //! last lines compare them: thresh on 2 workers against snurr on one thread (the goal is a
@@ -197,7 +198,7 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let benches: [(&str, fn()); 19] = [
+    let benches: [(&str, fn()); 21] = [
         ("chain", chain_sequential),
         ("chain-nested", chain_nested),
         ("chain-concurrent", chain_concurrent),
@@ -213,6 +214,8 @@ fn main() {
         ("multi-10k", multi_10k),
         ("multi-user-1k", waits::user_1k),
         ("multi-user-10k", waits::user_10k),
+        ("multi-timed-user-1k", waits::timed_1k),
+        ("multi-timed-user-10k", waits::timed_10k),
         ("multi-receive-1k", waits::receive_1k),
         ("multi-receive-10k", waits::receive_10k),
         ("multi-call-1k", waits::call_1k),

@@ -42,6 +42,27 @@ process! {
     }
 }
 
+process! {
+    /// start -> a parallel multi-instance sub-process of `n` instances, each a user
+    /// task with an hour's timer boundary -> end: `n` timers armed at once, one
+    /// cancelled at each completion.
+    pub MANY_TIMED: Waits {
+        start begin;
+        #[multi_instance(count = |w| w.n)]
+        subprocess each {
+            start s;
+            user approve;
+            boundary late on approve: timer(Duration::from_secs(3600));
+            end approved;
+            end timed_out;
+            s -> approve -> approved;
+            late -> timed_out;
+        }
+        end done;
+        begin -> each -> done;
+    }
+}
+
 #[derive(Clone, Debug, Default, ProcessData)]
 pub struct Child {
     pub index: usize,
@@ -121,6 +142,8 @@ enum Kind {
     User,
     /// Receive tasks, each delivered one message (published one after the other).
     Receive,
+    /// User tasks each with a timer boundary (its timer cancelled at completion).
+    Timed,
 }
 
 /// `WAITS / n` instances of a parallel multi-instance activity of `n` waits each,
@@ -142,6 +165,13 @@ fn many(kind: Kind, n: usize) {
                 &MANY_RECEIVE,
                 "deliveries/s",
             ),
+            Kind::Timed => (
+                "timed-user",
+                "sub-process of {n}, each a user task with a timer boundary, completed one by one (each awaited)",
+                "approve",
+                &MANY_TIMED,
+                "completions/s",
+            ),
         };
     println!(
         "multi-{name}-{}k: {} instance(s) of a parallel multi-instance {}, multi_thread runtime, 2 workers",
@@ -159,7 +189,7 @@ fn many(kind: Kind, n: usize) {
                         let key = format!("B{i}");
                         for _ in 0..n {
                             match kind {
-                                Kind::User => {
+                                Kind::User | Kind::Timed => {
                                     h.complete(node, |w| w.done += 1).await.expect("open work")
                                 }
                                 Kind::Receive => {
@@ -208,6 +238,14 @@ fn calls(n: usize) {
         .await
     });
     report_rate("children/s", &runs, None);
+}
+
+pub fn timed_1k() {
+    many(Kind::Timed, 1_000);
+}
+
+pub fn timed_10k() {
+    many(Kind::Timed, 10_000);
 }
 
 pub fn call_1k() {
