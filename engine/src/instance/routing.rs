@@ -56,7 +56,7 @@ impl<D: ProcessData> Instance<D> {
         if self.tracks.is_empty() {
             // The process's scope completes: its event sub-processes go with it.
             self.disarm_all();
-            self.outcome = Some(Box::new(Outcome::Completed(D::clone(&self.data))));
+            self.outcome = Some(Box::new(Outcome::Completed(self.copy_data())));
         } else if self.tracks.active() == 0 && !self.event_armed() {
             // Nothing works, no token waits for an event, and no event sub-process or
             // boundary on a sub-process can still be triggered: the tokens at joins
@@ -112,7 +112,8 @@ impl<D: ProcessData> Instance<D> {
                 let scope = self.scope_of(track);
                 if scope == ROOT {
                     self.remove_track(track);
-                    self.stop_all(Outcome::Terminated(D::clone(&self.data)));
+                    let data = self.copy_data();
+                    self.stop_all(Outcome::Terminated(data));
                 } else {
                     // Inside a sub-process: only its scope ends (ARCHITECTURE.md, "Events").
                     self.terminate_scope(track, scope);

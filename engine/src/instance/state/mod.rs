@@ -120,6 +120,10 @@ pub(crate) struct Instance<D: ProcessData> {
     pub process: &'static Graph<D>,
     /// The committed process data; a task works on its own copy of a snapshot.
     pub data: Arc<D>,
+    /// A copy of the data no one holds any more (a task's that changed nothing, or
+    /// the data a commit replaced): the next task's copy is cloned into it, so a
+    /// task's run allocates no box for its copy (`Instance::copy_of`).
+    pub spare: Option<D>,
     pub tracks: Tracks<D>,
     pub joins: Joins,
     pub scopes: Scopes,
@@ -181,6 +185,7 @@ impl<D: ProcessData> Instance<D> {
             id,
             process,
             data: Arc::new(data),
+            spare: None,
             // Room for the first track and the first two steps (start, then a wait or
             // a task): what an instance parked at its first catch keeps. A history that
             // outgrows that makes room for two steps per node (8 to 64): fewer
@@ -214,6 +219,30 @@ impl<D: ProcessData> Instance<D> {
             durable: None,
             #[cfg(feature = "testing")]
             overrides: None,
+        }
+    }
+
+    /// A copy of `base` for a task to work on: cloned into the spare copy when there
+    /// is one (for erased data, into its box: no allocation).
+    #[inline]
+    pub fn copy_of(&mut self, base: &D) -> D {
+        match self.spare.take() {
+            Some(mut copy) => {
+                copy.clone_from(base);
+                copy
+            }
+            None => D::clone(base),
+        }
+    }
+
+    /// A copy of the committed data (an outcome's), into the spare copy if any.
+    pub fn copy_data(&mut self) -> D {
+        match self.spare.take() {
+            Some(mut copy) => {
+                copy.clone_from(&self.data);
+                copy
+            }
+            None => D::clone(&self.data),
         }
     }
 
