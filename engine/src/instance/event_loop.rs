@@ -113,7 +113,12 @@ pub(crate) fn spawn(
     // The first step here, on the caller (`Birth::inline_first_step`).
     let entry = match entry {
         entry if inline_first_step && !stop.is_cancelled() => {
+            // Recorded into the thread's scratch history, copied out once after.
+            let lent = instance.history.lend_scratch();
             span.in_scope(|| instance.start(entry));
+            if lent {
+                instance.history.return_scratch();
+            }
             if instance.outcome.is_some() && instance.workers.is_empty() {
                 // Ended in its first step with nothing left running: no loop.
                 span.in_scope(move || instance.close(intake, &finished_tx));
