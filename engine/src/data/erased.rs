@@ -31,6 +31,8 @@ pub struct Erased(Box<dyn Data>);
 /// What the loop does with the data, for one type `D`: the vtable behind [`Erased`].
 trait Data: Any + Send + Sync {
     fn clone_box(&self) -> Box<dyn Data>;
+    /// Clone `self` into `target` if it is of the same type, reusing its box.
+    fn clone_into_data(&self, target: &mut dyn Data) -> bool;
     fn diff(&self, other: &dyn Data) -> ChangedFields;
     fn merge(&mut self, base: &dyn Data, edited: Box<dyn Data>) -> ChangedFields;
     fn fields(&self) -> &'static [&'static str];
@@ -43,6 +45,16 @@ trait Data: Any + Send + Sync {
 impl<D: ProcessData> Data for D {
     fn clone_box(&self) -> Box<dyn Data> {
         Box::new(self.clone())
+    }
+
+    fn clone_into_data(&self, target: &mut dyn Data) -> bool {
+        match target.as_any_mut().downcast_mut::<D>() {
+            Some(target) => {
+                target.clone_from(self);
+                true
+            }
+            None => false,
+        }
     }
 
     fn diff(&self, other: &dyn Data) -> ChangedFields {
@@ -148,6 +160,15 @@ impl Erased {
         *slot.expect("the slot was filled").into_typed::<D>()
     }
 
+    /// A copy of the value as a `D`, as [`Erased::into_data`] takes it — cloned as
+    /// the `D` it is, with no box in between.
+    pub fn clone_data<D: Clone + 'static>(&self) -> D {
+        match (self as &dyn Any).downcast_ref::<D>() {
+            Some(same) => same.clone(),
+            None => self.typed::<D>().clone(),
+        }
+    }
+
     /// The value as a `D` to change, as [`Erased::into_data`] takes it.
     pub fn data_mut<D: 'static>(&mut self) -> &mut D {
         if std::any::TypeId::of::<D>() == std::any::TypeId::of::<Erased>() {
@@ -167,6 +188,14 @@ impl Erased {
 impl Clone for Erased {
     fn clone(&self) -> Self {
         Erased(self.0.clone_box())
+    }
+
+    /// A copy into the box `self` already has, when it holds the same type: what
+    /// the loop's recycled task copies cost (no allocation).
+    fn clone_from(&mut self, source: &Self) {
+        if !source.0.clone_into_data(&mut *self.0) {
+            *self = source.clone();
+        }
     }
 }
 

@@ -113,10 +113,15 @@ pub(crate) fn spawn(
     // The first step here, on the caller (`Birth::inline_first_step`).
     let entry = match entry {
         entry if inline_first_step && !stop.is_cancelled() => {
+            // Recorded into the thread's scratch history, copied out once after.
+            let lent = instance.history.lend_scratch();
             span.in_scope(|| instance.start(entry));
+            if lent {
+                instance.history.return_scratch();
+            }
             if instance.outcome.is_some() && instance.workers.is_empty() {
                 // Ended in its first step with nothing left running: no loop.
-                span.in_scope(|| instance.close(intake, &finished_tx));
+                span.in_scope(move || instance.close(intake, &finished_tx));
                 return handle;
             }
             None
@@ -233,7 +238,7 @@ impl<D: ProcessData> Instance<D> {
 
     /// The instance ended: hand back what is in transit and publish the outcome.
     pub(crate) fn close(
-        &mut self,
+        mut self,
         mut intake: super::intake::IntakeReceiver<Input<D>>,
         finished: &super::Publisher<D>,
     ) {
@@ -260,7 +265,8 @@ impl<D: ProcessData> Instance<D> {
             .take()
             .map_or(Outcome::Failed(InstanceError::Lost), |outcome| *outcome);
         debug!(outcome = outcome.kind(), "instance ended");
-        let data = D::clone(&self.data);
+        // The loop's last use of the data: moved out when nothing else holds it.
+        let data = Arc::try_unwrap(self.data).unwrap_or_else(|shared| D::clone(&shared));
         finished.publish(Finished {
             outcome,
             history: std::mem::take(&mut self.history),
@@ -300,7 +306,7 @@ impl<D: ProcessData> Instance<D> {
                 self.record(track, start, Happening::Started);
                 let id = self.process.nodes[start].id;
                 let base = Arc::clone(&self.data);
-                let mut edited = D::clone(&base);
+                let mut edited = self.copy_of(&base);
                 if let Some(apply) = self.apply_for(start, payload) {
                     match std::panic::catch_unwind(AssertUnwindSafe(|| apply(&mut edited))) {
                         Ok(Ok(())) => {}
@@ -320,7 +326,7 @@ impl<D: ProcessData> Instance<D> {
                         }
                     }
                 }
-                let changed = self.commit(&base, edited).names().collect();
+                let changed = self.commit(base, edited).names().collect();
                 // A receive task (an instantiating gate's arm) completes; an event catches.
                 let what = match self.process.nodes[start].kind {
                     NodeKind::Receive(_) => Happening::Completed { changed },

@@ -161,7 +161,7 @@ impl<D: Clone> InstanceHandle<D> {
     /// number of times, from any number of clones of the outcome.
     pub async fn outcome(&self) -> Outcome<D> {
         match self.wait_finished().await {
-            Some(f) => f.outcome.clone().map(Erased::into_data),
+            Some(f) => f.outcome.map_ref(Erased::clone_data),
             None => Outcome::Failed(InstanceError::Lost),
         }
     }
@@ -191,14 +191,11 @@ impl<D: Clone> InstanceHandle<D> {
     /// outcome). `None` only if the loop was lost.
     pub async fn data(&self) -> Option<D> {
         if let Some(f) = self.ended() {
-            return Some(f.data.clone().into_data());
+            return Some(f.data.clone_data());
         }
         match self.ask(Command::Data).await {
             Some(data) => Some(data.into_data()),
-            None => self
-                .wait_finished()
-                .await
-                .map(|f| f.data.clone().into_data()),
+            None => self.wait_finished().await.map(|f| f.data.clone_data()),
         }
     }
 

@@ -135,6 +135,21 @@ impl PartialEq for History {
 
 impl Eq for History {}
 
+/// Room a history makes when its first step comes ([`History::lazy`]).
+const FIRST_ROOM: usize = 2;
+
+/// Room a thread's scratch history is made with.
+const SCRATCH_ROOM: usize = 64;
+
+/// The most steps copied out of the scratch history; a longer history keeps it.
+const SCRATCH_COPY: usize = 64;
+
+thread_local! {
+    /// A thread's history buffer for an instance's first step taken by its caller
+    /// (`History::lend_scratch`): the steps are copied out once, exactly, after it.
+    static SCRATCH: std::cell::Cell<Vec<Step>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 impl History {
     /// An empty history with room for `steps` steps (a short instance's whole
     /// history, so it does not grow step by step).
@@ -143,6 +158,17 @@ impl History {
             steps: Vec::with_capacity(steps),
             off: false,
             first_growth: u32::try_from(first_growth).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// An empty history that makes room for two steps when the first comes (the
+    /// start, then a wait or a task: what an instance parked at its first catch
+    /// keeps), and for `first_growth` more when it outgrows them.
+    pub(crate) fn lazy(first_growth: usize) -> Self {
+        Self {
+            steps: Vec::new(),
+            off: false,
+            first_growth: u32::try_from(first_growth).unwrap_or(u32::MAX).max(1),
         }
     }
 
@@ -160,11 +186,60 @@ impl History {
             return;
         }
         if self.steps.len() == self.steps.capacity() && self.first_growth > 0 {
-            let room = (self.first_growth as usize).max(self.steps.len());
-            self.steps.reserve_exact(room);
-            self.first_growth = 0;
+            self.grow();
         }
         self.steps.push(Step { track, node, what });
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let room = match self.steps.capacity() {
+            0 => FIRST_ROOM,
+            _ => {
+                let room = (self.first_growth as usize).max(self.steps.len());
+                self.first_growth = 0;
+                room
+            }
+        };
+        self.steps.reserve_exact(room);
+    }
+
+    /// Record into this thread's scratch buffer until [`History::return_scratch`]:
+    /// for an instance's first step on its caller, so that the history the step
+    /// leaves is allocated once, at its length, not grown step by step. `false`
+    /// (nothing lent) when the history records nothing or has steps already.
+    pub(crate) fn lend_scratch(&mut self) -> bool {
+        if self.off || self.steps.capacity() > 0 {
+            return false;
+        }
+        self.steps = SCRATCH.try_with(std::cell::Cell::take).unwrap_or_default();
+        if self.steps.capacity() == 0 {
+            self.steps.reserve_exact(SCRATCH_ROOM);
+        }
+        true
+    }
+
+    /// Take the steps out of the scratch buffer: a short history is copied out at
+    /// its length and the buffer given back; a longer one keeps the buffer, cut to
+    /// its length (a copy would cost more than the next birth's new buffer).
+    pub(crate) fn return_scratch(&mut self) {
+        if self.steps.len() > SCRATCH_COPY {
+            self.steps.shrink_to_fit();
+            return;
+        }
+        let mut scratch = std::mem::take(&mut self.steps);
+        self.steps = Vec::with_capacity(scratch.len());
+        self.steps.append(&mut scratch);
+        // A nested birth on this thread (a handler that started an instance) may have
+        // given one back meanwhile: the larger stays.
+        let _ = SCRATCH.try_with(|cell| {
+            let other = cell.take();
+            cell.set(if other.capacity() > scratch.capacity() {
+                other
+            } else {
+                scratch
+            });
+        });
     }
 
     /// Every step, in the order the loop recorded it.

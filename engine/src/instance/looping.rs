@@ -359,7 +359,7 @@ impl<D: ProcessData> Instance<D> {
         };
         let id = self.process.nodes[at].id;
         let base = Arc::clone(&self.data);
-        let mut data = D::clone(&base);
+        let mut data = self.copy_of(&base);
         for (index, output) in ready {
             match self.user_code(id, || merge(&mut data, index, output)) {
                 Ok(Ok(())) => {}
@@ -367,7 +367,7 @@ impl<D: ProcessData> Instance<D> {
                 Err(error) => return self.fail(error),
             }
         }
-        let changed = self.commit(&base, data);
+        let changed = self.commit(base, data);
         if !changed.is_empty() {
             self.recheck_conditions(&changed);
         }
@@ -382,11 +382,11 @@ impl<D: ProcessData> Instance<D> {
         track: TrackId,
         node: NodeIdx,
         handler: TaskHandler<D>,
-        base: &Arc<D>,
+        copy: D,
     ) -> (TaskRun<D>, Option<u32>) {
         // No marked activity runs: the plain handler (the common case, one check).
         if self.loops.is_empty() {
-            return (handler(D::clone(base)), None);
+            return (handler(copy), None);
         }
         if let Some((scope, index)) = self.instance_at(track, node) {
             let run = self.process.loop_of(node).and_then(|l| l.multi()?.run);
@@ -407,9 +407,9 @@ impl<D: ProcessData> Instance<D> {
                     };
                 }
                 let items = m.items.clone();
-                return (run(D::clone(base), &items, index as usize, tx), Some(index));
+                return (run(copy, &items, index as usize, tx), Some(index));
             }
-            return (handler(D::clone(base)), Some(index));
+            return (handler(copy), Some(index));
         }
         let enclosing = self.enclosing_instance(track, None);
         if let Some(item_task) = self.process.item_task(node) {
@@ -430,13 +430,13 @@ impl<D: ProcessData> Instance<D> {
                     }
                     let items = m.items.clone();
                     return (
-                        (item_task.run)(D::clone(base), &items, index as usize, tx),
+                        (item_task.run)(copy, &items, index as usize, tx),
                         Some(index),
                     );
                 }
             }
         }
-        (handler(D::clone(base)), enclosing.map(|(_, i)| i))
+        (handler(copy), enclosing.map(|(_, i)| i))
     }
 
     /// For an instance of the multi-instance call activity `node` on `track`: the

@@ -30,14 +30,14 @@ pub enum Outcome<D> {
 }
 
 impl<D> Outcome<D> {
-    /// The same outcome with its data mapped (the loop's erased data to the
-    /// handle's type).
-    pub(crate) fn map<E>(self, f: impl FnOnce(D) -> E) -> Outcome<E> {
+    /// The same outcome with its data mapped from a reference (the error cloned):
+    /// the loop's erased data to the handle's type.
+    pub(crate) fn map_ref<E>(&self, f: impl FnOnce(&D) -> E) -> Outcome<E> {
         match self {
             Outcome::Completed(d) => Outcome::Completed(f(d)),
             Outcome::Terminated(d) => Outcome::Terminated(f(d)),
             Outcome::Cancelled(d) => Outcome::Cancelled(f(d)),
-            Outcome::Failed(e) => Outcome::Failed(e),
+            Outcome::Failed(e) => Outcome::Failed(e.clone()),
         }
     }
 

@@ -13,15 +13,53 @@ use super::state::{Instance, Move};
 use crate::data::ProcessData;
 use crate::graph::{Condition, FlowIdx, NodeIdx, NodeKind};
 
+/// A thread's scratch buffers of a step: the tokens to move, the flows a split
+/// takes. Taken for the step and given back after, so a step nested in another on
+/// the same thread (a handler that starts an instance) takes an empty one.
+mod scratch {
+    use std::cell::Cell;
+    use std::thread::LocalKey;
+
+    use crate::graph::FlowIdx;
+    use crate::instance::state::Move;
+
+    /// The most entries a buffer keeps room for between steps.
+    const KEEP: usize = 4096;
+
+    thread_local! {
+        pub(super) static MOVES: Cell<Vec<Move>> = const { Cell::new(Vec::new()) };
+        pub(super) static TAKEN: Cell<Vec<FlowIdx>> = const { Cell::new(Vec::new()) };
+    }
+
+    pub(super) fn take<T>(key: &'static LocalKey<Cell<Vec<T>>>) -> Vec<T> {
+        key.try_with(Cell::take).unwrap_or_default()
+    }
+
+    pub(super) fn give_back<T>(key: &'static LocalKey<Cell<Vec<T>>>, mut buffer: Vec<T>) {
+        buffer.clear();
+        if buffer.capacity() > KEEP {
+            return;
+        }
+        let _ = key.try_with(|cell| {
+            let other = cell.take();
+            cell.set(if other.capacity() > buffer.capacity() {
+                other
+            } else {
+                buffer
+            });
+        });
+    }
+}
+
 impl<D: ProcessData> Instance<D> {
     /// One step of the loop: `act` puts tokens on flows, then they are settled. The
-    /// move buffer is reused from step to step, so a step allocates nothing for it.
+    /// move buffer is the thread's, reused from step to step and from instance to
+    /// instance, so a step allocates nothing for it.
     pub(crate) fn step(&mut self, act: impl FnOnce(&mut Self, &mut Vec<Move>)) {
-        let mut moves = std::mem::take(&mut self.moves);
+        let mut moves = scratch::take(&scratch::MOVES);
         act(self, &mut moves);
         self.settle(&mut moves);
-        moves.clear();
-        self.moves = moves;
+        scratch::give_back(&scratch::MOVES, moves);
     }
 
     /// Move tokens until every one rests at an activity, a join or an end; then
@@ -56,7 +94,7 @@ impl<D: ProcessData> Instance<D> {
         if self.tracks.is_empty() {
             // The process's scope completes: its event sub-processes go with it.
             self.disarm_all();
-            self.outcome = Some(Box::new(Outcome::Completed(D::clone(&self.data))));
+            self.outcome = Some(Box::new(Outcome::Completed(self.copy_data())));
         } else if self.tracks.active() == 0 && !self.event_armed() {
             // Nothing works, no token waits for an event, and no event sub-process or
             // boundary on a sub-process can still be triggered: the tokens at joins
@@ -112,7 +150,8 @@ impl<D: ProcessData> Instance<D> {
                 let scope = self.scope_of(track);
                 if scope == ROOT {
                     self.remove_track(track);
-                    self.stop_all(Outcome::Terminated(D::clone(&self.data)));
+                    let data = self.copy_data();
+                    self.stop_all(Outcome::Terminated(data));
                 } else {
                     // Inside a sub-process: only its scope ends (ARCHITECTURE.md, "Events").
                     self.terminate_scope(track, scope);
@@ -212,13 +251,28 @@ impl<D: ProcessData> Instance<D> {
         if !self.loops.is_empty() {
             self.take_item_output(track, node);
         }
-        let mut taken = std::mem::take(&mut self.taken);
-        taken.clear();
+        // One flow out, taken whatever the data (no condition, or the default):
+        // what most nodes have, chosen with no buffer.
+        let n = &self.process.nodes[node];
+        if let [only] = n.outgoing[..] {
+            if n.default == Some(only) || self.process.flows[only].condition.is_none() {
+                return self.route(track, node, &[only], moves);
+            }
+        }
+        let mut taken = scratch::take(&scratch::TAKEN);
         // One allocation for a wide split, not a doubling per flow.
-        taken.reserve(self.process.nodes[node].outgoing.len());
+        taken.reserve(n.outgoing.len());
         if let Err(error) = self.select_outgoing(node, &mut taken) {
+            scratch::give_back(&scratch::TAKEN, taken);
             return self.fail(error);
         }
+        self.route(track, node, &taken, moves);
+        scratch::give_back(&scratch::TAKEN, taken);
+    }
+
+    /// Put the token on `taken`, the flows `node`'s split chose: the track continues
+    /// on the first, a new track is forked for each other.
+    fn route(&mut self, track: TrackId, node: NodeIdx, taken: &[FlowIdx], moves: &mut Vec<Move>) {
         moves.reserve(taken.len());
         let n = &self.process.nodes[node];
         if matches!(
@@ -262,7 +316,6 @@ impl<D: ProcessData> Instance<D> {
                 self.remove_track(track);
             }
         }
-        self.taken = taken;
     }
 
     /// The flows a node's split takes (ARCHITECTURE.md, "Joins"): exclusive takes the

@@ -69,7 +69,8 @@ impl<D: ProcessData> Instance<D> {
                 .unwrap_or_else(|| Arc::clone(&self.data)),
         };
         // With its item for a multi-instance task (looping.rs).
-        let (run, iteration) = self.task_run_for(track, node, handler, &base);
+        let copy = self.copy_of(&base);
+        let (run, iteration) = self.task_run_for(track, node, handler, copy);
         #[cfg(feature = "testing")]
         let mut run = match self.overrides.as_ref().and_then(|table| table.get(node)) {
             Some(replacement) => replacement(D::clone(&base)),
@@ -187,7 +188,7 @@ impl<D: ProcessData> Instance<D> {
         };
         match result {
             Ok(()) => {
-                let changed = self.commit(&base, edited);
+                let changed = self.commit(base, edited);
                 debug!(track = %track, node = id, ?changed, "task completed");
                 let names = changed.names().collect();
                 let what = match self.process.nodes[node].kind {
@@ -230,16 +231,24 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// Commit a task's copy: a three-way merge when others committed since the task
-    /// took its snapshot, a plain diff otherwise (the common, clone-free case).
-    pub(crate) fn commit(&mut self, base: &Arc<D>, edited: D) -> crate::ChangedFields {
-        if Arc::ptr_eq(base, &self.data) {
+    /// took its snapshot, a plain diff otherwise (the common, clone-free case). The
+    /// copy left over — the task's own when it changed nothing, else the data it
+    /// replaced, when no snapshot holds that — is kept for the next task's copy.
+    pub(crate) fn commit(&mut self, base: Arc<D>, edited: D) -> crate::ChangedFields {
+        if Arc::ptr_eq(&base, &self.data) {
             let changed = self.data.diff(&edited);
-            if !changed.is_empty() {
-                self.data = Arc::new(edited);
+            drop(base);
+            if changed.is_empty() {
+                self.spare = Some(edited);
+            } else {
+                match Arc::get_mut(&mut self.data) {
+                    Some(data) => self.spare = Some(std::mem::replace(data, edited)),
+                    None => self.data = Arc::new(edited),
+                }
             }
             changed
         } else {
-            Arc::make_mut(&mut self.data).merge(base, edited)
+            Arc::make_mut(&mut self.data).merge(&base, edited)
         }
     }
 

@@ -106,6 +106,43 @@ impl Calls {
     }
 }
 
+/// The tracks' tasks, in a `JoinSet` made when the first track needs a task: an
+/// instance whose work is all ready (one that ends in `Engine::start`) makes none.
+#[derive(Default)]
+pub(crate) struct Workers(Option<JoinSet<()>>);
+
+impl Workers {
+    /// Spawn a track's task on the current runtime.
+    pub fn spawn(
+        &mut self,
+        task: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> tokio::task::AbortHandle {
+        self.0.get_or_insert_with(JoinSet::new).spawn(task)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.as_ref().is_none_or(JoinSet::is_empty)
+    }
+
+    /// Reap a task that ended, if any.
+    pub fn try_join_next(&mut self) -> Option<()> {
+        self.0.as_mut()?.try_join_next().map(|_| ())
+    }
+
+    pub fn abort_all(&mut self) {
+        if let Some(set) = &mut self.0 {
+            set.abort_all();
+        }
+    }
+
+    /// Abort every task and wait until they all stopped.
+    pub async fn shutdown(&mut self) {
+        if let Some(set) = &mut self.0 {
+            set.shutdown().await;
+        }
+    }
+}
+
 /// A token to move: on the track, across the flow.
 pub(crate) type Move = (TrackId, FlowIdx);
 
@@ -120,6 +157,10 @@ pub(crate) struct Instance<D: ProcessData> {
     pub process: &'static Graph<D>,
     /// The committed process data; a task works on its own copy of a snapshot.
     pub data: Arc<D>,
+    /// A copy of the data no one holds any more (a task's that changed nothing, or
+    /// the data a commit replaced): the next task's copy is cloned into it, so a
+    /// task's run allocates no box for its copy (`Instance::copy_of`).
+    pub spare: Option<D>,
     pub tracks: Tracks<D>,
     pub joins: Joins,
     pub scopes: Scopes,
@@ -142,14 +183,11 @@ pub(crate) struct Instance<D: ProcessData> {
     /// The loop's own intake; cloned for every track task and handle.
     pub intake_tx: Intake<Input<D>>,
     /// The tracks' tasks; dropping or shutting it down stops them all.
-    pub workers: JoinSet<()>,
+    pub workers: Workers,
     /// The engine's event hub, and this instance's mailbox there (made on first need).
     pub hub: Arc<Hub>,
     pub mailbox: Option<Arc<dyn Mailbox>>,
 
-    /// Scratch buffers of a step, kept to avoid an allocation per step.
-    pub moves: Vec<Move>,
-    pub taken: Vec<FlowIdx>,
     /// Task runs the loop may still start inline while handling the current input.
     pub inline_budget: u32,
     /// The engine the instance runs in, for call activities' children; `None` only
@@ -181,11 +219,15 @@ impl<D: ProcessData> Instance<D> {
             id,
             process,
             data: Arc::new(data),
-            // Room for the first track and the first two steps (start, then a wait or
-            // a task): what an instance parked at its first catch keeps. A history that
-            // outgrows that makes room for two steps per node (8 to 64): fewer
-            // regrowths for a short run, little idle room for an instance that waits
-            // deeper in (README, "Performance": the history's first growth).
+            spare: None,
+            // Room for the first track; the history makes room for the first two
+            // steps (start, then a wait or a task) at its first: what an instance
+            // parked at its first catch keeps. A history that outgrows that makes room
+            // for two steps per node (8 to 64): fewer regrowths for a short run, little
+            // idle room for an instance that waits deeper in (README, "Performance":
+            // the history's first growth). A first step taken by `Engine::start`
+            // records into the thread's scratch history and keeps its steps exactly
+            // (`History::lend_scratch`).
             tracks: Tracks::with_capacity(1),
             joins: Joins::default(),
             scopes: Scopes::default(),
@@ -195,17 +237,15 @@ impl<D: ProcessData> Instance<D> {
             conditions: Conditions::default(),
             compensation: Compensation::default(),
             history: if history {
-                History::with_capacity(2, (2 * process.nodes.len()).clamp(8, 64))
+                History::lazy((2 * process.nodes.len()).clamp(8, 64))
             } else {
                 History::off()
             },
             outcome: None,
             intake_tx,
-            workers: JoinSet::new(),
+            workers: Workers::default(),
             hub,
             mailbox: None,
-            moves: Vec::new(),
-            taken: Vec::new(),
             inline_budget: INLINE_BUDGET,
             engine: None,
             parent: None,
@@ -214,6 +254,30 @@ impl<D: ProcessData> Instance<D> {
             durable: None,
             #[cfg(feature = "testing")]
             overrides: None,
+        }
+    }
+
+    /// A copy of `base` for a task to work on: cloned into the spare copy when there
+    /// is one (for erased data, into its box: no allocation).
+    #[inline]
+    pub fn copy_of(&mut self, base: &D) -> D {
+        match self.spare.take() {
+            Some(mut copy) => {
+                copy.clone_from(base);
+                copy
+            }
+            None => D::clone(base),
+        }
+    }
+
+    /// A copy of the committed data (an outcome's), into the spare copy if any.
+    pub fn copy_data(&mut self) -> D {
+        match self.spare.take() {
+            Some(mut copy) => {
+                copy.clone_from(&self.data);
+                copy
+            }
+            None => D::clone(&self.data),
         }
     }
 
