@@ -106,6 +106,25 @@ impl ChangedFields {
         self.first == 0 && self.rest.iter().all(|w| *w == 0)
     }
 
+    /// The changed fields' names in declaration order, collected: by the set bits
+    /// (a step's history records them), with no allocation when nothing changed.
+    pub fn to_names(&self) -> Vec<&'static str> {
+        if self.is_empty() {
+            return Vec::new();
+        }
+        let count = self.first.count_ones() + self.rest.iter().map(|w| w.count_ones()).sum::<u32>();
+        let mut names = Vec::with_capacity(count as usize);
+        for (w, &word) in std::iter::once(&self.first).chain(&self.rest).enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let index = w * 64 + bits.trailing_zeros() as usize;
+                names.extend(self.fields.get(index));
+                bits &= bits - 1;
+            }
+        }
+        names
+    }
+
     /// The changed fields' names, in declaration order.
     pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.fields
@@ -245,5 +264,8 @@ mod tests {
         let mut only_late = ChangedFields::new(fields);
         only_late.insert(100);
         assert!(!only_late.is_empty() && !only_late.contains_index(36));
+        assert_eq!(changed.to_names(), changed.names().collect::<Vec<_>>());
+        assert_eq!(only_late.to_names(), ["f100"]);
+        assert!(ChangedFields::new(fields).to_names().is_empty());
     }
 }

@@ -326,7 +326,7 @@ impl<D: ProcessData> Instance<D> {
                         }
                     }
                 }
-                let changed = self.commit(base, edited).names().collect();
+                let changed = self.commit(base, edited).to_names();
                 // A receive task (an instantiating gate's arm) completes; an event catches.
                 let what = match self.process.nodes[start].kind {
                     NodeKind::Receive(_) => Happening::Completed { changed },

@@ -190,7 +190,7 @@ impl<D: ProcessData> Instance<D> {
             Ok(()) => {
                 let changed = self.commit(base, edited);
                 debug!(track = %track, node = id, ?changed, "task completed");
-                let names = changed.names().collect();
+                let names = changed.to_names();
                 let what = match self.process.nodes[node].kind {
                     NodeKind::Catch(_)
                     | NodeKind::Boundary { .. }
