@@ -239,7 +239,7 @@ fn awaited(
         let outcome = match child.wait_finished().await {
             Some(finished) => {
                 if let Some(notify) = unadopted {
-                    for code in &finished.unsent {
+                    for code in finished.unsent.iter().flat_map(|codes| codes.iter()) {
                         notify(ChildNote::Escalated(code.clone()));
                     }
                 }

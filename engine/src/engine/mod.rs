@@ -246,7 +246,7 @@ impl Engine {
                 outcome: Outcome::Failed(InstanceError::NoRuntime),
                 history: History::default(),
                 data,
-                unsent: Vec::new(),
+                unsent: None,
             };
             return ended_at_birth(self.inner.next_id(), finished);
         };
@@ -267,7 +267,7 @@ impl Engine {
                     outcome: Outcome::Cancelled(data.clone()),
                     history,
                     data,
-                    unsent: Vec::new(),
+                    unsent: None,
                 };
                 ended_at_birth(self.inner.next_id(), finished)
             }

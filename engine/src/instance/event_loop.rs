@@ -275,7 +275,8 @@ impl<D: ProcessData> Instance<D> {
                 .parent
                 .as_mut()
                 .and_then(|link| link.unsent.take())
-                .unwrap_or_default(),
+                .filter(|codes| !codes.is_empty())
+                .map(Box::new),
         });
     }
 

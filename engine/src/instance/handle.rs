@@ -355,11 +355,11 @@ impl<D: Clone> InstanceHandle<D> {
         let _ = self.commands.send(Input::Handle(Box::new(Command::Cancel)));
     }
 
-    fn ended(&self) -> Option<Arc<Finished<Erased>>> {
+    fn ended(&self) -> Option<&Finished<Erased>> {
         self.ending.get().and_then(End::finished)
     }
 
-    pub(crate) async fn wait_finished(&self) -> Option<Arc<Finished<Erased>>> {
+    pub(crate) async fn wait_finished(&self) -> Option<&Finished<Erased>> {
         self.ending.wait().await.finished()
     }
 }

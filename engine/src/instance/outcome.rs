@@ -215,8 +215,9 @@ pub(crate) struct Finished<D> {
     pub history: History,
     pub data: D,
     /// A resumed child that ended before its parent's resumed call adopted it: the
-    /// escalations it raised meanwhile, for the call to raise now (empty otherwise).
-    pub unsent: Vec<String>,
+    /// escalations it raised meanwhile, for the call to raise now (`None` otherwise;
+    /// boxed, as the end is kept inline in every instance's `Ending`).
+    pub unsent: Option<Box<Vec<String>>>,
 }
 
 /// The message of a panic payload (a handler's, a condition's, a key's): what an
