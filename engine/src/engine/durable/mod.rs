@@ -352,20 +352,31 @@ impl DurableEngine {
             .inner
             .admit()
             .ok_or(DurableError::ShuttingDown)?;
-        let mut durable = Durable::new(self.inner.writer.clone(), codec, id, 1, None);
+        let durable = Durable::new(self.inner.writer.clone(), codec, id, 1, None);
+        let born = (data, Entry::NoneStart);
+        Ok(self.spawn_stored(admitted, &runtime, process, born, durable, None))
+    }
+
+    /// Spawn a stored instance's loop under this engine's checkpoint settings (and,
+    /// on a node of several, watch its lease): a start's and a resume's last step.
+    fn spawn_stored(
+        &self,
+        admitted: tokio_util::task::task_tracker::TaskTrackerToken,
+        runtime: &tokio::runtime::Handle,
+        process: &'static Graph<Erased>,
+        born: (Erased, Entry),
+        mut durable: Durable<Erased>,
+        parent: Option<crate::call::ParentLink>,
+    ) -> InstanceHandle<Erased> {
         durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
         durable.every_task = self.every_task();
-        let handle = self.engine.inner.spawn_durable(
-            admitted,
-            &runtime,
-            process,
-            (data, Entry::NoneStart),
-            durable,
-            None,
-        );
+        let handle = self
+            .engine
+            .inner
+            .spawn_durable(admitted, runtime, process, born, durable, parent);
         #[cfg(feature = "postgres")]
         self.runs_here(&handle);
-        Ok(handle)
+        handle
     }
 
     /// What the store holds of an instance: its status and, once it ended, its

@@ -3,7 +3,6 @@
 //! checkpoint, its call children adopted again and its correlation key given back
 //! to its deployment (README, "Durable instances").
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::{DurableEngine, DurableError, ResumeReport, Resumed, SkipReason, Skipped};
@@ -175,26 +174,14 @@ impl DurableEngine {
             .inner
             .admit()
             .ok_or_else(|| SkipReason::Unreadable("the engine is shutting down".to_string()))?;
-        let mut durable = Durable::new(
+        let durable = Durable::new(
             self.inner.writer.clone(),
             codec,
             record.id,
             record.seq,
             record.key,
         );
-        durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
-        durable.every_task = self.every_task();
-        let handle = self.engine.inner.spawn_durable(
-            admitted,
-            &runtime,
-            process,
-            (data, entry),
-            durable,
-            parent,
-        );
-        #[cfg(feature = "postgres")]
-        self.runs_here(&handle);
-        Ok(handle)
+        Ok(self.spawn_stored(admitted, &runtime, process, (data, entry), durable, parent))
     }
 }
 
