@@ -134,10 +134,13 @@ pub enum Published {
     /// Handed to a waiting instance, which takes it. Of an event-based gateway's
     /// arms only one is ever served (so too of a receive task's message and its
     /// interrupting boundaries): a message for an arm whose gateway another arm
-    /// already won is not `Delivered` but buffered for another waiter. (The one
-    /// window left: a wait withdrawn by something outside its own choice — a task's
-    /// completion racing its message boundary, its scope or instance ending — while
-    /// the message is on its way; the message then goes back to the broker,
+    /// already won is not `Delivered` but buffered for another waiter; one for an
+    /// interrupting boundary of a task or user task is `Delivered` only if it
+    /// interrupts the activity (a completion that came first closed the boundary).
+    /// (The one window left: a wait withdrawn by what is in no choice — a
+    /// sub-process's or call's completion racing its message boundary, a
+    /// non-interrupting boundary's activity ending, its scope or instance ending —
+    /// while the message is on its way; the message then goes back to the broker,
     /// uncounted.)
     Delivered,
     /// No instance waits for it yet: buffered until one subscribes or it expires.

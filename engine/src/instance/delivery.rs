@@ -165,7 +165,7 @@ impl<D: ProcessData> Instance<D> {
         };
         if interrupting {
             if let Some(choice) = self.armed.entry(g).choice {
-                // A receive task's deferred choice (its message or this boundary):
+                // A deferred choice (a receive task's message, a task's or user task's completion, or this boundary):
                 // a loop-side trigger wins only by closing it; if the hub served a
                 // member first, that delivery is on its way and wins.
                 if !matches!(self.armed.entry(g).waits[w].source, EventSource::Hub(_))
@@ -173,7 +173,7 @@ impl<D: ProcessData> Instance<D> {
                 {
                     debug!(
                         node = self.process.nodes[boundary].id,
-                        "a served message wins the receive task"
+                        "a served message wins the activity"
                     );
                     return;
                 }

@@ -103,9 +103,46 @@ impl<D: ProcessData> Instance<D> {
                     .holds(Holder::Track(track))
                     .and_then(|entry| entry.choice)
             }
+            // A task's or user task's completion is a loop-side trigger racing its
+            // interrupting message and signal boundaries: it wins only by closing
+            // their choice (`completion_wins`).
+            Holder::Guard(_) if self.served_interrupt(at) => Some(self.hub.open_choice()),
             _ => None,
         };
         self.armed.push(holder, at, waits, choice);
+    }
+
+    /// Whether `at` is a task or user task with an interrupting boundary event the
+    /// hub serves (a message or a signal), which its completion races.
+    fn served_interrupt(&self, at: NodeIdx) -> bool {
+        let node = &self.process.nodes[at];
+        matches!(node.kind, NodeKind::Task(_) | NodeKind::User)
+            && node.boundaries.iter().any(|&b| {
+                matches!(
+                    self.process.nodes[b].kind,
+                    NodeKind::Boundary {
+                        interrupting: true,
+                        trigger: Trigger::Message { .. } | Trigger::Signal { .. },
+                        ..
+                    }
+                )
+            })
+    }
+
+    /// Whether the activity of `track` may complete now: it may unless the hub has
+    /// served one of its interrupting boundaries a message or signal that is on its
+    /// way — then that delivery wins (it interrupts the activity when it comes) and
+    /// the completion is void, as if it had come after. Closing the boundaries'
+    /// choice here is what makes the publisher's `Delivered` true.
+    pub(crate) fn completion_wins(&mut self, track: TrackId) -> bool {
+        match self
+            .armed
+            .holds(Holder::Guard(track))
+            .and_then(|g| g.choice)
+        {
+            Some(choice) => self.hub.close_choice(choice),
+            None => true,
+        }
     }
 
     /// Whether `at` is a receive task with an interrupting boundary event that

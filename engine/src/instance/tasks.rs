@@ -168,6 +168,15 @@ impl<D: ProcessData> Instance<D> {
             }
             Some(_) => {}
         }
+        if !self.completion_wins(track) {
+            // An interrupting boundary's message or signal was served before this
+            // report: it is on its way and interrupts the task (whose result, error
+            // or failure is void) when it comes.
+            debug!(track = %track, node = self.process.nodes[node].id, "a served boundary wins the task");
+            drop(base);
+            self.spare = Some(edited);
+            return;
+        }
         self.tracks.set_state(track, TrackState::Moving);
         let id = self.process.nodes[node].id;
         // The activity ended: its boundary events go with it.

@@ -37,14 +37,27 @@ impl<D: ProcessData> Instance<D> {
         self.armed.find_work(at)
     }
 
+    /// The earliest open work at `node` that its caller may end now: not one whose
+    /// interrupting boundary the hub has served a message or signal meanwhile —
+    /// that delivery is on its way and interrupts the user task when it comes.
+    fn open_at(&mut self, node: &str) -> Result<(usize, TrackId), WorkError> {
+        let (p, track) = self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
+            node: node.to_string(),
+        })?;
+        match self.completion_wins(track) {
+            true => Ok((p, track)),
+            false => Err(WorkError::Interrupted {
+                node: node.to_string(),
+            }),
+        }
+    }
+
     pub(crate) fn complete_work(
         &mut self,
         node: &str,
         update: WorkUpdate<D>,
     ) -> Result<(), WorkError> {
-        let (p, track) = self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
-            node: node.to_string(),
-        })?;
+        let (p, track) = self.open_at(node)?;
         let parked = self.armed.remove(p);
         let apply: Apply<D> = Box::new(move |data: &mut D| {
             update(data);
@@ -57,9 +70,15 @@ impl<D: ProcessData> Instance<D> {
     /// The user task `node` raises an error or an escalation: its
     /// own boundary catches it first, then the scopes around it.
     pub(crate) fn raise_from_work(&mut self, node: &str, raised: Raised) -> Result<(), WorkError> {
-        let (p, track) = self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
-            node: node.to_string(),
-        })?;
+        let (p, track) = match raised {
+            // An escalation leaves the user task open: no race with its boundaries.
+            Raised::Escalation { .. } => {
+                self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
+                    node: node.to_string(),
+                })?
+            }
+            Raised::Error { .. } => self.open_at(node)?,
+        };
         let at = self.armed.entry(p).at;
         match raised {
             Raised::Error { code, message } => {
@@ -79,9 +98,7 @@ impl<D: ProcessData> Instance<D> {
     }
 
     pub(crate) fn fail_work(&mut self, node: &str, message: String) -> Result<(), WorkError> {
-        let (p, track) = self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
-            node: node.to_string(),
-        })?;
+        let (p, track) = self.open_at(node)?;
         let parked = self.armed.remove(p);
         let id = self.process.nodes[parked.at].id;
         warn!(track = %track, node = id, %message, "user task failed");

@@ -28,6 +28,13 @@ pub enum WorkError {
         /// The name asked for.
         node: String,
     },
+    /// An interrupting boundary event of the user task (a message or a signal)
+    /// came first: the user task is being interrupted, and this did not take effect.
+    #[error("the user task `{node}` was interrupted by a boundary event first: this did not take effect")]
+    Interrupted {
+        /// The user task.
+        node: String,
+    },
     /// The instance has ended.
     #[error("the instance has ended")]
     InstanceEnded,
