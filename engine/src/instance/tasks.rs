@@ -168,7 +168,7 @@ impl<D: ProcessData> Instance<D> {
             }
             Some(_) => {}
         }
-        if !self.completion_wins(track) {
+        if !self.process.nodes[node].boundaries.is_empty() && !self.completion_wins(track) {
             // An interrupting boundary's message or signal was served before this
             // report: it is on its way and interrupts the task (whose result, error
             // or failure is void) when it comes.
