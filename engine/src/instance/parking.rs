@@ -134,6 +134,7 @@ impl<D: ProcessData> Instance<D> {
     /// way — then that delivery wins (it interrupts the activity when it comes) and
     /// the completion is void, as if it had come after. Closing the boundaries'
     /// choice here is what makes the publisher's `Delivered` true.
+    #[inline(never)]
     pub(crate) fn completion_wins(&mut self, track: TrackId) -> bool {
         match self
             .armed

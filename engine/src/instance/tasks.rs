@@ -168,17 +168,13 @@ impl<D: ProcessData> Instance<D> {
             }
             Some(_) => {}
         }
-        if !self.process.nodes[node].boundaries.is_empty() && !self.completion_wins(track) {
-            // An interrupting boundary's message or signal was served before this
-            // report: it is on its way and interrupts the task (whose result, error
-            // or failure is void) when it comes.
-            debug!(track = %track, node = self.process.nodes[node].id, "a served boundary wins the task");
-            drop(base);
-            self.spare = Some(edited);
-            return;
+        let process = self.process;
+        let at = &process.nodes[node];
+        if !at.boundaries.is_empty() && !self.completion_wins(track) {
+            return self.void_completion(track, node, edited);
         }
         self.tracks.set_state(track, TrackState::Moving);
-        let id = self.process.nodes[node].id;
+        let id = at.id;
         // The activity ended: its boundary events go with it.
         self.unguard(track);
         let result = match result {
@@ -200,7 +196,7 @@ impl<D: ProcessData> Instance<D> {
                 let changed = self.commit(base, edited);
                 debug!(track = %track, node = id, ?changed, "task completed");
                 let names = changed.to_names();
-                let what = match self.process.nodes[node].kind {
+                let what = match at.kind {
                     NodeKind::Catch(_)
                     | NodeKind::Boundary { .. }
                     | NodeKind::CancelBoundary { .. }
@@ -237,6 +233,16 @@ impl<D: ProcessData> Instance<D> {
                 self.fail(InstanceError::TaskFailed { node: id, message });
             }
         }
+    }
+
+    /// An interrupting boundary's message or signal was served before the task's
+    /// report: it is on its way and interrupts the task when it comes, so the
+    /// result — its writes, error or failure — is void.
+    #[cold]
+    #[inline(never)]
+    fn void_completion(&mut self, track: TrackId, node: NodeIdx, edited: D) {
+        debug!(track = %track, node = self.process.nodes[node].id, "a served boundary wins the task");
+        self.spare = Some(edited);
     }
 
     /// Commit a task's copy: a three-way merge when others committed since the task
