@@ -20,9 +20,10 @@
 //!   task and on a user task; they live exactly as long as the activity (afterwards a
 //!   signal reaches no catcher and a message is buffered); a non-interrupting message
 //!   boundary racing the activity's end loses no message;
-//! - a task's or user task's completion racing its interrupting message boundary:
-//!   the publisher is told `Delivered` only if the boundary fired, the user task's
-//!   caller `Interrupted` then;
+//! - an activity's completion (a task, a user task, a sub-process, a call activity, a
+//!   multi-instance task) racing its interrupting message boundary: the publisher is
+//!   told `Delivered` only if the boundary fired, the user task's caller
+//!   `Interrupted` then;
 //! - a message boundary correlates on the current data (a stale key's message is
 //!   dropped and counted, the boundary subscribes again under the new key);
 //! - a retry loop: an error boundary links back to its task, armed anew each time;

@@ -135,13 +135,11 @@ pub enum Published {
     /// arms only one is ever served (so too of a receive task's message and its
     /// interrupting boundaries): a message for an arm whose gateway another arm
     /// already won is not `Delivered` but buffered for another waiter; one for an
-    /// interrupting boundary of a task or user task is `Delivered` only if it
-    /// interrupts the activity (a completion that came first closed the boundary).
-    /// (The one window left: a wait withdrawn by what is in no choice — a
-    /// sub-process's or call's completion racing its message boundary, a
-    /// non-interrupting boundary's activity ending, its scope or instance ending —
-    /// while the message is on its way; the message then goes back to the broker,
-    /// uncounted.)
+    /// interrupting boundary of an activity is `Delivered` only if it interrupts the
+    /// activity (a completion that came first closed the boundary). (The one window
+    /// left: a wait withdrawn by what is in no choice — a non-interrupting
+    /// boundary's activity ending, its scope or instance ending — while the message
+    /// is on its way; the message then goes back to the broker, uncounted.)
     Delivered,
     /// No instance waits for it yet: buffered until one subscribes or it expires.
     Buffered,

@@ -98,35 +98,36 @@ impl<D: ProcessData> Instance<D> {
             Holder::Track(_) if waits > 1 || self.interrupted_receive(at) => {
                 Some(self.hub.open_choice())
             }
+            // An activity's completion is a loop-side trigger racing its interrupting
+            // message and signal boundaries: it wins only by closing their choice
+            // (`completion_wins`). A receive task's guard joins its wait's choice.
             Holder::Guard(track) if matches!(self.process.nodes[at].kind, NodeKind::Receive(_)) => {
-                self.armed
-                    .holds(Holder::Track(track))
-                    .and_then(|entry| entry.choice)
+                match self.armed.holds(Holder::Track(track)) {
+                    Some(wait) => wait.choice,
+                    // A multi-instance receive task's activation: no wait of its own.
+                    None if self.served_interrupt(at) => Some(self.hub.open_choice()),
+                    None => None,
+                }
             }
-            // A task's or user task's completion is a loop-side trigger racing its
-            // interrupting message and signal boundaries: it wins only by closing
-            // their choice (`completion_wins`).
             Holder::Guard(_) if self.served_interrupt(at) => Some(self.hub.open_choice()),
             _ => None,
         };
         self.armed.push(holder, at, waits, choice);
     }
 
-    /// Whether `at` is a task or user task with an interrupting boundary event the
-    /// hub serves (a message or a signal), which its completion races.
+    /// Whether the activity `at` has an interrupting boundary event the hub serves
+    /// (a message or a signal), which its completion races.
     fn served_interrupt(&self, at: NodeIdx) -> bool {
-        let node = &self.process.nodes[at];
-        matches!(node.kind, NodeKind::Task(_) | NodeKind::User)
-            && node.boundaries.iter().any(|&b| {
-                matches!(
-                    self.process.nodes[b].kind,
-                    NodeKind::Boundary {
-                        interrupting: true,
-                        trigger: Trigger::Message { .. } | Trigger::Signal { .. },
-                        ..
-                    }
-                )
-            })
+        self.process.nodes[at].boundaries.iter().any(|&b| {
+            matches!(
+                self.process.nodes[b].kind,
+                NodeKind::Boundary {
+                    interrupting: true,
+                    trigger: Trigger::Message { .. } | Trigger::Signal { .. },
+                    ..
+                }
+            )
+        })
     }
 
     /// Whether the activity of `track` may complete now: it may unless the hub has

@@ -13,6 +13,7 @@
 //! trigger comes.
 
 use std::collections::{BinaryHeap, HashSet};
+use tracing::debug;
 
 use super::history::Happening;
 use super::park::Apply;
@@ -158,6 +159,21 @@ impl<D: ProcessData> Instance<D> {
             let (node, owner, parent) = (slot.node, slot.owner, slot.parent);
             if self.tracks.any_in(id) || self.scopes.has_children(id) {
                 continue;
+            }
+            if let (Some(node), Some(owner)) = (node, owner) {
+                // A sub-process (or an activation) whose interrupting boundary the
+                // hub served first stays open, empty: the delivery on its way
+                // interrupts it (`completion_wins`).
+                if !self.process.nodes[node].boundaries.is_empty()
+                    && self.tracks.get(owner).is_some()
+                    && !self.completion_wins(owner)
+                {
+                    debug!(
+                        node = self.process.nodes[node].id,
+                        "a served boundary wins the sub-process"
+                    );
+                    continue;
+                }
             }
             // What completed inside can be compensated after the scope is gone.
             let inner = self.compensation.take_log(id);
