@@ -272,3 +272,56 @@ multi_thread!(500 =>
     a_call_activity_and_its_message_boundary_race,
     a_multi_instance_task_and_its_message_boundary_race,
 );
+
+process! {
+    /// A task that finishes when told, with a non-interrupting nudge message.
+    NUDGED_TASK: Job {
+        start    s;
+        task     charge = settle;
+        boundary nudge on charge: non_interrupting message("nudge", key = |j| j.id.clone(), apply = |j, r: &String| j.reason = r.clone());
+        end      charged;
+        end      nudged;
+        s -> charge -> charged;
+        nudge -> nudged;
+    }
+}
+
+/// A non-interrupting boundary is in no choice: a nudge served while the task works
+/// fires the boundary, even if its message comes after the task completed — the
+/// publisher was told `Delivered`; one published after the completion is `Buffered`.
+async fn a_task_and_its_non_interrupting_message_boundary_race(i: usize) {
+    let engine = Engine::new();
+    let id = format!("n{i}");
+    let handle = engine.start(&NUDGED_TASK, job(&id));
+    let (publisher, key) = (engine.clone(), id.clone());
+    let published = tokio::task::spawn_blocking(move || {
+        gate(&key).add_permits(1);
+        for _ in 0..random() % 100_000 {
+            std::hint::spin_loop();
+        }
+        publisher.publish_message("nudge", key, "hurry".to_string())
+    })
+    .await
+    .expect("the publisher");
+    let (outcome, history) = finish_strict(&handle).await;
+    let data = completed(outcome, &history);
+    let stats = engine.broker_stats();
+    let said = format!("run {i}: published {published:?}, {stats:?}\n{history}");
+    assert_eq!(count(&history, "charged", &Happening::Ended), 1, "{said}");
+    assert!(data.worked, "{said}");
+    match published {
+        Published::Delivered => {
+            assert_eq!(count(&history, "nudged", &Happening::Ended), 1, "{said}");
+            assert_eq!(data.reason, "hurry", "{said}");
+            assert_eq!((stats.delivered, stats.buffered), (1, 0), "{said}");
+        }
+        Published::Buffered => {
+            assert_eq!(count(&history, "nudged", &Happening::Ended), 0, "{said}");
+            assert_eq!(data.reason, "", "{said}");
+            assert_eq!((stats.delivered, stats.buffered), (0, 1), "{said}");
+        }
+        other => panic!("{other:?}: {said}"),
+    }
+}
+
+multi_thread!(500 => a_task_and_its_non_interrupting_message_boundary_race);

@@ -136,10 +136,12 @@ pub enum Published {
     /// interrupting boundaries): a message for an arm whose gateway another arm
     /// already won is not `Delivered` but buffered for another waiter; one for an
     /// interrupting boundary of an activity is `Delivered` only if it interrupts the
-    /// activity (a completion that came first closed the boundary). (The one window
-    /// left: a wait withdrawn by what is in no choice — a non-interrupting
-    /// boundary's activity ending, its scope or instance ending — while the message
-    /// is on its way; the message then goes back to the broker, uncounted.)
+    /// activity (a completion that came first closed the boundary); one for a
+    /// non-interrupting boundary fires it, even if the activity completes before the
+    /// message reaches the loop. (The one window left: a wait withdrawn while the
+    /// message is on its way by its scope or instance ending, or a non-interrupting
+    /// boundary's activity interrupted; the message then goes back to the broker,
+    /// uncounted.)
     Delivered,
     /// No instance waits for it yet: buffered until one subscribes or it expires.
     Buffered,
@@ -427,6 +429,12 @@ impl Hub {
     /// Remove a subscription; nothing happens if it is already gone.
     pub fn unsubscribe(&self, sub: SubId) {
         self.lock().remove(sub);
+    }
+
+    /// Drop the message subscription `sub`; `false` if the broker had served it
+    /// already (its message is on its way).
+    pub fn unsubscribe_message(&self, sub: SubId) -> bool {
+        self.lock().remove(sub).is_some()
     }
 
     /// Broadcast a signal to every subscriber; returns how many it reached. No

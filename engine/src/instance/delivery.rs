@@ -269,7 +269,7 @@ impl<D: ProcessData> Instance<D> {
         // The activity's event has come (a receive task's message, a user task's
         // completion): from here it is completing, so its boundary events go now —
         // one firing before the track reports back would drop what was delivered.
-        self.unguard(track);
+        self.unguard_completed(track);
         if arm != at {
             // An event-based gateway's arm won: the token moves on to it.
             let to = vec![self.process.nodes[arm].id];

@@ -181,6 +181,51 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
+    /// The activity of `track` completed: drop its boundary events — but a
+    /// non-interrupting message boundary the broker served meanwhile has fired (its
+    /// message came while the activity was active, and the publisher was told
+    /// `Delivered`): its token starts in the activity's scope, parked at the
+    /// boundary for the message on its way, which it takes when it comes.
+    pub(crate) fn unguard_completed(&mut self, track: TrackId) {
+        let Some(guard) = self.armed.take(Holder::Guard(track)) else {
+            return;
+        };
+        let mut served = Vec::new();
+        for wait in &guard.waits {
+            let EventSource::Hub(sub) = wait.source else {
+                continue;
+            };
+            let non_interrupting_message = matches!(
+                self.process.nodes[wait.arm].kind,
+                NodeKind::Boundary {
+                    interrupting: false,
+                    trigger: Trigger::Message { .. },
+                    ..
+                }
+            );
+            if non_interrupting_message && !self.hub.unsubscribe_message(sub) {
+                served.push(Wait {
+                    arm: wait.arm,
+                    source: wait.source,
+                    fired: 0,
+                    key: wait.key.clone(),
+                });
+            }
+        }
+        self.disarm(&guard);
+        for wait in served {
+            let scope = self.scope_of(track);
+            let fork = self.new_track(wait.arm, scope);
+            self.record(fork, wait.arm, Happening::Spawned { from: track });
+            self.tracks.set_state(fork, TrackState::Parked);
+            if self.park_sender(fork).is_none() {
+                return self.internal(wait.arm, "a boundary's new track is not live");
+            }
+            self.armed.push(Holder::Track(fork), wait.arm, 1, None);
+            self.armed.push_wait(wait);
+        }
+    }
+
     /// Arm the trigger of `arm` (a wait of the entry armed last): subscribe with the
     /// hub, start a timer, or open work. A message's key comes with it.
     pub(crate) fn arm(

@@ -187,7 +187,7 @@ impl<D: ProcessData> Instance<D> {
                 if !owner_live {
                     continue;
                 }
-                self.unguard(owner);
+                self.unguard_completed(owner);
                 self.record(
                     owner,
                     node,

@@ -176,7 +176,7 @@ impl<D: ProcessData> Instance<D> {
         self.tracks.set_state(track, TrackState::Moving);
         let id = at.id;
         // The activity ended: its boundary events go with it.
-        self.unguard(track);
+        self.unguard_completed(track);
         let result = match result {
             Err(crate::TaskError::Bpmn { code, message }) => {
                 return self.bpmn_error(track, node, code, message)
