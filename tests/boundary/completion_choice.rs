@@ -325,3 +325,62 @@ async fn a_task_and_its_non_interrupting_message_boundary_race(i: usize) {
 }
 
 multi_thread!(500 => a_task_and_its_non_interrupting_message_boundary_race);
+
+process! {
+    /// A task that never finishes, with an interrupting recall and a
+    /// non-interrupting nudge.
+    NUDGED_AND_RECALLED: Job {
+        start    s;
+        task     charge = |_j| async move { std::future::pending::<()>().await; Ok(()) };
+        boundary recall on charge: message("recall", key = |j| j.id.clone());
+        boundary nudge on charge: non_interrupting message("nudge", key = |j| j.id.clone(), apply = |j, r: &String| j.reason = r.clone());
+        end      recalled;
+        end      nudged;
+        s -> charge;
+        recall -> recalled;
+        nudge -> nudged;
+    }
+}
+
+/// A nudge and a recall published at once from two threads: a nudge the broker
+/// served before the recall interrupted the task fires, though the interrupt
+/// withdrew its boundary before the nudge reached the loop.
+async fn an_interrupt_and_a_non_interrupting_message_boundary_race(i: usize) {
+    let engine = Engine::new();
+    let id = format!("r{i}");
+    let handle = engine.start(&NUDGED_AND_RECALLED, job(&id));
+    let (e1, e2) = (engine.clone(), engine.clone());
+    let (k1, k2) = (id.clone(), id.clone());
+    let nudge =
+        tokio::task::spawn_blocking(move || e1.publish_message("nudge", k1, "hurry".to_string()));
+    let recall = tokio::task::spawn_blocking(move || {
+        for _ in 0..random() % 20_000 {
+            std::hint::spin_loop();
+        }
+        e2.publish_message("recall", k2, ())
+    });
+    let (nudge, recall) = (
+        nudge.await.expect("nudger"),
+        recall.await.expect("recaller"),
+    );
+    let (outcome, history) = finish_strict(&handle).await;
+    let data = completed(outcome, &history);
+    let stats = engine.broker_stats();
+    let said = format!("run {i}: nudge {nudge:?}, recall {recall:?}, {stats:?}\n{history}");
+    assert_eq!(recall, Published::Delivered, "{said}");
+    assert_eq!(count(&history, "recalled", &Happening::Ended), 1, "{said}");
+    match nudge {
+        Published::Delivered => {
+            assert_eq!(count(&history, "nudged", &Happening::Ended), 1, "{said}");
+            assert_eq!(data.reason, "hurry", "{said}");
+            assert_eq!((stats.delivered, stats.buffered), (2, 0), "{said}");
+        }
+        Published::Buffered => {
+            assert_eq!(count(&history, "nudged", &Happening::Ended), 0, "{said}");
+            assert_eq!((stats.delivered, stats.buffered), (1, 1), "{said}");
+        }
+        other => panic!("{other:?}: {said}"),
+    }
+}
+
+multi_thread!(500 => an_interrupt_and_a_non_interrupting_message_boundary_race);

@@ -23,8 +23,8 @@
 //! - an activity's completion (a task, a user task, a sub-process, a call activity, a
 //!   multi-instance task) racing its interrupting message boundary: the publisher is
 //!   told `Delivered` only if the boundary fired, the user task's caller
-//!   `Interrupted` then; a non-interrupting one served as the task completes fires
-//!   all the same;
+//!   `Interrupted` then; a non-interrupting one served as the task completes or is
+//!   interrupted fires all the same;
 //! - a message boundary correlates on the current data (a stale key's message is
 //!   dropped and counted, the boundary subscribes again under the new key);
 //! - a retry loop: an error boundary links back to its task, armed anew each time;

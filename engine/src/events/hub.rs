@@ -137,11 +137,10 @@ pub enum Published {
     /// already won is not `Delivered` but buffered for another waiter; one for an
     /// interrupting boundary of an activity is `Delivered` only if it interrupts the
     /// activity (a completion that came first closed the boundary); one for a
-    /// non-interrupting boundary fires it, even if the activity completes before the
-    /// message reaches the loop. (The one window left: a wait withdrawn while the
-    /// message is on its way by its scope or instance ending, or a non-interrupting
-    /// boundary's activity interrupted; the message then goes back to the broker,
-    /// uncounted.)
+    /// non-interrupting boundary fires it, even if the activity completes or is
+    /// interrupted before the message reaches the loop. (The one window left: a wait
+    /// withdrawn while the message is on its way by its scope or instance ending; the
+    /// message then goes back to the broker, uncounted.)
     Delivered,
     /// No instance waits for it yet: buffered until one subscribes or it expires.
     Buffered,

@@ -181,9 +181,9 @@ impl<D: ProcessData> Instance<D> {
         }
         let apply = self.apply_for(boundary, payload);
         if interrupting {
-            let guard = self.armed.remove(g);
-            self.disarm(&guard);
-            return self.interrupt(track, guard.at, boundary, apply);
+            // The guard goes with the activity's withdrawal.
+            let at = self.armed.entry(g).at;
+            return self.interrupt(track, at, boundary, apply);
         }
         self.rearm(g, w, boundary);
         if self.outcome.is_none() {
@@ -249,6 +249,13 @@ impl<D: ProcessData> Instance<D> {
         boundary: NodeIdx,
         apply: Option<Apply<D>>,
     ) {
+        // Non-interrupting message boundaries served before the interrupt have
+        // fired too (`served_boundaries`).
+        let served = match self.armed.holds(Holder::Guard(track)) {
+            Some(guard) => self.served_boundaries(guard),
+            None => Vec::new(),
+        };
+        let scope = self.scope_of(track);
         // A sub-process's work is its scope: everything in it is cancelled.
         self.cancel_owned_scope(track);
         self.withdraw(track);
@@ -256,6 +263,7 @@ impl<D: ProcessData> Instance<D> {
         self.record(track, activity, Happening::Interrupted { by });
         self.fork_to(track, boundary, apply);
         self.remove_track(track);
+        self.park_served(track, scope, served);
     }
 
     /// Send a flipped track its delivery; it reports back like a finished task.

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use super::history::Happening;
 use super::outcome::InstanceError;
 use super::state::armed::{ArmedEntry, EventSource, Holder, Wait};
-use super::state::ids::TrackId;
+use super::state::ids::{ScopeId, TrackId};
 use super::state::tracks::TrackState;
 use super::state::Instance;
 use crate::data::{ChangedFields, ProcessData};
@@ -182,14 +182,23 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// The activity of `track` completed: drop its boundary events — but a
-    /// non-interrupting message boundary the broker served meanwhile has fired (its
-    /// message came while the activity was active, and the publisher was told
-    /// `Delivered`): its token starts in the activity's scope, parked at the
-    /// boundary for the message on its way, which it takes when it comes.
+    /// non-interrupting message boundary the broker served meanwhile has fired
+    /// (`served_boundaries`).
     pub(crate) fn unguard_completed(&mut self, track: TrackId) {
         let Some(guard) = self.armed.take(Holder::Guard(track)) else {
             return;
         };
+        let served = self.served_boundaries(&guard);
+        self.disarm(&guard);
+        let scope = self.scope_of(track);
+        self.park_served(track, scope, served);
+    }
+
+    /// Of a guard about to go, the non-interrupting message boundaries the broker
+    /// served already: their messages came while the activity was active, and their
+    /// publishers were told `Delivered`, but are still on their way to the loop.
+    /// Each such boundary has fired (`park_served`). Their subscriptions go here.
+    pub(crate) fn served_boundaries(&self, guard: &ArmedEntry) -> Vec<Wait> {
         let mut served = Vec::new();
         for wait in &guard.waits {
             let EventSource::Hub(sub) = wait.source else {
@@ -212,11 +221,20 @@ impl<D: ProcessData> Instance<D> {
                 });
             }
         }
-        self.disarm(&guard);
+        served
+    }
+
+    /// The tokens of boundaries that fired as their activity (on `from`, in `scope`)
+    /// ended: each starts parked at its boundary on the served subscription, and
+    /// takes the message on its way when it comes.
+    pub(crate) fn park_served(&mut self, from: TrackId, scope: ScopeId, served: Vec<Wait>) {
+        if self.outcome.is_some() {
+            // Ended: the messages on their way go back to the broker at close.
+            return;
+        }
         for wait in served {
-            let scope = self.scope_of(track);
             let fork = self.new_track(wait.arm, scope);
-            self.record(fork, wait.arm, Happening::Spawned { from: track });
+            self.record(fork, wait.arm, Happening::Spawned { from });
             self.tracks.set_state(fork, TrackState::Parked);
             if self.park_sender(fork).is_none() {
                 return self.internal(wait.arm, "a boundary's new track is not live");
