@@ -15,7 +15,7 @@ use super::state::tracks::TrackState;
 use super::state::{Instance, Move};
 use super::track;
 use crate::data::ProcessData;
-use crate::graph::{NodeIdx, NodeKind, TaskHandler, TaskRun};
+use crate::graph::{run_box, NodeIdx, NodeKind, TaskHandler, TaskRun};
 use crate::task::{self, TaskContext};
 
 impl<D: ProcessData> Instance<D> {
@@ -94,7 +94,9 @@ impl<D: ProcessData> Instance<D> {
             let polled = task::within(context, || span.in_scope(|| track::poll_once(&mut run)));
             match polled {
                 Ok(Poll::Ready((edited, result))) => {
-                    return self.task_done(track, node, base, edited, result, moves)
+                    // Its box is the next run's (`graph/run_box.rs`).
+                    run_box::recycle(run);
+                    return self.task_done(track, node, base, edited, result, moves);
                 }
                 Ok(Poll::Pending) => {}
                 Err(message) => return self.task_panicked(track, node, message),
