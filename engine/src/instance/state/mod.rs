@@ -292,10 +292,20 @@ impl<D: ProcessData> Instance<D> {
         self.tracks.get(track).map_or(ids::ROOT, |t| t.scope)
     }
 
-    /// Append to the history; every step is also a trace event carrying the node id.
+    /// Append to the history; every step is also a trace event carrying the node id
+    /// (out of line, so that a step recorded with tracing off costs a level check).
     pub fn record(&mut self, track: TrackId, node: NodeIdx, what: Happening) {
         let node = self.process.nodes[node].id;
-        trace!(track = %track, node, ?what, "step");
+        if tracing::level_enabled!(tracing::Level::TRACE) {
+            trace_step(track, node, &what);
+        }
         self.history.push(track, node, what);
     }
+}
+
+/// A step as a trace event (`Instance::record`).
+#[cold]
+#[inline(never)]
+fn trace_step(track: TrackId, node: &'static str, what: &Happening) {
+    trace!(track = %track, node, ?what, "step");
 }
