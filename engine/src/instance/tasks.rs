@@ -90,8 +90,14 @@ impl<D: ProcessData> Instance<D> {
             self.inline_budget -= 1;
             // The handler's own events belong to its track, inline as on its task.
             // The loop runs inside the instance's span: it is the current one here.
-            let span = info_span!("track", track = track.0, node = context.node);
-            let polled = task::within(context, || span.in_scope(|| track::poll_once(&mut run)));
+            // With `info` off no span is made, entered or dropped at all.
+            let polled = match tracing::level_enabled!(tracing::Level::INFO) {
+                true => {
+                    let span = info_span!("track", track = track.0, node = context.node);
+                    task::within(context, || span.in_scope(|| track::poll_once(&mut run)))
+                }
+                false => task::within(context, || track::poll_once(&mut run)),
+            };
             match polled {
                 Ok(Poll::Ready((edited, result))) => {
                     // Its box is the next run's (`graph/run_box.rs`).
