@@ -148,6 +148,13 @@ impl<D: ProcessData> Instance<D> {
     /// end asks, and an instance that armed nothing answers at once).
     #[inline]
     pub(crate) fn unguard(&mut self, track: TrackId) {
+        if !self.armed.is_empty() {
+            self.unguard_armed(track);
+        }
+    }
+
+    #[inline(never)]
+    fn unguard_armed(&mut self, track: TrackId) {
         if let Some(guard) = self.armed.take(Holder::Guard(track)) {
             self.disarm(&guard);
         }
