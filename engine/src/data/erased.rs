@@ -179,6 +179,7 @@ impl Clone for Erased {
 
     /// A copy into the box `self` already has, when it holds the same type: what
     /// the loop's recycled task copies cost (no allocation).
+    #[inline]
     fn clone_from(&mut self, source: &Self) {
         if !source.0.clone_into_data(&mut *self.0) {
             *self = source.clone();
@@ -200,6 +201,7 @@ impl ProcessData for Erased {
         self.0.fields()
     }
 
+    #[inline]
     fn diff(&self, other: &Self) -> ChangedFields {
         self.0.diff(&*other.0)
     }
