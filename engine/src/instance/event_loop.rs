@@ -38,7 +38,7 @@ use super::handle::InstanceHandle;
 use super::history::Happening;
 use super::input::{Command, Input, Report};
 use super::outcome::panic_message;
-use super::outcome::{Finished, InstanceError, InstanceId, Outcome};
+use super::outcome::{Ended, Finished, InstanceError, InstanceId, Outcome};
 use super::state::ids::ROOT;
 use super::state::{Instance, INLINE_BUDGET};
 use crate::data::Erased;
@@ -207,7 +207,7 @@ impl<D: ProcessData> Instance<D> {
                     if let Some(durable) = &mut self.durable {
                         durable.suspended = true;
                     }
-                    self.stop_all(Outcome::Cancelled(D::clone(&self.data)))
+                    self.stop_all(Ended::Cancelled)
                 }
                 // The loop holds a sender itself, so the intake never closes.
                 Some(input) = intake.recv() => self.on_input(input),
@@ -260,10 +260,12 @@ impl<D: ProcessData> Instance<D> {
                 }
             }
         }
-        let outcome = self
-            .outcome
-            .take()
-            .map_or(Outcome::Failed(InstanceError::Lost), |outcome| *outcome);
+        // The outcome's data is a copy of the data at the end (`Ended`), into the
+        // spare copy if there is one.
+        let outcome = match self.outcome.take() {
+            Some(ended) => ended.into_outcome(|| self.copy_data()),
+            None => Outcome::Failed(InstanceError::Lost),
+        };
         debug!(outcome = outcome.kind(), "instance ended");
         // The loop's last use of the data: moved out when nothing else holds it.
         let data = Arc::try_unwrap(self.data).unwrap_or_else(|shared| D::clone(&shared));
@@ -363,7 +365,7 @@ impl<D: ProcessData> Instance<D> {
             let track = self.new_track(start, ROOT);
             self.record(track, start, Happening::Started);
         }
-        self.stop_all(Outcome::Cancelled(D::clone(&self.data)));
+        self.stop_all(Ended::Cancelled);
     }
 
     /// Open the process's own scope: its event sub-processes are armed before the
@@ -410,7 +412,7 @@ impl<D: ProcessData> Instance<D> {
 
     pub(crate) fn on_command(&mut self, command: Command<D>) {
         match command {
-            Command::Cancel => self.stop_all(Outcome::Cancelled(D::clone(&self.data))),
+            Command::Cancel => self.stop_all(Ended::Cancelled),
             Command::Children(reply) => {
                 let _ = reply.send(self.children());
             }
@@ -471,7 +473,7 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// End the instance with `outcome`, stopping every live track.
-    pub(crate) fn stop_all(&mut self, outcome: Outcome<D>) {
+    pub(crate) fn stop_all(&mut self, outcome: Ended) {
         if self.outcome.is_some() {
             return;
         }
@@ -485,12 +487,12 @@ impl<D: ProcessData> Instance<D> {
         self.disarm_all();
         // Dropping the slots closed every park channel: parked tracks wake and end.
         self.workers.abort_all();
-        self.outcome = Some(Box::new(outcome));
+        self.outcome = Some(outcome);
     }
 
     pub(crate) fn fail(&mut self, error: InstanceError) {
         warn!(%error, "instance failed");
-        self.stop_all(Outcome::Failed(error));
+        self.stop_all(Ended::failed(error));
     }
 
     /// An invariant of the loop broke while it handled `node`: the instance fails

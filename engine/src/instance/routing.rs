@@ -6,7 +6,7 @@ use std::panic::AssertUnwindSafe;
 
 use super::history::Happening;
 use super::outcome::panic_message;
-use super::outcome::{InstanceError, Outcome};
+use super::outcome::{Ended, InstanceError};
 use super::state::ids::TrackId;
 use super::state::ids::ROOT;
 use super::state::{Instance, Move};
@@ -94,7 +94,7 @@ impl<D: ProcessData> Instance<D> {
         if self.tracks.is_empty() {
             // The process's scope completes: its event sub-processes go with it.
             self.disarm_all();
-            self.outcome = Some(Box::new(Outcome::Completed(self.copy_data())));
+            self.outcome = Some(Ended::Completed);
         } else if self.tracks.active() == 0 && !self.event_armed() {
             // Nothing works, no token waits for an event, and no event sub-process or
             // boundary on a sub-process can still be triggered: the tokens at joins
@@ -150,8 +150,7 @@ impl<D: ProcessData> Instance<D> {
                 let scope = self.scope_of(track);
                 if scope == ROOT {
                     self.remove_track(track);
-                    let data = self.copy_data();
-                    self.stop_all(Outcome::Terminated(data));
+                    self.stop_all(Ended::Terminated);
                 } else {
                     // Inside a sub-process: only its scope ends (ARCHITECTURE.md, "Events").
                     self.terminate_scope(track, scope);

@@ -32,7 +32,7 @@ use crate::graph::{FlowIdx, Graph, NodeIdx};
 use crate::instance::history::{Happening, History};
 use crate::instance::input::Input;
 use crate::instance::intake::Intake;
-use crate::instance::outcome::{InstanceId, Outcome};
+use crate::instance::outcome::{Ended, InstanceId};
 
 use armed::Armed;
 use compensation::Compensation;
@@ -175,10 +175,10 @@ pub(crate) struct Instance<D: ProcessData> {
     /// compensations under way.
     pub compensation: Compensation<D>,
     pub history: History,
-    /// How the instance ended, once it has. Boxed: it holds the data and the error
-    /// inline, and the loop's future (a parked instance's memory) carries the field
-    /// from start to end.
-    pub outcome: Option<Box<Outcome<D>>>,
+    /// How the instance ended, once it has: a marker, the outcome with its data
+    /// built at close (`Ended`). Small: the loop's future (a parked instance's
+    /// memory) carries the field from start to end.
+    pub outcome: Option<Ended>,
 
     /// The loop's own intake; cloned for every track task and handle.
     pub intake_tx: Intake<Input<D>>,
