@@ -195,7 +195,7 @@ impl<D: ProcessData> Instance<D> {
             }
         };
         let process = self.process;
-        let intake = self.intake_tx.clone();
+        let intake = self.intake_tx.made().clone();
         let Some(durable) = &mut self.durable else {
             return;
         };

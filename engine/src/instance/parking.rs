@@ -219,9 +219,9 @@ impl<D: ProcessData> Instance<D> {
 
     /// The instance's mailbox in the hub, made on first need.
     pub(crate) fn mailbox(&mut self) -> Arc<dyn Mailbox> {
-        let intake = &self.intake_tx;
+        let intake = &mut self.intake_tx;
         self.mailbox
-            .get_or_insert_with(|| Arc::new(intake.clone()))
+            .get_or_insert_with(|| Arc::new(intake.made().clone()))
             .clone()
     }
 

@@ -127,14 +127,15 @@ impl<D: ProcessData> Instance<D> {
     /// The track's park channel, spawning its task on first need: from then on the
     /// task waits on the channel for the loop's next instruction.
     pub(crate) fn park_sender(&mut self, track: TrackId) -> Option<&mut ParkSender<D>> {
-        let intake = &self.intake_tx;
+        let intake = &mut self.intake_tx;
         let workers = &mut self.workers;
         let slot = self.tracks.get_mut(track)?;
         let task = &mut slot.task;
         Some(slot.park.get_or_insert_with(|| {
             let (tx, rx) = ParkSender::new();
             let span = info_span!("track", track = track.0);
-            *task = Some(workers.spawn(track::run(track, rx, intake.clone()).instrument(span)));
+            let intake = intake.made().clone();
+            *task = Some(workers.spawn(track::run(track, rx, intake).instrument(span)));
             tx
         }))
     }

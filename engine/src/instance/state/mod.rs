@@ -180,7 +180,9 @@ pub(crate) struct Instance<D: ProcessData> {
     /// memory) carries the field from start to end.
     pub outcome: Option<Ended>,
 
-    /// The loop's own intake; cloned for every track task and handle.
+    /// The loop's own intake; cloned for every track task and handle. Its queue is
+    /// made on first need (`Intake::made`): an instance that ends in its first step
+    /// with no one to send to it makes none.
     pub intake_tx: Intake<Input<D>>,
     /// The tracks' tasks; dropping or shutting it down stops them all.
     pub workers: Workers,
