@@ -129,7 +129,10 @@ pub(crate) fn spawn(
                     .is_made()
                     .then(|| IntakeReceiver::of(&mut instance.intake_tx));
                 let (handle, finished_tx) = InstanceHandle::new(id, commands, parent_id);
-                span.in_scope(move || instance.close(intake, &finished_tx));
+                // Entered rather than `in_scope(move || ..)`: the instance moves
+                // once, into `close`, not through a closure (three copies of it).
+                let _entered = span.enter();
+                instance.close(intake, &finished_tx);
                 return handle;
             }
             None
