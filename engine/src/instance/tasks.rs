@@ -29,7 +29,7 @@ impl<D: ProcessData> Instance<D> {
         handler: TaskHandler<D>,
         moves: &mut Vec<Move>,
     ) {
-        self.record(track, node, Happening::TaskStarted);
+        self.record_inline(track, node, Happening::TaskStarted);
         if !self.tracks.set_state(track, TrackState::Working) {
             return self.internal(node, "a task started on a track that is gone");
         }
@@ -212,7 +212,7 @@ impl<D: ProcessData> Instance<D> {
                 if matches!(what, Happening::Completed { .. }) {
                     self.completed_unstored(track);
                 }
-                self.record(track, node, what);
+                self.record_inline(track, node, what);
                 self.log_completion(track, node);
                 if !self.compensation_handler_done(track, node, moves) {
                     self.split(track, node, moves);

@@ -297,6 +297,13 @@ impl<D: ProcessData> Instance<D> {
     /// Append to the history; every step is also a trace event carrying the node id
     /// (out of line, so that a step recorded with tracing off costs a level check).
     pub fn record(&mut self, track: TrackId, node: NodeIdx, what: Happening) {
+        self.record_inline(track, node, what);
+    }
+
+    /// [`Instance::record`], inlined: for the two steps every task records (its
+    /// start and its completion).
+    #[inline(always)]
+    pub fn record_inline(&mut self, track: TrackId, node: NodeIdx, what: Happening) {
         let node = self.process.nodes[node].id;
         if tracing::level_enabled!(tracing::Level::TRACE) {
             trace_step(track, node, &what);
