@@ -61,6 +61,7 @@ pub struct ChangedFields {
 
 impl ChangedFields {
     /// An empty set over the fields `fields`.
+    #[inline]
     pub fn new(fields: &'static [&'static str]) -> Self {
         Self {
             fields,
@@ -70,6 +71,7 @@ impl ChangedFields {
     }
 
     /// Mark field number `index` as changed.
+    #[inline]
     pub fn insert(&mut self, index: usize) {
         if index < 64 {
             self.first |= 1 << index;
