@@ -51,6 +51,18 @@ mod scratch {
     }
 }
 
+/// Whether a split at a node of this kind records the flows it took (`Routed`): a
+/// gateway's does.
+fn records_route<D>(kind: &NodeKind<D>) -> bool {
+    matches!(
+        kind,
+        NodeKind::Exclusive
+            | NodeKind::Parallel
+            | NodeKind::Inclusive { .. }
+            | NodeKind::Complex { .. }
+    )
+}
+
 impl<D: ProcessData> Instance<D> {
     /// One step of the loop: `act` puts tokens on flows, then they are settled. The
     /// move buffer is the thread's, reused from step to step and from instance to
@@ -255,6 +267,12 @@ impl<D: ProcessData> Instance<D> {
         let n = &self.process.nodes[node];
         if let [only] = n.outgoing[..] {
             if n.default == Some(only) || self.process.flows[only].condition.is_none() {
+                if !records_route(&n.kind) {
+                    // What `route` does with one flow out of a node that is no
+                    // gateway: the track goes on along it.
+                    moves.push((track, only));
+                    return;
+                }
                 return self.route(track, node, &[only], moves);
             }
         }
@@ -274,13 +292,7 @@ impl<D: ProcessData> Instance<D> {
     fn route(&mut self, track: TrackId, node: NodeIdx, taken: &[FlowIdx], moves: &mut Vec<Move>) {
         moves.reserve(taken.len());
         let n = &self.process.nodes[node];
-        if matches!(
-            n.kind,
-            NodeKind::Exclusive
-                | NodeKind::Parallel
-                | NodeKind::Inclusive { .. }
-                | NodeKind::Complex { .. }
-        ) {
+        if records_route(&n.kind) {
             let to = taken
                 .iter()
                 .map(|f| self.process.nodes[self.process.flows[*f].target].id)
