@@ -118,24 +118,38 @@ impl JoinState {
     /// survivor: the latest of them when `last_in`, else the earliest; the rest are
     /// merged.
     pub fn fire(&mut self, last_in: bool) -> Vec<Arrival> {
-        let mut taken: Vec<Arrival> = Vec::new();
-        let mut took = vec![false; self.counts.len()];
+        let slots = self.counts.len();
+        // One token from every marked flow: exactly the room needed.
+        let mut taken: Vec<Arrival> = Vec::with_capacity(slots - self.unmarked);
+        // The flows that gave their token: a word's bits for up to 64 flows (no
+        // allocation), a vector past that.
+        let mut took_word = 0u64;
+        let mut took_wide = if slots > 64 {
+            vec![false; slots]
+        } else {
+            Vec::new()
+        };
+        let (counts, unmarked) = (&mut self.counts, &mut self.unmarked);
         self.waiting.retain(|&(slot, arrival)| {
-            if took[slot] {
+            let first = match slots <= 64 {
+                true => {
+                    let bit = 1u64 << slot;
+                    let first = took_word & bit == 0;
+                    took_word |= bit;
+                    first
+                }
+                false => !std::mem::replace(&mut took_wide[slot], true),
+            };
+            if !first {
                 return true;
             }
-            took[slot] = true;
+            counts[slot] -= 1;
+            if counts[slot] == 0 {
+                *unmarked += 1;
+            }
             taken.push(arrival);
             false
         });
-        for (slot, took) in took.into_iter().enumerate() {
-            if took {
-                self.counts[slot] -= 1;
-                if self.counts[slot] == 0 {
-                    self.unmarked += 1;
-                }
-            }
-        }
         // `taken` is in arrival order: the survivor is its last or its first.
         if last_in {
             if let Some(last) = taken.len().checked_sub(1) {
@@ -307,6 +321,36 @@ mod tests {
         j.arrive(0, Arrival { track: TrackId(4) });
         assert_eq!(j.fire(false)[0].track, TrackId(5));
         assert!(j.is_empty());
+    }
+
+    #[test]
+    fn a_join_of_more_than_64_flows_fires_one_per_flow_too() {
+        let mut j = JoinState::new(7, crate::instance::state::ids::ROOT, 70);
+        for slot in 0..70 {
+            j.arrive(
+                slot,
+                Arrival {
+                    track: TrackId(slot as u32),
+                },
+            );
+        }
+        j.arrive(
+            69,
+            Arrival {
+                track: TrackId(100),
+            },
+        );
+        assert!(j.complete());
+        let taken = j.fire(false);
+        assert_eq!(taken.len(), 70);
+        assert_eq!(taken[0].track, TrackId(0));
+        assert!(!j.complete());
+        assert_eq!(
+            j.drain(),
+            [Arrival {
+                track: TrackId(100)
+            }]
+        );
     }
 
     fn or_join(marked: u64, positions: &[NodeIdx]) -> Verdict {
