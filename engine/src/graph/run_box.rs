@@ -118,11 +118,9 @@ mod tests {
     }
 
     /// One future type, so two runs of it have one layout.
-    fn holding(held: Counted, value: u64) -> impl Future<Output = u64> + Send + 'static {
-        async move {
-            let _held = held;
-            value
-        }
+    async fn holding(held: Counted, value: u64) -> u64 {
+        let _held = held;
+        value
     }
 
     #[test]
