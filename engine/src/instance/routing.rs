@@ -144,6 +144,10 @@ impl<D: ProcessData> Instance<D> {
         if let Some(spec) = process.loop_of(at) {
             return self.enter_activation(track, at, spec, moves);
         }
+        // What `reach` does at a task, without its frame (most steps reach one).
+        if let NodeKind::Task(handler) = node.kind {
+            return self.run_task(track, at, handler, moves);
+        }
         self.reach(track, at, moves);
     }
 
