@@ -61,6 +61,7 @@ pub struct ChangedFields {
 
 impl ChangedFields {
     /// An empty set over the fields `fields`.
+    #[inline]
     pub fn new(fields: &'static [&'static str]) -> Self {
         Self {
             fields,
@@ -70,6 +71,7 @@ impl ChangedFields {
     }
 
     /// Mark field number `index` as changed.
+    #[inline]
     pub fn insert(&mut self, index: usize) {
         if index < 64 {
             self.first |= 1 << index;
@@ -108,10 +110,18 @@ impl ChangedFields {
 
     /// The changed fields' names in declaration order, collected: by the set bits
     /// (a step's history records them), with no allocation when nothing changed.
+    #[inline]
     pub fn to_names(&self) -> Vec<&'static str> {
         if self.is_empty() {
             return Vec::new();
         }
+        self.collect_names()
+    }
+
+    /// [`ChangedFields::to_names`] of a set with a field in it (out of line: a
+    /// no-op task's commit changes nothing).
+    #[inline(never)]
+    fn collect_names(&self) -> Vec<&'static str> {
         let count = self.first.count_ones() + self.rest.iter().map(|w| w.count_ones()).sum::<u32>();
         let mut names = Vec::with_capacity(count as usize);
         for (w, &word) in std::iter::once(&self.first).chain(&self.rest).enumerate() {

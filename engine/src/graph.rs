@@ -343,6 +343,7 @@ pub type CallItemStart<D> = fn(
 ) -> crate::call::ChildCall<D>;
 
 mod events;
+pub(crate) mod run_box;
 pub use events::{ApplyFailure, ApplyPayload, Payload, PayloadDecode, Throw, Trigger};
 
 /// One triple of a complex gateway's activation rule: it holds when its condition is

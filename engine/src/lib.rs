@@ -92,11 +92,12 @@ pub mod __private {
     }
 
     /// Box one run of a task: the returned future owns the copy and gives it back.
+    /// The box is the thread's spare one when it fits (`graph/run_box.rs`).
     pub fn task_run<D, Fut>(run: Fut) -> TaskRun<D>
     where
         Fut: std::future::Future<Output = (D, Result<(), crate::TaskError>)> + Send + 'static,
     {
-        Box::pin(run)
+        crate::graph::run_box::boxed(run)
     }
 
     /// A message catch's payload decoder, found by the type its `apply` closure

@@ -63,6 +63,7 @@ pub fn current() -> Option<TaskContext> {
 }
 
 /// Run `f` as part of `run` (the handler's first poll, on the loop).
+#[inline]
 pub(crate) fn within<R>(run: TaskContext, f: impl FnOnce() -> R) -> R {
     /// Puts the previous value back, also if `f` unwinds.
     struct Restore(Option<TaskContext>);

@@ -29,6 +29,8 @@ use super::{ChangedFields, ProcessData};
 pub struct Erased(Box<dyn Data>);
 
 /// What the loop does with the data, for one type `D`: the vtable behind [`Erased`].
+/// Its type checks go through `Any`, the supertrait (`&dyn Data` upcasts to
+/// `&dyn Any` with no call): one `type_id` call a check.
 trait Data: Any + Send + Sync {
     fn clone_box(&self) -> Box<dyn Data>;
     /// Clone `self` into `target` if it is of the same type, reusing its box.
@@ -37,9 +39,6 @@ trait Data: Any + Send + Sync {
     fn merge(&mut self, base: &dyn Data, edited: Box<dyn Data>) -> ChangedFields;
     fn fields(&self) -> &'static [&'static str];
     fn type_name(&self) -> &'static str;
-    fn as_any(&self) -> &dyn Any;
-    fn as_any_mut(&mut self) -> &mut dyn Any;
-    fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }
 
 impl<D: ProcessData> Data for D {
@@ -48,7 +47,7 @@ impl<D: ProcessData> Data for D {
     }
 
     fn clone_into_data(&self, target: &mut dyn Data) -> bool {
-        match target.as_any_mut().downcast_mut::<D>() {
+        match (target as &mut dyn Any).downcast_mut::<D>() {
             Some(target) => {
                 target.clone_from(self);
                 true
@@ -58,15 +57,16 @@ impl<D: ProcessData> Data for D {
     }
 
     fn diff(&self, other: &dyn Data) -> ChangedFields {
-        ProcessData::diff(self, same_type(other.as_any()))
+        ProcessData::diff(self, same_type(other))
     }
 
     fn merge(&mut self, base: &dyn Data, edited: Box<dyn Data>) -> ChangedFields {
-        let edited = match edited.into_any().downcast::<D>() {
+        let edited: Box<dyn Any> = edited;
+        let edited = match edited.downcast::<D>() {
             Ok(edited) => *edited,
             Err(_) => mismatch::<D>(),
         };
-        ProcessData::merge(self, same_type(base.as_any()), edited)
+        ProcessData::merge(self, same_type(base), edited)
     }
 
     fn fields(&self) -> &'static [&'static str] {
@@ -76,24 +76,14 @@ impl<D: ProcessData> Data for D {
     fn type_name(&self) -> &'static str {
         std::any::type_name::<D>()
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        self
-    }
 }
 
 /// The other side of a diff or merge, of the same type as `Self` (one instance's
 /// data is always of its process's type).
-fn same_type<D: 'static>(other: &dyn Any) -> &D {
-    other.downcast_ref::<D>().unwrap_or_else(|| mismatch::<D>())
+fn same_type<D: 'static>(other: &dyn Data) -> &D {
+    (other as &dyn Any)
+        .downcast_ref::<D>()
+        .unwrap_or_else(|| mismatch::<D>())
 }
 
 #[cold]
@@ -121,7 +111,7 @@ impl Erased {
 
     /// The value, if it is a `D`.
     pub fn get<D: 'static>(&self) -> Option<&D> {
-        self.0.as_any().downcast_ref()
+        (&*self.0 as &dyn Any).downcast_ref()
     }
 
     /// The value as the `D` it is.
@@ -135,18 +125,15 @@ impl Erased {
 
     /// The value as the `D` it is, to change it. Panics as [`Erased::typed`] does.
     pub fn typed_mut<D: 'static>(&mut self) -> &mut D {
-        self.0
-            .as_any_mut()
+        (&mut *self.0 as &mut dyn Any)
             .downcast_mut()
             .unwrap_or_else(|| mismatch::<D>())
     }
 
     /// The value's box, as the `D` it is. Panics as [`Erased::typed`] does.
     pub fn into_typed<D: 'static>(self) -> Box<D> {
-        self.0
-            .into_any()
-            .downcast()
-            .unwrap_or_else(|_| mismatch::<D>())
+        let any: Box<dyn Any> = self.0;
+        any.downcast().unwrap_or_else(|_| mismatch::<D>())
     }
 
     /// The value as a `D` — the `D` it is, or the erased value itself when `D` is
@@ -192,6 +179,7 @@ impl Clone for Erased {
 
     /// A copy into the box `self` already has, when it holds the same type: what
     /// the loop's recycled task copies cost (no allocation).
+    #[inline]
     fn clone_from(&mut self, source: &Self) {
         if !source.0.clone_into_data(&mut *self.0) {
             *self = source.clone();
@@ -213,6 +201,7 @@ impl ProcessData for Erased {
         self.0.fields()
     }
 
+    #[inline]
     fn diff(&self, other: &Self) -> ChangedFields {
         self.0.diff(&*other.0)
     }

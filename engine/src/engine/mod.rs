@@ -23,8 +23,8 @@ use crate::data::{Erased, ProcessData};
 use crate::events::{BrokerConfig, BrokerStats, Hub, Published};
 use crate::graph::{Graph, Process};
 use crate::instance::{
-    self, Birth, Entry, Finished, Happening, History, Input, InstanceError, InstanceHandle,
-    InstanceId, Outcome, TrackId,
+    self, Birth, Entry, Finished, Happening, History, InstanceError, InstanceHandle, InstanceId,
+    Outcome, TrackId,
 };
 
 /// Runs process instances on tokio. Cheap to clone; clones share the instances.
@@ -570,6 +570,5 @@ pub(crate) enum Resumed<C: 'static> {
 /// A handle on an instance that ended before it began: it could not start, or the
 /// engine was shut down.
 fn ended_at_birth(id: InstanceId, finished: Finished<Erased>) -> InstanceHandle<Erased> {
-    let (commands, _) = crate::instance::intake_channel::<Input<Erased>>();
-    InstanceHandle::ended_at_birth(id, commands, finished)
+    InstanceHandle::ended_at_birth(id, finished)
 }

@@ -62,7 +62,7 @@ impl<D: ProcessData> Instance<D> {
                 limit,
             });
         }
-        let intake = self.intake_tx.clone();
+        let intake = self.intake_tx.made().clone();
         let notify = Arc::new(move |note: ChildNote| {
             let report = Report::Child { track, node, note };
             let _ = intake.send(Input::Track(Box::new(report)));

@@ -314,7 +314,16 @@ impl<D: ProcessData> Instance<D> {
 
     /// Fire the conditions found true (at arming, or on a commit's edge), in arming
     /// order; one that a previous firing withdrew is void.
+    #[inline]
     pub(crate) fn fire_due(&mut self) {
+        // Every task's start asks; a condition is rarely due.
+        if self.conditions.any_due() {
+            self.fire_due_now();
+        }
+    }
+
+    #[inline(never)]
+    fn fire_due_now(&mut self) {
         for id in self.conditions.take_due() {
             if self.outcome.is_some() {
                 return;

@@ -15,7 +15,7 @@ use tracing::warn;
 use tokio::sync::oneshot;
 
 use super::input::Input;
-use super::outcome::{InstanceError, InstanceId, Outcome};
+use super::outcome::{Ended, InstanceError, InstanceId};
 use super::snapshot::{Checkpoint, Codec, Snapshot};
 use super::state::ids::TrackId;
 use super::state::tracks::TrackState;
@@ -195,7 +195,7 @@ impl<D: ProcessData> Instance<D> {
             }
         };
         let process = self.process;
-        let intake = self.intake_tx.clone();
+        let intake = self.intake_tx.made().clone();
         let Some(durable) = &mut self.durable else {
             return;
         };
@@ -279,11 +279,11 @@ impl<D: ProcessData> Instance<D> {
             // Not stored: the completion is open again after the restart.
             return answer(acks, Err(WorkError::InstanceEnded));
         }
-        let (status, error, kind) = match self.outcome.as_deref() {
-            Some(Outcome::Completed(_)) => (Status::Completed, None, "completed"),
-            Some(Outcome::Terminated(_)) => (Status::Terminated, None, "terminated"),
-            Some(Outcome::Cancelled(_)) => (Status::Cancelled, None, "cancelled"),
-            Some(Outcome::Failed(error)) => (Status::Failed, Some(error.to_string()), "failed"),
+        let (status, error, kind) = match &self.outcome {
+            Some(Ended::Completed) => (Status::Completed, None, "completed"),
+            Some(Ended::Terminated) => (Status::Terminated, None, "terminated"),
+            Some(Ended::Cancelled) => (Status::Cancelled, None, "cancelled"),
+            Some(Ended::Failed(error)) => (Status::Failed, Some(error.to_string()), "failed"),
             None => (
                 Status::Failed,
                 Some(InstanceError::Lost.to_string()),
@@ -348,8 +348,7 @@ impl<D: ProcessData> Instance<D> {
                 if matches!(error, crate::store::StoreError::Fenced { .. }) {
                     // Another node owns it now: its end is the new owner's to store.
                     answer(acks, Err(WorkError::InstanceEnded));
-                    self.outcome =
-                        Some(Box::new(Outcome::Failed(InstanceError::Moved { message })));
+                    self.outcome = Some(Ended::failed(InstanceError::Moved { message }));
                     return;
                 }
                 answer(
@@ -358,9 +357,7 @@ impl<D: ProcessData> Instance<D> {
                         message: message.clone(),
                     }),
                 );
-                self.outcome = Some(Box::new(Outcome::Failed(InstanceError::Checkpoint {
-                    message,
-                })));
+                self.outcome = Some(Ended::failed(InstanceError::Checkpoint { message }));
             }
         }
     }

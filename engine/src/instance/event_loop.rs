@@ -37,8 +37,9 @@ use tracing::{debug, info_span, warn, Instrument};
 use super::handle::InstanceHandle;
 use super::history::Happening;
 use super::input::{Command, Input, Report};
+use super::intake::{Intake, IntakeReceiver};
 use super::outcome::panic_message;
-use super::outcome::{Finished, InstanceError, InstanceId, Outcome};
+use super::outcome::{Ended, Finished, InstanceError, InstanceId, Outcome};
 use super::state::ids::ROOT;
 use super::state::{Instance, INLINE_BUDGET};
 use crate::data::Erased;
@@ -94,10 +95,10 @@ pub(crate) fn spawn(
         #[cfg(feature = "testing")]
         overrides,
     } = birth;
-    let (intake_tx, intake) = super::intake::channel();
     let span = info_span!("instance", process = process.name, id = id.0);
-    #[cfg_attr(not(any(feature = "durable", feature = "testing")), allow(unused_mut))]
-    let mut instance = Instance::new(id, process, data, history, intake_tx, hub);
+    // The intake's queue is made on first need (a track task, a mailbox, a child,
+    // the handle of an instance that goes on): none for one that ends here.
+    let mut instance = Instance::new(id, process, data, history, Intake::none(), hub);
     instance.engine = Some(engine);
     let parent_id = parent.as_ref().map(|link| link.parent);
     instance.parent = parent.map(Box::new);
@@ -109,8 +110,8 @@ pub(crate) fn spawn(
     {
         instance.overrides = overrides.and_then(|table| table.downcast().ok());
     }
-    let (handle, finished_tx) = InstanceHandle::new(id, instance.intake_tx.clone(), parent_id);
-    // The first step here, on the caller (`Birth::inline_first_step`).
+    // The first step here, on the caller (`Birth::inline_first_step`), before the
+    // handle exists.
     let entry = match entry {
         entry if inline_first_step && !stop.is_cancelled() => {
             // Recorded into the thread's scratch history, copied out once after.
@@ -120,14 +121,26 @@ pub(crate) fn spawn(
                 instance.history.return_scratch();
             }
             if instance.outcome.is_some() && instance.workers.is_empty() {
-                // Ended in its first step with nothing left running: no loop.
-                span.in_scope(move || instance.close(intake, &finished_tx));
+                // Ended in its first step with nothing left running: no loop. The
+                // handle's commands are answered "ended" (an intake never made has
+                // nothing queued; a made one is closed and drained here).
+                let commands = instance.intake_tx.clone();
+                let intake = commands
+                    .is_made()
+                    .then(|| IntakeReceiver::of(&mut instance.intake_tx));
+                let (handle, finished_tx) = InstanceHandle::new(id, commands, parent_id);
+                // Entered rather than `in_scope(move || ..)`: the instance moves
+                // once, into `close`, not through a closure (three copies of it).
+                let _entered = span.enter();
+                instance.close(intake, &finished_tx);
                 return handle;
             }
             None
         }
         entry => Some(entry),
     };
+    let intake = IntakeReceiver::of(&mut instance.intake_tx);
+    let (handle, finished_tx) = InstanceHandle::new(id, instance.intake_tx.clone(), parent_id);
     // The loop. Written out here rather than as an `async fn` taking the instance:
     // an async fn's state holds each argument twice (as passed and as moved into its
     // local), and this future is most of a parked instance's memory.
@@ -165,7 +178,7 @@ pub(crate) fn spawn(
         // A durable instance's end is stored before its handles see it.
         #[cfg(feature = "durable")]
         instance.store_end().await;
-        instance.close(intake, &finished_tx);
+        instance.close(Some(intake), &finished_tx);
     };
     let body = body.instrument(span);
     tracker.spawn_on(body, runtime);
@@ -207,7 +220,7 @@ impl<D: ProcessData> Instance<D> {
                     if let Some(durable) = &mut self.durable {
                         durable.suspended = true;
                     }
-                    self.stop_all(Outcome::Cancelled(D::clone(&self.data)))
+                    self.stop_all(Ended::Cancelled)
                 }
                 // The loop holds a sender itself, so the intake never closes.
                 Some(input) = intake.recv() => self.on_input(input),
@@ -237,16 +250,20 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// The instance ended: hand back what is in transit and publish the outcome.
+    /// `intake`: its receiver, `None` when its queue was never made (nothing can
+    /// have been sent).
     pub(crate) fn close(
         mut self,
-        mut intake: super::intake::IntakeReceiver<Input<D>>,
+        mut intake: Option<IntakeReceiver<Input<D>>>,
         finished: &super::Publisher<D>,
     ) {
         // Messages the broker handed us that no track took go back to it
         // (uncounted), so an instance that ends while a message is on its way
         // loses nothing.
-        intake.close();
-        while let Some(input) = intake.try_recv() {
+        if let Some(intake) = &mut intake {
+            intake.close();
+        }
+        while let Some(input) = intake.as_mut().and_then(IntakeReceiver::try_recv) {
             if let Input::Event(delivery) = input {
                 if let Delivery::Message {
                     name,
@@ -260,10 +277,12 @@ impl<D: ProcessData> Instance<D> {
                 }
             }
         }
-        let outcome = self
-            .outcome
-            .take()
-            .map_or(Outcome::Failed(InstanceError::Lost), |outcome| *outcome);
+        // The outcome's data is a copy of the data at the end (`Ended`), into the
+        // spare copy if there is one.
+        let outcome = match self.outcome.take() {
+            Some(ended) => ended.into_outcome(|| self.copy_data()),
+            None => Outcome::Failed(InstanceError::Lost),
+        };
         debug!(outcome = outcome.kind(), "instance ended");
         // The loop's last use of the data: moved out when nothing else holds it.
         let data = Arc::try_unwrap(self.data).unwrap_or_else(|shared| D::clone(&shared));
@@ -363,7 +382,7 @@ impl<D: ProcessData> Instance<D> {
             let track = self.new_track(start, ROOT);
             self.record(track, start, Happening::Started);
         }
-        self.stop_all(Outcome::Cancelled(D::clone(&self.data)));
+        self.stop_all(Ended::Cancelled);
     }
 
     /// Open the process's own scope: its event sub-processes are armed before the
@@ -410,7 +429,7 @@ impl<D: ProcessData> Instance<D> {
 
     pub(crate) fn on_command(&mut self, command: Command<D>) {
         match command {
-            Command::Cancel => self.stop_all(Outcome::Cancelled(D::clone(&self.data))),
+            Command::Cancel => self.stop_all(Ended::Cancelled),
             Command::Children(reply) => {
                 let _ = reply.send(self.children());
             }
@@ -471,7 +490,7 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// End the instance with `outcome`, stopping every live track.
-    pub(crate) fn stop_all(&mut self, outcome: Outcome<D>) {
+    pub(crate) fn stop_all(&mut self, outcome: Ended) {
         if self.outcome.is_some() {
             return;
         }
@@ -485,12 +504,12 @@ impl<D: ProcessData> Instance<D> {
         self.disarm_all();
         // Dropping the slots closed every park channel: parked tracks wake and end.
         self.workers.abort_all();
-        self.outcome = Some(Box::new(outcome));
+        self.outcome = Some(outcome);
     }
 
     pub(crate) fn fail(&mut self, error: InstanceError) {
         warn!(%error, "instance failed");
-        self.stop_all(Outcome::Failed(error));
+        self.stop_all(Ended::failed(error));
     }
 
     /// An invariant of the loop broke while it handled `node`: the instance fails

@@ -88,15 +88,12 @@ impl InstanceHandle<Erased> {
     }
 
     /// A handle on an instance that ended before it began.
-    pub(crate) fn ended_at_birth(
-        id: InstanceId,
-        commands: Intake<Input<Erased>>,
-        finished: Finished<Erased>,
-    ) -> Self {
+    pub(crate) fn ended_at_birth(id: InstanceId, finished: Finished<Erased>) -> Self {
         Self {
             id,
             parent: None,
-            commands,
+            // No queue: a command is answered "ended" at once.
+            commands: Intake::none(),
             ending: Ending::ended(finished),
             data: PhantomData,
         }

@@ -181,14 +181,29 @@ impl History {
         }
     }
 
+    /// Append a step (inline: a node step records two, and the step is built in
+    /// place; growing is out of line).
+    #[inline]
     pub(crate) fn push(&mut self, track: TrackId, node: &'static str, what: Happening) {
         if self.off {
             return;
         }
-        if self.steps.len() == self.steps.capacity() && self.first_growth > 0 {
+        let step = Step { track, node, what };
+        if self.steps.len() == self.steps.capacity() {
+            return self.push_growing(step);
+        }
+        self.steps.push(step);
+    }
+
+    /// Append a step to a full history: the first growths make the room
+    /// [`History::grow`] says, later ones double.
+    #[cold]
+    #[inline(never)]
+    fn push_growing(&mut self, step: Step) {
+        if self.first_growth > 0 {
             self.grow();
         }
-        self.steps.push(Step { track, node, what });
+        self.steps.push(step);
     }
 
     #[cold]

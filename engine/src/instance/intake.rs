@@ -41,8 +41,13 @@ use std::task::{Context, Poll};
 use futures_util::task::AtomicWaker;
 
 /// A sender: cheap to clone; sending never blocks.
+///
+/// One with no queue (`Intake::none`) hands every value back, as a closed one does.
+/// The loop's own sender starts so and makes its queue on first need
+/// ([`Intake::made`]): an instance that ends in its first step with no one to send
+/// to it (no track task, handle, mailbox or child) never allocates one.
 pub(crate) struct Intake<T> {
-    queue: Arc<Queue<T>>,
+    queue: Option<Arc<Queue<T>>>,
 }
 
 /// The loop's end.
@@ -83,35 +88,72 @@ fn cell_at<T>(addr: usize) -> *mut Cell<T> {
 }
 
 /// A new intake: its first sender and its receiver.
+#[cfg(test)]
 pub(crate) fn channel<T>() -> (Intake<T>, IntakeReceiver<T>) {
-    let queue = Arc::new(Queue {
+    let mut sender = Intake::none();
+    let receiver = IntakeReceiver::of(&mut sender);
+    (sender, receiver)
+}
+
+fn new_queue<T>() -> Arc<Queue<T>> {
+    Arc::new(Queue {
         head: AtomicPtr::new(ptr::null_mut()),
         arrived: AtomicWaker::new(),
-    });
-    let receiver = IntakeReceiver {
-        queue: Arc::clone(&queue),
-        ready: Vec::new(),
-        closed: false,
-    };
-    (Intake { queue }, receiver)
+    })
+}
+
+impl<T> IntakeReceiver<T> {
+    /// The receiver of `sender`'s queue (made now if it had none). The intake's one
+    /// receiver: called once per queue (by the loop's spawn, `event_loop.rs`).
+    pub fn of(sender: &mut Intake<T>) -> Self {
+        IntakeReceiver {
+            queue: Arc::clone(sender.queue()),
+            ready: Vec::new(),
+            closed: false,
+        }
+    }
 }
 
 impl<T> Clone for Intake<T> {
     fn clone(&self) -> Self {
         Self {
-            queue: Arc::clone(&self.queue),
+            queue: self.queue.clone(),
         }
     }
 }
 
 impl<T> Intake<T> {
-    /// Send `value`; `Err(value)` if the receiver has closed the intake.
+    /// A sender with no queue: every send hands its value back.
+    pub fn none() -> Self {
+        Self { queue: None }
+    }
+
+    /// Whether this sender has its queue.
+    pub fn is_made(&self) -> bool {
+        self.queue.is_some()
+    }
+
+    /// This sender, with its queue made if it had none.
+    pub fn made(&mut self) -> &Self {
+        self.queue();
+        self
+    }
+
+    fn queue(&mut self) -> &Arc<Queue<T>> {
+        self.queue.get_or_insert_with(new_queue)
+    }
+
+    /// Send `value`; `Err(value)` if the receiver has closed the intake (or there is
+    /// no queue).
     pub fn send(&self, value: T) -> Result<(), T> {
+        let Some(queue) = &self.queue else {
+            return Err(value);
+        };
         let cell = Box::into_raw(Box::new(Cell { value, next: 0 }));
         // Exposed before it is published, so the receiver can rebuild a pointer to
         // it from the address alone.
         let _ = cell.expose_provenance();
-        let mut head = self.queue.head.load(Ordering::Acquire);
+        let mut head = queue.head.load(Ordering::Acquire);
         loop {
             if head == closed() {
                 // SAFETY: `cell` came from `Box::into_raw` above and was never
@@ -121,17 +163,15 @@ impl<T> Intake<T> {
             }
             // SAFETY: as above — not published yet, owned by this sender.
             unsafe { (*cell).next = head.addr() };
-            match self.queue.head.compare_exchange_weak(
-                head,
-                cell,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
+            match queue
+                .head
+                .compare_exchange_weak(head, cell, Ordering::AcqRel, Ordering::Acquire)
+            {
                 Ok(_) => break,
                 Err(now) => head = now,
             }
         }
-        self.queue.arrived.wake();
+        queue.arrived.wake();
         Ok(())
     }
 }

@@ -47,8 +47,6 @@ pub(crate) use ending::Publisher;
 pub(crate) use event_loop::{spawn, Birth, Entry};
 pub use handle::InstanceHandle;
 pub use history::{Happening, History, Step, TrackId};
-pub(crate) use input::Input;
-pub(crate) use intake::channel as intake_channel;
 pub(crate) use outcome::Finished;
 pub use outcome::{InstanceError, InstanceId, Outcome};
 pub use work::{OpenWork, WorkError};

@@ -68,6 +68,36 @@ impl<D> Outcome<D> {
     }
 }
 
+/// How an instance ended, as its loop keeps it until it closes: the outcome's
+/// kind, and a failure's error. The outcome itself, with its copy of the data, is
+/// built at close (`Instance::close`): the data then is the data as it was at the
+/// end, since no commit comes after it (every track is gone by then). So an
+/// instance's end costs no box, and the field costs a parked instance 16 bytes.
+#[derive(Debug)]
+pub(crate) enum Ended {
+    Completed,
+    Terminated,
+    Cancelled,
+    Failed(Box<InstanceError>),
+}
+
+impl Ended {
+    /// A failure.
+    pub fn failed(error: InstanceError) -> Self {
+        Ended::Failed(Box::new(error))
+    }
+
+    /// The outcome, with `data` the data at the end.
+    pub fn into_outcome<D>(self, data: impl FnOnce() -> D) -> Outcome<D> {
+        match self {
+            Ended::Completed => Outcome::Completed(data()),
+            Ended::Terminated => Outcome::Terminated(data()),
+            Ended::Cancelled => Outcome::Cancelled(data()),
+            Ended::Failed(error) => Outcome::Failed(*error),
+        }
+    }
+}
+
 /// Why an instance failed. Each variant names the node at fault.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

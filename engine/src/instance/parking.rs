@@ -48,7 +48,16 @@ impl<D: ProcessData> Instance<D> {
     /// Arm the boundary events of the activity `at` that the track starts: their
     /// subscriptions live exactly as long as the activity (they are the activity's). Error and
     /// escalation boundaries need none: they match what the activity's handler returns.
+    #[inline]
     pub(crate) fn guard(&mut self, track: TrackId, at: NodeIdx) {
+        // Every task's start asks; most activities have no boundary events.
+        if !self.process.nodes[at].boundaries.is_empty() {
+            self.guard_boundaries(track, at);
+        }
+    }
+
+    #[inline(never)]
+    fn guard_boundaries(&mut self, track: TrackId, at: NodeIdx) {
         // An instance of a loop or multi-instance activity: the boundary events are
         // the whole activity's, armed for the token waiting at it.
         if self.is_instance(track) {
@@ -174,8 +183,17 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// The activity of `track` ended: drop its boundary events.
+    /// The activity of `track` ended: drop its boundary events (inline: every task's
+    /// end asks, and an instance that armed nothing answers at once).
+    #[inline]
     pub(crate) fn unguard(&mut self, track: TrackId) {
+        if !self.armed.is_empty() {
+            self.unguard_armed(track);
+        }
+    }
+
+    #[inline(never)]
+    fn unguard_armed(&mut self, track: TrackId) {
         if let Some(guard) = self.armed.take(Holder::Guard(track)) {
             self.disarm(&guard);
         }
@@ -303,9 +321,9 @@ impl<D: ProcessData> Instance<D> {
 
     /// The instance's mailbox in the hub, made on first need.
     pub(crate) fn mailbox(&mut self) -> Arc<dyn Mailbox> {
-        let intake = &self.intake_tx;
+        let intake = &mut self.intake_tx;
         self.mailbox
-            .get_or_insert_with(|| Arc::new(intake.clone()))
+            .get_or_insert_with(|| Arc::new(intake.made().clone()))
             .clone()
     }
 

@@ -6,7 +6,7 @@ use std::panic::AssertUnwindSafe;
 
 use super::history::Happening;
 use super::outcome::panic_message;
-use super::outcome::{InstanceError, Outcome};
+use super::outcome::{Ended, InstanceError};
 use super::state::ids::TrackId;
 use super::state::ids::ROOT;
 use super::state::{Instance, Move};
@@ -49,6 +49,18 @@ mod scratch {
             });
         });
     }
+}
+
+/// Whether a split at a node of this kind records the flows it took (`Routed`): a
+/// gateway's does.
+fn records_route<D>(kind: &NodeKind<D>) -> bool {
+    matches!(
+        kind,
+        NodeKind::Exclusive
+            | NodeKind::Parallel
+            | NodeKind::Inclusive { .. }
+            | NodeKind::Complex { .. }
+    )
 }
 
 impl<D: ProcessData> Instance<D> {
@@ -94,7 +106,7 @@ impl<D: ProcessData> Instance<D> {
         if self.tracks.is_empty() {
             // The process's scope completes: its event sub-processes go with it.
             self.disarm_all();
-            self.outcome = Some(Box::new(Outcome::Completed(self.copy_data())));
+            self.outcome = Some(Ended::Completed);
         } else if self.tracks.active() == 0 && !self.event_armed() {
             // Nothing works, no token waits for an event, and no event sub-process or
             // boundary on a sub-process can still be triggered: the tokens at joins
@@ -132,6 +144,10 @@ impl<D: ProcessData> Instance<D> {
         if let Some(spec) = process.loop_of(at) {
             return self.enter_activation(track, at, spec, moves);
         }
+        // What `reach` does at a task, without its frame (most steps reach one).
+        if let NodeKind::Task(handler) = node.kind {
+            return self.run_task(track, at, handler, moves);
+        }
         self.reach(track, at, moves);
     }
 
@@ -150,8 +166,7 @@ impl<D: ProcessData> Instance<D> {
                 let scope = self.scope_of(track);
                 if scope == ROOT {
                     self.remove_track(track);
-                    let data = self.copy_data();
-                    self.stop_all(Outcome::Terminated(data));
+                    self.stop_all(Ended::Terminated);
                 } else {
                     // Inside a sub-process: only its scope ends (ARCHITECTURE.md, "Events").
                     self.terminate_scope(track, scope);
@@ -256,6 +271,12 @@ impl<D: ProcessData> Instance<D> {
         let n = &self.process.nodes[node];
         if let [only] = n.outgoing[..] {
             if n.default == Some(only) || self.process.flows[only].condition.is_none() {
+                if !records_route(&n.kind) {
+                    // What `route` does with one flow out of a node that is no
+                    // gateway: the track goes on along it.
+                    moves.push((track, only));
+                    return;
+                }
                 return self.route(track, node, &[only], moves);
             }
         }
@@ -275,13 +296,7 @@ impl<D: ProcessData> Instance<D> {
     fn route(&mut self, track: TrackId, node: NodeIdx, taken: &[FlowIdx], moves: &mut Vec<Move>) {
         moves.reserve(taken.len());
         let n = &self.process.nodes[node];
-        if matches!(
-            n.kind,
-            NodeKind::Exclusive
-                | NodeKind::Parallel
-                | NodeKind::Inclusive { .. }
-                | NodeKind::Complex { .. }
-        ) {
+        if records_route(&n.kind) {
             let to = taken
                 .iter()
                 .map(|f| self.process.nodes[self.process.flows[*f].target].id)

@@ -15,7 +15,7 @@ use super::state::tracks::TrackState;
 use super::state::{Instance, Move};
 use super::track;
 use crate::data::ProcessData;
-use crate::graph::{NodeIdx, NodeKind, TaskHandler, TaskRun};
+use crate::graph::{run_box, NodeIdx, NodeKind, TaskHandler, TaskRun};
 use crate::task::{self, TaskContext};
 
 impl<D: ProcessData> Instance<D> {
@@ -29,7 +29,7 @@ impl<D: ProcessData> Instance<D> {
         handler: TaskHandler<D>,
         moves: &mut Vec<Move>,
     ) {
-        self.record(track, node, Happening::TaskStarted);
+        self.record_inline(track, node, Happening::TaskStarted);
         if !self.tracks.set_state(track, TrackState::Working) {
             return self.internal(node, "a task started on a track that is gone");
         }
@@ -90,11 +90,19 @@ impl<D: ProcessData> Instance<D> {
             self.inline_budget -= 1;
             // The handler's own events belong to its track, inline as on its task.
             // The loop runs inside the instance's span: it is the current one here.
-            let span = info_span!("track", track = track.0, node = context.node);
-            let polled = task::within(context, || span.in_scope(|| track::poll_once(&mut run)));
+            // With `info` off no span is made, entered or dropped at all.
+            let polled = match tracing::level_enabled!(tracing::Level::INFO) {
+                true => {
+                    let span = info_span!("track", track = track.0, node = context.node);
+                    task::within(context, || span.in_scope(|| track::poll_once(&mut run)))
+                }
+                false => task::within(context, || track::poll_once(&mut run)),
+            };
             match polled {
                 Ok(Poll::Ready((edited, result))) => {
-                    return self.task_done(track, node, base, edited, result, moves)
+                    // Its box is the next run's (`graph/run_box.rs`).
+                    run_box::recycle(run);
+                    return self.task_done(track, node, base, edited, result, moves);
                 }
                 Ok(Poll::Pending) => {}
                 Err(message) => return self.task_panicked(track, node, message),
@@ -119,14 +127,15 @@ impl<D: ProcessData> Instance<D> {
     /// The track's park channel, spawning its task on first need: from then on the
     /// task waits on the channel for the loop's next instruction.
     pub(crate) fn park_sender(&mut self, track: TrackId) -> Option<&mut ParkSender<D>> {
-        let intake = &self.intake_tx;
+        let intake = &mut self.intake_tx;
         let workers = &mut self.workers;
         let slot = self.tracks.get_mut(track)?;
         let task = &mut slot.task;
         Some(slot.park.get_or_insert_with(|| {
             let (tx, rx) = ParkSender::new();
             let span = info_span!("track", track = track.0);
-            *task = Some(workers.spawn(track::run(track, rx, intake.clone()).instrument(span)));
+            let intake = intake.made().clone();
+            *task = Some(workers.spawn(track::run(track, rx, intake).instrument(span)));
             tx
         }))
     }
@@ -170,13 +179,17 @@ impl<D: ProcessData> Instance<D> {
         }
         let process = self.process;
         let at = &process.nodes[node];
-        if !at.boundaries.is_empty() && !self.completion_wins(track) {
+        // Only an activity with boundary events has a guard (`guard`).
+        let guarded = !at.boundaries.is_empty();
+        if guarded && !self.completion_wins(track) {
             return self.void_completion(track, node, edited);
         }
         self.tracks.set_state(track, TrackState::Moving);
         let id = at.id;
         // The activity ended: its boundary events go with it.
-        self.unguard_completed(track);
+        if guarded {
+            self.unguard_completed(track);
+        }
         let result = match result {
             Err(crate::TaskError::Bpmn { code, message }) => {
                 return self.bpmn_error(track, node, code, message)
@@ -208,7 +221,7 @@ impl<D: ProcessData> Instance<D> {
                 if matches!(what, Happening::Completed { .. }) {
                     self.completed_unstored(track);
                 }
-                self.record(track, node, what);
+                self.record_inline(track, node, what);
                 self.log_completion(track, node);
                 if !self.compensation_handler_done(track, node, moves) {
                     self.split(track, node, moves);

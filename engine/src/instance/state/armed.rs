@@ -326,6 +326,12 @@ impl Armed {
         }
     }
 
+    /// Whether nothing is armed.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        matches!(&self.store, Store::Few(entries) if entries.is_empty())
+    }
+
     /// Whether `holder` has an entry.
     pub fn holds(&self, holder: Holder) -> Option<&ArmedEntry> {
         match &self.store {

@@ -130,6 +130,12 @@ impl<D> Conditions<D> {
         Ok(())
     }
 
+    /// Whether a condition is due (what every task's start asks: inline).
+    #[inline]
+    pub fn any_due(&self) -> bool {
+        self.0.as_ref().is_some_and(|armed| !armed.due.is_empty())
+    }
+
     /// Take the conditions that are due, in the order they became so.
     pub fn take_due(&mut self) -> Vec<ConditionId> {
         match &mut self.0 {

@@ -114,54 +114,42 @@ impl JoinState {
         self.waiting.drain(..).map(|(_, a)| a).collect()
     }
 
-    /// A token of flow `slot` left with a firing.
-    fn took_from(&mut self, slot: usize) {
-        self.counts[slot] -= 1;
-        if self.counts[slot] == 0 {
-            self.unmarked += 1;
-        }
-    }
-
     /// Take the earliest token of every marked flow. The first returned is the
     /// survivor: the latest of them when `last_in`, else the earliest; the rest are
     /// merged.
     pub fn fire(&mut self, last_in: bool) -> Vec<Arrival> {
-        // At most one token per flow: room for all at once (a parallel join of ten
-        // grew this four times).
-        let mut taken: Vec<Arrival> = Vec::with_capacity(self.counts.len());
-        if self.counts.len() <= 64 {
-            // The flows taken from, as bits: no allocation for them.
-            let mut took = 0u64;
-            self.waiting.retain(|&(slot, arrival)| {
-                let bit = 1u64 << slot;
-                if took & bit != 0 {
-                    return true;
-                }
-                took |= bit;
-                taken.push(arrival);
-                false
-            });
-            while took != 0 {
-                let slot = took.trailing_zeros() as usize;
-                took &= took - 1;
-                self.took_from(slot);
-            }
+        let slots = self.counts.len();
+        // One token from every marked flow: exactly the room needed.
+        let mut taken: Vec<Arrival> = Vec::with_capacity(slots - self.unmarked);
+        // The flows that gave their token: a word's bits for up to 64 flows (no
+        // allocation), a vector past that.
+        let mut took_word = 0u64;
+        let mut took_wide = if slots > 64 {
+            vec![false; slots]
         } else {
-            let mut took = vec![false; self.counts.len()];
-            self.waiting.retain(|&(slot, arrival)| {
-                if took[slot] {
-                    return true;
+            Vec::new()
+        };
+        let (counts, unmarked) = (&mut self.counts, &mut self.unmarked);
+        self.waiting.retain(|&(slot, arrival)| {
+            let first = match slots <= 64 {
+                true => {
+                    let bit = 1u64 << slot;
+                    let first = took_word & bit == 0;
+                    took_word |= bit;
+                    first
                 }
-                took[slot] = true;
-                taken.push(arrival);
-                false
-            });
-            for (slot, took) in took.into_iter().enumerate() {
-                if took {
-                    self.took_from(slot);
-                }
+                false => !std::mem::replace(&mut took_wide[slot], true),
+            };
+            if !first {
+                return true;
             }
-        }
+            counts[slot] -= 1;
+            if counts[slot] == 0 {
+                *unmarked += 1;
+            }
+            taken.push(arrival);
+            false
+        });
         // `taken` is in arrival order: the survivor is its last or its first.
         if last_in {
             if let Some(last) = taken.len().checked_sub(1) {
@@ -357,6 +345,36 @@ mod tests {
         assert!(!j.complete(), "the second token on flow 65 waits");
         assert_eq!(j.fire(false), [Arrival { track: TrackId(3) }]);
         assert!(j.is_empty());
+    }
+
+    #[test]
+    fn a_join_of_more_than_64_flows_fires_one_per_flow_too() {
+        let mut j = JoinState::new(7, crate::instance::state::ids::ROOT, 70);
+        for slot in 0..70 {
+            j.arrive(
+                slot,
+                Arrival {
+                    track: TrackId(slot as u32),
+                },
+            );
+        }
+        j.arrive(
+            69,
+            Arrival {
+                track: TrackId(100),
+            },
+        );
+        assert!(j.complete());
+        let taken = j.fire(false);
+        assert_eq!(taken.len(), 70);
+        assert_eq!(taken[0].track, TrackId(0));
+        assert!(!j.complete());
+        assert_eq!(
+            j.drain(),
+            [Arrival {
+                track: TrackId(100)
+            }]
+        );
     }
 
     fn or_join(marked: u64, positions: &[NodeIdx]) -> Verdict {

@@ -32,7 +32,7 @@ use crate::graph::{FlowIdx, Graph, NodeIdx};
 use crate::instance::history::{Happening, History};
 use crate::instance::input::Input;
 use crate::instance::intake::Intake;
-use crate::instance::outcome::{InstanceId, Outcome};
+use crate::instance::outcome::{Ended, InstanceId};
 
 use armed::Armed;
 use compensation::Compensation;
@@ -175,12 +175,14 @@ pub(crate) struct Instance<D: ProcessData> {
     /// compensations under way.
     pub compensation: Compensation<D>,
     pub history: History,
-    /// How the instance ended, once it has. Boxed: it holds the data and the error
-    /// inline, and the loop's future (a parked instance's memory) carries the field
-    /// from start to end.
-    pub outcome: Option<Box<Outcome<D>>>,
+    /// How the instance ended, once it has: a marker, the outcome with its data
+    /// built at close (`Ended`). Small: the loop's future (a parked instance's
+    /// memory) carries the field from start to end.
+    pub outcome: Option<Ended>,
 
-    /// The loop's own intake; cloned for every track task and handle.
+    /// The loop's own intake; cloned for every track task and handle. Its queue is
+    /// made on first need (`Intake::made`): an instance that ends in its first step
+    /// with no one to send to it makes none.
     pub intake_tx: Intake<Input<D>>,
     /// The tracks' tasks; dropping or shutting it down stops them all.
     pub workers: Workers,
@@ -292,10 +294,27 @@ impl<D: ProcessData> Instance<D> {
         self.tracks.get(track).map_or(ids::ROOT, |t| t.scope)
     }
 
-    /// Append to the history; every step is also a trace event carrying the node id.
+    /// Append to the history; every step is also a trace event carrying the node id
+    /// (out of line, so that a step recorded with tracing off costs a level check).
     pub fn record(&mut self, track: TrackId, node: NodeIdx, what: Happening) {
+        self.record_inline(track, node, what);
+    }
+
+    /// [`Instance::record`], inlined: for the two steps every task records (its
+    /// start and its completion).
+    #[inline(always)]
+    pub fn record_inline(&mut self, track: TrackId, node: NodeIdx, what: Happening) {
         let node = self.process.nodes[node].id;
-        trace!(track = %track, node, ?what, "step");
+        if tracing::level_enabled!(tracing::Level::TRACE) {
+            trace_step(track, node, &what);
+        }
         self.history.push(track, node, what);
     }
+}
+
+/// A step as a trace event (`Instance::record`).
+#[cold]
+#[inline(never)]
+fn trace_step(track: TrackId, node: &'static str, what: &Happening) {
+    trace!(track = %track, node, ?what, "step");
 }

@@ -6,6 +6,7 @@
 //! [`Tracks::set_state`], every removal through [`Tracks::remove`], so the count
 //! cannot drift from the slots (the loop's deadlock test reads it).
 
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use tokio::task::AbortHandle;
@@ -80,6 +81,10 @@ pub(crate) struct Tracks<D> {
     /// Tracks in an active state ([`TrackState::is_active`]).
     active: usize,
     next: u32,
+    /// Where the last track looked up was: the loop asks for one track several
+    /// times in a row (a task's start, commit, split). Checked before it is used,
+    /// so no change of `slots` has to keep it; in the padding after `next`.
+    hint: Cell<u32>,
 }
 
 #[derive(Default)]
@@ -104,12 +109,25 @@ impl<D> Tracks<D> {
             indexes: None,
             active: 0,
             next: 0,
+            hint: Cell::new(0),
         }
     }
 
     /// The position of `id` in `slots`.
     #[inline(always)]
     fn position(&self, id: TrackId) -> Option<usize> {
+        let hint = self.hint.get() as usize;
+        if self.slots.get(hint).is_some_and(|s| s.id == id) {
+            return Some(hint);
+        }
+        let found = self.search(id)?;
+        // Positions fit: a vector of more than u32::MAX tracks is out of reach.
+        self.hint.set(found as u32);
+        Some(found)
+    }
+
+    #[inline(always)]
+    fn search(&self, id: TrackId) -> Option<usize> {
         // Below half the threshold there is never an index: a short scan.
         if self.slots.len() <= INDEXED_FROM / 2 {
             return self.slots.iter().position(|s| s.id == id);
