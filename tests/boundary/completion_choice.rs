@@ -26,6 +26,28 @@ async fn settle(j: &mut Job) -> Result<(), TaskError> {
     Ok(())
 }
 
+/// Let `permits` of `id`'s handlers finish and publish `name` with `payload` from
+/// another thread a few microseconds later or sooner, so either side is sometimes
+/// first.
+async fn open_and_publish(
+    engine: &Engine,
+    id: &str,
+    permits: usize,
+    name: &'static str,
+    payload: &str,
+) -> Published {
+    let (publisher, key, payload) = (engine.clone(), id.to_string(), payload.to_string());
+    tokio::task::spawn_blocking(move || {
+        gate(&key).add_permits(permits);
+        for _ in 0..random() % 100_000 {
+            std::hint::spin_loop();
+        }
+        publisher.publish_message(name, key, payload)
+    })
+    .await
+    .expect("the publisher")
+}
+
 process! {
     /// A task that finishes when told, with an interrupting recall message.
     RECALLED_TASK: Job {
@@ -45,17 +67,7 @@ async fn a_task_and_its_message_boundary_race(i: usize) {
     let engine = Engine::new();
     let id = format!("t{i}");
     let handle = engine.start(&RECALLED_TASK, job(&id));
-    let (publisher, key) = (engine.clone(), id.clone());
-    let published = tokio::task::spawn_blocking(move || {
-        gate(&key).add_permits(2);
-        // A few microseconds more or less, so either side is sometimes first.
-        for _ in 0..random() % 100_000 {
-            std::hint::spin_loop();
-        }
-        publisher.publish_message("recall", key, "changed my mind".to_string())
-    })
-    .await
-    .expect("the publisher");
+    let published = open_and_publish(&engine, &id, 1, "recall", "changed my mind").await;
     let (outcome, history) = finish_strict(&handle).await;
     let data = completed(outcome, &history);
     let stats = engine.broker_stats();
@@ -218,16 +230,7 @@ async fn an_activity_and_its_message_boundary_race(
 ) {
     let engine = Engine::new();
     let handle = engine.start(process, job(&id));
-    let (publisher, key) = (engine.clone(), id.clone());
-    let published = tokio::task::spawn_blocking(move || {
-        gate(&key).add_permits(2);
-        for _ in 0..random() % 100_000 {
-            std::hint::spin_loop();
-        }
-        publisher.publish_message("recall", key, "changed my mind".to_string())
-    })
-    .await
-    .expect("the publisher");
+    let published = open_and_publish(&engine, &id, 2, "recall", "changed my mind").await;
     let (outcome, history) = finish_with(&handle, HANG, check).await;
     let data = completed(outcome, &history);
     let stats = engine.broker_stats();
@@ -293,16 +296,7 @@ async fn a_task_and_its_non_interrupting_message_boundary_race(i: usize) {
     let engine = Engine::new();
     let id = format!("n{i}");
     let handle = engine.start(&NUDGED_TASK, job(&id));
-    let (publisher, key) = (engine.clone(), id.clone());
-    let published = tokio::task::spawn_blocking(move || {
-        gate(&key).add_permits(1);
-        for _ in 0..random() % 100_000 {
-            std::hint::spin_loop();
-        }
-        publisher.publish_message("nudge", key, "hurry".to_string())
-    })
-    .await
-    .expect("the publisher");
+    let published = open_and_publish(&engine, &id, 1, "nudge", "hurry").await;
     let (outcome, history) = finish_strict(&handle).await;
     let data = completed(outcome, &history);
     let stats = engine.broker_stats();
