@@ -18,8 +18,9 @@
 //! `multi-timed-user-10k` (each user task with its own timer boundary) (completions or deliveries per
 //! second to one of that many parked instances of a user or receive task: `core/waits.rs`),
 //! `multi-call-1k`, `multi-call-10k` (children per second of a parallel multi-instance call). When both sides of a shape ran, the
-//! last lines compare them: thresh on 2 workers against snurr on one thread (the goal is a
-//! ratio >= 1), and per CPU-second.
+//! last lines compare them: thresh on 2 workers, its instances started and awaited by
+//! one client task per worker (as a service's requests arrive on every worker),
+//! against snurr on one thread (the goal is a ratio >= 1), and per CPU-second.
 //!
 //! What is counted: a *node step* is one task run by the engine (the loop hands the
 //! token to a track, the handler runs, the loop commits and routes on); the start,
@@ -49,6 +50,10 @@ use thresh::{process, Engine, InstanceHandle, Outcome, Process, ProcessData, Tas
 
 /// Timed runs per figure.
 const RUNS: usize = 7;
+
+/// The workers of the multi-thread runtime, and the client tasks that start the
+/// instances of a throughput figure set against snurr (one per worker).
+const WORKERS: u64 = 2;
 
 #[derive(Clone, Debug, Default, ProcessData)]
 pub struct Nothing {
@@ -381,18 +386,18 @@ fn chain_concurrent() {
     report_per_step(&runs);
 }
 
-/// (a3) The chain, many instances at once, two workers: the figure set against
-/// snurr's one thread.
+/// (a3) The chain, many instances at once, two workers with a client task each: the
+/// figure set against snurr's one thread.
 fn chain_two_workers() {
     const INSTANCES: u64 = 2_000;
     println!(
-        "chain-2workers: the chain, {INSTANCES} instances started then all awaited, multi_thread runtime, 2 workers"
+        "chain-2workers: the chain, {INSTANCES} instances started then all awaited by {WORKERS} client tasks, multi_thread runtime, {WORKERS} workers"
     );
     let runs = on_two_workers(|engine| async move {
         sample(|| {
             timed(
                 INSTANCES * CHAIN_LEN,
-                start_and_await(&engine, &CHAIN, INSTANCES),
+                start_and_await_from(WORKERS, &engine, &CHAIN, INSTANCES),
             )
         })
         .await
@@ -401,14 +406,21 @@ fn chain_two_workers() {
     record(Side::Thresh, "chain-100", "node steps/s", &runs);
 }
 
-/// (b) start -> task -> end, many instances at once, two workers.
+/// (b) start -> task -> end, many instances at once, two workers with a client task
+/// each.
 fn single_throughput() {
     const INSTANCES: u64 = 100_000;
     println!(
-        "single: start -> task -> end, {INSTANCES} instances started then all awaited, multi_thread runtime, 2 workers"
+        "single: start -> task -> end, {INSTANCES} instances started then all awaited by {WORKERS} client tasks, multi_thread runtime, {WORKERS} workers"
     );
     let runs = on_two_workers(|engine| async move {
-        sample(|| timed(INSTANCES, start_and_await(&engine, &SINGLE, INSTANCES))).await
+        sample(|| {
+            timed(
+                INSTANCES,
+                start_and_await_from(WORKERS, &engine, &SINGLE, INSTANCES),
+            )
+        })
+        .await
     });
     report_rate("instances/s (2 workers)", &runs, None);
     record(Side::Thresh, "single", "instances/s", &runs);
@@ -423,14 +435,21 @@ fn single_latency() {
     latency(&SINGLE, INSTANCES);
 }
 
-/// (c) The parallel-10 shape, many instances at once, two workers.
+/// (c) The parallel-10 shape, many instances at once, two workers with a client task
+/// each.
 fn parallel10_throughput() {
     const INSTANCES: u64 = 20_000;
     println!(
-        "parallel10: start -> AND split -> 10 no-op tasks -> AND join -> end, {INSTANCES} instances started then all awaited, multi_thread runtime, 2 workers"
+        "parallel10: start -> AND split -> 10 no-op tasks -> AND join -> end, {INSTANCES} instances started then all awaited by {WORKERS} client tasks, multi_thread runtime, {WORKERS} workers"
     );
     let runs = on_two_workers(|engine| async move {
-        sample(|| timed(INSTANCES, start_and_await(&engine, &PARALLEL10, INSTANCES))).await
+        sample(|| {
+            timed(
+                INSTANCES,
+                start_and_await_from(WORKERS, &engine, &PARALLEL10, INSTANCES),
+            )
+        })
+        .await
     });
     report_rate("instances/s (2 workers)", &runs, Some(1e5));
     record(Side::Thresh, "parallel-10", "instances/s", &runs);
@@ -617,6 +636,29 @@ async fn start_and_await(engine: &Engine, process: &'static Process<Nothing>, n:
     }
 }
 
+/// [`start_and_await`] from `clients` tasks at once, `n` instances in all: the load
+/// of a service whose requests arrive on every worker. `Engine::start` runs an
+/// instance's first step on its caller, so instances whose work is ready run on the
+/// worker of the task that started them: from one task, one worker does all the work
+/// however many the runtime has (the figure halves on two).
+async fn start_and_await_from(
+    clients: u64,
+    engine: &Engine,
+    process: &'static Process<Nothing>,
+    n: u64,
+) {
+    let tasks: Vec<_> = (0..clients)
+        .map(|c| {
+            let engine = engine.clone();
+            let share = n / clients + u64::from(c < n % clients);
+            tokio::spawn(async move { start_and_await(&engine, process, share).await })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("a client task");
+    }
+}
+
 /// Await an instance and insist that it completed.
 async fn completed(handle: InstanceHandle<Nothing>) {
     match handle.outcome().await {
@@ -655,7 +697,7 @@ where
     T: Send + 'static,
 {
     let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(WORKERS as usize)
         .enable_time()
         .build()
         .expect("a multi_thread runtime");
