@@ -71,7 +71,7 @@ impl Engine {
             });
         }
         let (started_tx, started) = mpsc::unbounded_channel();
-        let cancel = self.inner.stop.child_token();
+        let cancel = self.inner.stop.token().child_token();
         let (mut next_starts, mut stale_arms) = (Vec::new(), Vec::new());
         for (_, trigger, also) in &entries {
             if let Trigger::Message { name, .. } = trigger {
@@ -305,7 +305,7 @@ impl DeployTarget {
         let Some(engine) = self.engine.upgrade() else {
             return;
         };
-        if engine.stop.is_cancelled() {
+        if engine.stop.is_stopping() {
             return;
         }
         {

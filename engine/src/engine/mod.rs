@@ -3,6 +3,7 @@
 mod deploy;
 #[cfg(feature = "durable")]
 pub(crate) mod durable;
+mod stop;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -10,13 +11,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::{task_tracker::TaskTrackerToken, TaskTracker};
+use tokio_util::task::TaskTracker;
 
 #[cfg(feature = "durable")]
 pub(crate) use deploy::DurableStarts;
 use deploy::Registration;
 pub use deploy::{DeployError, Deployment, DeploymentId};
+pub(crate) use stop::{Admission, Stop};
 
 use crate::call::ParentLink;
 use crate::data::{Erased, ProcessData};
@@ -54,13 +55,13 @@ pub(crate) struct Inner {
     deployments: Mutex<HashMap<u64, Registration>>,
     /// Signals and messages between instances and the outside world.
     hub: Arc<Hub>,
-    /// Cancelled by `shutdown`; every instance loop watches it (a clone, not a child: no node per instance).
-    stop: CancellationToken,
+    /// Begun by `shutdown`; every instance loop watches its token (a clone, not a
+    /// child: no node per instance). It counts the instances being admitted (between
+    /// the stop check and their loop's spawn), so `shutdown` can wait for them to be
+    /// refused or in `loops`.
+    stop: Stop,
     /// Every instance loop, so `shutdown` can wait for them.
     loops: TaskTracker,
-    /// Instances being admitted (between the stop check and their loop's spawn), so
-    /// `shutdown` can wait for them to be refused or in `loops`.
-    admissions: TaskTracker,
     /// Deployments' timer starts (apart from `loops`, which counts instances).
     timer_starts: TaskTracker,
     /// Whether instances record their history.
@@ -154,9 +155,8 @@ impl Engine {
                 next_deployment: AtomicU64::new(0),
                 deployments: Mutex::new(HashMap::new()),
                 hub: Arc::new(Hub::new(config)),
-                stop: CancellationToken::new(),
+                stop: Stop::new(),
                 loops: TaskTracker::new(),
-                admissions: TaskTracker::new(),
                 timer_starts: TaskTracker::new(),
                 history,
                 max_call_depth,
@@ -236,7 +236,7 @@ impl Engine {
         data: Erased,
         spawn: impl FnOnce(
             &Inner,
-            TaskTrackerToken,
+            Admission<'_>,
             &tokio::runtime::Handle,
             Erased,
         ) -> InstanceHandle<Erased>,
@@ -298,15 +298,14 @@ impl Engine {
         for id in deployed {
             self.undeploy(DeploymentId(id));
         }
-        self.inner.stop.cancel();
-        self.inner.admissions.close();
+        self.inner.stop.begin();
         self.inner.loops.close();
         self.inner.timer_starts.close();
         let stopped = async {
             self.inner.timer_starts.wait().await;
             // Once no admission is under way, every instance admitted before the stop
             // is in `loops`; every later one is refused.
-            self.inner.admissions.wait().await;
+            self.inner.stop.admissions_done().await;
             self.inner.loops.wait().await;
         };
         match tokio::time::timeout(deadline, stopped).await {
@@ -401,21 +400,19 @@ impl Inner {
         InstanceId(self.next_instance.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// Admit a new instance, or refuse it (`None`) once shutdown has begun. The token
-    /// is held until the instance's loop is in `loops`: shutdown's wait cannot end
-    /// between this check and the spawn, so an instance admitted just before the stop
-    /// is waited for (and, seeing the stop at birth, ends cancelled before its first
-    /// step). Taken before the check, so a shutdown that has stopped waiting for
-    /// admissions has already cancelled `stop`.
-    fn admit(&self) -> Option<TaskTrackerToken> {
-        let admitted = self.admissions.token();
-        (!self.stop.is_cancelled()).then_some(admitted)
+    /// Admit a new instance, or refuse it (`None`) once shutdown has begun. The
+    /// admission is held until the instance has ended or its loop is in `loops`:
+    /// shutdown's wait cannot end between the check and the spawn, so an instance
+    /// admitted just before the stop is waited for (and, seeing the stop at birth,
+    /// ends cancelled before its first step).
+    fn admit(&self) -> Option<Admission<'_>> {
+        self.stop.admit()
     }
 
     /// Start an instance on `runtime`.
     fn spawn(
         &self,
-        _admitted: TaskTrackerToken,
+        _admitted: Admission<'_>,
         runtime: &tokio::runtime::Handle,
         process: &'static Graph<Erased>,
         data: Erased,
@@ -441,7 +438,7 @@ impl Inner {
     #[cfg(feature = "durable")]
     fn spawn_durable(
         &self,
-        _admitted: TaskTrackerToken,
+        _admitted: Admission<'_>,
         runtime: &tokio::runtime::Handle,
         process: &'static Graph<Erased>,
         (data, entry): (Erased, Entry),
@@ -468,7 +465,7 @@ impl Inner {
             runtime,
             tracker: &self.loops,
             hub: self.hub.clone(),
-            stop: self.stop.clone(),
+            stop: &self.stop,
             history: self.history,
             inline_first_step: false,
             #[cfg(feature = "testing")]
@@ -486,7 +483,7 @@ impl EngineRef {
     /// The engine's stop (a cancelled token once the engine is gone).
     pub(crate) fn stop(&self) -> tokio_util::sync::CancellationToken {
         match self.0.upgrade() {
-            Some(inner) => inner.stop.clone(),
+            Some(inner) => inner.stop.token().clone(),
             None => {
                 let stop = tokio_util::sync::CancellationToken::new();
                 stop.cancel();

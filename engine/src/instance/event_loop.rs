@@ -58,7 +58,7 @@ pub(crate) struct Birth<'a> {
     pub runtime: &'a tokio::runtime::Handle,
     pub tracker: &'a tokio_util::task::TaskTracker,
     pub hub: Arc<Hub>,
-    pub stop: CancellationToken,
+    pub stop: &'a crate::engine::Stop,
     /// Whether the instance records its history.
     pub history: bool,
     /// Run the first step on the caller, before the handle is returned (an
@@ -113,7 +113,7 @@ pub(crate) fn spawn(
     // The first step here, on the caller (`Birth::inline_first_step`), before the
     // handle exists.
     let entry = match entry {
-        entry if inline_first_step && !stop.is_cancelled() => {
+        entry if inline_first_step && !stop.is_stopping() => {
             // Recorded into the thread's scratch history, copied out once after.
             let lent = instance.history.lend_scratch();
             span.in_scope(|| instance.start(entry));
@@ -139,6 +139,7 @@ pub(crate) fn spawn(
         }
         entry => Some(entry),
     };
+    let stop = stop.token().clone();
     let intake = IntakeReceiver::of(&mut instance.intake_tx);
     let (handle, finished_tx) = InstanceHandle::new(id, instance.intake_tx.clone(), parent_id);
     // The loop. Written out here rather than as an `async fn` taking the instance:

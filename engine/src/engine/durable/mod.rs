@@ -361,7 +361,7 @@ impl DurableEngine {
     /// on a node of several, watch its lease): a start's and a resume's last step.
     fn spawn_stored(
         &self,
-        admitted: tokio_util::task::task_tracker::TaskTrackerToken,
+        admitted: crate::engine::Admission<'_>,
         runtime: &tokio::runtime::Handle,
         process: &'static Graph<Erased>,
         born: (Erased, Entry),

@@ -235,7 +235,7 @@ async fn start_tick(
     let durable = target.durable.as_ref()?;
     let id = {
         let engine = target.engine.upgrade()?;
-        if engine.stop.is_cancelled() {
+        if engine.stop.is_stopping() {
             return None;
         }
         engine.next_id().0
