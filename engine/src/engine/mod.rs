@@ -3,12 +3,15 @@
 mod deploy;
 #[cfg(feature = "durable")]
 pub(crate) mod durable;
+mod lent;
 mod stop;
 
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+#[cfg(feature = "durable")]
+use std::sync::Weak;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio_util::task::TaskTracker;
@@ -17,7 +20,8 @@ use tokio_util::task::TaskTracker;
 pub(crate) use deploy::DurableStarts;
 use deploy::Registration;
 pub use deploy::{DeployError, Deployment, DeploymentId};
-pub(crate) use stop::{Admission, Stop};
+pub(crate) use lent::{LentArc, LentWeak};
+pub(crate) use stop::{Admission, OwnLine, Stop};
 
 use crate::call::ParentLink;
 use crate::data::{Erased, ProcessData};
@@ -47,9 +51,9 @@ pub struct Engine {
 }
 
 pub(crate) struct Inner {
-    /// This engine, weakly: what its instances start call activities' children with.
-    me: Weak<Inner>,
-    next_instance: AtomicU64,
+    /// On a cache line of its own: every start adds to it, and the fields every start
+    /// reads stay clean in each worker's cache.
+    next_instance: OwnLine<AtomicU64>,
     next_deployment: AtomicU64,
     /// Deployed processes: their start events' registrations, to undeploy them.
     deployments: Mutex<HashMap<u64, Registration>>,
@@ -149,9 +153,8 @@ impl Engine {
             max_call_depth,
         } = config;
         Self {
-            inner: Arc::new_cyclic(|me| Inner {
-                me: me.clone(),
-                next_instance: AtomicU64::new(0),
+            inner: Arc::new(Inner {
+                next_instance: OwnLine(AtomicU64::new(0)),
                 next_deployment: AtomicU64::new(0),
                 deployments: Mutex::new(HashMap::new()),
                 hub: Arc::new(Hub::new(config)),
@@ -237,11 +240,18 @@ impl Engine {
         spawn: impl FnOnce(
             &Inner,
             Admission<'_>,
-            &tokio::runtime::Handle,
+            Option<&tokio::runtime::Handle>,
             Erased,
         ) -> InstanceHandle<Erased>,
     ) -> InstanceHandle<Erased> {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        // Called from a task, the runtime is the current one, named by `None`:
+        // `Handle::try_current` clones the runtime's handle, a count that every
+        // worker starting instances would share.
+        let runtime = match tokio::task::try_id() {
+            Some(_) => Ok(None),
+            None => tokio::runtime::Handle::try_current().map(Some),
+        };
+        let Ok(runtime) = runtime else {
             let finished = Finished {
                 outcome: Outcome::Failed(InstanceError::NoRuntime),
                 history: History::default(),
@@ -251,7 +261,7 @@ impl Engine {
             return ended_at_birth(self.inner.next_id(), finished);
         };
         match self.inner.admit() {
-            Some(admitted) => spawn(&self.inner, admitted, &runtime, data),
+            Some(admitted) => spawn(&self.inner, admitted, runtime.as_ref(), data),
             None => {
                 // As an instance cancelled before its first step: its token is
                 // cancelled at the start it was to leave from.
@@ -409,11 +419,11 @@ impl Inner {
         self.stop.admit()
     }
 
-    /// Start an instance on `runtime`.
+    /// Start an instance on `runtime` (`None`: the current one).
     fn spawn(
         &self,
         _admitted: Admission<'_>,
-        runtime: &tokio::runtime::Handle,
+        runtime: Option<&tokio::runtime::Handle>,
         process: &'static Graph<Erased>,
         data: Erased,
         entry: Entry,
@@ -446,25 +456,29 @@ impl Inner {
         parent: Option<ParentLink>,
     ) -> InstanceHandle<Erased> {
         let id = InstanceId(durable.id);
-        let birth = self.birth(runtime, process, parent);
+        let birth = self.birth(Some(runtime), process, parent);
         instance::spawn(birth, process, id, data, entry, Some(Box::new(durable)))
     }
 
-    /// Where an instance started on `runtime` lives.
+    /// Where an instance started on `runtime` (`None`: the current one) lives.
     fn birth<'a>(
         &'a self,
-        runtime: &'a tokio::runtime::Handle,
+        runtime: Option<&'a tokio::runtime::Handle>,
         #[cfg_attr(not(feature = "testing"), allow(unused_variables))] process: &'static Graph<
             Erased,
         >,
         parent: Option<ParentLink>,
     ) -> Birth<'a> {
         Birth {
-            engine: EngineRef(self.me.clone()),
+            // Safety (both): `self` and its hub are the values of live `Arc`s (an
+            // `Inner` is made only by `Arc::new`), borrowed for the birth's
+            // life; an instance that outlives its birth keeps them first
+            // (`instance::spawn`).
+            engine: EngineRef(unsafe { LentWeak::lend(self) }),
             parent,
             runtime,
             tracker: &self.loops,
-            hub: self.hub.clone(),
+            hub: unsafe { LentArc::lend(&*self.hub) },
             stop: &self.stop,
             history: self.history,
             inline_first_step: false,
@@ -477,9 +491,14 @@ impl Inner {
 /// An engine as its instances hold it (weakly: instances do not keep their engine
 /// alive): what a call activity starts its child in.
 #[derive(Clone)]
-pub(crate) struct EngineRef(Weak<Inner>);
+pub(crate) struct EngineRef(LentWeak<Inner>);
 
 impl EngineRef {
+    /// Hold the engine weakly, no longer lent (see `lent`).
+    pub(crate) fn keep(&mut self) {
+        self.0.keep();
+    }
+
     /// The engine's stop (a cancelled token once the engine is gone).
     pub(crate) fn stop(&self) -> tokio_util::sync::CancellationToken {
         match self.0.upgrade() {
@@ -518,7 +537,7 @@ impl EngineRef {
         };
         let id = inner.next_id();
         Ok(Some(instance::spawn(
-            inner.birth(&runtime, process, Some(link)),
+            inner.birth(Some(&runtime), process, Some(link)),
             process,
             id,
             data,

@@ -31,10 +31,22 @@ pub(crate) struct Stop {
     drained: Notify,
 }
 
-/// One thread's count of admissions under way, on a cache line of its own.
+/// One thread's count of admissions under way.
+type Slot = OwnLine<AtomicUsize>;
+
+/// A value on a cache line of its own (two, as adjacent lines are fetched in pairs):
+/// one core writing it does not evict what the others read beside it.
 #[repr(align(128))]
 #[derive(Default)]
-struct Slot(AtomicUsize);
+pub(crate) struct OwnLine<T>(pub T);
+
+impl<T> std::ops::Deref for OwnLine<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
 
 /// An instance being admitted: until it is dropped — once the instance has ended or
 /// is in the engine's `loops` — a shutdown waits for it.
@@ -57,7 +69,7 @@ impl Stop {
     /// Admit an instance, or refuse it (`None`) once the stop has begun.
     pub(crate) fn admit(&self) -> Option<Admission<'_>> {
         let slot = &self.admitting[this_threads_slot()];
-        slot.0.fetch_add(1, Ordering::SeqCst);
+        slot.fetch_add(1, Ordering::SeqCst);
         let admission = Admission { slot, stop: self };
         // Dropped when refused: a shutdown waiting already is told.
         (!self.is_stopping()).then_some(admission)
@@ -90,7 +102,7 @@ impl Stop {
             let under_way = self
                 .admitting
                 .iter()
-                .any(|slot| slot.0.load(Ordering::SeqCst) != 0);
+                .any(|slot| slot.load(Ordering::SeqCst) != 0);
             if !under_way {
                 return;
             }
@@ -101,7 +113,7 @@ impl Stop {
 
 impl Drop for Admission<'_> {
     fn drop(&mut self) {
-        self.slot.0.fetch_sub(1, Ordering::SeqCst);
+        self.slot.fetch_sub(1, Ordering::SeqCst);
         if self.stop.is_stopping() {
             self.stop.drained.notify_waiters();
         }

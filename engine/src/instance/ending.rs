@@ -43,11 +43,13 @@ impl<D> Ending<D> {
         (Publisher(Arc::clone(&ending)), ending)
     }
 
-    /// An instance that ended before it began (it could not start).
+    /// An instance that ended before any handle could wait: the end is set as the
+    /// cell is made (no publish, no waiter to wake).
     pub fn ended(finished: Finished<D>) -> Arc<Self> {
-        let (publisher, ending) = Self::new();
-        publisher.publish(finished);
-        ending
+        Arc::new(Ending {
+            end: OnceLock::from(End::Finished(finished)),
+            notify: Notify::new(),
+        })
     }
 
     /// The end, if the instance has ended.

@@ -55,9 +55,10 @@ pub(crate) struct Birth<'a> {
     pub engine: crate::engine::EngineRef,
     /// The calling instance, when this one is a call activity's child.
     pub parent: Option<crate::call::ParentLink>,
-    pub runtime: &'a tokio::runtime::Handle,
+    /// `None`: the current runtime (the caller runs in one of its tasks).
+    pub runtime: Option<&'a tokio::runtime::Handle>,
     pub tracker: &'a tokio_util::task::TaskTracker,
-    pub hub: Arc<Hub>,
+    pub hub: crate::engine::LentArc<Hub>,
     pub stop: &'a crate::engine::Stop,
     /// Whether the instance records its history.
     pub history: bool,
@@ -128,17 +129,21 @@ pub(crate) fn spawn(
                 let intake = commands
                     .is_made()
                     .then(|| IntakeReceiver::of(&mut instance.intake_tx));
-                let (handle, finished_tx) = InstanceHandle::new(id, commands, parent_id);
                 // Entered rather than `in_scope(move || ..)`: the instance moves
-                // once, into `close`, not through a closure (three copies of it).
+                // once, into `finish`, not through a closure (three copies of it).
                 let _entered = span.enter();
-                instance.close(intake, &finished_tx);
-                return handle;
+                let finished = instance.finish(intake);
+                return InstanceHandle::ended_early(id, commands, parent_id, finished);
             }
             None
         }
         entry => Some(entry),
     };
+    // The instance outlives its birth: it keeps what it was lent.
+    instance.hub.keep();
+    if let Some(engine) = &mut instance.engine {
+        engine.keep();
+    }
     let stop = stop.token().clone();
     let intake = IntakeReceiver::of(&mut instance.intake_tx);
     let (handle, finished_tx) = InstanceHandle::new(id, instance.intake_tx.clone(), parent_id);
@@ -179,10 +184,13 @@ pub(crate) fn spawn(
         // A durable instance's end is stored before its handles see it.
         #[cfg(feature = "durable")]
         instance.store_end().await;
-        instance.close(Some(intake), &finished_tx);
+        finished_tx.publish(instance.finish(Some(intake)));
     };
     let body = body.instrument(span);
-    tracker.spawn_on(body, runtime);
+    match runtime {
+        Some(runtime) => tracker.spawn_on(body, runtime),
+        None => tracker.spawn(body),
+    };
     handle
 }
 
@@ -250,14 +258,10 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// The instance ended: hand back what is in transit and publish the outcome.
-    /// `intake`: its receiver, `None` when its queue was never made (nothing can
-    /// have been sent).
-    pub(crate) fn close(
-        mut self,
-        mut intake: Option<IntakeReceiver<Input<D>>>,
-        finished: &super::Publisher<D>,
-    ) {
+    /// The instance ended: hand back what is in transit and give its end, for its
+    /// handles. `intake`: its receiver, `None` when its queue was never made
+    /// (nothing can have been sent).
+    pub(crate) fn finish(mut self, mut intake: Option<IntakeReceiver<Input<D>>>) -> Finished<D> {
         // Messages the broker handed us that no track took go back to it
         // (uncounted), so an instance that ends while a message is on its way
         // loses nothing.
@@ -287,7 +291,7 @@ impl<D: ProcessData> Instance<D> {
         debug!(outcome = outcome.kind(), "instance ended");
         // The loop's last use of the data: moved out when nothing else holds it.
         let data = Arc::try_unwrap(self.data).unwrap_or_else(|shared| D::clone(&shared));
-        finished.publish(Finished {
+        Finished {
             outcome,
             history: std::mem::take(&mut self.history),
             data,
@@ -297,7 +301,7 @@ impl<D: ProcessData> Instance<D> {
                 .and_then(|link| link.unsent.take())
                 .filter(|codes| !codes.is_empty())
                 .map(Box::new),
-        });
+        }
     }
 
     pub(crate) fn start(&mut self, entry: Entry) {

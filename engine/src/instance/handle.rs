@@ -89,11 +89,22 @@ impl InstanceHandle<Erased> {
 
     /// A handle on an instance that ended before it began.
     pub(crate) fn ended_at_birth(id: InstanceId, finished: Finished<Erased>) -> Self {
+        // No queue: a command is answered "ended" at once.
+        Self::ended_early(id, Intake::none(), None, finished)
+    }
+
+    /// A handle on an instance that ended before its handle was made (at birth, or
+    /// in a first step run by its starter): no publisher, no waiter to wake.
+    pub(crate) fn ended_early(
+        id: InstanceId,
+        commands: Intake<Input<Erased>>,
+        parent: Option<InstanceId>,
+        finished: Finished<Erased>,
+    ) -> Self {
         Self {
             id,
-            parent: None,
-            // No queue: a command is answered "ended" at once.
-            commands: Intake::none(),
+            parent,
+            commands,
             ending: Ending::ended(finished),
             data: PhantomData,
         }

@@ -43,7 +43,6 @@ mod track;
 mod user_work;
 mod work;
 
-pub(crate) use ending::Publisher;
 pub(crate) use event_loop::{spawn, Birth, Entry};
 pub use handle::InstanceHandle;
 pub use history::{Happening, History, Step, TrackId};

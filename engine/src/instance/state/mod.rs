@@ -187,7 +187,7 @@ pub(crate) struct Instance<D: ProcessData> {
     /// The tracks' tasks; dropping or shutting it down stops them all.
     pub workers: Workers,
     /// The engine's event hub, and this instance's mailbox there (made on first need).
-    pub hub: Arc<Hub>,
+    pub hub: crate::engine::LentArc<Hub>,
     pub mailbox: Option<Arc<dyn Mailbox>>,
 
     /// Task runs the loop may still start inline while handling the current input.
@@ -215,7 +215,7 @@ impl<D: ProcessData> Instance<D> {
         data: D,
         history: bool,
         intake_tx: Intake<Input<D>>,
-        hub: Arc<Hub>,
+        hub: crate::engine::LentArc<Hub>,
     ) -> Self {
         Self {
             id,
