@@ -144,10 +144,18 @@ const SCRATCH_ROOM: usize = 64;
 /// The most steps copied out of the scratch history; a longer history keeps it.
 const SCRATCH_COPY: usize = 64;
 
+/// The most room a new scratch history is made with after a long first step.
+const SCRATCH_MOST_ROOM: usize = 4096;
+
 thread_local! {
     /// A thread's history buffer for an instance's first step taken by its caller
     /// (`History::lend_scratch`): the steps are copied out once, exactly, after it.
     static SCRATCH: std::cell::Cell<Vec<Step>> = const { std::cell::Cell::new(Vec::new()) };
+    /// How many steps the last first step that kept its buffer recorded: the room the
+    /// next new buffer is made with, so a run of long first steps (instances of one
+    /// long process) each allocate theirs once, at its length, rather than growing
+    /// it from [`SCRATCH_ROOM`] by doubling (two copies for a hundred-task chain).
+    static SCRATCH_NEXT_ROOM: std::cell::Cell<usize> = const { std::cell::Cell::new(SCRATCH_ROOM) };
 }
 
 impl History {
@@ -229,7 +237,8 @@ impl History {
         }
         self.steps = SCRATCH.try_with(std::cell::Cell::take).unwrap_or_default();
         if self.steps.capacity() == 0 {
-            self.steps.reserve_exact(SCRATCH_ROOM);
+            let room = SCRATCH_NEXT_ROOM.try_with(std::cell::Cell::get);
+            self.steps.reserve_exact(room.unwrap_or(SCRATCH_ROOM));
         }
         true
     }
@@ -239,6 +248,8 @@ impl History {
     /// its length (a copy would cost more than the next birth's new buffer).
     pub(crate) fn return_scratch(&mut self) {
         if self.steps.len() > SCRATCH_COPY {
+            let _ = SCRATCH_NEXT_ROOM
+                .try_with(|room| room.set(self.steps.len().min(SCRATCH_MOST_ROOM)));
             self.steps.shrink_to_fit();
             return;
         }
@@ -309,5 +320,40 @@ impl fmt::Display for History {
             writeln!(f, "{:>4}  {:<20} {:?}", s.track, s.node, s.what)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first_step(steps: usize) -> History {
+        let mut history = History::lazy(8);
+        assert!(history.lend_scratch());
+        for _ in 0..steps {
+            history.push(TrackId(0), "t", Happening::TaskStarted);
+        }
+        history.return_scratch();
+        history
+    }
+
+    #[test]
+    fn a_long_first_step_sizes_the_next_new_scratch_buffer() {
+        // On a thread of its own: the scratch buffers are the thread's.
+        std::thread::spawn(|| {
+            let long = first_step(200);
+            assert_eq!((long.steps().len(), long.steps.capacity()), (200, 200));
+            // The long one kept its buffer: the next is made at its length, so a
+            // second as long never grows it.
+            let mut again = History::lazy(8);
+            assert!(again.lend_scratch());
+            assert_eq!(again.steps.capacity(), 200);
+            again.return_scratch();
+            // A short one is copied out at its length; the buffer stays the thread's.
+            let short = first_step(3);
+            assert_eq!((short.steps().len(), short.steps.capacity()), (3, 3));
+        })
+        .join()
+        .unwrap();
     }
 }
