@@ -115,13 +115,17 @@ pub(crate) fn spawn(
     // handle exists.
     let entry = match entry {
         entry if inline_first_step && !stop.is_stopping() => {
-            // Recorded into the thread's scratch history, copied out once after.
+            // Recorded into the thread's scratch history, copied out once after,
+            // on the thread's track slots, given back if it ends here.
             let lent = instance.history.lend_scratch();
+            instance.tracks.lend_scratch();
             span.in_scope(|| instance.start(entry));
             if lent {
                 instance.history.return_scratch();
             }
-            if instance.outcome.is_some() && instance.workers.is_empty() {
+            let ended = instance.outcome.is_some() && instance.workers.is_empty();
+            instance.tracks.return_scratch(ended);
+            if ended {
                 // Ended in its first step with nothing left running: no loop. The
                 // handle's commands are answered "ended" (an intake never made has
                 // nothing queued; a made one is closed and drained here).
@@ -137,7 +141,10 @@ pub(crate) fn spawn(
             }
             None
         }
-        entry => Some(entry),
+        entry => {
+            instance.tracks.make_room_for_first();
+            Some(entry)
+        }
     };
     // The instance outlives its birth: it keeps what it was lent.
     instance.hub.keep();

@@ -229,8 +229,9 @@ impl<D: ProcessData> Instance<D> {
             // idle room for an instance that waits deeper in (README, "Performance":
             // the history's first growth). A first step taken by `Engine::start`
             // records into the thread's scratch history and keeps its steps exactly
-            // (`History::lend_scratch`).
-            tracks: Tracks::with_capacity(1),
+            // (`History::lend_scratch`), on the thread's track slots
+            // (`Tracks::lend_scratch`); other births make room for one track.
+            tracks: Tracks::with_capacity(0),
             joins: Joins::default(),
             scopes: Scopes::default(),
             loops: loops::Loops::default(),
