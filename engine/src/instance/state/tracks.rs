@@ -348,6 +348,31 @@ impl<D> Tracks<D> {
     }
 }
 
+impl Tracks<crate::data::Erased> {
+    /// Use this thread's slots for an instance's first step on its caller
+    /// (`Birth::inline_first_step`), until [`Tracks::return_scratch`]: an instance
+    /// whose work is ready ends there with no vector of its own made and freed.
+    pub fn lend_scratch(&mut self) {
+        debug_assert!(self.slots.capacity() == 0, "lent before any track");
+        self.slots = SCRATCH.try_with(Cell::take).unwrap_or_default();
+        if self.slots.capacity() == 0 {
+            self.make_room_for_first();
+        }
+    }
+
+    /// After the first step: an instance that `ended` gives the (empty) slots back
+    /// to the thread; one that goes on keeps them, cut to what it holds (a parked
+    /// instance's memory), and the thread makes new ones on its next birth.
+    pub fn return_scratch(&mut self, ended: bool) {
+        if ended && self.slots.is_empty() {
+            let slots = std::mem::take(&mut self.slots);
+            let _ = SCRATCH.try_with(|cell| cell.set(slots));
+        } else if self.slots.capacity() > self.slots.len().max(1) {
+            self.slots.shrink_to(self.slots.len().max(1));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -398,30 +423,5 @@ mod tests {
         }
         assert!(tracks.is_empty() && !tracks.any_in(scope));
         assert!(tracks.indexes.as_ref().is_some_and(|i| i.by_id.is_none()));
-    }
-}
-
-impl Tracks<crate::data::Erased> {
-    /// Use this thread's slots for an instance's first step on its caller
-    /// (`Birth::inline_first_step`), until [`Tracks::return_scratch`]: an instance
-    /// whose work is ready ends there with no vector of its own made and freed.
-    pub fn lend_scratch(&mut self) {
-        debug_assert!(self.slots.capacity() == 0, "lent before any track");
-        self.slots = SCRATCH.try_with(Cell::take).unwrap_or_default();
-        if self.slots.capacity() == 0 {
-            self.make_room_for_first();
-        }
-    }
-
-    /// After the first step: an instance that `ended` gives the (empty) slots back
-    /// to the thread; one that goes on keeps them, cut to what it holds (a parked
-    /// instance's memory), and the thread makes new ones on its next birth.
-    pub fn return_scratch(&mut self, ended: bool) {
-        if ended && self.slots.is_empty() {
-            let slots = std::mem::take(&mut self.slots);
-            let _ = SCRATCH.try_with(|cell| cell.set(slots));
-        } else if self.slots.capacity() > self.slots.len().max(1) {
-            self.slots.shrink_to(self.slots.len().max(1));
-        }
     }
 }
