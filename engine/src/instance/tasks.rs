@@ -512,8 +512,9 @@ impl<D: ProcessData> Instance<D> {
 
     /// Commit a copy taken from the data as it is now: a plain diff. The copy left
     /// over — the task's own when it changed nothing, else the data it replaced,
-    /// when no snapshot holds that — is kept for the next task's copy.
-    #[inline]
+    /// when no snapshot holds that — is kept for the next task's copy. Most
+    /// commits are this one: inline.
+    #[inline(always)]
     pub(crate) fn commit_onto_data(&mut self, edited: D) -> crate::ChangedFields {
         let changed = self.data.diff(&edited);
         if changed.is_empty() {

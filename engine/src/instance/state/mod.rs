@@ -273,8 +273,8 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// A copy of the committed data (a task's, an outcome's), into the spare copy
-    /// if any.
-    #[inline]
+    /// if any. Every task's run takes one: inline.
+    #[inline(always)]
     pub fn copy_data(&mut self) -> D {
         match self.spare.take() {
             Some(mut copy) => {
