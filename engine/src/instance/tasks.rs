@@ -3,7 +3,6 @@
 //! the track's own task. What the handler returns is committed, raised or failed here.
 
 use std::sync::Arc;
-use std::task::Poll;
 
 use tracing::{debug, info_span, warn, Instrument};
 
@@ -111,14 +110,16 @@ impl<D: ProcessData> Instance<D> {
             attempt: 1,
             iteration: None,
         };
-        match self.first_poll(track, context, &mut run) {
-            Ok(Poll::Ready((edited, Ok(())))) => {
+        let mut output = None;
+        let polled = self.first_poll(track, context, &mut run, &mut output);
+        match output {
+            Some((edited, Ok(()))) if polled.is_ok() => {
                 run_box::recycle(run);
                 self.completed_ok(track, node, None, edited, moves)
             }
-            polled => {
+            output => {
                 self.tracks.set_state(track, TrackState::Working);
-                self.after_first_poll(track, node, None, run, context, polled, moves)
+                self.after_first_poll(track, node, None, run, context, polled, output, moves)
             }
         }
     }
@@ -213,37 +214,42 @@ impl<D: ProcessData> Instance<D> {
         };
         // A task marked `: spawn` skips the inline poll: its first poll is on its
         // track's task, so handlers that compute without awaiting run in parallel.
+        let mut output = None;
         let polled = match self.inline_budget > 0 && !at.spawn {
             true => {
                 self.inline_budget -= 1;
-                self.first_poll(track, context, &mut run)
+                self.first_poll(track, context, &mut run, &mut output)
             }
-            false => Ok(Poll::Pending),
+            false => Ok(()),
         };
-        self.after_first_poll(track, node, snapshot, run, context, polled, moves)
+        self.after_first_poll(track, node, snapshot, run, context, polled, output, moves)
     }
 
     /// Poll a task's run the first time, on the loop, as part of its task
-    /// (`task::current`); a panic is caught.
+    /// (`task::current`); a panic is caught. A ready run's output is left in
+    /// `output` (so the catch moves no more than a flag, and the output is moved
+    /// once, by its taker).
     #[inline(always)]
     fn first_poll(
         &self,
         track: TrackId,
         context: TaskContext,
         run: &mut TaskRun<D>,
-    ) -> std::thread::Result<Poll<track::RunOutput<D>>> {
+        output: &mut Option<track::RunOutput<D>>,
+    ) -> std::thread::Result<()> {
         // The handler's own events belong to its track, inline as on its task.
         // The loop runs inside the instance's span: it is the current one here.
         // With `info` off no span is made, entered or dropped at all.
         if tracing::level_enabled!(tracing::Level::INFO) {
             let span = info_span!("track", track = track.0, node = context.node);
-            return span.in_scope(|| first_poll_within(context, run));
+            return span.in_scope(|| task::within(context, || track::poll_once(run, output)));
         }
-        first_poll_within(context, run)
+        task::within(context, || track::poll_once(run, output))
     }
 
-    /// What a run's first poll gave: a ready run is completed, a waiting one goes
-    /// on on the track's task (`snapshot`: its base, `None` for the data now).
+    /// What a run's first poll gave (`polled`, and `output` if it is ready): a
+    /// ready run is completed, a waiting one goes on on the track's task
+    /// (`snapshot`: its base, `None` for the data now).
     #[allow(clippy::too_many_arguments)]
     fn after_first_poll(
         &mut self,
@@ -252,26 +258,27 @@ impl<D: ProcessData> Instance<D> {
         snapshot: Option<Arc<D>>,
         run: TaskRun<D>,
         context: TaskContext,
-        polled: std::thread::Result<Poll<track::RunOutput<D>>>,
+        polled: std::thread::Result<()>,
+        output: Option<track::RunOutput<D>>,
         moves: &mut Vec<Move>,
     ) -> Option<Straight<D>> {
-        match polled {
-            Ok(Poll::Ready((edited, result))) => {
+        if let Err(panic) = polled {
+            self.task_panicked(track, node, panic_message(panic));
+            return None;
+        }
+        match output {
+            Some((edited, result)) => {
                 // Its box is the next run's (`graph/run_box.rs`).
                 run_box::recycle(run);
                 // Nothing ran on the loop since the copy was taken: the track
                 // still works here, and the data is the copy's base.
                 self.task_completed(track, node, snapshot, edited, result, moves)
             }
-            Ok(Poll::Pending) => {
+            None => {
                 // The rest of the handler runs on its track, still as part of this run.
                 let run: TaskRun<D> = Box::pin(task::scoped(context, run));
                 let base = snapshot.unwrap_or_else(|| Arc::clone(&self.data));
                 self.hand_to_track(track, node, base, run);
-                None
-            }
-            Err(panic) => {
-                self.task_panicked(track, node, panic_message(panic));
                 None
             }
         }
@@ -574,20 +581,4 @@ impl<D: ProcessData> Instance<D> {
     pub(crate) fn working_at(&self, track: TrackId, node: NodeIdx) -> bool {
         self.tracks.is_at(track, node, TrackState::Working)
     }
-}
-
-/// A run's first poll within its task's context, its panic caught. What crosses
-/// the catch is one flag (the output is left in a slot), so the catch moves no
-/// more than that.
-#[inline(always)]
-fn first_poll_within<D>(
-    context: TaskContext,
-    run: &mut TaskRun<D>,
-) -> std::thread::Result<Poll<track::RunOutput<D>>> {
-    let mut output = None;
-    task::within(context, || track::poll_once(run, &mut output))?;
-    Ok(match output {
-        Some(output) => Poll::Ready(output),
-        None => Poll::Pending,
-    })
 }

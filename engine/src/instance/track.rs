@@ -100,7 +100,9 @@ pub(crate) type RunOutput<D> = (D, Result<(), TaskError>);
 pub(crate) fn poll_once<D>(run: &mut TaskRun<D>, output: &mut Option<RunOutput<D>>) {
     let mut cx = Context::from_waker(std::task::Waker::noop());
     if let Poll::Ready(ready) = run.as_mut().poll(&mut cx) {
-        *output = Some(ready);
+        // The slot is the caller's fresh `None`: there is nothing in it to drop
+        // (an assignment would call the output's drop glue on every step).
+        std::mem::forget(output.replace(ready));
     }
 }
 
