@@ -60,9 +60,9 @@ pub struct TaskContext {
 pub fn current() -> Option<TaskContext> {
     let inline = INLINE.with(Cell::get);
     if !inline.is_null() {
-        // SAFETY: only `within` sets the pointer, to its own `run`, and puts the
-        // previous one back before it returns (a panic in its `f` is caught first):
-        // while it is set, the context it points to is alive on this thread's stack,
+        // SAFETY: only `within` sets the pointer, to the `run` it borrows, and puts
+        // the previous one back before it returns (a panic in its `f` is caught
+        // first): while it is set, the context it points to is borrowed, so alive,
         // and only this thread reads it.
         return Some(unsafe { *inline });
     }
@@ -72,8 +72,8 @@ pub fn current() -> Option<TaskContext> {
 /// Run `f` as part of `run` (the handler's first poll, on the loop), catching a
 /// panic: one frame per inline poll, and the context is put back however `f` ends.
 #[inline(always)]
-pub(crate) fn within<R>(run: TaskContext, f: impl FnOnce() -> R) -> std::thread::Result<R> {
-    let previous = INLINE.with(|cell| cell.replace(&run));
+pub(crate) fn within<R>(run: &TaskContext, f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    let previous = INLINE.with(|cell| cell.replace(run));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     INLINE.with(|cell| cell.set(previous));
     result

@@ -111,7 +111,7 @@ impl<D: ProcessData> Instance<D> {
             iteration: None,
         };
         let mut output = None;
-        let polled = self.first_poll(track, context, &mut run, &mut output);
+        let polled = self.first_poll(track, &context, &mut run, &mut output);
         match output {
             Some((edited, Ok(()))) if polled.is_ok() => {
                 run_box::recycle(run);
@@ -218,7 +218,7 @@ impl<D: ProcessData> Instance<D> {
         let polled = match self.inline_budget > 0 && !at.spawn {
             true => {
                 self.inline_budget -= 1;
-                self.first_poll(track, context, &mut run, &mut output)
+                self.first_poll(track, &context, &mut run, &mut output)
             }
             false => Ok(()),
         };
@@ -233,7 +233,7 @@ impl<D: ProcessData> Instance<D> {
     fn first_poll(
         &self,
         track: TrackId,
-        context: TaskContext,
+        context: &TaskContext,
         run: &mut TaskRun<D>,
         output: &mut Option<track::RunOutput<D>>,
     ) -> std::thread::Result<()> {
