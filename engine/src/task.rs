@@ -33,9 +33,9 @@ tokio::task_local! {
 }
 
 thread_local! {
-    /// For a handler's first poll, on the loop's thread: the context `within` holds
-    /// on its stack while it polls (null outside), so the common case (a handler
-    /// that finishes without waiting) costs a word written and put back.
+    /// For a handler's first poll, on the loop's thread: the context `within`
+    /// borrows while it polls (null outside), so the common case (a handler that
+    /// finishes without waiting) costs a word written and put back.
     static INLINE: Cell<*const TaskContext> = const { Cell::new(std::ptr::null()) };
 }
 

@@ -19,7 +19,7 @@ use crate::task::{self, TaskContext};
 
 /// Where a completed task's token goes straight on (`Instance::straight_on`): the
 /// flow, and the task it leads to with its handler.
-pub(crate) struct Straight<D: 'static> {
+struct Straight<D: 'static> {
     flow: FlowIdx,
     task: NodeIdx,
     handler: TaskHandler<D>,
@@ -125,8 +125,8 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// Start the task at `node` on the track, and run its handler if nothing stops
-    /// it first. Returns the flow straight on to a next task the token takes at
-    /// once (`task_completed`).
+    /// it first. Returns where the token goes straight on, for the caller to take
+    /// (`task_completed`).
     #[inline(always)]
     fn start_task(
         &mut self,
@@ -174,7 +174,7 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// [`Instance::run_handler`]; a flow straight on to a next task is returned,
+    /// What `run_handler` does, but where the token goes straight on is returned,
     /// not taken (`task_completed`).
     #[inline(always)]
     fn poll_handler(
@@ -358,9 +358,8 @@ impl<D: ProcessData> Instance<D> {
     /// The handler of the task at `node`, working on `track`, returned: commit its
     /// copy on `Ok` and move on, fail on `Err`. `base` is what the copy was taken
     /// from; `None`: the data now, nothing having committed since (a run ready at
-    /// its first poll). Returns the flow the token leaves along when it leads
-    /// straight on to a next task (`straight_on`), for the caller to take; any
-    /// other way on is routed here.
+    /// its first poll). Returns where the token goes straight on to a next task
+    /// (`straight_on`), for the caller to take; any other way on is routed here.
     fn task_completed(
         &mut self,
         track: TrackId,
@@ -417,7 +416,7 @@ impl<D: ProcessData> Instance<D> {
 
     /// A task's handler returned `Ok` (or an uncaught escalation): commit its copy
     /// (onto `base`, as `task_completed` says), record the completion and move on.
-    /// Returns the flow straight on to a next task, as `task_completed` does.
+    /// Returns where the token goes straight on, as `task_completed` does.
     #[inline(always)]
     fn completed_ok(
         &mut self,
@@ -452,7 +451,7 @@ impl<D: ProcessData> Instance<D> {
         let straight = match self.compensation_handler_done(track, node, moves) {
             true => None,
             false => match self.straight_on(at) {
-                Some(flow) => Some(flow),
+                Some(next) => Some(next),
                 None => {
                     self.split(track, node, moves);
                     None
