@@ -105,7 +105,8 @@ impl ChangedFields {
     /// Whether nothing changed.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.first == 0 && self.rest.iter().all(|w| *w == 0)
+        // `rest` is empty for a type of up to 64 fields: one test, no loop.
+        self.first == 0 && (self.rest.is_empty() || self.rest.iter().all(|w| *w == 0))
     }
 
     /// The changed fields' names in declaration order, collected: by the set bits

@@ -33,9 +33,10 @@ tokio::task_local! {
 }
 
 thread_local! {
-    /// For a handler's first poll, on the loop's thread: a plain cell, so the common
-    /// case (a handler that finishes without waiting) costs two writes.
-    static INLINE: Cell<Option<TaskContext>> = const { Cell::new(None) };
+    /// For a handler's first poll, on the loop's thread: the context `within`
+    /// borrows while it polls (null outside), so the common case (a handler that
+    /// finishes without waiting) costs a word written and put back.
+    static INLINE: Cell<*const TaskContext> = const { Cell::new(std::ptr::null()) };
 }
 
 /// The task a handler runs for.
@@ -57,23 +58,25 @@ pub struct TaskContext {
 
 /// The task being run, when called from within a task's handler (`None` elsewhere).
 pub fn current() -> Option<TaskContext> {
-    INLINE
-        .with(Cell::get)
-        .or_else(|| CURRENT.try_with(|run| *run).ok())
+    let inline = INLINE.with(Cell::get);
+    if !inline.is_null() {
+        // SAFETY: only `within` sets the pointer, to the `run` it borrows, and puts
+        // the previous one back before it returns (a panic in its `f` is caught
+        // first): while it is set, the context it points to is borrowed, so alive,
+        // and only this thread reads it.
+        return Some(unsafe { *inline });
+    }
+    CURRENT.try_with(|run| *run).ok()
 }
 
-/// Run `f` as part of `run` (the handler's first poll, on the loop).
-#[inline]
-pub(crate) fn within<R>(run: TaskContext, f: impl FnOnce() -> R) -> R {
-    /// Puts the previous value back, also if `f` unwinds.
-    struct Restore(Option<TaskContext>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            INLINE.with(|cell| cell.set(self.0));
-        }
-    }
-    let _restore = Restore(INLINE.with(|cell| cell.replace(Some(run))));
-    f()
+/// Run `f` as part of `run` (the handler's first poll, on the loop), catching a
+/// panic: one frame per inline poll, and the context is put back however `f` ends.
+#[inline(always)]
+pub(crate) fn within<R>(run: &TaskContext, f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    let previous = INLINE.with(|cell| cell.replace(run));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    INLINE.with(|cell| cell.set(previous));
+    result
 }
 
 /// `future` as part of `run` (the rest of a handler, on its track).

@@ -77,6 +77,7 @@ mod escalation_starts;
 mod in_a_sub_process;
 mod message_and_signal_starts;
 mod races;
+mod ready_chain;
 mod stopping;
 mod timer_starts;
 

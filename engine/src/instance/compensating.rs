@@ -53,8 +53,17 @@ impl<D: ProcessData> Instance<D> {
             })
     }
 
-    /// The activity `node` completed on `track`: logged if it can be compensated.
+    /// The activity `node` completed on `track`: logged if it can be compensated
+    /// (only an activity with boundary events can: every completion asks, inline).
+    #[inline(always)]
     pub(crate) fn log_completion(&mut self, track: TrackId, node: NodeIdx) {
+        if !self.process.nodes[node].boundaries.is_empty() {
+            self.log_compensable(track, node);
+        }
+    }
+
+    #[inline(never)]
+    fn log_compensable(&mut self, track: TrackId, node: NodeIdx) {
         if self.compensation_handler(node).is_some() {
             let scope = self.scope_of(track);
             self.compensation.log(
@@ -239,16 +248,20 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// A compensation handler's task completed on `track`: returns whether it was
-    /// one (then its run moves on and the track ends here, having no flows).
+    /// one (then its run moves on and the track ends here, having no flows). Every
+    /// completion asks, inline; only one under a compensation run looks further.
+    #[inline(always)]
     pub(crate) fn compensation_handler_done(
         &mut self,
         track: TrackId,
         node: NodeIdx,
         moves: &mut Vec<Move>,
     ) -> bool {
-        if self.compensation.is_empty() {
-            return false;
-        }
+        !self.compensation.is_empty() && self.handler_done(track, node, moves)
+    }
+
+    #[inline(never)]
+    fn handler_done(&mut self, track: TrackId, node: NodeIdx, moves: &mut Vec<Move>) -> bool {
         let Some(thrower) = self.compensation.thrower_of_handler(track) else {
             return false;
         };

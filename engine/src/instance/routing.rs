@@ -125,13 +125,9 @@ impl<D: ProcessData> Instance<D> {
         let process = self.process;
         let at = process.flows[flow].target;
         let node = &process.nodes[at];
-        // A token whose scope was cancelled earlier in this step moves no more.
-        let Some(slot) = self.tracks.get_mut(track) else {
+        if !self.move_to(track, at) {
             return;
-        };
-        slot.at = at;
-        // A new activity: its first attempt.
-        slot.attempt = 1;
+        }
         if node.is_sync_join() {
             match node.incoming.iter().position(|f| *f == flow) {
                 Some(slot) => self.arrive(track, at, slot, moves),
@@ -149,6 +145,18 @@ impl<D: ProcessData> Instance<D> {
             return self.run_task(track, at, handler, moves);
         }
         self.reach(track, at, moves);
+    }
+
+    /// Put the token on `track` at `at`, a new activity's first attempt; `false`
+    /// for a track whose scope was cancelled earlier in this step: it moves no more.
+    #[inline(always)]
+    pub(crate) fn move_to(&mut self, track: TrackId, at: NodeIdx) -> bool {
+        let Some(slot) = self.tracks.get_mut(track) else {
+            return false;
+        };
+        slot.at = at;
+        slot.attempt = 1;
+        true
     }
 
     /// The token on `track` is at `at`: what the node does with it.

@@ -3,25 +3,39 @@
 //! the track's own task. What the handler returns is committed, raised or failed here.
 
 use std::sync::Arc;
-use std::task::Poll;
 
 use tracing::{debug, info_span, warn, Instrument};
 
 use super::history::Happening;
-use super::outcome::InstanceError;
+use super::outcome::{panic_message, InstanceError};
 use super::park::{Instruction, ParkSender};
 use super::state::ids::TrackId;
 use super::state::tracks::TrackState;
 use super::state::{Instance, Move};
 use super::track;
 use crate::data::ProcessData;
-use crate::graph::{run_box, NodeIdx, NodeKind, TaskHandler, TaskRun};
+use crate::graph::{run_box, FlowIdx, Node, NodeIdx, NodeKind, TaskHandler, TaskRun};
 use crate::task::{self, TaskContext};
+
+/// Where a completed task's token goes straight on (`Instance::straight_on`): the
+/// flow, and the task it leads to with its handler.
+struct Straight<D: 'static> {
+    flow: FlowIdx,
+    task: NodeIdx,
+    handler: TaskHandler<D>,
+}
 
 impl<D: ProcessData> Instance<D> {
     /// Start the task at `node` on the track: its handler runs on the loop until it
     /// first has to wait; ready work is committed and routed on the spot, waiting
     /// work goes on to the track's own task.
+    ///
+    /// A task that completes at once and leads straight on to another task
+    /// (`straight_on`) starts that one here, in a loop: what `split`, `settle` and
+    /// `enter` do with that one move — the stack's top, taken next in any case —
+    /// without passing it through them. A plain task in a quiet instance
+    /// (`runs_plain`) is run by `run_plain`, which skips what cannot apply to it
+    /// (ARCHITECTURE.md, "Performance").
     pub(crate) fn run_task(
         &mut self,
         track: TrackId,
@@ -29,28 +43,122 @@ impl<D: ProcessData> Instance<D> {
         handler: TaskHandler<D>,
         moves: &mut Vec<Move>,
     ) {
+        let (mut node, mut handler) = (node, handler);
+        loop {
+            let straight = match self.runs_plain(node) {
+                true => self.run_plain(track, node, handler, moves),
+                false => self.start_task(track, node, handler, moves),
+            };
+            // Taken as `settle` and `enter` would take the move: not once the
+            // instance has ended, nor for a track the commit's events took away.
+            let Some(next) = straight.filter(|_| self.outcome.is_none()) else {
+                return;
+            };
+            if !self.move_to(track, next.task) {
+                return;
+            }
+            (node, handler) = (next.task, next.handler);
+        }
+    }
+
+    /// Whether the task at `node` may run by `run_plain`: it has no boundary events
+    /// and is not marked `spawn`, and the instance is quiet — no compensation or
+    /// loop activation under way (no snapshot, item or instance to look up), no
+    /// condition due, inline runs left, no replaced handlers, no durable store to
+    /// defer to.
+    #[inline(always)]
+    fn runs_plain(&self, node: NodeIdx) -> bool {
+        let at = &self.process.nodes[node];
+        #[cfg(feature = "durable")]
+        if self.durable.is_some() {
+            return false;
+        }
+        #[cfg(feature = "testing")]
+        if self.overrides.is_some() {
+            return false;
+        }
+        at.boundaries.is_empty()
+            && !at.spawn
+            && self.inline_budget > 0
+            && self.compensation.is_empty()
+            && self.loops.is_empty()
+            && !self.conditions.any_due()
+    }
+
+    /// Run a plain task (`runs_plain`): all that the general path does, less what
+    /// cannot apply — no guard to arm, no condition due, no deferral, the data now
+    /// as the base, the handler itself as the run. The track stays `Moving` while
+    /// the handler is polled (nothing reads it meanwhile), and is `Working` when
+    /// the run goes on past its first poll. A ready `Ok` is committed here; any
+    /// other first poll goes on as the general path's (`after_first_poll`).
+    #[inline(always)]
+    fn run_plain(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        handler: TaskHandler<D>,
+        moves: &mut Vec<Move>,
+    ) -> Option<Straight<D>> {
+        let id = self.process.nodes[node].id;
+        self.record_id(track, id, Happening::TaskStarted);
+        self.inline_budget -= 1;
+        let copy = self.copy_data();
+        let mut run = handler(copy);
+        let context = TaskContext {
+            instance: self.id,
+            node: id,
+            attempt: 1,
+            iteration: None,
+        };
+        let mut output = None;
+        let polled = self.first_poll(track, &context, &mut run, &mut output);
+        match output {
+            Some((edited, Ok(()))) if polled.is_ok() => {
+                run_box::recycle(run);
+                self.completed_ok(track, node, None, edited, moves)
+            }
+            output => {
+                self.tracks.set_state(track, TrackState::Working);
+                self.after_first_poll(track, node, None, run, context, polled, output, moves)
+            }
+        }
+    }
+
+    /// Start the task at `node` on the track, and run its handler if nothing stops
+    /// it first. Returns where the token goes straight on, for the caller to take
+    /// (`task_completed`).
+    #[inline(always)]
+    fn start_task(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        handler: TaskHandler<D>,
+        moves: &mut Vec<Move>,
+    ) -> Option<Straight<D>> {
         self.record_inline(track, node, Happening::TaskStarted);
         if !self.tracks.set_state(track, TrackState::Working) {
-            return self.internal(node, "a task started on a track that is gone");
+            self.internal(node, "a task started on a track that is gone");
+            return None;
         }
         self.guard(track, node);
         // A conditional boundary true at the start fires before the handler runs; an
         // interrupting one takes the token away (the track is gone then).
         self.fire_due();
         if self.outcome.is_some() || self.tracks.get(track).is_none_or(|s| s.at != node) {
-            return;
+            return None;
         }
         // A durable instance starts a task after a task only once the predecessor's
         // completion is stored.
         #[cfg(feature = "durable")]
         if self.defer_task(track, node) {
-            return;
+            return None;
         }
-        self.run_handler(track, node, handler, 1, moves);
+        self.poll_handler(track, node, handler, 1, moves)
     }
 
     /// Run a started task's handler — its `attempt`th run — on the loop until it first
     /// has to wait, then on the track's task.
+    #[cfg(feature = "durable")]
     pub(crate) fn run_handler(
         &mut self,
         track: TrackId,
@@ -59,58 +167,121 @@ impl<D: ProcessData> Instance<D> {
         attempt: u32,
         moves: &mut Vec<Move>,
     ) {
+        // Not under `run_task` (a deferred or resumed start): its next task is moved
+        // to as `split` leaves a move, on the stack.
+        if let Some(next) = self.poll_handler(track, node, handler, attempt, moves) {
+            moves.push((track, next.flow));
+        }
+    }
+
+    /// What `run_handler` does, but where the token goes straight on is returned,
+    /// not taken (`task_completed`).
+    #[inline(always)]
+    fn poll_handler(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        handler: TaskHandler<D>,
+        attempt: u32,
+        moves: &mut Vec<Move>,
+    ) -> Option<Straight<D>> {
         // A compensation handler works from the data its activity left
-        // (ARCHITECTURE.md, "Compensation"); every other task from the data now.
-        let base = match self.compensation.is_empty() {
-            true => Arc::clone(&self.data),
-            false => self
-                .compensation
-                .snapshot_for(track)
-                .unwrap_or_else(|| Arc::clone(&self.data)),
+        // (ARCHITECTURE.md, "Compensation"); every other task from the data now —
+        // `None`, so a run that is ready at once clones no `Arc` of it.
+        let snapshot = match self.compensation.is_empty() {
+            true => None,
+            false => self.compensation.snapshot_for(track),
         };
         // With its item for a multi-instance task (looping.rs).
-        let copy = self.copy_of(&base);
+        let copy = match &snapshot {
+            Some(snapshot) => self.copy_of(snapshot),
+            None => self.copy_data(),
+        };
         let (run, iteration) = self.task_run_for(track, node, handler, copy);
         #[cfg(feature = "testing")]
         let mut run = match self.overrides.as_ref().and_then(|table| table.get(node)) {
-            Some(replacement) => replacement(D::clone(&base)),
+            Some(replacement) => replacement(D::clone(snapshot.as_ref().unwrap_or(&self.data))),
             None => run,
         };
         #[cfg(not(feature = "testing"))]
         let mut run = run;
+        let at = &self.process.nodes[node];
         let context = TaskContext {
             instance: self.id,
-            node: self.process.nodes[node].id,
+            node: at.id,
             attempt,
             iteration,
         };
         // A task marked `: spawn` skips the inline poll: its first poll is on its
         // track's task, so handlers that compute without awaiting run in parallel.
-        if self.inline_budget > 0 && !self.process.nodes[node].spawn {
-            self.inline_budget -= 1;
-            // The handler's own events belong to its track, inline as on its task.
-            // The loop runs inside the instance's span: it is the current one here.
-            // With `info` off no span is made, entered or dropped at all.
-            let polled = match tracing::level_enabled!(tracing::Level::INFO) {
-                true => {
-                    let span = info_span!("track", track = track.0, node = context.node);
-                    task::within(context, || span.in_scope(|| track::poll_once(&mut run)))
-                }
-                false => task::within(context, || track::poll_once(&mut run)),
-            };
-            match polled {
-                Ok(Poll::Ready((edited, result))) => {
-                    // Its box is the next run's (`graph/run_box.rs`).
-                    run_box::recycle(run);
-                    return self.task_done(track, node, base, edited, result, moves);
-                }
-                Ok(Poll::Pending) => {}
-                Err(message) => return self.task_panicked(track, node, message),
+        let mut output = None;
+        let polled = match self.inline_budget > 0 && !at.spawn {
+            true => {
+                self.inline_budget -= 1;
+                self.first_poll(track, &context, &mut run, &mut output)
+            }
+            false => Ok(()),
+        };
+        self.after_first_poll(track, node, snapshot, run, context, polled, output, moves)
+    }
+
+    /// Poll a task's run the first time, on the loop, as part of its task
+    /// (`task::current`); a panic is caught. A ready run's output is left in
+    /// `output` (so the catch moves no more than a flag, and the output is moved
+    /// once, by its taker).
+    #[inline(always)]
+    fn first_poll(
+        &self,
+        track: TrackId,
+        context: &TaskContext,
+        run: &mut TaskRun<D>,
+        output: &mut Option<track::RunOutput<D>>,
+    ) -> std::thread::Result<()> {
+        // The handler's own events belong to its track, inline as on its task.
+        // The loop runs inside the instance's span: it is the current one here.
+        // With `info` off no span is made, entered or dropped at all.
+        if tracing::level_enabled!(tracing::Level::INFO) {
+            let span = info_span!("track", track = track.0, node = context.node);
+            return span.in_scope(|| task::within(context, || track::poll_once(run, output)));
+        }
+        task::within(context, || track::poll_once(run, output))
+    }
+
+    /// What a run's first poll gave (`polled`, and `output` if it is ready): a
+    /// ready run is completed, a waiting one goes on on the track's task
+    /// (`snapshot`: its base, `None` for the data now).
+    #[allow(clippy::too_many_arguments)]
+    fn after_first_poll(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        snapshot: Option<Arc<D>>,
+        run: TaskRun<D>,
+        context: TaskContext,
+        polled: std::thread::Result<()>,
+        output: Option<track::RunOutput<D>>,
+        moves: &mut Vec<Move>,
+    ) -> Option<Straight<D>> {
+        if let Err(panic) = polled {
+            self.task_panicked(track, node, panic_message(panic));
+            return None;
+        }
+        match output {
+            Some((edited, result)) => {
+                // Its box is the next run's (`graph/run_box.rs`).
+                run_box::recycle(run);
+                // Nothing ran on the loop since the copy was taken: the track
+                // still works here, and the data is the copy's base.
+                self.task_completed(track, node, snapshot, edited, result, moves)
+            }
+            None => {
+                // The rest of the handler runs on its track, still as part of this run.
+                let run: TaskRun<D> = Box::pin(task::scoped(context, run));
+                let base = snapshot.unwrap_or_else(|| Arc::clone(&self.data));
+                self.hand_to_track(track, node, base, run);
+                None
             }
         }
-        // The rest of the handler runs on its track, still as part of this run.
-        let run: TaskRun<D> = Box::pin(task::scoped(context, run));
-        self.hand_to_track(track, node, base, run);
     }
 
     /// Give a started task run to the track's task.
@@ -157,7 +328,8 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// A task's handler returned: commit its copy on `Ok` and move on, fail on `Err`.
+    /// A task's handler returned (a track's report): commit its copy on `Ok` and
+    /// move on, fail on `Err`.
     pub(crate) fn task_done(
         &mut self,
         track: TrackId,
@@ -177,12 +349,33 @@ impl<D: ProcessData> Instance<D> {
             }
             Some(_) => {}
         }
+        if let Some(next) = self.task_completed(track, node, Some(base), edited, result, moves) {
+            // On the stack, as `split` leaves a move.
+            moves.push((track, next.flow));
+        }
+    }
+
+    /// The handler of the task at `node`, working on `track`, returned: commit its
+    /// copy on `Ok` and move on, fail on `Err`. `base` is what the copy was taken
+    /// from; `None`: the data now, nothing having committed since (a run ready at
+    /// its first poll). Returns where the token goes straight on to a next task
+    /// (`straight_on`), for the caller to take; any other way on is routed here.
+    fn task_completed(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        base: Option<Arc<D>>,
+        edited: D,
+        result: Result<(), crate::TaskError>,
+        moves: &mut Vec<Move>,
+    ) -> Option<Straight<D>> {
         let process = self.process;
         let at = &process.nodes[node];
         // Only an activity with boundary events has a guard (`guard`).
         let guarded = !at.boundaries.is_empty();
         if guarded && !self.completion_wins(track) {
-            return self.void_completion(track, node, edited);
+            self.void_completion(track, node, edited);
+            return None;
         }
         self.tracks.set_state(track, TrackState::Moving);
         let id = at.id;
@@ -192,60 +385,113 @@ impl<D: ProcessData> Instance<D> {
         }
         let result = match result {
             Err(crate::TaskError::Bpmn { code, message }) => {
-                return self.bpmn_error(track, node, code, message)
+                self.bpmn_error(track, node, code, message);
+                return None;
             }
             Err(crate::TaskError::Escalation { code }) => {
                 match self.escalation(track, node, code) {
                     // Caught by an interrupting boundary: the activity is over.
-                    true => return,
+                    true => return None,
                     // Uncaught, or caught by a non-interrupting one: the task completes.
                     false => Ok(()),
                 }
             }
             other => other,
         };
-        match result {
-            Ok(()) => {
-                let changed = self.commit(base, edited);
-                debug!(track = %track, node = id, ?changed, "task completed");
-                let names = changed.to_names();
-                let what = match at.kind {
-                    NodeKind::Catch(_)
-                    | NodeKind::Boundary { .. }
-                    | NodeKind::CancelBoundary { .. }
-                    | NodeKind::StartEvent(_)
-                    | NodeKind::EventSubStart { .. } => Happening::Caught { changed: names },
-                    _ => Happening::Completed { changed: names },
-                };
-                #[cfg(feature = "durable")]
-                if matches!(what, Happening::Completed { .. }) {
-                    self.completed_unstored(track);
-                }
-                self.record_inline(track, node, what);
-                self.log_completion(track, node);
-                if !self.compensation_handler_done(track, node, moves) {
-                    self.split(track, node, moves);
-                }
-                if !changed.is_empty() && self.outcome.is_none() {
-                    // Waiting messages' subscriptions follow the data; then the
-                    // conditions see the same commit.
-                    self.follow_keys(&changed);
-                    self.recheck_conditions(&changed);
-                }
-            }
-            Err(error) => {
-                let message = error.to_string();
-                warn!(track = %track, node = id, %message, "task failed");
-                self.record(
-                    track,
-                    node,
-                    Happening::Failed {
-                        message: message.clone(),
-                    },
-                );
-                self.fail(InstanceError::TaskFailed { node: id, message });
-            }
+        if let Err(error) = result {
+            let message = error.to_string();
+            warn!(track = %track, node = id, %message, "task failed");
+            self.record(
+                track,
+                node,
+                Happening::Failed {
+                    message: message.clone(),
+                },
+            );
+            self.fail(InstanceError::TaskFailed { node: id, message });
+            return None;
         }
+        self.completed_ok(track, node, base, edited, moves)
+    }
+
+    /// A task's handler returned `Ok` (or an uncaught escalation): commit its copy
+    /// (onto `base`, as `task_completed` says), record the completion and move on.
+    /// Returns where the token goes straight on, as `task_completed` does.
+    #[inline(always)]
+    fn completed_ok(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        base: Option<Arc<D>>,
+        edited: D,
+        moves: &mut Vec<Move>,
+    ) -> Option<Straight<D>> {
+        let at = &self.process.nodes[node];
+        let id = at.id;
+        let changed = match base {
+            Some(base) => self.commit(base, edited),
+            None => self.commit_onto_data(edited),
+        };
+        debug!(track = %track, node = id, ?changed, "task completed");
+        let names = changed.to_names();
+        let what = match at.kind {
+            NodeKind::Catch(_)
+            | NodeKind::Boundary { .. }
+            | NodeKind::CancelBoundary { .. }
+            | NodeKind::StartEvent(_)
+            | NodeKind::EventSubStart { .. } => Happening::Caught { changed: names },
+            _ => Happening::Completed { changed: names },
+        };
+        #[cfg(feature = "durable")]
+        if matches!(what, Happening::Completed { .. }) {
+            self.completed_unstored(track);
+        }
+        self.record_id(track, id, what);
+        self.log_completion(track, node);
+        let straight = match self.compensation_handler_done(track, node, moves) {
+            true => None,
+            false => match self.straight_on(at) {
+                Some(next) => Some(next),
+                None => {
+                    self.split(track, node, moves);
+                    None
+                }
+            },
+        };
+        if !changed.is_empty() && self.outcome.is_none() {
+            // Waiting messages' subscriptions follow the data; then the
+            // conditions see the same commit.
+            self.follow_keys(&changed);
+            self.recheck_conditions(&changed);
+        }
+        straight
+    }
+
+    /// The one flow out of `at` when the token takes it whatever the data and it
+    /// leads to a task that runs as it is (no loop or multi-instance marker): a
+    /// chain of tasks. Taking it is all `split` and `enter` would do — no route is
+    /// recorded, no track forked, no join or activation entered — so the caller
+    /// may start that task at once. `None` while any loop or multi-instance
+    /// activation runs: `split` first looks whether the track is one of its
+    /// instances (which reports to its activation instead of leaving).
+    #[inline(always)]
+    fn straight_on(&self, at: &Node<D>) -> Option<Straight<D>> {
+        let process = self.process;
+        let &[flow] = at.outgoing else {
+            return None;
+        };
+        let task = process.flows[flow].target;
+        let NodeKind::Task(handler) = process.nodes[task].kind else {
+            return None;
+        };
+        let unconditional = process.flows[flow].condition.is_none();
+        (unconditional && self.loops.is_empty() && process.loop_of(task).is_none()).then_some(
+            Straight {
+                flow,
+                task,
+                handler,
+            },
+        )
     }
 
     /// An interrupting boundary's message or signal was served before the task's
@@ -259,25 +505,33 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// Commit a task's copy: a three-way merge when others committed since the task
-    /// took its snapshot, a plain diff otherwise (the common, clone-free case). The
-    /// copy left over — the task's own when it changed nothing, else the data it
-    /// replaced, when no snapshot holds that — is kept for the next task's copy.
+    /// took its snapshot, a plain diff otherwise (the common, clone-free case).
     pub(crate) fn commit(&mut self, base: Arc<D>, edited: D) -> crate::ChangedFields {
         if Arc::ptr_eq(&base, &self.data) {
-            let changed = self.data.diff(&edited);
+            // Dropped first: the data may then be replaced in place.
             drop(base);
-            if changed.is_empty() {
-                self.spare = Some(edited);
-            } else {
-                match Arc::get_mut(&mut self.data) {
-                    Some(data) => self.spare = Some(std::mem::replace(data, edited)),
-                    None => self.data = Arc::new(edited),
-                }
-            }
-            changed
+            self.commit_onto_data(edited)
         } else {
             Arc::make_mut(&mut self.data).merge(&base, edited)
         }
+    }
+
+    /// Commit a copy taken from the data as it is now: a plain diff. The copy left
+    /// over — the task's own when it changed nothing, else the data it replaced,
+    /// when no snapshot holds that — is kept for the next task's copy. Most
+    /// commits are this one: inline.
+    #[inline(always)]
+    pub(crate) fn commit_onto_data(&mut self, edited: D) -> crate::ChangedFields {
+        let changed = self.data.diff(&edited);
+        if changed.is_empty() {
+            self.spare = Some(edited);
+        } else {
+            match Arc::get_mut(&mut self.data) {
+                Some(data) => self.spare = Some(std::mem::replace(data, edited)),
+                None => self.data = Arc::new(edited),
+            }
+        }
+        changed
     }
 
     /// A handler returned a BPMN error: it goes to its nearest catcher — an error

@@ -92,12 +92,18 @@ fn report<D>(
 /// What a task's run gives back: the task's copy and the handler's result.
 pub(crate) type RunOutput<D> = (D, Result<(), TaskError>);
 
-/// Poll a task's run once, on the caller's task. `Ok(Ready)` with its output,
-/// `Ok(Pending)` when it has to wait — it then continues on a track, whose first poll
-/// registers the track's own waker, so the no-op waker here loses no wake-up.
-pub(crate) fn poll_once<D>(run: &mut TaskRun<D>) -> Result<Poll<RunOutput<D>>, String> {
+/// Poll a task's run once, on the caller's task (inside `task::within`, which
+/// catches a panic): its output, when it is ready, goes to `output`. When it has
+/// to wait, it continues on a track, whose first poll registers the track's own
+/// waker, so the no-op waker here loses no wake-up.
+#[inline(always)]
+pub(crate) fn poll_once<D>(run: &mut TaskRun<D>, output: &mut Option<RunOutput<D>>) {
     let mut cx = Context::from_waker(std::task::Waker::noop());
-    catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(&mut cx))).map_err(panic_message)
+    if let Poll::Ready(ready) = run.as_mut().poll(&mut cx) {
+        // The slot is the caller's fresh `None`: there is nothing in it to drop
+        // (an assignment would call the output's drop glue on every step).
+        std::mem::forget(output.replace(ready));
+    }
 }
 
 /// A future that turns a panic while polling the inner one into an error, so a

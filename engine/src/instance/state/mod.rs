@@ -273,7 +273,9 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// A copy of the committed data (an outcome's), into the spare copy if any.
+    /// A copy of the committed data (a task's, an outcome's), into the spare copy
+    /// if any. Every task's run takes one: inline.
+    #[inline(always)]
     pub fn copy_data(&mut self) -> D {
         match self.spare.take() {
             Some(mut copy) => {
@@ -305,7 +307,12 @@ impl<D: ProcessData> Instance<D> {
     /// start and its completion).
     #[inline(always)]
     pub fn record_inline(&mut self, track: TrackId, node: NodeIdx, what: Happening) {
-        let node = self.process.nodes[node].id;
+        self.record_id(track, self.process.nodes[node].id, what);
+    }
+
+    /// [`Instance::record_inline`] at the node whose id the caller has at hand.
+    #[inline(always)]
+    pub fn record_id(&mut self, track: TrackId, node: &'static str, what: Happening) {
         if tracing::level_enabled!(tracing::Level::TRACE) {
             trace_step(track, node, &what);
         }
