@@ -243,7 +243,7 @@ fn awaited(
                         notify(ChildNote::Escalated(code.clone()));
                     }
                 }
-                finished.outcome.clone()
+                finished.outcome(Erased::clone)
             }
             None => Outcome::Failed(InstanceError::Lost),
         };

@@ -94,7 +94,27 @@ fn mismatch<D>() -> ! {
     )
 }
 
+thread_local! {
+    /// A copy of process data an instance's first step on this thread left over (a
+    /// no-op task's copy, kept as its spare): the next first step's task copy is
+    /// cloned into it, with no box made (a copy of another type gets a new box,
+    /// `Erased::clone_from`). One per thread, held until the next first step.
+    static THREAD_SPARE: std::cell::Cell<Option<Erased>> = const { std::cell::Cell::new(None) };
+}
+
 impl Erased {
+    /// This thread's spare copy, if it has one (see `THREAD_SPARE`).
+    pub(crate) fn take_thread_spare() -> Option<Erased> {
+        THREAD_SPARE.try_with(std::cell::Cell::take).ok().flatten()
+    }
+
+    /// Keep `spare` as this thread's spare copy.
+    pub(crate) fn keep_as_thread_spare(spare: Option<Erased>) {
+        if spare.is_some() {
+            let _ = THREAD_SPARE.try_with(|cell| cell.set(spare));
+        }
+    }
+
     /// Erase `data`'s type (data already erased stays as it is).
     pub fn new<D: ProcessData>(data: D) -> Self {
         let mut slot = Some(data);

@@ -28,8 +28,8 @@ use crate::data::{Erased, ProcessData};
 use crate::events::{BrokerConfig, BrokerStats, Hub, Published};
 use crate::graph::{Graph, Process};
 use crate::instance::{
-    self, Birth, Entry, Finished, Happening, History, InstanceError, InstanceHandle, InstanceId,
-    Outcome, TrackId,
+    self, Birth, Ended, Entry, Finished, Happening, History, InstanceError, InstanceHandle,
+    InstanceId, TrackId,
 };
 
 /// Runs process instances on tokio. Cheap to clone; clones share the instances.
@@ -253,7 +253,7 @@ impl Engine {
         };
         let Ok(runtime) = runtime else {
             let finished = Finished {
-                outcome: Outcome::Failed(InstanceError::NoRuntime),
+                ended: Ended::failed(InstanceError::NoRuntime),
                 history: History::default(),
                 data,
                 unsent: None,
@@ -274,7 +274,7 @@ impl Engine {
                     }
                 }
                 let finished = Finished {
-                    outcome: Outcome::Cancelled(data.clone()),
+                    ended: Ended::Cancelled,
                     history,
                     data,
                     unsent: None,
@@ -285,11 +285,11 @@ impl Engine {
     }
 
     /// Undeploy every deployment, cancel every instance (their outcome becomes
-    /// [`Outcome::Cancelled`]) and wait, at most `deadline`, for every instance loop
+    /// [`Outcome::Cancelled`](crate::Outcome::Cancelled)) and wait, at most `deadline`, for every instance loop
     /// and track to stop.
     ///
     /// Once this is called, nothing new runs: an instance started after it ends
-    /// [`Outcome::Cancelled`] without running a step, and an instance that a publish
+    /// [`Outcome::Cancelled`](crate::Outcome::Cancelled) without running a step, and an instance that a publish
     /// or broadcast already under way starts from a deployed start event is either
     /// refused (the publisher gets [`Published::ShutDown`]) or cancelled before its
     /// first step — and waited for. When it returns `Ok`, no instance runs and no

@@ -102,11 +102,12 @@ impl<D> Drop for Publisher<D> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::instance::{History, Outcome};
+    use crate::instance::outcome::Ended;
+    use crate::instance::History;
 
     fn finished(n: u32) -> Finished<u32> {
         Finished {
-            outcome: Outcome::Completed(n),
+            ended: Ended::Completed,
             history: History::default(),
             data: n,
             unsent: None,

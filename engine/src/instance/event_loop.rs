@@ -39,7 +39,7 @@ use super::history::Happening;
 use super::input::{Command, Input, Report};
 use super::intake::{Intake, IntakeReceiver};
 use super::outcome::panic_message;
-use super::outcome::{Ended, Finished, InstanceError, InstanceId, Outcome};
+use super::outcome::{Ended, Finished, InstanceError, InstanceId};
 use super::state::ids::ROOT;
 use super::state::{Instance, INLINE_BUDGET};
 use crate::data::Erased;
@@ -116,13 +116,17 @@ pub(crate) fn spawn(
     let entry = match entry {
         entry if inline_first_step && !stop.is_stopping() => {
             // Recorded into the thread's scratch history, copied out once after,
-            // on the thread's track slots, given back if it ends here.
+            // on the thread's track slots, given back if it ends here; its tasks'
+            // copies go into the thread's spare copy, taken back after (an
+            // instance that goes on keeps no spare copy it did not make).
             let lent = instance.history.lend_scratch();
             instance.tracks.lend_scratch();
+            instance.spare = Erased::take_thread_spare();
             span.in_scope(|| instance.start(entry));
             if lent {
                 instance.history.return_scratch();
             }
+            Erased::keep_as_thread_spare(instance.spare.take());
             let ended = instance.outcome.is_some() && instance.workers.is_empty();
             instance.tracks.return_scratch(ended);
             if ended {
@@ -289,17 +293,17 @@ impl<D: ProcessData> Instance<D> {
                 }
             }
         }
-        // The outcome's data is a copy of the data at the end (`Ended`), into the
-        // spare copy if there is one.
-        let outcome = match self.outcome.take() {
-            Some(ended) => ended.into_outcome(|| self.copy_data()),
-            None => Outcome::Failed(InstanceError::Lost),
-        };
-        debug!(outcome = outcome.kind(), "instance ended");
+        // The outcome's data is the data at the end, copied when it is read
+        // (`Finished::outcome`).
+        let ended = self
+            .outcome
+            .take()
+            .unwrap_or_else(|| Ended::failed(InstanceError::Lost));
+        debug!(outcome = ended.kind(), "instance ended");
         // The loop's last use of the data: moved out when nothing else holds it.
         let data = Arc::try_unwrap(self.data).unwrap_or_else(|shared| D::clone(&shared));
         Finished {
-            outcome,
+            ended,
             history: std::mem::take(&mut self.history),
             data,
             unsent: self

@@ -169,7 +169,7 @@ impl<D: Clone> InstanceHandle<D> {
     /// number of times, from any number of clones of the outcome.
     pub async fn outcome(&self) -> Outcome<D> {
         match self.wait_finished().await {
-            Some(f) => f.outcome.map_ref(Erased::clone_data),
+            Some(f) => f.outcome(Erased::clone_data),
             None => Outcome::Failed(InstanceError::Lost),
         }
     }

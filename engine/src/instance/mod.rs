@@ -46,6 +46,6 @@ mod work;
 pub(crate) use event_loop::{spawn, Birth, Entry};
 pub use handle::InstanceHandle;
 pub use history::{Happening, History, Step, TrackId};
-pub(crate) use outcome::Finished;
+pub(crate) use outcome::{Ended, Finished};
 pub use outcome::{InstanceError, InstanceId, Outcome};
 pub use work::{OpenWork, WorkError};

@@ -30,17 +30,6 @@ pub enum Outcome<D> {
 }
 
 impl<D> Outcome<D> {
-    /// The same outcome with its data mapped from a reference (the error cloned):
-    /// the loop's erased data to the handle's type.
-    pub(crate) fn map_ref<E>(&self, f: impl FnOnce(&D) -> E) -> Outcome<E> {
-        match self {
-            Outcome::Completed(d) => Outcome::Completed(f(d)),
-            Outcome::Terminated(d) => Outcome::Terminated(f(d)),
-            Outcome::Cancelled(d) => Outcome::Cancelled(f(d)),
-            Outcome::Failed(e) => Outcome::Failed(e.clone()),
-        }
-    }
-
     /// The final data of a completed instance.
     pub fn completed(self) -> Option<D> {
         match self {
@@ -68,11 +57,11 @@ impl<D> Outcome<D> {
     }
 }
 
-/// How an instance ended, as its loop keeps it until it closes: the outcome's
-/// kind, and a failure's error. The outcome itself, with its copy of the data, is
-/// built at close (`Instance::close`): the data then is the data as it was at the
-/// end, since no commit comes after it (every track is gone by then). So an
-/// instance's end costs no box, and the field costs a parked instance 16 bytes.
+/// How an instance ended: the outcome's kind, and a failure's error. The outcome
+/// itself, with its copy of the data, is built when it is read
+/// ([`Finished::outcome`]): the data in it is the data at the end, since no commit
+/// comes after it (every track is gone by then). So an instance's end costs no box
+/// and no copy of the data, and the field costs a parked instance 16 bytes.
 #[derive(Debug)]
 pub(crate) enum Ended {
     Completed,
@@ -88,12 +77,22 @@ impl Ended {
     }
 
     /// The outcome, with `data` the data at the end.
-    pub fn into_outcome<D>(self, data: impl FnOnce() -> D) -> Outcome<D> {
+    pub fn outcome<D>(&self, data: impl FnOnce() -> D) -> Outcome<D> {
         match self {
             Ended::Completed => Outcome::Completed(data()),
             Ended::Terminated => Outcome::Terminated(data()),
             Ended::Cancelled => Outcome::Cancelled(data()),
-            Ended::Failed(error) => Outcome::Failed(*error),
+            Ended::Failed(error) => Outcome::Failed((**error).clone()),
+        }
+    }
+
+    /// The outcome's kind, as [`Outcome::kind`] names it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Ended::Completed => "completed",
+            Ended::Terminated => "terminated",
+            Ended::Cancelled => "cancelled",
+            Ended::Failed(_) => "failed",
         }
     }
 }
@@ -241,8 +240,10 @@ pub enum InstanceError {
 
 /// What the loop publishes when the instance ends.
 pub(crate) struct Finished<D> {
-    pub outcome: Outcome<D>,
+    /// How it ended: with `data`, its [`Finished::outcome`].
+    pub ended: Ended,
     pub history: History,
+    /// The data at the end.
     pub data: D,
     /// A resumed child that ended before its parent's resumed call adopted it: the
     /// escalations it raised meanwhile, for the call to raise now (`None` otherwise;
@@ -250,6 +251,13 @@ pub(crate) struct Finished<D> {
     // One pointer where a `Vec` is three: every instance's `Ending` holds a `Finished`.
     #[allow(clippy::box_collection)]
     pub unsent: Option<Box<Vec<String>>>,
+}
+
+impl<D> Finished<D> {
+    /// The outcome, with `copy` a copy of the data at the end.
+    pub fn outcome<C>(&self, copy: impl FnOnce(&D) -> C) -> Outcome<C> {
+        self.ended.outcome(|| copy(&self.data))
+    }
 }
 
 /// The message of a panic payload (a handler's, a condition's, a key's): what an
