@@ -6,6 +6,7 @@
 
 use std::any::Any;
 use std::fmt;
+use std::sync::Arc;
 
 use super::{ChangedFields, ProcessData};
 
@@ -100,12 +101,42 @@ thread_local! {
     /// cloned into it, with no box made (a copy of another type gets a new box,
     /// `Erased::clone_from`). One per thread, held until the next first step.
     static THREAD_SPARE: std::cell::Cell<Option<Erased>> = const { std::cell::Cell::new(None) };
+    /// The shared cell of an instance's data that an instance which ended on this
+    /// thread left, holding its spare copy (`Erased::shared`,
+    /// `Erased::keep_shared`): the next instance born here puts its data in it.
+    static THREAD_SHARED: std::cell::Cell<Option<Arc<Erased>>> = const { std::cell::Cell::new(None) };
 }
 
 impl Erased {
     /// This thread's spare copy, if it has one (see `THREAD_SPARE`).
     pub(crate) fn take_thread_spare() -> Option<Erased> {
         THREAD_SPARE.try_with(std::cell::Cell::take).ok().flatten()
+    }
+
+    /// `data` in a shared cell for an instance to commit to: the cell an ended
+    /// instance left on this thread if there is one — its old content, a spare
+    /// copy, returned to be the new instance's spare — or a new one.
+    pub(crate) fn shared(data: Erased) -> (Arc<Erased>, Option<Erased>) {
+        let kept = THREAD_SHARED.try_with(std::cell::Cell::take).ok().flatten();
+        match kept {
+            Some(mut cell) => match Arc::get_mut(&mut cell) {
+                Some(content) => {
+                    let spare = std::mem::replace(content, data);
+                    (cell, Some(spare))
+                }
+                // Kept only when unique (`keep_shared`); never shared since.
+                None => (Arc::new(data), None),
+            },
+            None => (Arc::new(data), Self::take_thread_spare()),
+        }
+    }
+
+    /// Keep an ended instance's shared data cell, holding a spare copy, for the
+    /// next instance born on this thread.
+    pub(crate) fn keep_shared(cell: Arc<Erased>) {
+        if Arc::strong_count(&cell) == 1 && Arc::weak_count(&cell) == 0 {
+            let _ = THREAD_SHARED.try_with(|slot| slot.set(Some(cell)));
+        }
     }
 
     /// Keep `spare` as this thread's spare copy.
@@ -312,5 +343,36 @@ mod tests {
             }
         }
         ProcessData::merge(&mut a, &b, Erased::new(Other));
+    }
+
+    #[test]
+    fn an_ended_instances_data_cell_and_spare_copy_serve_the_next_birth() {
+        // On a thread of its own: the kept cell and copy are the thread's.
+        std::thread::spawn(|| {
+            let (mut cell, spare) = Erased::shared(Erased::new(Two { a: 1, b: 0 }));
+            assert!(spare.is_none(), "nothing kept yet");
+            // At the end: the data moved out, a spare copy left in its place.
+            let data = std::mem::replace(
+                Arc::get_mut(&mut cell).unwrap(),
+                Erased::new(Two::default()),
+            );
+            assert_eq!(data.typed::<Two>().a, 1);
+            let kept = Arc::as_ptr(&cell);
+            Erased::keep_shared(cell);
+            let (cell, spare) = Erased::shared(Erased::new(Two { a: 2, b: 0 }));
+            assert_eq!(Arc::as_ptr(&cell), kept, "the same cell, no new one");
+            assert_eq!(cell.typed::<Two>().a, 2);
+            assert_eq!(
+                spare.map(|s| s.typed::<Two>().clone()),
+                Some(Two::default())
+            );
+            // A cell still shared is not kept.
+            let other = Arc::clone(&cell);
+            Erased::keep_shared(cell);
+            assert!(Erased::shared(Erased::new(Two::default())).1.is_none());
+            drop(other);
+        })
+        .join()
+        .unwrap();
     }
 }

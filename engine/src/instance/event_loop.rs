@@ -97,9 +97,17 @@ pub(crate) fn spawn(
         overrides,
     } = birth;
     let span = info_span!("instance", process = process.name, id = id.0);
+    let inline = inline_first_step && !stop.is_stopping();
+    // A first step on the caller puts the data in the shared cell an instance that
+    // ended on this thread left, whose old content is a spare copy for its tasks.
+    let (data, spare) = match inline {
+        true => Erased::shared(data),
+        false => (Arc::new(data), None),
+    };
     // The intake's queue is made on first need (a track task, a mailbox, a child,
     // the handle of an instance that goes on): none for one that ends here.
     let mut instance = Instance::new(id, process, data, history, Intake::none(), hub);
+    instance.spare = spare;
     instance.engine = Some(engine);
     let parent_id = parent.as_ref().map(|link| link.parent);
     instance.parent = parent.map(Box::new);
@@ -114,21 +122,22 @@ pub(crate) fn spawn(
     // The first step here, on the caller (`Birth::inline_first_step`), before the
     // handle exists.
     let entry = match entry {
-        entry if inline_first_step && !stop.is_stopping() => {
+        entry if inline => {
             // Recorded into the thread's scratch history, copied out once after,
             // on the thread's track slots, given back if it ends here; its tasks'
-            // copies go into the thread's spare copy, taken back after (an
-            // instance that goes on keeps no spare copy it did not make).
+            // copies go into the thread's spare copy (an instance that goes on
+            // gives it back: it keeps no spare copy it did not make).
             let lent = instance.history.lend_scratch();
             instance.tracks.lend_scratch();
-            instance.spare = Erased::take_thread_spare();
             span.in_scope(|| instance.start(entry));
             if lent {
                 instance.history.return_scratch();
             }
-            Erased::keep_as_thread_spare(instance.spare.take());
             let ended = instance.outcome.is_some() && instance.workers.is_empty();
             instance.tracks.return_scratch(ended);
+            if !ended {
+                Erased::keep_as_thread_spare(instance.spare.take());
+            }
             if ended {
                 // Ended in its first step with nothing left running: no loop. The
                 // handle's commands are answered "ended" (an intake never made has
@@ -140,7 +149,10 @@ pub(crate) fn spawn(
                 // Entered rather than `in_scope(move || ..)`: the instance moves
                 // once, into `finish`, not through a closure (three copies of it).
                 let _entered = span.enter();
-                let finished = instance.finish(intake);
+                let (finished, cell) = instance.finish(intake);
+                if let Some(cell) = cell {
+                    Erased::keep_shared(cell);
+                }
                 return InstanceHandle::ended_early(id, commands, parent_id, finished);
             }
             None
@@ -195,7 +207,7 @@ pub(crate) fn spawn(
         // A durable instance's end is stored before its handles see it.
         #[cfg(feature = "durable")]
         instance.store_end().await;
-        finished_tx.publish(instance.finish(Some(intake)));
+        finished_tx.publish(instance.finish(Some(intake)).0);
     };
     let body = body.instrument(span);
     match runtime {
@@ -271,8 +283,13 @@ impl<D: ProcessData> Instance<D> {
 
     /// The instance ended: hand back what is in transit and give its end, for its
     /// handles. `intake`: its receiver, `None` when its queue was never made
-    /// (nothing can have been sent).
-    pub(crate) fn finish(mut self, mut intake: Option<IntakeReceiver<Input<D>>>) -> Finished<D> {
+    /// (nothing can have been sent). With it, the data's shared cell when nothing
+    /// else holds it, the spare copy put in place of the data moved out: for the
+    /// next instance's data (`Erased::keep_shared`).
+    pub(crate) fn finish(
+        mut self,
+        mut intake: Option<IntakeReceiver<Input<D>>>,
+    ) -> (Finished<D>, Option<Arc<D>>) {
         // Messages the broker handed us that no track took go back to it
         // (uncounted), so an instance that ends while a message is on its way
         // loses nothing.
@@ -301,8 +318,15 @@ impl<D: ProcessData> Instance<D> {
             .unwrap_or_else(|| Ended::failed(InstanceError::Lost));
         debug!(outcome = ended.kind(), "instance ended");
         // The loop's last use of the data: moved out when nothing else holds it.
-        let data = Arc::try_unwrap(self.data).unwrap_or_else(|shared| D::clone(&shared));
-        Finished {
+        let mut cell = self.data;
+        let (data, cell) = match (Arc::get_mut(&mut cell), self.spare.take()) {
+            (Some(content), Some(spare)) => (std::mem::replace(content, spare), Some(cell)),
+            _ => (
+                Arc::try_unwrap(cell).unwrap_or_else(|shared| D::clone(&shared)),
+                None,
+            ),
+        };
+        let finished = Finished {
             ended,
             history: std::mem::take(&mut self.history),
             data,
@@ -312,7 +336,8 @@ impl<D: ProcessData> Instance<D> {
                 .and_then(|link| link.unsent.take())
                 .filter(|codes| !codes.is_empty())
                 .map(Box::new),
-        }
+        };
+        (finished, cell)
     }
 
     pub(crate) fn start(&mut self, entry: Entry) {

@@ -212,7 +212,7 @@ impl<D: ProcessData> Instance<D> {
     pub fn new(
         id: InstanceId,
         process: &'static Graph<D>,
-        data: D,
+        data: Arc<D>,
         history: bool,
         intake_tx: Intake<Input<D>>,
         hub: crate::engine::LentArc<Hub>,
@@ -220,7 +220,7 @@ impl<D: ProcessData> Instance<D> {
         Self {
             id,
             process,
-            data: Arc::new(data),
+            data,
             spare: None,
             // Room for the first track; the history makes room for the first two
             // steps (start, then a wait or a task) at its first: what an instance
