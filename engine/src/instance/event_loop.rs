@@ -116,15 +116,17 @@ pub(crate) fn spawn(
     let entry = match entry {
         entry if inline_first_step && !stop.is_stopping() => {
             // Recorded into the thread's scratch history, copied out once after,
-            // on the thread's track slots, given back if it ends here.
+            // on the thread's track slots and join vectors, given back if it ends here.
             let lent = instance.history.lend_scratch();
             instance.tracks.lend_scratch();
+            instance.joins.lend_scratch();
             span.in_scope(|| instance.start(entry));
             if lent {
                 instance.history.return_scratch();
             }
             let ended = instance.outcome.is_some() && instance.workers.is_empty();
             instance.tracks.return_scratch(ended);
+            instance.joins.return_scratch(ended);
             if ended {
                 // Ended in its first step with nothing left running: no loop. The
                 // handle's commands are answered "ended" (an intake never made has

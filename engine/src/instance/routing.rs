@@ -14,13 +14,14 @@ use crate::data::ProcessData;
 use crate::graph::{Condition, FlowIdx, NodeIdx, NodeKind};
 
 /// A thread's scratch buffers of a step: the tokens to move, the flows a split
-/// takes. Taken for the step and given back after, so a step nested in another on
+/// takes, the tokens a join's firing takes (`joining.rs`). Taken for the step and given back after, so a step nested in another on
 /// the same thread (a handler that starts an instance) takes an empty one.
-mod scratch {
+pub(super) mod scratch {
     use std::cell::Cell;
     use std::thread::LocalKey;
 
     use crate::graph::FlowIdx;
+    use crate::instance::state::joins::Arrival;
     use crate::instance::state::Move;
 
     /// The most entries a buffer keeps room for between steps.
@@ -29,13 +30,17 @@ mod scratch {
     thread_local! {
         pub(super) static MOVES: Cell<Vec<Move>> = const { Cell::new(Vec::new()) };
         pub(super) static TAKEN: Cell<Vec<FlowIdx>> = const { Cell::new(Vec::new()) };
+        pub(in crate::instance) static FIRED: Cell<Vec<Arrival>> = const { Cell::new(Vec::new()) };
     }
 
-    pub(super) fn take<T>(key: &'static LocalKey<Cell<Vec<T>>>) -> Vec<T> {
+    pub(in crate::instance) fn take<T>(key: &'static LocalKey<Cell<Vec<T>>>) -> Vec<T> {
         key.try_with(Cell::take).unwrap_or_default()
     }
 
-    pub(super) fn give_back<T>(key: &'static LocalKey<Cell<Vec<T>>>, mut buffer: Vec<T>) {
+    pub(in crate::instance) fn give_back<T>(
+        key: &'static LocalKey<Cell<Vec<T>>>,
+        mut buffer: Vec<T>,
+    ) {
         buffer.clear();
         if buffer.capacity() > KEEP {
             return;
