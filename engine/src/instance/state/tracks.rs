@@ -82,8 +82,9 @@ pub(crate) struct Tracks<D> {
     active: usize,
     next: u32,
     /// Where the last track looked up was: the loop asks for one track several
-    /// times in a row (a task's start, commit, split). Checked before it is used,
-    /// so no change of `slots` has to keep it; in the padding after `next`.
+    /// times in a row (a task's start, commit, split), or for the next one in
+    /// `slots` (`position`). Checked before it is used, so no change of `slots`
+    /// has to keep it; in the padding after `next`.
     hint: Cell<u32>,
 }
 
@@ -131,6 +132,12 @@ impl<D> Tracks<D> {
         let hint = self.hint.get() as usize;
         if self.slots.get(hint).is_some_and(|s| s.id == id) {
             return Some(hint);
+        }
+        // Then the slot after it: tracks are often taken in slot order (a split's
+        // forks as they move, a join's merged tokens as they are removed).
+        if self.slots.get(hint + 1).is_some_and(|s| s.id == id) {
+            self.hint.set(hint as u32 + 1);
+            return Some(hint + 1);
         }
         let found = self.search(id)?;
         // Positions fit: a vector of more than u32::MAX tracks is out of reach.
