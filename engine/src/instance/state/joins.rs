@@ -48,6 +48,11 @@ impl FlowSet {
         new
     }
 
+    fn clear(&mut self) {
+        self.word = 0;
+        self.wide.iter_mut().for_each(|w| *w = 0);
+    }
+
     fn len(&self) -> usize {
         let wide: u32 = self.wide.iter().map(|w| w.count_ones()).sum();
         (self.word.count_ones() + wide) as usize
@@ -269,10 +274,31 @@ impl Joins {
     pub fn fire(&mut self, i: usize, last_in: bool, taken: &mut Vec<Arrival>) {
         let join = &mut self.states[i];
         let first = taken.len();
-        taken.reserve(join.incoming - join.unmarked);
+        let marked = join.incoming - join.unmarked;
+        taken.reserve(marked);
+        if self.waiting.len() == marked {
+            // The join holds at least a token per marked flow: these are all the
+            // waiting tokens, one per flow, and all are taken (the common case).
+            taken.extend(self.waiting.drain(..).map(|w| Arrival { track: w.track }));
+            join.marked.clear();
+            join.unmarked = join.incoming;
+        } else {
+            Self::take_earliest(join, &mut self.waiting, taken);
+        }
+        join.arrived_since_check = false;
+        // `taken` is in arrival order: the survivor is its last or its first.
+        if last_in && taken.len() > first {
+            let last = taken.len() - 1;
+            taken.swap(first, last);
+        }
+    }
+
+    /// Move the earliest waiting token of each of `join`'s marked flows into
+    /// `taken`, in arrival order; later ones stay, their flows marked.
+    fn take_earliest(join: &mut JoinState, waiting: &mut Vec<Waiting>, taken: &mut Vec<Arrival>) {
         let mut took = FlowSet::new(join.incoming);
         let mut still = FlowSet::new(join.incoming);
-        self.waiting.retain(|w| {
+        waiting.retain(|w| {
             if !join.holds(w) {
                 return true;
             }
@@ -285,19 +311,13 @@ impl Joins {
         });
         join.unmarked = join.incoming - still.len();
         join.marked = still;
-        join.arrived_since_check = false;
-        // `taken` is in arrival order: the survivor is its last or its first.
-        if last_in && taken.len() > first {
-            let last = taken.len() - 1;
-            taken.swap(first, last);
-        }
     }
 
     /// Take every token waiting at join number `i` (the tail a spent complex join
     /// consumes), in arrival order.
     pub fn drain(&mut self, i: usize) -> Vec<Arrival> {
         let join = &mut self.states[i];
-        join.marked = FlowSet::new(join.incoming);
+        join.marked.clear();
         join.unmarked = join.incoming;
         let mut tail = Vec::new();
         self.waiting.retain(|w| {
