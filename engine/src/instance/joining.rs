@@ -9,7 +9,7 @@
 use super::history::Happening;
 use super::outcome::InstanceError;
 use super::routing::scratch;
-use super::state::ids::TrackId;
+use super::state::ids::{ScopeId, TrackId};
 use super::state::joins::{
     all_flows, complex_verdict, or_join_verdict, still_reachable, Arrival, Verdict,
 };
@@ -19,16 +19,17 @@ use crate::data::ProcessData;
 use crate::graph::{NodeIdx, NodeKind};
 
 impl<D: ProcessData> Instance<D> {
-    /// A token arrives at a synchronising join on incoming flow number `slot`.
+    /// A token arrives at a synchronising join on incoming flow number `slot`, from
+    /// a track in `scope` (what `move_to` said).
     pub(crate) fn arrive(
         &mut self,
         track: TrackId,
         node: NodeIdx,
         slot: usize,
+        scope: ScopeId,
         moves: &mut Vec<Move>,
     ) {
         let incoming = self.process.nodes[node].incoming.len();
-        let scope = self.scope_of(track);
         let i = self.joins.entry(node, scope, incoming);
         if self.joins.get(i).spent {
             // A complex join that fired consumes later arrivals .

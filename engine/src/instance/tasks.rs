@@ -63,12 +63,12 @@ impl<D: ProcessData> Instance<D> {
             let Some(next) = straight.filter(|_| self.outcome.is_none()) else {
                 return;
             };
-            if !self.move_to(track, next.to) {
+            let Some(scope) = self.move_to(track, next.to) else {
                 return;
-            }
+            };
             match next.then {
                 Then::Run(next_handler) => (node, handler) = (next.to, next_handler),
-                Then::Arrive { slot } => return self.arrive(track, next.to, slot, moves),
+                Then::Arrive { slot } => return self.arrive(track, next.to, slot, scope, moves),
             }
         }
     }
