@@ -225,7 +225,9 @@ thread_local! {
 }
 
 impl Joins {
-    /// The state of `node` in `scope`, made on its first arrival.
+    /// The state of `node` in `scope`, made on its first arrival. Inline, with the
+    /// making out of line: every arrival asks, one in a join's width makes.
+    #[inline]
     pub fn entry(&mut self, node: NodeIdx, scope: ScopeId, incoming: usize) -> usize {
         match self
             .states
@@ -233,11 +235,14 @@ impl Joins {
             .position(|j| j.node == node && j.scope == scope)
         {
             Some(i) => i,
-            None => {
-                self.states.push(JoinState::new(node, scope, incoming));
-                self.states.len() - 1
-            }
+            None => self.make(node, scope, incoming),
         }
+    }
+
+    #[inline(never)]
+    fn make(&mut self, node: NodeIdx, scope: ScopeId, incoming: usize) -> usize {
+        self.states.push(JoinState::new(node, scope, incoming));
+        self.states.len() - 1
     }
 
     pub fn get(&self, i: usize) -> &JoinState {
@@ -253,6 +258,7 @@ impl Joins {
     }
 
     /// A token arrives at join number `i` on incoming flow number `slot`.
+    #[inline]
     pub fn arrive(&mut self, i: usize, slot: usize, arrival: Arrival) {
         let join = &mut self.states[i];
         if join.marked.insert(slot) {
@@ -345,8 +351,7 @@ impl Joins {
         if waiting.iter().any(|&(slot, _)| slot >= incoming) {
             return None;
         }
-        self.states.push(JoinState::new(node, scope, incoming));
-        let i = self.states.len() - 1;
+        let i = self.make(node, scope, incoming);
         for &(slot, track) in waiting {
             self.arrive(i, slot, Arrival { track });
         }
