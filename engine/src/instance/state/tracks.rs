@@ -275,23 +275,8 @@ impl<D> Tracks<D> {
     pub fn remove(&mut self, id: TrackId) -> Option<TrackSlot<D>> {
         let i = self.position(id)?;
         let slot = self.slots.swap_remove(i);
-        if let Some(indexes) = &mut self.indexes {
-            if let Some(by_id) = &mut indexes.by_id {
-                by_id.remove(&id);
-                if let Some(moved) = self.slots.get(i) {
-                    by_id.insert(moved.id, i);
-                }
-                if self.slots.len() <= INDEXED_FROM / 2 {
-                    indexes.by_id = None;
-                }
-            }
-            if let Some(n) = indexes.per_scope.get_mut(&slot.scope) {
-                *n -= 1;
-                if *n == 0 {
-                    indexes.per_scope.remove(&slot.scope);
-                    indexes.emptied.push(slot.scope);
-                }
-            }
+        if self.indexes.is_some() {
+            self.unindex(id, i, slot.scope);
         }
         if slot.state.is_active() {
             self.active -= 1;
@@ -300,6 +285,31 @@ impl<D> Tracks<D> {
             task.abort();
         }
         Some(slot)
+    }
+
+    /// Track `id`, in `scope`, was removed from position `i` (the last slot moved
+    /// there): the indexes follow. Out of line: most instances have none.
+    #[inline(never)]
+    fn unindex(&mut self, id: TrackId, i: usize, scope: ScopeId) {
+        let Some(indexes) = &mut self.indexes else {
+            return;
+        };
+        if let Some(by_id) = &mut indexes.by_id {
+            by_id.remove(&id);
+            if let Some(moved) = self.slots.get(i) {
+                by_id.insert(moved.id, i);
+            }
+            if self.slots.len() <= INDEXED_FROM / 2 {
+                indexes.by_id = None;
+            }
+        }
+        if let Some(n) = indexes.per_scope.get_mut(&scope) {
+            *n -= 1;
+            if *n == 0 {
+                indexes.per_scope.remove(&scope);
+                indexes.emptied.push(scope);
+            }
+        }
     }
 
     /// Put back a track recorded in a checkpoint, in `state` (the active count
