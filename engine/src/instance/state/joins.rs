@@ -205,26 +205,155 @@ pub(crate) fn complex_verdict<D, E>(
 
 /// The arrival state of the joins that hold or held tokens, one per join and scope
 /// instance (a sub-process entered twice has a state per entry), and their waiting
-/// tokens, all in one vector in arrival order: two vectors however many joins, lent
-/// by the thread for an instance's first step on its caller ([`Joins::lend_scratch`]).
+/// tokens, all in one vector in arrival order: two vectors however many joins.
+/// Boxed, made on the first arrival: an instance with no join carries a pointer (a
+/// parked instance's memory, in its loop's future). The thread lends its box for an
+/// instance's first step on its caller ([`Joins::lend_scratch`]).
 #[derive(Default)]
-pub(crate) struct Joins {
+pub(crate) struct Joins(Option<Box<Lists>>);
+
+#[derive(Default)]
+struct Lists {
     states: Vec<JoinState>,
     waiting: Vec<Waiting>,
 }
 
+/// What an instance with no join reads.
+static NONE: Lists = Lists {
+    states: Vec::new(),
+    waiting: Vec::new(),
+};
+
 thread_local! {
-    /// The joins' vectors of this thread's last instance that ended in its first
-    /// step, emptied, for the next one (`Joins::lend_scratch`).
-    static SCRATCH: Cell<Joins> = const {
-        Cell::new(Joins {
-            states: Vec::new(),
-            waiting: Vec::new(),
-        })
-    };
+    /// The joins of this thread's last instance that ended in its first step,
+    /// emptied, for the next one (`Joins::lend_scratch`).
+    static SCRATCH: Cell<Option<Box<Lists>>> = const { Cell::new(None) };
 }
 
 impl Joins {
+    fn lists(&self) -> &Lists {
+        self.0.as_deref().unwrap_or(&NONE)
+    }
+
+    fn lists_mut(&mut self) -> &mut Lists {
+        self.0.get_or_insert_with(Box::default)
+    }
+
+    /// The state of `node` in `scope`, made on its first arrival.
+    #[inline]
+    pub fn entry(&mut self, node: NodeIdx, scope: ScopeId, incoming: usize) -> usize {
+        self.lists_mut().entry(node, scope, incoming)
+    }
+
+    pub fn get(&self, i: usize) -> &JoinState {
+        &self.lists().states[i]
+    }
+
+    pub fn get_mut(&mut self, i: usize) -> &mut JoinState {
+        &mut self.lists_mut().states[i]
+    }
+
+    pub fn len(&self) -> usize {
+        self.lists().states.len()
+    }
+
+    /// A token arrives at join number `i` on incoming flow number `slot`.
+    #[inline]
+    pub fn arrive(&mut self, i: usize, slot: usize, arrival: Arrival) {
+        self.lists_mut().arrive(i, slot, arrival)
+    }
+
+    /// Join number `i` fires: put into `taken` the earliest token of every marked
+    /// flow. The first put is the survivor: the latest of them when `last_in`, else
+    /// the earliest; the rest are merged. Later tokens on a flow wait for the next
+    /// wave.
+    pub fn fire(&mut self, i: usize, last_in: bool, taken: &mut Vec<Arrival>) {
+        self.lists_mut().fire(i, last_in, taken)
+    }
+
+    /// Take every token waiting at join number `i` (the tail a spent complex join
+    /// consumes), in arrival order.
+    pub fn drain(&mut self, i: usize) -> Vec<Arrival> {
+        self.lists_mut().drain(i)
+    }
+
+    /// Put back a join a checkpoint recorded: its waiting tokens (slot, track) in
+    /// arrival order, and whether a complex join has fired. `None` for a slot the
+    /// join does not have.
+    #[cfg(feature = "durable")]
+    pub fn restore(
+        &mut self,
+        node: NodeIdx,
+        scope: ScopeId,
+        incoming: usize,
+        waiting: &[(usize, TrackId)],
+        spent: bool,
+    ) -> Option<()> {
+        self.lists_mut()
+            .restore(node, scope, incoming, waiting, spent)
+    }
+
+    #[cfg(feature = "durable")]
+    pub fn iter(&self) -> impl Iterator<Item = &JoinState> {
+        self.lists().states.iter()
+    }
+
+    /// The tokens waiting at `join`, in arrival order, each with its incoming flow's
+    /// slot.
+    #[cfg(feature = "durable")]
+    pub fn waiting_at<'a>(
+        &'a self,
+        join: &'a JoinState,
+    ) -> impl Iterator<Item = (usize, Arrival)> + 'a {
+        self.lists()
+            .waiting
+            .iter()
+            .filter(|w| join.holds(w))
+            .map(|w| (w.slot as usize, Arrival { track: w.track }))
+    }
+
+    /// Forget the joins of a scope that closed or was cancelled.
+    pub fn drop_scope(&mut self, scope: ScopeId) {
+        if let Some(lists) = &mut self.0 {
+            lists.states.retain(|j| j.scope != scope);
+            lists.waiting.retain(|w| w.scope != scope);
+        }
+    }
+
+    /// The joins where tokens wait.
+    pub fn waiting(&self) -> impl Iterator<Item = NodeIdx> + '_ {
+        let states = &self.lists().states;
+        states.iter().filter(|j| !j.is_empty()).map(|j| j.node)
+    }
+
+    /// Use this thread's box for an instance's first step on its caller
+    /// (`Birth::inline_first_step`), until [`Joins::return_scratch`]: an instance
+    /// that ends there makes and frees none.
+    pub fn lend_scratch(&mut self) {
+        debug_assert!(self.0.is_none(), "lent before any join");
+        self.0 = SCRATCH.try_with(Cell::take).unwrap_or_default();
+    }
+
+    /// After the first step: an instance that `ended`, or that used no join, gives
+    /// the box back to the thread, emptied; one whose joins hold state keeps it,
+    /// its vectors cut to what they hold (a parked instance's memory).
+    pub fn return_scratch(&mut self, ended: bool) {
+        let Some(lists) = &mut self.0 else {
+            return;
+        };
+        if ended || lists.states.is_empty() {
+            lists.states.clear();
+            lists.waiting.clear();
+            let lists = self.0.take();
+            let _ = SCRATCH.try_with(|cell| cell.set(lists));
+        } else {
+            lists.states.shrink_to_fit();
+            lists.waiting.shrink_to_fit();
+        }
+    }
+}
+
+impl Lists {
     /// The state of `node` in `scope`, made on its first arrival. Inline, with the
     /// making out of line: every arrival asks, one in a join's width makes.
     #[inline]
@@ -245,19 +374,7 @@ impl Joins {
         self.states.len() - 1
     }
 
-    pub fn get(&self, i: usize) -> &JoinState {
-        &self.states[i]
-    }
-
-    pub fn get_mut(&mut self, i: usize) -> &mut JoinState {
-        &mut self.states[i]
-    }
-
-    pub fn len(&self) -> usize {
-        self.states.len()
-    }
-
-    /// A token arrives at join number `i` on incoming flow number `slot`.
+    /// [`Joins::arrive`].
     #[inline]
     pub fn arrive(&mut self, i: usize, slot: usize, arrival: Arrival) {
         let join = &mut self.states[i];
@@ -273,10 +390,7 @@ impl Joins {
         });
     }
 
-    /// Join number `i` fires: put into `taken` the earliest token of every marked
-    /// flow. The first put is the survivor: the latest of them when `last_in`, else
-    /// the earliest; the rest are merged. Later tokens on a flow wait for the next
-    /// wave.
+    /// [`Joins::fire`].
     pub fn fire(&mut self, i: usize, last_in: bool, taken: &mut Vec<Arrival>) {
         let join = &mut self.states[i];
         let first = taken.len();
@@ -319,8 +433,7 @@ impl Joins {
         join.marked = still;
     }
 
-    /// Take every token waiting at join number `i` (the tail a spent complex join
-    /// consumes), in arrival order.
+    /// [`Joins::drain`].
     pub fn drain(&mut self, i: usize) -> Vec<Arrival> {
         let join = &mut self.states[i];
         join.marked.clear();
@@ -336,9 +449,7 @@ impl Joins {
         tail
     }
 
-    /// Put back a join a checkpoint recorded: its waiting tokens (slot, track) in
-    /// arrival order, and whether a complex join has fired. `None` for a slot the
-    /// join does not have.
+    /// [`Joins::restore`].
     #[cfg(feature = "durable")]
     pub fn restore(
         &mut self,
@@ -359,58 +470,6 @@ impl Joins {
         join.arrived_since_check = false;
         join.spent = spent;
         Some(())
-    }
-
-    #[cfg(feature = "durable")]
-    pub fn iter(&self) -> impl Iterator<Item = &JoinState> {
-        self.states.iter()
-    }
-
-    /// The tokens waiting at `join`, in arrival order, each with its incoming flow's
-    /// slot.
-    #[cfg(feature = "durable")]
-    pub fn waiting_at<'a>(
-        &'a self,
-        join: &'a JoinState,
-    ) -> impl Iterator<Item = (usize, Arrival)> + 'a {
-        self.waiting
-            .iter()
-            .filter(|w| join.holds(w))
-            .map(|w| (w.slot as usize, Arrival { track: w.track }))
-    }
-
-    /// Forget the joins of a scope that closed or was cancelled.
-    pub fn drop_scope(&mut self, scope: ScopeId) {
-        self.states.retain(|j| j.scope != scope);
-        self.waiting.retain(|w| w.scope != scope);
-    }
-
-    /// The joins where tokens wait.
-    pub fn waiting(&self) -> impl Iterator<Item = NodeIdx> + '_ {
-        self.states.iter().filter(|j| !j.is_empty()).map(|j| j.node)
-    }
-
-    /// Use this thread's vectors for an instance's first step on its caller
-    /// (`Birth::inline_first_step`), until [`Joins::return_scratch`]: an instance
-    /// that ends there makes and frees none.
-    pub fn lend_scratch(&mut self) {
-        debug_assert!(self.states.capacity() == 0, "lent before any join");
-        *self = SCRATCH.try_with(Cell::take).unwrap_or_default();
-    }
-
-    /// After the first step: an instance that `ended`, or that used no join, gives
-    /// the vectors back to the thread, emptied; one whose joins hold state keeps
-    /// them, cut to what they hold (a parked instance's memory).
-    pub fn return_scratch(&mut self, ended: bool) {
-        if ended || self.states.is_empty() {
-            let mut joins = std::mem::take(self);
-            joins.states.clear();
-            joins.waiting.clear();
-            let _ = SCRATCH.try_with(|cell| cell.set(joins));
-        } else {
-            self.states.shrink_to_fit();
-            self.waiting.shrink_to_fit();
-        }
     }
 }
 
