@@ -116,10 +116,10 @@ pub(crate) fn spawn(
     let entry = match entry {
         entry if inline_first_step && !stop.is_stopping() => {
             // Recorded into the thread's scratch history, copied out once after,
-            // on the thread's track slots and join vectors, given back if it ends here.
+            // on the thread's track slots (and its joins' box, taken on the first
+            // arrival), given back if it ends here.
             let lent = instance.history.lend_scratch();
             instance.tracks.lend_scratch();
-            instance.joins.lend_scratch();
             span.in_scope(|| instance.start(entry));
             if lent {
                 instance.history.return_scratch();

@@ -207,8 +207,9 @@ pub(crate) fn complex_verdict<D, E>(
 /// instance (a sub-process entered twice has a state per entry), and their waiting
 /// tokens, all in one vector in arrival order: two vectors however many joins.
 /// Boxed, made on the first arrival: an instance with no join carries a pointer (a
-/// parked instance's memory, in its loop's future). The thread lends its box for an
-/// instance's first step on its caller ([`Joins::lend_scratch`]).
+/// parked instance's memory, in its loop's future). The box is the thread's spare
+/// one when it has one, given back by an instance that ends in its first step on
+/// its caller ([`Joins::return_scratch`]).
 #[derive(Default)]
 pub(crate) struct Joins(Option<Box<Lists>>);
 
@@ -225,8 +226,8 @@ static NONE: Lists = Lists {
 };
 
 thread_local! {
-    /// The joins of this thread's last instance that ended in its first step,
-    /// emptied, for the next one (`Joins::lend_scratch`).
+    /// The joins' box of this thread's last instance that ended in its first step,
+    /// emptied, for the next first arrival (`Joins::return_scratch`).
     static SCRATCH: Cell<Option<Box<Lists>>> = const { Cell::new(None) };
 }
 
@@ -235,8 +236,17 @@ impl Joins {
         self.0.as_deref().unwrap_or(&NONE)
     }
 
+    /// The lists, made on the first arrival: the thread's spare box if it has
+    /// one (`Joins::return_scratch`), so an instance that asks for nothing pays
+    /// nothing.
     fn lists_mut(&mut self) -> &mut Lists {
-        self.0.get_or_insert_with(Box::default)
+        self.0.get_or_insert_with(|| {
+            SCRATCH
+                .try_with(Cell::take)
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+        })
     }
 
     /// The state of `node` in `scope`, made on its first arrival.
@@ -326,17 +336,10 @@ impl Joins {
         states.iter().filter(|j| !j.is_empty()).map(|j| j.node)
     }
 
-    /// Use this thread's box for an instance's first step on its caller
-    /// (`Birth::inline_first_step`), until [`Joins::return_scratch`]: an instance
-    /// that ends there makes and frees none.
-    pub fn lend_scratch(&mut self) {
-        debug_assert!(self.0.is_none(), "lent before any join");
-        self.0 = SCRATCH.try_with(Cell::take).unwrap_or_default();
-    }
-
-    /// After the first step: an instance that `ended`, or that used no join, gives
-    /// the box back to the thread, emptied; one whose joins hold state keeps it,
-    /// its vectors cut to what they hold (a parked instance's memory).
+    /// After an instance's first step on its caller (`Birth::inline_first_step`):
+    /// one that `ended`, or whose joins hold nothing, gives its box back to the
+    /// thread, emptied, for the next first join there; one whose joins hold state
+    /// keeps it, its vectors cut to what they hold (a parked instance's memory).
     pub fn return_scratch(&mut self, ended: bool) {
         let Some(lists) = &mut self.0 else {
             return;
