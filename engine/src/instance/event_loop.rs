@@ -124,9 +124,10 @@ pub(crate) fn spawn(
     let entry = match entry {
         entry if inline => {
             // Recorded into the thread's scratch history, copied out once after,
-            // on the thread's track slots, given back if it ends here; its tasks'
-            // copies go into the thread's spare copy (an instance that goes on
-            // gives it back: it keeps no spare copy it did not make).
+            // on the thread's track slots (and its joins' box, taken on the first
+            // arrival), given back if it ends here; its tasks' copies go into the
+            // thread's spare copy (an instance that goes on gives it back: it
+            // keeps no spare copy it did not make).
             let lent = instance.history.lend_scratch();
             instance.tracks.lend_scratch();
             span.in_scope(|| instance.start(entry));
@@ -135,6 +136,7 @@ pub(crate) fn spawn(
             }
             let ended = instance.outcome.is_some() && instance.workers.is_empty();
             instance.tracks.return_scratch(ended);
+            instance.joins.return_scratch(ended);
             if !ended {
                 Erased::keep_as_thread_spare(instance.spare.take());
             }

@@ -8,7 +8,8 @@
 
 use super::history::Happening;
 use super::outcome::InstanceError;
-use super::state::ids::TrackId;
+use super::routing::scratch;
+use super::state::ids::{ScopeId, TrackId};
 use super::state::joins::{
     all_flows, complex_verdict, or_join_verdict, still_reachable, Arrival, Verdict,
 };
@@ -18,26 +19,26 @@ use crate::data::ProcessData;
 use crate::graph::{NodeIdx, NodeKind};
 
 impl<D: ProcessData> Instance<D> {
-    /// A token arrives at a synchronising join on incoming flow number `slot`.
+    /// A token arrives at a synchronising join on incoming flow number `slot`, from
+    /// a track in `scope` (what `move_to` said).
     pub(crate) fn arrive(
         &mut self,
         track: TrackId,
         node: NodeIdx,
         slot: usize,
+        scope: ScopeId,
         moves: &mut Vec<Move>,
     ) {
         let incoming = self.process.nodes[node].incoming.len();
-        let scope = self.scope_of(track);
         let i = self.joins.entry(node, scope, incoming);
-        let join = self.joins.get_mut(i);
-        if join.spent {
+        if self.joins.get(i).spent {
             // A complex join that fired consumes later arrivals .
             self.record(track, node, Happening::Consumed);
             self.remove_track(track);
             return;
         }
-        join.arrive(slot, Arrival { track });
-        let complete = join.complete();
+        self.joins.arrive(i, slot, Arrival { track });
+        let complete = self.joins.get(i).complete();
         // Decide on the spot what one arrival can settle for sure: a parallel join
         // that is complete, an inclusive join with every flow marked, a complex join
         // whose activation holds — the completing arrival survives. What depends on
@@ -93,15 +94,18 @@ impl<D: ProcessData> Instance<D> {
     /// consumes the tokens left waiting.
     pub(crate) fn fire_join(&mut self, i: usize, last_in: bool, moves: &mut Vec<Move>) {
         let node = self.joins.get(i).node;
-        let taken = self.joins.get_mut(i).fire(last_in);
+        // The thread's buffer: a firing allocates nothing for the tokens it takes.
+        let mut taken = scratch::take(&scratch::FIRED);
+        self.joins.fire(i, last_in, &mut taken);
         if matches!(self.process.nodes[node].kind, NodeKind::Complex { .. }) {
             self.joins.get_mut(i).spent = true;
-            for tail in self.joins.get_mut(i).drain() {
+            for tail in self.joins.drain(i) {
                 self.record(tail.track, node, Happening::Consumed);
                 self.remove_track(tail.track);
             }
         }
-        self.fire(node, taken, moves);
+        self.fire(node, &taken, moves);
+        scratch::give_back(&scratch::FIRED, taken);
     }
 
     /// Re-check every inclusive and complex join holding tokens against one snapshot
@@ -177,12 +181,11 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// A join fires: the first of `taken` carries on, the rest are merged.
-    pub(crate) fn fire(&mut self, node: NodeIdx, taken: Vec<Arrival>, moves: &mut Vec<Move>) {
-        let mut taken = taken.into_iter();
-        let Some(Arrival { track: survivor }) = taken.next() else {
+    pub(crate) fn fire(&mut self, node: NodeIdx, taken: &[Arrival], moves: &mut Vec<Move>) {
+        let Some((&Arrival { track: survivor }, merged)) = taken.split_first() else {
             return self.internal(node, "a join fired with no token");
         };
-        for merged in taken {
+        for merged in merged {
             self.record(merged.track, node, Happening::Merged);
             self.remove_track(merged.track);
         }

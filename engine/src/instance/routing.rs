@@ -8,19 +8,20 @@ use super::history::Happening;
 use super::outcome::panic_message;
 use super::outcome::{Ended, InstanceError};
 use super::state::ids::TrackId;
-use super::state::ids::ROOT;
+use super::state::ids::{ScopeId, ROOT};
 use super::state::{Instance, Move};
 use crate::data::ProcessData;
 use crate::graph::{Condition, FlowIdx, NodeIdx, NodeKind};
 
 /// A thread's scratch buffers of a step: the tokens to move, the flows a split
-/// takes. Taken for the step and given back after, so a step nested in another on
+/// takes, the tokens a join's firing takes (`joining.rs`). Taken for the step and given back after, so a step nested in another on
 /// the same thread (a handler that starts an instance) takes an empty one.
-mod scratch {
+pub(super) mod scratch {
     use std::cell::Cell;
     use std::thread::LocalKey;
 
     use crate::graph::FlowIdx;
+    use crate::instance::state::joins::Arrival;
     use crate::instance::state::Move;
 
     /// The most entries a buffer keeps room for between steps.
@@ -29,13 +30,17 @@ mod scratch {
     thread_local! {
         pub(super) static MOVES: Cell<Vec<Move>> = const { Cell::new(Vec::new()) };
         pub(super) static TAKEN: Cell<Vec<FlowIdx>> = const { Cell::new(Vec::new()) };
+        pub(in crate::instance) static FIRED: Cell<Vec<Arrival>> = const { Cell::new(Vec::new()) };
     }
 
-    pub(super) fn take<T>(key: &'static LocalKey<Cell<Vec<T>>>) -> Vec<T> {
+    pub(in crate::instance) fn take<T>(key: &'static LocalKey<Cell<Vec<T>>>) -> Vec<T> {
         key.try_with(Cell::take).unwrap_or_default()
     }
 
-    pub(super) fn give_back<T>(key: &'static LocalKey<Cell<Vec<T>>>, mut buffer: Vec<T>) {
+    pub(in crate::instance) fn give_back<T>(
+        key: &'static LocalKey<Cell<Vec<T>>>,
+        mut buffer: Vec<T>,
+    ) {
         buffer.clear();
         if buffer.capacity() > KEEP {
             return;
@@ -125,12 +130,12 @@ impl<D: ProcessData> Instance<D> {
         let process = self.process;
         let at = process.flows[flow].target;
         let node = &process.nodes[at];
-        if !self.move_to(track, at) {
+        let Some(scope) = self.move_to(track, at) else {
             return;
-        }
+        };
         if node.is_sync_join() {
             match node.incoming.iter().position(|f| *f == flow) {
-                Some(slot) => self.arrive(track, at, slot, moves),
+                Some(slot) => self.arrive(track, at, slot, scope, moves),
                 None => self.internal(at, "a flow's target does not list it as incoming"),
             }
             return;
@@ -147,16 +152,15 @@ impl<D: ProcessData> Instance<D> {
         self.reach(track, at, moves);
     }
 
-    /// Put the token on `track` at `at`, a new activity's first attempt; `false`
-    /// for a track whose scope was cancelled earlier in this step: it moves no more.
+    /// Put the token on `track` at `at`, a new activity's first attempt, and say
+    /// the scope it runs in; `None` for a track whose scope was cancelled earlier
+    /// in this step: it moves no more.
     #[inline(always)]
-    pub(crate) fn move_to(&mut self, track: TrackId, at: NodeIdx) -> bool {
-        let Some(slot) = self.tracks.get_mut(track) else {
-            return false;
-        };
+    pub(crate) fn move_to(&mut self, track: TrackId, at: NodeIdx) -> Option<ScopeId> {
+        let slot = self.tracks.get_mut(track)?;
         slot.at = at;
         slot.attempt = 1;
-        true
+        Some(slot.scope)
     }
 
     /// The token on `track` is at `at`: what the node does with it.

@@ -18,11 +18,19 @@ use crate::graph::{run_box, FlowIdx, Node, NodeIdx, NodeKind, TaskHandler, TaskR
 use crate::task::{self, TaskContext};
 
 /// Where a completed task's token goes straight on (`Instance::straight_on`): the
-/// flow, and the task it leads to with its handler.
+/// flow, the node it leads to, and what the token does there.
 struct Straight<D: 'static> {
     flow: FlowIdx,
-    task: NodeIdx,
-    handler: TaskHandler<D>,
+    to: NodeIdx,
+    then: Then<D>,
+}
+
+/// What a token that went straight on does at the node it reached.
+enum Then<D: 'static> {
+    /// Start the task, with its handler.
+    Run(TaskHandler<D>),
+    /// Arrive at the synchronising join on its incoming flow number `slot`.
+    Arrive { slot: usize },
 }
 
 impl<D: ProcessData> Instance<D> {
@@ -33,7 +41,8 @@ impl<D: ProcessData> Instance<D> {
     /// A task that completes at once and leads straight on to another task
     /// (`straight_on`) starts that one here, in a loop: what `split`, `settle` and
     /// `enter` do with that one move — the stack's top, taken next in any case —
-    /// without passing it through them. A plain task in a quiet instance
+    /// without passing it through them; one that leads straight on to a
+    /// synchronising join arrives there the same way. A plain task in a quiet instance
     /// (`runs_plain`) is run by `run_plain`, which skips what cannot apply to it
     /// (ARCHITECTURE.md, "Performance").
     pub(crate) fn run_task(
@@ -54,10 +63,13 @@ impl<D: ProcessData> Instance<D> {
             let Some(next) = straight.filter(|_| self.outcome.is_none()) else {
                 return;
             };
-            if !self.move_to(track, next.task) {
+            let Some(scope) = self.move_to(track, next.to) else {
                 return;
+            };
+            match next.then {
+                Then::Run(next_handler) => (node, handler) = (next.to, next_handler),
+                Then::Arrive { slot } => return self.arrive(track, next.to, slot, scope, moves),
             }
-            (node, handler) = (next.task, next.handler);
         }
     }
 
@@ -358,7 +370,7 @@ impl<D: ProcessData> Instance<D> {
     /// The handler of the task at `node`, working on `track`, returned: commit its
     /// copy on `Ok` and move on, fail on `Err`. `base` is what the copy was taken
     /// from; `None`: the data now, nothing having committed since (a run ready at
-    /// its first poll). Returns where the token goes straight on to a next task
+    /// its first poll). Returns where the token goes straight on, to a next task or a join
     /// (`straight_on`), for the caller to take; any other way on is routed here.
     fn task_completed(
         &mut self,
@@ -468,30 +480,33 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// The one flow out of `at` when the token takes it whatever the data and it
-    /// leads to a task that runs as it is (no loop or multi-instance marker): a
-    /// chain of tasks. Taking it is all `split` and `enter` would do — no route is
-    /// recorded, no track forked, no join or activation entered — so the caller
-    /// may start that task at once. `None` while any loop or multi-instance
-    /// activation runs: `split` first looks whether the track is one of its
-    /// instances (which reports to its activation instead of leaving).
+    /// leads to a task that runs as it is (no loop or multi-instance marker) — a
+    /// chain of tasks — or to a synchronising join. Taking it is all `split` and
+    /// `enter` would do — no route is recorded, no track forked, no activation
+    /// entered — so the caller may start that task, or arrive at that join, at
+    /// once. `None` while any loop or multi-instance activation runs: `split`
+    /// first looks whether the track is one of its instances (which reports to its
+    /// activation instead of leaving).
     #[inline(always)]
     fn straight_on(&self, at: &Node<D>) -> Option<Straight<D>> {
         let process = self.process;
         let &[flow] = at.outgoing else {
             return None;
         };
-        let task = process.flows[flow].target;
-        let NodeKind::Task(handler) = process.nodes[task].kind else {
+        if process.flows[flow].condition.is_some() || !self.loops.is_empty() {
             return None;
-        };
-        let unconditional = process.flows[flow].condition.is_none();
-        (unconditional && self.loops.is_empty() && process.loop_of(task).is_none()).then_some(
-            Straight {
-                flow,
-                task,
-                handler,
+        }
+        let to = process.flows[flow].target;
+        let target = &process.nodes[to];
+        let then = match target.kind {
+            NodeKind::Task(handler) if process.loop_of(to).is_none() => Then::Run(handler),
+            // What `enter` does first at a synchronising join.
+            _ if target.is_sync_join() => Then::Arrive {
+                slot: target.incoming.iter().position(|f| *f == flow)?,
             },
-        )
+            _ => return None,
+        };
+        Some(Straight { flow, to, then })
     }
 
     /// An interrupting boundary's message or signal was served before the task's

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use super::super::state::armed::{EventSource, Holder, Wait};
 use super::super::state::compensation::{Completion, Current, Run, Then};
 use super::super::state::ids::{ScopeId, TrackId};
-use super::super::state::joins::JoinState;
 use super::super::state::scopes::ScopeSlot;
 use super::super::state::tracks::TrackState;
 use super::super::state::Instance;
@@ -167,17 +166,17 @@ impl<D: ProcessData> Instance<D> {
             let at = node(&j.node)?;
             let waiting: Vec<(usize, TrackId)> =
                 j.waiting.iter().map(|&(s, t)| (s, TrackId(t))).collect();
-            let join = JoinState::restored(
-                at,
-                ScopeId(j.scope),
-                process.nodes[at].incoming.len(),
-                &waiting,
-                j.spent,
-            )
-            .ok_or(RestoreError::Inconsistent(
-                "a join arrival on a flow it does not have",
-            ))?;
-            self.joins.restore(join);
+            self.joins
+                .restore(
+                    at,
+                    ScopeId(j.scope),
+                    process.nodes[at].incoming.len(),
+                    &waiting,
+                    j.spent,
+                )
+                .ok_or(RestoreError::Inconsistent(
+                    "a join arrival on a flow it does not have",
+                ))?;
         }
         for e in snapshot.armed {
             let holder = match e.holder {

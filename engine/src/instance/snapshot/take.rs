@@ -53,7 +53,11 @@ impl<D: ProcessData> Instance<D> {
             .map(|j| JoinRecord {
                 node: id(j.node),
                 scope: j.scope.0,
-                waiting: j.waiting().iter().map(|(s, a)| (*s, a.track.0)).collect(),
+                waiting: self
+                    .joins
+                    .waiting_at(j)
+                    .map(|(s, a)| (s, a.track.0))
+                    .collect(),
                 spent: j.spent,
             })
             .collect();

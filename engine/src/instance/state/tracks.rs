@@ -82,8 +82,9 @@ pub(crate) struct Tracks<D> {
     active: usize,
     next: u32,
     /// Where the last track looked up was: the loop asks for one track several
-    /// times in a row (a task's start, commit, split). Checked before it is used,
-    /// so no change of `slots` has to keep it; in the padding after `next`.
+    /// times in a row (a task's start, commit, split), or for the next one in
+    /// `slots` (`position`). Checked before it is used, so no change of `slots`
+    /// has to keep it; in the padding after `next`.
     hint: Cell<u32>,
 }
 
@@ -131,6 +132,12 @@ impl<D> Tracks<D> {
         let hint = self.hint.get() as usize;
         if self.slots.get(hint).is_some_and(|s| s.id == id) {
             return Some(hint);
+        }
+        // Then the slot after it: tracks are often taken in slot order (a split's
+        // forks as they move, a join's merged tokens as they are removed).
+        if self.slots.get(hint + 1).is_some_and(|s| s.id == id) {
+            self.hint.set(hint as u32 + 1);
+            return Some(hint + 1);
         }
         let found = self.search(id)?;
         // Positions fit: a vector of more than u32::MAX tracks is out of reach.
@@ -268,23 +275,8 @@ impl<D> Tracks<D> {
     pub fn remove(&mut self, id: TrackId) -> Option<TrackSlot<D>> {
         let i = self.position(id)?;
         let slot = self.slots.swap_remove(i);
-        if let Some(indexes) = &mut self.indexes {
-            if let Some(by_id) = &mut indexes.by_id {
-                by_id.remove(&id);
-                if let Some(moved) = self.slots.get(i) {
-                    by_id.insert(moved.id, i);
-                }
-                if self.slots.len() <= INDEXED_FROM / 2 {
-                    indexes.by_id = None;
-                }
-            }
-            if let Some(n) = indexes.per_scope.get_mut(&slot.scope) {
-                *n -= 1;
-                if *n == 0 {
-                    indexes.per_scope.remove(&slot.scope);
-                    indexes.emptied.push(slot.scope);
-                }
-            }
+        if self.indexes.is_some() {
+            self.unindex(id, i, slot.scope);
         }
         if slot.state.is_active() {
             self.active -= 1;
@@ -293,6 +285,31 @@ impl<D> Tracks<D> {
             task.abort();
         }
         Some(slot)
+    }
+
+    /// Track `id`, in `scope`, was removed from position `i` (the last slot moved
+    /// there): the indexes follow. Out of line: most instances have none.
+    #[inline(never)]
+    fn unindex(&mut self, id: TrackId, i: usize, scope: ScopeId) {
+        let Some(indexes) = &mut self.indexes else {
+            return;
+        };
+        if let Some(by_id) = &mut indexes.by_id {
+            by_id.remove(&id);
+            if let Some(moved) = self.slots.get(i) {
+                by_id.insert(moved.id, i);
+            }
+            if self.slots.len() <= INDEXED_FROM / 2 {
+                indexes.by_id = None;
+            }
+        }
+        if let Some(n) = indexes.per_scope.get_mut(&scope) {
+            *n -= 1;
+            if *n == 0 {
+                indexes.per_scope.remove(&scope);
+                indexes.emptied.push(scope);
+            }
+        }
     }
 
     /// Put back a track recorded in a checkpoint, in `state` (the active count
