@@ -261,6 +261,71 @@ fn starts_racing_a_shutdown_run_nothing_after_it_returned_multi_thread() {
     });
 }
 
+/// A shutdown that begins while an instance's first step runs on its starter (its
+/// handler not yet returned) waits for that step: the start was admitted before the
+/// stop, so the instance completes, and `shutdown` returns only after its handler
+/// has — woken when the admission ends, not by polling.
+#[test]
+fn a_shutdown_waits_for_a_first_step_running_on_its_starter_multi_thread() {
+    static ENTERED: AtomicBool = AtomicBool::new(false);
+    static RELEASED: AtomicBool = AtomicBool::new(false);
+    static FINISHED: AtomicBool = AtomicBool::new(false);
+    process! {
+        HELD: Count {
+            start s;
+            task  a = |d| async move {
+                ENTERED.store(true, Ordering::SeqCst);
+                // Blocks its thread (a blocking task's) until the test releases it.
+                while !RELEASED.load(Ordering::SeqCst) {
+                    std::thread::yield_now();
+                }
+                d.n += 1;
+                FINISHED.store(true, Ordering::SeqCst);
+                Ok(())
+            };
+            end   e;
+            s -> a -> e;
+        }
+    }
+    runtime(2).block_on(async {
+        for _ in 0..20 {
+            ENTERED.store(false, Ordering::SeqCst);
+            RELEASED.store(false, Ordering::SeqCst);
+            FINISHED.store(false, Ordering::SeqCst);
+            let engine = Engine::new();
+            let starter = {
+                let engine = engine.clone();
+                tokio::task::spawn_blocking(move || engine.start(&HELD, Count::default()))
+            };
+            while !ENTERED.load(Ordering::SeqCst) {
+                tokio::task::yield_now().await;
+            }
+            let shutdown = {
+                let engine = engine.clone();
+                tokio::spawn(async move { engine.shutdown(HANG).await })
+            };
+            for _ in 0..100 {
+                tokio::task::yield_now().await;
+                assert!(
+                    !shutdown.is_finished(),
+                    "shutdown returned while a first step was running"
+                );
+            }
+            RELEASED.store(true, Ordering::SeqCst);
+            shutdown.await.expect("shutdown task").expect("shutdown");
+            assert!(
+                FINISHED.load(Ordering::SeqCst),
+                "the handler returned first"
+            );
+            let handle = starter.await.expect("starter");
+            assert_eq!(
+                outcome_of(&handle).await,
+                Outcome::Completed(Count { n: 1 })
+            );
+        }
+    });
+}
+
 // ----- a publish in flight during shutdown ------------------------------------------
 
 /// Process data whose clone, on a thread that armed the gate, stops until released:
