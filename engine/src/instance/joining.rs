@@ -10,9 +10,10 @@ use super::history::Happening;
 use super::outcome::InstanceError;
 use super::routing::scratch;
 use super::state::ids::{ScopeId, TrackId};
-use super::state::joins::{
-    all_flows, complex_verdict, or_join_verdict, still_reachable, Arrival, Verdict,
+use super::state::join_rules::{
+    all_flows, complex_verdict, or_join_verdict, still_reachable, Verdict,
 };
+use super::state::joins::Arrival;
 use super::state::tracks::TrackState;
 use super::state::{Instance, Move};
 use crate::data::ProcessData;

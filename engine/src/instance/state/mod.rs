@@ -15,6 +15,7 @@ pub(crate) mod armed;
 pub(crate) mod compensation;
 pub(crate) mod conditions;
 pub(crate) mod ids;
+pub(crate) mod join_rules;
 pub(crate) mod joins;
 pub(crate) mod loops;
 pub(crate) mod scopes;
