@@ -3,12 +3,13 @@
 mod deploy;
 #[cfg(feature = "durable")]
 pub(crate) mod durable;
+mod ids;
 mod lent;
 mod stop;
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 #[cfg(feature = "durable")]
 use std::sync::Weak;
 use std::sync::{Arc, Mutex};
@@ -51,9 +52,8 @@ pub struct Engine {
 }
 
 pub(crate) struct Inner {
-    /// On a cache line of its own: every start adds to it, and the fields every start
-    /// reads stay clean in each worker's cache.
-    next_instance: OwnLine<AtomicU64>,
+    /// Instance ids (`ids.rs`: by blocks per thread, or the store's one by one).
+    pub(crate) instance_ids: ids::InstanceIds,
     next_deployment: AtomicU64,
     /// Deployed processes: their start events' registrations, to undeploy them.
     deployments: Mutex<HashMap<u64, Registration>>,
@@ -154,7 +154,7 @@ impl Engine {
         } = config;
         Self {
             inner: Arc::new(Inner {
-                next_instance: OwnLine(AtomicU64::new(0)),
+                instance_ids: ids::InstanceIds::new(),
                 next_deployment: AtomicU64::new(0),
                 deployments: Mutex::new(HashMap::new()),
                 hub: Arc::new(Hub::new(config)),
@@ -407,7 +407,7 @@ impl Inner {
     }
 
     fn next_id(&self) -> InstanceId {
-        InstanceId(self.next_instance.fetch_add(1, Ordering::Relaxed))
+        InstanceId(self.instance_ids.next())
     }
 
     /// Admit a new instance, or refuse it (`None`) once shutdown has begun. The

@@ -433,7 +433,9 @@ mod tests {
             Happening::Completed { changed: vec!["a"] },
             Happening::Caught { changed: vec!["a"] },
             Happening::Routed { to: vec!["x"] },
-            Happening::Failed { message: "boom".into() },
+            Happening::Failed {
+                message: "boom".into(),
+            },
             Happening::ErrorThrown { code: "E1".into() },
             Happening::Escalated { code: "up".into() },
         ] {

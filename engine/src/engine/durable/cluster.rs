@@ -194,11 +194,7 @@ impl DurableEngine {
         })
         .await?;
         let engine = Self::with_store(Arc::new(store))?;
-        engine
-            .engine
-            .inner
-            .next_instance
-            .store(ids.0, Ordering::Relaxed);
+        engine.engine.inner.instance_ids.continue_from(ids.0);
         engine.inner.next_message.store(ids.1, Ordering::Relaxed);
         let node = Arc::new(Node {
             id: id.clone(),
@@ -530,7 +526,7 @@ impl Node {
     async fn refill_ids(&self, engine: &DurableEngine) -> Result<(), DurableError> {
         let block = self.config.id_block;
         let (instance_end, message_end) = *self.blocks.lock().unwrap_or_else(|p| p.into_inner());
-        let instance = engine.engine.inner.next_instance.load(Ordering::Relaxed);
+        let instance = engine.engine.inner.instance_ids.peek();
         let message = engine.inner.next_message.load(Ordering::Relaxed);
         let low = |next: u64, end: u64| end.saturating_sub(next) < block / 2;
         if !low(instance, instance_end) && !low(message, message_end) {
@@ -540,11 +536,7 @@ impl Node {
         let (i, m) = blocking(move || store.reserve_ids(block)).await?;
         // Ids handed out meanwhile are below the old block's end: still unique.
         if low(instance, instance_end) {
-            engine
-                .engine
-                .inner
-                .next_instance
-                .store(i, Ordering::Relaxed);
+            engine.engine.inner.instance_ids.continue_from(i);
         }
         if low(message, message_end) {
             engine.inner.next_message.store(m, Ordering::Relaxed);

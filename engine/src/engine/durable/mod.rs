@@ -196,10 +196,7 @@ impl DurableEngine {
         let engine = Engine::new();
         // Ids continue after every id the store has seen.
         let next = store.next_ids()?;
-        engine
-            .inner
-            .next_instance
-            .store(next.instance, Ordering::Relaxed);
+        engine.inner.instance_ids.continue_from(next.instance);
         let message_ttl = crate::events::BrokerConfig::default().ttl;
         let mut stored_deployments: HashMap<String, std::collections::VecDeque<_>> = HashMap::new();
         for record in store.deployments()? {
