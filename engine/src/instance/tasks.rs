@@ -12,26 +12,11 @@ use super::park::{Instruction, ParkSender};
 use super::state::ids::TrackId;
 use super::state::tracks::TrackState;
 use super::state::{Instance, Move};
+use super::straight::{Straight, Then};
 use super::track;
 use crate::data::ProcessData;
-use crate::graph::{run_box, FlowIdx, Node, NodeIdx, NodeKind, TaskHandler, TaskRun};
+use crate::graph::{run_box, NodeIdx, NodeKind, TaskHandler, TaskRun};
 use crate::task::{self, TaskContext};
-
-/// Where a completed task's token goes straight on (`Instance::straight_on`): the
-/// flow, the node it leads to, and what the token does there.
-struct Straight<D: 'static> {
-    flow: FlowIdx,
-    to: NodeIdx,
-    then: Then<D>,
-}
-
-/// What a token that went straight on does at the node it reached.
-enum Then<D: 'static> {
-    /// Start the task, with its handler.
-    Run(TaskHandler<D>),
-    /// Arrive at the synchronising join on its incoming flow number `slot`.
-    Arrive { slot: usize },
-}
 
 impl<D: ProcessData> Instance<D> {
     /// Start the task at `node` on the track: its handler runs on the loop until it
@@ -52,9 +37,11 @@ impl<D: ProcessData> Instance<D> {
         handler: TaskHandler<D>,
         moves: &mut Vec<Move>,
     ) {
-        let (mut node, mut handler) = (node, handler);
+        // `plain`: the node is known to have no boundary event and not to be
+        // `spawn` (reached by its predecessor's `Node::chain`).
+        let (mut node, mut handler, mut plain) = (node, handler, false);
         loop {
-            let straight = match self.runs_plain(node) {
+            let straight = match self.runs_plain(node, plain) {
                 true => self.run_plain(track, node, handler, moves),
                 false => self.start_task(track, node, handler, moves),
             };
@@ -67,7 +54,10 @@ impl<D: ProcessData> Instance<D> {
                 return;
             };
             match next.then {
-                Then::Run(next_handler) => (node, handler) = (next.to, next_handler),
+                Then::Run {
+                    handler: next_handler,
+                    plain: next_plain,
+                } => (node, handler, plain) = (next.to, next_handler, next_plain),
                 Then::Arrive { slot } => return self.arrive(track, next.to, slot, scope, moves),
             }
         }
@@ -77,10 +67,9 @@ impl<D: ProcessData> Instance<D> {
     /// and is not marked `spawn`, and the instance is quiet — no compensation or
     /// loop activation under way (no snapshot, item or instance to look up), no
     /// condition due, inline runs left, no replaced handlers, no durable store to
-    /// defer to.
+    /// defer to. `plain`: the task is known to be plain, the node not looked up.
     #[inline(always)]
-    fn runs_plain(&self, node: NodeIdx) -> bool {
-        let at = &self.process.nodes[node];
+    fn runs_plain(&self, node: NodeIdx, plain: bool) -> bool {
         #[cfg(feature = "durable")]
         if self.durable.is_some() {
             return false;
@@ -89,12 +78,15 @@ impl<D: ProcessData> Instance<D> {
         if self.overrides.is_some() {
             return false;
         }
-        at.boundaries.is_empty()
-            && !at.spawn
-            && self.inline_budget > 0
+        let plain_task = || {
+            let at = &self.process.nodes[node];
+            at.boundaries.is_empty() && !at.spawn
+        };
+        self.inline_budget > 0
             && self.compensation.is_empty()
             && self.loops.is_empty()
             && !self.conditions.any_due()
+            && (plain || plain_task())
     }
 
     /// Run a plain task (`runs_plain`): all that the general path does, less what
@@ -477,36 +469,6 @@ impl<D: ProcessData> Instance<D> {
             self.recheck_conditions(&changed);
         }
         straight
-    }
-
-    /// The one flow out of `at` when the token takes it whatever the data and it
-    /// leads to a task that runs as it is (no loop or multi-instance marker) — a
-    /// chain of tasks — or to a synchronising join. Taking it is all `split` and
-    /// `enter` would do — no route is recorded, no track forked, no activation
-    /// entered — so the caller may start that task, or arrive at that join, at
-    /// once. `None` while any loop or multi-instance activation runs: `split`
-    /// first looks whether the track is one of its instances (which reports to its
-    /// activation instead of leaving).
-    #[inline(always)]
-    fn straight_on(&self, at: &Node<D>) -> Option<Straight<D>> {
-        let process = self.process;
-        let &[flow] = at.outgoing else {
-            return None;
-        };
-        if process.flows[flow].condition.is_some() || !self.loops.is_empty() {
-            return None;
-        }
-        let to = process.flows[flow].target;
-        let target = &process.nodes[to];
-        let then = match target.kind {
-            NodeKind::Task(handler) if process.loop_of(to).is_none() => Then::Run(handler),
-            // What `enter` does first at a synchronising join.
-            _ if target.is_sync_join() => Then::Arrive {
-                slot: target.incoming.iter().position(|f| *f == flow)?,
-            },
-            _ => return None,
-        };
-        Some(Straight { flow, to, then })
     }
 
     /// An interrupting boundary's message or signal was served before the task's
