@@ -17,9 +17,12 @@ pub(super) struct Straight<D: 'static> {
 pub(super) enum Then<D: 'static> {
     /// Start the task, with its handler. `plain`: the task has no boundary event
     /// and is not `spawn` (`Next::Task`), which `runs_plain` need not look up.
+    /// `fresh`: the spare copy is a copy of the data as it is, made by the commit
+    /// before (`commit_onto_data`), for the task to take as it is.
     Run {
         handler: TaskHandler<D>,
         plain: bool,
+        fresh: bool,
     },
     /// Arrive at the synchronising join on its incoming flow number `slot`.
     Arrive { slot: usize },
@@ -37,8 +40,11 @@ impl<D: ProcessData> Instance<D> {
     ///
     /// `process!` works it out for every node (`Node::next`): one lookup, where
     /// the flow, its target and the target's loop marker took five.
+    ///
+    /// `fresh`: the commit before left a copy of the data as it is as the spare
+    /// copy (`Then::Run`).
     #[inline(always)]
-    pub(super) fn straight_on(&self, at: &Node<D>) -> Option<Straight<D>> {
+    pub(super) fn straight_on(&self, at: &Node<D>, fresh: bool) -> Option<Straight<D>> {
         debug_assert!(
             self.next_agrees(at),
             "`Node::next` is not what the graph says"
@@ -50,7 +56,14 @@ impl<D: ProcessData> Instance<D> {
                 to,
                 handler,
                 plain,
-            } => (flow, to, Then::Run { handler, plain }),
+            } => {
+                let then = Then::Run {
+                    handler,
+                    plain,
+                    fresh,
+                };
+                (flow, to, then)
+            }
             Next::Join { flow, to, slot } => (flow, to, Then::Arrive { slot }),
         };
         if !self.loops.is_empty() {
@@ -76,6 +89,7 @@ impl<D: ProcessData> Instance<D> {
                 NodeKind::Task(handler) if process.loop_of(to).is_none() => Then::Run {
                     handler,
                     plain: target.boundaries.is_empty() && !target.spawn,
+                    fresh: false,
                 },
                 _ if target.is_sync_join() => Then::Arrive {
                     slot: target.incoming.iter().position(|f| *f == flow)?,
