@@ -162,6 +162,9 @@ pub struct Node<D: 'static> {
     /// before they first await).
     #[doc(hidden)]
     pub spawn: bool,
+    /// Where a token that completes here goes straight on (`Next`).
+    #[doc(hidden)]
+    pub next: Next<D>,
 }
 
 /// What a node is and what the engine needs to run it.
@@ -343,8 +346,10 @@ pub type CallItemStart<D> = fn(
 ) -> crate::call::ChildCall<D>;
 
 mod events;
+mod next;
 pub(crate) mod run_box;
 pub use events::{ApplyFailure, ApplyPayload, Payload, PayloadDecode, Throw, Trigger};
+pub use next::Next;
 
 /// One triple of a complex gateway's activation rule: it holds when its condition is
 /// true (or absent), at least `count` incoming flows have delivered a token, and every

@@ -72,7 +72,7 @@ pub mod __private {
     }
     pub use crate::data::Erased;
     pub use crate::graph::{
-        Activation, ApplyFailure, Flow, Node, NodeKind, Payload, TaskRun, Throw, Trigger,
+        Activation, ApplyFailure, Flow, Next, Node, NodeKind, Payload, TaskRun, Throw, Trigger,
     };
     pub use crate::graph::{CallActivity, Graph};
 

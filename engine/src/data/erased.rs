@@ -37,6 +37,8 @@ trait Data: Any + Send + Sync {
     /// Clone `self` into `target` if it is of the same type, reusing its box.
     fn clone_into_data(&self, target: &mut dyn Data) -> bool;
     fn diff(&self, other: &dyn Data) -> ChangedFields;
+    /// `diff`, then `edited` cloned from `self` again if nothing changed (`diff_renew`).
+    fn diff_renew(&self, edited: &mut dyn Data) -> ChangedFields;
     fn merge(&mut self, base: &dyn Data, edited: Box<dyn Data>) -> ChangedFields;
     fn fields(&self) -> &'static [&'static str];
     fn type_name(&self) -> &'static str;
@@ -59,6 +61,14 @@ impl<D: ProcessData> Data for D {
 
     fn diff(&self, other: &dyn Data) -> ChangedFields {
         ProcessData::diff(self, same_type(other))
+    }
+
+    fn diff_renew(&self, edited: &mut dyn Data) -> ChangedFields {
+        let edited = match (edited as &mut dyn Any).downcast_mut::<D>() {
+            Some(edited) => edited,
+            None => mismatch::<D>(),
+        };
+        renew(self, edited)
     }
 
     fn merge(&mut self, base: &dyn Data, edited: Box<dyn Data>) -> ChangedFields {
@@ -85,6 +95,31 @@ fn same_type<D: 'static>(other: &dyn Data) -> &D {
     (other as &dyn Any)
         .downcast_ref::<D>()
         .unwrap_or_else(|| mismatch::<D>())
+}
+
+/// The fields where `edited` differs from `data`; when none does, `edited` is made
+/// a copy of `data` again (`clone_from`), to serve as a task's copy: a commit that
+/// changed nothing and the next task's copy, in one call through erased data's
+/// vtable and with one type check (`Instance::commit_onto_data`).
+#[inline]
+pub(crate) fn diff_renew<D: ProcessData>(data: &D, edited: &mut D) -> ChangedFields {
+    // For `Erased` data (every instance's), the type test is decided at compile time.
+    if let Some(data) = (data as &dyn Any).downcast_ref::<Erased>() {
+        let edited = (edited as &mut dyn Any).downcast_mut::<Erased>();
+        let edited = edited.expect("`edited` is of `data`'s type");
+        return data.0.diff_renew(&mut *edited.0);
+    }
+    renew(data, edited)
+}
+
+/// `diff_renew` for data of a known type.
+#[inline(always)]
+fn renew<D: ProcessData>(data: &D, edited: &mut D) -> ChangedFields {
+    let changed = data.diff(edited);
+    if changed.is_empty() {
+        edited.clone_from(data);
+    }
+    changed
 }
 
 #[cold]
@@ -324,6 +359,45 @@ mod tests {
         );
         let same: Erased = again.into_data();
         assert_eq!(same.into_data::<Two>(), Two::default());
+    }
+
+    #[test]
+    fn diff_renew_makes_a_copy_that_changed_nothing_a_copy_again() {
+        // `b` is left out of the diff: only a renewed copy has the data's `b`.
+        #[derive(Clone, Debug, PartialEq)]
+        struct Noted {
+            a: u32,
+            b: u32,
+        }
+        impl ProcessData for Noted {
+            const FIELDS: &'static [&'static str] = &["a"];
+            fn diff(&self, other: &Self) -> ChangedFields {
+                let mut changed = ChangedFields::new(Self::FIELDS);
+                if self.a != other.a {
+                    changed.insert(0);
+                }
+                changed
+            }
+            fn merge(&mut self, _: &Self, _: Self) -> ChangedFields {
+                unreachable!()
+            }
+        }
+        let data = Erased::new(Noted { a: 1, b: 2 });
+        let mut edited = Erased::new(Noted { a: 1, b: 9 });
+        assert!(diff_renew(&data, &mut edited).is_empty());
+        assert_eq!(*edited.typed::<Noted>(), Noted { a: 1, b: 2 }, "renewed");
+        let mut edited = Erased::new(Noted { a: 5, b: 9 });
+        let changed = diff_renew(&data, &mut edited);
+        assert_eq!(changed.names().collect::<Vec<_>>(), ["a"]);
+        assert_eq!(
+            *edited.typed::<Noted>(),
+            Noted { a: 5, b: 9 },
+            "left as it is"
+        );
+        // Typed data takes the same path without the vtable.
+        let mut typed = Noted { a: 1, b: 9 };
+        assert!(diff_renew(&Noted { a: 1, b: 2 }, &mut typed).is_empty());
+        assert_eq!(typed.b, 2);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use super::state::ids::{ScopeId, TrackId};
 use super::state::tracks::TrackState;
 use super::state::{Instance, Move};
 use crate::data::ProcessData;
-use crate::graph::{NodeIdx, NodeKind};
+use crate::graph::{Node, NodeIdx, NodeKind};
 
 impl<D: ProcessData> Instance<D> {
     /// `activity`'s compensation boundary and its handler, if it has one.
@@ -53,11 +53,12 @@ impl<D: ProcessData> Instance<D> {
             })
     }
 
-    /// The activity `node` completed on `track`: logged if it can be compensated
-    /// (only an activity with boundary events can: every completion asks, inline).
+    /// The activity `node` (`at`, its entry) completed on `track`: logged if it can
+    /// be compensated (only an activity with boundary events can: every completion
+    /// asks, inline).
     #[inline(always)]
-    pub(crate) fn log_completion(&mut self, track: TrackId, node: NodeIdx) {
-        if !self.process.nodes[node].boundaries.is_empty() {
+    pub(crate) fn log_completion(&mut self, track: TrackId, node: NodeIdx, at: &Node<D>) {
+        if !at.boundaries.is_empty() {
             self.log_compensable(track, node);
         }
     }

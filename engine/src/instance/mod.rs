@@ -37,6 +37,7 @@ mod scoping;
 #[cfg(feature = "durable")]
 pub(crate) mod snapshot;
 mod state;
+mod straight;
 mod tasks;
 mod throwing;
 mod track;

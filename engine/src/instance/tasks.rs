@@ -12,26 +12,11 @@ use super::park::{Instruction, ParkSender};
 use super::state::ids::TrackId;
 use super::state::tracks::TrackState;
 use super::state::{Instance, Move};
+use super::straight::{Straight, Then};
 use super::track;
 use crate::data::ProcessData;
-use crate::graph::{run_box, FlowIdx, Node, NodeIdx, NodeKind, TaskHandler, TaskRun};
+use crate::graph::{run_box, Next, NodeIdx, NodeKind, TaskHandler, TaskRun};
 use crate::task::{self, TaskContext};
-
-/// Where a completed task's token goes straight on (`Instance::straight_on`): the
-/// flow, the node it leads to, and what the token does there.
-struct Straight<D: 'static> {
-    flow: FlowIdx,
-    to: NodeIdx,
-    then: Then<D>,
-}
-
-/// What a token that went straight on does at the node it reached.
-enum Then<D: 'static> {
-    /// Start the task, with its handler.
-    Run(TaskHandler<D>),
-    /// Arrive at the synchronising join on its incoming flow number `slot`.
-    Arrive { slot: usize },
-}
 
 impl<D: ProcessData> Instance<D> {
     /// Start the task at `node` on the track: its handler runs on the loop until it
@@ -52,10 +37,13 @@ impl<D: ProcessData> Instance<D> {
         handler: TaskHandler<D>,
         moves: &mut Vec<Move>,
     ) {
-        let (mut node, mut handler) = (node, handler);
+        // `plain`: the node is known to have no boundary event and not to be
+        // `spawn` (reached by its predecessor's `Node::next`).
+        // `fresh`: the spare copy is the task's, made by the commit before.
+        let (mut node, mut handler, mut plain, mut fresh) = (node, handler, false, false);
         loop {
-            let straight = match self.runs_plain(node) {
-                true => self.run_plain(track, node, handler, moves),
+            let straight = match self.runs_plain(node, plain) {
+                true => self.run_plain(track, node, handler, fresh, moves),
                 false => self.start_task(track, node, handler, moves),
             };
             // Taken as `settle` and `enter` would take the move: not once the
@@ -67,7 +55,13 @@ impl<D: ProcessData> Instance<D> {
                 return;
             };
             match next.then {
-                Then::Run(next_handler) => (node, handler) = (next.to, next_handler),
+                Then::Run {
+                    handler: next_handler,
+                    plain: next_plain,
+                    fresh: next_fresh,
+                } => {
+                    (node, handler, plain, fresh) = (next.to, next_handler, next_plain, next_fresh)
+                }
                 Then::Arrive { slot } => return self.arrive(track, next.to, slot, scope, moves),
             }
         }
@@ -77,10 +71,9 @@ impl<D: ProcessData> Instance<D> {
     /// and is not marked `spawn`, and the instance is quiet — no compensation or
     /// loop activation under way (no snapshot, item or instance to look up), no
     /// condition due, inline runs left, no replaced handlers, no durable store to
-    /// defer to.
+    /// defer to. `plain`: the task is known to be plain, the node not looked up.
     #[inline(always)]
-    fn runs_plain(&self, node: NodeIdx) -> bool {
-        let at = &self.process.nodes[node];
+    fn runs_plain(&self, node: NodeIdx, plain: bool) -> bool {
         #[cfg(feature = "durable")]
         if self.durable.is_some() {
             return false;
@@ -89,12 +82,15 @@ impl<D: ProcessData> Instance<D> {
         if self.overrides.is_some() {
             return false;
         }
-        at.boundaries.is_empty()
-            && !at.spawn
-            && self.inline_budget > 0
+        let plain_task = || {
+            let at = &self.process.nodes[node];
+            at.boundaries.is_empty() && !at.spawn
+        };
+        self.inline_budget > 0
             && self.compensation.is_empty()
             && self.loops.is_empty()
             && !self.conditions.any_due()
+            && (plain || plain_task())
     }
 
     /// Run a plain task (`runs_plain`): all that the general path does, less what
@@ -103,18 +99,33 @@ impl<D: ProcessData> Instance<D> {
     /// the handler is polled (nothing reads it meanwhile), and is `Working` when
     /// the run goes on past its first poll. A ready `Ok` is committed here; any
     /// other first poll goes on as the general path's (`after_first_poll`).
+    /// `fresh`: the spare copy is a copy of the data as it is (`Then::Run`), taken
+    /// as it is.
     #[inline(always)]
     fn run_plain(
         &mut self,
         track: TrackId,
         node: NodeIdx,
         handler: TaskHandler<D>,
+        fresh: bool,
         moves: &mut Vec<Move>,
     ) -> Option<Straight<D>> {
-        let id = self.process.nodes[node].id;
+        let at = &self.process.nodes[node];
+        let id = at.id;
+        // Before a plain task, a commit that changes nothing leaves that task's copy
+        // as the spare (`commit_onto_data`).
+        let renew = matches!(at.next, Next::Task { plain: true, .. });
         self.record_id(track, id, Happening::TaskStarted);
         self.inline_budget -= 1;
-        let copy = self.copy_data();
+        let copy = match self.spare.take() {
+            Some(copy) if fresh => copy,
+            // `copy_data`.
+            Some(mut copy) => {
+                copy.clone_from(&self.data);
+                copy
+            }
+            None => D::clone(&self.data),
+        };
         let mut run = handler(copy);
         let context = TaskContext {
             instance: self.id,
@@ -127,7 +138,10 @@ impl<D: ProcessData> Instance<D> {
         match output {
             Some((edited, Ok(()))) if polled.is_ok() => {
                 run_box::recycle(run);
-                self.completed_ok(track, node, None, edited, moves)
+                match renew {
+                    true => self.completed_ok::<true, true>(track, node, None, edited, moves),
+                    false => self.completed_ok::<false, true>(track, node, None, edited, moves),
+                }
             }
             output => {
                 self.tracks.set_state(track, TrackState::Working);
@@ -423,14 +437,17 @@ impl<D: ProcessData> Instance<D> {
             self.fail(InstanceError::TaskFailed { node: id, message });
             return None;
         }
-        self.completed_ok(track, node, base, edited, moves)
+        self.completed_ok::<false, false>(track, node, base, edited, moves)
     }
 
     /// A task's handler returned `Ok` (or an uncaught escalation): commit its copy
     /// (onto `base`, as `task_completed` says), record the completion and move on.
     /// Returns where the token goes straight on, as `task_completed` does.
+    /// `RENEW`: the commit renews the copy for the plain task next
+    /// (`commit_onto_data`); `TASK`: the node is a task. Constants, so that
+    /// `run_plain`'s path tests neither, and the others test nothing more.
     #[inline(always)]
-    fn completed_ok(
+    fn completed_ok<const RENEW: bool, const TASK: bool>(
         &mut self,
         track: TrackId,
         node: NodeIdx,
@@ -439,14 +456,16 @@ impl<D: ProcessData> Instance<D> {
         moves: &mut Vec<Move>,
     ) -> Option<Straight<D>> {
         let at = &self.process.nodes[node];
+        debug_assert!(!TASK || matches!(at.kind, NodeKind::Task(_)));
         let id = at.id;
         let changed = match base {
             Some(base) => self.commit(base, edited),
-            None => self.commit_onto_data(edited),
+            None => self.commit_onto_data(edited, RENEW),
         };
         debug!(track = %track, node = id, ?changed, "task completed");
         let names = changed.to_names();
         let what = match at.kind {
+            _ if TASK => Happening::Completed { changed: names },
             NodeKind::Catch(_)
             | NodeKind::Boundary { .. }
             | NodeKind::CancelBoundary { .. }
@@ -459,10 +478,10 @@ impl<D: ProcessData> Instance<D> {
             self.completed_unstored(track);
         }
         self.record_id(track, id, what);
-        self.log_completion(track, node);
+        self.log_completion(track, node, at);
         let straight = match self.compensation_handler_done(track, node, moves) {
             true => None,
-            false => match self.straight_on(at) {
+            false => match self.straight_on(at, RENEW && changed.is_empty()) {
                 Some(next) => Some(next),
                 None => {
                     self.split(track, node, moves);
@@ -477,36 +496,6 @@ impl<D: ProcessData> Instance<D> {
             self.recheck_conditions(&changed);
         }
         straight
-    }
-
-    /// The one flow out of `at` when the token takes it whatever the data and it
-    /// leads to a task that runs as it is (no loop or multi-instance marker) — a
-    /// chain of tasks — or to a synchronising join. Taking it is all `split` and
-    /// `enter` would do — no route is recorded, no track forked, no activation
-    /// entered — so the caller may start that task, or arrive at that join, at
-    /// once. `None` while any loop or multi-instance activation runs: `split`
-    /// first looks whether the track is one of its instances (which reports to its
-    /// activation instead of leaving).
-    #[inline(always)]
-    fn straight_on(&self, at: &Node<D>) -> Option<Straight<D>> {
-        let process = self.process;
-        let &[flow] = at.outgoing else {
-            return None;
-        };
-        if process.flows[flow].condition.is_some() || !self.loops.is_empty() {
-            return None;
-        }
-        let to = process.flows[flow].target;
-        let target = &process.nodes[to];
-        let then = match target.kind {
-            NodeKind::Task(handler) if process.loop_of(to).is_none() => Then::Run(handler),
-            // What `enter` does first at a synchronising join.
-            _ if target.is_sync_join() => Then::Arrive {
-                slot: target.incoming.iter().position(|f| *f == flow)?,
-            },
-            _ => return None,
-        };
-        Some(Straight { flow, to, then })
     }
 
     /// An interrupting boundary's message or signal was served before the task's
@@ -525,7 +514,7 @@ impl<D: ProcessData> Instance<D> {
         if Arc::ptr_eq(&base, &self.data) {
             // Dropped first: the data may then be replaced in place.
             drop(base);
-            self.commit_onto_data(edited)
+            self.commit_onto_data(edited, false)
         } else {
             Arc::make_mut(&mut self.data).merge(&base, edited)
         }
@@ -535,9 +524,17 @@ impl<D: ProcessData> Instance<D> {
     /// over — the task's own when it changed nothing, else the data it replaced,
     /// when no snapshot holds that — is kept for the next task's copy. Most
     /// commits are this one: inline.
+    ///
+    /// `renew`: a copy that changed nothing is made a copy of the data again, in
+    /// the diff's own call (`data::diff_renew`: one call through erased data's
+    /// vtable and one type check, where the diff and the next task's copy took
+    /// two of each); the spare is then the next task's copy as it is.
     #[inline(always)]
-    pub(crate) fn commit_onto_data(&mut self, edited: D) -> crate::ChangedFields {
-        let changed = self.data.diff(&edited);
+    pub(crate) fn commit_onto_data(&mut self, mut edited: D, renew: bool) -> crate::ChangedFields {
+        let changed = match renew {
+            true => crate::data::diff_renew(&*self.data, &mut edited),
+            false => self.data.diff(&edited),
+        };
         if changed.is_empty() {
             self.spare = Some(edited);
         } else {

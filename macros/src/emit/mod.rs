@@ -98,6 +98,7 @@ fn node(model: &Model, n: usize) -> TokenStream {
     let scope = option(node.scope);
     let text = text(node);
     let spawn = node.spawn;
+    let next = next(model, n);
     quote! {
         ::thresh::__private::Node {
             id: #id,
@@ -110,7 +111,37 @@ fn node(model: &Model, n: usize) -> TokenStream {
             scope: #scope,
             text: #text,
             spawn: #spawn,
+            next: #next,
         }
+    }
+}
+
+/// Node `n`'s `Node::next`: where a token completing there goes straight on —
+/// what the engine's routing would do by its one flow, if that has no condition and
+/// leads to a task with no marker, or to a synchronising join.
+fn next(model: &Model, n: usize) -> TokenStream {
+    let route = quote!(::thresh::__private::Next::Route);
+    let [f] = model.nodes[n].outgoing[..] else {
+        return route;
+    };
+    let to = model.flows[f].target;
+    let target = &model.nodes[to];
+    let joins = matches!(
+        target.kind,
+        Kind::Parallel | Kind::Inclusive | Kind::Complex
+    );
+    let slot = target.incoming.iter().position(|&i| i == f);
+    match (target.kind, slot) {
+        _ if model.flows[f].condition.is_some() => route,
+        (Kind::Task, _) if target.looping.is_none() => {
+            let handler = UserFn::Task(to).name();
+            let plain = target.boundaries.is_empty() && !target.spawn;
+            quote!(::thresh::__private::Next::Task { flow: #f, to: #to, handler: #handler, plain: #plain })
+        }
+        (_, Some(slot)) if joins && target.incoming.len() > 1 => {
+            quote!(::thresh::__private::Next::Join { flow: #f, to: #to, slot: #slot })
+        }
+        _ => route,
     }
 }
 
