@@ -93,7 +93,7 @@ async fn main() {
         println!(
             "  arm taken: {:?}",
             history.steps().iter().find_map(|s| match &s.what {
-                Happening::Routed { to } if s.node == "await_payment" => Some(to.clone()),
+                Happening::Routed { to } if s.node == "await_payment" => Some(to.to_vec()),
                 _ => None,
             })
         );

@@ -168,7 +168,7 @@ async fn main() {
             .steps()
             .iter()
             .find_map(|s| match &s.what {
-                Happening::Routed { to } if s.node == "route" => Some(to.clone()),
+                Happening::Routed { to } if s.node == "route" => Some(to.to_vec()),
                 _ => None,
             })
             .unwrap_or_default();

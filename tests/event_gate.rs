@@ -52,7 +52,13 @@ fn won(
     vec![
         (0, "s", Happening::Started),
         (0, "gate", Happening::Parked),
-        (0, "gate", Happening::Routed { to: vec![arm] }),
+        (
+            0,
+            "gate",
+            Happening::Routed {
+                to: vec![arm].into(),
+            },
+        ),
         (
             0,
             arm,

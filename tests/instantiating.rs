@@ -645,7 +645,13 @@ fn parallel_history(first: &'static str, second: &'static str) -> Steps {
         // The waiting track merges; the one that came last carries the token on.
         (0, "both", Happening::Merged),
         (1, "both", Happening::Fired),
-        (1, "both", Happening::Routed { to: vec!["sum"] }),
+        (
+            1,
+            "both",
+            Happening::Routed {
+                to: vec!["sum"].into(),
+            },
+        ),
         (1, "sum", Happening::TaskStarted),
         (1, "sum", done(&["more"])),
         (1, "done", Happening::Ended),

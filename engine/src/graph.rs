@@ -165,6 +165,10 @@ pub struct Node<D: 'static> {
     /// Where a token that completes here goes straight on (`Next`).
     #[doc(hidden)]
     pub next: Next<D>,
+    /// The ids of the nodes its outgoing flows lead to, in flow order: the `Routed`
+    /// of a split that takes them all, with nothing to allocate.
+    #[doc(hidden)]
+    pub targets: &'static [&'static str],
 }
 
 /// What a node is and what the engine needs to run it.
@@ -319,35 +323,11 @@ pub enum NodeKind<D: 'static> {
     Call(CallActivity<D>),
 }
 
-/// A call activity's callee and its typed mappings, erased to one starter.
-pub struct CallActivity<D: 'static> {
-    /// The called process's name, as its static is named.
-    #[doc(hidden)]
-    pub callee: &'static str,
-    /// Map the parent's data into the child's, start the child through the
-    /// [`Caller`](crate::call::Caller), and give back the run that awaits its end
-    /// and maps its final data into the parent's copy.
-    #[doc(hidden)]
-    pub start: fn(crate::call::Caller, &D) -> crate::call::ChildCall<D>,
-    /// For a multi-instance call activity: start the child of one instance, with
-    /// its item and index (the activation's items, the index) and where its output
-    /// goes (when the marker merges outputs).
-    #[doc(hidden)]
-    pub start_item: Option<CallItemStart<D>>,
-}
-
-/// A multi-instance call activity's starter of one instance's child.
-#[doc(hidden)]
-pub type CallItemStart<D> = fn(
-    crate::call::Caller,
-    &D,
-    (&crate::loops::Items, usize),
-    Option<crate::loops::Output>,
-) -> crate::call::ChildCall<D>;
-
+mod call;
 mod events;
 mod next;
 pub(crate) mod run_box;
+pub use call::{CallActivity, CallItemStart};
 pub use events::{ApplyFailure, ApplyPayload, Payload, PayloadDecode, Throw, Trigger};
 pub use next::Next;
 

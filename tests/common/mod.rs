@@ -342,7 +342,7 @@ pub fn routes(history: &History, node: &str) -> Vec<Vec<&'static str>> {
         .iter()
         .filter(|s| s.node == node)
         .filter_map(|s| match &s.what {
-            Happening::Routed { to } => Some(to.clone()),
+            Happening::Routed { to } => Some(to.to_vec()),
             _ => None,
         })
         .collect()
@@ -578,7 +578,9 @@ pub fn done(changed: &[&'static str]) -> Happening {
 
 /// `Routed` to these flows' targets.
 pub fn routed(to: &[&'static str]) -> Happening {
-    Happening::Routed { to: to.to_vec() }
+    Happening::Routed {
+        to: to.to_vec().into(),
+    }
 }
 
 /// `Spawned` from track `from`.

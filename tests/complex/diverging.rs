@@ -68,7 +68,7 @@ async fn diverging_complex_splits_like_an_inclusive_gateway() {
             let routed: Vec<Vec<&str>> = steps_at(&history, "pick")
                 .into_iter()
                 .filter_map(|(_, _, w)| match w {
-                    Happening::Routed { to } => Some(to),
+                    Happening::Routed { to } => Some(to.to_vec()),
                     _ => None,
                 })
                 .collect();

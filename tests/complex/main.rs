@@ -460,7 +460,7 @@ fn check_fired_to(history: &History, join: &str, rule: impl Fn(&[&str]) -> bool)
     }
     // The fired token leaves the gateway along the outgoing flows it takes.
     let routed = match rest.next() {
-        Some((_, t, Happening::Routed { to })) if *t == fired_track => to.clone(),
+        Some((_, t, Happening::Routed { to })) if *t == fired_track => to.to_vec(),
         other => fail(&format!(
             "expected the fired token routed on, found {other:?}"
         )),

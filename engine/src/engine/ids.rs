@@ -88,7 +88,7 @@ impl InstanceIds {
     }
 
     /// The next id to be handed out (from the store's reservation).
-    #[cfg(any(feature = "durable", test))]
+    #[cfg(any(feature = "postgres", test))]
     pub(crate) fn peek(&self) -> u64 {
         self.next.load(Ordering::Relaxed)
     }

@@ -280,7 +280,8 @@ impl<D: ProcessData> Instance<D> {
         self.unguard_completed(track);
         if arm != at {
             // An event-based gateway's arm won: the token moves on to it.
-            let to = vec![self.process.nodes[arm].id];
+            let process = self.process;
+            let to = std::slice::from_ref(&process.nodes[arm].id).into();
             self.record(track, at, Happening::Routed { to });
             if let Some(slot) = self.tracks.get_mut(track) {
                 slot.at = arm;

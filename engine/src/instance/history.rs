@@ -3,6 +3,7 @@
 //! The loop is the single writer, so the order it records is the order things took
 //! effect: a task's `Completed` comes when the loop committed its data.
 
+use std::borrow::Cow;
 use std::fmt;
 
 pub use super::state::ids::TrackId;
@@ -35,8 +36,9 @@ pub enum Happening {
     },
     /// A gateway passed the token on; `to` are the targets it took, in flow order.
     Routed {
-        /// Target node ids of the flows taken.
-        to: Vec<&'static str>,
+        /// Target node ids of the flows taken: borrowed from the process when the
+        /// gateway took one flow or all (nothing allocated), owned otherwise.
+        to: Cow<'static, [&'static str]>,
     },
     /// The token arrived at a synchronising join and waits there.
     Waiting,
@@ -111,7 +113,7 @@ impl Happening {
             Happening::Completed { changed } | Happening::Caught { changed } => {
                 changed.capacity() > 0
             }
-            Happening::Routed { to } => to.capacity() > 0,
+            Happening::Routed { to } => matches!(to, Cow::Owned(to) if to.capacity() > 0),
             Happening::Failed { message: text }
             | Happening::ErrorThrown { code: text }
             | Happening::Escalated { code: text } => text.capacity() > 0,
@@ -422,17 +424,32 @@ mod tests {
         let mut plain = History::lazy(8);
         plain.push(TrackId(0), "t", Happening::TaskStarted);
         plain.push(TrackId(0), "t", Happening::Completed { changed: vec![] });
-        plain.push(TrackId(0), "g", Happening::Routed { to: Vec::new() });
+        plain.push(
+            TrackId(0),
+            "g",
+            Happening::Routed {
+                to: Cow::Borrowed(&["x", "y"]),
+            },
+        );
+        plain.push(
+            TrackId(0),
+            "g",
+            Happening::Routed {
+                to: Vec::new().into(),
+            },
+        );
         assert!(!plain.owns_heap);
         let copy = plain.clone();
         assert_eq!(copy, plain);
         drop(plain);
-        assert_eq!(copy.steps().len(), 3, "a clone keeps its own steps");
+        assert_eq!(copy.steps().len(), 4, "a clone keeps its own steps");
 
         for owner in [
             Happening::Completed { changed: vec!["a"] },
             Happening::Caught { changed: vec!["a"] },
-            Happening::Routed { to: vec!["x"] },
+            Happening::Routed {
+                to: vec!["x"].into(),
+            },
             Happening::Failed {
                 message: "boom".into(),
             },

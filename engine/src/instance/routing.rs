@@ -2,6 +2,7 @@
 //! gateways, into activities, to joins and ends — and then settles the joins and
 //! scopes that step may have decided. ARCHITECTURE.md, "The instance loop".
 
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 
 use super::history::Happening;
@@ -309,10 +310,20 @@ impl<D: ProcessData> Instance<D> {
         moves.reserve(taken.len());
         let n = &self.process.nodes[node];
         if records_route(&n.kind) {
-            let to = taken
-                .iter()
-                .map(|f| self.process.nodes[self.process.flows[*f].target].id)
-                .collect();
+            let process = self.process;
+            // All its flows or one: the process's own list, allocated nothing for.
+            let to = match taken {
+                _ if taken == n.outgoing => Cow::Borrowed(n.targets),
+                &[one] => Cow::Borrowed(std::slice::from_ref(
+                    &process.nodes[process.flows[one].target].id,
+                )),
+                _ => Cow::Owned(
+                    taken
+                        .iter()
+                        .map(|f| process.nodes[process.flows[*f].target].id)
+                        .collect(),
+                ),
+            };
             self.record(track, node, Happening::Routed { to });
         }
         match taken.split_first() {

@@ -280,7 +280,11 @@ impl HappeningRecord {
             },
             Self::Failed { message } => H::Failed { message },
             Self::Routed { to } => H::Routed {
-                to: to.iter().map(|n| node(n)).collect::<Option<Vec<_>>>()?,
+                to: to
+                    .iter()
+                    .map(|n| node(n))
+                    .collect::<Option<Vec<_>>>()?
+                    .into(),
             },
             Self::Waiting => H::Waiting,
             Self::Parked => H::Parked,

@@ -99,6 +99,9 @@ fn node(model: &Model, n: usize) -> TokenStream {
     let text = text(node);
     let spawn = node.spawn;
     let next = next(model, n);
+    let targets = outgoing
+        .iter()
+        .map(|&f| model.nodes[model.flows[f].target].id.to_string());
     quote! {
         ::thresh::__private::Node {
             id: #id,
@@ -112,6 +115,7 @@ fn node(model: &Model, n: usize) -> TokenStream {
             text: #text,
             spawn: #spawn,
             next: #next,
+            targets: &[#(#targets),*],
         }
     }
 }
