@@ -255,11 +255,16 @@ impl History {
             return;
         }
         self.owns_heap |= what.owns_heap();
-        let step = Step { track, node, what };
         if self.steps.len() == self.steps.capacity() {
-            return self.push_growing(step);
+            return self.push_growing(Step { track, node, what });
         }
-        self.steps.push(step);
+        // Written where it goes, not built on the stack and copied (as `add` in
+        // `state/tracks.rs`).
+        let len = self.steps.len();
+        self.steps.spare_capacity_mut()[0].write(Step { track, node, what });
+        // SAFETY: the step at `len` is within the capacity (checked above) and was
+        // just written.
+        unsafe { self.steps.set_len(len + 1) };
     }
 
     /// Append a step to a full history: the first growths make the room

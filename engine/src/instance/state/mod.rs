@@ -300,6 +300,11 @@ impl<D: ProcessData> Instance<D> {
 
     /// Append to the history; every step is also a trace event carrying the node id
     /// (out of line, so that a step recorded with tracing off costs a level check).
+    /// Inline: called out of line, it read the step its caller had just built on
+    /// the stack in wider loads than the stores that built it, which the store
+    /// buffer cannot serve (half of `record`'s time in `parallel10`, perf; a join's
+    /// `Waiting`, `Merged` and `Fired` are a tag byte read back in 32).
+    #[inline(always)]
     pub fn record(&mut self, track: TrackId, node: NodeIdx, what: Happening) {
         self.record_inline(track, node, what);
     }
