@@ -104,11 +104,27 @@ pub enum Happening {
     },
 }
 
+/// A step not kept (recording is off): traced if `TRACE`, then dropped.
+#[cold]
+#[inline(never)]
+fn forget_step<const TRACE: bool>(track: TrackId, node: &'static str, what: Happening) {
+    if TRACE && tracing::level_enabled!(tracing::Level::TRACE) {
+        trace_step(&Step { track, node, what });
+    }
+}
+
+/// A step as a trace event (`History::record`).
+#[cold]
+#[inline(never)]
+fn trace_step(step: &Step) {
+    tracing::trace!(track = %step.track, node = step.node, what = ?step.what, "step");
+}
+
 impl Happening {
     /// Whether dropping it frees heap memory. Exhaustive on purpose: a new variant
     /// must say, or its memory would leak with a history that forgets its steps.
     #[inline]
-    fn owns_heap(&self) -> bool {
+    pub(crate) fn owns_heap(&self) -> bool {
         match self {
             Happening::Completed { changed } | Happening::Caught { changed } => {
                 changed.capacity() > 0
@@ -251,20 +267,55 @@ impl History {
     /// place; growing is out of line).
     #[inline]
     pub(crate) fn push(&mut self, track: TrackId, node: &'static str, what: Happening) {
+        let owns_heap = what.owns_heap();
+        self.put::<false>(track, node, what, owns_heap);
+    }
+
+    /// Append a step the loop took, as a trace event too (`Instance::record`);
+    /// `owns_heap` is `what.owns_heap()`, which a caller that built the step knows.
+    #[inline(always)]
+    pub(crate) fn record(
+        &mut self,
+        track: TrackId,
+        node: &'static str,
+        what: Happening,
+        owns_heap: bool,
+    ) {
+        self.put::<true>(track, node, what, owns_heap);
+    }
+
+    /// Append a step, as a trace event too if `TRACE`. The step is not read before
+    /// it is written where it goes — not matched on, not lent to the trace (which
+    /// reads it from the history) and not dropped here: each would keep it in
+    /// memory, built on the stack by narrow stores and read back by wider loads
+    /// than those, a store-forwarding stall (~8 % of the chain bench's time).
+    #[inline(always)]
+    fn put<const TRACE: bool>(
+        &mut self,
+        track: TrackId,
+        node: &'static str,
+        what: Happening,
+        owns_heap: bool,
+    ) {
         if self.off {
-            return;
+            return forget_step::<TRACE>(track, node, what);
         }
-        self.owns_heap |= what.owns_heap();
+        debug_assert_eq!(owns_heap, what.owns_heap());
+        self.owns_heap |= owns_heap;
         if self.steps.len() == self.steps.capacity() {
-            return self.push_growing(Step { track, node, what });
+            self.push_growing(Step { track, node, what });
+        } else {
+            let len = self.steps.len();
+            self.steps.spare_capacity_mut()[0].write(Step { track, node, what });
+            // SAFETY: the step at `len` is within the capacity (checked above) and
+            // was just written.
+            unsafe { self.steps.set_len(len + 1) };
         }
-        // Written where it goes, not built on the stack and copied (as `add` in
-        // `state/tracks.rs`).
-        let len = self.steps.len();
-        self.steps.spare_capacity_mut()[0].write(Step { track, node, what });
-        // SAFETY: the step at `len` is within the capacity (checked above) and was
-        // just written.
-        unsafe { self.steps.set_len(len + 1) };
+        if TRACE && tracing::level_enabled!(tracing::Level::TRACE) {
+            if let Some(step) = self.steps.last() {
+                trace_step(step);
+            }
+        }
     }
 
     /// Append a step to a full history: the first growths make the room

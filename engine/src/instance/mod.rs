@@ -14,6 +14,7 @@
 //! state, not on the loop.
 
 mod calling;
+mod commit;
 mod compensating;
 mod delivery;
 #[cfg(feature = "durable")]

@@ -463,21 +463,30 @@ impl<D: ProcessData> Instance<D> {
             None => self.commit_onto_data(edited, RENEW),
         };
         debug!(track = %track, node = id, ?changed, "task completed");
-        let names = changed.to_names();
-        let what = match at.kind {
-            _ if TASK => Happening::Completed { changed: names },
-            NodeKind::Catch(_)
-            | NodeKind::Boundary { .. }
-            | NodeKind::CancelBoundary { .. }
-            | NodeKind::StartEvent(_)
-            | NodeKind::EventSubStart { .. } => Happening::Caught { changed: names },
-            _ => Happening::Completed { changed: names },
+        let caught = !TASK
+            && matches!(
+                at.kind,
+                NodeKind::Catch(_)
+                    | NodeKind::Boundary { .. }
+                    | NodeKind::CancelBoundary { .. }
+                    | NodeKind::StartEvent(_)
+                    | NodeKind::EventSubStart { .. }
+            );
+        let step = |changed| match caught {
+            true => Happening::Caught { changed },
+            false => Happening::Completed { changed },
         };
         #[cfg(feature = "durable")]
-        if matches!(what, Happening::Completed { .. }) {
+        if !caught {
             self.completed_unstored(track);
         }
-        self.record_id(track, id, what);
+        // Each branch builds its own step, so a commit that changed nothing writes
+        // constants where the step goes (one step built from either would be built
+        // on the stack and read back: `History::record`).
+        match changed.is_empty() {
+            true => self.record_known(track, id, step(Vec::new()), false),
+            false => self.record_known(track, id, step(changed.to_names()), true),
+        }
         self.log_completion(track, node, at);
         let straight = match self.compensation_handler_done(track, node, moves) {
             true => None,
@@ -506,44 +515,6 @@ impl<D: ProcessData> Instance<D> {
     fn void_completion(&mut self, track: TrackId, node: NodeIdx, edited: D) {
         debug!(track = %track, node = self.process.nodes[node].id, "a served boundary wins the task");
         self.spare = Some(edited);
-    }
-
-    /// Commit a task's copy: a three-way merge when others committed since the task
-    /// took its snapshot, a plain diff otherwise (the common, clone-free case).
-    pub(crate) fn commit(&mut self, base: Arc<D>, edited: D) -> crate::ChangedFields {
-        if Arc::ptr_eq(&base, &self.data) {
-            // Dropped first: the data may then be replaced in place.
-            drop(base);
-            self.commit_onto_data(edited, false)
-        } else {
-            Arc::make_mut(&mut self.data).merge(&base, edited)
-        }
-    }
-
-    /// Commit a copy taken from the data as it is now: a plain diff. The copy left
-    /// over — the task's own when it changed nothing, else the data it replaced,
-    /// when no snapshot holds that — is kept for the next task's copy. Most
-    /// commits are this one: inline.
-    ///
-    /// `renew`: a copy that changed nothing is made a copy of the data again, in
-    /// the diff's own call (`data::diff_renew`: one call through erased data's
-    /// vtable and one type check, where the diff and the next task's copy took
-    /// two of each); the spare is then the next task's copy as it is.
-    #[inline(always)]
-    pub(crate) fn commit_onto_data(&mut self, mut edited: D, renew: bool) -> crate::ChangedFields {
-        let changed = match renew {
-            true => crate::data::diff_renew(&*self.data, &mut edited),
-            false => self.data.diff(&edited),
-        };
-        if changed.is_empty() {
-            self.spare = Some(edited);
-        } else {
-            match Arc::get_mut(&mut self.data) {
-                Some(data) => self.spare = Some(std::mem::replace(data, edited)),
-                None => self.data = Arc::new(edited),
-            }
-        }
-        changed
     }
 
     /// A handler returned a BPMN error: it goes to its nearest catcher — an error

@@ -25,7 +25,6 @@ pub(crate) mod tracks;
 use std::sync::Arc;
 
 use tokio::task::JoinSet;
-use tracing::trace;
 
 use crate::data::ProcessData;
 use crate::events::{Hub, Mailbox};
@@ -319,16 +318,20 @@ impl<D: ProcessData> Instance<D> {
     /// [`Instance::record_inline`] at the node whose id the caller has at hand.
     #[inline(always)]
     pub fn record_id(&mut self, track: TrackId, node: &'static str, what: Happening) {
-        if tracing::level_enabled!(tracing::Level::TRACE) {
-            trace_step(track, node, &what);
-        }
-        self.history.push(track, node, what);
+        let owns_heap = what.owns_heap();
+        self.history.record(track, node, what, owns_heap);
     }
-}
 
-/// A step as a trace event (`Instance::record`).
-#[cold]
-#[inline(never)]
-fn trace_step(track: TrackId, node: &'static str, what: &Happening) {
-    trace!(track = %track, node, ?what, "step");
+    /// [`Instance::record_id`] of a step whose caller knows whether it owns heap
+    /// memory (`History::record`).
+    #[inline(always)]
+    pub fn record_known(
+        &mut self,
+        track: TrackId,
+        node: &'static str,
+        what: Happening,
+        owns_heap: bool,
+    ) {
+        self.history.record(track, node, what, owns_heap);
+    }
 }
