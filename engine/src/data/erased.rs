@@ -38,7 +38,7 @@ trait Data: Any + Send + Sync {
     fn clone_into_data(&self, target: &mut dyn Data) -> bool;
     fn diff(&self, other: &dyn Data) -> ChangedFields;
     /// `diff`, then `edited` cloned from `self` again if nothing changed (`diff_renew`).
-    fn diff_renew(&self, edited: &mut dyn Data) -> ChangedFields;
+    fn diff_renew(&self, edited: &mut dyn Data, changed: &mut Option<ChangedFields>) -> bool;
     fn merge(&mut self, base: &dyn Data, edited: Box<dyn Data>) -> ChangedFields;
     fn fields(&self) -> &'static [&'static str];
     fn type_name(&self) -> &'static str;
@@ -63,12 +63,12 @@ impl<D: ProcessData> Data for D {
         ProcessData::diff(self, same_type(other))
     }
 
-    fn diff_renew(&self, edited: &mut dyn Data) -> ChangedFields {
+    fn diff_renew(&self, edited: &mut dyn Data, changed: &mut Option<ChangedFields>) -> bool {
         let edited = match (edited as &mut dyn Any).downcast_mut::<D>() {
             Some(edited) => edited,
             None => mismatch::<D>(),
         };
-        renew(self, edited)
+        renew(self, edited, changed)
     }
 
     fn merge(&mut self, base: &dyn Data, edited: Box<dyn Data>) -> ChangedFields {
@@ -97,29 +97,38 @@ fn same_type<D: 'static>(other: &dyn Data) -> &D {
         .unwrap_or_else(|| mismatch::<D>())
 }
 
-/// The fields where `edited` differs from `data`; when none does, `edited` is made
-/// a copy of `data` again (`clone_from`), to serve as a task's copy: a commit that
-/// changed nothing and the next task's copy, in one call through erased data's
-/// vtable and with one type check (`Instance::commit_onto_data`).
+/// Whether `edited` differs from `data` in no field; then `edited` is made a copy
+/// of `data` again (`clone_from`), to serve as a task's copy: a commit that changed
+/// nothing and the next task's copy, in one call through erased data's vtable and
+/// with one type check (`Instance::commit_onto_data`). Otherwise the fields that
+/// differ are left in `changed`. Not returned: a set handed back through the
+/// vtable is written field by field and read back whole, a store-forwarding stall
+/// on every no-op commit; a flag comes back in a register.
 #[inline]
-pub(crate) fn diff_renew<D: ProcessData>(data: &D, edited: &mut D) -> ChangedFields {
+pub(crate) fn diff_renew<D: ProcessData>(
+    data: &D,
+    edited: &mut D,
+    changed: &mut Option<ChangedFields>,
+) -> bool {
     // For `Erased` data (every instance's), the type test is decided at compile time.
     if let Some(data) = (data as &dyn Any).downcast_ref::<Erased>() {
         let edited = (edited as &mut dyn Any).downcast_mut::<Erased>();
         let edited = edited.expect("`edited` is of `data`'s type");
-        return data.0.diff_renew(&mut *edited.0);
+        return data.0.diff_renew(&mut *edited.0, changed);
     }
-    renew(data, edited)
+    renew(data, edited, changed)
 }
 
 /// `diff_renew` for data of a known type.
 #[inline(always)]
-fn renew<D: ProcessData>(data: &D, edited: &mut D) -> ChangedFields {
-    let changed = data.diff(edited);
-    if changed.is_empty() {
+fn renew<D: ProcessData>(data: &D, edited: &mut D, changed: &mut Option<ChangedFields>) -> bool {
+    let diff = data.diff(edited);
+    if diff.is_empty() {
         edited.clone_from(data);
+        return true;
     }
-    changed
+    *changed = Some(diff);
+    false
 }
 
 #[cold]
@@ -384,11 +393,14 @@ mod tests {
         }
         let data = Erased::new(Noted { a: 1, b: 2 });
         let mut edited = Erased::new(Noted { a: 1, b: 9 });
-        assert!(diff_renew(&data, &mut edited).is_empty());
+        let mut changed = None;
+        assert!(diff_renew(&data, &mut edited, &mut changed));
+        assert!(changed.is_none(), "nothing written when nothing changed");
         assert_eq!(*edited.typed::<Noted>(), Noted { a: 1, b: 2 }, "renewed");
         let mut edited = Erased::new(Noted { a: 5, b: 9 });
-        let changed = diff_renew(&data, &mut edited);
-        assert_eq!(changed.names().collect::<Vec<_>>(), ["a"]);
+        assert!(!diff_renew(&data, &mut edited, &mut changed));
+        let names: Vec<_> = changed.expect("the changed fields").names().collect();
+        assert_eq!(names, ["a"]);
         assert_eq!(
             *edited.typed::<Noted>(),
             Noted { a: 5, b: 9 },
@@ -396,7 +408,7 @@ mod tests {
         );
         // Typed data takes the same path without the vtable.
         let mut typed = Noted { a: 1, b: 9 };
-        assert!(diff_renew(&Noted { a: 1, b: 2 }, &mut typed).is_empty());
+        assert!(diff_renew(&Noted { a: 1, b: 2 }, &mut typed, &mut None));
         assert_eq!(typed.b, 2);
     }
 

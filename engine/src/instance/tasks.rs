@@ -458,10 +458,16 @@ impl<D: ProcessData> Instance<D> {
         let at = &self.process.nodes[node];
         debug_assert!(!TASK || matches!(at.kind, NodeKind::Task(_)));
         let id = at.id;
-        let changed = match base {
-            Some(base) => self.commit(base, edited),
-            None => self.commit_onto_data(edited, RENEW),
+        // The changed fields, `None` when nothing changed. Kept where it is made and
+        // lent: a set moved (merged from two ways to commit) is read back whole
+        // where it was written field by field, a stall on every no-op commit.
+        let mut set = None;
+        let unchanged = match base {
+            None if RENEW => self.commit_renewing(edited, &mut set),
+            Some(base) => keep_changed(self.commit(base, edited), &mut set),
+            None => keep_changed(self.commit_onto_data(edited), &mut set),
         };
+        let changed = set.as_ref();
         debug!(track = %track, node = id, ?changed, "task completed");
         let caught = !TASK
             && matches!(
@@ -483,14 +489,14 @@ impl<D: ProcessData> Instance<D> {
         // Each branch builds its own step, so a commit that changed nothing writes
         // constants where the step goes (one step built from either would be built
         // on the stack and read back: `History::record`).
-        match changed.is_empty() {
-            true => self.record_known(track, id, step(Vec::new()), false),
-            false => self.record_known(track, id, step(changed.to_names()), true),
+        match changed {
+            None => self.record_known(track, id, step(Vec::new()), false),
+            Some(changed) => self.record_known(track, id, step(changed.to_names()), true),
         }
         self.log_completion(track, node, at);
         let straight = match self.compensation_handler_done(track, node, moves) {
             true => None,
-            false => match self.straight_on(at, RENEW && changed.is_empty()) {
+            false => match self.straight_on(at, RENEW && unchanged) {
                 Some(next) => Some(next),
                 None => {
                     self.split(track, node, moves);
@@ -498,11 +504,11 @@ impl<D: ProcessData> Instance<D> {
                 }
             },
         };
-        if !changed.is_empty() && self.outcome.is_none() {
+        if let Some(changed) = changed.filter(|_| self.outcome.is_none()) {
             // Waiting messages' subscriptions follow the data; then the
             // conditions see the same commit.
-            self.follow_keys(&changed);
-            self.recheck_conditions(&changed);
+            self.follow_keys(changed);
+            self.recheck_conditions(changed);
         }
         straight
     }
@@ -563,4 +569,13 @@ impl<D: ProcessData> Instance<D> {
     pub(crate) fn working_at(&self, track: TrackId, node: NodeIdx) -> bool {
         self.tracks.is_at(track, node, TrackState::Working)
     }
+}
+
+/// Keep a set of changed fields in `set` unless it is empty; whether it is.
+fn keep_changed(changed: crate::ChangedFields, set: &mut Option<crate::ChangedFields>) -> bool {
+    let unchanged = changed.is_empty();
+    if !unchanged {
+        *set = Some(changed);
+    }
+    unchanged
 }
