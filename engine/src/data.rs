@@ -8,7 +8,7 @@
 use std::fmt;
 
 mod erased;
-pub(crate) use erased::diff_renew;
+pub(crate) use erased::diff_into;
 pub use erased::Erased;
 
 /// Process data with field-level change detection. Derive it:

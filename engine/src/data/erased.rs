@@ -37,8 +37,14 @@ trait Data: Any + Send + Sync {
     /// Clone `self` into `target` if it is of the same type, reusing its box.
     fn clone_into_data(&self, target: &mut dyn Data) -> bool;
     fn diff(&self, other: &dyn Data) -> ChangedFields;
-    /// `diff`, then `edited` cloned from `self` again if nothing changed (`diff_renew`).
-    fn diff_renew(&self, edited: &mut dyn Data, changed: &mut Option<ChangedFields>) -> bool;
+    /// `diff` into `changed`, and if nothing changed and `renew`, `edited` cloned
+    /// from `self` again (`diff_into`).
+    fn diff_into(
+        &self,
+        edited: &mut dyn Data,
+        renew: bool,
+        changed: &mut Option<ChangedFields>,
+    ) -> bool;
     fn merge(&mut self, base: &dyn Data, edited: Box<dyn Data>) -> ChangedFields;
     fn fields(&self) -> &'static [&'static str];
     fn type_name(&self) -> &'static str;
@@ -63,12 +69,17 @@ impl<D: ProcessData> Data for D {
         ProcessData::diff(self, same_type(other))
     }
 
-    fn diff_renew(&self, edited: &mut dyn Data, changed: &mut Option<ChangedFields>) -> bool {
+    fn diff_into(
+        &self,
+        edited: &mut dyn Data,
+        renew: bool,
+        changed: &mut Option<ChangedFields>,
+    ) -> bool {
         let edited = match (edited as &mut dyn Any).downcast_mut::<D>() {
             Some(edited) => edited,
             None => mismatch::<D>(),
         };
-        renew(self, edited, changed)
+        typed_diff_into(self, edited, renew, changed)
     }
 
     fn merge(&mut self, base: &dyn Data, edited: Box<dyn Data>) -> ChangedFields {
@@ -97,38 +108,48 @@ fn same_type<D: 'static>(other: &dyn Data) -> &D {
         .unwrap_or_else(|| mismatch::<D>())
 }
 
-/// Whether `edited` differs from `data` in no field; then `edited` is made a copy
-/// of `data` again (`clone_from`), to serve as a task's copy: a commit that changed
-/// nothing and the next task's copy, in one call through erased data's vtable and
-/// with one type check (`Instance::commit_onto_data`). Otherwise the fields that
+/// Whether `edited` differs from `data` in no field; otherwise the fields that
 /// differ are left in `changed`. Not returned: a set handed back through the
 /// vtable is written field by field and read back whole, a store-forwarding stall
 /// on every no-op commit; a flag comes back in a register.
+///
+/// `renew`: when nothing changed, `edited` is made a copy of `data` again
+/// (`clone_from`), to serve as the next task's copy — a commit that changed
+/// nothing and the next task's copy in one call through erased data's vtable
+/// and with one type check (`Instance::commit_into`).
 #[inline]
-pub(crate) fn diff_renew<D: ProcessData>(
+pub(crate) fn diff_into<D: ProcessData>(
     data: &D,
     edited: &mut D,
+    renew: bool,
     changed: &mut Option<ChangedFields>,
 ) -> bool {
     // For `Erased` data (every instance's), the type test is decided at compile time.
     if let Some(data) = (data as &dyn Any).downcast_ref::<Erased>() {
         let edited = (edited as &mut dyn Any).downcast_mut::<Erased>();
         let edited = edited.expect("`edited` is of `data`'s type");
-        return data.0.diff_renew(&mut *edited.0, changed);
+        return data.0.diff_into(&mut *edited.0, renew, changed);
     }
-    renew(data, edited, changed)
+    typed_diff_into(data, edited, renew, changed)
 }
 
-/// `diff_renew` for data of a known type.
+/// `diff_into` for data of a known type.
 #[inline(always)]
-fn renew<D: ProcessData>(data: &D, edited: &mut D, changed: &mut Option<ChangedFields>) -> bool {
+fn typed_diff_into<D: ProcessData>(
+    data: &D,
+    edited: &mut D,
+    renew: bool,
+    changed: &mut Option<ChangedFields>,
+) -> bool {
     let diff = data.diff(edited);
-    if diff.is_empty() {
-        edited.clone_from(data);
-        return true;
+    if !diff.is_empty() {
+        *changed = Some(diff);
+        return false;
     }
-    *changed = Some(diff);
-    false
+    if renew {
+        edited.clone_from(data);
+    }
+    true
 }
 
 #[cold]
@@ -371,7 +392,7 @@ mod tests {
     }
 
     #[test]
-    fn diff_renew_makes_a_copy_that_changed_nothing_a_copy_again() {
+    fn diff_into_renews_only_a_copy_that_changed_nothing_and_only_if_asked() {
         // `b` is left out of the diff: only a renewed copy has the data's `b`.
         #[derive(Clone, Debug, PartialEq)]
         struct Noted {
@@ -394,11 +415,13 @@ mod tests {
         let data = Erased::new(Noted { a: 1, b: 2 });
         let mut edited = Erased::new(Noted { a: 1, b: 9 });
         let mut changed = None;
-        assert!(diff_renew(&data, &mut edited, &mut changed));
+        assert!(diff_into(&data, &mut edited, false, &mut changed));
+        assert_eq!(edited.typed::<Noted>().b, 9, "not renewed unless asked");
+        assert!(diff_into(&data, &mut edited, true, &mut changed));
         assert!(changed.is_none(), "nothing written when nothing changed");
         assert_eq!(*edited.typed::<Noted>(), Noted { a: 1, b: 2 }, "renewed");
         let mut edited = Erased::new(Noted { a: 5, b: 9 });
-        assert!(!diff_renew(&data, &mut edited, &mut changed));
+        assert!(!diff_into(&data, &mut edited, true, &mut changed));
         let names: Vec<_> = changed.expect("the changed fields").names().collect();
         assert_eq!(names, ["a"]);
         assert_eq!(
@@ -408,7 +431,12 @@ mod tests {
         );
         // Typed data takes the same path without the vtable.
         let mut typed = Noted { a: 1, b: 9 };
-        assert!(diff_renew(&Noted { a: 1, b: 2 }, &mut typed, &mut None));
+        assert!(diff_into(
+            &Noted { a: 1, b: 2 },
+            &mut typed,
+            true,
+            &mut None
+        ));
         assert_eq!(typed.b, 2);
     }
 

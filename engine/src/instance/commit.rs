@@ -21,28 +21,29 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// Commit a copy taken from the data as it is now: a plain diff. Most commits
-    /// are this one: inline.
-    #[inline(always)]
+    /// Commit a copy taken from the data as it is now: a plain diff.
     pub(crate) fn commit_onto_data(&mut self, edited: D) -> ChangedFields {
-        let changed = self.data.diff(&edited);
-        self.keep_committed(edited, changed.is_empty());
-        changed
+        let mut changed = None;
+        self.commit_into(edited, false, &mut changed);
+        changed.unwrap_or_else(|| ChangedFields::new(self.data.fields()))
     }
 
-    /// [`Instance::commit_onto_data`] of a plain task's copy, for the plain task
-    /// next: a copy that changed nothing is made a copy of the data again, in the
-    /// diff's own call (`data::diff_renew`: one call through erased data's vtable
-    /// and one type check, where the diff and the next task's copy took two of
-    /// each); the spare is then the next task's copy as it is. Whether nothing
-    /// changed; else the changed fields are left in `changed`.
+    /// [`Instance::commit_onto_data`], the changed fields left in `changed` (most
+    /// commits are this one: inline). Whether nothing changed.
+    ///
+    /// `renew`, for a plain task next: a copy that changed nothing is made a copy
+    /// of the data again, in the diff's own call (`data::diff_into`: one call
+    /// through erased data's vtable and one type check, where the diff and the
+    /// next task's copy took two of each); the spare is then the next task's copy
+    /// as it is.
     #[inline(always)]
-    pub(crate) fn commit_renewing(
+    pub(crate) fn commit_into(
         &mut self,
         mut edited: D,
+        renew: bool,
         changed: &mut Option<ChangedFields>,
     ) -> bool {
-        let unchanged = crate::data::diff_renew(&*self.data, &mut edited, changed);
+        let unchanged = crate::data::diff_into(&*self.data, &mut edited, renew, changed);
         self.keep_committed(edited, unchanged);
         unchanged
     }

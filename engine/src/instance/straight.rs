@@ -18,7 +18,7 @@ pub(super) enum Then<D: 'static> {
     /// Start the task, with its handler. `plain`: the task has no boundary event
     /// and is not `spawn` (`Next::Task`), which `runs_plain` need not look up.
     /// `fresh`: the spare copy is a copy of the data as it is, made by the commit
-    /// before (`commit_onto_data`), for the task to take as it is.
+    /// before (`commit_into`), for the task to take as it is.
     Run {
         handler: TaskHandler<D>,
         plain: bool,

@@ -113,7 +113,7 @@ impl<D: ProcessData> Instance<D> {
         let at = &self.process.nodes[node];
         let id = at.id;
         // Before a plain task, a commit that changes nothing leaves that task's copy
-        // as the spare (`commit_onto_data`).
+        // as the spare (`commit_into`).
         let renew = matches!(at.next, Next::Task { plain: true, .. });
         self.record_id(track, id, Happening::TaskStarted);
         self.inline_budget -= 1;
@@ -444,7 +444,7 @@ impl<D: ProcessData> Instance<D> {
     /// (onto `base`, as `task_completed` says), record the completion and move on.
     /// Returns where the token goes straight on, as `task_completed` does.
     /// `RENEW`: the commit renews the copy for the plain task next
-    /// (`commit_onto_data`); `TASK`: the node is a task. Constants, so that
+    /// (`commit_into`); `TASK`: the node is a task. Constants, so that
     /// `run_plain`'s path tests neither, and the others test nothing more.
     #[inline(always)]
     fn completed_ok<const RENEW: bool, const TASK: bool>(
@@ -463,9 +463,8 @@ impl<D: ProcessData> Instance<D> {
         // where it was written field by field, a stall on every no-op commit.
         let mut set = None;
         let unchanged = match base {
-            None if RENEW => self.commit_renewing(edited, &mut set),
+            None => self.commit_into(edited, RENEW, &mut set),
             Some(base) => keep_changed(self.commit(base, edited), &mut set),
-            None => keep_changed(self.commit_onto_data(edited), &mut set),
         };
         let changed = set.as_ref();
         debug!(track = %track, node = id, ?changed, "task completed");
