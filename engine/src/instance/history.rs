@@ -524,4 +524,59 @@ mod tests {
         }
         // Under valgrind or miri, the loop above must leak nothing.
     }
+
+    /// Collects the `node` field of every TRACE event.
+    struct TraceNodes(std::sync::Mutex<Vec<String>>);
+
+    impl tracing::Subscriber for TraceNodes {
+        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            tracing::span::Id::from_u64(1)
+        }
+        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, event: &tracing::Event<'_>) {
+            struct Node<'a>(&'a mut Option<String>);
+            impl tracing::field::Visit for Node<'_> {
+                fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+                    if field.name() == "node" {
+                        *self.0 = Some(value.to_string());
+                    }
+                }
+                fn record_debug(&mut self, _: &tracing::field::Field, _: &dyn fmt::Debug) {}
+            }
+            if *event.metadata().level() == tracing::Level::TRACE {
+                let mut node = None;
+                event.record(&mut Node(&mut node));
+                self.0.lock().unwrap().extend(node);
+            }
+        }
+        fn enter(&self, _: &tracing::span::Id) {}
+        fn exit(&self, _: &tracing::span::Id) {}
+    }
+
+    #[test]
+    fn a_recorded_step_is_a_trace_event_whether_or_not_the_history_keeps_it() {
+        let nodes = std::sync::Arc::new(TraceNodes(std::sync::Mutex::new(Vec::new())));
+        tracing::subscriber::with_default(nodes.clone(), || {
+            let mut kept = History::lazy(8);
+            kept.record(TrackId(0), "a", Happening::TaskStarted, false);
+            let mut off = History::off();
+            off.record(
+                TrackId(0),
+                "b",
+                Happening::Failed {
+                    message: "x".into(),
+                },
+                true,
+            );
+            // A step pushed, not recorded (a restored one), is no event.
+            kept.push(TrackId(0), "c", Happening::Ended);
+            assert_eq!(kept.steps().len(), 2);
+            assert!(off.steps().is_empty());
+        });
+        assert_eq!(*nodes.0.lock().unwrap(), ["a", "b"]);
+    }
 }
