@@ -110,7 +110,9 @@ pub fn all(model: &Model) -> Vec<TokenStream> {
             node_fns(n, node, false, data, &mut fns);
             continue;
         }
-        node_fns(n, node, true, data, &mut fns);
+        // A task whose handler is an earlier task's runs that one's fn.
+        let handler = model.handler_fn[n] == n;
+        node_fns(n, node, handler, data, &mut fns);
     }
     fns.extend(super::loops::fns(model));
     for (i, flow) in model.flows.iter().enumerate() {

@@ -138,7 +138,7 @@ fn next(model: &Model, n: usize) -> TokenStream {
     match (target.kind, slot) {
         _ if model.flows[f].condition.is_some() => route,
         (Kind::Task, _) if target.looping.is_none() => {
-            let handler = UserFn::Task(to).name();
+            let handler = UserFn::Task(model.handler_fn[to]).name();
             let plain = target.boundaries.is_empty() && !target.spawn;
             quote!(::thresh::__private::Next::Task { flow: #f, to: #to, handler: #handler, plain: #plain })
         }

@@ -108,7 +108,7 @@ fn activity(model: &Model, n: usize) -> TokenStream {
     let event_subs = super::event_subs(model, Some(n));
     match model.nodes[n].kind {
         Kind::Task => {
-            let f = UserFn::Task(n).name();
+            let f = UserFn::Task(model.handler_fn[n]).name();
             quote!(Task(#f))
         }
         Kind::SubProcess => {

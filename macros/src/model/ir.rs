@@ -20,6 +20,34 @@ pub struct Model<'a> {
     /// need every element, such as "has an end event", stand down rather than pile
     /// consequences onto that error.
     pub incomplete: Vec<Option<usize>>,
+    /// For each node, the node whose handler fn it runs (`handler_fns`): itself,
+    /// or the first plain task written with the same handler.
+    pub handler_fn: Vec<usize>,
+}
+
+/// For each node, the node whose handler fn it runs: a plain task (no loop or
+/// multi-instance marker) written with the same handler expression as an earlier
+/// one — token for token, in the same process, so it means the same — runs that
+/// one's fn. A handler used by several tasks is then one fn and one future type:
+/// one target for the loop's calls (a different target at every step of a chain
+/// is an indirect branch the processor mispredicts), and less to compile.
+pub fn handler_fns(nodes: &[Node<'_>]) -> Vec<usize> {
+    use quote::ToTokens;
+    let mut first: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    nodes
+        .iter()
+        .enumerate()
+        .map(|(n, node)| match node.handler {
+            Some(handler)
+                if node.kind == Kind::Task && node.looping.is_none() && node.item.is_none() =>
+            {
+                *first
+                    .entry(handler.to_token_stream().to_string())
+                    .or_insert(n)
+            }
+            _ => n,
+        })
+        .collect()
 }
 
 pub struct Node<'a> {

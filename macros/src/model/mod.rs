@@ -150,6 +150,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
             .iter()
             .filter(|a| !a.path().is_ident("doc"))
             .collect(),
+        handler_fn: ir::handler_fns(&nodes),
         nodes,
         flows,
         incomplete,
