@@ -117,15 +117,7 @@ impl<D: ProcessData> Instance<D> {
         let renew = matches!(at.next, Next::Task { plain: true, .. });
         self.record_id(track, id, Happening::TaskStarted);
         self.inline_budget -= 1;
-        let copy = match self.spare.take() {
-            Some(copy) if fresh => copy,
-            // `copy_data`.
-            Some(mut copy) => {
-                copy.clone_from(&self.data);
-                copy
-            }
-            None => D::clone(&self.data),
-        };
+        let copy = self.copy_data(fresh);
         let mut run = handler(copy);
         let context = TaskContext {
             instance: self.id,
@@ -221,7 +213,7 @@ impl<D: ProcessData> Instance<D> {
         // With its item for a multi-instance task (looping.rs).
         let copy = match &snapshot {
             Some(snapshot) => self.copy_of(snapshot),
-            None => self.copy_data(),
+            None => self.copy_data(false),
         };
         let (run, iteration) = self.task_run_for(track, node, handler, copy);
         #[cfg(feature = "testing")]

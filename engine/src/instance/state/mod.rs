@@ -274,10 +274,12 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// A copy of the committed data (a task's, an outcome's), into the spare copy
-    /// if any. Every task's run takes one: inline.
+    /// if any. Every task's run takes one: inline. `fresh`: the spare is a copy of
+    /// the data as it is already (`Then::Run`), taken as it is.
     #[inline(always)]
-    pub fn copy_data(&mut self) -> D {
+    pub fn copy_data(&mut self, fresh: bool) -> D {
         match self.spare.take() {
+            Some(copy) if fresh => copy,
             Some(mut copy) => {
                 copy.clone_from(&self.data);
                 copy
