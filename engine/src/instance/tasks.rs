@@ -125,10 +125,10 @@ impl<D: ProcessData> Instance<D> {
             attempt: 1,
             iteration: None,
         };
-        let mut output = None;
+        let mut output = track::FirstPoll::Pending;
         let polled = self.first_poll(track, &context, &mut run, &mut output);
         match output {
-            Some((edited, Ok(()))) if polled.is_ok() => {
+            track::FirstPoll::Ok(edited) if polled.is_ok() => {
                 run_box::recycle(run);
                 match renew {
                     true => self.completed_ok::<true, true>(track, node, None, edited, moves),
@@ -137,6 +137,7 @@ impl<D: ProcessData> Instance<D> {
             }
             output => {
                 self.tracks.set_state(track, TrackState::Working);
+                let output = output.into_output();
                 self.after_first_poll(track, node, None, run, context, polled, output, moves)
             }
         }
@@ -232,7 +233,7 @@ impl<D: ProcessData> Instance<D> {
         };
         // A task marked `: spawn` skips the inline poll: its first poll is on its
         // track's task, so handlers that compute without awaiting run in parallel.
-        let mut output = None;
+        let mut output = track::FirstPoll::Pending;
         let polled = match self.inline_budget > 0 && !at.spawn {
             true => {
                 self.inline_budget -= 1;
@@ -240,6 +241,7 @@ impl<D: ProcessData> Instance<D> {
             }
             false => Ok(()),
         };
+        let output = output.into_output();
         self.after_first_poll(track, node, snapshot, run, context, polled, output, moves)
     }
 
@@ -253,7 +255,7 @@ impl<D: ProcessData> Instance<D> {
         track: TrackId,
         context: &TaskContext,
         run: &mut TaskRun<D>,
-        output: &mut Option<track::RunOutput<D>>,
+        output: &mut track::FirstPoll<D>,
     ) -> std::thread::Result<()> {
         // The handler's own events belong to its track, inline as on its task.
         // The loop runs inside the instance's span: it is the current one here.

@@ -92,18 +92,49 @@ fn report<D>(
 /// What a task's run gives back: the task's copy and the handler's result.
 pub(crate) type RunOutput<D> = (D, Result<(), TaskError>);
 
-/// Poll a task's run once, on the caller's task (inside `task::within`, which
-/// catches a panic): its output, when it is ready, goes to `output`. When it has
-/// to wait, it continues on a track, whose first poll registers the track's own
-/// waker, so the no-op waker here loses no wake-up.
-#[inline(always)]
-pub(crate) fn poll_once<D>(run: &mut TaskRun<D>, output: &mut Option<RunOutput<D>>) {
-    let mut cx = Context::from_waker(std::task::Waker::noop());
-    if let Poll::Ready(ready) = run.as_mut().poll(&mut cx) {
-        // The slot is the caller's fresh `None`: there is nothing in it to drop
-        // (an assignment would call the output's drop glue on every step).
-        std::mem::forget(output.replace(ready));
+/// What a run's first poll gave: the task's copy alone when the handler returned
+/// `Ok` (the common case), with the error when it failed.
+///
+/// Kept apart from `RunOutput` so the loop reads back only what the handler wrote:
+/// a ready `Ok` is the copy and a tag in the poll's result, and moving the whole
+/// `(D, Result<(), TaskError>)` loaded 16-byte pieces over the tag's 8-byte store
+/// — a store-forwarding stall on every task run (a third of `run_task`'s time in
+/// `--bench core -- chain` on some processors).
+pub(crate) enum FirstPoll<D> {
+    /// The run has to wait (or it panicked: `task::within` says which).
+    Pending,
+    /// Ready, `Ok`: the task's copy.
+    Ok(D),
+    /// Ready, with the handler's error.
+    Failed(D, TaskError),
+}
+
+impl<D> FirstPoll<D> {
+    /// The output as the general path takes it: `None` while the run waits.
+    pub fn into_output(self) -> Option<RunOutput<D>> {
+        match self {
+            FirstPoll::Pending => None,
+            FirstPoll::Ok(edited) => Some((edited, Ok(()))),
+            FirstPoll::Failed(edited, error) => Some((edited, Err(error))),
+        }
     }
+}
+
+/// Poll a task's run once, on the caller's task (inside `task::within`, which
+/// catches a panic): what it gave goes to `output`. When it has to wait, it
+/// continues on a track, whose first poll registers the track's own waker, so the
+/// no-op waker here loses no wake-up.
+#[inline(always)]
+pub(crate) fn poll_once<D>(run: &mut TaskRun<D>, output: &mut FirstPoll<D>) {
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    let polled = match run.as_mut().poll(&mut cx) {
+        Poll::Ready((edited, Ok(()))) => FirstPoll::Ok(edited),
+        Poll::Ready((edited, Err(error))) => FirstPoll::Failed(edited, error),
+        Poll::Pending => return,
+    };
+    // The slot is the caller's fresh `Pending`: there is nothing in it to drop (an
+    // assignment would call the output's drop glue on every step).
+    std::mem::forget(std::mem::replace(output, polled));
 }
 
 /// A future that turns a panic while polling the inner one into an error, so a
