@@ -91,13 +91,15 @@ pub mod __private {
         handler(data)
     }
 
-    /// Box one run of a task: the returned future owns the copy and gives it back.
-    /// The box is the thread's spare one when it fits (`graph/run_box.rs`).
-    pub fn task_run<D, Fut>(run: Fut) -> TaskRun<D>
+    /// Box one run of a task, made by `make`: the returned future owns the copy and
+    /// gives it back. The box is the thread's spare one when it fits
+    /// (`graph/run_box.rs`), and the future is made in it.
+    #[inline(always)]
+    pub fn task_run<D, Fut>(make: impl FnOnce() -> Fut) -> TaskRun<D>
     where
         Fut: std::future::Future<Output = (D, Result<(), crate::TaskError>)> + Send + 'static,
     {
-        crate::graph::run_box::boxed(run)
+        crate::graph::run_box::boxed(make)
     }
 
     /// A message catch's payload decoder, found by the type its `apply` closure

@@ -10,6 +10,9 @@ use std::sync::Arc;
 
 use super::{ChangedFields, ProcessData};
 
+mod thin;
+use thin::ThinBox;
+
 /// A value of some [`ProcessData`] type, its type known only at run time.
 ///
 /// ```
@@ -27,13 +30,13 @@ use super::{ChangedFields, ProcessData};
 /// assert_eq!(current.typed::<Order>().total, 10);
 /// assert_eq!(changed.names().collect::<Vec<_>>(), ["total"]);
 /// ```
-pub struct Erased(Box<dyn Data>);
+pub struct Erased(ThinBox);
 
 /// What the loop does with the data, for one type `D`: the vtable behind [`Erased`].
 /// Its type checks go through `Any`, the supertrait (`&dyn Data` upcasts to
 /// `&dyn Any` with no call): one `type_id` call a check.
 trait Data: Any + Send + Sync {
-    fn clone_box(&self) -> Box<dyn Data>;
+    fn clone_erased(&self) -> Erased;
     /// Clone `self` into `target` if it is of the same type, reusing its box.
     fn clone_into_data(&self, target: &mut dyn Data) -> bool;
     fn diff(&self, other: &dyn Data) -> ChangedFields;
@@ -45,14 +48,14 @@ trait Data: Any + Send + Sync {
         renew: bool,
         changed: &mut Option<ChangedFields>,
     ) -> bool;
-    fn merge(&mut self, base: &dyn Data, edited: Box<dyn Data>) -> ChangedFields;
+    fn merge(&mut self, base: &dyn Data, edited: Erased) -> ChangedFields;
     fn fields(&self) -> &'static [&'static str];
     fn type_name(&self) -> &'static str;
 }
 
 impl<D: ProcessData> Data for D {
-    fn clone_box(&self) -> Box<dyn Data> {
-        Box::new(self.clone())
+    fn clone_erased(&self) -> Erased {
+        Erased(ThinBox::new(self.clone()))
     }
 
     fn clone_into_data(&self, target: &mut dyn Data) -> bool {
@@ -82,10 +85,9 @@ impl<D: ProcessData> Data for D {
         typed_diff_into(self, edited, renew, changed)
     }
 
-    fn merge(&mut self, base: &dyn Data, edited: Box<dyn Data>) -> ChangedFields {
-        let edited: Box<dyn Any> = edited;
-        let edited = match edited.downcast::<D>() {
-            Ok(edited) => *edited,
+    fn merge(&mut self, base: &dyn Data, edited: Erased) -> ChangedFields {
+        let edited = match edited.0.take::<D>() {
+            Ok(edited) => edited,
             Err(_) => mismatch::<D>(),
         };
         ProcessData::merge(self, same_type(base), edited)
@@ -128,7 +130,7 @@ pub(crate) fn diff_into<D: ProcessData>(
     if let Some(data) = (data as &dyn Any).downcast_ref::<Erased>() {
         let edited = (edited as &mut dyn Any).downcast_mut::<Erased>();
         let edited = edited.expect("`edited` is of `data`'s type");
-        return data.0.diff_into(&mut *edited.0, renew, changed);
+        return data.0.get().diff_into(edited.0.get_mut(), renew, changed);
     }
     typed_diff_into(data, edited, renew, changed)
 }
@@ -217,17 +219,12 @@ impl Erased {
         if let Some(erased) = (&mut slot as &mut dyn Any).downcast_mut::<Option<Erased>>() {
             return erased.take().expect("the slot was filled");
         }
-        Erased(Box::new(slot.expect("the slot was filled")))
-    }
-
-    /// Erase a boxed value's type, keeping its box.
-    pub fn from_box<D: ProcessData>(data: Box<D>) -> Self {
-        Erased(data)
+        Erased(ThinBox::new(slot.expect("the slot was filled")))
     }
 
     /// The value, if it is a `D`.
     pub fn get<D: 'static>(&self) -> Option<&D> {
-        (&*self.0 as &dyn Any).downcast_ref()
+        (self.0.get() as &dyn Any).downcast_ref()
     }
 
     /// The value as the `D` it is.
@@ -241,15 +238,19 @@ impl Erased {
 
     /// The value as the `D` it is, to change it. Panics as [`Erased::typed`] does.
     pub fn typed_mut<D: 'static>(&mut self) -> &mut D {
-        (&mut *self.0 as &mut dyn Any)
+        (self.0.get_mut() as &mut dyn Any)
             .downcast_mut()
             .unwrap_or_else(|| mismatch::<D>())
     }
 
-    /// The value's box, as the `D` it is. Panics as [`Erased::typed`] does.
+    /// The value, boxed as the `D` it is. Panics as [`Erased::typed`] does.
     pub fn into_typed<D: 'static>(self) -> Box<D> {
-        let any: Box<dyn Any> = self.0;
-        any.downcast().unwrap_or_else(|_| mismatch::<D>())
+        Box::new(self.take())
+    }
+
+    /// The value as the `D` it is, out of its box. Panics as [`Erased::typed`] does.
+    fn take<D: 'static>(self) -> D {
+        self.0.take().unwrap_or_else(|_| mismatch::<D>())
     }
 
     /// The value as a `D` — the `D` it is, or the erased value itself when `D` is
@@ -260,7 +261,7 @@ impl Erased {
         if let Some(same) = (&mut slot as &mut dyn Any).downcast_mut::<Option<D>>() {
             return same.take().expect("the slot was filled");
         }
-        *slot.expect("the slot was filled").into_typed::<D>()
+        slot.expect("the slot was filled").take::<D>()
     }
 
     /// A copy of the value as a `D`, as [`Erased::into_data`] takes it — cloned as
@@ -284,20 +285,20 @@ impl Erased {
 
     /// The name of the value's type.
     pub fn type_name(&self) -> &'static str {
-        self.0.type_name()
+        self.0.get().type_name()
     }
 }
 
 impl Clone for Erased {
     fn clone(&self) -> Self {
-        Erased(self.0.clone_box())
+        self.0.get().clone_erased()
     }
 
     /// A copy into the box `self` already has, when it holds the same type: what
     /// the loop's recycled task copies cost (no allocation).
     #[inline]
     fn clone_from(&mut self, source: &Self) {
-        if !source.0.clone_into_data(&mut *self.0) {
+        if !source.0.get().clone_into_data(self.0.get_mut()) {
             *self = source.clone();
         }
     }
@@ -314,16 +315,16 @@ impl ProcessData for Erased {
     const FIELDS: &'static [&'static str] = &[];
 
     fn fields(&self) -> &'static [&'static str] {
-        self.0.fields()
+        self.0.get().fields()
     }
 
     #[inline]
     fn diff(&self, other: &Self) -> ChangedFields {
-        self.0.diff(&*other.0)
+        self.0.get().diff(other.0.get())
     }
 
     fn merge(&mut self, base: &Self, edited: Self) -> ChangedFields {
-        self.0.merge(&*base.0, edited.0)
+        self.0.get_mut().merge(base.0.get(), edited)
     }
 }
 

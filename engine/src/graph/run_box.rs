@@ -40,24 +40,28 @@ thread_local! {
     static SPARE: Cell<Option<Spare>> = const { Cell::new(None) };
 }
 
-/// Box `run` as a pinned `dyn Future`, in this thread's spare box when it has the
-/// future's layout.
-#[inline]
-pub(crate) fn boxed<T, F>(run: F) -> Pin<Box<dyn Future<Output = T> + Send>>
+/// Box the future `make` makes as a pinned `dyn Future`, in this thread's spare box
+/// when it has the future's layout.
+///
+/// Made where it is written, not made on the stack and copied in: a future just
+/// made is its captures and a one-byte state, and a copy's wider loads over that
+/// byte's store stall (store forwarding), on every task run.
+#[inline(always)]
+pub(crate) fn boxed<T, F>(make: impl FnOnce() -> F) -> Pin<Box<dyn Future<Output = T> + Send>>
 where
     F: Future<Output = T> + Send + 'static,
 {
     let layout = Layout::new::<F>();
     if layout.size() == 0 || layout.size() > MAX_SPARE {
-        return Box::pin(run);
+        return Box::pin(make());
     }
     let Some(spare) = SPARE.try_with(Cell::take).ok().flatten() else {
-        return Box::pin(run);
+        return Box::pin(make());
     };
     if spare.layout != layout {
         // Kept for a run of its own size; this one gets a box of its own.
         let _ = SPARE.try_with(|cell| cell.set(Some(spare)));
-        return Box::pin(run);
+        return Box::pin(make());
     }
     let ptr = spare.ptr.as_ptr().cast::<F>();
     std::mem::forget(spare);
@@ -67,7 +71,7 @@ where
     // allocator, with `F`'s layout, holding a valid `F`. Ownership passes from the
     // forgotten `Spare` to the box, which frees it (or gives it back) once.
     unsafe {
-        ptr.write(run);
+        ptr.write(make());
         Box::into_pin(Box::from_raw(ptr))
     }
 }
@@ -127,24 +131,24 @@ mod tests {
     fn a_recycled_box_is_reused_for_a_future_of_its_layout_and_values_are_dropped() {
         let drops = Arc::new(AtomicUsize::new(0));
         let held = Counted(drops.clone());
-        let mut first = boxed(holding(held, 1));
+        let mut first = boxed(|| holding(held, 1));
         assert_eq!(poll(&mut first), 1);
         let at = &*first as *const _ as *const u8;
         recycle(first);
         assert_eq!(drops.load(Ordering::Relaxed), 1, "the value was dropped");
         let held = Counted(drops.clone());
-        let mut second = boxed(holding(held, 2));
+        let mut second = boxed(|| holding(held, 2));
         assert_eq!(at, &*second as *const _ as *const u8, "the same box");
         assert_eq!(poll(&mut second), 2);
         // A future of another layout gets its own box; the spare stays.
         let big = [7u8; 100];
-        let mut other = boxed(async move { big[99] as u64 });
+        let mut other = boxed(move || async move { big[99] as u64 });
         assert_ne!(at, &*other as *const _ as *const u8);
         assert_eq!(poll(&mut other), 7);
         drop(other);
         // A pending future dropped through `recycle` drops what it holds.
         let held = Counted(drops.clone());
-        let pending = boxed(async move {
+        let pending = boxed(move || async move {
             let _held = held;
             std::future::pending::<()>().await;
             3u64
@@ -153,6 +157,6 @@ mod tests {
         recycle(second);
         assert_eq!(drops.load(Ordering::Relaxed), 3);
         // Zero-sized futures are not kept.
-        recycle(boxed(std::future::ready(())));
+        recycle(boxed(|| std::future::ready(())));
     }
 }

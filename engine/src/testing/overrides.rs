@@ -157,10 +157,10 @@ impl<D: ProcessData> Overrides<D> {
             id,
             Arc::new(move |data: Erased| {
                 let handler = Arc::clone(&handler);
-                let mut data = data.into_typed::<D>();
+                let mut data = data;
                 let run: TaskRun<Erased> = Box::pin(async move {
-                    let result = handler(&mut data);
-                    (Erased::from_box(data), result)
+                    let result = handler(data.typed_mut::<D>());
+                    (data, result)
                 });
                 run
             }),
@@ -177,7 +177,7 @@ impl<D: ProcessData> Overrides<D> {
         self.with(
             id,
             Arc::new(move |data: Erased| {
-                let run = handler(*data.into_typed::<D>());
+                let run = handler(data.into_data::<D>());
                 let run: TaskRun<Erased> = Box::pin(async move {
                     let (data, result) = run.await;
                     (Erased::new(data), result)

@@ -194,7 +194,7 @@ fn task_fn(f: UserFn, data: &syn::Type, handler: &syn::Expr) -> TokenStream {
     // The run borrows the erased copy as a `D` for the handler and gives the same
     // copy back: no allocation beyond the copy's own.
     let call = quote_spanned!(span=> ::thresh::__private::call_task(#handler, ::thresh::__private::Erased::typed_mut::<#data>(&mut data)).await);
-    let run = quote_spanned!(span=> ::thresh::__private::task_run(async move {
+    let run = quote_spanned!(span=> ::thresh::__private::task_run(move || async move {
         let result = #call;
         (data, result)
     }));

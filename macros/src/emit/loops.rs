@@ -58,7 +58,7 @@ pub fn placeholder_task_fn(n: usize) -> TokenStream {
     quote! {
         #[allow(non_snake_case)]
         fn #name(data: ::thresh::__private::Erased) -> ::thresh::__private::TaskRun<::thresh::__private::Erased> {
-            ::thresh::__private::task_run(async move { (data, ::core::result::Result::Err(::thresh::__private::item_missing())) })
+            ::thresh::__private::task_run(move || async move { (data, ::core::result::Result::Err(::thresh::__private::item_missing())) })
         }
     }
 }
@@ -218,7 +218,7 @@ fn item_run_fn(model: &Model, n: usize, source: usize, handler: &syn::Expr) -> T
             output: ::thresh::__private::Output,
         ) -> ::thresh::__private::TaskRun<::thresh::__private::Erased> {
             let items = ::core::clone::Clone::clone(items);
-            ::thresh::__private::task_run(async move {
+            ::thresh::__private::task_run(move || async move {
                 let result = match ::thresh::__private::item_of::<#data, _, _>(&#each, &items, index) {
                     ::core::option::Option::Some(item) => {
                         #call.map(|value| ::thresh::__private::send_output(output, value))
