@@ -239,11 +239,11 @@ fn awaited(
         let outcome = match child.wait_finished().await {
             Some(finished) => {
                 if let Some(notify) = unadopted {
-                    for code in finished.unsent.iter().flat_map(|codes| codes.iter()) {
+                    for code in finished.unsent {
                         notify(ChildNote::Escalated(code.clone()));
                     }
                 }
-                finished.outcome(Erased::clone)
+                finished.outcome(|data| data.to_erased())
             }
             None => Outcome::Failed(InstanceError::Lost),
         };

@@ -10,6 +10,7 @@ use std::fmt;
 mod erased;
 pub(crate) use erased::diff_into;
 pub use erased::Erased;
+pub(crate) use erased::{ErasedRef, Placed};
 
 /// Process data with field-level change detection. Derive it:
 ///

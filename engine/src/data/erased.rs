@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use super::{ChangedFields, ProcessData};
 
+mod placed;
 mod thin;
+pub(crate) use placed::Placed;
 use thin::ThinBox;
 
 /// A value of some [`ProcessData`] type, its type known only at run time.
@@ -51,6 +53,8 @@ trait Data: Any + Send + Sync {
     fn merge(&mut self, base: &dyn Data, edited: Erased) -> ChangedFields;
     fn fields(&self) -> &'static [&'static str];
     fn type_name(&self) -> &'static str;
+    /// `place` as a pointer to a value of this one's type (`Erased::place_at`).
+    fn at(&self, place: *mut u8) -> *mut dyn Data;
 }
 
 impl<D: ProcessData> Data for D {
@@ -99,6 +103,10 @@ impl<D: ProcessData> Data for D {
 
     fn type_name(&self) -> &'static str {
         std::any::type_name::<D>()
+    }
+
+    fn at(&self, place: *mut u8) -> *mut dyn Data {
+        place.cast::<D>()
     }
 }
 
@@ -286,6 +294,40 @@ impl Erased {
     /// The name of the value's type.
     pub fn type_name(&self) -> &'static str {
         self.0.get().type_name()
+    }
+}
+
+/// A borrowed value of some [`ProcessData`] type: an [`Erased`]'s, or one kept
+/// elsewhere ([`Placed`]).
+#[derive(Clone, Copy)]
+pub(crate) struct ErasedRef<'a>(&'a dyn Data);
+
+impl Erased {
+    /// The value, borrowed.
+    pub(crate) fn as_ref(&self) -> ErasedRef<'_> {
+        ErasedRef(self.0.get())
+    }
+}
+
+impl ErasedRef<'_> {
+    /// An owned copy.
+    pub(crate) fn to_erased(self) -> Erased {
+        self.0.clone_erased()
+    }
+
+    /// Where the value is.
+    #[cfg(test)]
+    pub(crate) fn address(self) -> usize {
+        (self.0 as *const dyn Data).cast::<u8>() as usize
+    }
+
+    /// A copy as a `D`, as [`Erased::clone_data`] makes it (for `D` = `Erased`, an
+    /// owned copy).
+    pub(crate) fn clone_data<D: Clone + 'static>(self) -> D {
+        match (self.0 as &dyn Any).downcast_ref::<D>() {
+            Some(value) => value.clone(),
+            None => self.to_erased().into_data(),
+        }
     }
 }
 

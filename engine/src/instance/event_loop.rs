@@ -123,18 +123,20 @@ pub(crate) fn spawn(
     // handle exists.
     let entry = match entry {
         entry if inline => {
-            // Recorded into the thread's scratch history, copied out once after,
-            // on the thread's track slots (and its joins' box, taken on the first
-            // arrival), given back if it ends here; its tasks' copies go into the
-            // thread's spare copy (an instance that goes on gives it back: it
-            // keeps no spare copy it did not make).
-            let lent = instance.history.lend_scratch();
+            // Recorded into the thread's scratch history, copied out once after
+            // (into the end's block if it ends here with a short history:
+            // `EndRef::packed`), on the thread's track slots (and its joins' box,
+            // taken on the first arrival), given back if it ends here; its tasks'
+            // copies go into the thread's spare copy (an instance that goes on
+            // gives it back: it keeps no spare copy it did not make).
+            instance.history.lend_scratch();
             instance.tracks.lend_scratch();
             span.in_scope(|| instance.start(entry));
-            if lent {
+            let ended = instance.outcome.is_some() && instance.workers.is_empty();
+            let packed = ended && instance.history.is_short();
+            if !packed {
                 instance.history.return_scratch();
             }
-            let ended = instance.outcome.is_some() && instance.workers.is_empty();
             instance.tracks.return_scratch(ended);
             instance.joins.return_scratch(ended);
             if !ended {
@@ -155,7 +157,7 @@ pub(crate) fn spawn(
                 if let Some(cell) = cell {
                     Erased::keep_shared(cell);
                 }
-                return InstanceHandle::ended_early(id, commands, parent_id, finished);
+                return InstanceHandle::ended_early(id, commands, parent_id, finished, packed);
             }
             None
         }

@@ -2,11 +2,10 @@
 //! work its user tasks, cancel it. Every request is a message to the instance's loop.
 
 use std::marker::PhantomData;
-use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
-use super::ending::{End, Ending, Publisher};
+use super::ending::{EndRef, FinishedRef, Publisher};
 use super::history::History;
 use super::input::{Command, Input};
 use super::intake::Intake;
@@ -53,7 +52,7 @@ pub struct InstanceHandle<D: 'static> {
     /// The calling instance, for a call activity's child.
     parent: Option<InstanceId>,
     commands: Intake<Input<Erased>>,
-    ending: Arc<Ending<Erased>>,
+    ending: EndRef,
     data: PhantomData<fn() -> D>,
 }
 
@@ -63,7 +62,7 @@ impl<D> Clone for InstanceHandle<D> {
             id: self.id,
             parent: self.parent,
             commands: self.commands.clone(),
-            ending: Arc::clone(&self.ending),
+            ending: self.ending.clone(),
             data: PhantomData,
         }
     }
@@ -75,8 +74,8 @@ impl InstanceHandle<Erased> {
         id: InstanceId,
         commands: Intake<Input<Erased>>,
         parent: Option<InstanceId>,
-    ) -> (Self, Publisher<Erased>) {
-        let (publisher, ending) = Ending::new();
+    ) -> (Self, Publisher) {
+        let (publisher, ending) = EndRef::pending();
         let handle = Self {
             id,
             parent,
@@ -90,22 +89,33 @@ impl InstanceHandle<Erased> {
     /// A handle on an instance that ended before it began.
     pub(crate) fn ended_at_birth(id: InstanceId, finished: Finished<Erased>) -> Self {
         // No queue: a command is answered "ended" at once.
-        Self::ended_early(id, Intake::none(), None, finished)
+        Self {
+            id,
+            parent: None,
+            commands: Intake::none(),
+            ending: EndRef::ended(finished),
+            data: PhantomData,
+        }
     }
 
-    /// A handle on an instance that ended before its handle was made (at birth, or
-    /// in a first step run by its starter): no publisher, no waiter to wake.
+    /// A handle on an instance that ended in a first step run by its starter, before
+    /// its handle was made: no publisher, no waiter to wake. Kept whole in one
+    /// block when `packed` (`EndRef::packed`).
     pub(crate) fn ended_early(
         id: InstanceId,
         commands: Intake<Input<Erased>>,
         parent: Option<InstanceId>,
         finished: Finished<Erased>,
+        packed: bool,
     ) -> Self {
         Self {
             id,
             parent,
             commands,
-            ending: Ending::ended(finished),
+            ending: match packed {
+                true => EndRef::packed(finished),
+                false => EndRef::ended(finished),
+            },
             data: PhantomData,
         }
     }
@@ -169,7 +179,7 @@ impl<D: Clone> InstanceHandle<D> {
     /// number of times, from any number of clones of the outcome.
     pub async fn outcome(&self) -> Outcome<D> {
         match self.wait_finished().await {
-            Some(f) => f.outcome(Erased::clone_data),
+            Some(f) => f.outcome(|data| data.clone_data()),
             None => Outcome::Failed(InstanceError::Lost),
         }
     }
@@ -182,7 +192,7 @@ impl<D: Clone> InstanceHandle<D> {
     /// The history so far (the whole history once the instance has ended).
     pub async fn history(&self) -> History {
         if let Some(f) = self.ended() {
-            return f.history.clone();
+            return f.history();
         }
         match self.ask(Command::History).await {
             Some(history) => history,
@@ -190,7 +200,7 @@ impl<D: Clone> InstanceHandle<D> {
             None => self
                 .wait_finished()
                 .await
-                .map(|f| f.history.clone())
+                .map(|f| f.history())
                 .unwrap_or_default(),
         }
     }
@@ -363,11 +373,11 @@ impl<D: Clone> InstanceHandle<D> {
         let _ = self.commands.send(Input::Handle(Box::new(Command::Cancel)));
     }
 
-    fn ended(&self) -> Option<&Finished<Erased>> {
-        self.ending.get().and_then(End::finished)
+    fn ended(&self) -> Option<FinishedRef<'_>> {
+        self.ending.get()?.finished()
     }
 
-    pub(crate) async fn wait_finished(&self) -> Option<&Finished<Erased>> {
+    pub(crate) async fn wait_finished(&self) -> Option<FinishedRef<'_>> {
         self.ending.wait().await.finished()
     }
 }

@@ -165,7 +165,7 @@ pub struct Step {
 
 /// The ordered history of an instance. Empty when the engine records none
 /// ([`EngineConfig::history`](crate::EngineConfig::history)).
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct History {
     steps: Vec<Step>,
     /// Recording is off: pushes are dropped.
@@ -180,6 +180,22 @@ pub struct History {
     /// (about what a run through the process records), so a longer instance grows
     /// once or twice rather than doubling from two.
     first_growth: u32,
+    /// The buffer is this thread's scratch buffer, lent (`lend_scratch`) until
+    /// the steps are taken out of it (`return_scratch`, `move_steps_to`).
+    scratch: bool,
+}
+
+/// A copy records as the original does; it holds no scratch buffer.
+impl Clone for History {
+    fn clone(&self) -> Self {
+        Self {
+            steps: self.steps.clone(),
+            off: self.off,
+            owns_heap: self.owns_heap,
+            first_growth: self.first_growth,
+            scratch: false,
+        }
+    }
 }
 
 /// Two histories are equal when they recorded the same steps (and both record).
@@ -238,6 +254,7 @@ impl History {
             off: false,
             owns_heap: false,
             first_growth: u32::try_from(first_growth).unwrap_or(u32::MAX),
+            scratch: false,
         }
     }
 
@@ -250,6 +267,16 @@ impl History {
             off: false,
             owns_heap: false,
             first_growth: u32::try_from(first_growth).unwrap_or(u32::MAX).max(1),
+            scratch: false,
+        }
+    }
+
+    /// A copy of `steps`, recorded (an ended instance's kept in its end's block).
+    pub(crate) fn of_steps(steps: &[Step]) -> Self {
+        Self {
+            steps: steps.to_vec(),
+            owns_heap: steps.iter().any(|step| step.what.owns_heap()),
+            ..Self::default()
         }
     }
 
@@ -260,6 +287,7 @@ impl History {
             off: true,
             owns_heap: false,
             first_growth: 0,
+            scratch: false,
         }
     }
 
@@ -342,27 +370,39 @@ impl History {
         self.steps.reserve_exact(room);
     }
 
-    /// Record into this thread's scratch buffer until [`History::return_scratch`]:
-    /// for an instance's first step on its caller, so that the history the step
-    /// leaves is allocated once, at its length, not grown step by step. `false`
-    /// (nothing lent) when the history records nothing or has steps already.
-    pub(crate) fn lend_scratch(&mut self) -> bool {
+    /// Record into this thread's scratch buffer until [`History::return_scratch`]
+    /// (or [`History::move_steps_to`]): for an instance's first step on its
+    /// caller, so that the history the step leaves is allocated once, at its
+    /// length, not grown step by step. Nothing is lent when the history records
+    /// nothing or has steps already.
+    pub(crate) fn lend_scratch(&mut self) {
         if self.off || self.steps.capacity() > 0 {
-            return false;
+            return;
         }
         self.steps = SCRATCH.try_with(std::cell::Cell::take).unwrap_or_default();
         if self.steps.capacity() == 0 {
             let room = SCRATCH_NEXT_ROOM.try_with(std::cell::Cell::get);
             self.steps.reserve_exact(room.unwrap_or(SCRATCH_ROOM));
         }
-        true
+        self.scratch = true;
     }
 
-    /// Take the steps out of the scratch buffer: a short history is copied out at
-    /// its length and the buffer given back; a longer one keeps the buffer, cut to
-    /// its length (a copy would cost more than the next birth's new buffer).
+    /// Whether the steps are few enough to be copied out of the scratch buffer
+    /// (a longer history keeps it: `return_scratch`).
+    pub(crate) fn is_short(&self) -> bool {
+        self.steps.len() <= SCRATCH_COPY
+    }
+
+    /// Take the steps out of a lent scratch buffer: a short history is copied out
+    /// at its length and the buffer given back; a longer one keeps the buffer,
+    /// cut to its length (a copy would cost more than the next birth's new
+    /// buffer). Nothing to do if none is lent.
     pub(crate) fn return_scratch(&mut self) {
-        if self.steps.len() > SCRATCH_COPY {
+        if !self.scratch {
+            return;
+        }
+        if !self.is_short() {
+            self.scratch = false;
             let _ = SCRATCH_NEXT_ROOM
                 .try_with(|room| room.set(self.steps.len().min(SCRATCH_MOST_ROOM)));
             self.steps.shrink_to_fit();
@@ -371,6 +411,35 @@ impl History {
         let mut scratch = std::mem::take(&mut self.steps);
         self.steps = Vec::with_capacity(scratch.len());
         self.steps.append(&mut scratch);
+        self.give_back(scratch);
+    }
+
+    /// Move the steps to `to`, leaving none (and a lent scratch buffer given
+    /// back): an instance that ended in its first step keeps its steps in its
+    /// end's block (`EndRef::packed`). Whether one of them owns heap memory (the
+    /// steps are then dropped one by one, `History`'s `owns_heap`).
+    ///
+    /// # Safety
+    /// `to` is valid for writes of `self.steps().len()` steps and aligned for them.
+    pub(crate) unsafe fn move_steps_to(&mut self, to: std::ptr::NonNull<Step>) -> bool {
+        let len = self.steps.len();
+        // SAFETY: `to` has room for `len` steps (by the caller) and is not in the
+        // buffer; the steps are moved bitwise and the buffer forgets them.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.steps.as_ptr(), to.as_ptr(), len);
+            self.steps.set_len(0);
+        }
+        if self.scratch {
+            let scratch = std::mem::take(&mut self.steps);
+            self.give_back(scratch);
+        }
+        std::mem::take(&mut self.owns_heap)
+    }
+
+    /// Give the scratch buffer back to this thread, empty.
+    fn give_back(&mut self, scratch: Vec<Step>) {
+        debug_assert!(scratch.is_empty());
+        self.scratch = false;
         // A nested birth on this thread (a handler that started an instance) may have
         // given one back meanwhile: the larger stays.
         let _ = SCRATCH.try_with(|cell| {
@@ -439,144 +508,4 @@ impl fmt::Display for History {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn first_step(steps: usize) -> History {
-        let mut history = History::lazy(8);
-        assert!(history.lend_scratch());
-        for _ in 0..steps {
-            history.push(TrackId(0), "t", Happening::TaskStarted);
-        }
-        history.return_scratch();
-        history
-    }
-
-    #[test]
-    fn a_long_first_step_sizes_the_next_new_scratch_buffer() {
-        // On a thread of its own: the scratch buffers are the thread's.
-        std::thread::spawn(|| {
-            let long = first_step(200);
-            assert_eq!((long.steps().len(), long.steps.capacity()), (200, 200));
-            // The long one kept its buffer: the next is made at its length, so a
-            // second as long never grows it (nor is cut).
-            let mut again = History::lazy(8);
-            assert!(again.lend_scratch());
-            assert_eq!(again.steps.capacity(), 200);
-            again.return_scratch();
-            // A short one is copied out at its length; the buffer stays the thread's.
-            let short = first_step(3);
-            assert_eq!((short.steps().len(), short.steps.capacity()), (3, 3));
-            // Past `SCRATCH_COPY` steps, the buffer is kept, cut to its length.
-            let medium = first_step(SCRATCH_COPY + 1);
-            assert_eq!(medium.steps.capacity(), SCRATCH_COPY + 1);
-        })
-        .join()
-        .unwrap();
-    }
-
-    #[test]
-    fn a_history_drops_its_steps_one_by_one_only_when_one_owns_heap_memory() {
-        let mut plain = History::lazy(8);
-        plain.push(TrackId(0), "t", Happening::TaskStarted);
-        plain.push(TrackId(0), "t", Happening::Completed { changed: vec![] });
-        plain.push(
-            TrackId(0),
-            "g",
-            Happening::Routed {
-                to: Cow::Borrowed(&["x", "y"]),
-            },
-        );
-        plain.push(
-            TrackId(0),
-            "g",
-            Happening::Routed {
-                to: Vec::new().into(),
-            },
-        );
-        assert!(!plain.owns_heap);
-        let copy = plain.clone();
-        assert_eq!(copy, plain);
-        drop(plain);
-        assert_eq!(copy.steps().len(), 4, "a clone keeps its own steps");
-
-        for owner in [
-            Happening::Completed { changed: vec!["a"] },
-            Happening::Caught { changed: vec!["a"] },
-            Happening::Routed {
-                to: vec!["x"].into(),
-            },
-            Happening::Failed {
-                message: "boom".into(),
-            },
-            Happening::ErrorThrown { code: "E1".into() },
-            Happening::Escalated { code: "up".into() },
-        ] {
-            let mut history = History::lazy(8);
-            history.push(TrackId(0), "t", Happening::TaskStarted);
-            history.push(TrackId(0), "t", owner.clone());
-            // Set once, kept for the steps that follow.
-            history.push(TrackId(0), "e", Happening::Ended);
-            assert!(history.owns_heap, "{owner:?} owns heap memory");
-            let copy = history.clone();
-            assert!(copy.owns_heap);
-            assert_eq!(copy.steps()[1].what, owner);
-        }
-        // Under valgrind or miri, the loop above must leak nothing.
-    }
-
-    /// Collects the `node` field of every TRACE event.
-    struct TraceNodes(std::sync::Mutex<Vec<String>>);
-
-    impl tracing::Subscriber for TraceNodes {
-        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-            true
-        }
-        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-            tracing::span::Id::from_u64(1)
-        }
-        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-        fn event(&self, event: &tracing::Event<'_>) {
-            struct Node<'a>(&'a mut Option<String>);
-            impl tracing::field::Visit for Node<'_> {
-                fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-                    if field.name() == "node" {
-                        *self.0 = Some(value.to_string());
-                    }
-                }
-                fn record_debug(&mut self, _: &tracing::field::Field, _: &dyn fmt::Debug) {}
-            }
-            if *event.metadata().level() == tracing::Level::TRACE {
-                let mut node = None;
-                event.record(&mut Node(&mut node));
-                self.0.lock().unwrap().extend(node);
-            }
-        }
-        fn enter(&self, _: &tracing::span::Id) {}
-        fn exit(&self, _: &tracing::span::Id) {}
-    }
-
-    #[test]
-    fn a_recorded_step_is_a_trace_event_whether_or_not_the_history_keeps_it() {
-        let nodes = std::sync::Arc::new(TraceNodes(std::sync::Mutex::new(Vec::new())));
-        tracing::subscriber::with_default(nodes.clone(), || {
-            let mut kept = History::lazy(8);
-            kept.record(TrackId(0), "a", Happening::TaskStarted, false);
-            let mut off = History::off();
-            off.record(
-                TrackId(0),
-                "b",
-                Happening::Failed {
-                    message: "x".into(),
-                },
-                true,
-            );
-            // A step pushed, not recorded (a restored one), is no event.
-            kept.push(TrackId(0), "c", Happening::Ended);
-            assert_eq!(kept.steps().len(), 2);
-            assert!(off.steps().is_empty());
-        });
-        assert_eq!(*nodes.0.lock().unwrap(), ["a", "b"]);
-    }
-}
+mod tests;

@@ -240,7 +240,7 @@ pub enum InstanceError {
 
 /// What the loop publishes when the instance ends.
 pub(crate) struct Finished<D> {
-    /// How it ended: with `data`, its [`Finished::outcome`].
+    /// How it ended: with `data`, its outcome (`FinishedRef::outcome`).
     pub ended: Ended,
     pub history: History,
     /// The data at the end.
@@ -251,13 +251,6 @@ pub(crate) struct Finished<D> {
     // One pointer where a `Vec` is three: every instance's `Ending` holds a `Finished`.
     #[allow(clippy::box_collection)]
     pub unsent: Option<Box<Vec<String>>>,
-}
-
-impl<D> Finished<D> {
-    /// The outcome, with `copy` a copy of the data at the end.
-    pub fn outcome<C>(&self, copy: impl FnOnce(&D) -> C) -> Outcome<C> {
-        self.ended.outcome(|| copy(&self.data))
-    }
 }
 
 /// The message of a panic payload (a handler's, a condition's, a key's): what an

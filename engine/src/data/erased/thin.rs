@@ -80,21 +80,41 @@ impl ThinBox {
     }
 }
 
+impl ThinBox {
+    /// Free the allocation, its value already moved out (`Erased::place_at`).
+    ///
+    /// SAFETY: the value was moved out bitwise and is not used through this box
+    /// again: it is not dropped here.
+    pub(super) unsafe fn free_moved(self) {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: as `drop`'s, less the value's drop (moved out, by the caller).
+        unsafe {
+            let layout = slot_layout(&**this.0.as_ptr());
+            std::alloc::dealloc(this.0.as_ptr().cast::<u8>(), layout);
+        }
+    }
+}
+
+/// The layout of the slot that holds `value`: `repr(C)`, the header's extended by
+/// the value's and padded, which is the `Box<Slot<D>>`'s layout it was allocated
+/// with.
+fn slot_layout(value: &dyn Data) -> Layout {
+    Layout::new::<Header>()
+        .extend(Layout::for_value(value))
+        .expect("a slot's layout is a valid layout")
+        .0
+        .pad_to_align()
+}
+
 impl Drop for ThinBox {
     fn drop(&mut self) {
         // SAFETY: the header is initialised by `new` and never changed.
         let value = unsafe { *self.0.as_ptr().cast_const() };
         // SAFETY: the header points at the value, alive until dropped here. The
-        // allocation is a `Slot<D>` for the value's type `D`: `repr(C)`, its layout
-        // is the header's extended by `D`'s (read off the value before it is
-        // dropped) and padded, which is the `Box<Slot<D>>`'s layout it was
-        // allocated with. It is freed once, here.
+        // allocation is a `Slot<D>` for the value's type (its layout read off the
+        // value before it is dropped); it is freed once, here.
         unsafe {
-            let layout = Layout::new::<Header>()
-                .extend(Layout::for_value(&*value))
-                .expect("a slot's layout is a valid layout")
-                .0
-                .pad_to_align();
+            let layout = slot_layout(&*value);
             std::ptr::drop_in_place(value);
             std::alloc::dealloc(self.0.as_ptr().cast::<u8>(), layout);
         }
