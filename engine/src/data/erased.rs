@@ -194,7 +194,8 @@ impl Erased {
     pub(crate) fn shared(data: Erased) -> (Arc<Erased>, Option<Erased>) {
         let kept = THREAD_SHARED.try_with(std::cell::Cell::take).ok().flatten();
         match kept {
-            Some(mut cell) => match Arc::get_mut(&mut cell) {
+            // SAFETY: an instance's data cell is never held weakly.
+            Some(mut cell) => match unsafe { super::unique_mut(&mut cell) } {
                 Some(content) => {
                     let spare = std::mem::replace(content, data);
                     (cell, Some(spare))

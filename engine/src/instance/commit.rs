@@ -56,7 +56,8 @@ impl<D: ProcessData> Instance<D> {
             self.spare = Some(edited);
             return;
         }
-        match Arc::get_mut(&mut self.data) {
+        // SAFETY: an instance's data cell is never held weakly.
+        match unsafe { crate::data::unique_mut(&mut self.data) } {
             Some(data) => self.spare = Some(std::mem::replace(data, edited)),
             None => self.data = Arc::new(edited),
         }

@@ -323,7 +323,9 @@ impl<D: ProcessData> Instance<D> {
         debug!(outcome = ended.kind(), "instance ended");
         // The loop's last use of the data: moved out when nothing else holds it.
         let mut cell = self.data;
-        let (data, cell) = match (Arc::get_mut(&mut cell), self.spare.take()) {
+        // SAFETY: an instance's data cell is never held weakly.
+        let unique = unsafe { crate::data::unique_mut(&mut cell) };
+        let (data, cell) = match (unique, self.spare.take()) {
             (Some(content), Some(spare)) => (std::mem::replace(content, spare), Some(cell)),
             _ => (
                 Arc::try_unwrap(cell).unwrap_or_else(|shared| D::clone(&shared)),

@@ -130,12 +130,19 @@ impl Clone for EndRef {
 
 impl Drop for EndRef {
     fn drop(&mut self) {
-        // Release then acquire, as `Arc`'s drop: every use of the block through
-        // another reference happens before it is freed.
-        if self.block().refs.fetch_sub(1, Ordering::Release) != 1 {
-            return;
+        // The last reference, seen by an acquire load, needs no decrement: no other
+        // is left to make a new one. Most ends have one handle and no publisher
+        // left when dropped (every instance that ended in its first step), and a
+        // locked decrement waits for the core's stores to drain.
+        let refs = &self.block().refs;
+        if refs.load(Ordering::Acquire) != 1 {
+            // Release then acquire, as `Arc`'s drop: every use of the block through
+            // another reference happens before it is freed.
+            if refs.fetch_sub(1, Ordering::Release) != 1 {
+                return;
+            }
+            atomic::fence(Ordering::Acquire);
         }
-        atomic::fence(Ordering::Acquire);
         let layout = match self.get() {
             Some(End::Packed(packed)) => packed_layout(packed.len as usize, packed.data.layout()).0,
             _ => Layout::new::<Block>(),

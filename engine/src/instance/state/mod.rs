@@ -156,6 +156,7 @@ pub(crate) struct Instance<D: ProcessData> {
     pub id: InstanceId,
     pub process: &'static Graph<D>,
     /// The committed process data; a task works on its own copy of a snapshot.
+    /// Shared with tasks (their snapshots), never held weakly: `data::unique_mut`.
     pub data: Arc<D>,
     /// A copy of the data no one holds any more (a task's that changed nothing, or
     /// the data a commit replaced): the next task's copy is cloned into it, so a
