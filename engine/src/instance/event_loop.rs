@@ -315,7 +315,7 @@ impl<D: ProcessData> Instance<D> {
             }
         }
         // The outcome's data is the data at the end, copied when it is read
-        // (`Finished::outcome`).
+        // (`FinishedRef::outcome`).
         let ended = self
             .outcome
             .take()

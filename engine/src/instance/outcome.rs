@@ -59,7 +59,7 @@ impl<D> Outcome<D> {
 
 /// How an instance ended: the outcome's kind, and a failure's error. The outcome
 /// itself, with its copy of the data, is built when it is read
-/// ([`Finished::outcome`]): the data in it is the data at the end, since no commit
+/// (`FinishedRef::outcome`): the data in it is the data at the end, since no commit
 /// comes after it (every track is gone by then). So an instance's end costs no box
 /// and no copy of the data, and the field costs a parked instance 16 bytes.
 #[derive(Debug)]
