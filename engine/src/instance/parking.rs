@@ -347,11 +347,18 @@ impl<D: ProcessData> Instance<D> {
 
     /// Disarm everything (the instance is stopping).
     pub(crate) fn disarm_all(&mut self) {
-        for entry in self.armed.take_all() {
-            self.disarm(&entry);
+        // Every instance's end asks; most have armed nothing by then.
+        if !self.armed.is_empty() {
+            for entry in self.armed.take_all() {
+                self.disarm(&entry);
+            }
         }
-        self.timers.clear();
-        self.conditions.clear();
+        if self.timers.is_made() {
+            self.timers.clear();
+        }
+        if self.conditions.is_made() {
+            self.conditions.clear();
+        }
     }
 
     /// A commit changed the `changed` fields: every armed message wait whose key

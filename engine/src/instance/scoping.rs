@@ -63,8 +63,12 @@ impl<D: ProcessData> Instance<D> {
         owner: Option<TrackId>,
     ) -> ScopeId {
         let id = self.scopes.open(node, parent, owner);
-        let starts: Vec<NodeIdx> = self
-            .event_subs_of(node)
+        let event_subs = self.event_subs_of(node);
+        // Most scopes have none: every instance's process scope opens here.
+        if event_subs.is_empty() {
+            return id;
+        }
+        let starts: Vec<NodeIdx> = event_subs
             .iter()
             .filter_map(|&esp| match self.process.nodes[esp].kind {
                 NodeKind::EventSubProcess { start, .. } => Some(start),

@@ -148,4 +148,9 @@ impl<D> Conditions<D> {
     pub fn clear(&mut self) {
         self.0 = None;
     }
+
+    /// Whether the box is made (on first need: something was armed).
+    pub fn is_made(&self) -> bool {
+        self.0.is_some()
+    }
 }

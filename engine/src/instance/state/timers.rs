@@ -129,6 +129,11 @@ impl Timers {
         self.0 = None;
     }
 
+    /// Whether the box is made (on first need: something was armed).
+    pub fn is_made(&self) -> bool {
+        self.0.is_some()
+    }
+
     /// Point the sleep at the earliest live deadline.
     fn reset_sleep(&mut self) {
         let Some(heap) = &mut self.0 else {
