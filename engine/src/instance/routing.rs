@@ -34,10 +34,14 @@ pub(super) mod scratch {
         pub(in crate::instance) static FIRED: Cell<Vec<Arrival>> = const { Cell::new(Vec::new()) };
     }
 
+    // Inlined: with the key known where they are called, the thread-local's
+    // accessor is a direct access, not a call through `LocalKey`'s fn pointer.
+    #[inline(always)]
     pub(in crate::instance) fn take<T>(key: &'static LocalKey<Cell<Vec<T>>>) -> Vec<T> {
         key.try_with(Cell::take).unwrap_or_default()
     }
 
+    #[inline(always)]
     pub(in crate::instance) fn give_back<T>(
         key: &'static LocalKey<Cell<Vec<T>>>,
         mut buffer: Vec<T>,
