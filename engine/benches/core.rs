@@ -566,6 +566,10 @@ fn compare_with_snurr() {
 /// `--bench single`, a third of its run), so the figure was the kernel's, not the
 /// engines'. Both engines run under it. A service with that burst pattern can do the
 /// same (`GLIBC_TUNABLES=glibc.malloc.trim_threshold=...`) or use another allocator.
+/// The same for the bench's own list of handles (40 bytes an instance, two megabytes
+/// a client in `single`): past glibc's mmap threshold it was mapped afresh at every
+/// sample and its pages faulted in (a thousand minor faults a `--bench single` run,
+/// `perf stat -e minor-faults`), so it comes from the heap too.
 fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
@@ -579,6 +583,15 @@ fn keep_freed_memory() {
         let set = unsafe { mallopt(M_TRIM_THRESHOLD, std::ffi::c_int::MAX) };
         if set != 1 {
             eprintln!("note: mallopt(M_TRIM_THRESHOLD) refused; figures include heap trimming");
+        }
+        /// glibc's `M_MMAP_THRESHOLD` (malloc.h); 32 MiB is its most.
+        const M_MMAP_THRESHOLD: std::ffi::c_int = -3;
+        // SAFETY: as above.
+        let set = unsafe { mallopt(M_MMAP_THRESHOLD, 32 << 20) };
+        if set != 1 {
+            eprintln!(
+                "note: mallopt(M_MMAP_THRESHOLD) refused; figures include mapping large blocks"
+            );
         }
     }
 }
