@@ -290,6 +290,11 @@ impl<D: ProcessData> Instance<D> {
     /// (nothing can have been sent). With it, the data's shared cell when nothing
     /// else holds it, the spare copy put in place of the data moved out: for the
     /// next instance's data (`Erased::keep_shared`).
+    ///
+    /// Inlined into its two callers (an instance ended in its first step, or in its
+    /// loop): what it drops and moves is then seen with the instance it comes from
+    /// (-45 instructions an instance in `--bench core -- single`).
+    #[inline(always)]
     pub(crate) fn finish(
         mut self,
         mut intake: Option<IntakeReceiver<Input<D>>>,
