@@ -10,6 +10,7 @@
 //! the data, a word smaller.
 
 use std::alloc::Layout;
+use std::cell::Cell;
 use std::ptr::NonNull;
 
 use super::Data;
@@ -34,17 +35,29 @@ unsafe impl Send for ThinBox {}
 unsafe impl Sync for ThinBox {}
 
 impl ThinBox {
-    /// Box `value`.
+    /// Box `value` (in this thread's stashed allocation if it has the slot's layout).
     #[inline]
     pub fn new<D: Data>(value: D) -> Self {
-        let slot = Box::into_raw(Box::new(Slot {
-            header: std::ptr::null_mut::<D>() as Header,
-            value,
-        }));
-        // SAFETY: `slot` is a live allocation from `Box::into_raw`: the header is
-        // written to point at its value, which never moves (the allocation is
-        // freed, not moved, by `drop`).
+        let layout = Layout::new::<Slot<D>>();
+        let memory = match STASHED.try_with(Cell::take).ok().flatten() {
+            Some(stashed) if stashed.layout == layout => stashed.into_memory(),
+            other => {
+                drop(other);
+                // SAFETY: a slot's layout is not zero-sized (it has a header).
+                let memory = unsafe { std::alloc::alloc(layout) };
+                NonNull::new(memory).unwrap_or_else(|| std::alloc::handle_alloc_error(layout))
+            }
+        };
+        let slot = memory.cast::<Slot<D>>().as_ptr();
+        // SAFETY: `slot` is a live allocation of `Slot<D>`'s layout (new, or
+        // stashed empty by `free_moved`), the global allocator's as a
+        // `Box<Slot<D>>`'s would be: the slot is written, then its header to point
+        // at its value, which never moves (the allocation is freed, not moved).
         unsafe {
+            slot.write(Slot {
+                header: std::ptr::null_mut::<D>() as Header,
+                value,
+            });
             (*slot).header = &raw mut (*slot).value as Header;
             ThinBox(NonNull::new_unchecked(slot.cast::<Header>()))
         }
@@ -85,14 +98,52 @@ impl ThinBox {
     ///
     /// SAFETY: the value was moved out bitwise and is not used through this box
     /// again: it is not dropped here.
+    ///
+    /// The allocation is stashed for this thread's next box of its layout: an
+    /// instance that ended in its first step moved its data out (into its end's
+    /// block), and the next instance born on the thread boxes its data — most
+    /// often of the same type — into it, with no call to the allocator.
     pub(super) unsafe fn free_moved(self) {
         let this = std::mem::ManuallyDrop::new(self);
-        // SAFETY: as `drop`'s, less the value's drop (moved out, by the caller).
-        unsafe {
-            let layout = slot_layout(&**this.0.as_ptr());
-            std::alloc::dealloc(this.0.as_ptr().cast::<u8>(), layout);
-        }
+        // SAFETY: the header is initialised by `new` and never changed; the value
+        // it points at was moved out, not dropped, but its type (the vtable) and
+        // so the slot's layout are read as `drop` reads them.
+        let layout = slot_layout(unsafe { &**this.0.as_ptr() });
+        let stashed = Stashed {
+            memory: this.0.cast::<u8>(),
+            layout,
+        };
+        // Another stashed allocation (of another layout) is freed; with the
+        // thread's storage gone, this one is (the closure is dropped uncalled).
+        let _ = STASHED.try_with(move |cell| cell.set(Some(stashed)));
     }
+}
+
+/// An empty allocation of a slot's layout, kept by its thread (`STASHED`); freed
+/// when dropped.
+struct Stashed {
+    memory: NonNull<u8>,
+    layout: Layout,
+}
+
+impl Stashed {
+    /// The memory, no longer freed by this.
+    fn into_memory(self) -> NonNull<u8> {
+        std::mem::ManuallyDrop::new(self).memory
+    }
+}
+
+impl Drop for Stashed {
+    fn drop(&mut self) {
+        // SAFETY: `memory` is an allocation of `layout` from the global allocator
+        // that nothing else owns (its box gave it up in `free_moved`).
+        unsafe { std::alloc::dealloc(self.memory.as_ptr(), self.layout) }
+    }
+}
+
+thread_local! {
+    /// The last allocation a box gave up with its value moved out (`free_moved`).
+    static STASHED: Cell<Option<Stashed>> = const { Cell::new(None) };
 }
 
 /// The layout of the slot that holds `value`: `repr(C)`, the header's extended by
@@ -161,6 +212,65 @@ mod tests {
         fn merge(&mut self, _: &Self, _: Self) -> ChangedFields {
             ChangedFields::default()
         }
+    }
+
+    #[derive(Clone, Debug, Default)]
+    struct Word(u64);
+
+    impl ProcessData for Word {
+        const FIELDS: &'static [&'static str] = &[];
+        fn diff(&self, _: &Self) -> ChangedFields {
+            ChangedFields::default()
+        }
+        fn merge(&mut self, _: &Self, _: Self) -> ChangedFields {
+            ChangedFields::default()
+        }
+    }
+
+    /// The layout of this thread's stashed allocation, if it has one.
+    fn stashed_layout() -> Option<Layout> {
+        STASHED.with(|cell| {
+            let stashed = cell.take();
+            let layout = stashed.as_ref().map(|s| s.layout);
+            cell.set(stashed);
+            layout
+        })
+    }
+
+    /// Move the value out as `Erased::place_at` does, then give the box up.
+    fn move_out(boxed: ThinBox) -> Word {
+        let value = unsafe { std::ptr::read((boxed.get() as *const dyn Data).cast::<Word>()) };
+        unsafe { boxed.free_moved() };
+        value
+    }
+
+    #[test]
+    fn a_box_given_up_with_its_value_moved_out_is_the_next_of_its_layout() {
+        // On a thread of its own: the stash is the thread's.
+        std::thread::spawn(|| {
+            let word = Layout::new::<Slot<Word>>();
+            let first = ThinBox::new(Word(1));
+            let at = first.0.as_ptr() as usize;
+            assert_eq!(move_out(first).0, 1);
+            assert_eq!(stashed_layout(), Some(word));
+            let second = ThinBox::new(Word(2));
+            assert_eq!(second.0.as_ptr() as usize, at, "the stashed allocation");
+            assert_eq!(stashed_layout(), None, "taken");
+            let read = (second.get() as &dyn std::any::Any).downcast_ref::<Word>();
+            assert_eq!(read.map(|w| w.0), Some(2));
+            assert_eq!(move_out(second).0, 2);
+            // A box of another layout frees the stashed allocation and makes its own.
+            let other = ThinBox::new(Empty);
+            assert_eq!(stashed_layout(), None);
+            assert!(other.take::<Empty>().is_ok());
+            // Given up twice in a row: the later one is kept, the earlier freed.
+            let (a, b) = (ThinBox::new(Word(3)), ThinBox::new(Word(4)));
+            let b_at = b.0.as_ptr() as usize;
+            assert_eq!((move_out(a).0, move_out(b).0), (3, 4));
+            assert_eq!(ThinBox::new(Word(5)).0.as_ptr() as usize, b_at);
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
