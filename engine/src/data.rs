@@ -12,6 +12,25 @@ pub(crate) use erased::diff_into;
 pub use erased::Erased;
 pub(crate) use erased::{ErasedRef, Placed};
 
+/// Implement [`ProcessData`] for test types with no fields to diff or merge (the
+/// engine's own unit tests: boxes, ends).
+#[cfg(test)]
+macro_rules! fieldless_process_data {
+    ($($data:ty),+ $(,)?) => {$(
+        impl $crate::data::ProcessData for $data {
+            const FIELDS: &'static [&'static str] = &[];
+            fn diff(&self, _: &Self) -> $crate::data::ChangedFields {
+                $crate::data::ChangedFields::default()
+            }
+            fn merge(&mut self, _: &Self, _: Self) -> $crate::data::ChangedFields {
+                $crate::data::ChangedFields::default()
+            }
+        }
+    )+};
+}
+#[cfg(test)]
+pub(crate) use fieldless_process_data;
+
 /// The value of an instance's data cell, to change, if the cell is not shared:
 /// `Arc::get_mut` for a cell of which no `Weak` is ever made. `get_mut` locks the
 /// weak count with a read-modify-write, a locked instruction that waits for the

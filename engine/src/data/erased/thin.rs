@@ -175,7 +175,6 @@ impl Drop for ThinBox {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::{ChangedFields, ProcessData};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     static DROPS: AtomicUsize = AtomicUsize::new(0);
@@ -191,41 +190,13 @@ mod tests {
         }
     }
 
-    impl ProcessData for Wide {
-        const FIELDS: &'static [&'static str] = &[];
-        fn diff(&self, _: &Self) -> ChangedFields {
-            ChangedFields::default()
-        }
-        fn merge(&mut self, _: &Self, _: Self) -> ChangedFields {
-            ChangedFields::default()
-        }
-    }
-
     #[derive(Clone, Debug, Default)]
     struct Empty;
-
-    impl ProcessData for Empty {
-        const FIELDS: &'static [&'static str] = &[];
-        fn diff(&self, _: &Self) -> ChangedFields {
-            ChangedFields::default()
-        }
-        fn merge(&mut self, _: &Self, _: Self) -> ChangedFields {
-            ChangedFields::default()
-        }
-    }
 
     #[derive(Clone, Debug, Default)]
     struct Word(u64);
 
-    impl ProcessData for Word {
-        const FIELDS: &'static [&'static str] = &[];
-        fn diff(&self, _: &Self) -> ChangedFields {
-            ChangedFields::default()
-        }
-        fn merge(&mut self, _: &Self, _: Self) -> ChangedFields {
-            ChangedFields::default()
-        }
-    }
+    crate::data::fieldless_process_data!(Wide, Empty, Word);
 
     /// The layout of this thread's stashed allocation, if it has one.
     fn stashed_layout() -> Option<Layout> {

@@ -1,37 +1,19 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::data::{ChangedFields, ProcessData};
+use crate::data::ProcessData;
 use crate::instance::history::{Happening, TrackId};
 
 /// Data that counts its copies alive (the `Arc`'s strong count).
 #[derive(Clone, Debug, Default)]
 struct Counted(#[allow(dead_code)] Arc<()>, u32);
 
-impl ProcessData for Counted {
-    const FIELDS: &'static [&'static str] = &[];
-    fn diff(&self, _: &Self) -> ChangedFields {
-        ChangedFields::default()
-    }
-    fn merge(&mut self, _: &Self, _: Self) -> ChangedFields {
-        ChangedFields::default()
-    }
-}
-
 /// Over-aligned data, so a packed end's data is not right after its steps.
 #[derive(Clone, Debug, Default)]
 #[repr(align(64))]
 struct Wide(u64);
 
-impl ProcessData for Wide {
-    const FIELDS: &'static [&'static str] = &[];
-    fn diff(&self, _: &Self) -> ChangedFields {
-        ChangedFields::default()
-    }
-    fn merge(&mut self, _: &Self, _: Self) -> ChangedFields {
-        ChangedFields::default()
-    }
-}
+crate::data::fieldless_process_data!(Counted, Wide);
 
 fn finished(data: impl ProcessData, history: History) -> Finished<Erased> {
     Finished {
