@@ -133,7 +133,7 @@ pub(crate) fn spawn(
             instance.tracks.lend_scratch();
             span.in_scope(|| instance.start(entry));
             let ended = instance.outcome.is_some() && instance.workers.is_empty();
-            let packed = ended && instance.history.is_short();
+            let packed = ended && instance.history.fits_packed();
             if !packed {
                 instance.history.return_scratch();
             }

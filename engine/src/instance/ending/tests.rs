@@ -118,7 +118,14 @@ fn steps(n: usize, message: bool) -> History {
 #[test]
 fn a_packed_end_keeps_its_steps_and_data_in_its_block_and_drops_them_once() {
     let data = Arc::new(());
-    for (n, message) in [(0, false), (1, false), (4, false), (4, true), (16, true)] {
+    for (n, message) in [
+        (0, false),
+        (1, false),
+        (4, false),
+        (4, true),
+        (16, true),
+        (64, true),
+    ] {
         let history = steps(n, message);
         let end = EndRef::packed(finished(Counted(Arc::clone(&data), 5), history.clone()));
         assert_eq!(Arc::strong_count(&data), 2, "the data moved, not copied");
