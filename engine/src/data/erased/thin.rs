@@ -94,15 +94,15 @@ impl ThinBox {
 }
 
 impl ThinBox {
-    /// Free the allocation, its value already moved out (`Erased::place_at`).
+    /// Give up the allocation, its value already moved out (`Erased::place_at`).
+    /// It is stashed for this thread's next box of its layout: an instance that
+    /// ended in its first step moved its data out (into its end's block), and the
+    /// next instance born on the thread boxes its data — most often of the same
+    /// type — into it, with no call to the allocator.
     ///
-    /// SAFETY: the value was moved out bitwise and is not used through this box
-    /// again: it is not dropped here.
-    ///
-    /// The allocation is stashed for this thread's next box of its layout: an
-    /// instance that ended in its first step moved its data out (into its end's
-    /// block), and the next instance born on the thread boxes its data — most
-    /// often of the same type — into it, with no call to the allocator.
+    /// # Safety
+    /// The value was moved out bitwise and is not used through this box again: it
+    /// is not dropped here.
     pub(super) unsafe fn free_moved(self) {
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: the header is initialised by `new` and never changed; the value
