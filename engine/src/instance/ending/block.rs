@@ -4,6 +4,8 @@
 //! small part of one that is needed (a strong count only: nothing holds an end
 //! weakly).
 
+mod ahead;
+
 use std::alloc::Layout;
 use std::ops::Deref;
 use std::ptr::NonNull;
@@ -98,6 +100,7 @@ impl EndRef {
                     owns_heap,
                 })),
             });
+            ahead::made(memory.as_ptr(), layout.size());
             EndRef(block)
         }
     }
@@ -150,6 +153,7 @@ impl Drop for EndRef {
         // SAFETY: the last reference: the block is dropped once, then its memory
         // freed with the layout it was allocated with (`Box<Block>`'s, or
         // `packed`'s, recomputed from the same lengths and data layout).
+        ahead::freeing(self.0.as_ptr().cast());
         unsafe {
             std::ptr::drop_in_place(self.0.as_ptr());
             std::alloc::dealloc(self.0.as_ptr().cast::<u8>(), layout);
