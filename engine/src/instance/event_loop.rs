@@ -32,19 +32,20 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, info_span, warn, Instrument};
+use tracing::{info_span, warn, Instrument};
 
 use super::handle::InstanceHandle;
 use super::history::Happening;
 use super::input::{Command, Input, Report};
 use super::intake::{Intake, IntakeReceiver};
+use super::leaving::{leaving, Leaving};
 use super::outcome::panic_message;
-use super::outcome::{Ended, Finished, InstanceError, InstanceId};
+use super::outcome::{Ended, InstanceError, InstanceId};
 use super::state::ids::ROOT;
 use super::state::{Instance, INLINE_BUDGET};
 use crate::data::Erased;
 use crate::data::ProcessData;
-use crate::events::{Delivery, Hub};
+use crate::events::Hub;
 use crate::graph::{Graph, NodeIdx, NodeKind};
 
 /// Start an instance's loop on `runtime` and return its handle.
@@ -150,10 +151,10 @@ pub(crate) fn spawn(
                 let intake = commands
                     .is_made()
                     .then(|| IntakeReceiver::of(&mut instance.intake_tx));
-                // Entered rather than `in_scope(move || ..)`: the instance moves
-                // once, into `finish`, not through a closure (three copies of it).
+                // Entered rather than `in_scope(move || ..)`: the instance's parts
+                // move out once, into `finish`, not through a closure.
                 let _entered = span.enter();
-                let (finished, cell) = instance.finish(intake);
+                let (finished, cell) = leaving!(instance).finish(intake);
                 if let Some(cell) = cell {
                     Erased::keep_shared(cell);
                 }
@@ -211,7 +212,7 @@ pub(crate) fn spawn(
         // A durable instance's end is stored before its handles see it.
         #[cfg(feature = "durable")]
         instance.store_end().await;
-        finished_tx.publish(instance.finish(Some(intake)).0);
+        finished_tx.publish(leaving!(instance).finish(Some(intake)).0);
     };
     let body = body.instrument(span);
     match runtime {
@@ -283,72 +284,6 @@ impl<D: ProcessData> Instance<D> {
             #[cfg(feature = "durable")]
             Input::Checkpointed(starts) => self.start_deferred(starts),
         }
-    }
-
-    /// The instance ended: hand back what is in transit and give its end, for its
-    /// handles. `intake`: its receiver, `None` when its queue was never made
-    /// (nothing can have been sent). With it, the data's shared cell when nothing
-    /// else holds it, the spare copy put in place of the data moved out: for the
-    /// next instance's data (`Erased::keep_shared`).
-    ///
-    /// Inlined into its two callers (an instance ended in its first step, or in its
-    /// loop): what it drops and moves is then seen with the instance it comes from
-    /// (-45 instructions an instance in `--bench core -- single`).
-    #[inline(always)]
-    pub(crate) fn finish(
-        mut self,
-        mut intake: Option<IntakeReceiver<Input<D>>>,
-    ) -> (Finished<D>, Option<Arc<D>>) {
-        // Messages the broker handed us that no track took go back to it
-        // (uncounted), so an instance that ends while a message is on its way
-        // loses nothing.
-        if let Some(intake) = &mut intake {
-            intake.close();
-        }
-        while let Some(input) = intake.as_mut().and_then(IntakeReceiver::try_recv) {
-            if let Input::Event(delivery) = input {
-                if let Delivery::Message {
-                    name,
-                    key,
-                    payload,
-                    stored,
-                    ..
-                } = *delivery
-                {
-                    self.hub.give_back(&name, &key, payload, stored);
-                }
-            }
-        }
-        // The outcome's data is the data at the end, copied when it is read
-        // (`FinishedRef::outcome`).
-        let ended = self
-            .outcome
-            .take()
-            .unwrap_or_else(|| Ended::failed(InstanceError::Lost));
-        debug!(outcome = ended.kind(), "instance ended");
-        // The loop's last use of the data: moved out when nothing else holds it.
-        let mut cell = self.data;
-        // SAFETY: an instance's data cell is never held weakly.
-        let unique = unsafe { crate::data::unique_mut(&mut cell) };
-        let (data, cell) = match (unique, self.spare.take()) {
-            (Some(content), Some(spare)) => (std::mem::replace(content, spare), Some(cell)),
-            _ => (
-                Arc::try_unwrap(cell).unwrap_or_else(|shared| D::clone(&shared)),
-                None,
-            ),
-        };
-        let finished = Finished {
-            ended,
-            history: std::mem::take(&mut self.history),
-            data,
-            unsent: self
-                .parent
-                .as_mut()
-                .and_then(|link| link.unsent.take())
-                .filter(|codes| !codes.is_empty())
-                .map(Box::new),
-        };
-        (finished, cell)
     }
 
     pub(crate) fn start(&mut self, entry: Entry) {

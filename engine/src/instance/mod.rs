@@ -26,6 +26,7 @@ pub(crate) mod history;
 mod input;
 mod intake;
 mod joining;
+mod leaving;
 #[cfg(feature = "durable")]
 mod loop_snapshot;
 mod looping;
