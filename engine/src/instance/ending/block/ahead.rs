@@ -20,8 +20,7 @@
 
 use std::cell::Cell;
 
-/// Blocks ahead on a trail of made blocks whose lines are asked for, to be
-/// written: far enough that the lines arrive before the block is made (an
+/// Blocks ahead on a trail of made blocks whose lines are asked for: far enough that the lines arrive before the block is made (an
 /// instance's first step takes a few hundred nanoseconds, a line from memory
 /// about a hundred).
 const MADE_AHEAD: usize = 2;
@@ -72,9 +71,9 @@ thread_local! {
 }
 
 /// A block of `size` bytes was made at `at`: on a steady trail, ask for the lines
-/// of the block `MADE_AHEAD` strides on, from the allocator's header word in front
-/// of it, to be written, and for the header word of the block after that (which
-/// the allocator writes when it makes that block).
+/// of the block `MADE_AHEAD` strides on (which the instance that makes it writes),
+/// from the allocator's header word in front of it, and for the header word of the
+/// block after that (which the allocator writes when it makes that block).
 #[inline]
 pub(super) fn made(at: *const u8, size: usize) {
     let at = at as usize;
@@ -85,9 +84,9 @@ pub(super) fn made(at: *const u8, size: usize) {
         .wrapping_add(stride.wrapping_mul(MADE_AHEAD))
         .wrapping_sub(HEADER);
     for line in 0..(size + HEADER).div_ceil(LINE).min(MOST_LINES) {
-        prefetch_write(header.wrapping_add(line * LINE));
+        prefetch(header.wrapping_add(line * LINE));
     }
-    prefetch_write(header.wrapping_add(stride));
+    prefetch(header.wrapping_add(stride));
 }
 
 /// The block at `at` is about to be freed: on a steady trail, ask for the first
@@ -101,33 +100,24 @@ pub(super) fn freeing(at: *const u8) {
         return;
     };
     let ahead = at.wrapping_add(stride.wrapping_mul(FREED_AHEAD));
-    prefetch_read(ahead);
-    prefetch_read(ahead.wrapping_add(LINE));
-    prefetch_read(
+    prefetch(ahead);
+    prefetch(ahead.wrapping_add(LINE));
+    prefetch(
         ahead
             .wrapping_add(stride.wrapping_mul(2))
             .wrapping_sub(HEADER),
     );
 }
 
+/// Ask for the line holding `at` to be brought into the cache. A read prefetch,
+/// for lines about to be written too: a line no other core holds comes in
+/// exclusive, and the write that follows needs no further fetch (`prefetchw`
+/// measured no better, and needs a feature the baseline target lacks).
 #[inline(always)]
-fn prefetch_write(at: usize) {
-    // `prefetchw` (a no-op on a core without it): the line is fetched for
-    // writing, as a store would.
+fn prefetch(at: usize) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: every x86_64 core has SSE; a prefetch reads nothing and never faults,
     // whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_ET0 }>(at as *const i8)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = at;
-}
-
-#[inline(always)]
-fn prefetch_read(at: usize) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: as `prefetch_write`.
     unsafe {
         std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at as *const i8)
     };
