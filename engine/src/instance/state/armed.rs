@@ -92,6 +92,16 @@ pub(crate) struct Armed {
     store: Store,
 }
 
+impl Drop for Armed {
+    #[inline]
+    fn drop(&mut self) {
+        // A few entries' vector that never grew owns nothing.
+        if !matches!(&self.store, Store::Few(entries) if entries.capacity() == 0) {
+            super::drop_made(std::mem::take(&mut self.store));
+        }
+    }
+}
+
 enum Store {
     /// Up to [`MANY`] entries, scanned; the key is the position.
     Few(Vec<ArmedEntry>),

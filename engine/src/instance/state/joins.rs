@@ -135,6 +135,15 @@ struct Waiting {
 #[derive(Default)]
 pub(crate) struct Joins(Option<Box<Lists>>);
 
+impl Drop for Joins {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(made) = self.0.take() {
+            super::drop_made(made);
+        }
+    }
+}
+
 #[derive(Default)]
 struct Lists {
     states: Vec<JoinState>,

@@ -78,6 +78,15 @@ pub(crate) struct Loops<D> {
     running: Option<Box<Activations<D>>>,
 }
 
+impl<D> Drop for Loops<D> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(made) = self.running.take() {
+            super::drop_made(made);
+        }
+    }
+}
+
 struct Activations<D> {
     by_scope: HashMap<ScopeId, Running<D>>,
     /// An instance track: its activation's scope and its index (for a loop, the

@@ -57,6 +57,15 @@ pub(crate) struct Scopes {
     root_interrupted: bool,
 }
 
+impl Drop for Scopes {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(made) = self.nested.take() {
+            super::drop_made(made);
+        }
+    }
+}
+
 #[derive(Default)]
 struct Nested {
     slots: BTreeMap<ScopeId, ScopeSlot>,

@@ -26,6 +26,15 @@ pub(crate) struct TimerId(u64);
 #[derive(Default)]
 pub(crate) struct Timers(Option<Box<Heap>>);
 
+impl Drop for Timers {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(made) = self.0.take() {
+            super::drop_made(made);
+        }
+    }
+}
+
 #[derive(Default)]
 struct Heap {
     /// Every scheduled deadline, earliest on top, with the stale ones (a timer
