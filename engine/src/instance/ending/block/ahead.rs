@@ -29,6 +29,13 @@ const MADE_AHEAD: usize = 2;
 /// reads) are asked for.
 const FREED_AHEAD: usize = 2;
 
+/// Blocks ahead on a trail of freed blocks whose allocator's header word is asked
+/// for: freeing a block, glibc reads the header of the block two on (to know
+/// whether the next one is free), and that read was the longest wait of a burst
+/// of frees — asked for two frees early it was still half of it, eight early
+/// (ten blocks on) it is not (`--bench core -- single` CPU per run -4 %).
+const FREED_HEADER_AHEAD: usize = 10;
+
 /// The most lines of one block asked for ahead of its making: a packed end is at
 /// most `history::PACKED_MOST` steps (about 4 KiB).
 const MOST_LINES: usize = 64;
@@ -91,8 +98,8 @@ pub(super) fn made(at: *const u8, size: usize) {
 
 /// The block at `at` is about to be freed: on a steady trail, ask for the first
 /// two lines of the block `FREED_AHEAD` strides on (its end, which its handle
-/// reads), and for the header word of the block two strides past that (which the
-/// allocator reads, to merge, when it frees that one's neighbour).
+/// reads), and for the header word of the block `FREED_HEADER_AHEAD` strides on
+/// (which the allocator reads, to merge, when it frees the block two before it).
 #[inline]
 pub(super) fn freeing(at: *const u8) {
     let at = at as usize;
@@ -103,8 +110,7 @@ pub(super) fn freeing(at: *const u8) {
     prefetch(ahead);
     prefetch(ahead.wrapping_add(LINE));
     prefetch(
-        ahead
-            .wrapping_add(stride.wrapping_mul(2))
+        at.wrapping_add(stride.wrapping_mul(FREED_HEADER_AHEAD))
             .wrapping_sub(HEADER),
     );
 }
