@@ -1,5 +1,6 @@
 //! Asking ahead for the memory a burst of ends touches next: a stride prefetcher
-//! in software, for the packed end's blocks (`EndRef::packed`).
+//! in software, over the packed ends' blocks as they are made (`EndRef::packed`)
+//! and over every end's block as it is freed (`EndRef`'s drop).
 //!
 //! A service that starts many instances and then awaits them (a burst) makes one
 //! block per instance, one after another, and frees them in the same order. An
@@ -10,7 +11,7 @@
 //! is a cache miss the core waits on — at the allocator's lock, whose locked
 //! instruction waits for every pending store, or when the next end is read. Those
 //! waits were a fifth of `--bench core -- single`'s time and more of
-//! `parallel10`'s (README, "Performance").
+//! `parallel10`'s (ARCHITECTURE.md, "Asking ahead").
 //!
 //! Each thread follows its own two trails, of blocks made and of blocks freed: a
 //! trail whose last two steps had the same stride is taken to go on, and the lines
@@ -20,9 +21,9 @@
 
 use std::cell::Cell;
 
-/// Blocks ahead on a trail of made blocks whose lines are asked for: far enough that the lines arrive before the block is made (an
-/// instance's first step takes a few hundred nanoseconds, a line from memory
-/// about a hundred).
+/// Blocks ahead on a trail of made blocks whose lines are asked for: far enough
+/// that the lines arrive before the block is made (an instance's first step takes
+/// a few hundred nanoseconds, a line from memory about a hundred).
 const MADE_AHEAD: usize = 2;
 
 /// Blocks ahead on a trail of freed blocks whose first lines (the end a handle
@@ -61,14 +62,18 @@ impl Trail {
     /// Steps to `at`: the stride when it is the one that led to the last block
     /// (a steady trail), else `None`. Strides go either way (wrapping).
     fn step(trail: &'static std::thread::LocalKey<Cell<Trail>>, at: usize) -> Option<usize> {
-        trail.with(|cell| {
-            let before = cell.get();
-            let stride = at.wrapping_sub(before.last);
-            cell.set(Trail { last: at, stride });
-            let steady = stride == before.stride
-                && (stride <= LONGEST_STRIDE || stride.wrapping_neg() <= LONGEST_STRIDE);
-            steady.then_some(stride)
-        })
+        // `try_with`: an end dropped as its thread ends asks nothing ahead.
+        trail
+            .try_with(|cell| {
+                let before = cell.get();
+                let stride = at.wrapping_sub(before.last);
+                cell.set(Trail { last: at, stride });
+                let steady = stride == before.stride
+                    && (stride <= LONGEST_STRIDE || stride.wrapping_neg() <= LONGEST_STRIDE);
+                steady.then_some(stride)
+            })
+            .ok()
+            .flatten()
     }
 }
 
