@@ -138,9 +138,7 @@ pub(crate) struct Joins(Option<Box<Lists>>);
 impl Drop for Joins {
     #[inline]
     fn drop(&mut self) {
-        if let Some(made) = self.0.take() {
-            super::drop_made(made);
-        }
+        super::drop_if_made(&mut self.0);
     }
 }
 

@@ -81,9 +81,7 @@ pub(crate) struct Loops<D> {
 impl<D> Drop for Loops<D> {
     #[inline]
     fn drop(&mut self) {
-        if let Some(made) = self.running.take() {
-            super::drop_made(made);
-        }
+        super::drop_if_made(&mut self.running);
     }
 }
 

@@ -52,6 +52,15 @@ pub(crate) fn drop_made<T>(made: T) {
     drop(made);
 }
 
+/// A state's `Drop` for what it makes on first need: nothing to do, inline, when
+/// it made nothing; else [`drop_made`].
+#[inline(always)]
+pub(crate) fn drop_if_made<T>(made: &mut Option<T>) {
+    if let Some(made) = made.take() {
+        drop_made(made);
+    }
+}
+
 /// A working call activity's child: the call's track and node, the child's id and
 /// handle.
 pub(crate) struct Call {
@@ -123,9 +132,7 @@ pub(crate) struct Workers(Option<JoinSet<()>>);
 impl Drop for Workers {
     #[inline]
     fn drop(&mut self) {
-        if let Some(set) = self.0.take() {
-            drop_made(set);
-        }
+        drop_if_made(&mut self.0);
     }
 }
 

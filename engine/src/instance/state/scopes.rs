@@ -60,9 +60,7 @@ pub(crate) struct Scopes {
 impl Drop for Scopes {
     #[inline]
     fn drop(&mut self) {
-        if let Some(made) = self.nested.take() {
-            super::drop_made(made);
-        }
+        super::drop_if_made(&mut self.nested);
     }
 }
 

@@ -29,9 +29,7 @@ pub(crate) struct Timers(Option<Box<Heap>>);
 impl Drop for Timers {
     #[inline]
     fn drop(&mut self) {
-        if let Some(made) = self.0.take() {
-            super::drop_made(made);
-        }
+        super::drop_if_made(&mut self.0);
     }
 }
 
