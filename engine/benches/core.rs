@@ -645,7 +645,7 @@ async fn start_and_await(engine: &Engine, process: &'static Process<Nothing>, n:
         .map(|_| engine.start(process, Nothing::default()))
         .collect();
     for handle in handles {
-        completed(handle).await;
+        completed_ref(&handle).await;
     }
 }
 
@@ -674,6 +674,11 @@ async fn start_and_await_from(
 
 /// Await an instance and insist that it completed.
 async fn completed(handle: InstanceHandle<Nothing>) {
+    completed_ref(&handle).await
+}
+
+/// [`completed`], the handle borrowed.
+async fn completed_ref(handle: &InstanceHandle<Nothing>) {
     match handle.outcome().await {
         Outcome::Completed(_) => {}
         other => panic!("benchmark instance did not complete: {other:?}"),

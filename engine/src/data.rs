@@ -10,7 +10,7 @@ use std::fmt;
 mod erased;
 pub(crate) use erased::diff_into;
 pub use erased::Erased;
-pub(crate) use erased::{ErasedRef, Placed};
+pub(crate) use erased::{ErasedRef, HeldData, Placed};
 
 /// Implement [`ProcessData`] for test types with no fields to diff or merge (the
 /// engine's own unit tests: boxes, ends).

@@ -10,8 +10,10 @@ use std::sync::Arc;
 
 use super::{ChangedFields, ProcessData};
 
+mod held;
 mod placed;
 mod thin;
+pub(crate) use held::HeldData;
 pub(crate) use placed::Placed;
 use thin::ThinBox;
 
@@ -53,8 +55,23 @@ trait Data: Any + Send + Sync {
     fn merge(&mut self, base: &dyn Data, edited: Erased) -> ChangedFields;
     fn fields(&self) -> &'static [&'static str];
     fn type_name(&self) -> &'static str;
-    /// `place` as a pointer to a value of this one's type (`Erased::place_at`).
-    fn at(&self, place: *mut u8) -> *mut dyn Data;
+    /// What makes a place a pointer to a value of this one's type: its vtable's
+    /// pointer, kept by data held apart from it (`Erased::place_at`, `HeldData`).
+    fn placer(&self) -> Placer;
+    /// Write a copy of the value at `place`.
+    ///
+    /// # Safety
+    /// `place` is valid for writes of the value's layout and aligned to it.
+    unsafe fn clone_to(&self, place: *mut u8);
+}
+
+/// Makes a place a `dyn Data` pointer to the value there ([`Data::placer`]): a
+/// plain fn, so the pointer it returns has the place's provenance.
+type Placer = fn(*mut u8) -> *mut dyn Data;
+
+/// [`Data::placer`] for `D`.
+fn place_as<D: ProcessData>(place: *mut u8) -> *mut dyn Data {
+    place.cast::<D>()
 }
 
 impl<D: ProcessData> Data for D {
@@ -105,8 +122,13 @@ impl<D: ProcessData> Data for D {
         std::any::type_name::<D>()
     }
 
-    fn at(&self, place: *mut u8) -> *mut dyn Data {
-        place.cast::<D>()
+    fn placer(&self) -> Placer {
+        place_as::<D>
+    }
+
+    unsafe fn clone_to(&self, place: *mut u8) {
+        // SAFETY: by the caller.
+        unsafe { place.cast::<D>().write(self.clone()) }
     }
 }
 
@@ -311,6 +333,11 @@ impl Erased {
 }
 
 impl ErasedRef<'_> {
+    /// The value's type's field names ([`ProcessData::fields`]).
+    pub(crate) fn fields(self) -> &'static [&'static str] {
+        self.0.fields()
+    }
+
     /// An owned copy.
     pub(crate) fn to_erased(self) -> Erased {
         self.0.clone_erased()

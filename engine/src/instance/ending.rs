@@ -20,6 +20,7 @@
 //! `single`'s time.
 
 mod block;
+mod held;
 
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
@@ -29,6 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::Notify;
 
 pub(crate) use block::EndRef;
+pub(crate) use held::Held;
 
 use super::history::{History, Step};
 use super::outcome::{Ended, Finished, Outcome};
@@ -78,6 +80,7 @@ pub(crate) struct FinishedRef<'a> {
 enum HistoryRef<'a> {
     Whole(&'a History),
     Steps(&'a [Step]),
+    Held(&'a Held),
 }
 
 impl<'a> FinishedRef<'a> {
@@ -91,6 +94,7 @@ impl<'a> FinishedRef<'a> {
         match self.history {
             HistoryRef::Whole(history) => history.clone(),
             HistoryRef::Steps(steps) => History::of_steps(steps),
+            HistoryRef::Held(held) => held.history(),
         }
     }
 }

@@ -158,7 +158,13 @@ pub(crate) fn spawn(
                 if let Some(cell) = cell {
                     Erased::keep_shared(cell);
                 }
-                return InstanceHandle::ended_early(id, commands, parent_id, finished, packed);
+                return InstanceHandle::ended_early(
+                    id,
+                    commands,
+                    (process, parent_id),
+                    finished,
+                    packed,
+                );
             }
             None
         }

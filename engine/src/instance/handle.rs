@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 
 use tokio::sync::oneshot;
 
-use super::ending::{EndRef, FinishedRef, Publisher};
+use super::ending::{EndRef, FinishedRef, Held, Publisher};
 use super::history::History;
 use super::input::{Command, Input};
 use super::intake::Intake;
@@ -49,20 +49,30 @@ use crate::data::Erased;
 /// `InstanceHandle<Erased>` is the engine's own view of the same instance.
 pub struct InstanceHandle<D: 'static> {
     id: InstanceId,
-    /// The calling instance, for a call activity's child.
-    parent: Option<InstanceId>,
-    commands: Intake<Input<Erased>>,
-    ending: EndRef,
+    reach: Reach,
     data: PhantomData<fn() -> D>,
+}
+
+/// How a handle reaches its instance.
+#[derive(Clone)]
+enum Reach {
+    /// Through its loop, and the end the loop leaves (or left).
+    Loop {
+        /// The calling instance, for a call activity's child.
+        parent: Option<InstanceId>,
+        commands: Intake<Input<Erased>>,
+        ending: EndRef,
+    },
+    /// The instance ended in its first step, on its caller, and is held here
+    /// whole (`ending::Held`): every command is answered "ended".
+    Held(Held),
 }
 
 impl<D> Clone for InstanceHandle<D> {
     fn clone(&self) -> Self {
         Self {
             id: self.id,
-            parent: self.parent,
-            commands: self.commands.clone(),
-            ending: self.ending.clone(),
+            reach: self.reach.clone(),
             data: PhantomData,
         }
     }
@@ -78,9 +88,11 @@ impl InstanceHandle<Erased> {
         let (publisher, ending) = EndRef::pending();
         let handle = Self {
             id,
-            parent,
-            commands,
-            ending,
+            reach: Reach::Loop {
+                parent,
+                commands,
+                ending,
+            },
             data: PhantomData,
         };
         (handle, publisher)
@@ -91,30 +103,49 @@ impl InstanceHandle<Erased> {
         // No queue: a command is answered "ended" at once.
         Self {
             id,
-            parent: None,
-            commands: Intake::none(),
-            ending: EndRef::ended(finished),
+            reach: Reach::Loop {
+                parent: None,
+                commands: Intake::none(),
+                ending: EndRef::ended(finished),
+            },
             data: PhantomData,
         }
     }
 
     /// A handle on an instance that ended in a first step run by its starter, before
-    /// its handle was made: no publisher, no waiter to wake. Kept whole in one
-    /// block when `packed` (`EndRef::packed`).
+    /// its handle was made: no publisher, no waiter to wake. When `packed` (a
+    /// short history), held whole in the handle if it fits (`ending::Held`: an
+    /// instance of `process` with no parent), else kept whole in one block
+    /// (`EndRef::packed`).
     pub(crate) fn ended_early(
         id: InstanceId,
         commands: Intake<Input<Erased>>,
-        parent: Option<InstanceId>,
+        (process, parent): (&'static crate::graph::Graph<Erased>, Option<InstanceId>),
         finished: Finished<Erased>,
         packed: bool,
     ) -> Self {
+        let finished = match (packed, parent) {
+            (true, None) => match Held::hold(process, finished) {
+                Ok(held) => {
+                    return Self {
+                        id,
+                        reach: Reach::Held(held),
+                        data: PhantomData,
+                    };
+                }
+                Err(finished) => finished,
+            },
+            _ => finished,
+        };
         Self {
             id,
-            parent,
-            commands,
-            ending: match packed {
-                true => EndRef::packed(finished),
-                false => EndRef::ended(finished),
+            reach: Reach::Loop {
+                parent,
+                commands,
+                ending: match packed {
+                    true => EndRef::packed(finished),
+                    false => EndRef::ended(finished),
+                },
             },
             data: PhantomData,
         }
@@ -124,9 +155,7 @@ impl InstanceHandle<Erased> {
     pub(crate) fn typed<D>(self) -> InstanceHandle<D> {
         InstanceHandle {
             id: self.id,
-            parent: self.parent,
-            commands: self.commands,
-            ending: self.ending,
+            reach: self.reach,
             data: PhantomData,
         }
     }
@@ -141,7 +170,10 @@ impl<D: Clone> InstanceHandle<D> {
     /// The instance whose call activity started this one; `None` for an instance
     /// started otherwise.
     pub fn parent(&self) -> Option<InstanceId> {
-        self.parent
+        match &self.reach {
+            Reach::Loop { parent, .. } => *parent,
+            Reach::Held(_) => None,
+        }
     }
 
     /// The instances this one's call activities are running now (their ids, in the
@@ -186,7 +218,10 @@ impl<D: Clone> InstanceHandle<D> {
 
     /// Whether the instance has ended.
     pub fn is_finished(&self) -> bool {
-        self.ending.get().is_some()
+        match &self.reach {
+            Reach::Loop { ending, .. } => ending.get().is_some(),
+            Reach::Held(_) => true,
+        }
     }
 
     /// The history so far (the whole history once the instance has ended).
@@ -353,31 +388,45 @@ impl<D: Clone> InstanceHandle<D> {
         request: impl FnOnce(oneshot::Sender<T>) -> Command<Erased>,
     ) -> Option<T> {
         let (reply, answer) = oneshot::channel();
-        self.commands
-            .send(Input::Handle(Box::new(request(reply))))
-            .ok()?;
+        if !self.send(request(reply)) {
+            return None;
+        }
         answer.await.ok()
+    }
+
+    /// Send the loop a command: whether a loop took it.
+    fn send(&self, command: Command<Erased>) -> bool {
+        match &self.reach {
+            Reach::Loop { commands, .. } => {
+                commands.send(Input::Handle(Box::new(command))).is_ok()
+            }
+            Reach::Held(_) => false,
+        }
     }
 
     /// Link this (resumed) child to its resumed parent's call activity again.
     #[cfg(feature = "durable")]
     pub(crate) fn adopt(&self, link: crate::call::ParentLink) {
-        let _ = self
-            .commands
-            .send(Input::Handle(Box::new(Command::Adopt(link))));
+        let _ = self.send(Command::Adopt(link));
     }
 
     /// Ask the instance to stop. Running handlers are dropped at their next await;
     /// the outcome becomes [`Outcome::Cancelled`]. No effect on an ended instance.
     pub fn cancel(&self) {
-        let _ = self.commands.send(Input::Handle(Box::new(Command::Cancel)));
+        let _ = self.send(Command::Cancel);
     }
 
     fn ended(&self) -> Option<FinishedRef<'_>> {
-        self.ending.get()?.finished()
+        match &self.reach {
+            Reach::Loop { ending, .. } => ending.get()?.finished(),
+            Reach::Held(held) => Some(held.finished()),
+        }
     }
 
     pub(crate) async fn wait_finished(&self) -> Option<FinishedRef<'_>> {
-        self.ending.wait().await.finished()
+        match &self.reach {
+            Reach::Loop { ending, .. } => ending.wait().await.finished(),
+            Reach::Held(held) => Some(held.finished()),
+        }
     }
 }

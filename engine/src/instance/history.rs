@@ -279,9 +279,14 @@ impl History {
 
     /// A copy of `steps`, recorded (an ended instance's kept in its end's block).
     pub(crate) fn of_steps(steps: &[Step]) -> Self {
+        Self::from_steps(steps.to_vec())
+    }
+
+    /// `steps`, recorded.
+    pub(crate) fn from_steps(steps: Vec<Step>) -> Self {
         Self {
-            steps: steps.to_vec(),
             owns_heap: steps.iter().any(|step| step.what.owns_heap()),
+            steps,
             ..Self::default()
         }
     }
@@ -446,6 +451,17 @@ impl History {
             self.give_back(scratch);
         }
         std::mem::take(&mut self.owns_heap)
+    }
+
+    /// Drop the steps (their content held elsewhere: `ending::Held`), giving a
+    /// lent scratch buffer back.
+    pub(crate) fn clear(&mut self) {
+        self.steps.clear();
+        self.owns_heap = false;
+        if self.scratch {
+            let scratch = std::mem::take(&mut self.steps);
+            self.give_back(scratch);
+        }
     }
 
     /// Give the scratch buffer back to this thread, empty.

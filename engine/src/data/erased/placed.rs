@@ -30,7 +30,7 @@ impl Erased {
     /// is dropped once, by [`Placed::drop_value`], before the memory is freed.
     pub(crate) unsafe fn place_at(self, place: NonNull<u8>) -> Placed {
         let value = self.0.get();
-        let at = value.at(place.as_ptr());
+        let at = value.placer()(place.as_ptr());
         let size = std::mem::size_of_val(value);
         // SAFETY: the value's bytes are moved to `place` (valid for them, by the
         // caller), then its box is freed without dropping it: from here the value

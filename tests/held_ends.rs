@@ -1,0 +1,263 @@
+//! Instances that end in their first step, run by `Engine::start` on its caller, are
+//! held whole in their handles when their history is short and plain and their
+//! data small: read through the handle they are what any ended instance is — the
+//! outcome, the data, every step with its changed fields — and they allocate
+//! nothing of their own. Those that do not fit are kept as before, and read the
+//! same.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::Arc;
+
+use thresh::{process, Engine, Happening, Outcome, ProcessData, Step, TaskError, TrackId};
+
+// ----- a counting allocator: this thread's live allocations ---------------------------
+
+struct Counting;
+
+thread_local! {
+    /// Allocations made on this thread less those freed on it.
+    static LIVE: Cell<i64> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards to the system allocator; the count is a const thread-local `Cell`
+// (no allocation, no lazy initialisation with a destructor).
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = LIVE.try_with(|n| n.set(n.get() + 1));
+        // SAFETY: by the caller.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        let _ = LIVE.try_with(|n| n.set(n.get() - 1));
+        // SAFETY: by the caller.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn live() -> i64 {
+    LIVE.with(Cell::get)
+}
+
+// ----- processes -----------------------------------------------------------------------
+
+/// Three words: held.
+#[derive(Clone, Debug, Default, PartialEq, ProcessData)]
+pub struct Note {
+    pub text: String,
+}
+
+/// A word: held, and its copies counted (the `Arc`'s strong count).
+#[derive(Clone, Debug, Default, PartialEq, ProcessData)]
+pub struct Token {
+    pub token: Arc<u32>,
+}
+
+/// Two strings: too large to hold.
+#[derive(Clone, Debug, Default, PartialEq, ProcessData)]
+pub struct Letter {
+    pub to: String,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData)]
+pub struct Count {
+    pub n: u64,
+}
+
+process! {
+    WRITE: Note {
+        start begin;
+        task write = |n| async move { n.text = "written".into(); Ok(()) };
+        task read = |_| async move { Ok(()) };
+        end done;
+        begin -> write -> read -> done;
+    }
+}
+
+process! {
+    WRITE_LETTER: Letter {
+        start begin;
+        task write = |l| async move { l.text = "written".into(); Ok(()) };
+        task read = |_| async move { Ok(()) };
+        end done;
+        begin -> write -> read -> done;
+    }
+}
+
+process! {
+    /// Eight steps: more than a handle holds.
+    WRITE_THRICE: Note {
+        start begin;
+        task a = |n| async move { n.text.push('a'); Ok(()) };
+        task b = |n| async move { n.text.push('b'); Ok(()) };
+        task c = |n| async move { n.text.push('c'); Ok(()) };
+        end done;
+        begin -> a -> b -> c -> done;
+    }
+}
+
+process! {
+    KEEP: Token {
+        start begin;
+        task look = |_| async move { Ok(()) };
+        end done;
+        begin -> look -> done;
+    }
+}
+
+process! {
+    STOP: Count {
+        start begin;
+        task add = |c| async move { c.n += 1; Ok(()) };
+        end kill: terminate;
+        begin -> add -> kill;
+    }
+}
+
+process! {
+    ADD: Count {
+        start begin;
+        task add = add;
+        end done;
+        begin -> add -> done;
+    }
+}
+
+async fn add(c: &mut Count) -> Result<(), TaskError> {
+    c.n += 1;
+    Ok(())
+}
+
+fn step(track: u32, node: &'static str, what: Happening) -> Step {
+    Step {
+        track: TrackId(track),
+        node,
+        what,
+    }
+}
+
+/// The steps of `begin -> write -> read -> done`, `write` changing `text`.
+fn written() -> Vec<Step> {
+    vec![
+        step(0, "begin", Happening::Started),
+        step(0, "write", Happening::TaskStarted),
+        step(0, "write", Happening::Completed { changed: vec!["text"] }),
+        step(0, "read", Happening::TaskStarted),
+        step(0, "read", Happening::Completed { changed: vec![] }),
+        step(0, "done", Happening::Ended),
+    ]
+}
+
+// ----- tests -----------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_held_end_reads_as_any_end() {
+    let engine = Engine::new();
+    let handle = engine.start(&WRITE, Note::default());
+    assert!(handle.is_finished(), "ended in its first step, on its caller");
+    let Outcome::Completed(note) = handle.outcome().await else {
+        panic!("completed");
+    };
+    assert_eq!(note.text, "written");
+    assert_eq!(handle.data().await, Some(note));
+    assert_eq!(handle.history().await.steps(), written());
+    assert_eq!(handle.history().await.completed_tasks(), ["write", "read"]);
+    assert_eq!(handle.parent(), None);
+    assert!(handle.open_work().await.is_empty());
+    assert!(handle.children().await.is_empty());
+    assert!(handle.complete("read", |_: &mut Note| {}).await.is_err());
+    handle.cancel(); // no effect on an ended instance
+    assert!(matches!(handle.outcome().await, Outcome::Completed(_)));
+    // A clone reads the same, and outlives the original.
+    let clone = handle.clone();
+    drop(handle);
+    assert_eq!(clone.history().await.steps(), written());
+    assert_eq!(clone.data().await.unwrap().text, "written");
+}
+
+#[tokio::test]
+async fn ends_too_large_to_hold_read_the_same() {
+    let engine = Engine::new();
+    let letter = engine.start(&WRITE_LETTER, Letter::default());
+    assert!(letter.is_finished());
+    assert_eq!(letter.data().await.unwrap().text, "written");
+    assert_eq!(
+        letter.history().await.steps(),
+        written(),
+        "a large data type's end is kept in a block",
+    );
+    let thrice = engine.start(&WRITE_THRICE, Note::default());
+    assert!(thrice.is_finished());
+    assert_eq!(thrice.data().await.unwrap().text, "abc");
+    assert_eq!(thrice.history().await.steps().len(), 8);
+    assert_eq!(thrice.history().await.completed_tasks(), ["a", "b", "c"]);
+}
+
+#[tokio::test]
+async fn a_terminated_end_is_held_terminated() {
+    let engine = Engine::new();
+    let handle = engine.start(&STOP, Count::default());
+    let Outcome::Terminated(count) = handle.outcome().await else {
+        panic!("terminated");
+    };
+    assert_eq!(count.n, 1);
+    let history = handle.history().await;
+    assert_eq!(history.ended_at(), ["kill"]);
+    assert_eq!(history.count("kill", |w| *w == Happening::Terminated), 1);
+}
+
+#[tokio::test]
+async fn held_data_is_dropped_once_with_its_last_handle() {
+    let engine = Engine::new();
+    let token = Arc::new(7);
+    let handles: Vec<_> = (0..100)
+        .map(|_| {
+            engine.start(
+                &KEEP,
+                Token {
+                    token: token.clone(),
+                },
+            )
+        })
+        .collect();
+    // Ours, one a handle, and the thread's spare copy of the last instance's data
+    // (its task's copy, kept for the next birth on the thread).
+    assert_eq!(Arc::strong_count(&token), 1 + 100 + 1);
+    let clones: Vec<_> = handles.iter().map(Clone::clone).collect();
+    for handle in &clones {
+        assert_eq!(*handle.data().await.unwrap().token, 7);
+    }
+    drop(handles);
+    drop(clones);
+    // Every handle's copy dropped once (a second drop would have underflowed the
+    // count, a missing one kept it up).
+    assert_eq!(Arc::strong_count(&token), 1 + 1);
+}
+
+#[tokio::test]
+async fn an_instance_held_in_its_handle_keeps_no_memory_of_its_own() {
+    let engine = Engine::new();
+    let mut handles = Vec::with_capacity(1_000);
+    // The first starts on a thread make its scratch pieces; later ones reuse them.
+    for _ in 0..10 {
+        handles.push(engine.start(&ADD, Count::default()));
+    }
+    let before = live();
+    for _ in 0..900 {
+        handles.push(engine.start(&ADD, Count::default()));
+    }
+    // (A commit's list of changed fields is made and freed within the start.)
+    let kept = live() - before;
+    assert!(
+        kept < 10,
+        "{kept} allocations kept for 900 instances that ended in their first step"
+    );
+    for handle in &handles {
+        assert_eq!(handle.data().await, Some(Count { n: 1 }));
+    }
+}
