@@ -146,7 +146,13 @@ fn written() -> Vec<Step> {
     vec![
         step(0, "begin", Happening::Started),
         step(0, "write", Happening::TaskStarted),
-        step(0, "write", Happening::Completed { changed: vec!["text"] }),
+        step(
+            0,
+            "write",
+            Happening::Completed {
+                changed: vec!["text"],
+            },
+        ),
         step(0, "read", Happening::TaskStarted),
         step(0, "read", Happening::Completed { changed: vec![] }),
         step(0, "done", Happening::Ended),
@@ -159,7 +165,10 @@ fn written() -> Vec<Step> {
 async fn a_held_end_reads_as_any_end() {
     let engine = Engine::new();
     let handle = engine.start(&WRITE, Note::default());
-    assert!(handle.is_finished(), "ended in its first step, on its caller");
+    assert!(
+        handle.is_finished(),
+        "ended in its first step, on its caller"
+    );
     let Outcome::Completed(note) = handle.outcome().await else {
         panic!("completed");
     };

@@ -397,9 +397,7 @@ impl<D: Clone> InstanceHandle<D> {
     /// Send the loop a command: whether a loop took it.
     fn send(&self, command: Command<Erased>) -> bool {
         match &self.reach {
-            Reach::Loop { commands, .. } => {
-                commands.send(Input::Handle(Box::new(command))).is_ok()
-            }
+            Reach::Loop { commands, .. } => commands.send(Input::Handle(Box::new(command))).is_ok(),
             Reach::Held(_) => false,
         }
     }

@@ -106,7 +106,9 @@ mod tests {
 
     #[test]
     fn a_small_value_is_held_moved_cloned_and_dropped_once() {
-        let held = HeldData::hold(Erased::new(Small { name: "ada".into() })).ok().unwrap();
+        let held = HeldData::hold(Erased::new(Small { name: "ada".into() }))
+            .ok()
+            .unwrap();
         let moved = vec![held]; // moved: found again from its new place
         let copy = moved[0].clone();
         drop(moved);
@@ -115,8 +117,12 @@ mod tests {
 
     #[test]
     fn a_large_value_is_given_back_whole() {
-        let data = Erased::new(Large { a: "a".into(), b: "b".into() });
+        let data = Erased::new(Large {
+            a: "a".into(),
+            b: "b".into(),
+        });
         let back = HeldData::hold(data).err().unwrap();
-        assert_eq!(back.typed::<Large>().b, "b");
+        let back = back.typed::<Large>();
+        assert_eq!((back.a.as_str(), back.b.as_str()), ("a", "b"));
     }
 }

@@ -16,9 +16,9 @@
 use super::{FinishedRef, HistoryRef};
 use crate::data::{Erased, HeldData};
 use crate::graph::Graph;
+use crate::instance::history::TrackId;
 use crate::instance::history::{Happening, History, Step};
 use crate::instance::outcome::{Ended, Finished};
-use crate::instance::history::TrackId;
 
 /// The most steps held: a start, two tasks and an end.
 const STEPS: usize = 6;
