@@ -34,6 +34,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use tracing::{info_span, warn, Instrument};
 
+use super::ending::Held;
 use super::handle::InstanceHandle;
 use super::history::Happening;
 use super::input::{Command, Input, Report};
@@ -155,16 +156,22 @@ pub(crate) fn spawn(
                 // move out once, into `finish`, not through a closure.
                 let _entered = span.enter();
                 let (finished, cell) = leaving!(instance).finish(intake);
+                // Held in its handle if it fits (`ending::Held`), before the cell is
+                // kept: the held end's stores drain meanwhile, before the handle
+                // copies it.
+                let held = match packed && parent_id.is_none() {
+                    true => Held::hold(process, finished),
+                    false => Err(finished),
+                };
                 if let Some(cell) = cell {
                     Erased::keep_shared(cell);
                 }
-                return InstanceHandle::ended_early(
-                    id,
-                    commands,
-                    (process, parent_id),
-                    finished,
-                    packed,
-                );
+                return match held {
+                    Ok(held) => InstanceHandle::held(id, held),
+                    Err(finished) => {
+                        InstanceHandle::ended_early(id, commands, parent_id, finished, packed)
+                    }
+                };
             }
             None
         }

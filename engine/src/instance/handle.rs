@@ -112,31 +112,26 @@ impl InstanceHandle<Erased> {
         }
     }
 
+    /// A handle on an instance that ended in a first step run by its starter,
+    /// held whole (`ending::Held`): every command is answered "ended".
+    pub(crate) fn held(id: InstanceId, held: Held) -> Self {
+        Self {
+            id,
+            reach: Reach::Held(held),
+            data: PhantomData,
+        }
+    }
+
     /// A handle on an instance that ended in a first step run by its starter, before
-    /// its handle was made: no publisher, no waiter to wake. When `packed` (a
-    /// short history), held whole in the handle if it fits (`ending::Held`: an
-    /// instance of `process` with no parent), else kept whole in one block
-    /// (`EndRef::packed`).
+    /// its handle was made: no publisher, no waiter to wake. Kept whole in one
+    /// block when `packed` (`EndRef::packed`).
     pub(crate) fn ended_early(
         id: InstanceId,
         commands: Intake<Input<Erased>>,
-        (process, parent): (&'static crate::graph::Graph<Erased>, Option<InstanceId>),
+        parent: Option<InstanceId>,
         finished: Finished<Erased>,
         packed: bool,
     ) -> Self {
-        let finished = match (packed, parent) {
-            (true, None) => match Held::hold(process, finished) {
-                Ok(held) => {
-                    return Self {
-                        id,
-                        reach: Reach::Held(held),
-                        data: PhantomData,
-                    };
-                }
-                Err(finished) => finished,
-            },
-            _ => finished,
-        };
         Self {
             id,
             reach: Reach::Loop {

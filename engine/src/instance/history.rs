@@ -456,8 +456,12 @@ impl History {
     /// Drop the steps (their content held elsewhere: `ending::Held`), giving a
     /// lent scratch buffer back.
     pub(crate) fn clear(&mut self) {
-        self.steps.clear();
-        self.owns_heap = false;
+        match std::mem::take(&mut self.owns_heap) {
+            true => self.steps.clear(),
+            // SAFETY: as in `drop`: no step owns heap memory, so forgetting them
+            // leaks nothing (and reads none of them again).
+            false => unsafe { self.steps.set_len(0) },
+        }
         if self.scratch {
             let scratch = std::mem::take(&mut self.steps);
             self.give_back(scratch);
