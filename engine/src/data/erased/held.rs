@@ -33,6 +33,7 @@ impl HeldData {
     /// `data`'s value, moved out of its box (given back as it was if it does not
     /// fit). The box's allocation is kept for the thread's next box
     /// (`ThinBox::free_moved`).
+    #[inline(always)]
     pub(crate) fn hold(data: Erased) -> Result<Self, Erased> {
         if !Self::would_hold(&data) {
             return Err(data);

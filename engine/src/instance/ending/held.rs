@@ -146,6 +146,7 @@ impl Held {
     /// `finished` held, or given back as it was when it does not fit: its history
     /// short and plain, its data small, nothing left to raise, and not failed
     /// (a failure's error is boxed: the block keeps it).
+    #[inline(always)]
     pub fn hold(
         process: &'static Graph<Erased>,
         finished: Finished<Erased>,
