@@ -14,7 +14,7 @@
 //! read. Only steps that say nothing more fit; any other end is kept in a block.
 
 use super::{FinishedRef, HistoryRef};
-use crate::data::{Erased, HeldData};
+use crate::data::{Erased, ErasedRef, HeldData};
 use crate::graph::Graph;
 use crate::instance::history::TrackId;
 use crate::instance::history::{Happening, History, Step};
@@ -87,12 +87,12 @@ impl HeldStep {
     /// `step` held, if it says nothing a held step cannot. Inlined: called for
     /// each step in a loop, its call was a tenth of holding an end.
     #[inline(always)]
-    fn of(process: &Graph<Erased>, fields: &[&'static str], step: &Step) -> Option<Self> {
+    fn of(process: &Graph<Erased>, data: ErasedRef<'_>, step: &Step) -> Option<Self> {
         let (what, changed) = match &step.what {
             Happening::Started => (What::Started, 0),
             Happening::TaskStarted => (What::TaskStarted, 0),
             Happening::Completed { changed } if changed.is_empty() => (What::Completed, 0),
-            Happening::Completed { changed } => (What::Completed, bits(fields, changed)?),
+            Happening::Completed { changed } => (What::Completed, bits(data.fields(), changed)?),
             Happening::Ended => (What::Ended, 0),
             Happening::Terminated => (What::Terminated, 0),
             _ => return None,
@@ -169,19 +169,25 @@ impl Held {
         {
             return Err(finished);
         }
-        let fields = finished.data.as_ref().fields();
+        let data = finished.data.as_ref();
         let mut steps = [HeldStep::NONE; STEPS];
         for (held, step) in steps.iter_mut().zip(history) {
-            match HeldStep::of(process, fields, step) {
+            match HeldStep::of(process, data, step) {
                 Some(step) => *held = step,
                 None => return Err(finished),
             }
         }
         let len = history.len() as u8;
         let Finished {
-            mut history, data, ..
+            ended: plain,
+            mut history,
+            data,
+            unsent,
         } = finished;
         history.clear();
+        // Neither owns anything (not failed, nothing to raise): their drop glue,
+        // two calls, is not needed.
+        std::mem::forget((plain, unsent));
         let Ok(data) = HeldData::hold(data) else {
             unreachable!("the data fits (`would_hold`)")
         };
