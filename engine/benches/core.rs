@@ -677,7 +677,12 @@ async fn completed(handle: InstanceHandle<Nothing>) {
     completed_ref(&handle).await
 }
 
-/// [`completed`], the handle borrowed.
+/// [`completed`], the handle borrowed: how a list of handles is awaited. Moved into
+/// an async fn by value, a handle is copied with the future the await makes of it
+/// (twice, by `memcpy`: 344 bytes with a 104-byte handle, one that holds its ended
+/// instance), and the copy reads back, in wide loads, what was just written in
+/// narrow ones — a store-forwarding stall per instance that was the bench's, not
+/// the engine's.
 async fn completed_ref(handle: &InstanceHandle<Nothing>) {
     match handle.outcome().await {
         Outcome::Completed(_) => {}
