@@ -39,15 +39,13 @@ impl HeldData {
             return Err(data);
         }
         let placer = data.0.get().placer();
-        let mut held = HeldData {
-            value: [MaybeUninit::uninit(); WORDS],
-            placer,
-        };
+        let mut value = [MaybeUninit::uninit(); WORDS];
         // SAFETY: `value` has room for the value and is aligned for it (`fits`);
-        // the `Placed` it returns is not kept (the bytes move with `held`, and
-        // `placer` finds them again), and the value is dropped once, by `held`.
-        let _ = unsafe { data.place_at(std::ptr::NonNull::from(&mut held.value).cast()) };
-        Ok(held)
+        // the `Placed` it returns is not kept (the bytes move with `value`, and
+        // `placer` finds them again), and the value is dropped once, by the
+        // `HeldData` made of them — only once they are written.
+        let _ = unsafe { data.place_at(std::ptr::NonNull::from(&mut value).cast()) };
+        Ok(HeldData { value, placer })
     }
 
     fn at(&self) -> *mut dyn Data {
@@ -64,14 +62,15 @@ impl HeldData {
 
 impl Clone for HeldData {
     fn clone(&self) -> Self {
-        let mut copy = HeldData {
-            value: [MaybeUninit::uninit(); WORDS],
+        let mut value = [MaybeUninit::uninit(); WORDS];
+        // SAFETY: `value` has the same room and alignment as `self.value`, which
+        // holds a value of the type `placer` makes pointers to. A clone that
+        // panics leaves no `HeldData` over the unwritten bytes to drop them.
+        unsafe { self.get().0.clone_to(value.as_mut_ptr().cast()) };
+        HeldData {
+            value,
             placer: self.placer,
-        };
-        // SAFETY: `copy.value` has the same room and alignment as `self.value`,
-        // which holds a value of the type `placer` makes pointers to.
-        unsafe { self.get().0.clone_to(copy.value.as_mut_ptr().cast()) };
-        copy
+        }
     }
 }
 
@@ -103,7 +102,28 @@ mod tests {
         b: String,
     }
 
-    crate::data::fieldless_process_data!(Small, Large);
+    /// Data whose clone panics, and whose drop checks it drops a value it made.
+    #[derive(Debug)]
+    struct Brittle {
+        made: u64,
+    }
+
+    const MADE: u64 = 0x7e1d_da7a;
+
+    impl Clone for Brittle {
+        fn clone(&self) -> Self {
+            panic!("no copies")
+        }
+    }
+
+    impl Drop for Brittle {
+        fn drop(&mut self) {
+            assert_eq!(self.made, MADE, "dropped what was never made");
+            self.made = 0;
+        }
+    }
+
+    crate::data::fieldless_process_data!(Small, Large, Brittle);
 
     #[test]
     fn a_small_value_is_held_moved_cloned_and_dropped_once() {
@@ -114,6 +134,16 @@ mod tests {
         let copy = moved[0].clone();
         drop(moved);
         assert_eq!(copy.get().clone_data::<Small>().name, "ada");
+    }
+
+    #[test]
+    fn a_clone_that_panics_drops_nothing_it_did_not_make() {
+        let held = HeldData::hold(Erased::new(Brittle { made: MADE }))
+            .ok()
+            .unwrap();
+        let copy = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| held.clone()));
+        assert!(copy.is_err());
+        drop(held); // the one value made, dropped once
     }
 
     #[test]
