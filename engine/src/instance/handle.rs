@@ -47,6 +47,12 @@ use crate::data::Erased;
 ///
 /// The loop holds the data erased; the handle is typed, converting at the edge: an
 /// `InstanceHandle<Erased>` is the engine's own view of the same instance.
+///
+/// An instance that ended inside [`Engine::start`](crate::Engine::start) — its work
+/// was ready — with a short history and small data is held whole in its handle,
+/// which is why a handle is about a hundred bytes: awaiting handles from a list,
+/// borrow them (`for h in &handles { h.outcome().await; }`) rather than moving each
+/// into a future of its own. Cloning such a handle clones its data.
 pub struct InstanceHandle<D: 'static> {
     id: InstanceId,
     reach: Reach,
