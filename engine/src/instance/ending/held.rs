@@ -16,8 +16,7 @@
 use super::{FinishedRef, HistoryRef};
 use crate::data::{Erased, ErasedRef, HeldData};
 use crate::graph::Graph;
-use crate::instance::history::TrackId;
-use crate::instance::history::{Happening, History, Step};
+use crate::instance::history::{Happening, History, Step, TrackId};
 use crate::instance::outcome::{Ended, Finished};
 
 /// The most steps held: a start, two tasks and an end.
@@ -33,6 +32,7 @@ const MOST_NODES: usize = 64;
 const MOST_FIELDS: usize = 32;
 
 /// An ended instance, held whole.
+#[derive(Clone)]
 pub(crate) struct Held {
     /// Whose nodes the steps name.
     process: &'static Graph<Erased>,
@@ -54,7 +54,7 @@ struct HeldStep {
 }
 
 /// The happenings a held step can say.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 enum What {
     Started,
     TaskStarted,
@@ -223,17 +223,5 @@ impl Held {
                 .map(|held| held.step(self.process, fields))
                 .collect(),
         )
-    }
-}
-
-impl Clone for Held {
-    fn clone(&self) -> Self {
-        Held {
-            process: self.process,
-            steps: self.steps,
-            len: self.len,
-            ended: self.ended,
-            data: self.data.clone(),
-        }
     }
 }
