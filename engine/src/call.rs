@@ -237,7 +237,7 @@ fn awaited(
     let guard = CancelOnDrop(Some(child.clone()));
     async move {
         let outcome = match child.wait_finished().await {
-            Some(finished) => {
+            Ok(finished) => {
                 if let Some(notify) = unadopted {
                     for code in finished.unsent {
                         notify(ChildNote::Escalated(code.clone()));
@@ -245,7 +245,7 @@ fn awaited(
                 }
                 finished.outcome(|data| data.to_erased())
             }
-            None => Outcome::Failed(InstanceError::Lost),
+            Err(error) => Outcome::Failed(error),
         };
         drop(guard.disarm());
         settle(outcome, id, name, &stop, copy, output).await

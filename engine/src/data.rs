@@ -10,7 +10,7 @@ use std::fmt;
 mod erased;
 pub(crate) use erased::diff_into;
 pub use erased::Erased;
-pub(crate) use erased::{ErasedRef, HeldData, Placed};
+pub(crate) use erased::{DataPanic, ErasedRef};
 
 /// Implement [`ProcessData`] for test types with no fields to diff or merge (the
 /// engine's own unit tests: boxes, ends).
@@ -30,27 +30,6 @@ macro_rules! fieldless_process_data {
 }
 #[cfg(test)]
 pub(crate) use fieldless_process_data;
-
-/// The value of an instance's data cell, to change, if the cell is not shared:
-/// `Arc::get_mut` for a cell of which no `Weak` is ever made. `get_mut` locks the
-/// weak count with a read-modify-write, a locked instruction that waits for the
-/// core's stores to drain — at every birth (`Erased::shared`) and end
-/// (`Instance::finish`); with no `Weak`, a load of the strong count says it.
-///
-/// # Safety
-/// No `Weak` of `cell` exists, nor is one made while the reference is used.
-#[inline]
-pub(crate) unsafe fn unique_mut<T>(cell: &mut std::sync::Arc<T>) -> Option<&mut T> {
-    if std::sync::Arc::strong_count(cell) != 1 {
-        return None;
-    }
-    // As `Arc`'s drop: the last other reference's uses (before its release
-    // decrement, read above) happen before ours.
-    std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-    // SAFETY: one strong reference (this one, borrowed mutably) and no weak one
-    // (by the caller): nothing else can reach the value.
-    Some(unsafe { &mut *std::sync::Arc::as_ptr(cell).cast_mut() })
-}
 
 /// Process data with field-level change detection. Derive it:
 ///

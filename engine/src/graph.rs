@@ -326,7 +326,7 @@ pub enum NodeKind<D: 'static> {
 mod call;
 mod events;
 mod next;
-pub(crate) mod run_box;
+
 pub use call::{CallActivity, CallItemStart};
 pub use events::{ApplyFailure, ApplyPayload, Payload, PayloadDecode, Throw, Trigger};
 pub use next::Next;

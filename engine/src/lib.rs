@@ -18,6 +18,9 @@
 //!
 //! See the README for the DSL by example.
 #![warn(missing_docs)]
+// Every unsafe block is in `mem`, under its contracts (see its module doc).
+#![deny(unsafe_code, unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 #[doc(hidden)]
 pub mod call;
@@ -28,6 +31,8 @@ pub mod events;
 pub mod graph;
 mod instance;
 pub mod loops;
+#[allow(unsafe_code)]
+mod mem;
 #[cfg(feature = "durable")]
 pub mod store;
 pub mod task;
@@ -93,13 +98,13 @@ pub mod __private {
 
     /// Box one run of a task, made by `make`: the returned future owns the copy and
     /// gives it back. The box is the thread's spare one when it fits
-    /// (`graph/run_box.rs`), and the future is made in it.
+    /// (`mem/run_box.rs`), and the future is made in it.
     #[inline(always)]
     pub fn task_run<D, Fut>(make: impl FnOnce() -> Fut) -> TaskRun<D>
     where
         Fut: std::future::Future<Output = (D, Result<(), crate::TaskError>)> + Send + 'static,
     {
-        crate::graph::run_box::boxed(make)
+        crate::mem::run_box::boxed(make)
     }
 
     /// A message catch's payload decoder, found by the type its `apply` closure

@@ -33,10 +33,10 @@ tokio::task_local! {
 }
 
 thread_local! {
-    /// For a handler's first poll, on the loop's thread: the context `within`
-    /// borrows while it polls (null outside), so the common case (a handler that
-    /// finishes without waiting) costs a word written and put back.
-    static INLINE: Cell<*const TaskContext> = const { Cell::new(std::ptr::null()) };
+    /// For a handler's first poll, on the loop's thread: the context `within` sets
+    /// while it polls (`None` outside), so the common case (a handler that finishes
+    /// without waiting) costs no task-local scope.
+    static INLINE: Cell<Option<TaskContext>> = const { Cell::new(None) };
 }
 
 /// The task a handler runs for.
@@ -58,22 +58,18 @@ pub struct TaskContext {
 
 /// The task being run, when called from within a task's handler (`None` elsewhere).
 pub fn current() -> Option<TaskContext> {
-    let inline = INLINE.with(Cell::get);
-    if !inline.is_null() {
-        // SAFETY: only `within` sets the pointer, to the `run` it borrows, and puts
-        // the previous one back before it returns (a panic in its `f` is caught
-        // first): while it is set, the context it points to is borrowed, so alive,
-        // and only this thread reads it.
-        return Some(unsafe { *inline });
-    }
-    CURRENT.try_with(|run| *run).ok()
+    // The inline context first: a handler that starts an instance whose first
+    // step runs on its caller sees that step's task there, not its own.
+    INLINE
+        .with(Cell::get)
+        .or_else(|| CURRENT.try_with(|run| *run).ok())
 }
 
 /// Run `f` as part of `run` (the handler's first poll, on the loop), catching a
 /// panic: one frame per inline poll, and the context is put back however `f` ends.
 #[inline(always)]
 pub(crate) fn within<R>(run: &TaskContext, f: impl FnOnce() -> R) -> std::thread::Result<R> {
-    let previous = INLINE.with(|cell| cell.replace(run));
+    let previous = INLINE.with(|cell| cell.replace(Some(*run)));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     INLINE.with(|cell| cell.set(previous));
     result

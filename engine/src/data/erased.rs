@@ -6,16 +6,8 @@
 
 use std::any::Any;
 use std::fmt;
-use std::sync::Arc;
 
 use super::{ChangedFields, ProcessData};
-
-mod held;
-mod placed;
-mod thin;
-pub(crate) use held::HeldData;
-pub(crate) use placed::Placed;
-use thin::ThinBox;
 
 /// A value of some [`ProcessData`] type, its type known only at run time.
 ///
@@ -34,7 +26,7 @@ use thin::ThinBox;
 /// assert_eq!(current.typed::<Order>().total, 10);
 /// assert_eq!(changed.names().collect::<Vec<_>>(), ["total"]);
 /// ```
-pub struct Erased(ThinBox);
+pub struct Erased(Box<dyn Data>);
 
 /// What the loop does with the data, for one type `D`: the vtable behind [`Erased`].
 /// Its type checks go through `Any`, the supertrait (`&dyn Data` upcasts to
@@ -55,34 +47,20 @@ trait Data: Any + Send + Sync {
     fn merge(&mut self, base: &dyn Data, edited: Erased) -> ChangedFields;
     fn fields(&self) -> &'static [&'static str];
     fn type_name(&self) -> &'static str;
-    /// What makes a place a pointer to a value of this one's type: its vtable's
-    /// pointer, kept by data held apart from it (`Erased::place_at`, `HeldData`).
-    fn placer(&self) -> Placer;
-    /// Write a copy of the value at `place`.
-    ///
-    /// # Safety
-    /// `place` is valid for writes of the value's layout and aligned to it.
-    unsafe fn clone_to(&self, place: *mut u8);
 }
 
-/// Makes a place a `dyn Data` pointer to the value there ([`Data::placer`]): a
-/// plain fn, so the pointer it returns has the place's provenance.
-type Placer = fn(*mut u8) -> *mut dyn Data;
-
-/// [`Data::placer`] for `D`.
-fn place_as<D: ProcessData>(place: *mut u8) -> *mut dyn Data {
-    place.cast::<D>()
-}
-
+// The user's `Clone`, `diff` and `merge` run here, outside any handler: each call
+// is `user_call`, so a panic in one reaches the loop named (`DataPanic`) rather
+// than as an engine bug.
 impl<D: ProcessData> Data for D {
     fn clone_erased(&self) -> Erased {
-        Erased(ThinBox::new(self.clone()))
+        Erased(Box::new(user_call::<D, _>("Clone", || self.clone())))
     }
 
     fn clone_into_data(&self, target: &mut dyn Data) -> bool {
         match (target as &mut dyn Any).downcast_mut::<D>() {
             Some(target) => {
-                target.clone_from(self);
+                user_call::<D, _>("Clone", || target.clone_from(self));
                 true
             }
             None => false,
@@ -90,7 +68,7 @@ impl<D: ProcessData> Data for D {
     }
 
     fn diff(&self, other: &dyn Data) -> ChangedFields {
-        ProcessData::diff(self, same_type(other))
+        user_call::<D, _>("diff", || ProcessData::diff(self, same_type(other)))
     }
 
     fn diff_into(
@@ -103,15 +81,14 @@ impl<D: ProcessData> Data for D {
             Some(edited) => edited,
             None => mismatch::<D>(),
         };
-        typed_diff_into(self, edited, renew, changed)
+        user_call::<D, _>("diff", || typed_diff_into(self, edited, renew, changed))
     }
 
     fn merge(&mut self, base: &dyn Data, edited: Erased) -> ChangedFields {
-        let edited = match edited.0.take::<D>() {
-            Ok(edited) => edited,
-            Err(_) => mismatch::<D>(),
-        };
-        ProcessData::merge(self, same_type(base), edited)
+        let edited = edited.take::<D>();
+        user_call::<D, _>("merge", || {
+            ProcessData::merge(self, same_type(base), edited)
+        })
     }
 
     fn fields(&self) -> &'static [&'static str] {
@@ -121,14 +98,33 @@ impl<D: ProcessData> Data for D {
     fn type_name(&self) -> &'static str {
         std::any::type_name::<D>()
     }
+}
 
-    fn placer(&self) -> Placer {
-        place_as::<D>
-    }
+/// A panic in the process data's own code (`Clone`, `diff`, `merge`) that the
+/// engine ran outside a handler: the payload `user_call` unwinds with, read where
+/// the loop catches it (`DataPanic::error`).
+pub(crate) struct DataPanic {
+    /// What was called.
+    pub call: &'static str,
+    /// The data type.
+    pub data_type: &'static str,
+    /// The user's panic message.
+    pub message: String,
+}
 
-    unsafe fn clone_to(&self, place: *mut u8) {
-        // SAFETY: by the caller.
-        unsafe { place.cast::<D>().write(self.clone()) }
+/// Run `f`, the user's `call` on a `D`: a panic in it unwinds on as a
+/// [`DataPanic`] naming the call and the type.
+#[inline(always)]
+fn user_call<D, T>(call: &'static str, f: impl FnOnce() -> T) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(value) => value,
+        // A call inside another (a merge that clones) is named once, innermost.
+        Err(panic) if panic.is::<DataPanic>() => std::panic::resume_unwind(panic),
+        Err(panic) => std::panic::resume_unwind(Box::new(DataPanic {
+            call,
+            data_type: std::any::type_name::<D>(),
+            message: crate::instance::panic_message(panic),
+        })),
     }
 }
 
@@ -160,7 +156,7 @@ pub(crate) fn diff_into<D: ProcessData>(
     if let Some(data) = (data as &dyn Any).downcast_ref::<Erased>() {
         let edited = (edited as &mut dyn Any).downcast_mut::<Erased>();
         let edited = edited.expect("`edited` is of `data`'s type");
-        return data.0.get().diff_into(edited.0.get_mut(), renew, changed);
+        return data.0.diff_into(&mut *edited.0, renew, changed);
     }
     typed_diff_into(data, edited, renew, changed)
 }
@@ -192,70 +188,19 @@ fn mismatch<D>() -> ! {
     )
 }
 
-thread_local! {
-    /// A copy of process data an instance's first step on this thread left over (a
-    /// no-op task's copy, kept as its spare): the next first step's task copy is
-    /// cloned into it, with no box made (a copy of another type gets a new box,
-    /// `Erased::clone_from`). One per thread, held until the next first step.
-    static THREAD_SPARE: std::cell::Cell<Option<Erased>> = const { std::cell::Cell::new(None) };
-    /// The shared cell of an instance's data that an instance which ended on this
-    /// thread left, holding its spare copy (`Erased::shared`,
-    /// `Erased::keep_shared`): the next instance born here puts its data in it.
-    static THREAD_SHARED: std::cell::Cell<Option<Arc<Erased>>> = const { std::cell::Cell::new(None) };
-}
-
 impl Erased {
-    /// This thread's spare copy, if it has one (see `THREAD_SPARE`).
-    pub(crate) fn take_thread_spare() -> Option<Erased> {
-        THREAD_SPARE.try_with(std::cell::Cell::take).ok().flatten()
-    }
-
-    /// `data` in a shared cell for an instance to commit to: the cell an ended
-    /// instance left on this thread if there is one — its old content, a spare
-    /// copy, returned to be the new instance's spare — or a new one.
-    pub(crate) fn shared(data: Erased) -> (Arc<Erased>, Option<Erased>) {
-        let kept = THREAD_SHARED.try_with(std::cell::Cell::take).ok().flatten();
-        match kept {
-            // SAFETY: an instance's data cell is never held weakly.
-            Some(mut cell) => match unsafe { super::unique_mut(&mut cell) } {
-                Some(content) => {
-                    let spare = std::mem::replace(content, data);
-                    (cell, Some(spare))
-                }
-                // Kept only when unique (`keep_shared`); never shared since.
-                None => (Arc::new(data), None),
-            },
-            None => (Arc::new(data), Self::take_thread_spare()),
-        }
-    }
-
-    /// Keep an ended instance's shared data cell, holding a spare copy, for the
-    /// next instance born on this thread.
-    pub(crate) fn keep_shared(cell: Arc<Erased>) {
-        if Arc::strong_count(&cell) == 1 && Arc::weak_count(&cell) == 0 {
-            let _ = THREAD_SHARED.try_with(|slot| slot.set(Some(cell)));
-        }
-    }
-
-    /// Keep `spare` as this thread's spare copy.
-    pub(crate) fn keep_as_thread_spare(spare: Option<Erased>) {
-        if spare.is_some() {
-            let _ = THREAD_SPARE.try_with(|cell| cell.set(spare));
-        }
-    }
-
     /// Erase `data`'s type (data already erased stays as it is).
     pub fn new<D: ProcessData>(data: D) -> Self {
         let mut slot = Some(data);
         if let Some(erased) = (&mut slot as &mut dyn Any).downcast_mut::<Option<Erased>>() {
             return erased.take().expect("the slot was filled");
         }
-        Erased(ThinBox::new(slot.expect("the slot was filled")))
+        Erased(Box::new(slot.expect("the slot was filled")))
     }
 
     /// The value, if it is a `D`.
     pub fn get<D: 'static>(&self) -> Option<&D> {
-        (self.0.get() as &dyn Any).downcast_ref()
+        (&*self.0 as &dyn Any).downcast_ref()
     }
 
     /// The value as the `D` it is.
@@ -269,19 +214,24 @@ impl Erased {
 
     /// The value as the `D` it is, to change it. Panics as [`Erased::typed`] does.
     pub fn typed_mut<D: 'static>(&mut self) -> &mut D {
-        (self.0.get_mut() as &mut dyn Any)
+        (&mut *self.0 as &mut dyn Any)
             .downcast_mut()
             .unwrap_or_else(|| mismatch::<D>())
     }
 
     /// The value, boxed as the `D` it is. Panics as [`Erased::typed`] does.
     pub fn into_typed<D: 'static>(self) -> Box<D> {
-        Box::new(self.take())
+        let boxed: Box<dyn Any> = self.0;
+        boxed.downcast::<D>().unwrap_or_else(|_| mismatch::<D>())
     }
 
     /// The value as the `D` it is, out of its box. Panics as [`Erased::typed`] does.
     fn take<D: 'static>(self) -> D {
-        self.0.take().unwrap_or_else(|_| mismatch::<D>())
+        let boxed: Box<dyn Any> = self.0;
+        match boxed.downcast::<D>() {
+            Ok(value) => *value,
+            Err(_) => mismatch::<D>(),
+        }
     }
 
     /// The value as a `D` — the `D` it is, or the erased value itself when `D` is
@@ -316,37 +266,25 @@ impl Erased {
 
     /// The name of the value's type.
     pub fn type_name(&self) -> &'static str {
-        self.0.get().type_name()
+        self.0.type_name()
     }
 }
 
-/// A borrowed value of some [`ProcessData`] type: an [`Erased`]'s, or one kept
-/// elsewhere ([`Placed`]).
+/// A borrowed value of some [`ProcessData`] type: an [`Erased`]'s.
 #[derive(Clone, Copy)]
 pub(crate) struct ErasedRef<'a>(&'a dyn Data);
 
 impl Erased {
     /// The value, borrowed.
     pub(crate) fn as_ref(&self) -> ErasedRef<'_> {
-        ErasedRef(self.0.get())
+        ErasedRef(&*self.0)
     }
 }
 
 impl ErasedRef<'_> {
-    /// The value's type's field names ([`ProcessData::fields`]).
-    pub(crate) fn fields(self) -> &'static [&'static str] {
-        self.0.fields()
-    }
-
     /// An owned copy.
     pub(crate) fn to_erased(self) -> Erased {
         self.0.clone_erased()
-    }
-
-    /// Where the value is.
-    #[cfg(test)]
-    pub(crate) fn address(self) -> usize {
-        (self.0 as *const dyn Data).cast::<u8>() as usize
     }
 
     /// A copy as a `D`, as [`Erased::clone_data`] makes it (for `D` = `Erased`, an
@@ -361,14 +299,14 @@ impl ErasedRef<'_> {
 
 impl Clone for Erased {
     fn clone(&self) -> Self {
-        self.0.get().clone_erased()
+        self.0.clone_erased()
     }
 
     /// A copy into the box `self` already has, when it holds the same type: what
     /// the loop's recycled task copies cost (no allocation).
     #[inline]
     fn clone_from(&mut self, source: &Self) {
-        if !source.0.get().clone_into_data(self.0.get_mut()) {
+        if !source.0.clone_into_data(&mut *self.0) {
             *self = source.clone();
         }
     }
@@ -385,16 +323,16 @@ impl ProcessData for Erased {
     const FIELDS: &'static [&'static str] = &[];
 
     fn fields(&self) -> &'static [&'static str] {
-        self.0.get().fields()
+        self.0.fields()
     }
 
     #[inline]
     fn diff(&self, other: &Self) -> ChangedFields {
-        self.0.get().diff(other.0.get())
+        self.0.diff(&*other.0)
     }
 
     fn merge(&mut self, base: &Self, edited: Self) -> ChangedFields {
-        self.0.get_mut().merge(base.0.get(), edited)
+        self.0.merge(&*base.0, edited)
     }
 }
 
@@ -528,36 +466,5 @@ mod tests {
             }
         }
         ProcessData::merge(&mut a, &b, Erased::new(Other));
-    }
-
-    #[test]
-    fn an_ended_instances_data_cell_and_spare_copy_serve_the_next_birth() {
-        // On a thread of its own: the kept cell and copy are the thread's.
-        std::thread::spawn(|| {
-            let (mut cell, spare) = Erased::shared(Erased::new(Two { a: 1, b: 0 }));
-            assert!(spare.is_none(), "nothing kept yet");
-            // At the end: the data moved out, a spare copy left in its place.
-            let data = std::mem::replace(
-                Arc::get_mut(&mut cell).unwrap(),
-                Erased::new(Two::default()),
-            );
-            assert_eq!(data.typed::<Two>().a, 1);
-            let kept = Arc::as_ptr(&cell);
-            Erased::keep_shared(cell);
-            let (cell, spare) = Erased::shared(Erased::new(Two { a: 2, b: 0 }));
-            assert_eq!(Arc::as_ptr(&cell), kept, "the same cell, no new one");
-            assert_eq!(cell.typed::<Two>().a, 2);
-            assert_eq!(
-                spare.map(|s| s.typed::<Two>().clone()),
-                Some(Two::default())
-            );
-            // A cell still shared is not kept.
-            let other = Arc::clone(&cell);
-            Erased::keep_shared(cell);
-            assert!(Erased::shared(Erased::new(Two::default())).1.is_none());
-            drop(other);
-        })
-        .join()
-        .unwrap();
     }
 }

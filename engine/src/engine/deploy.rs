@@ -289,7 +289,7 @@ impl DeployTarget {
         // Weak: an undeployed deployment starts nothing more.
         let target = Arc::downgrade(self);
         self.runtime.spawn(async move {
-            handle.wait_finished().await;
+            let _ = handle.wait_finished().await;
             if let Some(target) = target.upgrade() {
                 target.key_ended(&key, handle.id());
             }

@@ -4,7 +4,7 @@ mod deploy;
 #[cfg(feature = "durable")]
 pub(crate) mod durable;
 mod ids;
-mod lent;
+
 mod stop;
 
 use std::any::Any;
@@ -21,7 +21,6 @@ use tokio_util::task::TaskTracker;
 pub(crate) use deploy::DurableStarts;
 use deploy::Registration;
 pub use deploy::{DeployError, Deployment, DeploymentId};
-pub(crate) use lent::{LentArc, LentWeak};
 pub(crate) use stop::{Admission, OwnLine, Stop};
 
 use crate::call::ParentLink;
@@ -238,7 +237,7 @@ impl Engine {
         process: &'static Graph<Erased>,
         data: Erased,
         spawn: impl FnOnce(
-            &Inner,
+            &Arc<Inner>,
             Admission<'_>,
             Option<&tokio::runtime::Handle>,
             Erased,
@@ -421,7 +420,7 @@ impl Inner {
 
     /// Start an instance on `runtime` (`None`: the current one).
     fn spawn(
-        &self,
+        self: &Arc<Self>,
         _admitted: Admission<'_>,
         runtime: Option<&tokio::runtime::Handle>,
         process: &'static Graph<Erased>,
@@ -447,7 +446,7 @@ impl Inner {
     /// Start a durable instance, stored as `id`, on `runtime`.
     #[cfg(feature = "durable")]
     fn spawn_durable(
-        &self,
+        self: &Arc<Self>,
         _admitted: Admission<'_>,
         runtime: &tokio::runtime::Handle,
         process: &'static Graph<Erased>,
@@ -462,7 +461,7 @@ impl Inner {
 
     /// Where an instance started on `runtime` (`None`: the current one) lives.
     fn birth<'a>(
-        &'a self,
+        self: &'a Arc<Self>,
         runtime: Option<&'a tokio::runtime::Handle>,
         #[cfg_attr(not(feature = "testing"), allow(unused_variables))] process: &'static Graph<
             Erased,
@@ -470,15 +469,11 @@ impl Inner {
         parent: Option<ParentLink>,
     ) -> Birth<'a> {
         Birth {
-            // Safety (both): `self` and its hub are the values of live `Arc`s (an
-            // `Inner` is made only by `Arc::new`), borrowed for the birth's
-            // life; an instance that outlives its birth keeps them first
-            // (`instance::spawn`).
-            engine: EngineRef(unsafe { LentWeak::lend(self) }),
+            engine: EngineRef(Arc::downgrade(self)),
             parent,
             runtime,
             tracker: &self.loops,
-            hub: unsafe { LentArc::lend(&*self.hub) },
+            hub: Arc::clone(&self.hub),
             stop: &self.stop,
             history: self.history,
             inline_first_step: false,
@@ -491,14 +486,9 @@ impl Inner {
 /// An engine as its instances hold it (weakly: instances do not keep their engine
 /// alive): what a call activity starts its child in.
 #[derive(Clone)]
-pub(crate) struct EngineRef(LentWeak<Inner>);
+pub(crate) struct EngineRef(Weak<Inner>);
 
 impl EngineRef {
-    /// Hold the engine weakly, no longer lent (see `lent`).
-    pub(crate) fn keep(&mut self) {
-        self.0.keep();
-    }
-
     /// The engine's stop (a cancelled token once the engine is gone).
     pub(crate) fn stop(&self) -> tokio_util::sync::CancellationToken {
         match self.0.upgrade() {

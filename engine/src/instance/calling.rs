@@ -81,7 +81,7 @@ impl<D: ProcessData> Instance<D> {
         };
         #[cfg(not(feature = "durable"))]
         let _ = resume;
-        let base = Arc::clone(&self.data);
+        let base = self.data.snapshot();
         // An instance of a multi-instance call: its child gets the instance's item.
         let instance = call
             .start_item

@@ -2,22 +2,21 @@
 //! of a copy taken from the data as it is, or a three-way merge when others
 //! committed since the copy was taken.
 
-use std::sync::Arc;
-
 use super::state::Instance;
 use crate::data::ProcessData;
+use crate::mem::cell::Base;
 use crate::ChangedFields;
 
 impl<D: ProcessData> Instance<D> {
     /// Commit a task's copy: a three-way merge when others committed since the task
     /// took its snapshot, a plain diff otherwise (the common, clone-free case).
-    pub(crate) fn commit(&mut self, base: Arc<D>, edited: D) -> ChangedFields {
-        if Arc::ptr_eq(&base, &self.data) {
+    pub(crate) fn commit(&mut self, base: Base<D>, edited: D) -> ChangedFields {
+        if self.data.is_now(&base) {
             // Dropped first: the data may then be replaced in place.
             drop(base);
             self.commit_onto_data(edited)
         } else {
-            Arc::make_mut(&mut self.data).merge(&base, edited)
+            self.data.make_mut().merge(&base, edited)
         }
     }
 
@@ -56,10 +55,10 @@ impl<D: ProcessData> Instance<D> {
             self.spare = Some(edited);
             return;
         }
-        // SAFETY: an instance's data cell is never held weakly.
-        match unsafe { crate::data::unique_mut(&mut self.data) } {
-            Some(data) => self.spare = Some(std::mem::replace(data, edited)),
-            None => self.data = Arc::new(edited),
+        // In place when no task's snapshot shares the data (the old value is the
+        // spare), else a new cell (the old value stays with its snapshots).
+        if let Some(old) = self.data.replace(edited) {
+            self.spare = Some(old);
         }
     }
 }

@@ -11,8 +11,6 @@
 //! its inner completions. A cancel end event cancels the rest of its transaction,
 //! compensates what completed in it, and leaves through the cancel boundary.
 
-use std::sync::Arc;
-
 use super::history::Happening;
 use super::state::compensation::{Completion, Current, Run, Then};
 use super::state::ids::{ScopeId, TrackId};
@@ -71,7 +69,7 @@ impl<D: ProcessData> Instance<D> {
                 scope,
                 Completion {
                     activity: node,
-                    snapshot: Arc::clone(&self.data),
+                    snapshot: self.data.snapshot(),
                     inner: Vec::new(),
                 },
             );
@@ -101,7 +99,7 @@ impl<D: ProcessData> Instance<D> {
             if compensable {
                 let completion = Completion {
                     activity: node,
-                    snapshot: Arc::clone(&self.data),
+                    snapshot: self.data.snapshot(),
                     inner,
                 };
                 self.compensation.log(parent, completion);

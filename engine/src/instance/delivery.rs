@@ -9,8 +9,6 @@
 //! a commit that changes what a waiting catch's key reads moves its subscription
 //! (`Instance::follow_keys`).
 
-use std::sync::Arc;
-
 use tokio::time::Instant;
 use tracing::debug;
 
@@ -289,7 +287,7 @@ impl<D: ProcessData> Instance<D> {
         }
         // Flipped: the track now applies what came, and reports like a finished task.
         self.tracks.set_state(track, TrackState::Working);
-        let base = Arc::clone(&self.data);
+        let base = self.data.snapshot();
         self.send_to_track(
             track,
             arm,

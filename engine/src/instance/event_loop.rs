@@ -32,22 +32,23 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use tracing::{info_span, warn, Instrument};
+use tracing::{error, info_span, warn, Instrument};
 
-use super::ending::Held;
 use super::handle::InstanceHandle;
 use super::history::Happening;
 use super::input::{Command, Input, Report};
-use super::intake::{Intake, IntakeReceiver};
 use super::leaving::{leaving, Leaving};
 use super::outcome::panic_message;
 use super::outcome::{Ended, InstanceError, InstanceId};
 use super::state::ids::ROOT;
 use super::state::{Instance, INLINE_BUDGET};
+use super::track::CatchUnwind;
 use crate::data::Erased;
 use crate::data::ProcessData;
 use crate::events::Hub;
 use crate::graph::{Graph, NodeIdx, NodeKind};
+use crate::mem::cell::DataCell;
+use crate::mem::intake::{Intake, IntakeReceiver};
 
 /// Start an instance's loop on `runtime` and return its handle.
 /// Where a new instance lives: the runtime, the engine's task tracker and hub, and
@@ -60,7 +61,7 @@ pub(crate) struct Birth<'a> {
     /// `None`: the current runtime (the caller runs in one of its tasks).
     pub runtime: Option<&'a tokio::runtime::Handle>,
     pub tracker: &'a tokio_util::task::TaskTracker,
-    pub hub: crate::engine::LentArc<Hub>,
+    pub hub: std::sync::Arc<Hub>,
     pub stop: &'a crate::engine::Stop,
     /// Whether the instance records its history.
     pub history: bool,
@@ -100,16 +101,10 @@ pub(crate) fn spawn(
     } = birth;
     let span = info_span!("instance", process = process.name, id = id.0);
     let inline = inline_first_step && !stop.is_stopping();
-    // A first step on the caller puts the data in the shared cell an instance that
-    // ended on this thread left, whose old content is a spare copy for its tasks.
-    let (data, spare) = match inline {
-        true => Erased::shared(data),
-        false => (Arc::new(data), None),
-    };
+    let data = DataCell::new(data);
     // The intake's queue is made on first need (a track task, a mailbox, a child,
     // the handle of an instance that goes on): none for one that ends here.
     let mut instance = Instance::new(id, process, data, history, Intake::none(), hub);
-    instance.spare = spare;
     instance.engine = Some(engine);
     let parent_id = parent.as_ref().map(|link| link.parent);
     instance.parent = parent.map(Box::new);
@@ -128,12 +123,19 @@ pub(crate) fn spawn(
             // Recorded into the thread's scratch history, copied out once after
             // (into the end's block if it ends here with a short history:
             // `EndRef::packed`), on the thread's track slots (and its joins' box,
-            // taken on the first arrival), given back if it ends here; its tasks'
-            // copies go into the thread's spare copy (an instance that goes on
-            // gives it back: it keeps no spare copy it did not make).
+            // taken on the first arrival), given back if it ends here.
             instance.history.lend_scratch();
             instance.tracks.lend_scratch();
-            span.in_scope(|| instance.start(entry));
+            let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                span.in_scope(|| instance.start(entry))
+            }));
+            if let Err(panic) = started {
+                // The data type's code panicked (or thresh did): the instance stops
+                // here, its tracks aborted as it drops; the handle says why.
+                let error = InstanceError::of_loop_panic(panic);
+                span.in_scope(|| error!(%error, "instance stopped"));
+                return InstanceHandle::broken_at_birth(id, error);
+            }
             let ended = instance.outcome.is_some() && instance.workers.is_empty();
             let packed = ended && instance.history.fits_packed();
             if !packed {
@@ -141,9 +143,6 @@ pub(crate) fn spawn(
             }
             instance.tracks.return_scratch(ended);
             instance.joins.return_scratch(ended);
-            if !ended {
-                Erased::keep_as_thread_spare(instance.spare.take());
-            }
             if ended {
                 // Ended in its first step with nothing left running: no loop. The
                 // handle's commands are answered "ended" (an intake never made has
@@ -155,23 +154,8 @@ pub(crate) fn spawn(
                 // Entered rather than `in_scope(move || ..)`: the instance's parts
                 // move out once, into `finish`, not through a closure.
                 let _entered = span.enter();
-                let (finished, cell) = leaving!(instance).finish(intake);
-                // Held in its handle if it fits (`ending::Held`), before the cell is
-                // kept: the held end's stores drain meanwhile, before the handle
-                // copies it.
-                let held = match packed && parent_id.is_none() {
-                    true => Held::hold(process, finished),
-                    false => Err(finished),
-                };
-                if let Some(cell) = cell {
-                    Erased::keep_shared(cell);
-                }
-                return match held {
-                    Ok(held) => InstanceHandle::held(id, held),
-                    Err(finished) => {
-                        InstanceHandle::ended_early(id, commands, parent_id, finished, packed)
-                    }
-                };
+                let finished = leaving!(instance).finish(intake);
+                return InstanceHandle::ended_early(id, commands, parent_id, finished, packed);
             }
             None
         }
@@ -180,11 +164,6 @@ pub(crate) fn spawn(
             Some(entry)
         }
     };
-    // The instance outlives its birth: it keeps what it was lent.
-    instance.hub.keep();
-    if let Some(engine) = &mut instance.engine {
-        engine.keep();
-    }
     let stop = stop.token().clone();
     let intake = IntakeReceiver::of(&mut instance.intake_tx);
     let (handle, finished_tx) = InstanceHandle::new(id, instance.intake_tx.clone(), parent_id);
@@ -225,7 +204,19 @@ pub(crate) fn spawn(
         // A durable instance's end is stored before its handles see it.
         #[cfg(feature = "durable")]
         instance.store_end().await;
-        finished_tx.publish(leaving!(instance).finish(Some(intake)).0);
+        leaving!(instance).finish(Some(intake))
+    };
+    // A panic in the loop (the data type's `Clone`, `diff` or `merge`, or a bug in
+    // thresh) drops the instance, its tracks aborted, and leaves an end saying so.
+    let body = async move {
+        match CatchUnwind(std::pin::pin!(body)).await {
+            Ok(finished) => finished_tx.publish(finished),
+            Err(panic) => {
+                let error = InstanceError::of_loop_panic(panic);
+                error!(%error, "instance stopped");
+                finished_tx.publish_broken(error);
+            }
+        }
     };
     let body = body.instrument(span);
     match runtime {
@@ -255,7 +246,7 @@ impl<D: ProcessData> Instance<D> {
     /// Take inputs until the instance has its outcome.
     async fn serve(
         &mut self,
-        intake: &mut super::intake::IntakeReceiver<Input<D>>,
+        intake: &mut crate::mem::intake::IntakeReceiver<Input<D>>,
         stop: &CancellationToken,
     ) {
         let cancelled = stop.cancelled();
@@ -325,7 +316,7 @@ impl<D: ProcessData> Instance<D> {
                 let track = self.new_track(start, ROOT);
                 self.record(track, start, Happening::Started);
                 let id = self.process.nodes[start].id;
-                let base = Arc::clone(&self.data);
+                let base = self.data.snapshot();
                 let mut edited = self.copy_of(&base);
                 if let Some(apply) = self.apply_for(start, payload) {
                     match std::panic::catch_unwind(AssertUnwindSafe(|| apply(&mut edited))) {

@@ -5,13 +5,13 @@ use std::marker::PhantomData;
 
 use tokio::sync::oneshot;
 
-use super::ending::{EndRef, FinishedRef, Held, Publisher};
+use super::ending::{EndRef, FinishedRef, Publisher};
 use super::history::History;
 use super::input::{Command, Input};
-use super::intake::Intake;
 use super::outcome::{Finished, InstanceError, InstanceId, Outcome};
 use super::work::{OpenWork, Raised, WorkError};
 use crate::data::Erased;
+use crate::mem::intake::Intake;
 
 /// A handle on a started instance: await its outcome, read its history and data,
 /// cancel it. Clones observe the same instance; dropping them does not stop it.
@@ -48,37 +48,23 @@ use crate::data::Erased;
 /// The loop holds the data erased; the handle is typed, converting at the edge: an
 /// `InstanceHandle<Erased>` is the engine's own view of the same instance.
 ///
-/// An instance that ended inside [`Engine::start`](crate::Engine::start) — its work
-/// was ready — with a short history and small data is held whole in its handle,
-/// which is why a handle is about a hundred bytes: awaiting handles from a list,
-/// borrow them (`for h in &handles { h.outcome().await; }`) rather than moving each
-/// into a future of its own. Cloning such a handle clones its data.
 pub struct InstanceHandle<D: 'static> {
     id: InstanceId,
-    reach: Reach,
+    /// The calling instance, for a call activity's child.
+    parent: Option<InstanceId>,
+    commands: Intake<Input<Erased>>,
+    /// The end the loop leaves (or left).
+    ending: EndRef,
     data: PhantomData<fn() -> D>,
-}
-
-/// How a handle reaches its instance.
-#[derive(Clone)]
-enum Reach {
-    /// Through its loop, and the end the loop leaves (or left).
-    Loop {
-        /// The calling instance, for a call activity's child.
-        parent: Option<InstanceId>,
-        commands: Intake<Input<Erased>>,
-        ending: EndRef,
-    },
-    /// The instance ended in its first step, on its caller, and is held here
-    /// whole (`ending::Held`): every command is answered "ended".
-    Held(Held),
 }
 
 impl<D> Clone for InstanceHandle<D> {
     fn clone(&self) -> Self {
         Self {
             id: self.id,
-            reach: self.reach.clone(),
+            parent: self.parent,
+            commands: self.commands.clone(),
+            ending: self.ending.clone(),
             data: PhantomData,
         }
     }
@@ -94,11 +80,9 @@ impl InstanceHandle<Erased> {
         let (publisher, ending) = EndRef::pending();
         let handle = Self {
             id,
-            reach: Reach::Loop {
-                parent,
-                commands,
-                ending,
-            },
+            parent,
+            commands,
+            ending,
             data: PhantomData,
         };
         (handle, publisher)
@@ -109,21 +93,21 @@ impl InstanceHandle<Erased> {
         // No queue: a command is answered "ended" at once.
         Self {
             id,
-            reach: Reach::Loop {
-                parent: None,
-                commands: Intake::none(),
-                ending: EndRef::ended(finished),
-            },
+            parent: None,
+            commands: Intake::none(),
+            ending: EndRef::ended(finished),
             data: PhantomData,
         }
     }
 
-    /// A handle on an instance that ended in a first step run by its starter,
-    /// held whole (`ending::Held`): every command is answered "ended".
-    pub(crate) fn held(id: InstanceId, held: Held) -> Self {
+    /// A handle on an instance whose first step, run by its starter, panicked
+    /// outside any handler (`End::Broken`).
+    pub(crate) fn broken_at_birth(id: InstanceId, error: InstanceError) -> Self {
         Self {
             id,
-            reach: Reach::Held(held),
+            parent: None,
+            commands: Intake::none(),
+            ending: EndRef::broken(error),
             data: PhantomData,
         }
     }
@@ -140,13 +124,11 @@ impl InstanceHandle<Erased> {
     ) -> Self {
         Self {
             id,
-            reach: Reach::Loop {
-                parent,
-                commands,
-                ending: match packed {
-                    true => EndRef::packed(finished),
-                    false => EndRef::ended(finished),
-                },
+            parent,
+            commands,
+            ending: match packed {
+                true => EndRef::packed(finished),
+                false => EndRef::ended(finished),
             },
             data: PhantomData,
         }
@@ -156,7 +138,9 @@ impl InstanceHandle<Erased> {
     pub(crate) fn typed<D>(self) -> InstanceHandle<D> {
         InstanceHandle {
             id: self.id,
-            reach: self.reach,
+            parent: self.parent,
+            commands: self.commands,
+            ending: self.ending,
             data: PhantomData,
         }
     }
@@ -171,10 +155,7 @@ impl<D: Clone> InstanceHandle<D> {
     /// The instance whose call activity started this one; `None` for an instance
     /// started otherwise.
     pub fn parent(&self) -> Option<InstanceId> {
-        match &self.reach {
-            Reach::Loop { parent, .. } => *parent,
-            Reach::Held(_) => None,
-        }
+        self.parent
     }
 
     /// The instances this one's call activities are running now (their ids, in the
@@ -212,17 +193,14 @@ impl<D: Clone> InstanceHandle<D> {
     /// number of times, from any number of clones of the outcome.
     pub async fn outcome(&self) -> Outcome<D> {
         match self.wait_finished().await {
-            Some(f) => f.outcome(|data| data.clone_data()),
-            None => Outcome::Failed(InstanceError::Lost),
+            Ok(f) => f.outcome(|data| data.clone_data()),
+            Err(error) => Outcome::Failed(error),
         }
     }
 
     /// Whether the instance has ended.
     pub fn is_finished(&self) -> bool {
-        match &self.reach {
-            Reach::Loop { ending, .. } => ending.get().is_some(),
-            Reach::Held(_) => true,
-        }
+        self.ending.get().is_some()
     }
 
     /// The history so far (the whole history once the instance has ended).
@@ -249,7 +227,7 @@ impl<D: Clone> InstanceHandle<D> {
         }
         match self.ask(Command::Data).await {
             Some(data) => Some(data.into_data()),
-            None => self.wait_finished().await.map(|f| f.data.clone_data()),
+            None => self.wait_finished().await.ok().map(|f| f.data.clone_data()),
         }
     }
 
@@ -397,10 +375,7 @@ impl<D: Clone> InstanceHandle<D> {
 
     /// Send the loop a command: whether a loop took it.
     fn send(&self, command: Command<Erased>) -> bool {
-        match &self.reach {
-            Reach::Loop { commands, .. } => commands.send(Input::Handle(Box::new(command))).is_ok(),
-            Reach::Held(_) => false,
-        }
+        self.commands.send(Input::Handle(Box::new(command))).is_ok()
     }
 
     /// Link this (resumed) child to its resumed parent's call activity again.
@@ -416,16 +391,11 @@ impl<D: Clone> InstanceHandle<D> {
     }
 
     fn ended(&self) -> Option<FinishedRef<'_>> {
-        match &self.reach {
-            Reach::Loop { ending, .. } => ending.get()?.finished(),
-            Reach::Held(held) => Some(held.finished()),
-        }
+        self.ending.finished()
     }
 
-    pub(crate) async fn wait_finished(&self) -> Option<FinishedRef<'_>> {
-        match &self.reach {
-            Reach::Loop { ending, .. } => ending.wait().await.finished(),
-            Reach::Held(held) => Some(held.finished()),
-        }
+    /// The instance's end, once it ended; why it left none otherwise.
+    pub(crate) async fn wait_finished(&self) -> Result<FinishedRef<'_>, InstanceError> {
+        self.ending.wait_finished().await
     }
 }

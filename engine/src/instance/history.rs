@@ -210,10 +210,9 @@ impl Eq for History {}
 impl Drop for History {
     fn drop(&mut self) {
         if !self.owns_heap {
-            // SAFETY: length 0 is within the capacity and leaves no element to read.
-            // The steps are forgotten, not dropped: none owns heap memory
-            // (`owns_heap` is set by `push` for any step that does), so nothing leaks.
-            unsafe { self.steps.set_len(0) }
+            // None owns heap memory (`owns_heap` is set by `push` for any step that
+            // does): forgetting them leaks nothing and saves a loop over them.
+            crate::mem::vec::forget_elements(&mut self.steps);
         }
     }
 }
@@ -339,16 +338,13 @@ impl History {
         if self.off {
             return forget_step::<TRACE>(track, node, what);
         }
-        debug_assert_eq!(owns_heap, what.owns_heap());
+        // Checked in release too: a wrong flag would leak what a step owns.
+        let owns_heap = owns_heap || what.owns_heap();
         self.owns_heap |= owns_heap;
         if self.steps.len() == self.steps.capacity() {
             self.push_growing(Step { track, node, what });
         } else {
-            let len = self.steps.len();
-            self.steps.spare_capacity_mut()[0].write(Step { track, node, what });
-            // SAFETY: the step at `len` is within the capacity (checked above) and
-            // was just written.
-            unsafe { self.steps.set_len(len + 1) };
+            self.steps.push(Step { track, node, what });
         }
         if TRACE && tracing::level_enabled!(tracing::Level::TRACE) {
             if let Some(step) = self.steps.last() {
@@ -431,41 +427,17 @@ impl History {
         self.give_back(scratch);
     }
 
-    /// Move the steps to `to`, leaving none (and a lent scratch buffer given
-    /// back): an instance that ended in its first step keeps its steps in its
-    /// end's block (`EndRef::packed`). Whether one of them owns heap memory (the
-    /// steps are then dropped one by one, `History`'s `owns_heap`).
-    ///
-    /// # Safety
-    /// `to` is valid for writes of `self.steps().len()` steps and aligned for them.
-    pub(crate) unsafe fn move_steps_to(&mut self, to: std::ptr::NonNull<Step>) -> bool {
-        let len = self.steps.len();
-        // SAFETY: `to` has room for `len` steps (by the caller) and is not in the
-        // buffer; the steps are moved bitwise and the buffer forgets them.
-        unsafe {
-            std::ptr::copy_nonoverlapping(self.steps.as_ptr(), to.as_ptr(), len);
-            self.steps.set_len(0);
-        }
+    /// Hand the steps to `take` (which moves them out: `EndRef::packed`), then
+    /// give a lent scratch buffer back, empty.
+    pub(crate) fn take_steps<R>(&mut self, take: impl FnOnce(&mut Vec<Step>) -> R) -> R {
+        let taken = take(&mut self.steps);
+        debug_assert!(self.steps.is_empty(), "the steps were moved out");
+        self.owns_heap = false;
         if self.scratch {
             let scratch = std::mem::take(&mut self.steps);
             self.give_back(scratch);
         }
-        std::mem::take(&mut self.owns_heap)
-    }
-
-    /// Drop the steps (their content held elsewhere: `ending::Held`), giving a
-    /// lent scratch buffer back.
-    pub(crate) fn clear(&mut self) {
-        match std::mem::take(&mut self.owns_heap) {
-            true => self.steps.clear(),
-            // SAFETY: as in `drop`: no step owns heap memory, so forgetting them
-            // leaks nothing (and reads none of them again).
-            false => unsafe { self.steps.set_len(0) },
-        }
-        if self.scratch {
-            let scratch = std::mem::take(&mut self.steps);
-            self.give_back(scratch);
-        }
+        taken
     }
 
     /// Give the scratch buffer back to this thread, empty.

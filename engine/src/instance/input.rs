@@ -4,14 +4,14 @@
 use tokio::sync::oneshot;
 
 use super::history::History;
-use super::intake::Intake;
 use super::work::{OpenWork, Raised, WorkError, WorkUpdate};
-use std::sync::Arc;
+use crate::mem::intake::Intake;
 
 use crate::data::TaskError;
 use crate::graph::NodeIdx;
 
 use super::state::ids::TrackId;
+use crate::mem::cell::Base;
 
 /// Everything the loop hears, on its one intake channel: reports from its tracks and
 /// requests from handles.
@@ -77,7 +77,7 @@ pub(crate) enum Report<D> {
     TaskDone {
         track: TrackId,
         node: NodeIdx,
-        base: Arc<D>,
+        base: Base<D>,
         edited: D,
         result: Result<(), TaskError>,
     },

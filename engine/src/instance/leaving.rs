@@ -1,16 +1,15 @@
 //! An ended instance's leaving: what its end is made of, moved out of it, and the
 //! end given for its handles (`Leaving::finish`).
 
-use std::sync::Arc;
-
 use tracing::debug;
 
 use super::history::History;
 use super::input::Input;
-use super::intake::IntakeReceiver;
 use super::outcome::{Ended, Finished, InstanceError};
 use crate::data::ProcessData;
 use crate::events::{Delivery, Hub};
+use crate::mem::cell::DataCell;
+use crate::mem::intake::IntakeReceiver;
 
 /// The parts of an ended instance that its end is made of, moved out of it one by
 /// one (`leaving!`): the instance has no `Drop`, so the rest of it drops where it
@@ -18,8 +17,7 @@ use crate::events::{Delivery, Hub};
 /// instructions an instance in `--bench core -- single`).
 pub(crate) struct Leaving<'a, D: ProcessData> {
     pub outcome: Option<Ended>,
-    pub data: Arc<D>,
-    pub spare: Option<D>,
+    pub data: DataCell<D>,
     pub history: History,
     pub parent: Option<Box<crate::call::ParentLink>>,
     pub hub: &'a Hub,
@@ -31,7 +29,6 @@ macro_rules! leaving {
         Leaving {
             outcome: $instance.outcome,
             data: $instance.data,
-            spare: $instance.spare,
             history: $instance.history,
             parent: $instance.parent,
             hub: &$instance.hub,
@@ -43,18 +40,12 @@ pub(super) use leaving;
 impl<D: ProcessData> Leaving<'_, D> {
     /// The instance ended: hand back what is in transit and give its end, for its
     /// handles. `intake`: its receiver, `None` when its queue was never made
-    /// (nothing can have been sent). With it, the data's shared cell when nothing
-    /// else holds it, the spare copy put in place of the data moved out: for the
-    /// next instance's data (`Erased::keep_shared`).
+    /// (nothing can have been sent).
     ///
     /// Inlined into its two callers (an instance ended in its first step, or in its
-    /// loop): what it drops and moves is then seen with the instance it comes from
-    /// (-45 instructions an instance in `--bench core -- single`).
+    /// loop): what it drops and moves is then seen with the instance it comes from.
     #[inline(always)]
-    pub(crate) fn finish(
-        mut self,
-        mut intake: Option<IntakeReceiver<Input<D>>>,
-    ) -> (Finished<D>, Option<Arc<D>>) {
+    pub(crate) fn finish(mut self, mut intake: Option<IntakeReceiver<Input<D>>>) -> Finished<D> {
         // Messages the broker handed us that no track took go back to it
         // (uncounted), so an instance that ends while a message is on its way
         // loses nothing.
@@ -83,17 +74,8 @@ impl<D: ProcessData> Leaving<'_, D> {
             .unwrap_or_else(|| Ended::failed(InstanceError::Lost));
         debug!(outcome = ended.kind(), "instance ended");
         // The loop's last use of the data: moved out when nothing else holds it.
-        let mut cell = self.data;
-        // SAFETY: an instance's data cell is never held weakly.
-        let unique = unsafe { crate::data::unique_mut(&mut cell) };
-        let (data, cell) = match (unique, self.spare.take()) {
-            (Some(content), Some(spare)) => (std::mem::replace(content, spare), Some(cell)),
-            _ => (
-                Arc::try_unwrap(cell).unwrap_or_else(|shared| D::clone(&shared)),
-                None,
-            ),
-        };
-        let finished = Finished {
+        let data = self.data.into_inner();
+        Finished {
             ended,
             history: self.history,
             data,
@@ -103,7 +85,6 @@ impl<D: ProcessData> Leaving<'_, D> {
                 .and_then(|link| link.unsent.take())
                 .filter(|codes| !codes.is_empty())
                 .map(Box::new),
-        };
-        (finished, cell)
+        }
     }
 }

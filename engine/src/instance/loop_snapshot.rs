@@ -12,8 +12,6 @@
 //! sub-process instance whose `#[item(output)]` task completed — runs again from
 //! its start after a restart, as a task that was running does (at least once).
 
-use std::sync::Arc;
-
 use serde::{Deserialize, Serialize};
 
 use super::snapshot::RestoreError;
@@ -23,6 +21,7 @@ use super::state::Instance;
 use crate::data::ProcessData;
 use crate::graph::NodeIdx;
 use crate::loops::{Counts, LoopKind};
+use crate::mem::cell::Base;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct ActivationRecord {
@@ -141,7 +140,7 @@ impl<D: ProcessData> Instance<D> {
                     },
                     LoopKind::Multi(multi),
                 ) => {
-                    let source = Arc::new(decode(source).map_err(RestoreError::Data)?);
+                    let source = Base::new(decode(source).map_err(RestoreError::Data)?);
                     let id = self.process.nodes[at].id;
                     let items = self
                         .user_code(id, || (multi.items)(&source))

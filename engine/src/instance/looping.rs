@@ -21,8 +21,6 @@
 //!
 //! [`complete_scopes`]: Instance::complete_scopes
 
-use std::sync::Arc;
-
 use tokio::sync::oneshot;
 
 use super::history::Happening;
@@ -77,7 +75,7 @@ impl<D: ProcessData> Instance<D> {
                 };
                 let n = items.len();
                 Activation::Multi(MultiRun {
-                    source: Arc::clone(&self.data),
+                    source: self.data.snapshot(),
                     slots: (0..n).map(|_| Slot::Pending).collect(),
                     counts: Counts {
                         instances: u32::try_from(n).unwrap_or(u32::MAX),
@@ -358,7 +356,7 @@ impl<D: ProcessData> Instance<D> {
             return;
         };
         let id = self.process.nodes[at].id;
-        let base = Arc::clone(&self.data);
+        let base = self.data.snapshot();
         let mut data = self.copy_of(&base);
         for (index, output) in ready {
             match self.user_code(id, || merge(&mut data, index, output)) {

@@ -24,7 +24,7 @@ mod event_loop;
 mod handle;
 pub(crate) mod history;
 mod input;
-mod intake;
+
 mod joining;
 mod leaving;
 #[cfg(feature = "durable")]
@@ -49,6 +49,6 @@ mod work;
 pub(crate) use event_loop::{spawn, Birth, Entry};
 pub use handle::InstanceHandle;
 pub use history::{Happening, History, Step, TrackId};
-pub(crate) use outcome::{Ended, Finished};
+pub(crate) use outcome::{panic_message, Ended, Finished};
 pub use outcome::{InstanceError, InstanceId, Outcome};
 pub use work::{OpenWork, WorkError};

@@ -195,6 +195,24 @@ pub enum InstanceError {
     /// The instance's loop stopped without reporting an outcome (a bug in thresh).
     #[error("the instance's loop stopped without an outcome")]
     Lost,
+    /// The process data type's own code panicked while the engine ran it outside
+    /// any handler — its `Clone` (a task's copy, a snapshot), its `PartialEq` or
+    /// its merge (a commit): the instance stopped there, its data and history gone.
+    #[error("the process data's {call} of `{data_type}` panicked: {message}")]
+    DataPanicked {
+        /// What the engine called: `Clone`, `diff` (its `PartialEq`) or `merge`.
+        call: &'static str,
+        /// The data type.
+        data_type: &'static str,
+        /// The panic message.
+        message: String,
+    },
+    /// The instance's loop panicked outside any user code: a bug in thresh.
+    #[error("the instance's loop panicked (a bug in thresh — please report it): {message}")]
+    LoopPanicked {
+        /// The panic message.
+        message: String,
+    },
     /// `Engine::start` was called for a process without a none start event (it only
     /// starts by its events: deploy it).
     #[error("the process has no none start event: it starts by its events — deploy it with Engine::deploy")]
@@ -262,5 +280,22 @@ pub(crate) fn panic_message(panic: Box<dyn Any + Send>) -> String {
             Ok(s) => (*s).to_string(),
             Err(_) => "a non-string panic payload".to_string(),
         },
+    }
+}
+
+impl InstanceError {
+    /// Why a loop that panicked outside any handler stopped: the data type's call
+    /// that panicked (`data::DataPanic`), or a bug in thresh.
+    pub(crate) fn of_loop_panic(panic: Box<dyn Any + Send>) -> Self {
+        match panic.downcast::<crate::data::DataPanic>() {
+            Ok(data) => InstanceError::DataPanicked {
+                call: data.call,
+                data_type: data.data_type,
+                message: data.message,
+            },
+            Err(panic) => InstanceError::LoopPanicked {
+                message: panic_message(panic),
+            },
+        }
     }
 }

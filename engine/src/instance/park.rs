@@ -5,12 +5,11 @@
 //! instruction wakes the parked track, a closed channel (its sender dropped with the
 //! track's slot) ends it. ARCHITECTURE.md, "The instance loop".
 
-use std::sync::Arc;
-
 use tokio::sync::oneshot;
 
 use crate::data::TaskError;
 use crate::graph::{NodeIdx, TaskRun};
+use crate::mem::cell::Base;
 
 /// A track's park channel, the loop's end: a single slot (a oneshot channel). Each
 /// instruction travels with the receiving end of the next slot, so the track always
@@ -50,14 +49,14 @@ pub(crate) enum Instruction<D> {
     /// the snapshot the task's copy was taken from.
     Finish {
         node: NodeIdx,
-        base: Arc<D>,
+        base: Base<D>,
         run: TaskRun<D>,
     },
     /// The event the track was parked for came (the loop flipped it): apply what it
     /// brings (a payload, a user task's update) to a copy of `base`, for `node`.
     Deliver {
         node: NodeIdx,
-        base: Arc<D>,
+        base: Base<D>,
         apply: Option<Apply<D>>,
     },
 }

@@ -2,8 +2,6 @@
 //! (ready work is committed and routed with no hop and no spawn); waiting work goes to
 //! the track's own task. What the handler returns is committed, raised or failed here.
 
-use std::sync::Arc;
-
 use tracing::{debug, info_span, warn, Instrument};
 
 use super::history::Happening;
@@ -15,7 +13,9 @@ use super::state::{Instance, Move};
 use super::straight::{Straight, Then};
 use super::track;
 use crate::data::ProcessData;
-use crate::graph::{run_box, Next, NodeIdx, NodeKind, TaskHandler, TaskRun};
+use crate::graph::{Next, NodeIdx, NodeKind, TaskHandler, TaskRun};
+use crate::mem::cell::Base;
+use crate::mem::run_box;
 use crate::task::{self, TaskContext};
 
 impl<D: ProcessData> Instance<D> {
@@ -219,7 +219,7 @@ impl<D: ProcessData> Instance<D> {
         let (run, iteration) = self.task_run_for(track, node, handler, copy);
         #[cfg(feature = "testing")]
         let mut run = match self.overrides.as_ref().and_then(|table| table.get(node)) {
-            Some(replacement) => replacement(D::clone(snapshot.as_ref().unwrap_or(&self.data))),
+            Some(replacement) => replacement(D::clone(snapshot.as_deref().unwrap_or(&self.data))),
             None => run,
         };
         #[cfg(not(feature = "testing"))]
@@ -275,7 +275,7 @@ impl<D: ProcessData> Instance<D> {
         &mut self,
         track: TrackId,
         node: NodeIdx,
-        snapshot: Option<Arc<D>>,
+        snapshot: Option<Base<D>>,
         run: TaskRun<D>,
         context: TaskContext,
         polled: std::thread::Result<()>,
@@ -288,7 +288,7 @@ impl<D: ProcessData> Instance<D> {
         }
         match output {
             Some((edited, result)) => {
-                // Its box is the next run's (`graph/run_box.rs`).
+                // Its box is the next run's (`mem/run_box.rs`).
                 run_box::recycle(run);
                 // Nothing ran on the loop since the copy was taken: the track
                 // still works here, and the data is the copy's base.
@@ -297,7 +297,7 @@ impl<D: ProcessData> Instance<D> {
             None => {
                 // The rest of the handler runs on its track, still as part of this run.
                 let run: TaskRun<D> = Box::pin(task::scoped(context, run));
-                let base = snapshot.unwrap_or_else(|| Arc::clone(&self.data));
+                let base = snapshot.unwrap_or_else(|| self.data.snapshot());
                 self.hand_to_track(track, node, base, run);
                 None
             }
@@ -309,7 +309,7 @@ impl<D: ProcessData> Instance<D> {
         &mut self,
         track: TrackId,
         node: NodeIdx,
-        base: Arc<D>,
+        base: Base<D>,
         run: TaskRun<D>,
     ) {
         self.send_to_track(track, node, Instruction::Finish { node, base, run });
@@ -354,7 +354,7 @@ impl<D: ProcessData> Instance<D> {
         &mut self,
         track: TrackId,
         node: NodeIdx,
-        base: Arc<D>,
+        base: Base<D>,
         edited: D,
         result: Result<(), crate::TaskError>,
         moves: &mut Vec<Move>,
@@ -384,7 +384,7 @@ impl<D: ProcessData> Instance<D> {
         &mut self,
         track: TrackId,
         node: NodeIdx,
-        base: Option<Arc<D>>,
+        base: Option<Base<D>>,
         edited: D,
         result: Result<(), crate::TaskError>,
         moves: &mut Vec<Move>,
@@ -445,7 +445,7 @@ impl<D: ProcessData> Instance<D> {
         &mut self,
         track: TrackId,
         node: NodeIdx,
-        base: Option<Arc<D>>,
+        base: Option<Base<D>>,
         edited: D,
         moves: &mut Vec<Move>,
     ) -> Option<Straight<D>> {

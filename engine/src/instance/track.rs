@@ -15,16 +15,16 @@ use std::any::Any;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crate::data::{ProcessData, TaskError};
 use crate::graph::{NodeIdx, TaskRun};
 use crate::instance::input::{Input, Report};
-use crate::instance::intake::Intake;
 use crate::instance::outcome::panic_message;
 use crate::instance::park::{Instruction, Parcel, ParkReceiver};
 use crate::instance::state::ids::TrackId;
+use crate::mem::cell::Base;
+use crate::mem::intake::Intake;
 
 /// The body of a track's task.
 pub(crate) async fn run<D: ProcessData>(
@@ -69,7 +69,7 @@ fn report<D>(
     intake: &Intake<Input<D>>,
     track: TrackId,
     node: NodeIdx,
-    base: Arc<D>,
+    base: Base<D>,
     outcome: Result<RunOutput<D>, Box<dyn Any + Send>>,
 ) -> bool {
     let report = match outcome {
@@ -138,8 +138,9 @@ pub(crate) fn poll_once<D>(run: &mut TaskRun<D>, output: &mut FirstPoll<D>) {
 }
 
 /// A future that turns a panic while polling the inner one into an error, so a
-/// panicking handler fails its task (naming it) instead of killing the track.
-struct CatchUnwind<F>(F);
+/// panicking handler fails its task (naming it) instead of killing the track, and
+/// a loop that panicked leaves an end that says so.
+pub(super) struct CatchUnwind<F>(pub F);
 
 impl<F: Future + Unpin> Future for CatchUnwind<F> {
     type Output = Result<F::Output, Box<dyn Any + Send>>;

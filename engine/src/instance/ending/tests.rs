@@ -25,7 +25,7 @@ fn finished(data: impl ProcessData, history: History) -> Finished<Erased> {
 }
 
 fn data_of(end: &EndRef) -> Option<u32> {
-    let finished = end.get()?.finished()?;
+    let finished = end.finished()?;
     Some(finished.data.clone_data::<Counted>().1)
 }
 
@@ -37,7 +37,7 @@ async fn waiters_see_the_end_published_after_they_began_to_wait() {
             .map(|_| {
                 let ending = ending.clone();
                 tokio::spawn(async move {
-                    let end = ending.wait().await.finished();
+                    let end = ending.wait_finished().await.ok();
                     end.map(|f| f.data.clone_data::<Counted>().1)
                 })
             })
@@ -70,9 +70,9 @@ async fn publishing_then_dropping_keeps_the_outcome() {
     publisher.publish(finished(Counted(Arc::new(()), 3), History::default()));
     drop(publisher);
     let end = ending
-        .wait()
+        .wait_finished()
         .await
-        .finished()
+        .ok()
         .map(|f| f.data.clone_data::<Counted>().1);
     assert_eq!(end, Some(3));
 }
@@ -81,7 +81,7 @@ async fn publishing_then_dropping_keeps_the_outcome() {
 fn the_end_is_dropped_once_with_its_cell_born_set_or_published_or_never_set() {
     let data = Arc::new(());
     let born = EndRef::ended(finished(Counted(Arc::clone(&data), 0), History::default()));
-    assert!(born.get().and_then(End::finished).is_some());
+    assert!(born.finished().is_some());
     assert_eq!(Arc::strong_count(&data), 2);
     drop(born);
     assert_eq!(Arc::strong_count(&data), 1);
@@ -91,7 +91,7 @@ fn the_end_is_dropped_once_with_its_cell_born_set_or_published_or_never_set() {
     // A second set (the drop's `Lost`) is ignored, not written over the first.
     drop(publisher);
     assert_eq!(Arc::strong_count(&data), 2);
-    assert!(ending.get().and_then(End::finished).is_some());
+    assert!(ending.finished().is_some());
     drop(ending);
     assert_eq!(Arc::strong_count(&data), 1);
 
@@ -116,7 +116,7 @@ fn steps(n: usize, message: bool) -> History {
 }
 
 #[test]
-fn a_packed_end_keeps_its_steps_and_data_in_its_block_and_drops_them_once() {
+fn a_packed_end_keeps_its_steps_in_its_block_and_drops_them_and_its_data_once() {
     let data = Arc::new(());
     for (n, message) in [
         (0, false),
@@ -130,7 +130,7 @@ fn a_packed_end_keeps_its_steps_and_data_in_its_block_and_drops_them_once() {
         let end = EndRef::packed(finished(Counted(Arc::clone(&data), 5), history.clone()));
         assert_eq!(Arc::strong_count(&data), 2, "the data moved, not copied");
         let copy = end.clone();
-        let finished = copy.get().and_then(End::finished).expect("ended");
+        let finished = copy.finished().expect("ended");
         assert_eq!(finished.history(), history);
         assert_eq!(finished.data.clone_data::<Counted>().1, 5);
         assert!(matches!(
@@ -145,22 +145,16 @@ fn a_packed_end_keeps_its_steps_and_data_in_its_block_and_drops_them_once() {
     }
     // Over-aligned data keeps its alignment after the steps.
     let end = EndRef::packed(finished(Wide(9), steps(3, false)));
-    let finished = end.get().and_then(End::finished).expect("ended");
+    let finished = end.finished().expect("ended");
     let wide: Wide = finished.data.clone_data();
     assert_eq!(wide.0, 9);
-    let Some(End::Packed(packed)) = end.get() else {
-        panic!("packed")
-    };
-    assert_eq!(packed.data.get().address() % 64, 0);
+    assert!(matches!(end.get(), Some(End::Packed(_))));
 }
 
 #[test]
 fn an_end_is_no_larger_than_a_published_one() {
     // Every parked instance's block holds an `End`: packing must not grow it.
-    assert_eq!(
-        std::mem::size_of::<End>(),
-        std::mem::size_of::<Finished<Erased>>()
-    );
+    assert!(std::mem::size_of::<End>() <= std::mem::size_of::<Finished<Erased>>());
 }
 
 #[test]
@@ -171,25 +165,14 @@ fn a_packed_end_gives_a_lent_scratch_buffer_back_empty() {
         history.lend_scratch();
         history.push(TrackId(0), "t", Happening::TaskStarted);
         let end = EndRef::packed(finished(Counted::default(), history));
-        assert_eq!(
-            end.get()
-                .and_then(End::finished)
-                .unwrap()
-                .history()
-                .steps()
-                .len(),
-            1
-        );
+        assert_eq!(end.finished().unwrap().history().steps().len(), 1);
         let mut again = History::lazy(4);
         again.lend_scratch();
         assert!(again.steps().is_empty());
         again.push(TrackId(0), "u", Happening::Ended);
         again.return_scratch();
         assert_eq!(again.steps()[0].node, "u");
-        assert_eq!(
-            end.get().and_then(End::finished).unwrap().history().steps()[0].node,
-            "t"
-        );
+        assert_eq!(end.finished().unwrap().history().steps()[0].node, "t");
     })
     .join()
     .unwrap();

@@ -2,7 +2,6 @@
 //! `snapshot.rs`, and what it waits for armed again.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use super::super::state::armed::{EventSource, Holder, Wait};
 use super::super::state::compensation::{Completion, Current, Run, Then};
@@ -13,6 +12,7 @@ use super::super::state::Instance;
 use super::*;
 use crate::data::ProcessData;
 use crate::graph::{Graph, NodeIdx, NodeKind, Trigger};
+use crate::mem::cell::{Base, DataCell};
 
 impl<D: ProcessData> Instance<D> {
     /// Put back the compensation logs and runs a checkpoint recorded.
@@ -31,7 +31,7 @@ impl<D: ProcessData> Instance<D> {
                 .map(|c| {
                     Ok(Completion {
                         activity: node(&c.activity)?,
-                        snapshot: Arc::new(decode(c.data).map_err(RestoreError::Data)?),
+                        snapshot: Base::new(decode(c.data).map_err(RestoreError::Data)?),
                         inner: completions(c.inner, node, decode)?,
                     })
                 })
@@ -53,7 +53,7 @@ impl<D: ProcessData> Instance<D> {
                         CurrentRecord::Idle => Current::Idle,
                         CurrentRecord::Handler { track, data } => Current::Handler {
                             track: TrackId(track),
-                            snapshot: Arc::new(decode(data).map_err(RestoreError::Data)?),
+                            snapshot: Base::new(decode(data).map_err(RestoreError::Data)?),
                         },
                         CurrentRecord::EventSub { scope } => Current::EventSub {
                             scope: ScopeId(scope),
@@ -91,7 +91,7 @@ impl<D: ProcessData> Instance<D> {
                 .copied()
                 .ok_or_else(|| RestoreError::UnknownNode(id.to_string()))
         };
-        self.data = Arc::new(decode(snapshot.data).map_err(RestoreError::Data)?);
+        self.data = DataCell::new(decode(snapshot.data).map_err(RestoreError::Data)?);
         if let Some(steps) = snapshot.history {
             let node_id = |id: &str| index.get(id).map(|&i| process.nodes[i].id);
             let fields = self.data.fields();

@@ -8,17 +8,16 @@
 //! compensable activities inside), so a process without compensation keeps two empty
 //! vectors. A sub-process's completion carries its inner log with it.
 
-use std::sync::Arc;
-
 use crate::graph::NodeIdx;
 use crate::instance::state::ids::{ScopeId, TrackId};
+use crate::mem::cell::Base;
 
 /// One completion of an activity, to be compensated once.
 pub(crate) struct Completion<D> {
     pub activity: NodeIdx,
     /// The committed data right after the activity's completion: what its handler
     /// works from.
-    pub snapshot: Arc<D>,
+    pub snapshot: Base<D>,
     /// A sub-process's own log, when it completed (empty for a task).
     pub inner: Vec<Completion<D>>,
 }
@@ -39,7 +38,7 @@ pub(crate) enum Current<D> {
     /// Between two handlers (only within one loop step).
     Idle,
     /// A compensation handler runs on `track`, from `snapshot`.
-    Handler { track: TrackId, snapshot: Arc<D> },
+    Handler { track: TrackId, snapshot: Base<D> },
     /// A compensation event sub-process runs in `scope`, whose log is the compensated
     /// sub-process's inner log.
     EventSub { scope: ScopeId },
@@ -194,9 +193,9 @@ impl<D> Compensation<D> {
     }
 
     /// The snapshot a compensation handler on `track` works from.
-    pub fn snapshot_for(&self, track: TrackId) -> Option<Arc<D>> {
+    pub fn snapshot_for(&self, track: TrackId) -> Option<Base<D>> {
         self.runs().iter().find_map(|r| match &r.current {
-            Current::Handler { track: t, snapshot } if *t == track => Some(Arc::clone(snapshot)),
+            Current::Handler { track: t, snapshot } if *t == track => Some(snapshot.clone()),
             _ => None,
         })
     }
@@ -232,7 +231,7 @@ mod tests {
     fn done(activity: NodeIdx) -> Completion<()> {
         Completion {
             activity,
-            snapshot: Arc::new(()),
+            snapshot: Base::new(()),
             inner: Vec::new(),
         }
     }

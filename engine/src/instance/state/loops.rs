@@ -9,13 +9,13 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
 use crate::graph::NodeIdx;
 use crate::instance::state::ids::{ScopeId, TrackId};
 use crate::loops::{Counts, Items};
+use crate::mem::cell::Base;
 
 /// Where one instance of a multi-instance activation is.
 pub(crate) enum Slot {
@@ -40,7 +40,7 @@ pub(crate) struct MultiRun<D> {
     /// The data the items were computed from (a checkpoint stores it; a restore
     /// computes the same items again).
     #[cfg_attr(not(feature = "durable"), allow(dead_code))]
-    pub source: Arc<D>,
+    pub source: Base<D>,
     pub slots: Vec<Slot>,
     pub counts: Counts,
     /// Outputs of instances `0..merged` are merged (or were cancelled).

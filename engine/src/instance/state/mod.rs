@@ -31,9 +31,10 @@ use crate::events::{Hub, Mailbox};
 use crate::graph::{FlowIdx, Graph, NodeIdx};
 use crate::instance::history::{Happening, History};
 use crate::instance::input::Input;
-use crate::instance::intake::Intake;
 use crate::instance::outcome::{Ended, InstanceId};
+use crate::mem::intake::Intake;
 
+use crate::mem::cell::DataCell;
 use armed::Armed;
 use compensation::Compensation;
 use conditions::Conditions;
@@ -182,7 +183,7 @@ pub(crate) struct Instance<D: ProcessData> {
     pub process: &'static Graph<D>,
     /// The committed process data; a task works on its own copy of a snapshot.
     /// Shared with tasks (their snapshots), never held weakly: `data::unique_mut`.
-    pub data: Arc<D>,
+    pub data: DataCell<D>,
     /// A copy of the data no one holds any more (a task's that changed nothing, or
     /// the data a commit replaced): the next task's copy is cloned into it, so a
     /// task's run allocates no box for its copy (`Instance::copy_of`).
@@ -213,7 +214,7 @@ pub(crate) struct Instance<D: ProcessData> {
     /// The tracks' tasks; dropping or shutting it down stops them all.
     pub workers: Workers,
     /// The engine's event hub, and this instance's mailbox there (made on first need).
-    pub hub: crate::engine::LentArc<Hub>,
+    pub hub: std::sync::Arc<Hub>,
     pub mailbox: Option<Arc<dyn Mailbox>>,
 
     /// Task runs the loop may still start inline while handling the current input.
@@ -238,10 +239,10 @@ impl<D: ProcessData> Instance<D> {
     pub fn new(
         id: InstanceId,
         process: &'static Graph<D>,
-        data: Arc<D>,
+        data: DataCell<D>,
         history: bool,
         intake_tx: Intake<Input<D>>,
-        hub: crate::engine::LentArc<Hub>,
+        hub: std::sync::Arc<Hub>,
     ) -> Self {
         Self {
             id,

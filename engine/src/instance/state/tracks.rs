@@ -210,12 +210,7 @@ impl<D> Tracks<D> {
     pub fn add(&mut self, at: NodeIdx, scope: ScopeId) -> TrackId {
         let id = TrackId(self.next);
         self.next += 1;
-        // Room first, then the slot written where it goes: pushed as a value, it was
-        // built on the stack field by field and read back whole at once, a load
-        // the store buffer cannot serve (two thirds of `add`'s time, perf).
-        self.slots.reserve(1);
-        let len = self.slots.len();
-        self.slots.spare_capacity_mut()[0].write(TrackSlot {
+        self.slots.push(TrackSlot {
             id,
             at,
             scope,
@@ -224,9 +219,6 @@ impl<D> Tracks<D> {
             task: None,
             attempt: 1,
         });
-        // SAFETY: the slot at `len` is within the capacity (reserved) and was just
-        // written.
-        unsafe { self.slots.set_len(len + 1) };
         self.pushed();
         id
     }

@@ -1,0 +1,183 @@
+//! The process data's own code — its `Clone`, its `PartialEq` — runs inside the
+//! engine outside any handler (a task's copy, a commit's diff). A panic there
+//! stops that instance with an outcome naming the call and the type; it never
+//! leaves `Engine::start`, nor takes another instance with it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use thresh::{process, Engine, InstanceError, Outcome, ProcessData, TaskError};
+
+/// Clones panic while `fail` is set.
+#[derive(Debug, Default)]
+pub struct Fragile {
+    pub n: u64,
+    pub fail: Arc<AtomicBool>,
+}
+
+impl Clone for Fragile {
+    fn clone(&self) -> Self {
+        if self.fail.load(Ordering::SeqCst) {
+            panic!("this clone refuses");
+        }
+        Fragile {
+            n: self.n,
+            fail: self.fail.clone(),
+        }
+    }
+}
+
+impl PartialEq for Fragile {
+    fn eq(&self, other: &Self) -> bool {
+        self.n == other.n
+    }
+}
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct Picky {
+    pub n: Touchy,
+}
+
+/// Compares by panicking once its value is 13.
+#[derive(Clone, Debug, Default)]
+pub struct Touchy(pub u64);
+
+impl PartialEq for Touchy {
+    fn eq(&self, other: &Self) -> bool {
+        if self.0 == 13 || other.0 == 13 {
+            panic!("13 cannot be compared");
+        }
+        self.0 == other.0
+    }
+}
+
+impl ProcessData for Fragile {
+    const FIELDS: &'static [&'static str] = &["n"];
+    fn diff(&self, other: &Self) -> thresh::ChangedFields {
+        let mut changed = thresh::ChangedFields::new(Self::FIELDS);
+        if self.n != other.n {
+            changed.insert(0);
+        }
+        changed
+    }
+    fn merge(&mut self, base: &Self, edited: Self) -> thresh::ChangedFields {
+        let mut changed = thresh::ChangedFields::new(Self::FIELDS);
+        if edited.n != base.n && edited.n != self.n {
+            self.n = edited.n;
+            changed.insert(0);
+        }
+        changed
+    }
+}
+
+async fn add(f: &mut Fragile) -> Result<(), TaskError> {
+    f.n += 1;
+    Ok(())
+}
+
+process! {
+    ADD: Fragile {
+        start begin;
+        task add = add;
+        end done;
+        begin -> add -> done;
+    }
+}
+
+process! {
+    /// Waits for a person, then runs a task (the loop's copy of the data).
+    WAIT_THEN_ADD: Fragile {
+        start begin;
+        user approve;
+        task add = add;
+        end done;
+        begin -> approve -> add -> done;
+    }
+}
+
+process! {
+    THIRTEEN: Picky {
+        start begin;
+        task set = |p| async move { p.n = Touchy(13); Ok(()) };
+        end done;
+        begin -> set -> done;
+    }
+}
+
+fn refused_clone(outcome: &Outcome<Fragile>) -> bool {
+    matches!(
+        outcome,
+        Outcome::Failed(InstanceError::DataPanicked { call: "Clone", data_type, message })
+            if data_type.ends_with("Fragile") && message == "this clone refuses"
+    )
+}
+
+async fn a_clone_that_panics_fails_its_instance_only() {
+    let engine = Engine::new();
+    // In the first step, run by `Engine::start` on its caller.
+    let fail = Arc::new(AtomicBool::new(true));
+    let data = Fragile {
+        n: 0,
+        fail: fail.clone(),
+    };
+    let handle = engine.start(&ADD, data);
+    let outcome = handle.outcome().await;
+    assert!(refused_clone(&outcome), "{outcome:?}");
+    let message = match &outcome {
+        Outcome::Failed(error) => error.to_string(),
+        _ => unreachable!(),
+    };
+    assert!(
+        message.contains("Clone") && message.contains("Fragile"),
+        "{message}"
+    );
+    // In the loop: the user task parks it; the task after it copies the data.
+    let fail = Arc::new(AtomicBool::new(false));
+    let handle = engine.start(
+        &WAIT_THEN_ADD,
+        Fragile {
+            n: 0,
+            fail: fail.clone(),
+        },
+    );
+    let healthy = engine.start(&WAIT_THEN_ADD, Fragile::default());
+    fail.store(true, Ordering::SeqCst);
+    let _ = handle.complete("approve", |_: &mut Fragile| {}).await;
+    let outcome = handle.outcome().await;
+    assert!(refused_clone(&outcome), "{outcome:?}");
+    // The engine and its other instances go on.
+    healthy
+        .complete("approve", |_: &mut Fragile| {})
+        .await
+        .unwrap();
+    assert!(matches!(healthy.outcome().await, Outcome::Completed(f) if f.n == 1));
+    fail.store(false, Ordering::SeqCst);
+    let again = engine.start(&ADD, Fragile { n: 5, fail });
+    assert!(matches!(again.outcome().await, Outcome::Completed(f) if f.n == 6));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_clone_that_panics_fails_its_instance_on_one_thread() {
+    a_clone_that_panics_fails_its_instance_only().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clone_that_panics_fails_its_instance_on_two_workers() {
+    for _ in 0..10 {
+        a_clone_that_panics_fails_its_instance_only().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comparison_that_panics_in_a_commit_names_the_diff() {
+    let engine = Engine::new();
+    let outcome = engine.start(&THIRTEEN, Picky::default()).outcome().await;
+    assert!(
+        matches!(
+            &outcome,
+            Outcome::Failed(InstanceError::DataPanicked { call: "diff", data_type, message })
+                if data_type.ends_with("Picky") && message == "13 cannot be compared"
+        ),
+        "{outcome:?}"
+    );
+}
