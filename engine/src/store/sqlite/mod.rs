@@ -33,8 +33,8 @@ const OPEN_BUSY_TIMEOUT: Duration = Duration::from_millis(100);
 #[derive(Clone, Debug)]
 pub struct SqliteOptions {
     /// Run `PRAGMA quick_check` at open and refuse a damaged file with
-    /// [`StoreError::Corrupt`]. Default on; it reads the whole file (see the README's
-    /// store bench for its cost).
+    /// [`StoreError::Corrupt`]. Default on; it reads the whole file, so opening a
+    /// large store takes longer with it.
     pub quick_check: bool,
 }
 
@@ -141,8 +141,8 @@ impl SqliteStore {
         }
         // FULL: see the module docs (NORMAL could lose acknowledged commits at a power
         // loss). A page cache of up to 32 MiB (default 2 MiB), allocated as used: a
-        // group commit of many instances touches many pages (about 1.3x faster
-        // checkpoint updates on 100k instances).
+        // group commit of many instances touches more pages than the default cache
+        // holds.
         conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA cache_size = -32768;")
             .map_err(|e| fail("setting synchronous=FULL", e))?;
         // A write in WAL mode takes the exclusive lock, held until the store is dropped.
