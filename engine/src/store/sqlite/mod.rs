@@ -24,13 +24,19 @@ const MAGIC: &str = "thresh-store";
 /// 0 is an empty database). Append only; never edit a released one.
 const MIGRATIONS: &[&str] = &[include_str!("../schema_v1.sql")];
 /// The newest schema version this build reads and writes.
+///
+/// Needs the `sqlite` feature.
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 /// How long open waits for a lock another opener holds for a moment (two engines
 /// racing to open the same file; one of them then gets `Locked`).
 const OPEN_BUSY_TIMEOUT: Duration = Duration::from_millis(100);
 
 /// How a [`SqliteStore`] opens its file.
+///
+/// Needs the `sqlite` feature.
 #[derive(Clone, Debug)]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub struct SqliteOptions {
     /// Run `PRAGMA quick_check` at open and refuse a damaged file with
     /// [`StoreError::Corrupt`]. Default on; it reads the whole file, so opening a
@@ -78,6 +84,9 @@ impl Default for SqliteOptions {
 /// Documents are `TEXT` holding JSON (`CHECK (json_valid(...))`); a fingerprint is
 /// stored as the `INTEGER` with the same 64 bits (`printf('%016x', fingerprint)`
 /// shows it as hex).
+///
+/// Needs the `sqlite` feature.
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub struct SqliteStore {
     path: PathBuf,
     conn: Mutex<Connection>,
