@@ -11,7 +11,6 @@
 //!   buffered. And the same race with a zero-length timer on a multi-thread runtime.
 //! - A receive-task arm, and a three-arm gateway.
 
-
 // `common`'s `flavors!` is not used here: every scenario needs an engine of its own.
 #[allow(unused_macros)]
 mod common;

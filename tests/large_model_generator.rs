@@ -31,7 +31,6 @@
 //! branches), one counter for tasks and gateways: `t1`, `xs14`/`xm15`, `fork41`/
 //! `join42`, `os63`/`oj64`, …
 
-
 use std::fmt::Write as _;
 
 /// The model's body, as the term described in the module doc.

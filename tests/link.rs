@@ -12,7 +12,6 @@
 //! - a boundary event on a user task inside the loop is armed on every visit and only
 //!   then.
 
-
 #[macro_use]
 mod common;
 

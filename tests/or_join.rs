@@ -8,7 +8,6 @@
 //! four-worker multi-thread runtime (see `common`); the `*_in_order` tests pin one
 //! interleaving with the paused clock.
 
-
 #[macro_use]
 mod common;
 

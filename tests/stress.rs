@@ -5,7 +5,6 @@
 //! predicted from the data, or, where a race decides it, checked for consistency
 //! against the history.
 
-
 #[macro_use]
 mod common;
 

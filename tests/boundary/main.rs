@@ -38,7 +38,6 @@
 //! scenarios with signals use an engine per run (a signal reaches every instance of
 //! its engine).
 
-
 #[macro_use]
 #[path = "../common/mod.rs"]
 mod common;

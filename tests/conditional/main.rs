@@ -17,7 +17,6 @@
 //! a task whose handler is ready at once is armed and disarmed without being
 //! evaluated.
 
-
 #[macro_use]
 #[path = "../common/mod.rs"]
 mod common;

@@ -17,7 +17,6 @@
 //! timer is involved, on a paused current-thread runtime too), many times each.
 //! Timers only ever run on the paused clock: no assertion depends on wall-clock time.
 
-
 #[macro_use]
 #[path = "../common/mod.rs"]
 mod common;

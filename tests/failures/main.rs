@@ -9,7 +9,6 @@
 //! Every scenario runs 200 times on a paused current-thread runtime and 200 times on a
 //! four-worker multi-thread runtime (see `common`).
 
-
 #[macro_use]
 #[path = "../common/mod.rs"]
 mod common;
