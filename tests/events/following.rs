@@ -236,7 +236,7 @@ async fn a_key_change_races_a_publish() {
             tokio::spawn(async move {
                 let engine = Engine::new();
                 let (old, new) = (format!("x{i}-old"), format!("x{i}-new"));
-                let old_key = i.is_multiple_of(2);
+                let old_key = i % 2 == 0;
                 let h = engine.start(
                     &RECEIVE_REKEYED,
                     Deal {

@@ -126,7 +126,7 @@ async fn parallel_user_tasks_are_completed_in_any_order() {
                 },
             ]
         );
-        let (first, second) = if i.is_multiple_of(2) {
+        let (first, second) = if i % 2 == 0 {
             ("finance", "legal")
         } else {
             ("legal", "finance")
