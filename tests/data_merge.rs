@@ -8,9 +8,6 @@
 //! four-worker multi-thread runtime (see `common`); the `*_in_order` tests pin one
 //! interleaving with the paused clock.
 
-// `i.is_multiple_of(n)` needs Rust 1.87; the workspace's MSRV is 1.85.
-#![allow(clippy::manual_is_multiple_of)]
-
 #[macro_use]
 mod common;
 
@@ -137,7 +134,7 @@ process! {
 /// value — when both write the same value, the second lists only its marker.
 async fn same_field_conflict_goes_to_the_later_commit(engine: Engine, i: usize) {
     let mut doc = Doc::new();
-    doc.same = i % 3 == 0;
+    doc.same = i.is_multiple_of(3);
     doc.d1 = (i % 2) as u64;
     doc.d2 = ((i / 2) % 2) as u64;
     let same = doc.same;

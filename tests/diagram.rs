@@ -3,7 +3,8 @@
 //! - the layout: no two shapes overlap (but a container and its content, a boundary
 //!   event and its host), every shape lies inside its container, every boundary
 //!   event sits on its host's bottom border, every route is orthogonal and joins
-//!   its source to its target, the same process always gives the same output;
+//!   its source to its target, the same process always gives the same output (in
+//!   this run and in a second run of the test binary);
 //! - the BPMN export: every element and flow is there with its id, and the files
 //!   are written to `target/diagrams/bpmn/` for `tests/diagram/js/check.js`
 //!   (bpmn-moddle and bpmnlint, run by `.ci/run`);
@@ -247,13 +248,71 @@ fn routes_are_orthogonal_and_join_their_ends() {
     }
 }
 
+/// Set for the second run of [`the_same_process_gives_the_same_pictures`]: the file
+/// that run writes every picture to.
+const PICTURES_TO: &str = "THRESH_DIAGRAM_PICTURES_TO";
+
+/// Every process's pictures, one `(process, kind, text)` each.
+fn pictures() -> Vec<(&'static str, &'static str, String)> {
+    let mut all_pictures = Vec::new();
+    for p in all() {
+        all_pictures.push((p.name, "bpmn", (p.bpmn)()));
+        all_pictures.push((p.name, "svg", (p.svg)()));
+        all_pictures.push((p.name, "mermaid", (p.mermaid)()));
+    }
+    all_pictures
+}
+
+/// The pictures as one text, each after a header line that names it.
+fn pictures_text() -> String {
+    let mut text = String::new();
+    for (name, kind, picture) in pictures() {
+        text.push_str(&format!("\u{1e}{name} {kind}\n{picture}\n"));
+    }
+    text
+}
+
+/// The pictures do not depend on anything but the process: two calls in this process
+/// agree, and so does a second run of this test binary (another process: other hash
+/// seeds, other addresses), which writes its pictures to a file.
 #[test]
 fn the_same_process_gives_the_same_pictures() {
-    for p in all() {
-        assert_eq!((p.bpmn)(), (p.bpmn)(), "{}", p.name);
-        assert_eq!((p.svg)(), (p.svg)(), "{}", p.name);
-        assert_eq!((p.mermaid)(), (p.mermaid)(), "{}", p.name);
+    if let Some(path) = std::env::var_os(PICTURES_TO) {
+        std::fs::write(path, pictures_text()).expect("write the pictures");
+        return;
     }
+    for ((name, kind, first), (_, _, second)) in pictures().into_iter().zip(pictures()) {
+        assert!(
+            first == second,
+            "{name}: two {kind} pictures differ in one process"
+        );
+    }
+    let path = out_dir("second-run").join("pictures.txt");
+    let _ = std::fs::remove_file(&path);
+    let run = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args([
+            "--exact",
+            "the_same_process_gives_the_same_pictures",
+            "--quiet",
+        ])
+        .env(PICTURES_TO, &path)
+        .output()
+        .expect("run the test binary again");
+    assert!(run.status.success(), "the second run failed: {run:?}");
+    let there = std::fs::read_to_string(&path).expect("the second run's pictures");
+    let here = pictures_text();
+    for (mine, theirs) in here.split('\u{1e}').zip(there.split('\u{1e}')) {
+        let header = mine.lines().next().unwrap_or_default();
+        assert!(
+            mine == theirs,
+            "{header}: differs in a second run of the test binary"
+        );
+    }
+    assert_eq!(
+        here.len(),
+        there.len(),
+        "the second run drew other processes"
+    );
 }
 
 #[test]

@@ -11,9 +11,6 @@
 //!   buffered. And the same race with a zero-length timer on a multi-thread runtime.
 //! - A receive-task arm, and a three-arm gateway.
 
-// `i.is_multiple_of(n)` needs Rust 1.87; the workspace's MSRV is 1.85.
-#![allow(clippy::manual_is_multiple_of)]
-
 // `common`'s `flavors!` is not used here: every scenario needs an engine of its own.
 #[allow(unused_macros)]
 mod common;
@@ -185,7 +182,7 @@ async fn t2_a_message_and_a_signal_race_exactly_one_wins() {
         let engine = Engine::new();
         let id = format!("r{i}");
         let h = engine.start(&RACE, deal(&id));
-        if i % 4 != 0 {
+        if !i.is_multiple_of(4) {
             expect_parked(&h, "gate").await;
         }
         let (publisher, broadcaster) = (engine.clone(), engine.clone());
@@ -222,7 +219,7 @@ async fn t2_a_message_and_a_signal_race_exactly_one_wins() {
         if winner == "called_off" {
             assert_eq!(published, Published::Buffered, "{said}");
         }
-        if i % 4 != 0 {
+        if !i.is_multiple_of(4) {
             // Parked before both: the message was served iff it won, the signal
             // reached the gateway iff it won.
             assert_eq!(published == Published::Delivered, winner == "paid", "{said}");
@@ -260,7 +257,7 @@ async fn t2_two_message_arms_race_exactly_one_wins() {
         let engine = Engine::new();
         let id = format!("m{i}");
         let h = engine.start(&ANSWER, deal(&id));
-        if i % 4 != 0 {
+        if !i.is_multiple_of(4) {
             expect_parked(&h, "gate").await;
         }
         let (e1, e2) = (engine.clone(), engine.clone());
@@ -296,7 +293,7 @@ async fn t2_two_message_arms_race_exactly_one_wins() {
             _ => (reject, accept),
         };
         assert_eq!(lose, Published::Buffered, "{said}");
-        if i % 4 != 0 {
+        if !i.is_multiple_of(4) {
             assert_eq!(win, Published::Delivered, "{said}");
         }
         // The loser's message waits in the buffer for the next gateway with that key.

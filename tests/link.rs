@@ -12,9 +12,6 @@
 //! - a boundary event on a user task inside the loop is armed on every visit and only
 //!   then.
 
-// `i.is_multiple_of(n)` needs Rust 1.87; the workspace's MSRV is 1.85.
-#![allow(clippy::manual_is_multiple_of)]
-
 #[macro_use]
 mod common;
 
@@ -89,7 +86,7 @@ process! {
 /// budget runs out mid-loop and the rest go through the track.
 async fn a_link_loop_runs_n_times(i: usize) {
     let engine = Engine::new();
-    let limit = if i % 50 == 0 {
+    let limit = if i.is_multiple_of(50) {
         500
     } else {
         1 + (i % 150) as u32

@@ -8,9 +8,6 @@
 //! four-worker multi-thread runtime (see `common`); the `*_in_order` tests pin one
 //! interleaving with the paused clock.
 
-// `i.is_multiple_of(n)` needs Rust 1.87; the workspace's MSRV is 1.85.
-#![allow(clippy::manual_is_multiple_of)]
-
 #[macro_use]
 mod common;
 
@@ -470,9 +467,9 @@ process! {
 /// always still reach the join while it circles) and fires once after the last.
 async fn or_join_waits_for_a_loop_in_a_branch(engine: Engine, i: usize) {
     let data = Rounds {
-        a: i % 3 != 0,
+        a: !i.is_multiple_of(3),
         n: 0,
-        limit: (i % 5) as u32 + u32::from(i % 3 == 0),
+        limit: (i % 5) as u32 + u32::from(i.is_multiple_of(3)),
     };
     let limit = data.limit as usize;
     let (outcome, h) = run(&engine, &LOOP_IN_BRANCH, data.clone()).await;

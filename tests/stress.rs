@@ -5,9 +5,6 @@
 //! predicted from the data, or, where a race decides it, checked for consistency
 //! against the history.
 
-// `i.is_multiple_of(n)` needs Rust 1.87; the workspace's MSRV is 1.85.
-#![allow(clippy::manual_is_multiple_of)]
-
 #[macro_use]
 mod common;
 
@@ -35,7 +32,7 @@ impl Load {
             a: r >> 8 & 1 == 1,
             b: r >> 9 & 1 == 1,
             limit,
-            fail_at: if i % 5 == 0 {
+            fail_at: if i.is_multiple_of(5) {
                 1 + (r >> 16) as u32 % limit
             } else {
                 0

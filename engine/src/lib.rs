@@ -17,10 +17,16 @@
 //!   durable engines write through: records, the `Store` trait, the group-commit writer.
 //!
 //! See the README for the DSL by example.
+//!
+//! Cargo features: `durable` (the storage layer, `DurableEngine` on any `Store`),
+//! `sqlite` (the SQLite store, implies `durable`), `postgres` (the PostgreSQL store and
+//! several engine nodes on one database, implies `durable`) and `testing` (the test
+//! kit, for dev-dependencies). None is on by default; an item that needs one says so.
 #![warn(missing_docs)]
 // Every unsafe block is in `mem`, under its contracts (see its module doc).
 #![deny(unsafe_code, unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[doc(hidden)]
 pub mod call;
@@ -34,9 +40,11 @@ pub mod loops;
 #[allow(unsafe_code)]
 mod mem;
 #[cfg(feature = "durable")]
+#[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
 pub mod store;
 pub mod task;
 #[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 
 pub use data::{ApplyOutcome, ChangedFields, ProcessData, TaskError};

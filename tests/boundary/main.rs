@@ -38,9 +38,6 @@
 //! scenarios with signals use an engine per run (a signal reaches every instance of
 //! its engine).
 
-// `i.is_multiple_of(n)` needs Rust 1.87; the workspace's MSRV is 1.85.
-#![allow(clippy::manual_is_multiple_of)]
-
 #[macro_use]
 #[path = "../common/mod.rs"]
 mod common;

@@ -107,7 +107,7 @@ process! {
 async fn two_firings_of_one_commit_go_in_arming_order(i: usize) {
     let engine = Engine::new();
     let handle = engine.start(&ORDER, Gauge::default());
-    let a_first = i % 2 == 0;
+    let a_first = i.is_multiple_of(2);
     let (first, second) = if a_first {
         (("open_a", "a_wait"), ("open_b", "b_wait"))
     } else {

@@ -17,9 +17,6 @@
 //! a task whose handler is ready at once is armed and disarmed without being
 //! evaluated.
 
-// `i.is_multiple_of(n)` needs Rust 1.87; the workspace's MSRV is 1.85.
-#![allow(clippy::manual_is_multiple_of)]
-
 #[macro_use]
 #[path = "../common/mod.rs"]
 mod common;

@@ -172,7 +172,7 @@ async fn t5_cancel_and_message_race(_: Engine, i: usize) {
     let engine = Engine::new();
     let id = format!("cr{i}");
     let h = engine.start(&PAY, deal(&id));
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         expect_parked(&h, "paid").await;
     }
     let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));

@@ -17,9 +17,6 @@
 //! timer is involved, on a paused current-thread runtime too), many times each.
 //! Timers only ever run on the paused clock: no assertion depends on wall-clock time.
 
-// `i.is_multiple_of(n)` needs Rust 1.87; the workspace's MSRV is 1.85.
-#![allow(clippy::manual_is_multiple_of)]
-
 #[macro_use]
 #[path = "../common/mod.rs"]
 mod common;

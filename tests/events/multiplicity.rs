@@ -48,7 +48,7 @@ async fn two_messages_two_waiters(_: Engine, i: usize) {
     let key = format!("pair-{i}");
     let a = engine.start(&PAY, deal(&key));
     let b = engine.start(&PAY, deal(&key));
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         expect_parked(&a, "paid").await;
         expect_parked(&b, "paid").await;
     }

@@ -10,7 +10,7 @@ async fn cancel_stops_waiting_tasks(engine: Engine, i: usize) {
     job.spin = can_spin();
     let id = job.id;
     let handle = engine.start(&WAITS, job.clone());
-    let at_once = i % 4 == 0;
+    let at_once = i.is_multiple_of(4);
     if !at_once {
         started(&handle, &["wait", "spin"]).await;
         entered(id, "forever").await;

@@ -28,7 +28,7 @@ process! {
 /// instance fails with a deadlock at the join.
 async fn exclusive_into_parallel_join_deadlocks(engine: Engine, i: usize) {
     let mut job = Job::new();
-    job.a = i % 2 == 0;
+    job.a = i.is_multiple_of(2);
     let taken = if job.a { "a" } else { "b" };
     let (outcome, h) = run(&engine, &DEADLOCK, job).await;
     assert_eq!(
@@ -63,7 +63,7 @@ process! {
 /// The same without tasks: the deadlock is found in the loop's very first step.
 async fn deadlock_in_the_first_step(engine: Engine, i: usize) {
     let mut job = Job::new();
-    job.a = i % 2 == 0;
+    job.a = i.is_multiple_of(2);
     let (outcome, h) = run(&engine, &DEADLOCK_AT_ONCE, job).await;
     assert_eq!(
         failed(outcome, &h),
@@ -142,7 +142,7 @@ process! {
 
 async fn deadlock_behind_an_or_join_names_both_joins(engine: Engine, i: usize) {
     let mut job = Job::new();
-    job.a = i % 2 == 0;
+    job.a = i.is_multiple_of(2);
     let (outcome, h) = run(&engine, &DEADLOCK_BEHIND_OR, job).await;
     let InstanceError::Deadlock { mut joins } = failed(outcome, &h) else {
         panic!("expected a deadlock\n{h}");

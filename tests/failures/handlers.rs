@@ -143,7 +143,7 @@ process! {
 
 async fn panicking_condition_fails_the_instance(engine: Engine, i: usize) {
     let mut job = Job::new();
-    job.b = i % 4 != 0;
+    job.b = !i.is_multiple_of(4);
     let id = job.id;
     let (outcome, h) = run(&engine, &CONDITION_PANICS, job.clone()).await;
     if !job.b {

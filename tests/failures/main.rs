@@ -9,9 +9,6 @@
 //! Every scenario runs 200 times on a paused current-thread runtime and 200 times on a
 //! four-worker multi-thread runtime (see `common`).
 
-// `i.is_multiple_of(n)` needs Rust 1.87; the workspace's MSRV is 1.85.
-#![allow(clippy::manual_is_multiple_of)]
-
 #[macro_use]
 #[path = "../common/mod.rs"]
 mod common;

@@ -10,7 +10,7 @@ async fn shutdown_cancels_running_instances(_: Engine, i: usize) {
     let waiting: Vec<_> = (0..4)
         .map(|k| {
             let mut job = Job::new();
-            job.spin = (i + k) % 2 == 0 && can_spin();
+            job.spin = (i + k).is_multiple_of(2) && can_spin();
             (job.id, engine.start(&WAITS, job))
         })
         .collect();

@@ -2,9 +2,9 @@
 //! own.
 //!
 //! One shared counter added to by every start was where two workers starting
-//! instances met: its cache line moved between their cores at each start (8 % of
-//! `--bench core -- single`'s time on two workers, perf). A thread now takes
-//! [`BLOCK`] ids at once and hands them out itself. On one thread ids still count
+//! instances met: its cache line moved between their cores at each start, a miss
+//! on every start whenever instances start on more than one worker. A thread now
+//! takes [`BLOCK`] ids at once and hands them out itself. On one thread ids still count
 //! up from 0 one by one; across threads they are unique but not in start order.
 //!
 //! A durable engine's ids come from its store's reservations (the counter is set

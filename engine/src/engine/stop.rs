@@ -4,10 +4,10 @@
 //! Starts touch nothing here that another worker writes: `CancellationToken`'s
 //! `is_cancelled`, clone and drop take the token's mutex, and a `TaskTracker` token
 //! adds to one shared count and clones an `Arc`; with instances started on every
-//! worker those were where the workers met (a third of the `single` bench's time on
-//! two workers). So a start reads a flag only shutdown writes and counts itself in
-//! its thread's own slot, and the token is cloned only for an instance that gets a
-//! loop, which must wake on it.
+//! worker those were where the workers met: each start moved their cache lines from
+//! one core to the other. So a start reads a flag only shutdown writes and counts
+//! itself in its thread's own slot, and the token is cloned only for an instance that
+//! gets a loop, which must wake on it.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -98,8 +98,7 @@ pub(crate) type RunOutput<D> = (D, Result<(), TaskError>);
 /// Kept apart from `RunOutput` so the loop reads back only what the handler wrote:
 /// a ready `Ok` is the copy and a tag in the poll's result, and moving the whole
 /// `(D, Result<(), TaskError>)` loaded 16-byte pieces over the tag's 8-byte store
-/// — a store-forwarding stall on every task run (a third of `run_task`'s time in
-/// `--bench core -- chain` on some processors).
+/// — a store-forwarding stall on every task run.
 pub(crate) enum FirstPoll<D> {
     /// The run has to wait (or it panicked: `task::within` says which).
     Pending,

@@ -384,8 +384,11 @@ pub enum StoreError {
         source: Arc<std::io::Error>,
     },
     /// Any other SQLite error.
+    ///
+    /// Needs the `sqlite` feature.
     #[cfg(feature = "sqlite")]
     #[error("SQLite failed on {} while {doing}: {source}", .path.display())]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
     Sqlite {
         /// The file.
         path: PathBuf,
@@ -396,12 +399,15 @@ pub enum StoreError {
         source: Arc<rusqlite::Error>,
     },
     /// Any PostgreSQL error (connecting, a lost connection, a failed statement).
+    ///
+    /// Needs the `postgres` feature.
     #[cfg(feature = "postgres")]
     #[error(
         "PostgreSQL failed on {} while {doing}: {source}; check that the server runs and \
          the URL (host, port, user, database) is right",
         .path.display()
     )]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     Postgres {
         /// Where: `postgres://user@host:port/database schema NAME` (no password).
         path: PathBuf,

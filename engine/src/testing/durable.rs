@@ -39,16 +39,25 @@ use crate::store::{MemoryStore, Store, StoreError};
 use crate::{DurableEngine, DurableError, ResumeReport};
 
 /// How long [`restart`] gives the old engine's instances to stop.
+///
+/// Needs the `testing` and `durable` features.
+#[cfg_attr(docsrs, doc(cfg(all(feature = "testing", feature = "durable"))))]
 pub const RESTART_DEADLINE: Duration = Duration::from_secs(20);
 
 /// The environment variable [`TestStore::from_env`] reads: `memory` (the default),
 /// `sqlite` (a temporary file, feature `sqlite`) or `postgres` (a temporary schema of
 /// `THRESH_POSTGRES_URL`, feature `postgres`).
+///
+/// Needs the `testing` and `durable` features.
+#[cfg_attr(docsrs, doc(cfg(all(feature = "testing", feature = "durable"))))]
 pub const TEST_STORE_VAR: &str = "THRESH_TEST_STORE";
 
 /// A store for one test: in memory, or in a temporary SQLite file removed (with its
 /// WAL files) when the `TestStore` is dropped. Engines on it share the one store
 /// object, so a restart in the same test process finds everything written.
+///
+/// Needs the `testing` and `durable` features.
+#[cfg_attr(docsrs, doc(cfg(all(feature = "testing", feature = "durable"))))]
 pub struct TestStore {
     store: Arc<dyn Store>,
     file: Option<TempFile>,
@@ -71,7 +80,10 @@ impl TestStore {
 
     /// A SQLite store in a new temporary file named after `name` (and this process
     /// and a counter, so tests running side by side never share one).
+    ///
+    /// Needs the `sqlite` feature.
     #[cfg(feature = "sqlite")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
     pub fn sqlite(name: &str) -> Result<Self, StoreError> {
         let file = TempFile::new(name, "db");
         let store = crate::store::SqliteStore::open(file.path())?;
@@ -103,7 +115,10 @@ impl TestStore {
     /// A PostgreSQL store in a new schema (named after `name`) of the database
     /// `THRESH_POSTGRES_URL` names (default the local `test` database), dropped with
     /// everything in it when the `TestStore` is dropped.
+    ///
+    /// Needs the `postgres` feature.
     #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub fn postgres(name: &str) -> Result<Self, StoreError> {
         let schema = super::TempSchema::new(name);
         let store = schema.connect()?;
@@ -140,8 +155,11 @@ impl std::ops::Deref for TestStore {
 }
 
 /// Why [`TestStore::from_env`] made no store.
+///
+/// Needs the `testing` and `durable` features.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
+#[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
 pub enum TestStoreError {
     /// The environment variable names no store this build has.
     #[error("{TEST_STORE_VAR}={0:?} names no store of this build: use `memory`, `sqlite` (feature `sqlite`) or `postgres` (feature `postgres`)")]
@@ -153,6 +171,9 @@ pub enum TestStoreError {
 
 /// A path in the temporary directory, removed — with SQLite's `-wal` and `-shm`
 /// files beside it — when dropped.
+///
+/// Needs the `testing` and `durable` features.
+#[cfg_attr(docsrs, doc(cfg(all(feature = "testing", feature = "durable"))))]
 pub struct TempFile {
     path: PathBuf,
 }
@@ -194,6 +215,9 @@ impl Drop for TempFile {
 
 /// What [`restart`] gives back: the new engine, what its resume did, and what the
 /// setup returned (a deployment, say).
+///
+/// Needs the `testing` and `durable` features.
+#[cfg_attr(docsrs, doc(cfg(all(feature = "testing", feature = "durable"))))]
 pub struct Restarted<T = ()> {
     /// The engine on the store after the restart.
     pub engine: DurableEngine,
@@ -232,6 +256,9 @@ impl<T> Restarted<T> {
 ///
 /// Not under a timeout on a paused clock: the store's writer thread answers from
 /// outside the runtime, and the paused clock jumps to the timeout meanwhile.
+///
+/// Needs the `testing` and `durable` features.
+#[cfg_attr(docsrs, doc(cfg(all(feature = "testing", feature = "durable"))))]
 pub async fn restart<F, T>(
     old: DurableEngine,
     store: &TestStore,

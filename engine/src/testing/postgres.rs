@@ -6,19 +6,31 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::store::{PostgresStore, StoreError};
 
 /// The environment variable naming the test database: a `postgres://` URL.
+///
+/// Needs the `testing` and `postgres` features.
+#[cfg_attr(docsrs, doc(cfg(all(feature = "testing", feature = "postgres"))))]
 pub const POSTGRES_URL_VAR: &str = "THRESH_POSTGRES_URL";
 
 /// The database tests use when [`POSTGRES_URL_VAR`] is unset: the local server's
 /// `test` database (trust authentication, user `root`).
+///
+/// Needs the `testing` and `postgres` features.
+#[cfg_attr(docsrs, doc(cfg(all(feature = "testing", feature = "postgres"))))]
 pub const DEFAULT_POSTGRES_URL: &str = "postgres://root@127.0.0.1:5432/test";
 
 /// The test database's URL: [`POSTGRES_URL_VAR`], or [`DEFAULT_POSTGRES_URL`].
+///
+/// Needs the `testing` and `postgres` features.
+#[cfg_attr(docsrs, doc(cfg(all(feature = "testing", feature = "postgres"))))]
 pub fn postgres_url() -> String {
     std::env::var(POSTGRES_URL_VAR).unwrap_or_else(|_| DEFAULT_POSTGRES_URL.to_string())
 }
 
 /// A schema `thresh_<name>_<pid>_<n>` of the test database, dropped (with every
 /// table in it) at drop, so tests running side by side never share a store.
+///
+/// Needs the `testing` and `postgres` features.
+#[cfg_attr(docsrs, doc(cfg(all(feature = "testing", feature = "postgres"))))]
 pub struct TempSchema {
     url: String,
     name: String,

@@ -58,6 +58,9 @@ impl DurableEngine {
     /// store, as its poll does, without waiting for the poll or a notification.
     /// Returns how many messages it claimed and handed over (0 if this engine is not
     /// a node of several).
+    ///
+    /// Needs the `postgres` feature.
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub async fn claim_now(&self) -> Result<usize, DurableError> {
         let Some(node) = self.inner.node.get() else {
             return Ok(0);

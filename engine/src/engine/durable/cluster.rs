@@ -45,7 +45,10 @@ use crate::instance::InstanceHandle;
 use crate::store::{PostgresStore, StoreError, DEFAULT_SCHEMA};
 
 /// How a node of several runs ([`DurableEngine::connect_with`]).
+///
+/// Needs the `postgres` feature.
 #[derive(Clone, Debug)]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub struct NodeConfig {
     /// The store's schema. Default [`DEFAULT_SCHEMA`].
     pub schema: String,
@@ -155,6 +158,9 @@ pub(super) struct SignalNote {
 impl Engine {
     /// A durable engine on the PostgreSQL database at `url`: the same as
     /// [`DurableEngine::connect`].
+    ///
+    /// Needs the `postgres` feature.
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub async fn connect(url: &str) -> Result<DurableEngine, DurableError> {
         DurableEngine::connect(url).await
     }
@@ -176,6 +182,9 @@ impl DurableEngine {
     /// [`shutdown`](Self::shutdown) stops that background work (a thread renewing
     /// the leases, one listening for notifications, two tasks); an engine dropped
     /// without it keeps renewing its leases until the process ends.
+    ///
+    /// Needs the `postgres` feature.
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub async fn connect_with(url: &str, config: NodeConfig) -> Result<Self, DurableError> {
         let id = config.node_id.clone().unwrap_or_else(fresh_node_id);
         let (url, schema, node_id, lease, block) = (
@@ -231,6 +240,9 @@ impl DurableEngine {
     }
 
     /// This engine's node id, if it is a node of several ([`DurableEngine::connect`]).
+    ///
+    /// Needs the `postgres` feature.
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub fn node_id(&self) -> Option<&str> {
         self.inner.node.get().map(|n| n.id.as_str())
     }
@@ -238,6 +250,9 @@ impl DurableEngine {
     /// Say that signals called `name` carry a `P`: a node sends them to the other
     /// nodes as JSON and reads theirs back. Call it on every node that broadcasts or
     /// catches `name`.
+    ///
+    /// Needs the `postgres` feature.
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub fn signal_type<P>(&self, name: &str)
     where
         P: Serialize + DeserializeOwned + Any + Send + Sync,

@@ -40,7 +40,10 @@ use crate::instance::{Entry, InstanceHandle, InstanceId};
 use crate::store::{DeploymentRecord, InstanceRecord, Status, Store, Write, Writer};
 
 /// When a durable instance is checkpointed ([`DurableEngine::checkpoints`]).
+///
+/// Needs the `durable` feature.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
 pub enum Checkpoints {
     /// After every step that changed the instance, and a task after a task starts
     /// only once the checkpoint recording its predecessor's completion is stored:
@@ -89,7 +92,10 @@ pub enum Checkpoints {
 /// assert!(handle.outcome().await.completed().unwrap().approved);
 /// # }
 /// ```
+///
+/// Needs the `durable` feature.
 #[derive(Clone)]
+#[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
 pub struct DurableEngine {
     engine: Engine,
     inner: Arc<Inner>,
@@ -165,6 +171,9 @@ impl Engine {
     /// let report = engine.resume().await?;
     /// # let _ = report; Ok(()) }
     /// ```
+    ///
+    /// Needs the `sqlite` feature.
+    #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
     pub async fn open(path: impl AsRef<std::path::Path>) -> Result<DurableEngine, DurableError> {
         DurableEngine::open(path).await
     }
@@ -172,7 +181,10 @@ impl Engine {
 
 impl DurableEngine {
     /// A durable engine on the SQLite file at `path`, created if missing.
+    ///
+    /// Needs the `sqlite` feature.
     #[cfg(feature = "sqlite")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
     pub async fn open(path: impl AsRef<std::path::Path>) -> Result<Self, DurableError> {
         let path = path.as_ref().to_path_buf();
         let store = tokio::task::spawn_blocking(move || crate::store::SqliteStore::open(path))
@@ -185,7 +197,10 @@ impl DurableEngine {
     /// [`DEFAULT_SCHEMA`](crate::store::DEFAULT_SCHEMA)), as one node of any number
     /// of engines sharing it: see [`NodeConfig`] and the README, "Several nodes on
     /// PostgreSQL".
+    ///
+    /// Needs the `postgres` feature.
     #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub async fn connect(url: &str) -> Result<Self, DurableError> {
         Self::connect_with(url, NodeConfig::default()).await
     }

@@ -4,8 +4,11 @@ use crate::instance::InstanceId;
 use crate::store::StoreError;
 
 /// Why a durable engine could not do what was asked.
+///
+/// Needs the `durable` feature.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
+#[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
 pub enum DurableError {
     /// The store refused or failed.
     #[error(transparent)]
@@ -54,7 +57,10 @@ pub enum DurableError {
 }
 
 /// What [`DurableEngine::resume`](super::DurableEngine::resume) did with the stored running instances.
+///
+/// Needs the `durable` feature.
 #[derive(Debug, Default)]
+#[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
 pub struct ResumeReport {
     /// Resumed: their handles come from [`DurableEngine::handle`](super::DurableEngine::handle).
     pub resumed: Vec<(InstanceId, &'static str)>,
@@ -68,7 +74,10 @@ pub struct ResumeReport {
 }
 
 /// A stored running instance that was not resumed.
+///
+/// Needs the `durable` feature.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
 pub struct Skipped {
     /// The instance.
     pub id: InstanceId,
@@ -79,8 +88,11 @@ pub struct Skipped {
 }
 
 /// Why a stored instance was not resumed.
+///
+/// Needs the `durable` feature.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
+#[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
 pub enum SkipReason {
     /// No process of its name is registered.
     NotRegistered,

@@ -15,6 +15,9 @@ use crate::store::{InstanceRecord, Status, StoreError};
 /// A stored instance read from the store: its status, its last stored data, and
 /// its outcome once it ended — also of an instance another node runs (or none yet:
 /// one waiting for a node to take it over). From [`DurableEngine::watch`].
+///
+/// Needs the `durable` feature.
+#[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
 pub struct Watched<D: 'static> {
     engine: DurableEngine,
     process: &'static Process<D>,
@@ -23,7 +26,10 @@ pub struct Watched<D: 'static> {
 }
 
 /// How a watched instance ended.
+///
+/// Needs the `durable` feature.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
 pub struct WatchedOutcome<D> {
     /// How it ended (never `Running`).
     pub status: Status,

@@ -56,7 +56,10 @@ impl NodeFences {
 }
 
 /// One change of an instance's owner, as `handovers` records it.
+///
+/// Needs the `postgres` feature.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub struct Handover {
     /// The instance.
     pub instance: u64,

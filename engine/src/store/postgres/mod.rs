@@ -36,8 +36,14 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../postgres_v3.sql"),
 ];
 /// The newest PostgreSQL schema version this build reads and writes.
+///
+/// Needs the `postgres` feature.
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub const PG_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 /// The schema [`PostgresStore::connect`] uses.
+///
+/// Needs the `postgres` feature.
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub const DEFAULT_SCHEMA: &str = "thresh";
 
 /// The store in one schema of a PostgreSQL database.
@@ -104,6 +110,9 @@ pub const DEFAULT_SCHEMA: &str = "thresh";
 /// byte). A fingerprint is the `bigint` with the same 64 bits. PostgreSQL's `text`
 /// cannot hold a NUL character: a write with one in a name or key is
 /// [`StoreError::Invalid`] here (the other stores take it).
+///
+/// Needs the `postgres` feature.
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub struct PostgresStore {
     /// `postgres://user@host:port/db schema NAME` (no password), for errors and logs.
     location: PathBuf,
@@ -117,6 +126,9 @@ pub struct PostgresStore {
 
 /// How long a call keeps trying to connect again after the server closed its
 /// connection (a restart), before it fails.
+///
+/// Needs the `postgres` feature.
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub const RECONNECT_FOR: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The connection and its prepared statements.

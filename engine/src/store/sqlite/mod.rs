@@ -24,17 +24,23 @@ const MAGIC: &str = "thresh-store";
 /// 0 is an empty database). Append only; never edit a released one.
 const MIGRATIONS: &[&str] = &[include_str!("../schema_v1.sql")];
 /// The newest schema version this build reads and writes.
+///
+/// Needs the `sqlite` feature.
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 /// How long open waits for a lock another opener holds for a moment (two engines
 /// racing to open the same file; one of them then gets `Locked`).
 const OPEN_BUSY_TIMEOUT: Duration = Duration::from_millis(100);
 
 /// How a [`SqliteStore`] opens its file.
+///
+/// Needs the `sqlite` feature.
 #[derive(Clone, Debug)]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub struct SqliteOptions {
     /// Run `PRAGMA quick_check` at open and refuse a damaged file with
-    /// [`StoreError::Corrupt`]. Default on; it reads the whole file (see the README's
-    /// store bench for its cost).
+    /// [`StoreError::Corrupt`]. Default on; it reads the whole file, so opening a
+    /// large store takes longer with it.
     pub quick_check: bool,
 }
 
@@ -78,6 +84,9 @@ impl Default for SqliteOptions {
 /// Documents are `TEXT` holding JSON (`CHECK (json_valid(...))`); a fingerprint is
 /// stored as the `INTEGER` with the same 64 bits (`printf('%016x', fingerprint)`
 /// shows it as hex).
+///
+/// Needs the `sqlite` feature.
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub struct SqliteStore {
     path: PathBuf,
     conn: Mutex<Connection>,
@@ -141,8 +150,8 @@ impl SqliteStore {
         }
         // FULL: see the module docs (NORMAL could lose acknowledged commits at a power
         // loss). A page cache of up to 32 MiB (default 2 MiB), allocated as used: a
-        // group commit of many instances touches many pages (about 1.3x faster
-        // checkpoint updates on 100k instances).
+        // group commit of many instances touches more pages than the default cache
+        // holds.
         conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA cache_size = -32768;")
             .map_err(|e| fail("setting synchronous=FULL", e))?;
         // A write in WAL mode takes the exclusive lock, held until the store is dropped.
