@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::data::{Erased, ProcessData, TaskError};
 use crate::engine::EngineRef;
 use crate::graph::{Graph, Process, TaskRun};
+use crate::instance::{ChildHandle, ChildNote, Notify, ParentLink};
 use crate::instance::{InstanceError, InstanceHandle, InstanceId, Outcome};
 use crate::loops::{Items, Output};
 
@@ -43,34 +44,6 @@ pub struct Caller {
     pub(crate) resume: Option<InstanceId>,
 }
 
-/// The child's side of a call: who called it, how deep calls nest here, and how it
-/// tells its parent's call activity what the parent must hear while it runs.
-#[derive(Clone)]
-pub(crate) struct ParentLink {
-    pub parent: InstanceId,
-    /// How many calls deep the child runs (a top-level instance is 0).
-    pub depth: u32,
-    /// Tell the parent's call activity (a no-op until a resumed parent adopts a
-    /// resumed child again).
-    pub notify: Notify,
-    /// A resumed child's link until its parent's resumed call adopts it: the
-    /// escalations raised meanwhile, told once it does (`None`: a live call's link).
-    pub unsent: Option<Vec<String>>,
-}
-
-/// How a child tells its parent's call activity (a send on the parent's intake).
-pub(crate) type Notify = Arc<dyn Fn(ChildNote) + Send + Sync>;
-
-/// What a child tells its parent's call activity while it runs.
-pub(crate) enum ChildNote {
-    /// An escalation the child did not catch: raised at the call activity.
-    Escalated(String),
-    /// After a restart, the recorded child was never stored: the call started this
-    /// one instead.
-    #[cfg(feature = "durable")]
-    Restarted(InstanceId),
-}
-
 /// A started call: the child's id (or why it could not start) and the run the
 /// parent's track awaits.
 pub struct ChildCall<D> {
@@ -82,14 +55,6 @@ pub struct ChildCall<D> {
     pub(crate) handle: Option<ChildHandle>,
     pub(crate) run: TaskRun<D>,
 }
-
-/// A child's handle as the parent keeps it: an `InstanceHandle<C>` of the called
-/// process, erased.
-pub(crate) type ChildHandle = Arc<dyn std::any::Any + Send + Sync>;
-
-/// A working call's child as the handle lists it: its id, the called process's
-/// name, its handle.
-pub(crate) type ChildEntry = (InstanceId, &'static str, Option<ChildHandle>);
 
 /// Start `process` as a child of the caller with `input(parent)` as its data; the
 /// run gives back the parent's copy with `output(copy, child's final data)` applied.

@@ -23,10 +23,10 @@ use deploy::Registration;
 pub use deploy::{DeployError, Deployment, DeploymentId};
 pub(crate) use stop::{Admission, OwnLine, Stop};
 
-use crate::call::ParentLink;
 use crate::data::{Erased, ProcessData};
 use crate::events::{BrokerConfig, BrokerStats, Hub, Published};
 use crate::graph::{Graph, Process};
+use crate::instance::ParentLink;
 use crate::instance::{
     self, Birth, Ended, Entry, Finished, Happening, History, InstanceError, InstanceHandle,
     InstanceId, TrackId,

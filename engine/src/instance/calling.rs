@@ -7,13 +7,14 @@ use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use super::call_link::{ChildEntry, ChildNote, ParentLink};
+use super::core::{Call, Instance, Move};
 use super::history::Happening;
 use super::input::{Input, Report};
 use super::outcome::{panic_message, InstanceError, InstanceId};
 use super::state::ids::TrackId;
 use super::state::tracks::TrackState;
-use super::state::{Call, Instance, Move};
-use crate::call::{Caller, ChildEntry, ChildNote, ParentLink};
+use crate::call::Caller;
 use crate::data::ProcessData;
 use crate::graph::{CallActivity, NodeIdx};
 

@@ -2,7 +2,7 @@
 //! of a copy taken from the data as it is, or a three-way merge when others
 //! committed since the copy was taken.
 
-use super::state::Instance;
+use super::core::Instance;
 use crate::data::ProcessData;
 use crate::mem::cell::Base;
 use crate::ChangedFields;

@@ -11,11 +11,11 @@
 //! its inner completions. A cancel end event cancels the rest of its transaction,
 //! compensates what completed in it, and leaves through the cancel boundary.
 
+use super::core::{Instance, Move};
 use super::history::Happening;
 use super::state::compensation::{Completion, Current, Run, Then};
 use super::state::ids::{ScopeId, TrackId};
 use super::state::tracks::TrackState;
-use super::state::{Instance, Move};
 use crate::data::ProcessData;
 use crate::graph::{Node, NodeIdx, NodeKind};
 

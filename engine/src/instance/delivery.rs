@@ -12,13 +12,13 @@
 use tokio::time::Instant;
 use tracing::debug;
 
+use super::core::Instance;
 use super::history::Happening;
 use super::outcome::InstanceError;
 use super::park::{Apply, Instruction};
 use super::state::armed::{EventSource, Holder};
 use super::state::ids::TrackId;
 use super::state::tracks::TrackState;
-use super::state::Instance;
 use crate::data::{ChangedFields, ProcessData, TaskError};
 use crate::events::Delivery;
 use crate::graph::{ApplyFailure, NodeIdx, NodeKind, Payload, Trigger};

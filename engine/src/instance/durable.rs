@@ -14,12 +14,12 @@ use tracing::warn;
 
 use tokio::sync::oneshot;
 
+use super::core::Instance;
 use super::input::Input;
 use super::outcome::{Ended, InstanceError, InstanceId};
 use super::snapshot::{Checkpoint, Codec, Snapshot};
 use super::state::ids::TrackId;
 use super::state::tracks::TrackState;
-use super::state::Instance;
 use super::work::WorkError;
 use crate::data::ProcessData;
 use crate::graph::{NodeIdx, NodeKind};

@@ -34,6 +34,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info_span, warn, Instrument};
 
+use super::core::{Instance, INLINE_BUDGET};
 use super::handle::InstanceHandle;
 use super::history::Happening;
 use super::input::{Command, Input, Report};
@@ -41,7 +42,6 @@ use super::leaving::{leaving, Leaving};
 use super::outcome::panic_message;
 use super::outcome::{Ended, InstanceError, InstanceId};
 use super::state::ids::ROOT;
-use super::state::{Instance, INLINE_BUDGET};
 use super::track::CatchUnwind;
 use crate::data::Erased;
 use crate::data::ProcessData;
@@ -57,7 +57,7 @@ pub(crate) struct Birth<'a> {
     /// The engine, for the children of call activities.
     pub engine: crate::engine::EngineRef,
     /// The calling instance, when this one is a call activity's child.
-    pub parent: Option<crate::call::ParentLink>,
+    pub parent: Option<super::call_link::ParentLink>,
     /// `None`: the current runtime (the caller runs in one of its tasks).
     pub runtime: Option<&'a tokio::runtime::Handle>,
     pub tracker: &'a tokio_util::task::TaskTracker,
@@ -404,6 +404,12 @@ impl<D: ProcessData> Instance<D> {
                 }
             }
             Report::Child { track, node, note } => self.child_told(track, node, note),
+            Report::DataPanicked { track, node, error } => {
+                if self.working_at(track, node) {
+                    error!(%error, "instance stopped");
+                    self.fail(error);
+                }
+            }
             Report::TaskPanicked {
                 track,
                 node,
@@ -429,7 +435,7 @@ impl<D: ProcessData> Instance<D> {
                 // What the child raised before its parent's call adopted it.
                 let unsent = self.parent.as_mut().and_then(|old| old.unsent.take());
                 for code in unsent.into_iter().flatten() {
-                    (link.notify)(crate::call::ChildNote::Escalated(code));
+                    (link.notify)(super::call_link::ChildNote::Escalated(code));
                 }
                 self.parent = Some(Box::new(link));
             }

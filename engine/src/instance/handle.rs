@@ -380,7 +380,7 @@ impl<D: Clone> InstanceHandle<D> {
 
     /// Link this (resumed) child to its resumed parent's call activity again.
     #[cfg(feature = "durable")]
-    pub(crate) fn adopt(&self, link: crate::call::ParentLink) {
+    pub(crate) fn adopt(&self, link: super::call_link::ParentLink) {
         let _ = self.send(Command::Adopt(link));
     }
 

@@ -40,11 +40,11 @@ impl<D: crate::ProcessData> crate::events::Mailbox for Intake<Input<D>> {
 pub(crate) enum Command<D> {
     Cancel,
     /// The ids of the children of working call activities.
-    Children(oneshot::Sender<Vec<crate::call::ChildEntry>>),
+    Children(oneshot::Sender<Vec<super::call_link::ChildEntry>>),
     /// A resumed parent's call waits on this (resumed) instance again: its link to
     /// the parent's call activity.
     #[cfg(feature = "durable")]
-    Adopt(crate::call::ParentLink),
+    Adopt(super::call_link::ParentLink),
     History(oneshot::Sender<History>),
     Data(oneshot::Sender<D>),
     OpenWork(oneshot::Sender<Vec<OpenWork>>),
@@ -87,12 +87,19 @@ pub(crate) enum Report<D> {
         node: NodeIdx,
         message: String,
     },
+    /// The data type's own code (`Clone`, diff, merge) panicked on the track
+    /// working at `node` (`InstanceError::DataPanicked`).
+    DataPanicked {
+        track: TrackId,
+        node: NodeIdx,
+        error: super::outcome::InstanceError,
+    },
     /// The child of the call activity at `node` told it something: an escalation it
     /// did not catch (raised at the call activity; the child goes on), or after a
     /// restart the id of a child started again.
     Child {
         track: TrackId,
         node: NodeIdx,
-        note: crate::call::ChildNote,
+        note: super::call_link::ChildNote,
     },
 }

@@ -6,6 +6,7 @@
 //! per wave, and each firing consumes exactly one token per flow it synchronises (the
 //! earliest on each).
 
+use super::core::{Instance, Move};
 use super::history::Happening;
 use super::outcome::InstanceError;
 use super::routing::scratch;
@@ -15,7 +16,6 @@ use super::state::join_rules::{
 };
 use super::state::joins::Arrival;
 use super::state::tracks::TrackState;
-use super::state::{Instance, Move};
 use crate::data::ProcessData;
 use crate::graph::{NodeIdx, NodeKind};
 

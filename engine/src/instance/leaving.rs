@@ -19,7 +19,7 @@ pub(crate) struct Leaving<'a, D: ProcessData> {
     pub outcome: Option<Ended>,
     pub data: DataCell<D>,
     pub history: History,
-    pub parent: Option<Box<crate::call::ParentLink>>,
+    pub parent: Option<Box<super::call_link::ParentLink>>,
     pub hub: &'a Hub,
 }
 

@@ -14,10 +14,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::core::Instance;
 use super::snapshot::RestoreError;
 use super::state::ids::{ScopeId, TrackId};
 use super::state::loops::{Activation, LoopRun, MultiRun, Running, Slot};
-use super::state::Instance;
 use crate::data::ProcessData;
 use crate::graph::NodeIdx;
 use crate::loops::{Counts, LoopKind};

@@ -23,11 +23,11 @@
 
 use tokio::sync::oneshot;
 
+use super::core::{Instance, Move};
 use super::history::Happening;
 use super::state::ids::{ScopeId, TrackId};
 use super::state::loops::{Activation, LoopRun, MultiRun, Running, Slot};
 use super::state::tracks::TrackState;
-use super::state::{Instance, Move};
 use crate::data::ProcessData;
 use crate::graph::{NodeIdx, TaskHandler, TaskRun};
 use crate::loops::{ActivityLoop, Counts, Items, LoopKind, Output};

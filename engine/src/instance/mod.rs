@@ -1,21 +1,31 @@
 //! A running process instance.
 //!
-//! The instance's loop (`event_loop`) is the single writer of all its state
-//! (`state`: tracks, joins, scopes, what is armed, timers, conditions). The loop's
-//! rules are split by what they do: moving tokens (`routing`), running activities
-//! (`tasks`), joins (`joining`), scopes (`scoping`), errors and escalations travelling
-//! outward (`raising`), waiting for events (`parking`), events arriving (`delivery`),
-//! user tasks (`user_work`) and throws (`throwing`). A track's task (`track`) gets
-//! its instructions on its park channel (`park`) and reports on the loop's intake
-//! (`intake`, `input`). The public face is the handle (`handle`), the outcome
-//! (`outcome`), the history (`history`), and where the end is left (`ending`).
+//! The instance (`core::Instance`) is one struct its loop owns (`event_loop`), the
+//! single writer of all its state: the state types (`state`: tracks, joins,
+//! scopes, what is armed, timers, conditions, loops, compensation), each keeping
+//! its own invariant, and the committed data (`mem::cell::DataCell`). The loop's
+//! rules are `impl` blocks on it, split by what they do: moving tokens
+//! (`routing`, and `straight` for a chain of plain tasks), running activities
+//! (`tasks`) and committing their data (`commit`), joins (`joining`), scopes
+//! (`scoping`), loops and multi-instance activities (`looping`), call activities
+//! (`calling`; the child's side of the link is `call_link`), compensation
+//! (`compensating`), errors and escalations travelling outward (`raising`),
+//! waiting for events (`parking`), events arriving (`delivery`), user tasks
+//! (`user_work`) and throws (`throwing`). A track's task (`track`) gets its
+//! instructions on its park channel (`park`) and reports on the loop's intake
+//! (`mem::intake`, `input`). The public face is the handle (`handle`), the
+//! outcome (`outcome`), the history (`history`), and where the end is left
+//! (`ending`, made of what `leaving` moves out of an ended instance). A durable
+//! instance's checkpoints are `durable` and `snapshot`.
 //!
-//! State modules depend on nothing of the loop; each rule module depends on the
-//! state, not on the loop.
+//! State modules depend on nothing of the loop or the rules; the rules depend on
+//! `core` and the state, not on each other's internals.
 
+mod call_link;
 mod calling;
 mod commit;
 mod compensating;
+mod core;
 mod delivery;
 #[cfg(feature = "durable")]
 pub(crate) mod durable;
@@ -46,6 +56,7 @@ mod track;
 mod user_work;
 mod work;
 
+pub(crate) use call_link::{ChildHandle, ChildNote, Notify, ParentLink};
 pub(crate) use event_loop::{spawn, Birth, Entry};
 pub use handle::InstanceHandle;
 pub use history::{Happening, History, Step, TrackId};

@@ -9,12 +9,12 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
+use super::core::Instance;
 use super::history::Happening;
 use super::outcome::InstanceError;
 use super::state::armed::{ArmedEntry, EventSource, Holder, Wait};
 use super::state::ids::{ScopeId, TrackId};
 use super::state::tracks::TrackState;
-use super::state::Instance;
 use crate::data::{ChangedFields, ProcessData};
 use crate::events::Mailbox;
 use crate::graph::{NodeIdx, NodeKind, Trigger};

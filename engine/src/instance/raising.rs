@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
+use super::core::Instance;
 use super::outcome::InstanceError;
 use super::state::ids::TrackId;
 use super::state::ids::{ScopeId, ROOT};
-use super::state::Instance;
 use crate::data::ProcessData;
 use crate::graph::{NodeIdx, NodeKind, Payload, Trigger};
 
@@ -137,11 +137,11 @@ impl<D: ProcessData> Instance<D> {
             // activity, while the child goes on.
             // A resumed child not adopted yet keeps it for its parent's call.
             match self.parent.as_deref_mut() {
-                Some(crate::call::ParentLink {
+                Some(super::call_link::ParentLink {
                     unsent: Some(unsent),
                     ..
                 }) => unsent.push(code),
-                Some(link) => (link.notify)(crate::call::ChildNote::Escalated(code)),
+                Some(link) => (link.notify)(super::call_link::ChildNote::Escalated(code)),
                 None => {}
             }
             return;

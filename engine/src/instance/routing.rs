@@ -5,12 +5,12 @@
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 
+use super::core::{Instance, Move};
 use super::history::Happening;
 use super::outcome::panic_message;
 use super::outcome::{Ended, InstanceError};
 use super::state::ids::TrackId;
 use super::state::ids::{ScopeId, ROOT};
-use super::state::{Instance, Move};
 use crate::data::ProcessData;
 use crate::graph::{Condition, FlowIdx, NodeIdx, NodeKind};
 
@@ -22,8 +22,8 @@ pub(super) mod scratch {
     use std::thread::LocalKey;
 
     use crate::graph::FlowIdx;
+    use crate::instance::core::Move;
     use crate::instance::state::joins::Arrival;
-    use crate::instance::state::Move;
 
     /// The most entries a buffer keeps room for between steps.
     const KEEP: usize = 4096;

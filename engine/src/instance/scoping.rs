@@ -15,13 +15,13 @@
 use std::collections::{BinaryHeap, HashSet};
 use tracing::debug;
 
+use super::core::{Instance, Move};
 use super::history::Happening;
 use super::park::Apply;
 use super::state::armed::{EventSource, Holder};
 use super::state::ids::TrackId;
 use super::state::ids::{ScopeId, ROOT};
 use super::state::tracks::TrackState;
-use super::state::{Instance, Move};
 use crate::data::ProcessData;
 use crate::graph::{NodeIdx, NodeKind, Payload, Trigger};
 

@@ -1,7 +1,7 @@
 //! Where a completed task's token goes straight on, with no routing: to the next
 //! task of a chain, or to a synchronising join (`tasks::run_task` takes it).
 
-use super::state::Instance;
+use super::core::Instance;
 use crate::data::ProcessData;
 use crate::graph::{FlowIdx, Next, Node, NodeIdx, NodeKind, TaskHandler};
 

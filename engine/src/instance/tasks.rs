@@ -4,12 +4,12 @@
 
 use tracing::{debug, info_span, warn, Instrument};
 
+use super::core::{Instance, Move};
 use super::history::Happening;
 use super::outcome::{panic_message, InstanceError};
 use super::park::{Instruction, ParkSender};
 use super::state::ids::TrackId;
 use super::state::tracks::TrackState;
-use super::state::{Instance, Move};
 use super::straight::{Straight, Then};
 use super::track;
 use crate::data::ProcessData;

@@ -4,11 +4,11 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+use super::core::Instance;
 use super::history::Happening;
 use super::outcome::panic_message;
 use super::outcome::InstanceError;
 use super::state::ids::TrackId;
-use super::state::Instance;
 use crate::data::ProcessData;
 use crate::graph::{NodeIdx, Payload, Throw};
 

@@ -17,12 +17,14 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use crate::data::DataPanic;
 use crate::data::{ProcessData, TaskError};
 use crate::graph::{NodeIdx, TaskRun};
 use crate::instance::input::{Input, Report};
 use crate::instance::outcome::panic_message;
 use crate::instance::park::{Instruction, Parcel, ParkReceiver};
 use crate::instance::state::ids::TrackId;
+use crate::instance::InstanceError;
 use crate::mem::cell::Base;
 use crate::mem::intake::Intake;
 
@@ -44,12 +46,12 @@ pub(crate) async fn run<D: ProcessData>(
             match instruction {
                 Instruction::Finish { node, base, run } => (node, base, run),
                 Instruction::Deliver { node, base, apply } => {
-                    let mut edited = D::clone(&base);
-                    let outcome = match apply {
-                        None => Ok((edited, Ok(()))),
-                        Some(apply) => catch_unwind(AssertUnwindSafe(|| apply(&mut edited)))
-                            .map(|result| (edited, result)),
-                    };
+                    // The copy too: the data type's `Clone` may panic.
+                    let outcome = catch_unwind(AssertUnwindSafe(|| {
+                        let mut edited = D::clone(&base);
+                        let result = apply.map_or(Ok(()), |apply| apply(&mut edited));
+                        (edited, result)
+                    }));
                     if !report(&intake, track, node, base, outcome) {
                         return;
                     }
@@ -79,6 +81,13 @@ fn report<D>(
             base,
             edited,
             result,
+        },
+        // The data type's own code (its `Clone`, diff or merge) fails the
+        // instance naming it, not the task.
+        Err(panic) if panic.is::<DataPanic>() => Report::DataPanicked {
+            track,
+            node,
+            error: InstanceError::of_loop_panic(panic),
         },
         Err(panic) => Report::TaskPanicked {
             track,

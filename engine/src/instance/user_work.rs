@@ -3,12 +3,12 @@
 
 use tracing::warn;
 
+use super::core::Instance;
 use super::history::Happening;
 use super::outcome::InstanceError;
 use super::park::Apply;
 use super::state::armed::{EventSource, Holder};
 use super::state::ids::TrackId;
-use super::state::Instance;
 use super::work::{OpenWork, Raised, WorkError, WorkUpdate};
 use crate::data::ProcessData;
 

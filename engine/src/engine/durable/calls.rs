@@ -7,12 +7,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::Inner;
-use crate::call::ParentLink;
 use crate::data::Erased;
 use crate::engine::Resumed;
 use crate::graph::Graph;
 use crate::instance::durable::Durable;
 use crate::instance::snapshot::Codec;
+use crate::instance::ParentLink;
 use crate::instance::{Entry, InstanceHandle, InstanceId};
 use crate::store::Status;
 

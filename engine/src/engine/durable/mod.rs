@@ -378,7 +378,7 @@ impl DurableEngine {
         process: &'static Graph<Erased>,
         born: (Erased, Entry),
         mut durable: Durable<Erased>,
-        parent: Option<crate::call::ParentLink>,
+        parent: Option<crate::instance::ParentLink>,
     ) -> InstanceHandle<Erased> {
         durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
         durable.every_task = self.every_task();

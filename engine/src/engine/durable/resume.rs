@@ -160,7 +160,7 @@ impl DurableEngine {
             Checkpoint::Running(snapshot) => {
                 let data = (codec.decode)(snapshot.data.clone()).map_err(SkipReason::Unreadable)?;
                 // A call activity's child: its parent's resumed call adopts it again.
-                parent = snapshot.parent.map(|p| crate::call::ParentLink {
+                parent = snapshot.parent.map(|p| crate::instance::ParentLink {
                     parent: InstanceId(p.id),
                     depth: p.depth,
                     notify: Arc::new(|_| {}),

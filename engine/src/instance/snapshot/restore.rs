@@ -3,12 +3,12 @@
 
 use std::collections::HashMap;
 
+use super::super::core::Instance;
 use super::super::state::armed::{EventSource, Holder, Wait};
 use super::super::state::compensation::{Completion, Current, Run, Then};
 use super::super::state::ids::{ScopeId, TrackId};
 use super::super::state::scopes::ScopeSlot;
 use super::super::state::tracks::TrackState;
-use super::super::state::Instance;
 use super::*;
 use crate::data::ProcessData;
 use crate::graph::{Graph, NodeIdx, NodeKind, Trigger};
@@ -138,7 +138,7 @@ impl<D: ProcessData> Instance<D> {
             let Some(node) = self.tracks.get(track).map(|t| t.at) else {
                 return Err(RestoreError::Inconsistent("a call's track is not live"));
             };
-            self.calls.push(crate::instance::state::Call {
+            self.calls.push(crate::instance::core::Call {
                 track,
                 node,
                 child: crate::instance::InstanceId(c.child),

@@ -1,10 +1,10 @@
 //! Taking a checkpoint: the loop's state after a step as the records of
 //! `snapshot.rs`.
 
+use super::super::core::Instance;
 use super::super::state::armed::{EventSource, Holder};
 use super::super::state::compensation::{Completion, Current, Then};
 use super::super::state::tracks::TrackState;
-use super::super::state::Instance;
 use super::*;
 use crate::data::ProcessData;
 use crate::graph::{Graph, NodeIdx, NodeKind};

@@ -1,0 +1,331 @@
+//! The instance: the one struct its loop owns, made of the state types
+//! (`state::*`, each keeping its own invariant), the committed data
+//! (`mem::cell::DataCell`), the history and the links out (intake, hub, engine,
+//! parent, children). The loop's rules (the sibling modules) are `impl` blocks on
+//! it; only the loop touches it (ARCHITECTURE.md, "The instance loop").
+
+use std::sync::Arc;
+
+use tokio::task::JoinSet;
+
+use super::call_link::ParentLink;
+use super::history::{Happening, History};
+use super::input::Input;
+use super::outcome::{Ended, InstanceId};
+use super::state::armed::Armed;
+use super::state::compensation::Compensation;
+use super::state::conditions::Conditions;
+use super::state::ids::{self, TrackId};
+use super::state::joins::Joins;
+use super::state::scopes::Scopes;
+use super::state::timers::Timers;
+use super::state::tracks::Tracks;
+use super::state::{drop_if_made, loops};
+use crate::data::ProcessData;
+use crate::events::{Hub, Mailbox};
+use crate::graph::{FlowIdx, Graph, NodeIdx};
+use crate::mem::cell::DataCell;
+use crate::mem::intake::Intake;
+
+/// A working call activity's child: the call's track and node, the child's id and
+/// handle.
+pub(crate) struct Call {
+    pub track: TrackId,
+    pub node: NodeIdx,
+    pub child: InstanceId,
+    pub handle: Option<super::call_link::ChildHandle>,
+}
+
+/// The children of an instance's working call activities. Boxed on first call:
+/// most instances call nothing, and the loop's future (a parked instance's memory)
+/// carries this field whole.
+#[derive(Default)]
+// The box keeps the field at 8 bytes, not a `Vec`'s 24, for an instance that calls nothing.
+#[allow(clippy::box_collection)]
+pub(crate) struct Calls(Option<Box<Vec<Call>>>);
+
+impl Calls {
+    /// Add a call as it was recorded (a restore).
+    #[cfg(feature = "durable")]
+    pub fn push(&mut self, call: Call) {
+        self.0.get_or_insert_with(Box::default).push(call);
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Call> {
+        self.0.as_deref().map_or(&[][..], |v| &v[..]).iter()
+    }
+
+    #[cfg(feature = "durable")]
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Call> {
+        match &mut self.0 {
+            Some(calls) => calls.iter_mut(),
+            None => [].iter_mut(),
+        }
+    }
+
+    /// Add a call. The list is read as each track's last call whose track still
+    /// `works` at it (`Instance::live_calls`); the others are dropped only when the
+    /// list is full, which then keeps at least as much room again as it holds — so
+    /// starting n calls (a parallel multi-instance call of 10 000) costs O(n).
+    pub fn push_pruned(&mut self, call: Call, works: impl Fn(&Call) -> bool) {
+        let calls = self.0.get_or_insert_with(Box::default);
+        if calls.len() == calls.capacity() {
+            let mut seen = std::collections::HashSet::new();
+            let mut live: Vec<Call> = std::mem::take(&mut **calls)
+                .into_iter()
+                .rev()
+                .filter(|c| seen.insert(c.track) && works(c))
+                .collect();
+            live.reverse();
+            live.reserve(live.len() + 1);
+            **calls = live;
+        }
+        calls.push(call);
+    }
+
+    /// Take every call out.
+    #[cfg(feature = "durable")]
+    pub fn take_all(&mut self) -> Vec<Call> {
+        self.0.take().map(|calls| *calls).unwrap_or_default()
+    }
+}
+
+/// The tracks' tasks, in a `JoinSet` made when the first track needs a task: an
+/// instance whose work is all ready (one that ends in `Engine::start`) makes none.
+#[derive(Default)]
+pub(crate) struct Workers(Option<JoinSet<()>>);
+
+impl Drop for Workers {
+    #[inline]
+    fn drop(&mut self) {
+        drop_if_made(&mut self.0);
+    }
+}
+
+impl Workers {
+    /// Spawn a track's task on the current runtime.
+    pub fn spawn(
+        &mut self,
+        task: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> tokio::task::AbortHandle {
+        self.0.get_or_insert_with(JoinSet::new).spawn(task)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.as_ref().is_none_or(JoinSet::is_empty)
+    }
+
+    /// Reap a task that ended, if any.
+    pub fn try_join_next(&mut self) -> Option<()> {
+        self.0.as_mut()?.try_join_next().map(|_| ())
+    }
+
+    pub fn abort_all(&mut self) {
+        if let Some(set) = &mut self.0 {
+            set.abort_all();
+        }
+    }
+
+    /// Abort every task and wait until they all stopped.
+    pub async fn shutdown(&mut self) {
+        if let Some(set) = &mut self.0 {
+            set.shutdown().await;
+        }
+    }
+}
+
+/// A token to move: on the track, across the flow.
+pub(crate) type Move = (TrackId, FlowIdx);
+
+/// How many task runs the loop starts inline per input before it hands ready work
+/// to tracks anyway, so a process that loops through always-ready handlers still
+/// lets the loop hear a cancel.
+pub(crate) const INLINE_BUDGET: u32 = 128;
+
+/// The state of one instance, owned by its loop.
+pub(crate) struct Instance<D: ProcessData> {
+    pub id: InstanceId,
+    pub process: &'static Graph<D>,
+    /// The committed process data; a task works on its own copy of a snapshot.
+    /// Shared with tasks (their snapshots), never held weakly: `data::unique_mut`.
+    pub data: DataCell<D>,
+    /// A copy of the data no one holds any more (a task's that changed nothing, or
+    /// the data a commit replaced): the next task's copy is cloned into it, so a
+    /// task's run allocates no box for its copy (`Instance::copy_of`).
+    pub spare: Option<D>,
+    pub tracks: Tracks<D>,
+    pub joins: Joins,
+    pub scopes: Scopes,
+    /// Running loop and multi-instance activations (`loops.rs`).
+    pub loops: loops::Loops<D>,
+    /// Parked tracks' triggers, working activities' boundary events, open scopes'
+    /// event sub-process starts.
+    pub armed: Armed,
+    pub timers: Timers,
+    pub conditions: Conditions<D>,
+    /// Completed activities that can be compensated, per scope, and the
+    /// compensations under way.
+    pub compensation: Compensation<D>,
+    pub history: History,
+    /// How the instance ended, once it has: a marker, the outcome with its data
+    /// built at close (`Ended`). Small: the loop's future (a parked instance's
+    /// memory) carries the field from start to end.
+    pub outcome: Option<Ended>,
+
+    /// The loop's own intake; cloned for every track task and handle. Its queue is
+    /// made on first need (`Intake::made`): an instance that ends in its first step
+    /// with no one to send to it makes none.
+    pub intake_tx: Intake<Input<D>>,
+    /// The tracks' tasks; dropping or shutting it down stops them all.
+    pub workers: Workers,
+    /// The engine's event hub, and this instance's mailbox there (made on first need).
+    pub hub: std::sync::Arc<Hub>,
+    pub mailbox: Option<Arc<dyn Mailbox>>,
+
+    /// Task runs the loop may still start inline while handling the current input.
+    pub inline_budget: u32,
+    /// The engine the instance runs in, for call activities' children; `None` only
+    /// for an instance that is not running (ended at birth).
+    pub engine: Option<crate::engine::EngineRef>,
+    /// The calling instance, when this one is a call activity's child.
+    pub parent: Option<Box<ParentLink>>,
+    /// The children of this instance's working call activities (pruned as calls end).
+    pub calls: Calls,
+    /// Where a durable instance checkpoints; `None` in memory.
+    #[cfg(feature = "durable")]
+    pub durable: Option<Box<crate::instance::durable::Durable<D>>>,
+    /// Task handlers a test replaced for this instance's engine (feature `testing`);
+    /// `None` when there are none, so a task's run costs one check.
+    #[cfg(feature = "testing")]
+    pub overrides: Option<Arc<crate::testing::HandlerTable<D>>>,
+}
+
+impl<D: ProcessData> Instance<D> {
+    pub fn new(
+        id: InstanceId,
+        process: &'static Graph<D>,
+        data: DataCell<D>,
+        history: bool,
+        intake_tx: Intake<Input<D>>,
+        hub: std::sync::Arc<Hub>,
+    ) -> Self {
+        Self {
+            id,
+            process,
+            data,
+            spare: None,
+            // Room for the first track; the history makes room for the first two
+            // steps (start, then a wait or a task) at its first: what an instance
+            // parked at its first catch keeps. A history that outgrows that makes room
+            // for two steps per node (8 to 64): fewer regrowths for a short run, little
+            // idle room for an instance that waits deeper in (README, "Performance":
+            // the history's first growth). A first step taken by `Engine::start`
+            // records into the thread's scratch history and keeps its steps exactly
+            // (`History::lend_scratch`), on the thread's track slots
+            // (`Tracks::lend_scratch`); other births make room for one track.
+            tracks: Tracks::with_capacity(0),
+            joins: Joins::default(),
+            scopes: Scopes::default(),
+            loops: loops::Loops::default(),
+            armed: Armed::default(),
+            timers: Timers::default(),
+            conditions: Conditions::default(),
+            compensation: Compensation::default(),
+            history: if history {
+                History::lazy((2 * process.nodes.len()).clamp(8, 64))
+            } else {
+                History::off()
+            },
+            outcome: None,
+            intake_tx,
+            workers: Workers::default(),
+            hub,
+            mailbox: None,
+            inline_budget: INLINE_BUDGET,
+            engine: None,
+            parent: None,
+            calls: Calls::default(),
+            #[cfg(feature = "durable")]
+            durable: None,
+            #[cfg(feature = "testing")]
+            overrides: None,
+        }
+    }
+
+    /// A copy of `base` for a task to work on: cloned into the spare copy when there
+    /// is one (for erased data, into its box: no allocation).
+    #[inline]
+    pub fn copy_of(&mut self, base: &D) -> D {
+        match self.spare.take() {
+            Some(mut copy) => {
+                copy.clone_from(base);
+                copy
+            }
+            None => D::clone(base),
+        }
+    }
+
+    /// A copy of the committed data (a task's, an outcome's), into the spare copy
+    /// if any. Every task's run takes one: inline. `fresh`: the spare is a copy of
+    /// the data as it is already (`Then::Run`), taken as it is.
+    #[inline(always)]
+    pub fn copy_data(&mut self, fresh: bool) -> D {
+        match self.spare.take() {
+            Some(copy) if fresh => copy,
+            Some(mut copy) => {
+                copy.clone_from(&self.data);
+                copy
+            }
+            None => D::clone(&self.data),
+        }
+    }
+
+    /// A new track at `at` in `scope`.
+    pub fn new_track(&mut self, at: NodeIdx, scope: ids::ScopeId) -> TrackId {
+        self.tracks.add(at, scope)
+    }
+
+    /// The scope `track` runs in; the process's for a track that is gone.
+    #[inline]
+    pub fn scope_of(&self, track: TrackId) -> ids::ScopeId {
+        self.tracks.get(track).map_or(ids::ROOT, |t| t.scope)
+    }
+
+    /// Append to the history; every step is also a trace event carrying the node id
+    /// (out of line, so that a step recorded with tracing off costs a level check).
+    /// Inline: called out of line, it read the step its caller had just built on
+    /// the stack in wider loads than the stores that built it, which the store
+    /// buffer cannot serve (half of `record`'s time in `parallel10`, perf; a join's
+    /// `Waiting`, `Merged` and `Fired` are a tag byte read back in 32).
+    #[inline(always)]
+    pub fn record(&mut self, track: TrackId, node: NodeIdx, what: Happening) {
+        self.record_inline(track, node, what);
+    }
+
+    /// [`Instance::record`], inlined: for the two steps every task records (its
+    /// start and its completion).
+    #[inline(always)]
+    pub fn record_inline(&mut self, track: TrackId, node: NodeIdx, what: Happening) {
+        self.record_id(track, self.process.nodes[node].id, what);
+    }
+
+    /// [`Instance::record_inline`] at the node whose id the caller has at hand.
+    #[inline(always)]
+    pub fn record_id(&mut self, track: TrackId, node: &'static str, what: Happening) {
+        let owns_heap = what.owns_heap();
+        self.history.record(track, node, what, owns_heap);
+    }
+
+    /// [`Instance::record_id`] of a step whose caller knows whether it owns heap
+    /// memory (`History::record`).
+    #[inline(always)]
+    pub fn record_known(
+        &mut self,
+        track: TrackId,
+        node: &'static str,
+        what: Happening,
+        owns_heap: bool,
+    ) {
+        self.history.record(track, node, what, owns_heap);
+    }
+}
