@@ -144,60 +144,60 @@ pub(crate) const INLINE_BUDGET: u32 = 128;
 
 /// The state of one instance, owned by its loop.
 pub(crate) struct Instance<D: ProcessData> {
-    pub id: InstanceId,
-    pub process: &'static Graph<D>,
+    pub(super) id: InstanceId,
+    pub(super) process: &'static Graph<D>,
     /// The committed process data; a task works on its own copy of a snapshot.
     /// Shared with tasks (their snapshots), never held weakly: `data::unique_mut`.
-    pub data: DataCell<D>,
+    pub(super) data: DataCell<D>,
     /// A copy of the data no one holds any more (a task's that changed nothing, or
     /// the data a commit replaced): the next task's copy is cloned into it, so a
     /// task's run allocates no box for its copy (`Instance::copy_of`).
-    pub spare: Option<D>,
-    pub tracks: Tracks<D>,
-    pub joins: Joins,
-    pub scopes: Scopes,
+    pub(super) spare: Option<D>,
+    pub(super) tracks: Tracks<D>,
+    pub(super) joins: Joins,
+    pub(super) scopes: Scopes,
     /// Running loop and multi-instance activations (`loops.rs`).
-    pub loops: loops::Loops<D>,
+    pub(super) loops: loops::Loops<D>,
     /// Parked tracks' triggers, working activities' boundary events, open scopes'
     /// event sub-process starts.
-    pub armed: Armed,
-    pub timers: Timers,
-    pub conditions: Conditions<D>,
+    pub(super) armed: Armed,
+    pub(super) timers: Timers,
+    pub(super) conditions: Conditions<D>,
     /// Completed activities that can be compensated, per scope, and the
     /// compensations under way.
-    pub compensation: Compensation<D>,
-    pub history: History,
+    pub(super) compensation: Compensation<D>,
+    pub(super) history: History,
     /// How the instance ended, once it has: a marker, the outcome with its data
     /// built at close (`Ended`). Small: the loop's future (a parked instance's
     /// memory) carries the field from start to end.
-    pub outcome: Option<Ended>,
+    pub(super) outcome: Option<Ended>,
 
     /// The loop's own intake; cloned for every track task and handle. Its queue is
     /// made on first need (`Intake::made`): an instance that ends in its first step
     /// with no one to send to it makes none.
-    pub intake_tx: Intake<Input<D>>,
+    pub(super) intake_tx: Intake<Input<D>>,
     /// The tracks' tasks; dropping or shutting it down stops them all.
-    pub workers: Workers,
+    pub(super) workers: Workers,
     /// The engine's event hub, and this instance's mailbox there (made on first need).
-    pub hub: std::sync::Arc<Hub>,
-    pub mailbox: Option<Arc<dyn Mailbox>>,
+    pub(super) hub: std::sync::Arc<Hub>,
+    pub(super) mailbox: Option<Arc<dyn Mailbox>>,
 
     /// Task runs the loop may still start inline while handling the current input.
-    pub inline_budget: u32,
+    pub(super) inline_budget: u32,
     /// The engine the instance runs in, for call activities' children; `None` only
     /// for an instance that is not running (ended at birth).
-    pub engine: Option<crate::engine::EngineRef>,
+    pub(super) engine: Option<crate::engine::EngineRef>,
     /// The calling instance, when this one is a call activity's child.
-    pub parent: Option<Box<ParentLink>>,
+    pub(super) parent: Option<Box<ParentLink>>,
     /// The children of this instance's working call activities (pruned as calls end).
-    pub calls: Calls,
+    pub(super) calls: Calls,
     /// Where a durable instance checkpoints; `None` in memory.
     #[cfg(feature = "durable")]
-    pub durable: Option<Box<crate::instance::durable::Durable<D>>>,
+    pub(super) durable: Option<Box<crate::instance::durable::Durable<D>>>,
     /// Task handlers a test replaced for this instance's engine (feature `testing`);
     /// `None` when there are none, so a task's run costs one check.
     #[cfg(feature = "testing")]
-    pub overrides: Option<Arc<crate::testing::HandlerTable<D>>>,
+    pub(super) overrides: Option<Arc<crate::testing::HandlerTable<D>>>,
 }
 
 impl<D: ProcessData> Instance<D> {

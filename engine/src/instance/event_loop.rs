@@ -29,7 +29,6 @@
 //!    outcome; the loop itself never panics on them.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info_span, warn, Instrument};
@@ -74,7 +73,7 @@ pub(crate) struct Birth<'a> {
     /// The engine's replaced task handlers for this process, if a test installed
     /// any (feature `testing`): a `testing::HandlerTable<D>`, erased.
     #[cfg(feature = "testing")]
-    pub overrides: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    pub overrides: Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// Spawn an instance's loop. Over erased data, so this and all the loop's code is

@@ -273,6 +273,7 @@ impl<T> Drop for Queue<T> {
 // release/acquire ordering; a `T` crosses threads exactly as it would through a
 // channel, so `Send` values make a `Send + Sync` queue.
 unsafe impl<T: Send> Send for Queue<T> {}
+// SAFETY: as above.
 unsafe impl<T: Send> Sync for Queue<T> {}
 
 #[cfg(test)]
