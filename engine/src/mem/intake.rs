@@ -365,12 +365,16 @@ mod tests {
 
     #[test]
     fn what_is_left_is_freed_with_the_queue() {
-        let (tx, rx) = channel::<Box<u64>>();
-        for i in 0..10 {
-            tx.send(Box::new(i)).unwrap();
+        let counted = Arc::new(());
+        let (tx, rx) = channel::<Arc<()>>();
+        for _ in 0..10 {
+            tx.send(Arc::clone(&counted)).unwrap();
         }
+        assert_eq!(Arc::strong_count(&counted), 11);
         drop(rx);
+        assert!(tx.send(Arc::clone(&counted)).is_err(), "closed by its receiver");
         drop(tx);
+        assert_eq!(Arc::strong_count(&counted), 1, "every queued value dropped once");
     }
 }
 
