@@ -486,7 +486,7 @@ impl Inner {
 /// An engine as its instances hold it (weakly: instances do not keep their engine
 /// alive): what a call activity starts its child in.
 #[derive(Clone)]
-pub(crate) struct EngineRef(Weak<Inner>);
+pub(crate) struct EngineRef(std::sync::Weak<Inner>);
 
 impl EngineRef {
     /// The engine's stop (a cancelled token once the engine is gone).

@@ -97,6 +97,7 @@ impl<T> Deref for DataCell<T> {
 
 impl<T> Base<T> {
     /// A snapshot of a value no cell holds (one restored from a checkpoint).
+    #[cfg_attr(not(feature = "durable"), allow(dead_code))]
     pub fn new(value: T) -> Self {
         Base(Arc::new(value))
     }
