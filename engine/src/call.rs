@@ -24,8 +24,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::data::{Erased, ProcessData, TaskError};
-use crate::engine::EngineRef;
 use crate::graph::{Graph, Process, TaskRun};
+use crate::instance::EngineRef;
 use crate::instance::{ChildHandle, ChildNote, Notify, ParentLink};
 use crate::instance::{InstanceError, InstanceHandle, InstanceId, Outcome};
 use crate::loops::{Items, Output};
@@ -266,7 +266,7 @@ fn resumed_call(
     copy: Erased,
     output: MapOutput,
 ) -> ChildCall<Erased> {
-    use crate::engine::Resumed;
+    use crate::instance::Resumed;
     let name = process.name;
     let run = async move {
         match engine.resumed_child(process, recorded).await {

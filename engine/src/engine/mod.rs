@@ -10,9 +10,7 @@ mod stop;
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
-#[cfg(feature = "durable")]
-use std::sync::Weak;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use tokio_util::task::TaskTracker;
@@ -26,11 +24,13 @@ pub(crate) use stop::{Admission, OwnLine, Stop};
 use crate::data::{Erased, ProcessData};
 use crate::events::{BrokerConfig, BrokerStats, Hub, Published};
 use crate::graph::{Graph, Process};
-use crate::instance::ParentLink;
+#[cfg(feature = "durable")]
+use crate::instance::Resumed;
 use crate::instance::{
     self, Birth, Ended, Entry, Finished, Happening, History, InstanceError, InstanceHandle,
     InstanceId, TrackId,
 };
+use crate::instance::{ChildEngine, EngineRef, ParentLink};
 
 /// Runs process instances on tokio. Cheap to clone; clones share the instances.
 ///
@@ -469,7 +469,7 @@ impl Inner {
         parent: Option<ParentLink>,
     ) -> Birth<'a> {
         Birth {
-            engine: EngineRef(Arc::downgrade(self)),
+            engine: EngineRef::new(Arc::downgrade(self) as Weak<dyn ChildEngine>),
             parent,
             runtime,
             tracker: &self.loops,
@@ -483,51 +483,36 @@ impl Inner {
     }
 }
 
-/// An engine as its instances hold it (weakly: instances do not keep their engine
-/// alive): what a call activity starts its child in.
-#[derive(Clone)]
-pub(crate) struct EngineRef(std::sync::Weak<Inner>);
-
-impl EngineRef {
-    /// The engine's stop (a cancelled token once the engine is gone).
-    pub(crate) fn stop(&self) -> tokio_util::sync::CancellationToken {
-        match self.0.upgrade() {
-            Some(inner) => inner.stop.token().clone(),
-            None => {
-                let stop = tokio_util::sync::CancellationToken::new();
-                stop.cancel();
-                stop
-            }
-        }
+/// What a call activity starts its child in (`instance::EngineRef`, which holds the
+/// engine weakly: instances do not keep their engine alive).
+impl ChildEngine for Inner {
+    fn stop(&self) -> tokio_util::sync::CancellationToken {
+        self.stop.token().clone()
     }
 
-    /// How deep call activities may nest in this engine.
-    pub(crate) fn max_call_depth(&self) -> u32 {
-        self.0.upgrade().map_or(0, |inner| inner.max_call_depth)
+    fn max_call_depth(&self) -> u32 {
+        self.max_call_depth
     }
 
-    /// Start `process` with `data` as a child of `link.parent`. `Ok(None)` when the
-    /// engine is stopping (no child: the parent stops too); `Err` why it cannot start.
-    pub(crate) fn start_child(
-        &self,
+    fn start_child(
+        self: Arc<Self>,
         process: &'static Graph<Erased>,
         data: Erased,
         link: ParentLink,
     ) -> Result<Option<InstanceHandle<Erased>>, String> {
-        let inner = self.0.upgrade().ok_or("the engine is gone")?;
         let runtime =
             tokio::runtime::Handle::try_current().map_err(|_| "no tokio runtime".to_string())?;
         #[cfg(feature = "durable")]
-        if let Some(durable) = inner.durable.get().and_then(Weak::upgrade) {
-            return durable.start_child(&inner, process, data, link);
+        if let Some(durable) = self.durable.get().and_then(Weak::upgrade) {
+            return durable.start_child(&self, process, data, link);
         }
         // Held until the child's loop is in `loops` (as for `Engine::start`).
-        let Some(_admitted) = inner.admit() else {
+        let Some(_admitted) = self.admit() else {
             return Ok(None);
         };
-        let id = inner.next_id();
+        let id = self.next_id();
         Ok(Some(instance::spawn(
-            inner.birth(Some(&runtime), process, Some(link)),
+            self.birth(Some(&runtime), process, Some(link)),
             process,
             id,
             data,
@@ -536,41 +521,21 @@ impl EngineRef {
             None,
         )))
     }
-}
 
-#[cfg(feature = "durable")]
-impl EngineRef {
-    /// The child `id` of `process` a resumed parent's call recorded (see
-    /// `DurableEngine`'s calls).
-    pub(crate) fn resumed_child(
+    #[cfg(feature = "durable")]
+    fn resumed_child(
         &self,
         process: &'static Graph<Erased>,
         id: InstanceId,
-    ) -> impl std::future::Future<Output = Resumed<Erased>> + Send + 'static {
-        let durable = self
-            .0
-            .upgrade()
-            .and_then(|inner| inner.durable.get().and_then(Weak::upgrade));
-        async move {
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Resumed<Erased>> + Send>> {
+        let durable = self.durable.get().and_then(Weak::upgrade);
+        Box::pin(async move {
             match durable {
                 Some(durable) => durable.resumed_child(process, id).await,
                 None => Resumed::Skipped("the engine is not durable".to_string()),
             }
-        }
+        })
     }
-}
-
-/// Where a resumed parent's recorded child is.
-#[cfg(feature = "durable")]
-pub(crate) enum Resumed<C: 'static> {
-    /// Resumed beside it.
-    Running(InstanceHandle<C>),
-    /// Ended while the engine was down: its final data, or how it ended otherwise.
-    Ended(Result<C, String>),
-    /// Never stored (the parent's checkpoint came first): start it again.
-    NotStored,
-    /// Stored but not resumed (not registered, its model changed, unreadable).
-    Skipped(String),
 }
 
 /// A handle on an instance that ended before it began: it could not start, or the

@@ -186,7 +186,7 @@ pub(crate) struct Instance<D: ProcessData> {
     pub(super) inline_budget: u32,
     /// The engine the instance runs in, for call activities' children; `None` only
     /// for an instance that is not running (ended at birth).
-    pub(super) engine: Option<crate::engine::EngineRef>,
+    pub(super) engine: Option<super::engine_link::EngineRef>,
     /// The calling instance, when this one is a call activity's child.
     pub(super) parent: Option<Box<ParentLink>>,
     /// The children of this instance's working call activities (pruned as calls end).

@@ -54,7 +54,7 @@ use crate::mem::intake::{Intake, IntakeReceiver};
 /// the stop token it watches.
 pub(crate) struct Birth<'a> {
     /// The engine, for the children of call activities.
-    pub engine: crate::engine::EngineRef,
+    pub engine: super::engine_link::EngineRef,
     /// The calling instance, when this one is a call activity's child.
     pub parent: Option<super::call_link::ParentLink>,
     /// `None`: the current runtime (the caller runs in one of its tasks).

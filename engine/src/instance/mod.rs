@@ -8,7 +8,8 @@
 //! (`routing`, and `straight` for a chain of plain tasks), running activities
 //! (`tasks`) and committing their data (`commit`), joins (`joining`), scopes
 //! (`scoping`), loops and multi-instance activities (`looping`), call activities
-//! (`calling`; the child's side of the link is `call_link`), compensation
+//! (`calling`; the child's side of the link is `call_link`, the engine as the
+//! instance holds it `engine_link`), compensation
 //! (`compensating`), errors and escalations travelling outward (`raising`),
 //! waiting for events (`parking`), events arriving (`delivery`), user tasks
 //! (`user_work`) and throws (`throwing`). A track's task (`track`) gets its
@@ -30,6 +31,7 @@ mod delivery;
 #[cfg(feature = "durable")]
 pub(crate) mod durable;
 mod ending;
+mod engine_link;
 mod event_loop;
 mod handle;
 pub(crate) mod history;
@@ -57,6 +59,9 @@ mod user_work;
 mod work;
 
 pub(crate) use call_link::{ChildHandle, ChildNote, Notify, ParentLink};
+#[cfg(feature = "durable")]
+pub(crate) use engine_link::Resumed;
+pub(crate) use engine_link::{ChildEngine, EngineRef};
 pub(crate) use event_loop::{spawn, Birth, Entry};
 pub use handle::InstanceHandle;
 pub use history::{Happening, History, Step, TrackId};

@@ -372,9 +372,16 @@ mod tests {
         }
         assert_eq!(Arc::strong_count(&counted), 11);
         drop(rx);
-        assert!(tx.send(Arc::clone(&counted)).is_err(), "closed by its receiver");
+        assert!(
+            tx.send(Arc::clone(&counted)).is_err(),
+            "closed by its receiver"
+        );
         drop(tx);
-        assert_eq!(Arc::strong_count(&counted), 1, "every queued value dropped once");
+        assert_eq!(
+            Arc::strong_count(&counted),
+            1,
+            "every queued value dropped once"
+        );
     }
 }
 

@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use super::Inner;
 use crate::data::Erased;
-use crate::engine::Resumed;
 use crate::graph::Graph;
 use crate::instance::durable::Durable;
 use crate::instance::snapshot::Codec;
 use crate::instance::ParentLink;
+use crate::instance::Resumed;
 use crate::instance::{Entry, InstanceHandle, InstanceId};
 use crate::store::Status;
 

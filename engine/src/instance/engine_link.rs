@@ -1,0 +1,109 @@
+//! The engine as an instance holds it: what a call activity starts its child in.
+//! The instance depends on the [`ChildEngine`] trait, which the engine implements,
+//! not on the engine itself.
+
+use std::sync::{Arc, Weak};
+
+use tokio_util::sync::CancellationToken;
+
+use super::call_link::ParentLink;
+use super::handle::InstanceHandle;
+#[cfg(feature = "durable")]
+use super::outcome::InstanceId;
+use crate::data::Erased;
+use crate::graph::Graph;
+
+/// The engine as a call activity needs it: implemented by the engine
+/// (`engine::Inner`), held by its instances through [`EngineRef`] — so the instance
+/// depends on this trait, not on the engine.
+pub(crate) trait ChildEngine: Send + Sync {
+    /// The engine's stop.
+    fn stop(&self) -> CancellationToken;
+    /// How deep call activities may nest.
+    fn max_call_depth(&self) -> u32;
+    /// Start `process` with `data` as a child of `link.parent`. `Ok(None)` when the
+    /// engine is stopping (no child: the parent stops too); `Err` why it cannot
+    /// start.
+    fn start_child(
+        self: Arc<Self>,
+        process: &'static Graph<Erased>,
+        data: Erased,
+        link: ParentLink,
+    ) -> Result<Option<InstanceHandle<Erased>>, String>;
+    /// The child `id` of `process` a resumed parent's call recorded.
+    #[cfg(feature = "durable")]
+    fn resumed_child(
+        &self,
+        process: &'static Graph<Erased>,
+        id: InstanceId,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Resumed<Erased>> + Send>>;
+}
+
+/// An engine as its instances hold it (weakly: instances do not keep their engine
+/// alive): what a call activity starts its child in.
+#[derive(Clone)]
+pub(crate) struct EngineRef(Weak<dyn ChildEngine>);
+
+impl EngineRef {
+    pub(crate) fn new(engine: Weak<dyn ChildEngine>) -> Self {
+        EngineRef(engine)
+    }
+
+    /// The engine's stop (a cancelled token once the engine is gone).
+    pub(crate) fn stop(&self) -> CancellationToken {
+        match self.0.upgrade() {
+            Some(engine) => engine.stop(),
+            None => {
+                let stop = CancellationToken::new();
+                stop.cancel();
+                stop
+            }
+        }
+    }
+
+    /// How deep call activities may nest in this engine.
+    pub(crate) fn max_call_depth(&self) -> u32 {
+        self.0.upgrade().map_or(0, |engine| engine.max_call_depth())
+    }
+
+    /// Start `process` with `data` as a child of `link.parent` ([`ChildEngine`]).
+    pub(crate) fn start_child(
+        &self,
+        process: &'static Graph<Erased>,
+        data: Erased,
+        link: ParentLink,
+    ) -> Result<Option<InstanceHandle<Erased>>, String> {
+        let engine = self.0.upgrade().ok_or("the engine is gone")?;
+        engine.start_child(process, data, link)
+    }
+
+    /// The child `id` of `process` a resumed parent's call recorded (see
+    /// `DurableEngine`'s calls).
+    #[cfg(feature = "durable")]
+    pub(crate) fn resumed_child(
+        &self,
+        process: &'static Graph<Erased>,
+        id: InstanceId,
+    ) -> impl std::future::Future<Output = Resumed<Erased>> + Send + 'static {
+        let engine = self.0.upgrade();
+        async move {
+            match engine {
+                Some(engine) => engine.resumed_child(process, id).await,
+                None => Resumed::Skipped("the engine is gone".to_string()),
+            }
+        }
+    }
+}
+
+/// Where a resumed parent's recorded child is.
+#[cfg(feature = "durable")]
+pub(crate) enum Resumed<C: 'static> {
+    /// Resumed beside it.
+    Running(InstanceHandle<C>),
+    /// Ended while the engine was down: its final data, or how it ended otherwise.
+    Ended(Result<C, String>),
+    /// Never stored (the parent's checkpoint came first): start it again.
+    NotStored,
+    /// Stored but not resumed (not registered, its model changed, unreadable).
+    Skipped(String),
+}
