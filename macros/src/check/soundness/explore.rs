@@ -16,7 +16,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::net::{Label, Marking, Move, Net, Place};
-use crate::model::{Kind, Marker};
+use crate::model::Kind;
 
 /// The markings explored per scope before the analysis gives up on completeness.
 pub const MAX_STATES: usize = 100_000;
@@ -39,8 +39,9 @@ pub struct Exploration {
     pub fired: Vec<bool>,
     /// Markings where tokens remain and nothing can move, in the order found.
     pub dead: Vec<u32>,
-    /// Per merge, the first marking where two tokens meet at it, reached on a run
-    /// where no token was doubled before.
+    /// Per merge not marked `multi`, the first marking where two tokens meet at it,
+    /// reached on a run where no token was doubled before but at multi-merges (empty
+    /// unless the exploration looked for lack of synchronisation).
     pub doubled: Vec<(usize, u32)>,
 }
 
@@ -66,7 +67,11 @@ pub fn is_merge(net: &Net, v: usize) -> bool {
         && !node.kind.is_end()
 }
 
-pub fn run(net: &Net, budget: usize) -> Exploration {
+/// Explores `net`'s reachable markings. With `lacks`, it also looks for lack of
+/// synchronisation: a marking is then a state once reached on a run with no
+/// undeclared doubling before it and once more on one with, so what is reported does
+/// not depend on which run the breadth-first order happened to find first.
+pub fn run(net: &Net, budget: usize, lacks: bool) -> Exploration {
     let model = net.model;
     let mut ex = Exploration {
         markings: Vec::new(),
@@ -76,29 +81,33 @@ pub fn run(net: &Net, budget: usize) -> Exploration {
         dead: Vec::new(),
         doubled: Vec::new(),
     };
-    let merges: Vec<usize> = net
-        .nodes
-        .iter()
-        .copied()
-        .filter(|&v| is_merge(net, v))
-        .collect();
+    // The merges a doubling there is nobody's declaration at.
+    let mut undeclared = vec![false; model.nodes.len()];
+    for &v in &net.nodes {
+        undeclared[v] = is_merge(net, v) && !net.is_multi_merge(v);
+    }
     let mut reported = vec![false; model.nodes.len()];
-    // Per state: a token was doubled on the way to it (later meetings are its echo).
+    // Per state: an undeclared doubling happened on the way to it or at it (later
+    // meetings are its echo). A multi-merge's doubling is declared: it taints nothing
+    // (in the synchronised net its tokens leave it as one).
     let mut tainted: Vec<bool> = Vec::new();
-    let mut index: HashMap<Marking, u32, BuildHasherDefault<Fx>> = HashMap::default();
+    // A state per marking and whether it was reached on a run with no undeclared
+    // doubling before it (without `lacks`, every run is).
+    let mut index: HashMap<(Marking, bool), u32, BuildHasherDefault<Fx>> = HashMap::default();
     let mut queue = VecDeque::new();
 
-    let mut is_merge_node = vec![false; model.nodes.len()];
-    for &v in &merges {
-        is_merge_node[v] = true;
-    }
+    // The undeclared merges where two tokens wait at once in `m`, into `out`; whether
+    // `m` doubles a token anywhere undeclared (such a merge, or two tokens on one flow
+    // into anything but a multi-merge).
     let doubled_at = |m: &Marking, out: &mut Vec<usize>| {
         out.clear();
-        // The merges the marking's tokens wait at, with their tokens.
+        if !lacks {
+            return false;
+        }
         let mut at: Vec<(usize, u32)> = m
             .iter()
             .filter_map(|e| match net.places[(e >> 8) as usize] {
-                Place::Flow(f) if is_merge_node[model.flows[f].target] => {
+                Place::Flow(f) if undeclared[model.flows[f].target] => {
                     Some((model.flows[f].target, e & 0xff))
                 }
                 _ => None,
@@ -118,19 +127,21 @@ pub fn run(net: &Net, budget: usize) -> Exploration {
                 out.push(v);
             }
         }
-        let flow_doubled = m
-            .iter()
-            .any(|e| e & 0xff >= 2 && matches!(net.places[(e >> 8) as usize], Place::Flow(_)));
+        let flow_doubled = m.iter().any(|e| {
+            e & 0xff >= 2
+                && matches!(net.places[(e >> 8) as usize],
+                    Place::Flow(f) if !net.is_multi_merge(model.flows[f].target))
+        });
         !out.is_empty() || flow_doubled
     };
     let mut meeting = Vec::new();
 
     for (m, start, label) in net.initial() {
-        if index.contains_key(&m) {
+        if index.contains_key(&(m.clone(), true)) {
             continue;
         }
         ex.fired[start] = true;
-        index.insert(m.clone(), ex.states.len() as u32);
+        index.insert((m.clone(), true), ex.states.len() as u32);
         tainted.push(doubled_at(&m, &mut meeting));
         ex.markings.push(m);
         ex.states.push(State {
@@ -172,7 +183,10 @@ pub fn run(net: &Net, budget: usize) -> Exploration {
             if let Label::Boundary(b) = mv.label {
                 ex.fired[b] = true;
             }
-            if index.contains_key(&next) {
+            // Reached on a run with no undeclared doubling before `next`?
+            let clean = !tainted[i as usize];
+            let key = (next, clean);
+            if index.contains_key(&key) {
                 continue;
             }
             if ex.states.len() >= budget {
@@ -180,19 +194,17 @@ pub fn run(net: &Net, budget: usize) -> Exploration {
                 break 'explore;
             }
             let j = ex.states.len() as u32;
-            let doubled = doubled_at(&next, &mut meeting);
-            if !tainted[i as usize] {
+            let doubled = doubled_at(&key.0, &mut meeting);
+            if clean {
                 for &v in &meeting {
-                    if !std::mem::replace(&mut reported[v], true)
-                        && !matches!(model.nodes[v].marker, Some(Marker::Multi))
-                    {
+                    if !std::mem::replace(&mut reported[v], true) {
                         ex.doubled.push((v, j));
                     }
                 }
             }
-            tainted.push(tainted[i as usize] || doubled);
-            index.insert(next.clone(), j);
-            ex.markings.push(next);
+            tainted.push(!clean || doubled);
+            ex.markings.push(key.0.clone());
+            index.insert(key, j);
             ex.states.push(State {
                 parent: i,
                 node: mv.node as u32,

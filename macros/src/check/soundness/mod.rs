@@ -87,15 +87,30 @@ pub fn analyse(model: &Model, budget: usize) -> Vec<(Option<usize>, Verdict)> {
         .into_iter()
         .map(|scope| {
             let net = net::Net::new(model, scope);
-            let ex = explore::run(&net, budget);
-            let mut findings = witness::findings(&net, &ex);
+            // With multi-merges, lack of synchronisation is looked for in the net where
+            // they synchronise (`Net::synchronised`): their doubling is declared, and
+            // what it sends on is no new one. Deadlocks and dead elements are the real
+            // net's.
+            let multi = net.nodes.iter().any(|&v| net.is_multi_merge(v));
+            let ex = explore::run(&net, budget, !multi);
+            let synchronised = multi.then(|| {
+                let mut sync = net::Net::new(model, scope);
+                sync.synchronised = true;
+                let sx = explore::run(&sync, budget, true);
+                (sync, sx)
+            });
+            let lacks = match &synchronised {
+                Some((sync, sx)) => (sync, sx),
+                None => (&net, &ex),
+            };
+            let mut findings = witness::findings(&net, &ex, lacks);
             if !ex.complete {
                 structural::findings(&net, &mut findings);
             }
             let verdict = Verdict {
                 findings,
-                complete: ex.complete,
-                states: ex.states.len(),
+                complete: ex.complete && lacks.1.complete,
+                states: ex.states.len() + synchronised.as_ref().map_or(0, |(_, sx)| sx.states.len()),
             };
             (scope, verdict)
         })

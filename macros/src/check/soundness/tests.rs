@@ -195,3 +195,74 @@ fn a_deadlock_only_a_boundary_on_the_sub_process_ends_is_reported() {
     );
     assert_eq!(found, [Class::Deadlock]);
 }
+
+/// The elements each finding of `src` is at, with its class.
+fn found_at(src: &str) -> Vec<(Class, String)> {
+    let input: Input = syn::parse_str(src).expect("the process parses");
+    let ctx = Ctx::new();
+    let model = crate::model::build(&ctx, &input.processes[0]);
+    crate::check::all(&ctx, &model);
+    if let Some(e) = ctx.finish() {
+        panic!("the model has errors: {e}");
+    }
+    analyse(&model, super::MAX_STATES)
+        .into_iter()
+        .flat_map(|(_, v)| v.findings)
+        .map(|f| (f.class, model.nodes[f.at].id.to_string()))
+        .collect()
+}
+
+/// Issue 38, model 1: a `multi` on one merge hides no lack of synchronisation at
+/// another, whichever is declared first.
+#[test]
+fn a_multi_merge_excuses_only_itself_in_any_declaration_order() {
+    let first = "P: D { start s; parallel p; task a = w; task c = w; exclusive mm0: multi;
+        exclusive mm1; end e; s -> p; p -> a, mm0, c, mm1; a -> mm0; c -> mm1; mm0 -> e; mm1 -> e; }";
+    let reversed = "P: D { start s; parallel p; task c = w; exclusive mm1; task a = w;
+        exclusive mm0: multi; end e; s -> p; p -> a, mm0, c, mm1; a -> mm0; c -> mm1; mm0 -> e; mm1 -> e; }";
+    for src in [first, reversed] {
+        assert_eq!(found_at(src), [(Class::LackOfSync, "mm1".to_string())]);
+    }
+}
+
+/// Issue 38, model 2: the doubling declared at `mm0` is not reported; the next one,
+/// at the unmarked `jm` (a token from `p` and one from `mm0`), is.
+#[test]
+fn a_lack_behind_a_multi_merge_is_reported() {
+    let src = |marker: &str| {
+        format!(
+            "P: D {{ start s; parallel p; task a = w; exclusive mm0: multi; exclusive jm{marker}; end e;
+               s -> p; p -> a, mm0, jm; a -> mm0; mm0 -> jm; jm -> e; }}"
+        )
+    };
+    assert_eq!(found_at(&src("")), [(Class::LackOfSync, "jm".to_string())]);
+    assert_eq!(found_at(&src(": multi")), []);
+}
+
+/// What a multi-merge sends on is its own doubling's echo: two of its tokens meeting
+/// again further on is no new lack.
+#[test]
+fn the_echo_of_a_multi_merge_is_not_reported() {
+    let found = found_at(
+        "P: D { start s; parallel p; task a = w; task b = w; exclusive mm: multi; exclusive x;
+           task c = w; task d = w; exclusive y; end e;
+           s -> p -> a, b -> mm -> x; x -> c when |d| d.x; x -> d else; c, d -> y -> e; }",
+    );
+    assert_eq!(found, []);
+}
+
+/// Issue 38, model 3: the OR-join `oj` waits for the token left at the `may_deadlock`
+/// join `j`: that is the declared waiting, and nothing behind it is reported.
+#[test]
+fn what_waits_for_a_may_deadlock_join_is_not_reported() {
+    let src = |marker: &str| {
+        format!(
+            "P: D {{ start s; parallel p; task a = w; exclusive m: multi; parallel j{marker};
+               exclusive x; task c = w; inclusive oj; end e;
+               s -> p; p -> a, m, j; a -> m; m -> j; j -> x;
+               x -> c when |d| d.x > 0; x -> oj else; c -> oj; oj -> e; }}"
+        )
+    };
+    assert_eq!(found_at(&src(": may_deadlock")), []);
+    assert_eq!(found_at(&src("")), [(Class::Deadlock, "j".to_string())]);
+}

@@ -107,10 +107,12 @@ fn witness(net: &Net, ex: &Exploration, i: u32) -> String {
     }
 }
 
-pub fn findings(net: &Net, ex: &Exploration) -> Vec<Finding> {
+/// The findings of `ex`, `net`'s exploration; lack of synchronisation from `lacks`
+/// (the same, or the synchronised net's when the scope has multi-merges).
+pub fn findings(net: &Net, ex: &Exploration, lacks: (&Net, &Exploration)) -> Vec<Finding> {
     let mut out = Vec::new();
     let stuck = deadlocks(net, ex, &mut out);
-    lack_of_sync(net, ex, &mut out);
+    lack_of_sync(lacks.0, lacks.1, &mut out);
     if ex.complete {
         dead(net, ex, &stuck, &mut out);
     }

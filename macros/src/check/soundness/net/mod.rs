@@ -20,7 +20,7 @@ mod escalation;
 mod joins;
 mod moves;
 
-use crate::model::{Direction, Edges, Kind, Model};
+use crate::model::{Direction, Edges, Kind, Marker, Model};
 use choices::out_options;
 use escalation::escalation_clears;
 
@@ -93,6 +93,12 @@ pub struct Net<'m, 'a> {
     pub escalation_clears: bool,
     /// Some inclusive split's choices were cut down (see [`MAX_SUBSET_FLOWS`]).
     pub truncated: bool,
+    /// The net lack of synchronisation is looked for in, when the scope has merges
+    /// marked `multi`: each of them waits until no other token can reach it and passes
+    /// the tokens it holds on as one, so what follows it runs as if its doubling (the
+    /// one the user declared) had not happened, and only doublings nobody declared are
+    /// left to be seen (ARCHITECTURE.md, "Soundness").
+    pub synchronised: bool,
 }
 
 /// A marking: (place << 8 | tokens), sorted by place, no zero counts.
@@ -164,6 +170,7 @@ impl<'m, 'a> Net<'m, 'a> {
                 .collect(),
             escalation_clears: escalation_clears(model, scope),
             truncated: false,
+            synchronised: false,
         };
         for (f, flow) in model.flows.iter().enumerate() {
             if model.nodes[flow.target].scope == scope {
@@ -203,6 +210,11 @@ impl<'m, 'a> Net<'m, 'a> {
             net.options[v] = options;
         }
         net
+    }
+
+    /// Whether `v` is a merge (see `explore::is_merge`) marked `multi`.
+    pub fn is_multi_merge(&self, v: usize) -> bool {
+        self.feeds[v].is_some() && matches!(self.model.nodes[v].marker, Some(Marker::Multi))
     }
 
     fn place(&mut self, p: Place) -> u32 {

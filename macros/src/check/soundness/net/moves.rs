@@ -44,24 +44,6 @@ impl<'m, 'a> Net<'m, 'a> {
                 let tokens_here: u32 = marked.iter().map(|&(_, p)| count(m, p)).sum();
                 tokens_here == 1 && others.all(|(at, _)| at == v || !feeds[at])
             });
-        let passes = |consume: Vec<u32>, local: bool, out: &mut Vec<Move>| {
-            let options = &self.options[v];
-            for option in options {
-                out.push(Move {
-                    node: v,
-                    consume: consume.clone(),
-                    produce: self.flows_to_places(option),
-                    flag: None,
-                    clear: false,
-                    local,
-                    label: if options.len() > 1 {
-                        Label::Took(option.clone())
-                    } else {
-                        Label::Pass
-                    },
-                });
-            }
-        };
         let clear = |p: u32, out: &mut Vec<Move>| {
             out.push(Move {
                 node: v,
@@ -109,13 +91,13 @@ impl<'m, 'a> Net<'m, 'a> {
             Kind::Parallel if join => {
                 if marked.len() == node.incoming.len() {
                     // Its places are its own and nothing else disables it: local.
-                    passes(marked.iter().map(|&(_, p)| p).collect(), true, out);
+                    self.passes(v, marked.iter().map(|&(_, p)| p).collect(), true, out);
                 }
             }
             Kind::Inclusive if join => {
                 if !marked.is_empty() && self.or_join_enabled(v, m, &marked) {
                     // Once enabled it stays so until it fires: local.
-                    passes(marked.iter().map(|&(_, p)| p).collect(), true, out);
+                    self.passes(v, marked.iter().map(|&(_, p)| p).collect(), true, out);
                 }
             }
             Kind::Complex if join => {
@@ -135,11 +117,41 @@ impl<'m, 'a> Net<'m, 'a> {
                     }
                 } else if self.complex_enabled(v, &marked) {
                     let before = out.len();
-                    passes(marked.iter().map(|&(_, p)| p).collect(), false, out);
+                    self.passes(v, marked.iter().map(|&(_, p)| p).collect(), false, out);
                     for mv in &mut out[before..] {
                         mv.flag = Some(flag);
                     }
                 }
+            }
+            // A multi-merge in the synchronised net (see `Net::synchronised`): it waits
+            // while another token can still reach it, then passes all it holds as one.
+            _ if self.synchronised && self.is_multi_merge(v) => {
+                let others_may_come = self.feeds[v].as_ref().is_some_and(|feeds| {
+                    m.iter().any(|e| {
+                        self.position(e >> 8)
+                            .is_some_and(|at| at != v && feeds[at])
+                    })
+                });
+                if !marked.is_empty() && !others_may_come {
+                    let consume: Vec<u32> = marked
+                        .iter()
+                        .flat_map(|&(_, p)| std::iter::repeat_n(p, count(m, p) as usize))
+                        .collect();
+                    // Nothing else can reach its places: local.
+                    match self.inside[v] {
+                        Some(inside) => out.push(Move {
+                            node: v,
+                            consume,
+                            produce: vec![inside],
+                            flag: None,
+                            clear: false,
+                            local: true,
+                            label: Label::Pass,
+                        }),
+                        None => self.passes(v, consume, true, out),
+                    }
+                }
+                self.working_moves(v, m, out);
             }
             _ => {
                 for &(_, p) in &marked {
@@ -153,67 +165,95 @@ impl<'m, 'a> Net<'m, 'a> {
                             local: arrivals_local,
                             label: Label::Pass,
                         }),
-                        None => passes(vec![p], arrivals_local, out),
+                        None => self.passes(v, vec![p], arrivals_local, out),
                     }
                     if node.kind == (Kind::Escalate { end: false }) && self.escalation_clears {
                         clear(p, out);
                     }
                 }
-                if let Some(inside) = self.inside[v] {
-                    let working = count(m, inside);
-                    if working > 0 {
-                        let before = out.len();
-                        passes(vec![inside], true, out);
-                        let interruptible = node.boundaries.iter().any(|&b| {
-                            matches!(
-                                model.nodes[b].kind,
-                                Kind::Boundary {
-                                    interrupting: true,
-                                    ..
-                                }
-                            )
-                        });
-                        if interruptible {
-                            for (mv, option) in out[before..].iter_mut().zip(&self.options[v]) {
-                                mv.label = Label::Completed(option.clone());
-                            }
+                self.working_moves(v, m, out);
+            }
+        }
+    }
+
+    /// An activity with boundaries at work: it leaves through its flows or one of its
+    /// boundaries (a non-interrupting one forks, at most once per activation).
+    fn working_moves(&self, v: usize, m: &Marking, out: &mut Vec<Move>) {
+        let model = self.model;
+        let node = &model.nodes[v];
+        if let Some(inside) = self.inside[v] {
+            let working = count(m, inside);
+            if working > 0 {
+                let before = out.len();
+                self.passes(v, vec![inside], true, out);
+                let interruptible = node.boundaries.iter().any(|&b| {
+                    matches!(
+                        model.nodes[b].kind,
+                        Kind::Boundary {
+                            interrupting: true,
+                            ..
                         }
-                        for (&b, option) in node
-                            .boundaries
-                            .iter()
-                            .filter(|&&b| !super::off_paths(model, b))
-                            .flat_map(|b| self.options[*b].iter().map(move |o| (b, o)))
-                        {
-                            let produce = self.flows_to_places(option);
-                            match self.spent[b] {
-                                None => out.push(Move {
-                                    node: v,
-                                    consume: vec![inside],
-                                    produce,
-                                    flag: None,
-                                    clear: false,
-                                    local: true,
-                                    label: Label::Boundary(b),
-                                }),
-                                Some(spent) if count(m, spent) < working => {
-                                    let mut produce = produce;
-                                    produce.push(spent);
-                                    out.push(Move {
-                                        node: v,
-                                        consume: Vec::new(),
-                                        produce,
-                                        flag: None,
-                                        clear: false,
-                                        local: true,
-                                        label: Label::Boundary(b),
-                                    })
-                                }
-                                Some(_) => {}
-                            }
+                    )
+                });
+                if interruptible {
+                    for (mv, option) in out[before..].iter_mut().zip(&self.options[v]) {
+                        mv.label = Label::Completed(option.clone());
+                    }
+                }
+                for (&b, option) in node
+                    .boundaries
+                    .iter()
+                    .filter(|&&b| !super::off_paths(model, b))
+                    .flat_map(|b| self.options[*b].iter().map(move |o| (b, o)))
+                {
+                    let produce = self.flows_to_places(option);
+                    match self.spent[b] {
+                        None => out.push(Move {
+                            node: v,
+                            consume: vec![inside],
+                            produce,
+                            flag: None,
+                            clear: false,
+                            local: true,
+                            label: Label::Boundary(b),
+                        }),
+                        Some(spent) if count(m, spent) < working => {
+                            let mut produce = produce;
+                            produce.push(spent);
+                            out.push(Move {
+                                node: v,
+                                consume: Vec::new(),
+                                produce,
+                                flag: None,
+                                clear: false,
+                                local: true,
+                                label: Label::Boundary(b),
+                            })
                         }
+                        Some(_) => {}
                     }
                 }
             }
+        }
+    }
+
+    /// `v` passes the tokens it consumes on, one move per set of flows it may take.
+    fn passes(&self, v: usize, consume: Vec<u32>, local: bool, out: &mut Vec<Move>) {
+        let options = &self.options[v];
+        for option in options {
+            out.push(Move {
+                node: v,
+                consume: consume.clone(),
+                produce: self.flows_to_places(option),
+                flag: None,
+                clear: false,
+                local,
+                label: if options.len() > 1 {
+                    Label::Took(option.clone())
+                } else {
+                    Label::Pass
+                },
+            });
         }
     }
 }
