@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use thresh::{process, Engine, Outcome, ProcessData, TaskError};
+use thresh::{process, Engine, InstanceError, Outcome, ProcessData, TaskError};
 
 #[derive(Clone, Debug, Default, PartialEq, ProcessData)]
 pub struct D {
@@ -225,6 +225,65 @@ process! {
     }
 }
 
+process! {
+    /// Two multi-merges one behind the other (issue 38, model 2, with `jm` marked
+    /// too): each declares its own doubling, so neither is reported.
+    MULTI_BEHIND_MULTI: D {
+        start s;
+        parallel p;
+        task a = work;
+        exclusive mm0: multi;
+        exclusive jm: multi;
+        end e;
+        s -> p;
+        p -> a, mm0, jm;
+        a -> mm0;
+        mm0 -> jm;
+        jm -> e;
+    }
+}
+
+process! {
+    /// Issue 38, model 3: `j` is marked `may_deadlock`, and the OR-join `oj` waits for
+    /// ever for the token `j` is left with (the multi-merge `m` sends it two, `p` one).
+    /// That waiting is the one declared at `j`: nothing behind it is reported. At run
+    /// time the instance ends in `Deadlock`, as declared.
+    WAITS_BEHIND_MAY_DEADLOCK: D {
+        start s;
+        parallel p;
+        task a = work;
+        exclusive m: multi;
+        parallel j: may_deadlock;
+        exclusive x;
+        task c = work;
+        inclusive oj;
+        end e;
+        s -> p;
+        p -> a, m, j;
+        a -> m;
+        m -> j;
+        j -> x;
+        x -> c when |d| d.x > 0;
+        x -> oj else;
+        c -> oj;
+        oj -> e;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn what_waits_behind_a_may_deadlock_join_deadlocks_as_declared() {
+    let engine = Engine::new();
+    for x in [0, 1] {
+        let h = engine.start(&WAITS_BEHIND_MAY_DEADLOCK, D { x, rounds: 0 });
+        let outcome = h.outcome().await;
+        assert!(
+            matches!(outcome, Outcome::Failed(InstanceError::Deadlock { .. })),
+            "{outcome:?}\n{}",
+            h.history().await
+        );
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn every_accepted_model_completes() {
     let engine = Engine::new();
@@ -238,6 +297,7 @@ async fn every_accepted_model_completes() {
         &MULTI,
         &CALLS,
         &COMPENSATION_IN_BRANCH,
+        &MULTI_BEHIND_MULTI,
     ] {
         for x in [0, 1, 7] {
             let h = engine.start(process, D { x, rounds: 0 });

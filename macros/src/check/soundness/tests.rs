@@ -264,5 +264,9 @@ fn what_waits_for_a_may_deadlock_join_is_not_reported() {
         )
     };
     assert_eq!(found_at(&src(": may_deadlock")), []);
-    assert_eq!(found_at(&src("")), [(Class::Deadlock, "j".to_string())]);
+    // Unmarked, `j`'s improper completion is reported, and `oj` as waiting for it.
+    assert_eq!(
+        found_at(&src("")),
+        [(Class::Deadlock, "j".to_string()), (Class::Dead, "oj".to_string())]
+    );
 }

@@ -414,7 +414,10 @@ fn distances(model: &Model, from: usize, barrier: usize) -> Vec<Option<usize>> {
 }
 
 /// Dead elements, where a dead path begins: an element no run reaches, one of whose
-/// predecessors runs, or is a join reported for a deadlock.
+/// predecessors runs, or is a join reported for a deadlock. An OR-join (or complex
+/// join) that never fires because it waits for a token held at a parallel join that
+/// never takes it is that join's echo: behind a reported deadlock it says so, behind a
+/// join marked `may_deadlock` it is not reported (the waiting is declared).
 fn dead(net: &Net, ex: &Exploration, stuck: &[usize], out: &mut Vec<Finding>) {
     let model = net.model;
     for &v in &net.nodes {
@@ -430,17 +433,47 @@ fn dead(net: &Net, ex: &Exploration, stuck: &[usize], out: &mut Vec<Finding>) {
         let before: Vec<usize> = model
             .neighbours(v, Direction::Backward, Edges::WithinScope)
             .collect();
-        let behind = before.iter().copied().find(|p| stuck.contains(p));
         let live = before.iter().any(|&p| ex.fired[p]);
+        let waits_for = match node.kind {
+            Kind::Inclusive | Kind::Complex if live => held_for(net, ex, v),
+            _ => Vec::new(),
+        };
+        let declared = |j: &usize| matches!(model.nodes[*j].marker, Some(Marker::MayDeadlock));
+        if !waits_for.is_empty() && waits_for.iter().all(declared) {
+            continue;
+        }
+        let behind = before
+            .iter()
+            .copied()
+            .find(|p| stuck.contains(p))
+            .map(|j| (j, false))
+            .or_else(|| {
+                waits_for
+                    .iter()
+                    .copied()
+                    .find(|j| stuck.contains(j))
+                    .map(|j| (j, true))
+            });
         let id = node.id;
         let message = match behind {
-            Some(j) => format!(
+            Some((j, false)) => format!(
                 "dead element: `{id}` never runs: it is reached only through `{}`, which can never fire (see the deadlock there) — once `{}` is mended, `{id}` runs",
                 model.nodes[j].id, model.nodes[j].id
             ),
-            None if live && node.incoming.len() >= 2 && is_sync(node.kind) => format!(
-                "dead element: `{id}` never fires on any run: its incoming flows never all get their tokens together, whatever the conditions choose — make `{id}` an exclusive merge, or an inclusive join"
+            Some((j, true)) => format!(
+                "dead element: `{id}` never fires on any run: it waits for the token left at `{}`, which could still reach it (see the deadlock there) — once `{}` is mended, `{id}` fires",
+                model.nodes[j].id, model.nodes[j].id
             ),
+            None if live && node.incoming.len() >= 2 && is_sync(node.kind) => {
+                // Never what the element already is.
+                let mend = match node.kind {
+                    Kind::Inclusive => format!("make `{id}` an exclusive merge"),
+                    _ => format!("make `{id}` an exclusive merge, or an inclusive join"),
+                };
+                format!(
+                    "dead element: `{id}` never fires on any run: its incoming flows never all get their tokens together, whatever the conditions choose — {mend}"
+                )
+            }
             None if live => format!(
                 "dead element: `{id}` is never reached on any run, whatever the conditions choose — remove it, or give it a way in"
             ),
@@ -453,6 +486,32 @@ fn dead(net: &Net, ex: &Exploration, stuck: &[usize], out: &mut Vec<Finding>) {
             choices: Vec::new(),
         });
     }
+}
+
+/// The parallel joins an OR-join or complex join `v` waits for: in the dead markings
+/// with a token at `v`, the other parallel joins holding tokens that could still
+/// reach it.
+fn held_for(net: &Net, ex: &Exploration, v: usize) -> Vec<usize> {
+    let model = net.model;
+    let feeds = model.reachable(&[v], Direction::Backward, None, Edges::WithinScope);
+    let mut joins = Vec::new();
+    for &i in &ex.dead {
+        let m = &ex.markings[i as usize];
+        let at: Vec<usize> = m.iter().filter_map(|e| net.position(e >> 8)).collect();
+        if !at.contains(&v) {
+            continue;
+        }
+        for j in at {
+            if j != v
+                && feeds[j]
+                && model.nodes[j].kind == Kind::Parallel
+                && !joins.contains(&j)
+            {
+                joins.push(j);
+            }
+        }
+    }
+    joins
 }
 
 fn is_sync(kind: Kind) -> bool {
