@@ -16,7 +16,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::net::{Label, Marking, Move, Net, Place};
-use crate::model::Kind;
+use crate::model::{Direction, Edges, Kind};
 
 /// The markings explored per scope before the analysis gives up on completeness.
 pub const MAX_STATES: usize = 100_000;
@@ -40,8 +40,8 @@ pub struct Exploration {
     /// Markings where tokens remain and nothing can move, in the order found.
     pub dead: Vec<u32>,
     /// Per merge not marked `multi`, the first marking where two tokens meet at it,
-    /// reached on a run where no token was doubled before but at multi-merges (empty
-    /// unless the exploration looked for lack of synchronisation).
+    /// reached on a run with no undeclared doubling before that a token could reach it
+    /// from (empty unless the exploration looked for lack of synchronisation).
     pub doubled: Vec<(usize, u32)>,
 }
 
@@ -68,9 +68,12 @@ pub fn is_merge(net: &Net, v: usize) -> bool {
 }
 
 /// Explores `net`'s reachable markings. With `lacks`, it also looks for lack of
-/// synchronisation: a marking is then a state once reached on a run with no
-/// undeclared doubling before it and once more on one with, so what is reported does
-/// not depend on which run the breadth-first order happened to find first.
+/// synchronisation: two tokens at a merge not marked `multi` at once, on a run where
+/// no doubling nobody declared came before from which a token could reach that
+/// merge (a later meeting downstream of a doubling is its echo; one elsewhere is a
+/// fault of its own). A state is then a marking with the region such doublings on its
+/// run reach (see [`Echoes`]), so what is reported depends neither on which run the
+/// breadth-first order found first nor on which branch the reduction moved first.
 pub fn run(net: &Net, budget: usize, lacks: bool) -> Exploration {
     let model = net.model;
     let mut ex = Exploration {
@@ -87,22 +90,21 @@ pub fn run(net: &Net, budget: usize, lacks: bool) -> Exploration {
         undeclared[v] = is_merge(net, v) && !net.is_multi_merge(v);
     }
     let mut reported = vec![false; model.nodes.len()];
-    // Per state: an undeclared doubling happened on the way to it or at it (later
-    // meetings are its echo). A multi-merge's doubling is declared: it taints nothing
-    // (in the synchronised net its tokens leave it as one).
-    let mut tainted: Vec<bool> = Vec::new();
-    // A state per marking and whether it was reached on a run with no undeclared
-    // doubling before it (without `lacks`, every run is).
-    let mut index: HashMap<(Marking, bool), u32, BuildHasherDefault<Fx>> = HashMap::default();
+    let mut echoes = Echoes::new(net);
+    // Per state, the region its run's undeclared doublings reach (an id in `echoes`).
+    // A multi-merge's doubling is declared: it adds nothing (in the synchronised net
+    // its tokens leave it as one).
+    let mut region: Vec<u32> = Vec::new();
+    let mut index: HashMap<(Marking, u32), u32, BuildHasherDefault<Fx>> = HashMap::default();
     let mut queue = VecDeque::new();
 
-    // The undeclared merges where two tokens wait at once in `m`, into `out`; whether
-    // `m` doubles a token anywhere undeclared (such a merge, or two tokens on one flow
-    // into anything but a multi-merge).
+    // Where `m` doubles a token nobody declared, into `out`: the undeclared merges
+    // two tokens wait at, then the targets of flows holding two tokens (but
+    // multi-merges). Returns how many of `out` are merges.
     let doubled_at = |m: &Marking, out: &mut Vec<usize>| {
         out.clear();
         if !lacks {
-            return false;
+            return 0;
         }
         let mut at: Vec<(usize, u32)> = m
             .iter()
@@ -127,22 +129,27 @@ pub fn run(net: &Net, budget: usize, lacks: bool) -> Exploration {
                 out.push(v);
             }
         }
-        let flow_doubled = m.iter().any(|e| {
-            e & 0xff >= 2
-                && matches!(net.places[(e >> 8) as usize],
-                    Place::Flow(f) if !net.is_multi_merge(model.flows[f].target))
-        });
-        !out.is_empty() || flow_doubled
+        let merges = out.len();
+        for e in m {
+            if let Place::Flow(f) = net.places[(e >> 8) as usize] {
+                let target = model.flows[f].target;
+                if e & 0xff >= 2 && !net.is_multi_merge(target) {
+                    out.push(target);
+                }
+            }
+        }
+        merges
     };
     let mut meeting = Vec::new();
 
     for (m, start, label) in net.initial() {
-        if index.contains_key(&(m.clone(), true)) {
+        if index.contains_key(&(m.clone(), Echoes::NONE)) {
             continue;
         }
         ex.fired[start] = true;
-        index.insert((m.clone(), true), ex.states.len() as u32);
-        tainted.push(doubled_at(&m, &mut meeting));
+        index.insert((m.clone(), Echoes::NONE), ex.states.len() as u32);
+        doubled_at(&m, &mut meeting);
+        region.push(echoes.add(Echoes::NONE, &meeting));
         ex.markings.push(m);
         ex.states.push(State {
             parent: u32::MAX,
@@ -174,6 +181,7 @@ pub fn run(net: &Net, budget: usize, lacks: bool) -> Exploration {
             }
             start = end;
         }
+        let from = region[i as usize];
         for mv in &moves[chosen] {
             let Some(next) = net.apply(&m, mv) else {
                 ex.complete = false;
@@ -183,9 +191,7 @@ pub fn run(net: &Net, budget: usize, lacks: bool) -> Exploration {
             if let Label::Boundary(b) = mv.label {
                 ex.fired[b] = true;
             }
-            // Reached on a run with no undeclared doubling before `next`?
-            let clean = !tainted[i as usize];
-            let key = (next, clean);
+            let key = (next, from);
             if index.contains_key(&key) {
                 continue;
             }
@@ -194,15 +200,13 @@ pub fn run(net: &Net, budget: usize, lacks: bool) -> Exploration {
                 break 'explore;
             }
             let j = ex.states.len() as u32;
-            let doubled = doubled_at(&key.0, &mut meeting);
-            if clean {
-                for &v in &meeting {
-                    if !std::mem::replace(&mut reported[v], true) {
-                        ex.doubled.push((v, j));
-                    }
+            let merges = doubled_at(&key.0, &mut meeting);
+            for &v in &meeting[..merges] {
+                if !echoes.reaches(from, v) && !std::mem::replace(&mut reported[v], true) {
+                    ex.doubled.push((v, j));
                 }
             }
-            tainted.push(!clean || doubled);
+            region.push(echoes.add(from, &meeting));
             ex.markings.push(key.0.clone());
             index.insert(key, j);
             ex.states.push(State {
@@ -214,6 +218,68 @@ pub fn run(net: &Net, budget: usize, lacks: bool) -> Exploration {
         }
     }
     ex
+}
+
+/// The regions undeclared doublings reach, interned: each a set of nodes (those
+/// downstream of a doubling, the doubling's own node included), by id;
+/// [`Echoes::NONE`] is the empty one, a clean run's.
+struct Echoes<'n, 'm, 'a> {
+    net: &'n Net<'m, 'a>,
+    regions: Vec<Vec<u64>>,
+    ids: HashMap<Vec<u64>, u32, BuildHasherDefault<Fx>>,
+    /// Per node, the region downstream of it, made on first need.
+    downstream: Vec<Option<Vec<u64>>>,
+}
+
+impl<'n, 'm, 'a> Echoes<'n, 'm, 'a> {
+    const NONE: u32 = 0;
+
+    fn new(net: &'n Net<'m, 'a>) -> Self {
+        let n = net.model.nodes.len();
+        let empty = vec![0u64; n.div_ceil(64)];
+        let mut ids = HashMap::default();
+        ids.insert(empty.clone(), Self::NONE);
+        Echoes {
+            net,
+            regions: vec![empty],
+            ids,
+            downstream: vec![None; n],
+        }
+    }
+
+    fn reaches(&self, region: u32, v: usize) -> bool {
+        self.regions[region as usize][v / 64] >> (v % 64) & 1 == 1
+    }
+
+    /// `region` with what is downstream of each of `at`.
+    fn add(&mut self, region: u32, at: &[usize]) -> u32 {
+        if at.iter().all(|&v| self.reaches(region, v)) {
+            return region;
+        }
+        let mut bits = self.regions[region as usize].clone();
+        for &v in at {
+            let net = self.net;
+            let down = self.downstream[v].get_or_insert_with(|| {
+                let seen =
+                    net.model
+                        .reachable(&[v], Direction::Forward, None, Edges::WithinScope);
+                let mut bits = vec![0u64; seen.len().div_ceil(64)];
+                for (w, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
+                    bits[w / 64] |= 1 << (w % 64);
+                }
+                bits[v / 64] |= 1 << (v % 64);
+                bits
+            });
+            for (b, d) in bits.iter_mut().zip(down.iter()) {
+                *b |= d;
+            }
+        }
+        let next = self.regions.len() as u32;
+        *self.ids.entry(bits.clone()).or_insert_with(|| {
+            self.regions.push(bits);
+            next
+        })
+    }
 }
 
 /// FxHash (rustc's): markings are short runs of `u32`, hashed millions of times.

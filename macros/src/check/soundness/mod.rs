@@ -23,6 +23,8 @@ mod witness;
 #[cfg(test)]
 mod differential;
 #[cfg(test)]
+mod marked;
+#[cfg(test)]
 mod tests;
 
 use crate::ctx::Ctx;
