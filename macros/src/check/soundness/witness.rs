@@ -342,7 +342,36 @@ fn lack_of_sync(net: &Net, ex: &Exploration, out: &mut Vec<Finding>) {
             Kind::User => format!(", or mark `{id}` itself: `user {id}: multi;`"),
             _ => String::new(),
         };
-        let message = if node.kind == Kind::Exclusive {
+        // A multi-merge upstream sends on a token for each it passed: a join here
+        // would wait for each of them, so that is no mend.
+        let multi = arriving
+            .iter()
+            .filter_map(|&f| {
+                let d = distances(model, model.flows[f].source, v);
+                net.nodes
+                    .iter()
+                    .copied()
+                    .filter(|&u| net.is_multi_merge(u))
+                    .filter_map(|u| Some((d[u]?, u)))
+                    .min()
+            })
+            .min()
+            .map(|(_, u)| model.nodes[u].id);
+        let message = if let Some(mm) = multi {
+            let mend = match node.kind {
+                Kind::Exclusive => format!("mark `{id}` a multi-merge too (`exclusive {id}: multi;`)"),
+                Kind::Task => format!("mark `{id}` too (`task {id} = ...: multi;`)"),
+                Kind::User => format!("mark `{id}` too (`user {id}: multi;`)"),
+                _ => format!("merge them at an exclusive gateway marked as a multi-merge before `{id}`"),
+            };
+            let what = match node.kind {
+                Kind::Exclusive => format!("what follows exclusive merge `{id}`"),
+                _ => format!("`{id}`"),
+            };
+            format!(
+                "lack of synchronisation: {on}{from}, so {what} runs once for each ({witness}) — `{mm}` is a multi-merge, which passes each of its tokens on, so a join would be left with the extra ones: if every token should pass on its own, {mend}, or synchronise the paths before `{mm}`"
+            )
+        } else if node.kind == Kind::Exclusive {
             format!(
                 "lack of synchronisation: {on}{from}, so what follows exclusive merge `{id}` runs once for each ({witness}) — make `{id}` a parallel join to wait for all of them, or, if every token should pass on its own, mark it a multi-merge: `exclusive {id}: multi;`"
             )
