@@ -364,12 +364,16 @@ fn lack_of_sync(net: &Net, ex: &Exploration, out: &mut Vec<Finding>) {
                 Kind::User => format!("mark `{id}` too (`user {id}: multi;`)"),
                 _ => format!("merge them at an exclusive gateway marked as a multi-merge before `{id}`"),
             };
+            let join = match node.kind {
+                Kind::Exclusive => format!("`{id}` one too"),
+                _ => format!("wait at one before `{id}` too"),
+            };
             let what = match node.kind {
                 Kind::Exclusive => format!("what follows exclusive merge `{id}`"),
                 _ => format!("`{id}`"),
             };
             format!(
-                "lack of synchronisation: {on}{from}, so {what} runs once for each ({witness}) — `{mm}` is a multi-merge, which passes each of its tokens on, so a join would be left with the extra ones: if every token should pass on its own, {mend}, or synchronise the paths before `{mm}`"
+                "lack of synchronisation: {on}{from}, so {what} runs once for each ({witness}) — `{mm}` is a multi-merge, which passes each of its tokens on, so a join would be left with the extra ones: if every token should pass on its own, {mend}; to wait for all of them, make `{mm}` a parallel join, and {join}"
             )
         } else if node.kind == Kind::Exclusive {
             format!(
