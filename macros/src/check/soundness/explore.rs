@@ -10,7 +10,8 @@
 //! joins and what ends a scope move only when nothing local can: tokens meeting at a
 //! merge are then seen there at once whenever they can be (what lack of
 //! synchronisation looks for). This turns the product of parallel branches into
-//! their sum: 20 parallel tasks are 40-odd markings, not a million.
+//! their sum: 20 parallel tasks are 40-odd markings, not a million. (A multi-merge of
+//! the synchronised net is local once no other token can reach it, and waits before.)
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -260,9 +261,9 @@ impl<'n, 'm, 'a> Echoes<'n, 'm, 'a> {
         for &v in at {
             let net = self.net;
             let down = self.downstream[v].get_or_insert_with(|| {
-                let seen =
-                    net.model
-                        .reachable(&[v], Direction::Forward, None, Edges::WithinScope);
+                let seen = net
+                    .model
+                    .reachable(&[v], Direction::Forward, None, Edges::WithinScope);
                 let mut bits = vec![0u64; seen.len().div_ceil(64)];
                 for (w, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
                     bits[w / 64] |= 1 << (w % 64);

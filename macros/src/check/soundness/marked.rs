@@ -55,7 +55,8 @@ impl Crossing {
         let mut g = Crossing::default();
         // Open branches: (source, guard) of a flow still to be given a target.
         let p = g.fresh("parallel", "p", "");
-        let mut open: Vec<(String, &'static str)> = (0..3 + rng.below(2)).map(|_| (p.clone(), "")).collect();
+        let mut open: Vec<(String, &'static str)> =
+            (0..3 + rng.below(2)).map(|_| (p.clone(), "")).collect();
         let steps = 4 + rng.below(6);
         for _ in 0..steps {
             let pick = |rng: &mut Rng, open: &mut Vec<(String, &'static str)>| {
@@ -110,10 +111,12 @@ impl Crossing {
         let mut decls: Vec<String> = self
             .decls
             .iter()
-            .map(|(kw, id, rest)| match markers.iter().find(|(m, _)| m == id) {
-                Some((_, marker)) => format!("{kw} {id}{rest}: {marker};"),
-                None => format!("{kw} {id}{rest};"),
-            })
+            .map(
+                |(kw, id, rest)| match markers.iter().find(|(m, _)| m == id) {
+                    Some((_, marker)) => format!("{kw} {id}{rest}: {marker};"),
+                    None => format!("{kw} {id}{rest};"),
+                },
+            )
             .collect();
         let mut flows = self.flows.clone();
         flows.insert(0, format!("begin -> {};", self.decls[0].1));
@@ -210,7 +213,9 @@ fn reference_lacks(model: &Model) -> Option<BTreeSet<String>> {
                 }
             }
         }
-        let meets: Vec<usize> = (0..n).filter(|&v| merge(v) && !multi[v] && at[v] >= 2).collect();
+        let meets: Vec<usize> = (0..n)
+            .filter(|&v| merge(v) && !multi[v] && at[v] >= 2)
+            .collect();
         points.extend(&meets);
         (meets, points)
     };
@@ -248,9 +253,10 @@ fn reference_lacks(model: &Model) -> Option<BTreeSet<String>> {
                 .filter(|e| target(e) == Some(v))
                 .flat_map(|e| std::iter::repeat_n(e >> 8, (e & 0xff) as usize))
                 .collect();
-            let waits = m
-                .iter()
-                .any(|e| net.position(e >> 8).is_some_and(|at| at != v && feeds[v][at]));
+            let waits = m.iter().any(|e| {
+                net.position(e >> 8)
+                    .is_some_and(|at| at != v && feeds[v][at])
+            });
             if here.is_empty() || waits {
                 continue;
             }

@@ -112,7 +112,8 @@ pub fn analyse(model: &Model, budget: usize) -> Vec<(Option<usize>, Verdict)> {
             let verdict = Verdict {
                 findings,
                 complete: ex.complete && lacks.1.complete,
-                states: ex.states.len() + synchronised.as_ref().map_or(0, |(_, sx)| sx.states.len()),
+                states: ex.states.len()
+                    + synchronised.as_ref().map_or(0, |(_, sx)| sx.states.len()),
             };
             (scope, verdict)
         })

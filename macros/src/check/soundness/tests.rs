@@ -267,6 +267,9 @@ fn what_waits_for_a_may_deadlock_join_is_not_reported() {
     // Unmarked, `j`'s improper completion is reported, and `oj` as waiting for it.
     assert_eq!(
         found_at(&src("")),
-        [(Class::Deadlock, "j".to_string()), (Class::Dead, "oj".to_string())]
+        [
+            (Class::Deadlock, "j".to_string()),
+            (Class::Dead, "oj".to_string())
+        ]
     );
 }

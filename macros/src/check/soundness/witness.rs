@@ -8,15 +8,16 @@
 //!   finishes there while a token is left behind at a join;
 //! - lack of synchronisation: two tokens at a merge that does not synchronise (an
 //!   exclusive gateway, or any element with two incoming flows) at once — what
-//!   follows it runs once per token; reported only on runs where no token was
-//!   doubled before (later meetings are its echo), and never at a merge marked
-//!   `multi`;
+//!   follows it runs once per token; never at a merge marked `multi`, nor downstream
+//!   of a doubling nobody declared earlier on the run (its echo); with multi-merges,
+//!   looked for in the synchronised net (`Net::synchronised`);
 //! - dead element: an element no run reaches, when the exploration was complete;
 //!   reported where a dead path begins, not along all of it.
 //!
 //! An OR-join left waiting in a dead marking waits for a token stuck at another join:
-//! that join is the fault reported. A join marked `may_deadlock` is not reported, nor
-//! what is dead behind it.
+//! that join is the fault reported (and the OR-join, if it never fires, as waiting
+//! for it). A join marked `may_deadlock` is not reported, nor what is dead behind it,
+//! nor an OR-join waiting for the token left at it.
 
 use std::collections::VecDeque;
 
@@ -359,10 +360,14 @@ fn lack_of_sync(net: &Net, ex: &Exploration, out: &mut Vec<Finding>) {
             .map(|(_, u)| model.nodes[u].id);
         let message = if let Some(mm) = multi {
             let mend = match node.kind {
-                Kind::Exclusive => format!("mark `{id}` a multi-merge too (`exclusive {id}: multi;`)"),
+                Kind::Exclusive => {
+                    format!("mark `{id}` a multi-merge too (`exclusive {id}: multi;`)")
+                }
                 Kind::Task => format!("mark `{id}` too (`task {id} = ...: multi;`)"),
                 Kind::User => format!("mark `{id}` too (`user {id}: multi;`)"),
-                _ => format!("merge them at an exclusive gateway marked as a multi-merge before `{id}`"),
+                _ => format!(
+                    "merge them at an exclusive gateway marked as a multi-merge before `{id}`"
+                ),
             };
             let join = match node.kind {
                 Kind::Exclusive => format!("`{id}` one too"),
@@ -535,11 +540,7 @@ fn held_for(net: &Net, ex: &Exploration, v: usize) -> Vec<usize> {
             continue;
         }
         for j in at {
-            if j != v
-                && feeds[j]
-                && model.nodes[j].kind == Kind::Parallel
-                && !joins.contains(&j)
-            {
+            if j != v && feeds[j] && model.nodes[j].kind == Kind::Parallel && !joins.contains(&j) {
                 joins.push(j);
             }
         }

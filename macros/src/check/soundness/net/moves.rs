@@ -127,10 +127,8 @@ impl<'m, 'a> Net<'m, 'a> {
             // while another token can still reach it, then passes all it holds as one.
             _ if self.synchronised && self.is_multi_merge(v) => {
                 let others_may_come = self.feeds[v].as_ref().is_some_and(|feeds| {
-                    m.iter().any(|e| {
-                        self.position(e >> 8)
-                            .is_some_and(|at| at != v && feeds[at])
-                    })
+                    m.iter()
+                        .any(|e| self.position(e >> 8).is_some_and(|at| at != v && feeds[at]))
                 });
                 if !marked.is_empty() && !others_may_come {
                     let consume: Vec<u32> = marked
