@@ -35,12 +35,15 @@ const MODELS: usize = 400;
 /// Markings the reference explores per model before it gives the model up.
 const REFERENCE_BUDGET: usize = 200_000;
 
-/// A model: declarations (keyword, id, rest) and flows.
+/// A model: declarations (keyword, id, rest) and flows (the start's excepted); the
+/// `k`-th exclusive split's first flow is taken when bit `k` of `D::bits` is set (the
+/// generator of `tests/soundness_differential.rs` runs some of these models).
 #[derive(Default)]
-struct Crossing {
-    decls: Vec<(&'static str, String, &'static str)>,
-    flows: Vec<String>,
+pub(super) struct Crossing {
+    pub(super) decls: Vec<(&'static str, String, &'static str)>,
+    pub(super) flows: Vec<String>,
     count: usize,
+    pub(super) bits: usize,
 }
 
 impl Crossing {
@@ -51,15 +54,16 @@ impl Crossing {
         id
     }
 
-    fn generate(rng: &mut Rng) -> Crossing {
+    pub(super) fn generate(rng: &mut Rng) -> Crossing {
         let mut g = Crossing::default();
         // Open branches: (source, guard) of a flow still to be given a target.
         let p = g.fresh("parallel", "p", "");
-        let mut open: Vec<(String, &'static str)> =
-            (0..3 + rng.below(2)).map(|_| (p.clone(), "")).collect();
+        let mut open: Vec<(String, String)> = (0..3 + rng.below(2))
+            .map(|_| (p.clone(), String::new()))
+            .collect();
         let steps = 4 + rng.below(6);
         for _ in 0..steps {
-            let pick = |rng: &mut Rng, open: &mut Vec<(String, &'static str)>| {
+            let pick = |rng: &mut Rng, open: &mut Vec<(String, String)>| {
                 let i = rng.below(open.len() as u64) as usize;
                 open.remove(i)
             };
@@ -68,14 +72,15 @@ impl Crossing {
                     let (src, guard) = pick(rng, &mut open);
                     let t = g.fresh("task", "t", " = w");
                     g.flows.push(format!("{src} -> {t}{guard};"));
-                    open.push((t, ""));
+                    open.push((t, String::new()));
                 }
                 3 => {
                     let (src, guard) = pick(rng, &mut open);
                     let x = g.fresh("exclusive", "x", "");
                     g.flows.push(format!("{src} -> {x}{guard};"));
-                    open.push((x.clone(), " when |d| d.x > 0"));
-                    open.push((x, " else"));
+                    open.push((x.clone(), format!(" when |d| bit(d, {})", g.bits)));
+                    open.push((x, " else".to_string()));
+                    g.bits += 1;
                 }
                 _ => {
                     // A merge or join over two open branches from different sources.
@@ -93,7 +98,7 @@ impl Crossing {
                     let v = g.fresh(kw, prefix, "");
                     g.flows.push(format!("{a} -> {v}{ga};"));
                     g.flows.push(format!("{b} -> {v}{gb};"));
-                    open.push((v, ""));
+                    open.push((v, String::new()));
                 }
             }
         }
