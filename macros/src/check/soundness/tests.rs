@@ -273,3 +273,30 @@ fn what_waits_for_a_may_deadlock_join_is_not_reported() {
         ]
     );
 }
+
+/// A dead join's hint never proposes what it already is: the OR-join `oj` waits for
+/// the token held at the complex gateway `cx` (whose activation can no longer hold),
+/// and is told to become an exclusive merge, not an inclusive join.
+#[test]
+fn a_dead_or_join_is_not_told_to_become_an_inclusive_join() {
+    let src = "P: D { start s; parallel p; task a = w; task q = w; exclusive x; task c1 = w;
+        task c2 = w; complex cx: activate(count = 2); inclusive oj; end e;
+        s -> p -> a, q; a -> x; x -> c1 when |d| d.x; x -> c2 else; c1, c2 -> cx;
+        cx -> oj; q -> oj; oj -> e; }";
+    let input: Input = syn::parse_str(src).expect("the process parses");
+    let ctx = Ctx::new();
+    let model = crate::model::build(&ctx, &input.processes[0]);
+    crate::check::all(&ctx, &model);
+    assert!(ctx.finish().is_none());
+    let messages: Vec<(String, String)> = analyse(&model, super::MAX_STATES)
+        .into_iter()
+        .flat_map(|(_, v)| v.findings)
+        .map(|f| (model.nodes[f.at].id.to_string(), f.message))
+        .collect();
+    let oj = &messages
+        .iter()
+        .find(|(at, _)| at == "oj")
+        .expect("oj is dead")
+        .1;
+    assert!(oj.ends_with("make `oj` an exclusive merge"), "{oj}");
+}
