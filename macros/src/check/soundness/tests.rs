@@ -300,3 +300,28 @@ fn a_dead_or_join_is_not_told_to_become_an_inclusive_join() {
         .1;
     assert!(oj.ends_with("make `oj` an exclusive merge"), "{oj}");
 }
+
+/// A multi-merge before the parallel split whose branches meet is no reason to drop
+/// the parallel-join hint: each of its tokens forks and joins on its own.
+#[test]
+fn a_multi_merge_before_the_split_keeps_the_join_hint() {
+    let src = "P: D { start s; parallel p0; task a = w; exclusive mm: multi; parallel p;
+        task b = w; task c = w; exclusive x; end e;
+        s -> p0 -> a, mm; a -> mm; mm -> p -> b, c -> x -> e; }";
+    let input: Input = syn::parse_str(src).expect("the process parses");
+    let ctx = Ctx::new();
+    let model = crate::model::build(&ctx, &input.processes[0]);
+    crate::check::all(&ctx, &model);
+    assert!(ctx.finish().is_none());
+    let findings: Vec<_> = analyse(&model, super::MAX_STATES)
+        .into_iter()
+        .flat_map(|(_, v)| v.findings)
+        .collect();
+    assert_eq!(findings.len(), 1);
+    assert_eq!(model.nodes[findings[0].at].id.to_string(), "x");
+    assert!(
+        findings[0].message.contains("make `x` a parallel join"),
+        "{}",
+        findings[0].message
+    );
+}

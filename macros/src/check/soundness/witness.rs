@@ -343,19 +343,19 @@ fn lack_of_sync(net: &Net, ex: &Exploration, out: &mut Vec<Finding>) {
             Kind::User => format!(", or mark `{id}` itself: `user {id}: multi;`"),
             _ => String::new(),
         };
-        // A multi-merge upstream sends on a token for each it passed: a join here
-        // would wait for each of them, so that is no mend.
-        let multi = arriving
+        // A multi-merge on the way of some of the tokens (not before them all) sends
+        // on a token for each it passed: a join here would be left with the extra
+        // ones, so that is no mend.
+        let back: Vec<Vec<Option<usize>>> = arriving
             .iter()
-            .filter_map(|&f| {
-                let d = distances(model, model.flows[f].source, v);
-                net.nodes
-                    .iter()
-                    .copied()
-                    .filter(|&u| net.is_multi_merge(u))
-                    .filter_map(|u| Some((d[u]?, u)))
-                    .min()
-            })
+            .map(|&f| distances(model, model.flows[f].source, v))
+            .collect();
+        let multi = net
+            .nodes
+            .iter()
+            .copied()
+            .filter(|&u| net.is_multi_merge(u) && back.iter().any(|d| d[u].is_none()))
+            .filter_map(|u| Some((back.iter().filter_map(|d| d[u]).min()?, u)))
             .min()
             .map(|(_, u)| model.nodes[u].id);
         let message = if let Some(mm) = multi {
