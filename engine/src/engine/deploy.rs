@@ -269,7 +269,7 @@ impl Adopter {
 #[cfg(feature = "durable")]
 pub(crate) struct DurableStarts {
     pub writer: crate::store::Writer,
-    pub codec: crate::instance::snapshot::Codec<Erased>,
+    pub codec: crate::instance::durable::records::Codec<Erased>,
     pub keep_history: bool,
     /// Told of every instance started (a node of several watches its leases).
     pub started: Option<StartedHook>,

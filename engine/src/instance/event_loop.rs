@@ -238,7 +238,7 @@ pub(crate) enum Entry {
     },
     /// Where a checkpoint left it (a durable instance after a restart).
     #[cfg(feature = "durable")]
-    Resume(Box<super::snapshot::Snapshot>),
+    Resume(Box<super::durable::records::Snapshot>),
 }
 
 impl<D: ProcessData> Instance<D> {

@@ -17,7 +17,8 @@
 //! (`mem::intake`, `input`). The public face is the handle (`handle`), the
 //! outcome (`outcome`), the history (`history`), and where the end is left
 //! (`ending`, made of what `leaving` moves out of an ended instance). A durable
-//! instance's checkpoints are `durable` and `snapshot`.
+//! instance's checkpoints are `durable` (its records, how they are taken and
+//! restored, and its loops' records, each a file of that tree).
 //!
 //! State modules depend on nothing of the loop or the rules; the rules depend on
 //! `core` and the state, not on each other's internals.
@@ -39,8 +40,6 @@ mod input;
 
 mod joining;
 mod leaving;
-#[cfg(feature = "durable")]
-mod loop_snapshot;
 mod looping;
 mod outcome;
 mod park;
@@ -48,8 +47,6 @@ mod parking;
 mod raising;
 mod routing;
 mod scoping;
-#[cfg(feature = "durable")]
-pub(crate) mod snapshot;
 mod state;
 mod straight;
 mod tasks;

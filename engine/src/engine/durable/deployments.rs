@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::{schedule, Adopt, DurableEngine, DurableError};
 use crate::data::{Erased, ProcessData};
 use crate::graph::{Graph, Process};
-use crate::instance::snapshot::Codec;
+use crate::instance::durable::records::Codec;
 use crate::store::{DeploymentRecord, Write};
 
 impl DurableEngine {

@@ -34,8 +34,8 @@ use super::{Engine, ShutdownError};
 use crate::data::{Erased, ProcessData};
 
 use crate::graph::{Graph, Payload, Process};
+use crate::instance::durable::records::{Checkpoint, Codec};
 use crate::instance::durable::{now_ms, Durable};
-use crate::instance::snapshot::{Checkpoint, Codec};
 use crate::instance::{Entry, InstanceHandle, InstanceId};
 use crate::store::{DeploymentRecord, InstanceRecord, Status, Store, Write, Writer};
 

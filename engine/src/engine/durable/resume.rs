@@ -8,8 +8,8 @@ use std::sync::Arc;
 use super::{DurableEngine, DurableError, ResumeReport, Resumed, SkipReason, Skipped};
 use crate::data::Erased;
 use crate::graph::{Graph, Process};
+use crate::instance::durable::records::{Checkpoint, Codec};
 use crate::instance::durable::Durable;
-use crate::instance::snapshot::{Checkpoint, Codec};
 use crate::instance::{Entry, InstanceHandle, InstanceId};
 use crate::store::InstanceRecord;
 

@@ -23,8 +23,8 @@ use tracing::{debug, warn};
 
 use super::super::deploy::{DeployTarget, StartOn};
 use crate::events::TimerSpec;
+use crate::instance::durable::records::{from_wall, to_wall, Checkpoint};
 use crate::instance::durable::{now_ms, Durable};
-use crate::instance::snapshot::{from_wall, to_wall, Checkpoint};
 use crate::instance::Entry;
 use crate::store::{
     parse_anchors, stored_tick, DeploymentRecord, InstanceRecord, Status, StoreError, TimerAnchors,

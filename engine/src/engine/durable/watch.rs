@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::{DurableEngine, DurableError};
 use crate::data::ProcessData;
 use crate::graph::Process;
-use crate::instance::snapshot::{Checkpoint, Codec};
+use crate::instance::durable::records::{Checkpoint, Codec};
 use crate::instance::InstanceId;
 use crate::store::{InstanceRecord, Status, StoreError};
 

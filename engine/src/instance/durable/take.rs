@@ -5,7 +5,7 @@ use super::super::core::Instance;
 use super::super::state::armed::{EventSource, Holder};
 use super::super::state::compensation::{Completion, Current, Then};
 use super::super::state::tracks::TrackState;
-use super::*;
+use super::records::*;
 use crate::data::ProcessData;
 use crate::graph::{Graph, NodeIdx, NodeKind};
 

@@ -19,11 +19,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
-use super::state::ids::TrackId;
+use super::super::state::ids::TrackId;
 use crate::data::{Erased, ProcessData};
-
-mod restore;
-mod take;
 
 /// How a durable process's data becomes JSON and back (made where `D: Serialize +
 /// DeserializeOwned` is known, at registration).
@@ -95,7 +92,7 @@ pub(crate) struct Snapshot {
     pub armed: Vec<ArmedRecord>,
     /// Running loop and multi-instance activations (`loop_snapshot.rs`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub activations: Vec<super::loop_snapshot::ActivationRecord>,
+    pub activations: Vec<super::loops::ActivationRecord>,
     /// The history so far, when the engine keeps it (`DurableEngine::keep_history`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<Vec<StepRecord>>,
@@ -224,7 +221,7 @@ pub(crate) enum HappeningRecord {
 }
 
 impl HappeningRecord {
-    fn of(what: &crate::instance::Happening) -> Self {
+    pub(super) fn of(what: &crate::instance::Happening) -> Self {
         use crate::instance::Happening as H;
         let names = |v: &[&'static str]| v.iter().map(|s| s.to_string()).collect();
         match what {
@@ -262,7 +259,7 @@ impl HappeningRecord {
 
     /// Back into a happening, its names resolved to the process's nodes (`node`) and
     /// the data's fields (`field`); `None` if a name is unknown.
-    fn happening(
+    pub(super) fn happening(
         self,
         node: &impl Fn(&str) -> Option<&'static str>,
         field: &impl Fn(&str) -> Option<&'static str>,

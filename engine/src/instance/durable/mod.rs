@@ -7,6 +7,11 @@
 //! disk. A write that fails comes back to the loop as an input and fails the
 //! instance (`InstanceError::Checkpoint`), naming the cause.
 
+mod loops;
+pub(crate) mod records;
+mod restore;
+mod take;
+
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
@@ -17,13 +22,13 @@ use tokio::sync::oneshot;
 use super::core::Instance;
 use super::input::Input;
 use super::outcome::{Ended, InstanceError, InstanceId};
-use super::snapshot::{Checkpoint, Codec, Snapshot};
 use super::state::ids::TrackId;
 use super::state::tracks::TrackState;
 use super::work::WorkError;
 use crate::data::ProcessData;
 use crate::graph::{NodeIdx, NodeKind};
 use crate::store::{InstanceRecord, Status, Write, Writer};
+use records::{Checkpoint, Codec, Snapshot};
 
 /// Where and as what a durable instance is stored.
 pub(crate) struct Durable<D> {

@@ -9,7 +9,7 @@ use super::super::state::compensation::{Completion, Current, Run, Then};
 use super::super::state::ids::{ScopeId, TrackId};
 use super::super::state::scopes::ScopeSlot;
 use super::super::state::tracks::TrackState;
-use super::*;
+use super::records::*;
 use crate::data::ProcessData;
 use crate::graph::{Graph, NodeIdx, NodeKind, Trigger};
 use crate::mem::cell::{Base, DataCell};

@@ -14,10 +14,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::core::Instance;
-use super::snapshot::RestoreError;
-use super::state::ids::{ScopeId, TrackId};
-use super::state::loops::{Activation, LoopRun, MultiRun, Running, Slot};
+use super::super::core::Instance;
+use super::super::state::ids::{ScopeId, TrackId};
+use super::super::state::loops::{Activation, LoopRun, MultiRun, Running, Slot};
+use super::records::RestoreError;
 use crate::data::ProcessData;
 use crate::graph::NodeIdx;
 use crate::loops::{Counts, LoopKind};
