@@ -7,7 +7,12 @@
 //! cargo bench -p thresh --bench core                  # every benchmark
 //! cargo bench -p thresh --bench core -- parallel10    # only the benchmark of that name
 //! cargo bench -p thresh --bench core -- latency       # those whose name contains it
+//! engine/benches/support/per_instance.sh core single 20000   # callgrind Ir and CPU per instance
 //! ```
+//!
+//! `THRESH_BENCH_INSTANCES=n` makes `single`, `chain-2workers` and `parallel10` one
+//! untimed run of `n` instances, to count (`support::counted_instances`). The
+//! user-shaped counterpart of these shapes is `--bench service`.
 //!
 //! Every figure is the median of `RUNS` timed runs, after one untimed warm-up run,
 //! printed with the minimum and maximum of the runs. Names: `chain`, `chain-concurrent`,
@@ -33,7 +38,7 @@
 //! CPU-second shows the engine's own cost.
 
 mod support;
-use support::{report_plain, report_rate, si, summarize, timed, Run};
+use support::{counted_instances, report_plain, report_rate, si, summarize, timed, Run};
 
 #[path = "core/snurr.rs"]
 mod snurr;
@@ -389,15 +394,15 @@ fn chain_concurrent() {
 /// (a3) The chain, many instances at once, two workers with a client task each: the
 /// figure set against snurr's one thread.
 fn chain_two_workers() {
-    const INSTANCES: u64 = 2_000;
+    let instances = counted_instances().unwrap_or(2_000);
     println!(
-        "chain-2workers: the chain, {INSTANCES} instances started then all awaited by {WORKERS} client tasks, multi_thread runtime, {WORKERS} workers"
+        "chain-2workers: the chain, {instances} instances started then all awaited by {WORKERS} client tasks, multi_thread runtime, {WORKERS} workers"
     );
-    let runs = on_two_workers(|engine| async move {
+    let runs = on_two_workers(move |engine| async move {
         sample(|| {
             timed(
-                INSTANCES * CHAIN_LEN,
-                start_and_await_from(WORKERS, &engine, &CHAIN, INSTANCES),
+                instances * CHAIN_LEN,
+                start_and_await_from(WORKERS, &engine, &CHAIN, instances),
             )
         })
         .await
@@ -409,15 +414,15 @@ fn chain_two_workers() {
 /// (b) start -> task -> end, many instances at once, two workers with a client task
 /// each.
 fn single_throughput() {
-    const INSTANCES: u64 = 100_000;
+    let instances = counted_instances().unwrap_or(100_000);
     println!(
-        "single: start -> task -> end, {INSTANCES} instances started then all awaited by {WORKERS} client tasks, multi_thread runtime, {WORKERS} workers"
+        "single: start -> task -> end, {instances} instances started then all awaited by {WORKERS} client tasks, multi_thread runtime, {WORKERS} workers"
     );
-    let runs = on_two_workers(|engine| async move {
+    let runs = on_two_workers(move |engine| async move {
         sample(|| {
             timed(
-                INSTANCES,
-                start_and_await_from(WORKERS, &engine, &SINGLE, INSTANCES),
+                instances,
+                start_and_await_from(WORKERS, &engine, &SINGLE, instances),
             )
         })
         .await
@@ -438,15 +443,15 @@ fn single_latency() {
 /// (c) The parallel-10 shape, many instances at once, two workers with a client task
 /// each.
 fn parallel10_throughput() {
-    const INSTANCES: u64 = 20_000;
+    let instances = counted_instances().unwrap_or(20_000);
     println!(
-        "parallel10: start -> AND split -> 10 no-op tasks -> AND join -> end, {INSTANCES} instances started then all awaited by {WORKERS} client tasks, multi_thread runtime, {WORKERS} workers"
+        "parallel10: start -> AND split -> 10 no-op tasks -> AND join -> end, {instances} instances started then all awaited by {WORKERS} client tasks, multi_thread runtime, {WORKERS} workers"
     );
-    let runs = on_two_workers(|engine| async move {
+    let runs = on_two_workers(move |engine| async move {
         sample(|| {
             timed(
-                INSTANCES,
-                start_and_await_from(WORKERS, &engine, &PARALLEL10, INSTANCES),
+                instances,
+                start_and_await_from(WORKERS, &engine, &PARALLEL10, instances),
             )
         })
         .await
@@ -625,12 +630,16 @@ fn latency(process: &'static Process<Nothing>, instances: usize) {
     report_plain("latency p99 (µs)", &p99s);
 }
 
-/// One warm-up run, then `RUNS` timed runs.
+/// One warm-up run, then `RUNS` timed runs; a counted run (`THRESH_BENCH_INSTANCES`)
+/// is one run, not timed.
 async fn sample<T, F, Fut>(mut run: F) -> Vec<T>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = T>,
 {
+    if counted_instances().is_some() {
+        return vec![run().await];
+    }
     run().await;
     let mut out = Vec::with_capacity(RUNS);
     for _ in 0..RUNS {
