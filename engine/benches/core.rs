@@ -24,7 +24,8 @@
 //! second to one of that many parked instances of a user or receive task: `core/waits.rs`),
 //! `multi-call-1k`, `multi-call-10k` (children per second of a parallel multi-instance call). When both sides of a shape ran, the
 //! last lines compare them: thresh on 2 workers, its instances started and awaited by
-//! one client task per worker (as a service's requests arrive on every worker),
+//! one client task per worker, each on a worker of its own (as a service's requests
+//! arrive on every worker),
 //! against snurr on one thread (the goal is a ratio >= 1), and per CPU-second.
 //!
 //! What is counted: a *node step* is one task run by the engine (the loop hands the
@@ -38,7 +39,9 @@
 //! CPU-second shows the engine's own cost.
 
 mod support;
-use support::{counted_instances, report_plain, report_rate, si, summarize, timed, Run};
+use support::{
+    counted_instances, one_worker_each, report_plain, report_rate, si, summarize, timed, Run,
+};
 
 #[path = "core/snurr.rs"]
 mod snurr;
@@ -407,6 +410,7 @@ fn chain_two_workers() {
         })
         .await
     });
+    note_shared_clients();
     report_rate("node steps/s (2 workers)", &runs, None);
     record(Side::Thresh, "chain-100", "node steps/s", &runs);
 }
@@ -427,6 +431,7 @@ fn single_throughput() {
         })
         .await
     });
+    note_shared_clients();
     report_rate("instances/s (2 workers)", &runs, None);
     record(Side::Thresh, "single", "instances/s", &runs);
 }
@@ -456,6 +461,7 @@ fn parallel10_throughput() {
         })
         .await
     });
+    note_shared_clients();
     report_rate("instances/s (2 workers)", &runs, Some(1e5));
     record(Side::Thresh, "parallel-10", "instances/s", &runs);
     let steps: Vec<Run> = runs
@@ -662,7 +668,9 @@ async fn start_and_await(engine: &Engine, process: &'static Process<Nothing>, n:
 /// of a service whose requests arrive on every worker. `Engine::start` runs an
 /// instance's first step on its caller, so instances whose work is ready run on the
 /// worker of the task that started them: from one task, one worker does all the work
-/// however many the runtime has (the figure halves on two).
+/// however many the runtime has (the figure halves on two). So each client takes a
+/// worker of its own before it starts (`support::one_worker_each`): spawned from the
+/// driver's task, both had started on its worker and stayed there ("cores busy 1.00").
 async fn start_and_await_from(
     clients: u64,
     engine: &Engine,
@@ -673,11 +681,21 @@ async fn start_and_await_from(
         .map(|c| {
             let engine = engine.clone();
             let share = n / clients + u64::from(c < n % clients);
-            tokio::spawn(async move { start_and_await(&engine, process, share).await })
+            async move { start_and_await(&engine, process, share).await }
         })
         .collect();
-    for task in tasks {
-        task.await.expect("a client task");
+    if !one_worker_each(tasks).await {
+        CLIENTS_SHARED.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Set when, in some run, the client tasks did not each get a worker of their own.
+static CLIENTS_SHARED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Say so if, in some run of the last benchmark, the clients shared a worker.
+fn note_shared_clients() {
+    if CLIENTS_SHARED.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        println!("  (in some runs the client tasks shared a worker)");
     }
 }
 
@@ -686,12 +704,11 @@ async fn completed(handle: InstanceHandle<Nothing>) {
     completed_ref(&handle).await
 }
 
-/// [`completed`], the handle borrowed: how a list of handles is awaited. Moved into
-/// an async fn by value, a handle is copied with the future the await makes of it
-/// (twice, by `memcpy`: 344 bytes with a 104-byte handle, one that holds its ended
-/// instance), and the copy reads back, in wide loads, what was just written in
-/// narrow ones — a store-forwarding stall per instance that was the bench's, not
-/// the engine's.
+/// [`completed`], the handle borrowed: how this bench awaits its list of handles.
+/// Moved into an async fn by value, a handle is copied with the future the await
+/// makes of it, and the copy reads back, in wide loads, what was just written in
+/// narrow ones — a store-forwarding stall per instance that is the harness's, not
+/// the engine's. A user's plain `for handle in handles` loop is `--bench service`'s.
 async fn completed_ref(handle: &InstanceHandle<Nothing>) {
     match handle.outcome().await {
         Outcome::Completed(_) => {}
