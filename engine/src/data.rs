@@ -63,6 +63,32 @@ pub trait ProcessData: Clone + Send + Sync + 'static {
     /// `self` that changed. When two commits change the same field, the later wins.
     fn merge(&mut self, base: &Self, edited: Self) -> ChangedFields;
 
+    /// Make `self` a copy of `source`, keeping what `self` holds where it can: the
+    /// engine renews each task's copy of the data this way, from the copy a task
+    /// before gave back. The derive copies field by field with each field's
+    /// `Clone::clone_from` — a `String` or `Vec` field keeps its buffer, so a copy
+    /// of data whose strings fit in the old ones allocates nothing — and clones the
+    /// whole value when a field's type is not `Clone`. The default is
+    /// `Clone::clone_from` (for most types a whole clone).
+    ///
+    /// ```
+    /// use thresh::ProcessData;
+    ///
+    /// #[derive(Clone, Debug, Default, PartialEq, ProcessData)]
+    /// pub struct Order { pub customer: String, pub total: u64 }
+    ///
+    /// let source = Order { customer: "ACME".into(), total: 10 };
+    /// let mut copy = Order { customer: String::with_capacity(16), total: 0 };
+    /// let buffer = copy.customer.as_ptr();
+    /// copy.clone_fields_from(&source);
+    /// assert_eq!(copy, source);
+    /// assert_eq!(copy.customer.as_ptr(), buffer);
+    /// ```
+    #[inline]
+    fn clone_fields_from(&mut self, source: &Self) {
+        self.clone_from(source);
+    }
+
     /// [`FIELDS`](ProcessData::FIELDS) of the value's type: the same for every value
     /// of a derived type; for [`Erased`] data, its type's.
     fn fields(&self) -> &'static [&'static str] {
