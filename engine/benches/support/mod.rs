@@ -117,10 +117,12 @@ pub fn si(v: f64) -> String {
 /// its work begins; wait for all. Each client is a task that first takes a seat: it
 /// writes its thread's id, and yields until every client's seat holds a different
 /// thread (a yielded task goes back to its worker's queue and wakes an idle worker,
-/// which steals it). Spawned from one task, the clients would otherwise start on that
-/// task's worker and could stay there: both ran on one worker ("cores busy 1.00").
-/// Returns whether they met on distinct workers (false when the runtime has fewer
-/// workers than clients: after a while they go on anyway).
+/// which steals it); every few tries it also sleeps its thread a moment, so that
+/// where threads take turns (valgrind runs one at a time) the idle worker gets one.
+/// Spawned from one task, the clients would otherwise start on that task's worker
+/// and could stay there: both ran on one worker ("cores busy 1.00"). Returns whether
+/// they met on distinct workers (false when the runtime has fewer workers than
+/// clients: after `PATIENCE` they go on anyway).
 #[allow(dead_code)]
 pub async fn one_worker_each<Fut>(clients: Vec<Fut>) -> bool
 where
@@ -129,8 +131,10 @@ where
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Mutex};
     use std::thread::ThreadId;
-    /// Yields before a client gives up on a worker of its own.
-    const PATIENCE: u32 = 100_000;
+    /// How long a client waits for a worker of its own.
+    const PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+    /// Tries between two sleeps of a waiting client's thread.
+    const TRIES_A_SLEEP: u32 = 8;
     let seats: Arc<Vec<Mutex<Option<ThreadId>>>> =
         Arc::new(clients.iter().map(|_| Mutex::new(None)).collect());
     let spread = Arc::new(AtomicBool::new(true));
@@ -140,7 +144,7 @@ where
         .map(|(i, body)| {
             let (seats, spread) = (seats.clone(), spread.clone());
             tokio::spawn(async move {
-                let mut tries = 0;
+                let (mut tries, began) = (0, std::time::Instant::now());
                 loop {
                     let me = std::thread::current().id();
                     *seats[i].lock().expect("a seat") = Some(me);
@@ -154,9 +158,12 @@ where
                         break;
                     }
                     tries += 1;
-                    if tries == PATIENCE {
-                        spread.store(false, Ordering::Relaxed);
-                        break;
+                    if tries % TRIES_A_SLEEP == 0 {
+                        if began.elapsed() > PATIENCE {
+                            spread.store(false, Ordering::Relaxed);
+                            break;
+                        }
+                        std::thread::sleep(std::time::Duration::from_micros(50));
                     }
                     tokio::task::yield_now().await;
                 }
