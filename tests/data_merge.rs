@@ -52,7 +52,7 @@ fn changed(h: &thresh::History, task: &str) -> Vec<Vec<&'static str>> {
         .iter()
         .filter(|s| s.node == task)
         .filter_map(|s| match &s.what {
-            Happening::Completed { changed } => Some(changed.clone()),
+            Happening::Completed { changed } => Some(changed.to_vec()),
             _ => None,
         })
         .collect()
@@ -264,7 +264,7 @@ async fn chain_history_is_in_order(engine: Engine, _: usize) {
         what,
     };
     let done = |changed: &[&'static str]| Happening::Completed {
-        changed: changed.to_vec(),
+        changed: changed.to_vec().into(),
     };
     assert_eq!(
         h.steps(),

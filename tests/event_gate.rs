@@ -60,9 +60,13 @@ fn won(
             0,
             arm,
             if task {
-                Happening::Completed { changed }
+                Happening::Completed {
+                    changed: changed.into(),
+                }
             } else {
-                Happening::Caught { changed }
+                Happening::Caught {
+                    changed: changed.into(),
+                }
             },
         ),
         (0, end, Happening::Ended),

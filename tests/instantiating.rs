@@ -766,7 +766,7 @@ async fn receive_task_arms() {
         let mut steps = steps(&history);
         assert!(
             matches!(&steps[1], (0, arm, Happening::Caught { changed } | Happening::Completed { changed })
-                if *arm == first && *changed == ["id", first]),
+                if *arm == first && changed[..] == ["id", first]),
             "{history}"
         );
         steps.remove(1);

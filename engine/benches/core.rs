@@ -7,7 +7,12 @@
 //! cargo bench -p thresh --bench core                  # every benchmark
 //! cargo bench -p thresh --bench core -- parallel10    # only the benchmark of that name
 //! cargo bench -p thresh --bench core -- latency       # those whose name contains it
+//! engine/benches/support/per_instance.sh core single 20000   # callgrind Ir and CPU per instance
 //! ```
+//!
+//! `THRESH_BENCH_INSTANCES=n` makes `single`, `chain-2workers` and `parallel10` one
+//! untimed run of `n` instances, to count (`support::counted_instances`). The
+//! user-shaped counterpart of these shapes is `--bench service`.
 //!
 //! Every figure is the median of `RUNS` timed runs, after one untimed warm-up run,
 //! printed with the minimum and maximum of the runs. Names: `chain`, `chain-concurrent`,
@@ -19,7 +24,8 @@
 //! second to one of that many parked instances of a user or receive task: `core/waits.rs`),
 //! `multi-call-1k`, `multi-call-10k` (children per second of a parallel multi-instance call). When both sides of a shape ran, the
 //! last lines compare them: thresh on 2 workers, its instances started and awaited by
-//! one client task per worker (as a service's requests arrive on every worker),
+//! one client task per worker, each on a worker of its own (as a service's requests
+//! arrive on every worker),
 //! against snurr on one thread (the goal is a ratio >= 1), and per CPU-second.
 //!
 //! What is counted: a *node step* is one task run by the engine (the loop hands the
@@ -33,7 +39,9 @@
 //! CPU-second shows the engine's own cost.
 
 mod support;
-use support::{report_plain, report_rate, si, summarize, timed, Run};
+use support::{
+    counted_instances, one_worker_each, report_plain, report_rate, si, summarize, timed, Run,
+};
 
 #[path = "core/snurr.rs"]
 mod snurr;
@@ -389,19 +397,20 @@ fn chain_concurrent() {
 /// (a3) The chain, many instances at once, two workers with a client task each: the
 /// figure set against snurr's one thread.
 fn chain_two_workers() {
-    const INSTANCES: u64 = 2_000;
+    let instances = counted_instances().unwrap_or(2_000);
     println!(
-        "chain-2workers: the chain, {INSTANCES} instances started then all awaited by {WORKERS} client tasks, multi_thread runtime, {WORKERS} workers"
+        "chain-2workers: the chain, {instances} instances started then all awaited by {WORKERS} client tasks, multi_thread runtime, {WORKERS} workers"
     );
-    let runs = on_two_workers(|engine| async move {
+    let runs = on_two_workers(move |engine| async move {
         sample(|| {
             timed(
-                INSTANCES * CHAIN_LEN,
-                start_and_await_from(WORKERS, &engine, &CHAIN, INSTANCES),
+                instances * CHAIN_LEN,
+                start_and_await_from(WORKERS, &engine, &CHAIN, instances),
             )
         })
         .await
     });
+    note_shared_clients();
     report_rate("node steps/s (2 workers)", &runs, None);
     record(Side::Thresh, "chain-100", "node steps/s", &runs);
 }
@@ -409,19 +418,20 @@ fn chain_two_workers() {
 /// (b) start -> task -> end, many instances at once, two workers with a client task
 /// each.
 fn single_throughput() {
-    const INSTANCES: u64 = 100_000;
+    let instances = counted_instances().unwrap_or(100_000);
     println!(
-        "single: start -> task -> end, {INSTANCES} instances started then all awaited by {WORKERS} client tasks, multi_thread runtime, {WORKERS} workers"
+        "single: start -> task -> end, {instances} instances started then all awaited by {WORKERS} client tasks, multi_thread runtime, {WORKERS} workers"
     );
-    let runs = on_two_workers(|engine| async move {
+    let runs = on_two_workers(move |engine| async move {
         sample(|| {
             timed(
-                INSTANCES,
-                start_and_await_from(WORKERS, &engine, &SINGLE, INSTANCES),
+                instances,
+                start_and_await_from(WORKERS, &engine, &SINGLE, instances),
             )
         })
         .await
     });
+    note_shared_clients();
     report_rate("instances/s (2 workers)", &runs, None);
     record(Side::Thresh, "single", "instances/s", &runs);
 }
@@ -438,19 +448,20 @@ fn single_latency() {
 /// (c) The parallel-10 shape, many instances at once, two workers with a client task
 /// each.
 fn parallel10_throughput() {
-    const INSTANCES: u64 = 20_000;
+    let instances = counted_instances().unwrap_or(20_000);
     println!(
-        "parallel10: start -> AND split -> 10 no-op tasks -> AND join -> end, {INSTANCES} instances started then all awaited by {WORKERS} client tasks, multi_thread runtime, {WORKERS} workers"
+        "parallel10: start -> AND split -> 10 no-op tasks -> AND join -> end, {instances} instances started then all awaited by {WORKERS} client tasks, multi_thread runtime, {WORKERS} workers"
     );
-    let runs = on_two_workers(|engine| async move {
+    let runs = on_two_workers(move |engine| async move {
         sample(|| {
             timed(
-                INSTANCES,
-                start_and_await_from(WORKERS, &engine, &PARALLEL10, INSTANCES),
+                instances,
+                start_and_await_from(WORKERS, &engine, &PARALLEL10, instances),
             )
         })
         .await
     });
+    note_shared_clients();
     report_rate("instances/s (2 workers)", &runs, Some(1e5));
     record(Side::Thresh, "parallel-10", "instances/s", &runs);
     let steps: Vec<Run> = runs
@@ -625,12 +636,16 @@ fn latency(process: &'static Process<Nothing>, instances: usize) {
     report_plain("latency p99 (µs)", &p99s);
 }
 
-/// One warm-up run, then `RUNS` timed runs.
+/// One warm-up run, then `RUNS` timed runs; a counted run (`THRESH_BENCH_INSTANCES`)
+/// is one run, not timed.
 async fn sample<T, F, Fut>(mut run: F) -> Vec<T>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = T>,
 {
+    if counted_instances().is_some() {
+        return vec![run().await];
+    }
     run().await;
     let mut out = Vec::with_capacity(RUNS);
     for _ in 0..RUNS {
@@ -653,7 +668,9 @@ async fn start_and_await(engine: &Engine, process: &'static Process<Nothing>, n:
 /// of a service whose requests arrive on every worker. `Engine::start` runs an
 /// instance's first step on its caller, so instances whose work is ready run on the
 /// worker of the task that started them: from one task, one worker does all the work
-/// however many the runtime has (the figure halves on two).
+/// however many the runtime has (the figure halves on two). So each client takes a
+/// worker of its own before it starts (`support::one_worker_each`): spawned from the
+/// driver's task, both had started on its worker and stayed there ("cores busy 1.00").
 async fn start_and_await_from(
     clients: u64,
     engine: &Engine,
@@ -664,11 +681,21 @@ async fn start_and_await_from(
         .map(|c| {
             let engine = engine.clone();
             let share = n / clients + u64::from(c < n % clients);
-            tokio::spawn(async move { start_and_await(&engine, process, share).await })
+            async move { start_and_await(&engine, process, share).await }
         })
         .collect();
-    for task in tasks {
-        task.await.expect("a client task");
+    if !one_worker_each(tasks).await {
+        CLIENTS_SHARED.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Set when, in some run, the client tasks did not each get a worker of their own.
+static CLIENTS_SHARED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Say so if, in some run of the last benchmark, the clients shared a worker.
+fn note_shared_clients() {
+    if CLIENTS_SHARED.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        println!("  (in some runs the client tasks shared a worker)");
     }
 }
 
@@ -677,12 +704,11 @@ async fn completed(handle: InstanceHandle<Nothing>) {
     completed_ref(&handle).await
 }
 
-/// [`completed`], the handle borrowed: how a list of handles is awaited. Moved into
-/// an async fn by value, a handle is copied with the future the await makes of it
-/// (twice, by `memcpy`: 344 bytes with a 104-byte handle, one that holds its ended
-/// instance), and the copy reads back, in wide loads, what was just written in
-/// narrow ones — a store-forwarding stall per instance that was the bench's, not
-/// the engine's.
+/// [`completed`], the handle borrowed: how this bench awaits its list of handles.
+/// Moved into an async fn by value, a handle is copied with the future the await
+/// makes of it, and the copy reads back, in wide loads, what was just written in
+/// narrow ones — a store-forwarding stall per instance that is the harness's, not
+/// the engine's. A user's plain `for handle in handles` loop is `--bench service`'s.
 async fn completed_ref(handle: &InstanceHandle<Nothing>) {
     match handle.outcome().await {
         Outcome::Completed(_) => {}

@@ -63,6 +63,32 @@ pub trait ProcessData: Clone + Send + Sync + 'static {
     /// `self` that changed. When two commits change the same field, the later wins.
     fn merge(&mut self, base: &Self, edited: Self) -> ChangedFields;
 
+    /// Make `self` a copy of `source`, keeping what `self` holds where it can: the
+    /// engine renews each task's copy of the data this way, from the copy a task
+    /// before gave back. The derive copies field by field with each field's
+    /// `Clone::clone_from` — a `String` or `Vec` field keeps its buffer, so a copy
+    /// of data whose strings fit in the old ones allocates nothing — and clones the
+    /// whole value when a field's type is not `Clone`. The default is
+    /// `Clone::clone_from` (for most types a whole clone).
+    ///
+    /// ```
+    /// use thresh::ProcessData;
+    ///
+    /// #[derive(Clone, Debug, Default, PartialEq, ProcessData)]
+    /// pub struct Order { pub customer: String, pub total: u64 }
+    ///
+    /// let source = Order { customer: "ACME".into(), total: 10 };
+    /// let mut copy = Order { customer: String::with_capacity(16), total: 0 };
+    /// let buffer = copy.customer.as_ptr();
+    /// copy.clone_fields_from(&source);
+    /// assert_eq!(copy, source);
+    /// assert_eq!(copy.customer.as_ptr(), buffer);
+    /// ```
+    #[inline]
+    fn clone_fields_from(&mut self, source: &Self) {
+        self.clone_from(source);
+    }
+
     /// [`FIELDS`](ProcessData::FIELDS) of the value's type: the same for every value
     /// of a derived type; for [`Erased`] data, its type's.
     fn fields(&self) -> &'static [&'static str] {
@@ -138,6 +164,27 @@ impl ChangedFields {
             return Vec::new();
         }
         self.collect_names()
+    }
+
+    /// [`ChangedFields::to_names`] as a history step keeps them: a slice of the data
+    /// type's field list when the changed fields are neighbours in it — none, or
+    /// the one field a commit most often changes — so recording allocates nothing;
+    /// collected otherwise.
+    #[inline]
+    pub(crate) fn step_names(&self) -> std::borrow::Cow<'static, [&'static str]> {
+        let first = self.first;
+        if self.rest.iter().all(|w| *w == 0) {
+            if first == 0 {
+                return std::borrow::Cow::Borrowed(&[]);
+            }
+            let from = first.trailing_zeros();
+            let run = (first >> from).trailing_ones();
+            let (from, to) = (from as usize, (from + run) as usize);
+            if run == 64 - first.leading_zeros() - from as u32 && to <= self.fields.len() {
+                return std::borrow::Cow::Borrowed(&self.fields[from..to]);
+            }
+        }
+        std::borrow::Cow::Owned(self.collect_names())
     }
 
     /// [`ChangedFields::to_names`] of a set with a field in it (out of line: a
@@ -300,5 +347,32 @@ mod tests {
         assert_eq!(changed.to_names(), changed.names().collect::<Vec<_>>());
         assert_eq!(only_late.to_names(), ["f100"]);
         assert!(ChangedFields::new(fields).to_names().is_empty());
+    }
+
+    #[test]
+    fn a_step_borrows_neighbouring_changed_fields_from_the_field_list() {
+        use std::borrow::Cow;
+        let fields = many();
+        let set = |indices: &[usize]| {
+            let mut changed = ChangedFields::new(fields);
+            for &i in indices {
+                changed.insert(i);
+            }
+            changed
+        };
+        let borrowed = |c: &ChangedFields| matches!(c.step_names(), Cow::Borrowed(_));
+        for indices in [&[][..], &[0], &[5], &[63], &[2, 3, 4], &[0, 1, 2, 3]] {
+            let changed = set(indices);
+            assert!(borrowed(&changed), "{indices:?}");
+            assert_eq!(changed.step_names(), changed.to_names(), "{indices:?}");
+        }
+        let all: Vec<usize> = (0..64).collect();
+        assert!(borrowed(&set(&all)));
+        assert_eq!(set(&all).step_names(), set(&all).to_names());
+        for indices in [&[1, 3][..], &[0, 63], &[64], &[3, 70], &[63, 64]] {
+            let changed = set(indices);
+            assert!(!borrowed(&changed), "{indices:?}");
+            assert_eq!(changed.step_names(), changed.to_names(), "{indices:?}");
+        }
     }
 }

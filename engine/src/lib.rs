@@ -115,6 +115,63 @@ pub mod __private {
         crate::mem::run_box::boxed(make)
     }
 
+    /// A derived `ProcessData::clone_fields_from`'s copy of one field: the field's
+    /// `Clone::clone_from` when its type is `Clone`, else nothing (`false`: the
+    /// derive then clones the whole value), chosen at compile time by method
+    /// resolution as `decode`'s: the `Clone` kind is on `Probe<T>`, the fallback on
+    /// `&Probe<T>`, and the expansion calls `(&probe(&field)).kind().copy(..)`.
+    pub mod copy {
+        use std::marker::PhantomData;
+
+        /// Names a field's type `T`.
+        pub struct Probe<T>(PhantomData<T>);
+
+        /// The probe of `field`'s type.
+        #[inline(always)]
+        pub fn probe<T>(_field: &T) -> Probe<T> {
+            Probe(PhantomData)
+        }
+
+        /// A field copied by its `Clone::clone_from`.
+        pub struct ByClone;
+
+        /// A field that is not `Clone`: the whole value is cloned.
+        pub struct Whole;
+
+        pub trait CloneKind {
+            #[inline(always)]
+            fn kind(&self) -> ByClone {
+                ByClone
+            }
+        }
+        impl<T: Clone> CloneKind for Probe<T> {}
+
+        pub trait WholeKind {
+            #[inline(always)]
+            fn kind(&self) -> Whole {
+                Whole
+            }
+        }
+        impl<T> WholeKind for &Probe<T> {}
+
+        impl ByClone {
+            /// `to` made a copy of `from`, keeping what it holds where it can.
+            #[inline(always)]
+            pub fn copy<T: Clone>(self, to: &mut T, from: &T) -> bool {
+                to.clone_from(from);
+                true
+            }
+        }
+
+        impl Whole {
+            /// Nothing copied.
+            #[inline(always)]
+            pub fn copy<T>(self, _to: &mut T, _from: &T) -> bool {
+                false
+            }
+        }
+    }
+
     /// A message catch's payload decoder, found by the type its `apply` closure
     /// takes: `Some` when that type is `Deserialize` (and the feature `durable` is
     /// on), else `None`, chosen at compile time by method resolution — the

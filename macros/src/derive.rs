@@ -57,6 +57,20 @@ pub fn process_data(input: &DeriveInput) -> syn::Result<TokenStream> {
                 changed
             }
 
+            #[inline]
+            fn clone_fields_from(&mut self, source: &Self) {
+                #[allow(unused_imports)]
+                use ::thresh::__private::copy::{CloneKind as _, WholeKind as _};
+                let copied = true #(
+                    & (&::thresh::__private::copy::probe(&source.#members))
+                        .kind()
+                        .copy(&mut self.#members, &source.#members)
+                )*;
+                if !copied {
+                    ::core::clone::Clone::clone_from(self, source);
+                }
+            }
+
             fn merge(&mut self, base: &Self, edited: Self) -> ::thresh::ChangedFields {
                 let mut changed = ::thresh::ChangedFields::new(Self::FIELDS);
                 let Self { #(#members: #bindings),* } = edited;

@@ -565,14 +565,14 @@ pub fn steps(history: &History) -> Vec<Row> {
 /// `Caught` with these changed fields.
 pub fn caught(changed: &[&'static str]) -> Happening {
     Happening::Caught {
-        changed: changed.to_vec(),
+        changed: changed.to_vec().into(),
     }
 }
 
 /// `Completed` with these changed fields.
 pub fn done(changed: &[&'static str]) -> Happening {
     Happening::Completed {
-        changed: changed.to_vec(),
+        changed: changed.to_vec().into(),
     }
 }
 

@@ -101,7 +101,7 @@ async fn a_non_interrupting_condition_fires_on_each_edge(i: usize) {
     let commits: Vec<usize> = indices(
         &history,
         "set",
-        |h| matches!(h, Happening::Completed { changed } if changed == &["temp"]),
+        |h| matches!(h, Happening::Completed { changed } if changed[..] == ["temp"]),
     );
     let after: Vec<bool> = commits
         .iter()

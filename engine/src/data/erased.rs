@@ -60,7 +60,7 @@ impl<D: ProcessData> Data for D {
     fn clone_into_data(&self, target: &mut dyn Data) -> bool {
         match (target as &mut dyn Any).downcast_mut::<D>() {
             Some(target) => {
-                user_call::<D, _>("Clone", || target.clone_from(self));
+                user_call::<D, _>("Clone", || target.clone_fields_from(self));
                 true
             }
             None => false,
@@ -142,7 +142,7 @@ fn same_type<D: 'static>(other: &dyn Data) -> &D {
 /// on every no-op commit; a flag comes back in a register.
 ///
 /// `renew`: when nothing changed, `edited` is made a copy of `data` again
-/// (`clone_from`), to serve as the next task's copy — a commit that changed
+/// (`clone_fields_from`), to serve as the next task's copy — a commit that changed
 /// nothing and the next task's copy in one call through erased data's vtable
 /// and with one type check (`Instance::commit_into`).
 #[inline]
@@ -175,7 +175,7 @@ fn typed_diff_into<D: ProcessData>(
         return false;
     }
     if renew {
-        edited.clone_from(data);
+        edited.clone_fields_from(data);
     }
     true
 }

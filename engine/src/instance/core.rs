@@ -258,7 +258,7 @@ impl<D: ProcessData> Instance<D> {
     pub fn copy_of(&mut self, base: &D) -> D {
         match self.spare.take() {
             Some(mut copy) => {
-                copy.clone_from(base);
+                copy.clone_fields_from(base);
                 copy
             }
             None => D::clone(base),
@@ -273,7 +273,7 @@ impl<D: ProcessData> Instance<D> {
         match self.spare.take() {
             Some(copy) if fresh => copy,
             Some(mut copy) => {
-                copy.clone_from(&self.data);
+                copy.clone_fields_from(&self.data);
                 copy
             }
             None => D::clone(&self.data),

@@ -303,7 +303,17 @@ impl<D: ProcessData> Instance<D> {
     /// the commit's `changed` fields meet (no list: every commit). One commit is one
     /// snapshot: all are evaluated first, then the false→true edges fire in arming
     /// order — a firing that withdraws a later one (an interrupting boundary) voids it.
+    #[inline]
     pub(crate) fn recheck_conditions(&mut self, changed: &ChangedFields) {
+        // Asked at every commit that changed a field: most instances arm no
+        // condition.
+        if self.conditions.any_armed() {
+            self.recheck_conditions_now(changed);
+        }
+    }
+
+    #[inline(never)]
+    fn recheck_conditions_now(&mut self, changed: &ChangedFields) {
         if let Err((node, message)) = self.conditions.recheck(&self.data, changed) {
             let node = self.process.nodes[node].id;
             return self.fail(InstanceError::TaskPanicked { node, message });

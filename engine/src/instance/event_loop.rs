@@ -336,7 +336,7 @@ impl<D: ProcessData> Instance<D> {
                         }
                     }
                 }
-                let changed = self.commit(base, edited).to_names();
+                let changed = self.commit(base, edited).step_names();
                 // A receive task (an instantiating gate's arm) completes; an event catches.
                 let what = match self.process.nodes[start].kind {
                     NodeKind::Receive(_) => Happening::Completed { changed },

@@ -26,8 +26,10 @@ pub enum Happening {
     /// A task's handler returned `Ok` and the loop committed its data — or a
     /// sub-process completed (nothing ran in it any more) and the token goes on.
     Completed {
-        /// The fields the commit changed, in declaration order.
-        changed: Vec<&'static str>,
+        /// The fields the commit changed, in declaration order: borrowed from the
+        /// data type's field list when they are neighbours in it, as a commit of one
+        /// field's are (nothing allocated), owned otherwise.
+        changed: Cow<'static, [&'static str]>,
     },
     /// A task's handler returned an error or panicked.
     Failed {
@@ -49,8 +51,9 @@ pub enum Happening {
     /// catch arm included; a receive task records `Completed`), with the fields the
     /// caught payload changed.
     Caught {
-        /// The fields the commit changed, in declaration order.
-        changed: Vec<&'static str>,
+        /// The fields the commit changed, in declaration order (borrowed or owned, as
+        /// `Completed`'s).
+        changed: Cow<'static, [&'static str]>,
     },
     /// A boundary event stopped the activity here (an interrupting boundary fired);
     /// the token goes on from `by` on a new track.
@@ -127,7 +130,7 @@ impl Happening {
     pub(crate) fn owns_heap(&self) -> bool {
         match self {
             Happening::Completed { changed } | Happening::Caught { changed } => {
-                changed.capacity() > 0
+                matches!(changed, Cow::Owned(changed) if changed.capacity() > 0)
             }
             Happening::Routed { to } => matches!(to, Cow::Owned(to) if to.capacity() > 0),
             Happening::Failed { message: text }

@@ -142,7 +142,7 @@ impl<D: ProcessData> Instance<D> {
             track,
             at,
             Happening::Completed {
-                changed: Vec::new(),
+                changed: std::borrow::Cow::Borrowed(&[]),
             },
         );
         self.split(track, at, moves);

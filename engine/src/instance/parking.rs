@@ -367,7 +367,17 @@ impl<D: ProcessData> Instance<D> {
     /// the subscription follows the data.) A key whose fields the macro saw
     /// (`Trigger::Message::reads`) is evaluated only when one of them changed;
     /// others after every commit.
+    #[inline]
     pub(crate) fn follow_keys(&mut self, changed: &ChangedFields) {
+        // Asked at every commit that changed a field: most instances wait for no
+        // message under a key (the list below would be made and looked through).
+        if self.armed.any_keyed_message_wait() {
+            self.follow_keys_now(changed);
+        }
+    }
+
+    #[inline(never)]
+    fn follow_keys_now(&mut self, changed: &ChangedFields) {
         // One key per catch (it reads the data, not the wait): each catch is looked
         // at once, and only its waits under another key move.
         for arm in self.armed.message_catches() {

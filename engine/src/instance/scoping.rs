@@ -196,7 +196,7 @@ impl<D: ProcessData> Instance<D> {
                     owner,
                     node,
                     Happening::Completed {
-                        changed: Vec::new(),
+                        changed: std::borrow::Cow::Borrowed(&[]),
                     },
                 );
                 self.tracks.set_state(owner, TrackState::Moving);

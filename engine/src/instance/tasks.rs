@@ -2,6 +2,8 @@
 //! (ready work is committed and routed with no hop and no spawn); waiting work goes to
 //! the track's own task. What the handler returns is committed, raised or failed here.
 
+use std::borrow::Cow;
+
 use tracing::{debug, info_span, warn, Instrument};
 
 use super::core::{Instance, Move};
@@ -483,8 +485,12 @@ impl<D: ProcessData> Instance<D> {
         // constants where the step goes (one step built from either would be built
         // on the stack and read back: `History::record`).
         match changed {
-            None => self.record_known(track, id, step(Vec::new()), false),
-            Some(changed) => self.record_known(track, id, step(changed.to_names()), true),
+            None => self.record_known(track, id, step(Cow::Borrowed(&[])), false),
+            Some(changed) => {
+                let names = changed.step_names();
+                let owned = matches!(names, Cow::Owned(_));
+                self.record_known(track, id, step(names), owned)
+            }
         }
         self.log_completion(track, node, at);
         let straight = match self.compensation_handler_done(track, node, moves) {

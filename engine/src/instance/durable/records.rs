@@ -265,7 +265,12 @@ impl HappeningRecord {
         field: &impl Fn(&str) -> Option<&'static str>,
     ) -> Option<crate::instance::Happening> {
         use crate::instance::Happening as H;
-        let fields = |v: Vec<String>| v.iter().map(|f| field(f)).collect::<Option<Vec<_>>>();
+        let fields = |v: Vec<String>| {
+            v.iter()
+                .map(|f| field(f))
+                .collect::<Option<Vec<_>>>()
+                .map(std::borrow::Cow::Owned)
+        };
         Some(match self {
             Self::Started => H::Started,
             Self::Spawned { from } => H::Spawned {

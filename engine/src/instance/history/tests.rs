@@ -41,7 +41,13 @@ fn a_long_first_step_sizes_the_next_new_scratch_buffer() {
 fn a_history_drops_its_steps_one_by_one_only_when_one_owns_heap_memory() {
     let mut plain = History::lazy(8);
     plain.push(TrackId(0), "t", Happening::TaskStarted);
-    plain.push(TrackId(0), "t", Happening::Completed { changed: vec![] });
+    plain.push(
+        TrackId(0),
+        "t",
+        Happening::Completed {
+            changed: Cow::Borrowed(&[]),
+        },
+    );
     plain.push(
         TrackId(0),
         "g",
@@ -63,8 +69,12 @@ fn a_history_drops_its_steps_one_by_one_only_when_one_owns_heap_memory() {
     assert_eq!(copy.steps().len(), 4, "a clone keeps its own steps");
 
     for owner in [
-        Happening::Completed { changed: vec!["a"] },
-        Happening::Caught { changed: vec!["a"] },
+        Happening::Completed {
+            changed: vec!["a"].into(),
+        },
+        Happening::Caught {
+            changed: vec!["a"].into(),
+        },
         Happening::Routed {
             to: vec!["x"].into(),
         },

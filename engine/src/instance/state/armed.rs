@@ -419,6 +419,19 @@ impl Armed {
         }
     }
 
+    /// Whether a message wait with a correlation key is armed: what
+    /// `message_catches` would list something for (every commit that changed a
+    /// field asks, before following the keys).
+    #[inline]
+    pub fn any_keyed_message_wait(&self) -> bool {
+        match &self.store {
+            Store::Few(entries) => entries
+                .iter()
+                .any(|entry| entry.waits.iter().any(|wait| wait.key.is_some())),
+            Store::Many(index) => !index.messages.is_empty(),
+        }
+    }
+
     /// The catches with message waits armed.
     pub fn message_catches(&self) -> Vec<NodeIdx> {
         match &self.store {

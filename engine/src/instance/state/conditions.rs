@@ -130,6 +130,15 @@ impl<D> Conditions<D> {
         Ok(())
     }
 
+    /// Whether any condition is armed or due (what every commit that changed a
+    /// field asks before `recheck`: inline).
+    #[inline]
+    pub fn any_armed(&self) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|armed| !armed.armed.is_empty() || !armed.due.is_empty())
+    }
+
     /// Whether a condition is due (what every task's start asks: inline).
     #[inline]
     pub fn any_due(&self) -> bool {
