@@ -104,6 +104,16 @@ process! {
     }
 }
 
+process! {
+    /// Parks at a user task: its completion's commit runs in the instance's loop.
+    THIRTEEN_LATER: Picky {
+        start begin;
+        user approve;
+        end done;
+        begin -> approve -> done;
+    }
+}
+
 fn refused_clone(outcome: &Outcome<Fragile>) -> bool {
     matches!(
         outcome,
@@ -180,4 +190,31 @@ async fn a_comparison_that_panics_in_a_commit_names_the_diff() {
         ),
         "{outcome:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comparison_that_panics_in_the_loop_ends_the_instance_naming_it() {
+    let engine = Engine::new();
+    for _ in 0..10 {
+        let handle = engine.start(&THIRTEEN_LATER, Picky::default());
+        let other = engine.start(&THIRTEEN_LATER, Picky::default());
+        // The copy is made and changed on the track; the loop's commit diffs it.
+        let _ = handle
+            .complete("approve", |p: &mut Picky| p.n = Touchy(13))
+            .await;
+        let outcome = handle.outcome().await;
+        assert!(
+            matches!(
+                &outcome,
+                Outcome::Failed(InstanceError::DataPanicked { call: "diff", message, .. })
+                    if message == "13 cannot be compared"
+            ),
+            "{outcome:?}"
+        );
+        other
+            .complete("approve", |p: &mut Picky| p.n = Touchy(2))
+            .await
+            .unwrap();
+        assert!(matches!(other.outcome().await, Outcome::Completed(p) if p.n.0 == 2));
+    }
 }

@@ -34,14 +34,14 @@ use tokio_util::sync::CancellationToken;
 use tracing::{error, info_span, warn, Instrument};
 
 use super::core::{Instance, INLINE_BUDGET};
+use super::ending::Publisher;
 use super::handle::InstanceHandle;
 use super::history::Happening;
 use super::input::{Command, Input, Report};
 use super::leaving::{leaving, Leaving};
 use super::outcome::panic_message;
-use super::outcome::{Ended, InstanceError, InstanceId};
+use super::outcome::{Ended, Finished, InstanceError, InstanceId};
 use super::state::ids::ROOT;
-use super::track::CatchUnwind;
 use crate::data::Erased;
 use crate::data::ProcessData;
 use crate::events::Hub;
@@ -207,15 +207,12 @@ pub(crate) fn spawn(
     };
     // A panic in the loop (the data type's `Clone`, `diff` or `merge`, or a bug in
     // thresh) drops the instance, its tracks aborted, and leaves an end saying so.
-    let body = async move {
-        match CatchUnwind(std::pin::pin!(body)).await {
-            Ok(finished) => finished_tx.publish(finished),
-            Err(panic) => {
-                let error = InstanceError::of_loop_panic(panic);
-                error!(%error, "instance stopped");
-                finished_tx.publish_broken(error);
-            }
-        }
+    // A future of its own rather than an `async` block around the body: that would
+    // hold the body twice (as captured and as pinned), the most of a parked
+    // instance's memory.
+    let body = Publishing {
+        body,
+        publisher: Some(finished_tx),
     };
     let body = body.instrument(span);
     match runtime {
@@ -513,5 +510,43 @@ impl<D: ProcessData> Instance<D> {
     pub(crate) fn internal(&mut self, node: NodeIdx, what: &'static str) {
         let node = self.process.nodes[node].id;
         self.fail(InstanceError::Internal { node, what });
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An instance's loop, publishing its end when it returns one, or a broken end
+    /// (`End::Broken`) when it panics.
+    struct Publishing<F> {
+        #[pin]
+        body: F,
+        publisher: Option<Publisher>,
+    }
+}
+
+impl<F: std::future::Future<Output = Finished<Erased>>> std::future::Future for Publishing<F> {
+    type Output = ();
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        let this = self.project();
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| this.body.poll(cx)));
+        let end = match polled {
+            Ok(std::task::Poll::Pending) => return std::task::Poll::Pending,
+            Ok(std::task::Poll::Ready(finished)) => Ok(finished),
+            Err(panic) => Err(InstanceError::of_loop_panic(panic)),
+        };
+        // Polled again after its end only by a bug in the runtime: nothing to publish.
+        if let Some(publisher) = this.publisher.take() {
+            match end {
+                Ok(finished) => publisher.publish(finished),
+                Err(error) => {
+                    error!(%error, "instance stopped");
+                    publisher.publish_broken(error);
+                }
+            }
+        }
+        std::task::Poll::Ready(())
     }
 }

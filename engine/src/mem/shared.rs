@@ -10,7 +10,7 @@
 //! # Safety
 //! The block owns its head and its tail's elements; they are dropped once, by the
 //! last reference, before the block is freed with the layout it was allocated with
-//! (kept in the block). The tail never moves: it is reached through a pointer into
+//! (a function of the tail's length: `Block::layout`). The tail never moves: it is reached through a pointer into
 //! the block, which lives while any reference does, and only shared.
 
 use std::alloc::Layout;
@@ -28,11 +28,25 @@ pub(crate) struct Shared<H, S> {
 
 struct Block<H, S> {
     refs: AtomicUsize,
-    /// What the block was allocated with: freed with it.
-    layout: Layout,
-    /// The tail's elements, in the block's own allocation (empty: none).
+    /// The tail's elements, in the block's own allocation (empty: none). Its length
+    /// gives the layout the block was allocated with (`Block::layout`).
     tail: NonNull<[S]>,
     head: H,
+}
+
+impl<H, S> Block<H, S> {
+    /// The layout of a block with a tail of `len` elements, and the tail's offset:
+    /// a `Box<Block>`'s for none (`Shared::new`; `with_tail` makes no empty tail).
+    fn layout(len: usize) -> (Layout, usize) {
+        if len == 0 {
+            return (Layout::new::<Self>(), 0);
+        }
+        let tail = Layout::array::<S>(len).expect("a tail's layout");
+        let (layout, at) = Layout::new::<Self>()
+            .extend(tail)
+            .expect("a block's layout");
+        (layout.pad_to_align(), at)
+    }
 }
 
 // SAFETY: as `Arc<(H, Box<[S]>)>`: the block is shared read-only but for its count
@@ -44,10 +58,8 @@ unsafe impl<H: Send + Sync, S: Send + Sync> Sync for Shared<H, S> {}
 impl<H, S> Shared<H, S> {
     /// A block of `head` alone.
     pub fn new(head: H) -> Self {
-        let layout = Layout::new::<Block<H, S>>();
         let block = Box::new(Block {
             refs: AtomicUsize::new(1),
-            layout,
             tail: NonNull::slice_from_raw_parts(NonNull::dangling(), 0),
             head,
         });
@@ -61,11 +73,10 @@ impl<H, S> Shared<H, S> {
     /// is left empty, its capacity kept.
     pub fn with_tail(head: H, slice: &mut Vec<S>) -> Self {
         let len = slice.len();
-        let slice_layout = Layout::array::<S>(len).expect("a tail's layout");
-        let (layout, slice_at) = Layout::new::<Block<H, S>>()
-            .extend(slice_layout)
-            .expect("a block's layout");
-        let layout = layout.pad_to_align();
+        if len == 0 {
+            return Self::new(head);
+        }
+        let (layout, slice_at) = Block::<H, S>::layout(len);
         // SAFETY: `layout` is not zero-sized (it begins with a `Block`).
         let memory = unsafe { std::alloc::alloc(layout) };
         let Some(memory) = NonNull::new(memory) else {
@@ -82,7 +93,6 @@ impl<H, S> Shared<H, S> {
             let block = memory.cast::<Block<H, S>>();
             block.write(Block {
                 refs: AtomicUsize::new(1),
-                layout,
                 tail: NonNull::slice_from_raw_parts(tail, len),
                 head,
             });
@@ -147,9 +157,12 @@ impl<H, S> Drop for Shared<H, S> {
         let block = self.block.as_ptr();
         // SAFETY: the last reference: the block's contents are dropped once (a
         // guard frees the memory even if a drop panics), then the memory is freed
-        // with the layout it was allocated with.
+        // with the layout it was allocated with (the tail's length gives it).
         unsafe {
-            let _free = Free(block.cast::<u8>(), (*block).layout);
+            let _free = Free(
+                block.cast::<u8>(),
+                Block::<H, S>::layout((*block).tail.len()).0,
+            );
             let _tail = DropTail((*block).tail);
             std::ptr::drop_in_place(block);
         }
