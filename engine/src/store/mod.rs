@@ -57,7 +57,9 @@ pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub(crate) use postgres::Candidate;
 #[cfg(feature = "postgres")]
-pub use postgres::{Handover, PostgresStore, DEFAULT_SCHEMA, PG_SCHEMA_VERSION, RECONNECT_FOR};
+pub use postgres::{
+    CommitFault, Handover, PostgresStore, DEFAULT_SCHEMA, PG_SCHEMA_VERSION, RECONNECT_FOR,
+};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore, SCHEMA_VERSION};
 pub use tick::{parse_anchors, stored_tick, TimerAnchors, TimerTick};
@@ -477,6 +479,23 @@ pub enum StoreError {
         deployment: u64,
         /// The timer start event's id.
         start: String,
+    },
+    /// The connection to the server was lost while a batch's commit was on its way,
+    /// and the server could not be asked whether it committed (it did not answer
+    /// again within [`RECONNECT_FOR`](crate::store::RECONNECT_FOR)): the batch may be
+    /// stored, or not. Read back what it wrote (an instance by its id, with
+    /// `DurableEngine::instance` or `watch`) before doing it again.
+    #[error(
+        "the connection to {} was lost while a batch was committing, and whether it was \
+         stored could not be learned ({reason}): its writes may be stored or not; read \
+         them back (an instance by its id) before doing them again",
+        .path.display()
+    )]
+    CommitUnknown {
+        /// Where: `postgres://user@host:port/database schema NAME` (no password).
+        path: PathBuf,
+        /// Why the outcome could not be learned.
+        reason: String,
     },
     /// The writer stopped before it applied the write.
     #[error("the store writer has stopped, so the write was not stored")]

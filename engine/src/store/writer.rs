@@ -18,7 +18,10 @@
 //!
 //! **Failures.** If the batch fails and held several submissions, the writer applies
 //! them again one submission per transaction, in order, so a bad submission fails
-//! alone and the others are stored; each receipt gets its own result. A failure
+//! alone and the others are stored; each receipt gets its own result. A failed batch
+//! stored nothing — the store finds out itself whether a commit whose answer was lost
+//! went through — except [`StoreError::CommitUnknown`]: the batch may be stored, so
+//! it is not applied again and every receipt gets that error. A failure
 //! caused by the disk (full, I/O) fails them all with the error naming the cause. The
 //! writer never panics (a panicking store is caught and reported as
 //! [`StoreError::Panicked`]) and goes on with the next batch.
@@ -371,10 +374,12 @@ fn commit(store: &dyn Store, batch: Vec<Submission>, counters: &Counters) {
             );
             vec![Ok(()); ranges.len()]
         }
-        Err(e) if ranges.len() == 1 => {
+        // The batch may be stored: applying its submissions again would find their
+        // own writes (stale checkpoints, consumed messages) and call them refused.
+        Err(e) if ranges.len() == 1 || matches!(e, StoreError::CommitUnknown { .. }) => {
             counters.failed_batches.fetch_add(1, Ordering::Relaxed);
             warn!(error = %e, "store batch failed");
-            vec![Err(e)]
+            vec![Err(e); ranges.len()]
         }
         Err(e) => {
             counters.failed_batches.fetch_add(1, Ordering::Relaxed);

@@ -119,10 +119,7 @@ impl PostgresStore {
         let config = self.config.clone();
         let client =
             off_runtime(|| config.connect(NoTls))?.map_err(|e| self.fail("connecting", e))?;
-        let mut inner = super::Inner {
-            client,
-            statements: HashMap::new(),
-        };
+        let mut inner = off_runtime(|| super::Inner::new(client, &self.location))??;
         off_runtime(|| super::prepare(&mut inner.client, &self.location, &self.schema, false))??;
         Ok(PostgresStore {
             location: self.location.clone(),
@@ -130,6 +127,7 @@ impl PostgresStore {
             schema: self.schema.clone(),
             inner: Mutex::new(Some(inner)),
             node: self.node.clone(),
+            faults: Mutex::new(Vec::new()),
         })
     }
 
@@ -162,6 +160,23 @@ impl PostgresStore {
             inner
                 .client
                 .query(&statement, params)
+                .map_err(|e| self.fail(doing, e))
+        })
+    }
+
+    /// Run one statement (prepared once per connection) in a transaction of its own
+    /// and return its rows: for a statement that must not run twice, since a lost
+    /// commit answer is looked up rather than taken for a failure
+    /// ([`PostgresStore::transact`]).
+    pub(super) fn rows_once(
+        &self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+        doing: &'static str,
+    ) -> Result<Vec<postgres::Row>, StoreError> {
+        self.transact(|tx, statements| {
+            let statement = cached(statements, tx, sql, &self.location)?;
+            tx.query(&statement, params)
                 .map_err(|e| self.fail(doing, e))
         })
     }
@@ -212,7 +227,7 @@ impl PostgresStore {
         let prints: Vec<i64> = processes.iter().map(|(_, f)| *f as i64).collect();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let _ownership = node.ownership.lock().unwrap_or_else(|p| p.into_inner());
-        let rows = self.rows(
+        let rows = self.rows_once(
             "WITH expired AS (
                SELECT id, owner FROM instances
                WHERE status = 'running' AND (lease_until IS NULL OR lease_until < now())
@@ -231,6 +246,8 @@ impl PostgresStore {
                INSERT INTO handovers (instance, fence, from_owner, to_owner)
                SELECT id, fence, from_owner, $1 FROM moved)
              SELECT * FROM moved ORDER BY id",
+            // Not run twice: a takeover whose answer was lost would leave the
+            // instances it took owned here and run nowhere.
             &[
                 &node.node,
                 &(node.lease_ms as f64),
@@ -333,7 +350,8 @@ impl PostgresStore {
     /// Send `payload` (a signal, as JSON) to every node listening on the store.
     pub(crate) fn notify_signal(&self, payload: &str) -> Result<(), StoreError> {
         let (_, channel) = channels(&self.schema);
-        self.rows(
+        // Not run twice: a signal is not sent again because an answer was lost.
+        self.rows_once(
             "SELECT pg_notify($1, $2)",
             &[&channel, &payload],
             "broadcasting a signal",

@@ -18,7 +18,7 @@ use postgres::types::ToSql;
 
 use super::super::{MessageRecord, StoreError, Write};
 use super::cluster::channels;
-use super::{cached, to_i64, Inner, PostgresStore};
+use super::{cached, to_i64, PostgresStore};
 
 /// An unclaimed stored message a node may claim.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,24 +117,18 @@ impl PostgresStore {
             + Send,
     ) -> Result<T, StoreError> {
         let lock = key.map(|key| format!("thresh-start:{}:{key}", self.schema));
-        self.with(|inner| {
-            let Inner { client, statements } = inner;
-            let mut tx = client
-                .transaction()
-                .map_err(|e| self.fail("beginning a transaction", e))?;
+        self.transact(|tx, statements| {
             if let Some(lock) = &lock {
                 let statement = cached(
                     statements,
-                    &mut tx,
+                    tx,
                     "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
                     &self.location,
                 )?;
                 tx.execute(&statement, &[lock])
                     .map_err(|e| self.fail("locking a start key", e))?;
             }
-            let out = f(&mut tx, statements)?;
-            tx.commit().map_err(|e| self.fail(super::COMMITTING, e))?;
-            Ok(out)
+            f(tx, statements)
         })
     }
 
@@ -210,7 +204,9 @@ impl PostgresStore {
     ) -> Result<Vec<MessageRecord>, StoreError> {
         let node = self.node_fences()?;
         let ids: Vec<i64> = ids.iter().map(|id| to_i64(*id)).collect();
-        let rows = self.rows(
+        // Not run twice: a claim whose answer was lost would hold the messages
+        // for a lease with nobody to deliver them.
+        let rows = self.rows_once(
             "UPDATE messages SET claimed_by = $1,
                                  claim_until = now() + $2 * interval '1 millisecond'
              WHERE id IN (

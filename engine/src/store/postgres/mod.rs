@@ -22,7 +22,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use postgres::config::Host;
 use postgres::error::SqlState;
 use postgres::{Client, Config, NoTls, Statement};
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 
 use super::StoreError;
 
@@ -122,6 +122,8 @@ pub struct PostgresStore {
     inner: Mutex<Option<Inner>>,
     /// Set for a node of several engines: its id and fences.
     node: Option<Arc<cluster::NodeFences>>,
+    /// Faults to make at the next commits, in order (tests only).
+    faults: Mutex<Vec<CommitFault>>,
 }
 
 /// How long a call keeps trying to connect again after the server closed its
@@ -135,6 +137,41 @@ pub const RECONNECT_FOR: std::time::Duration = std::time::Duration::from_secs(30
 struct Inner {
     client: Client,
     statements: HashMap<&'static str, Statement>,
+    /// The server process of the connection: ended if it still runs a transaction
+    /// whose commit answer was lost, so that its outcome becomes known.
+    pid: i32,
+}
+
+impl Inner {
+    fn new(mut client: Client, location: &std::path::Path) -> Result<Inner, StoreError> {
+        let pid = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .and_then(|row| row.try_get(0))
+            .map_err(|e| pg_error(location, "reading the backend pid", e))?;
+        Ok(Inner {
+            client,
+            statements: HashMap::new(),
+            pid,
+        })
+    }
+}
+
+/// A fault [`PostgresStore::inject_commit_fault`] makes at a commit (for tests).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommitFault {
+    /// The server commits, then the connection dies before the client reads the
+    /// answer: the commit's outcome is lost to the client.
+    AnswerLost,
+    /// The connection dies before the COMMIT reaches the server: nothing is stored.
+    Lost,
+}
+
+/// What the server says of a transaction whose commit answer was lost.
+enum Outcome {
+    Committed,
+    Aborted,
+    Unknown(String),
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -164,9 +201,9 @@ impl PostgresStore {
         let location = location(&config, schema);
         let fail = |doing, e| pg_error(&location, doing, e);
         let client = off_runtime(|| config.connect(NoTls))?.map_err(|e| fail("connecting", e))?;
-        let mut inner = Inner {
-            client,
-            statements: HashMap::new(),
+        let mut inner = match off_runtime(|| Inner::new(client, &location))? {
+            Ok(inner) => inner,
+            Err(e) => return Err(e),
         };
         let created = off_runtime(|| prepare(&mut inner.client, &location, schema, true));
         let created = match created {
@@ -187,7 +224,18 @@ impl PostgresStore {
             schema: schema.to_string(),
             inner: Mutex::new(Some(inner)),
             node: None,
+            faults: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Make `fault` happen at the next commit of this store (after those injected
+    /// before): the deterministic form of a connection lost while committing.
+    #[doc(hidden)]
+    pub fn inject_commit_fault(&self, fault: CommitFault) {
+        self.faults
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(fault);
     }
 
     /// Where the store is: `postgres://user@host:port/database schema NAME` (never
@@ -207,6 +255,157 @@ impl PostgresStore {
                 .map_err(|e| self.fail("reading the backend pid", e))
         })
         .expect("read the backend pid")
+    }
+
+    /// Run `f` in one transaction and commit it; if the connection is lost while
+    /// the commit is on its way, ask the server (on a new connection) whether the
+    /// transaction committed: `Ok` if it did, the call runs again if it did not, and
+    /// [`StoreError::CommitUnknown`] if the server cannot tell within
+    /// [`RECONNECT_FOR`]. Never "not stored" for a transaction that may be.
+    pub(super) fn transact<T: Send>(
+        &self,
+        mut f: impl FnMut(
+                &mut postgres::Transaction<'_>,
+                &mut HashMap<&'static str, Statement>,
+            ) -> Result<T, StoreError>
+            + Send,
+    ) -> Result<T, StoreError> {
+        self.with(|inner| {
+            let pid = inner.pid;
+            let Inner {
+                client, statements, ..
+            } = &mut *inner;
+            let mut tx = client
+                .transaction()
+                .map_err(|e| self.fail("beginning a transaction", e))?;
+            // The transaction's id, to look its outcome up if the commit's answer is
+            // lost (it gives the transaction its id at once, which a write does anyway).
+            let statement = cached(statements, &mut tx, "SELECT txid_current()", &self.location)?;
+            let xid: i64 = tx
+                .query_one(&statement, &[])
+                .and_then(|row| row.try_get(0))
+                .map_err(|e| self.fail("reading the transaction id", e))?;
+            // An error drops `tx`, which rolls the whole transaction back.
+            let out = f(&mut tx, statements)?;
+            let fault = {
+                let mut faults = self.faults.lock().unwrap_or_else(|p| p.into_inner());
+                (!faults.is_empty()).then(|| faults.remove(0))
+            };
+            if fault == Some(CommitFault::Lost) {
+                self.terminate(pid);
+            }
+            let committed = match tx.commit() {
+                Ok(()) if fault == Some(CommitFault::AnswerLost) => {
+                    self.terminate(pid);
+                    // What the client gets when the answer is lost: a closed connection.
+                    inner.client.simple_query("SELECT 1").map(|_| ())
+                }
+                other => other,
+            };
+            let e = match committed {
+                Ok(()) => return Ok(out),
+                Err(e) => e,
+            };
+            if !(inner.client.is_closed() || connection_lost(&e)) {
+                // The server answered: it did not commit.
+                return Err(self.fail(COMMITTING, e));
+            }
+            match self.outcome(inner, xid) {
+                Outcome::Committed => {
+                    info!(
+                        xid,
+                        "a commit's answer was lost: the server had committed it"
+                    );
+                    Ok(out)
+                }
+                Outcome::Aborted => {
+                    info!(
+                        xid,
+                        "a commit's answer was lost: the server had not committed it"
+                    );
+                    Err(self.fail(COMMIT_LOST, e))
+                }
+                Outcome::Unknown(reason) => {
+                    warn!(xid, %reason, "a commit's answer was lost and its outcome is unknown");
+                    Err(StoreError::CommitUnknown {
+                        path: self.location.clone(),
+                        reason,
+                    })
+                }
+            }
+        })
+    }
+
+    /// Whether transaction `xid`, whose commit's answer was lost, committed: asked
+    /// on a new connection, for [`RECONNECT_FOR`] at most. A transaction the server
+    /// still runs (its session did not notice the lost client yet) is ended first,
+    /// so that the answer cannot change after it is given.
+    fn outcome(&self, inner: &mut Inner, xid: i64) -> Outcome {
+        let start = std::time::Instant::now();
+        let old = inner.pid;
+        let mut last = String::new();
+        while start.elapsed() < RECONNECT_FOR {
+            if inner.client.is_closed() || inner.pid == old {
+                if let Err(e) = self.reconnect(inner) {
+                    return Outcome::Unknown(e.to_string());
+                }
+            }
+            let status = inner
+                .client
+                .query_one("SELECT txid_status($1)", &[&xid])
+                .and_then(|row| row.try_get::<_, Option<String>>(0));
+            match status.as_ref().map(|s| s.as_deref()) {
+                Ok(Some("committed")) => return Outcome::Committed,
+                Ok(Some("aborted")) => return Outcome::Aborted,
+                Ok(None) => {
+                    return Outcome::Unknown(format!(
+                        "the server no longer knows transaction {xid}"
+                    ))
+                }
+                Ok(Some(other)) => {
+                    last = format!("transaction {xid} is {other}");
+                    // Still in progress: its backend is alive. End it (only while
+                    // it runs that transaction: a pid is reused once it is gone).
+                    let end = inner.client.execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                         WHERE pid = $1 AND backend_xid::text::bigint = $2 % 4294967296",
+                        &[&old, &xid],
+                    );
+                    if let Err(e) = end {
+                        last = e.to_string();
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(e) => {
+                    last = e.to_string();
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            }
+        }
+        Outcome::Unknown(last)
+    }
+
+    /// End the server process `pid` from a connection of its own (a fault for
+    /// tests: the store's connection dies).
+    fn terminate(&self, pid: i32) {
+        let ended = self.config.connect(NoTls).and_then(|mut client| {
+            client.execute("SELECT pg_terminate_backend($1)", &[&pid])?;
+            // Wait until it is gone, so the store's connection sees it closed.
+            while client
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = $1",
+                    &[&pid],
+                )?
+                .get::<_, i64>(0)
+                > 0
+            {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            client.close()
+        });
+        if let Err(e) = ended {
+            warn!(error = %e, "the injected fault could not end the connection");
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Option<Inner>> {
@@ -244,19 +443,26 @@ impl PostgresStore {
         inner: &mut Inner,
         mut f: impl FnMut(&mut Inner) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let mut retried = false;
+        let mut retries = 0;
         loop {
             if inner.client.is_closed() {
                 self.reconnect(inner)?;
             }
             match f(inner) {
+                // Not committed (the commit was not sent, or the server says it did
+                // not commit): safe to run again.
                 Err(StoreError::Postgres { doing, source, .. })
-                    if !retried
+                    if retries < RETRIES
                         && doing != COMMITTING
-                        && (inner.client.is_closed() || connection_lost(&source)) =>
+                        && (doing == COMMIT_LOST
+                            || inner.client.is_closed()
+                            || connection_lost(&source)) =>
                 {
-                    retried = true;
-                    self.reconnect(inner)?;
+                    retries += 1;
+                    if doing != COMMIT_LOST {
+                        // (A lost commit's outcome was read on a new connection.)
+                        self.reconnect(inner)?;
+                    }
                 }
                 other => return other,
             }
@@ -274,13 +480,13 @@ impl PostgresStore {
                 .connect(NoTls)
                 .map_err(|e| self.fail("connecting again", e));
             let attempt = attempt.and_then(|mut client| {
-                prepare(&mut client, &self.location, &self.schema, false).map(|_| client)
+                prepare(&mut client, &self.location, &self.schema, false)?;
+                Inner::new(client, &self.location)
             });
             match attempt {
-                Ok(client) => {
+                Ok(new) => {
                     info!(location = %self.location.display(), "connected to PostgreSQL again");
-                    inner.client = client;
-                    inner.statements.clear();
+                    *inner = new;
                     return Ok(());
                 }
                 Err(e) if start.elapsed() >= RECONNECT_FOR => return Err(e),
@@ -475,8 +681,14 @@ fn connection_lost(e: &postgres::Error) -> bool {
     code.starts_with("57P") || code.starts_with("08")
 }
 
-/// `doing` of a failed commit: its outcome is unknown, so it is not run again.
+/// `doing` of a commit the server refused: not stored, and not run again (the
+/// refusal would be the same).
 pub(super) const COMMITTING: &str = "committing";
+/// `doing` of a commit whose answer was lost and that the server says it did not
+/// commit: nothing was stored, so it runs again.
+const COMMIT_LOST: &str = "committing (the connection was lost; the server did not commit)";
+/// How many times a call that stored nothing runs again after a lost connection.
+const RETRIES: u32 = 3;
 
 /// Run `f` here, or on a scoped thread if this thread is in a tokio runtime's context
 /// (where the client's own runtime cannot block).

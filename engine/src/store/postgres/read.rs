@@ -8,7 +8,7 @@ use super::super::{
     raise_ids, DeploymentRecord, Ids, InstanceRecord, MessageRecord, Status, Store, StoreError,
     Write,
 };
-use super::{cached, to_i64, Inner, PostgresStore};
+use super::{cached, to_i64, PostgresStore};
 
 impl PostgresStore {
     pub(super) fn unsigned(&self, what: &str, n: i64) -> Result<u64, StoreError> {
@@ -56,13 +56,8 @@ impl Store for PostgresStore {
         if batch.is_empty() {
             return Ok(());
         }
-        self.with(|inner| {
-            let Inner { client, statements } = inner;
-            let mut tx = client
-                .transaction()
-                .map_err(|e| self.fail("beginning a transaction", e))?;
-            // An error drops `tx`, which rolls the whole batch back.
-            self.apply_batch(&mut tx, statements, batch)?;
+        self.transact(|tx, statements| {
+            self.apply_batch(tx, statements, batch)?;
             let mut next = Ids::default();
             for write in batch {
                 raise_ids(&mut next, write);
@@ -75,7 +70,7 @@ impl Store for PostgresStore {
                 if id > 0 {
                     let statement = cached(
                         statements,
-                        &mut tx,
+                        tx,
                         "UPDATE meta SET value = greatest(value::bigint, $2)::text WHERE key = $1",
                         &self.location,
                     )?;
@@ -83,7 +78,7 @@ impl Store for PostgresStore {
                         .map_err(|e| self.fail("raising the id high-water mark", e))?;
                 }
             }
-            tx.commit().map_err(|e| self.fail(super::COMMITTING, e))
+            Ok(())
         })
     }
 
