@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::super::*;
 use super::{four_submitters, msg, rec, snapshot};
 
+mod commits;
 mod nodes;
 
 /// The database the tests use.

@@ -64,6 +64,8 @@ struct Recording {
     entered: AtomicUsize,
     batches: Mutex<Vec<Vec<Write>>>,
     panic_on_seq: Option<u64>,
+    /// A batch with a put of this seq is stored, and its outcome reported unknown.
+    unknown_on_seq: Option<u64>,
 }
 
 impl Store for Recording {
@@ -80,6 +82,17 @@ impl Store for Recording {
         }
         self.inner.apply(batch)?;
         self.batches.lock().unwrap().push(batch.to_vec());
+        if let Some(seq) = self.unknown_on_seq {
+            if batch
+                .iter()
+                .any(|w| matches!(w, Write::Put(r) if r.seq == seq))
+            {
+                return Err(StoreError::CommitUnknown {
+                    path: "test".into(),
+                    reason: "injected".into(),
+                });
+            }
+        }
         Ok(())
     }
     fn instance(&self, id: u64) -> Result<Option<InstanceRecord>, StoreError> {
@@ -170,6 +183,37 @@ async fn the_writer_coalesces_puts_but_keeps_every_consume() {
         (stats.coalesced, stats.batches, stats.largest_batch),
         (4, 2, 6)
     );
+    writer.shutdown().unwrap();
+}
+
+/// A group commit whose outcome is unknown (it may be stored) is not applied again
+/// submission by submission — that would find its own writes and call them stale —:
+/// every submitter hears that the outcome is unknown.
+#[tokio::test]
+async fn a_group_commit_of_unknown_outcome_is_not_applied_again() {
+    let store = Arc::new(Recording {
+        unknown_on_seq: Some(7),
+        ..Recording::default()
+    });
+    let writer = Writer::spawn(store.clone()).unwrap();
+    let receipts = one_batch(
+        &store,
+        &writer,
+        vec![
+            vec![Write::Put(rec(1, 7, "{}"))],
+            vec![Write::Put(rec(2, 1, "{}"))],
+        ],
+    );
+    let results: Vec<_> = futures_util::future::join_all(receipts).await;
+    assert!(results[0].is_ok());
+    for result in &results[1..] {
+        assert!(
+            matches!(result, Err(StoreError::CommitUnknown { .. })),
+            "{result:?}"
+        );
+    }
+    assert_eq!(store.batches.lock().unwrap().len(), 2, "applied once");
+    assert_eq!(writer.stats().failed_submissions, 2);
     writer.shutdown().unwrap();
 }
 
