@@ -254,6 +254,17 @@ pub enum InstanceError {
         /// The store's refusal, naming the new owner.
         message: String,
     },
+    /// A durable instance lost its store's connection while committing a checkpoint
+    /// or its end, and could not learn whether it was stored (the server did not
+    /// answer again in time): this engine stopped running it without writing more.
+    /// The store holds it as running, at that checkpoint or the one before (or as
+    /// ended, if the end was stored): a resume — a restart, or on a node of several a
+    /// takeover once this node stops — goes on from there. Read it back by its id.
+    #[error("whether the instance's checkpoint was stored is unknown ({message}): this engine stopped running it; a resume goes on from what the store holds")]
+    Unknown {
+        /// What the store said.
+        message: String,
+    },
 }
 
 /// What the loop publishes when the instance ends.

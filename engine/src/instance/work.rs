@@ -45,6 +45,16 @@ pub enum WorkError {
         /// What the store said.
         message: String,
     },
+    /// A durable instance lost its store's connection while committing the
+    /// completion's checkpoint and could not learn whether it was stored: this engine
+    /// stopped running the instance, which stays stored as running — with the
+    /// completion or without it (then the user task is open again) — until a resume
+    /// runs it. Read the instance back before completing it again.
+    #[error("whether the completion was stored is unknown: {message}")]
+    Unknown {
+        /// What the store said.
+        message: String,
+    },
 }
 
 /// How a user task's completion changes the data.

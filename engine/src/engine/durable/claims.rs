@@ -41,7 +41,14 @@ impl DurableEngine {
         };
         let store = node.store.clone();
         let stored = record.clone();
-        let claimed = blocking(move || store.store_message(&stored, waiter, &starts)).await?;
+        let claimed = blocking(move || store.store_message(&stored, waiter, &starts))
+            .await
+            .map_err(|e| match e {
+                DurableError::Store(e) => {
+                    super::messages::unknown_publish(e, &record.name, &record.key)
+                }
+                e => e,
+            })?;
         if claimed {
             let offered = (record.id, !waiter);
             if let Some(published) = hub.offer_stored(&record.name, &record.key, payload, offered) {

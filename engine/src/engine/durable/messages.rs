@@ -12,7 +12,7 @@ use super::{DurableEngine, DurableError, PayloadDecoder, ResumeReport};
 use crate::events::Published;
 use crate::graph::{Payload, Process, Trigger};
 use crate::instance::durable::now_ms;
-use crate::store::{MessageRecord, Write};
+use crate::store::{MessageRecord, StoreError, Write};
 
 impl DurableEngine {
     /// Publish a message durably: it is stored before this returns (`Published` says
@@ -47,10 +47,8 @@ impl DurableEngine {
         if let Some(node) = self.inner.node.get() {
             return self.publish_on_node(node, record, Arc::new(payload)).await;
         }
-        self.inner
-            .writer
-            .submit(vec![Write::Buffer(record)])
-            .await?;
+        let receipt = self.inner.writer.submit(vec![Write::Buffer(record)]);
+        receipt.await.map_err(|e| unknown_publish(e, name, key))?;
         let published =
             self.engine
                 .inner
@@ -167,5 +165,18 @@ impl DurableEngine {
             );
         }
         Ok(())
+    }
+}
+
+/// A publish whose store error is [`StoreError::CommitUnknown`] says so, with the
+/// message's name and key; any other error is the store's.
+pub(super) fn unknown_publish(error: StoreError, name: &str, key: &str) -> DurableError {
+    match error {
+        StoreError::CommitUnknown { .. } => DurableError::PublishUnknown {
+            name: name.to_string(),
+            key: key.to_string(),
+            reason: error.to_string(),
+        },
+        error => error.into(),
     }
 }

@@ -37,7 +37,7 @@ use crate::graph::{Graph, Payload, Process};
 use crate::instance::durable::records::{Checkpoint, Codec};
 use crate::instance::durable::{now_ms, Durable};
 use crate::instance::{Entry, InstanceHandle, InstanceId};
-use crate::store::{DeploymentRecord, InstanceRecord, Status, Store, Write, Writer};
+use crate::store::{DeploymentRecord, InstanceRecord, Status, Store, StoreError, Write, Writer};
 
 /// When a durable instance is checkpointed ([`DurableEngine::checkpoints`]).
 ///
@@ -358,7 +358,17 @@ impl DurableEngine {
             outcome: None,
             updated_ms: now_ms(),
         };
-        self.inner.writer.submit(vec![Write::Put(record)]).await?;
+        match self.inner.writer.submit(vec![Write::Put(record)]).await {
+            Ok(()) => {}
+            Err(error @ StoreError::CommitUnknown { .. }) => {
+                return Err(DurableError::StartUnknown {
+                    process: process.name(),
+                    id: InstanceId(id),
+                    reason: error.to_string(),
+                })
+            }
+            Err(error) => return Err(error.into()),
+        }
         let admitted = self
             .engine
             .inner

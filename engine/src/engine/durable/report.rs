@@ -13,6 +13,40 @@ pub enum DurableError {
     /// The store refused or failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The store lost its connection while committing the start of instance `id`
+    /// and could not learn whether it was stored (the server did not answer again
+    /// in time). If it was, it is stored as running and a resume runs it (on a node
+    /// of several: a takeover, once this node stops); if not, nothing of it was
+    /// stored. Look it up by its id (`DurableEngine::instance`) before starting it
+    /// again.
+    #[error(
+        "whether instance {id} of `{process}` was stored is unknown ({reason}): look it up \
+         by its id before starting it again (if stored, a resume runs it)"
+    )]
+    StartUnknown {
+        /// The process.
+        process: &'static str,
+        /// The instance's id, as it would be stored.
+        id: InstanceId,
+        /// The store's error.
+        reason: String,
+    },
+    /// The store lost its connection while committing a published message and could
+    /// not learn whether it was stored. If it was, it is delivered after a restart
+    /// (on a node of several: claimed by a node whose catch waits for it);
+    /// publishing it again may deliver it twice.
+    #[error(
+        "whether message `{name}` with key `{key}` was stored is unknown ({reason}): if \
+         it was, it is delivered after a restart; publishing it again may deliver it twice"
+    )]
+    PublishUnknown {
+        /// The message's name.
+        name: String,
+        /// Its correlation key.
+        key: String,
+        /// The store's error.
+        reason: String,
+    },
     /// Another process of this name, with another model, is registered.
     #[error("a different process named `{process}` is registered (fingerprints {registered:#x} and {given:#x}): give each process its own name")]
     NameTaken {

@@ -269,6 +269,12 @@ async fn start_tick(
     match schedules.record_tick(node, from, to, instance).await {
         Ok(()) => {}
         Err(StoreError::TickTaken { .. }) => return Some(Ticked::Taken),
+        Err(error @ StoreError::CommitUnknown { .. }) => {
+            // Not fired again here: if it was stored, its instance is stored too
+            // (one transaction) and a resume runs it.
+            warn!(%error, process = target.process.name, "timer start: whether the tick was stored is unknown; the schedule stops (a redeploy goes on from the stored schedule)");
+            return None;
+        }
         Err(error) => {
             warn!(%error, process = target.process.name, "timer start: tick not stored; the schedule stops (a redeploy fires it)");
             return None;

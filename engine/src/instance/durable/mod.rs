@@ -243,12 +243,7 @@ impl<D: ProcessData> Instance<D> {
                 }
                 Err(error) => {
                     warn!(%error, "checkpoint not stored");
-                    answer(
-                        acks,
-                        Err(WorkError::NotStored {
-                            message: error.to_string(),
-                        }),
-                    );
+                    answer(acks, Err(not_stored(&error)));
                     let _ = intake.send(Input::CheckpointFailed(Box::new(error)));
                 }
             }
@@ -266,6 +261,16 @@ impl<D: ProcessData> Instance<D> {
                 durable.suspended = true;
             }
             return self.fail(InstanceError::Moved { message });
+        }
+        if matches!(error, crate::store::StoreError::CommitUnknown { .. }) {
+            // It may be stored: going on could apply a message twice (its consume
+            // may be lost) and an end would say more than is known. Stop here; a
+            // resume goes on from whatever the store holds.
+            warn!(%error, "checkpoint of unknown outcome: stopping the instance here");
+            if let Some(durable) = &mut self.durable {
+                durable.suspended = true;
+            }
+            return self.fail(InstanceError::Unknown { message });
         }
         self.fail(InstanceError::Checkpoint { message })
     }
@@ -356,12 +361,12 @@ impl<D: ProcessData> Instance<D> {
                     self.outcome = Some(Ended::failed(InstanceError::Moved { message }));
                     return;
                 }
-                answer(
-                    acks,
-                    Err(WorkError::NotStored {
-                        message: message.clone(),
-                    }),
-                );
+                answer(acks, Err(not_stored(&error)));
+                if matches!(error, crate::store::StoreError::CommitUnknown { .. }) {
+                    // Stored as ended, or running at its last checkpoint: not known.
+                    self.outcome = Some(Ended::failed(InstanceError::Unknown { message }));
+                    return;
+                }
                 self.outcome = Some(Ended::failed(InstanceError::Checkpoint { message }));
             }
         }
@@ -415,6 +420,16 @@ impl<D: ProcessData> Instance<D> {
             // Conditions that became true across the restart fire now.
             this.fire_due();
         });
+    }
+}
+
+/// What a completion waiting for a checkpoint that failed with `error` hears: not
+/// stored, or not known to be.
+fn not_stored(error: &crate::store::StoreError) -> WorkError {
+    let message = error.to_string();
+    match error {
+        crate::store::StoreError::CommitUnknown { .. } => WorkError::Unknown { message },
+        _ => WorkError::NotStored { message },
     }
 }
 
