@@ -16,6 +16,7 @@ use thresh::{
 };
 
 mod claims;
+mod commits;
 mod crash;
 mod starts;
 

@@ -238,6 +238,12 @@ impl PostgresStore {
             .push(fault);
     }
 
+    /// How many injected faults have not happened yet.
+    #[doc(hidden)]
+    pub fn pending_commit_faults(&self) -> usize {
+        self.faults.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
     /// Where the store is: `postgres://user@host:port/database schema NAME` (never
     /// the password).
     pub fn location(&self) -> &std::path::Path {
