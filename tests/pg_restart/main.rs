@@ -71,7 +71,10 @@ struct Seen {
 
 /// The cluster's version and name, from `pg_lsclusters` (the first cluster).
 fn cluster() -> Option<(String, String)> {
-    let out = Command::new("pg_lsclusters").arg("--no-header").output().ok()?;
+    let out = Command::new("pg_lsclusters")
+        .arg("--no-header")
+        .output()
+        .ok()?;
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     let mut fields = text.lines().next()?.split_whitespace();
     Some((fields.next()?.to_string(), fields.next()?.to_string()))
@@ -96,7 +99,13 @@ fn until_up() {
 fn crash_restart((version, name): &(String, String)) -> Duration {
     let start = Instant::now();
     let status = Command::new("pg_ctlcluster")
-        .args([version.as_str(), name.as_str(), "restart", "-m", "immediate"])
+        .args([
+            version.as_str(),
+            name.as_str(),
+            "restart",
+            "-m",
+            "immediate",
+        ])
         .status()
         .expect("run pg_ctlcluster");
     until_up();
@@ -122,7 +131,12 @@ fn order(id: &str) -> Order {
 }
 
 /// One order, as its client runs it: start, pay, approve, await the end.
-async fn run_order(engine: DurableEngine, id: String, seen: Arc<Mutex<Seen>>, acked: Arc<AtomicUsize>) {
+async fn run_order(
+    engine: DurableEngine,
+    id: String,
+    seen: Arc<Mutex<Seen>>,
+    acked: Arc<AtomicUsize>,
+) {
     let note = |f: &dyn Fn(&mut Seen)| f(&mut seen.lock().unwrap());
     let handle = match engine.start(&ORDER, order(&id)).await {
         Ok(handle) => handle,
@@ -172,7 +186,10 @@ async fn pay_and_approve(
             return Err("the user task never opened".into());
         }
         if handle.is_finished() {
-            return Err(format!("ended before its approval: {:?}", handle.outcome().await));
+            return Err(format!(
+                "ended before its approval: {:?}",
+                handle.outcome().await
+            ));
         }
         if !handle.open_work().await.iter().any(|w| w.node == "approve") {
             tokio::time::sleep(Duration::from_millis(5)).await;

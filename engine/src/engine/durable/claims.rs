@@ -54,9 +54,12 @@ impl DurableEngine {
             if let Some(published) = hub.offer_stored(&record.name, &record.key, payload, offered) {
                 return Ok(published);
             }
-            // The catch went away meanwhile: any node may take it now.
+            // The catch went away meanwhile: any node may take it now. It is stored
+            // (acknowledged): a release that fails leaves the claim to expire.
             let store = node.store.clone();
-            blocking(move || store.release_message(record.id)).await?;
+            if let Err(error) = blocking(move || store.release_message(record.id)).await {
+                warn!(%error, message = record.id, "a published message's claim was not released; it expires");
+            }
         }
         Ok(Published::Buffered)
     }

@@ -81,10 +81,15 @@ pub const DEFAULT_SCHEMA: &str = "thresh";
 /// ## Lost connections
 /// A connection the server closed (restarted, or the backend terminated) is opened
 /// again at the next call, retrying for [`RECONNECT_FOR`]; a call that failed because
-/// the connection went away before its commit was sent runs again, once, on the new
+/// the connection went away before its commit was sent runs again on the new
 /// connection (a transaction the server never committed is safe to run again). A
-/// connection lost while the commit was on its way is an error: its outcome is
-/// unknown to the store.
+/// connection lost while the commit was on its way is not taken for a failure: every
+/// writing transaction reads its id first (`txid_current()`), and the store asks the
+/// server on the new connection whether it committed (`txid_status`; a session still
+/// running it is terminated first, so the answer is final). Committed: the call
+/// succeeds, as if the answer had come. Not committed: it runs again. Only if the
+/// server cannot be asked within [`RECONNECT_FOR`] does the call fail, with
+/// [`StoreError::CommitUnknown`]: the writes may be stored or not.
 ///
 /// ## Nodes
 /// [`PostgresStore::connect_node`] opens the store as one node of several engines
