@@ -59,7 +59,11 @@ async fn faults_made(store: &PostgresStore, what: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_write_of_an_instance_is_acknowledged_once_when_its_commit_answer_is_lost() {
     let _serial = one_at_a_time().await;
-    for fault in [CommitFault::AnswerLost, CommitFault::Lost] {
+    for fault in [
+        CommitFault::AnswerLost,
+        CommitFault::Lost,
+        CommitFault::Stalled,
+    ] {
         let (engine, store, _schema) = engine("lost_answers");
         // The start (its birth record); then the checkpoint after `check`.
         store.inject_commit_fault(fault);

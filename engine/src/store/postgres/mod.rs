@@ -170,6 +170,9 @@ pub enum CommitFault {
     AnswerLost,
     /// The connection dies before the COMMIT reaches the server: nothing is stored.
     Lost,
+    /// The connection is cut before the COMMIT is sent, and the server does not
+    /// notice: it still holds the transaction open when the store asks about it.
+    Stalled,
 }
 
 /// What the server says of a transaction whose commit answer was lost.
@@ -302,16 +305,36 @@ impl PostgresStore {
                 let mut faults = self.faults.lock().unwrap_or_else(|p| p.into_inner());
                 (!faults.is_empty()).then(|| faults.remove(0))
             };
-            if fault == Some(CommitFault::Lost) {
-                self.terminate(pid);
-            }
-            let committed = match tx.commit() {
-                Ok(()) if fault == Some(CommitFault::AnswerLost) => {
+            // Kept open while the outcome is asked (the `Stalled` fault).
+            let mut _stalled = None;
+            let committed = match fault {
+                None => tx.commit(),
+                Some(CommitFault::Lost) => {
+                    self.terminate(pid);
+                    tx.commit()
+                }
+                Some(CommitFault::AnswerLost) => tx.commit().and_then(|()| {
                     self.terminate(pid);
                     // What the client gets when the answer is lost: a closed connection.
                     inner.client.simple_query("SELECT 1").map(|_| ())
+                }),
+                Some(CommitFault::Stalled) => {
+                    // Neither COMMIT nor ROLLBACK is sent: the server keeps the
+                    // transaction open on the old connection, kept aside; the store
+                    // goes on with a connection that is closed, as after a cut.
+                    std::mem::forget(tx);
+                    let mut other = self
+                        .config
+                        .connect(NoTls)
+                        .map_err(|e| self.fail("connecting", e))?;
+                    let other_pid: i32 = other
+                        .query_one("SELECT pg_backend_pid()", &[])
+                        .map(|row| row.get(0))
+                        .map_err(|e| self.fail("reading the backend pid", e))?;
+                    _stalled = Some(std::mem::replace(&mut inner.client, other));
+                    self.terminate(other_pid);
+                    inner.client.simple_query("SELECT 1").map(|_| ())
                 }
-                other => other,
             };
             let e = match committed {
                 Ok(()) => return Ok(out),
@@ -355,11 +378,14 @@ impl PostgresStore {
         let start = std::time::Instant::now();
         let old = inner.pid;
         let mut last = String::new();
+        // The old connection is not asked: it may look open and be dead.
+        let mut fresh = false;
         while start.elapsed() < RECONNECT_FOR {
-            if inner.client.is_closed() || inner.pid == old {
+            if !fresh || inner.client.is_closed() {
                 if let Err(e) = self.reconnect(inner) {
                     return Outcome::Unknown(e.to_string());
                 }
+                fresh = true;
             }
             let status = inner
                 .client
@@ -388,6 +414,7 @@ impl PostgresStore {
                     std::thread::sleep(std::time::Duration::from_millis(10));
                 }
                 Err(e) => {
+                    fresh = !connection_lost(&e);
                     last = e.to_string();
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }

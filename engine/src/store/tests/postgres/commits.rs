@@ -3,7 +3,9 @@
 //! acknowledges what was stored — never "nothing was stored" for a batch that was,
 //! nor a stale checkpoint for its own write. Deterministic: `CommitFault` ends the
 //! store's server process right after the server committed (`AnswerLost`), or right
-//! before the COMMIT is sent (`Lost`).
+//! before the COMMIT is sent (`Lost`), or cuts the connection before the COMMIT
+//! without the server noticing (`Stalled`: the store finds the transaction still
+//! open, ends its session, and then learns it did not commit).
 
 use std::time::Duration;
 
@@ -13,7 +15,11 @@ use super::*;
 /// Every write kind, once with each fault: `Ok`, and stored exactly once.
 #[test]
 fn every_write_kind_is_acknowledged_once_when_its_commit_answer_is_lost() {
-    for fault in [CommitFault::AnswerLost, CommitFault::Lost] {
+    for fault in [
+        CommitFault::AnswerLost,
+        CommitFault::Lost,
+        CommitFault::Stalled,
+    ] {
         let schema = TestSchema::new();
         let store = schema.connect().unwrap();
         let apply = |batch: &[Write]| {
@@ -71,7 +77,11 @@ fn every_write_kind_is_acknowledged_once_when_its_commit_answer_is_lost() {
 /// again and find its own writes stale.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_group_commit_whose_answer_is_lost_is_acknowledged_to_every_submitter() {
-    for fault in [CommitFault::AnswerLost, CommitFault::Lost] {
+    for fault in [
+        CommitFault::AnswerLost,
+        CommitFault::Lost,
+        CommitFault::Stalled,
+    ] {
         let schema = TestSchema::new();
         let store = Arc::new(schema.connect().unwrap());
         store
@@ -142,7 +152,11 @@ async fn a_group_commit_whose_answer_is_lost_is_acknowledged_to_every_submitter(
 /// gives what it did, once.
 #[test]
 fn a_nodes_publish_claims_and_takeover_are_done_once_when_the_answer_is_lost() {
-    for fault in [CommitFault::AnswerLost, CommitFault::Lost] {
+    for fault in [
+        CommitFault::AnswerLost,
+        CommitFault::Lost,
+        CommitFault::Stalled,
+    ] {
         let schema = TestSchema::new();
         let node = |name: &str, lease_ms: u64| {
             PostgresStore::connect_node(&url(), &schema.0, name, Duration::from_millis(lease_ms))
