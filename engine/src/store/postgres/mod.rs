@@ -209,10 +209,8 @@ impl PostgresStore {
         let location = location(&config, schema);
         let fail = |doing, e| pg_error(&location, doing, e);
         let client = off_runtime(|| config.connect(NoTls))?.map_err(|e| fail("connecting", e))?;
-        let mut inner = match off_runtime(|| Inner::new(client, &location))? {
-            Ok(inner) => inner,
-            Err(e) => return Err(e),
-        };
+        // (A client that fails here is dropped off the runtime too.)
+        let mut inner = off_runtime(|| Inner::new(client, &location))??;
         let created = off_runtime(|| prepare(&mut inner.client, &location, schema, true));
         let created = match created {
             Ok(Ok(created)) => created,
@@ -414,7 +412,7 @@ impl PostgresStore {
                     std::thread::sleep(std::time::Duration::from_millis(10));
                 }
                 Err(e) => {
-                    fresh = !connection_lost(&e);
+                    fresh = !connection_lost(e);
                     last = e.to_string();
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }
