@@ -482,7 +482,7 @@ pub enum StoreError {
     },
     /// The connection to the server was lost while a batch's commit was on its way,
     /// and the server could not be asked whether it committed (it did not answer
-    /// again within [`RECONNECT_FOR`](crate::store::RECONNECT_FOR)): the batch may be
+    /// again within `RECONNECT_FOR`, 30 s): the batch may be
     /// stored, or not. Read back what it wrote (an instance by its id, with
     /// `DurableEngine::instance` or `watch`) before doing it again.
     #[error(
