@@ -9,6 +9,7 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 
 use super::call_link::ParentLink;
+use super::commit::Committed;
 use super::history::{Happening, History};
 use super::input::Input;
 use super::outcome::{Ended, InstanceId};
@@ -24,7 +25,6 @@ use super::state::{drop_if_made, loops};
 use crate::data::ProcessData;
 use crate::events::{Hub, Mailbox};
 use crate::graph::{FlowIdx, Graph, NodeIdx};
-use crate::mem::cell::DataCell;
 use crate::mem::intake::Intake;
 
 /// A working call activity's child: the call's track and node, the child's id and
@@ -146,13 +146,9 @@ pub(crate) const INLINE_BUDGET: u32 = 128;
 pub(crate) struct Instance<D: ProcessData> {
     pub(super) id: InstanceId,
     pub(super) process: &'static Graph<D>,
-    /// The committed process data; a task works on its own copy of a snapshot.
-    /// Shared with tasks (their snapshots), never held weakly: `data::unique_mut`.
-    pub(super) data: DataCell<D>,
-    /// A copy of the data no one holds any more (a task's that changed nothing, or
-    /// the data a commit replaced): the next task's copy is cloned into it, so a
-    /// task's run allocates no box for its copy (`Instance::copy_of`).
-    pub(super) spare: Option<D>,
+    /// The committed process data and its spare copy; a task works on its own copy
+    /// of a snapshot (`commit::Committed`).
+    pub(super) data: Committed<D>,
     pub(super) tracks: Tracks<D>,
     pub(super) joins: Joins,
     pub(super) scopes: Scopes,
@@ -204,7 +200,7 @@ impl<D: ProcessData> Instance<D> {
     pub fn new(
         id: InstanceId,
         process: &'static Graph<D>,
-        data: DataCell<D>,
+        data: D,
         history: bool,
         intake_tx: Intake<Input<D>>,
         hub: std::sync::Arc<Hub>,
@@ -212,8 +208,7 @@ impl<D: ProcessData> Instance<D> {
         Self {
             id,
             process,
-            data,
-            spare: None,
+            data: Committed::new(data),
             // Room for the first track; the history makes room for the first two
             // steps (start, then a wait or a task) at its first: what an instance
             // parked at its first catch keeps. A history that outgrows that makes room
@@ -249,34 +244,6 @@ impl<D: ProcessData> Instance<D> {
             durable: None,
             #[cfg(feature = "testing")]
             overrides: None,
-        }
-    }
-
-    /// A copy of `base` for a task to work on: cloned into the spare copy when there
-    /// is one (for erased data, into its box: no allocation).
-    #[inline]
-    pub fn copy_of(&mut self, base: &D) -> D {
-        match self.spare.take() {
-            Some(mut copy) => {
-                copy.clone_fields_from(base);
-                copy
-            }
-            None => D::clone(base),
-        }
-    }
-
-    /// A copy of the committed data (a task's, an outcome's), into the spare copy
-    /// if any. Every task's run takes one: inline. `fresh`: the spare is a copy of
-    /// the data as it is already (`Then::Run`), taken as it is.
-    #[inline(always)]
-    pub fn copy_data(&mut self, fresh: bool) -> D {
-        match self.spare.take() {
-            Some(copy) if fresh => copy,
-            Some(mut copy) => {
-                copy.clone_fields_from(&self.data);
-                copy
-            }
-            None => D::clone(&self.data),
         }
     }
 

@@ -46,7 +46,6 @@ use crate::data::Erased;
 use crate::data::ProcessData;
 use crate::events::Hub;
 use crate::graph::{Graph, NodeIdx, NodeKind};
-use crate::mem::cell::DataCell;
 use crate::mem::intake::{Intake, IntakeReceiver};
 
 /// Start an instance's loop on `runtime` and return its handle.
@@ -100,7 +99,6 @@ pub(crate) fn spawn(
     } = birth;
     let span = info_span!("instance", process = process.name, id = id.0);
     let inline = inline_first_step && !stop.is_stopping();
-    let data = DataCell::new(data);
     // The intake's queue is made on first need (a track task, a mailbox, a child,
     // the handle of an instance that goes on): none for one that ends here.
     let mut instance = Instance::new(id, process, data, history, Intake::none(), hub);
@@ -313,7 +311,7 @@ impl<D: ProcessData> Instance<D> {
                 self.record(track, start, Happening::Started);
                 let id = self.process.nodes[start].id;
                 let base = self.data.snapshot();
-                let mut edited = self.copy_of(&base);
+                let mut edited = self.data.copy_of(&base);
                 if let Some(apply) = self.apply_for(start, payload) {
                     match std::panic::catch_unwind(AssertUnwindSafe(|| apply(&mut edited))) {
                         Ok(Ok(())) => {}
@@ -333,7 +331,7 @@ impl<D: ProcessData> Instance<D> {
                         }
                     }
                 }
-                let changed = self.commit(base, edited).step_names();
+                let changed = self.data.commit(base, edited).step_names();
                 // A receive task (an instantiating gate's arm) completes; an event catches.
                 let what = match self.process.nodes[start].kind {
                     NodeKind::Receive(_) => Happening::Completed { changed },

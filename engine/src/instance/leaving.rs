@@ -3,12 +3,12 @@
 
 use tracing::debug;
 
+use super::commit::Committed;
 use super::history::History;
 use super::input::Input;
 use super::outcome::{Ended, Finished, InstanceError};
 use crate::data::ProcessData;
 use crate::events::{Delivery, Hub};
-use crate::mem::cell::DataCell;
 use crate::mem::intake::IntakeReceiver;
 
 /// The parts of an ended instance that its end is made of, moved out of it one by
@@ -17,7 +17,7 @@ use crate::mem::intake::IntakeReceiver;
 /// hundred bytes) at every end, to use a few of its fields.
 pub(crate) struct Leaving<'a, D: ProcessData> {
     pub outcome: Option<Ended>,
-    pub data: DataCell<D>,
+    pub data: Committed<D>,
     pub history: History,
     pub parent: Option<Box<super::call_link::ParentLink>>,
     pub hub: &'a Hub,

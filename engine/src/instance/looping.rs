@@ -357,7 +357,7 @@ impl<D: ProcessData> Instance<D> {
         };
         let id = self.process.nodes[at].id;
         let base = self.data.snapshot();
-        let mut data = self.copy_of(&base);
+        let mut data = self.data.copy_of(&base);
         for (index, output) in ready {
             match self.user_code(id, || merge(&mut data, index, output)) {
                 Ok(Ok(())) => {}
@@ -365,7 +365,7 @@ impl<D: ProcessData> Instance<D> {
                 Err(error) => return self.fail(error),
             }
         }
-        let changed = self.commit(base, data);
+        let changed = self.data.commit(base, data);
         if !changed.is_empty() {
             self.recheck_conditions(&changed);
         }

@@ -119,7 +119,7 @@ impl<D: ProcessData> Instance<D> {
         let renew = matches!(at.next, Next::Task { plain: true, .. });
         self.record_id(track, id, Happening::TaskStarted);
         self.inline_budget -= 1;
-        let copy = self.copy_data(fresh);
+        let copy = self.data.copy(fresh);
         let mut run = handler(copy);
         let context = TaskContext {
             instance: self.id,
@@ -215,8 +215,8 @@ impl<D: ProcessData> Instance<D> {
         };
         // With its item for a multi-instance task (looping.rs).
         let copy = match &snapshot {
-            Some(snapshot) => self.copy_of(snapshot),
-            None => self.copy_data(false),
+            Some(snapshot) => self.data.copy_of(snapshot),
+            None => self.data.copy(false),
         };
         let (run, iteration) = self.task_run_for(track, node, handler, copy);
         #[cfg(feature = "testing")]
@@ -459,8 +459,8 @@ impl<D: ProcessData> Instance<D> {
         // where it was written field by field, a stall on every no-op commit.
         let mut set = None;
         let unchanged = match base {
-            None => self.commit_into(edited, RENEW, &mut set),
-            Some(base) => keep_changed(self.commit(base, edited), &mut set),
+            None => self.data.commit_into(edited, RENEW, &mut set),
+            Some(base) => keep_changed(self.data.commit(base, edited), &mut set),
         };
         let changed = set.as_ref();
         debug!(track = %track, node = id, ?changed, "task completed");
@@ -519,7 +519,7 @@ impl<D: ProcessData> Instance<D> {
     #[inline(never)]
     fn void_completion(&mut self, track: TrackId, node: NodeIdx, edited: D) {
         debug!(track = %track, node = self.process.nodes[node].id, "a served boundary wins the task");
-        self.spare = Some(edited);
+        self.data.give_back(edited);
     }
 
     /// A handler returned a BPMN error: it goes to its nearest catcher — an error

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use super::super::commit::Committed;
 use super::super::core::Instance;
 use super::super::state::armed::{EventSource, Holder, Wait};
 use super::super::state::compensation::{Completion, Current, Run, Then};
@@ -12,7 +13,7 @@ use super::super::state::tracks::TrackState;
 use super::records::*;
 use crate::data::ProcessData;
 use crate::graph::{Graph, NodeIdx, NodeKind, Trigger};
-use crate::mem::cell::{Base, DataCell};
+use crate::mem::cell::Base;
 
 impl<D: ProcessData> Instance<D> {
     /// Put back the compensation logs and runs a checkpoint recorded.
@@ -91,7 +92,7 @@ impl<D: ProcessData> Instance<D> {
                 .copied()
                 .ok_or_else(|| RestoreError::UnknownNode(id.to_string()))
         };
-        self.data = DataCell::new(decode(snapshot.data).map_err(RestoreError::Data)?);
+        self.data = Committed::new(decode(snapshot.data).map_err(RestoreError::Data)?);
         if let Some(steps) = snapshot.history {
             let node_id = |id: &str| index.get(id).map(|&i| process.nodes[i].id);
             let fields = self.data.fields();
