@@ -213,7 +213,7 @@ impl<D: ProcessData> Instance<D> {
             // steps (start, then a wait or a task) at its first: what an instance
             // parked at its first catch keeps. A history that outgrows that makes room
             // for two steps per node (8 to 64): fewer regrowths for a short run, little
-            // idle room for an instance that waits deeper in (README, "Performance":
+            // idle room for an instance that waits deeper in (ARCHITECTURE.md, "Hot path and memory":
             // the history's first growth). A first step taken by `Engine::start`
             // records into the thread's scratch history and keeps its steps exactly
             // (`History::lend_scratch`), on the thread's track slots

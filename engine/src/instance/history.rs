@@ -175,9 +175,8 @@ pub struct History {
     off: bool,
     /// Some step owns heap memory (a field list, a message, a code): only then are
     /// the steps dropped one by one. Most histories own none (an empty `changed`
-    /// allocates nothing), and walking them to drop nothing read every step again —
-    /// from memory long out of the cache for a finished instance (12 % of
-    /// `--bench core -- chain`'s time).
+    /// allocates nothing), and walking them to drop nothing would read every step
+    /// again, from memory long out of the cache for a finished instance.
     owns_heap: bool,
     /// How many steps to make room for when the history first outgrows its start
     /// (about what a run through the process records), so a longer instance grows
@@ -229,14 +228,13 @@ const SCRATCH_ROOM: usize = 64;
 /// The most steps copied out of the scratch history; a longer history keeps it.
 /// Low: past a few steps the copy (56 bytes a step, into memory not yet in the
 /// cache) costs more than the next birth's new buffer, made at the kept length
-/// (`SCRATCH_NEXT_ROOM`) so that it need not grow or be cut either. The parallel-10
-/// bench's 45 steps were 7 % of its time in that copy.
+/// (`SCRATCH_NEXT_ROOM`) so that it need not grow or be cut either.
 const SCRATCH_COPY: usize = 16;
 
 /// The most steps moved into the block of an instance that ended in its first step
 /// (`EndRef::packed`), where a longer history keeps the scratch buffer. The block
-/// saves the history's and the data's own allocations: at the parallel-10 bench's
-/// 45 steps that is worth the copy (-10 % CPU), at the chain's 202 it is not (+5 %).
+/// saves the history's own allocation, worth the copy for a short history and not
+/// for a long one (the figures are in the commit that set it).
 const PACKED_MOST: usize = 64;
 
 /// The most room a new scratch history is made with after a long first step.
@@ -329,7 +327,7 @@ impl History {
     /// it is written where it goes — not matched on, not lent to the trace (which
     /// reads it from the history) and not dropped here: each would keep it in
     /// memory, built on the stack by narrow stores and read back by wider loads
-    /// than those, a store-forwarding stall (~8 % of the chain bench's time).
+    /// than those, a store-forwarding stall.
     #[inline(always)]
     fn put<const TRACE: bool>(
         &mut self,

@@ -31,7 +31,7 @@ impl<D: ProcessData> Instance<D> {
     /// without passing it through them; one that leads straight on to a
     /// synchronising join arrives there the same way. A plain task in a quiet instance
     /// (`runs_plain`) is run by `run_plain`, which skips what cannot apply to it
-    /// (ARCHITECTURE.md, "Performance").
+    /// (ARCHITECTURE.md, "Hot path and memory").
     pub(crate) fn run_task(
         &mut self,
         track: TrackId,

@@ -26,7 +26,7 @@ pub(crate) mod tracks;
 /// Drop what a state's box (made on first need) holds, out of line: a state's
 /// `Drop` then checks inline whether it made one. Left to the drop glue, each
 /// state's drop was a call of its own at every instance's end, though most made
-/// nothing (six calls, ~4 % of `--bench core -- single`'s time).
+/// nothing.
 #[inline(never)]
 pub(crate) fn drop_made<T>(made: T) {
     drop(made);
