@@ -96,7 +96,7 @@ pub enum Happening {
     /// the call then records `Completed` when the child's output is committed).
     Called {
         /// The child instance's id.
-        child: super::outcome::InstanceId,
+        child: super::state::ids::InstanceId,
     },
     /// The track is instance `index` of a multi-instance activity (from 0, the
     /// item's index), or run `index` of a loop (from 0: the runs before it); it was

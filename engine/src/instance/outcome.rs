@@ -1,19 +1,10 @@
-//! How an instance ends: its id, its outcome, and why it failed.
+//! How an instance ends: its outcome, and why it failed (its id is `state::ids`').
 
 use std::any::Any;
-use std::fmt;
 
 use super::history::History;
 
-/// Identifies an instance within its engine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct InstanceId(pub u64);
-
-impl fmt::Display for InstanceId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "i{}", self.0)
-    }
-}
+pub use super::state::ids::InstanceId;
 
 /// How an instance ended.
 #[derive(Clone, Debug, PartialEq)]

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::super::core::Instance;
 use super::super::state::ids::{ScopeId, TrackId};
 use super::super::state::loops::{Activation, LoopRun, MultiRun, Running, Slot};
-use super::records::RestoreError;
+use super::RestoreError;
 use crate::data::ProcessData;
 use crate::graph::NodeIdx;
 use crate::loops::{Counts, LoopKind};

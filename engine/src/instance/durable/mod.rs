@@ -446,3 +446,14 @@ fn answer(acks: Vec<Ack>, result: Result<(), WorkError>) {
         }
     }
 }
+
+/// Why a checkpoint could not be restored.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RestoreError {
+    #[error("the checkpoint names a node `{0}` the process does not have")]
+    UnknownNode(String),
+    #[error("the checkpoint's data does not deserialise: {0}")]
+    Data(String),
+    #[error("the checkpoint is inconsistent: {0}")]
+    Inconsistent(&'static str),
+}

@@ -415,17 +415,6 @@ pub(crate) enum SourceRecord {
     },
 }
 
-/// Why a checkpoint could not be restored.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum RestoreError {
-    #[error("the checkpoint names a node `{0}` the process does not have")]
-    UnknownNode(String),
-    #[error("the checkpoint's data does not deserialise: {0}")]
-    Data(String),
-    #[error("the checkpoint is inconsistent: {0}")]
-    Inconsistent(&'static str),
-}
-
 /// One pairing of the runtime's clock with the wall clock, taken once per process:
 /// deadlines are stored as wall-clock milliseconds (what outlives the process) through
 /// it, so a deadline maps back to the same instant within one process — also on a

@@ -11,6 +11,7 @@ use super::super::state::ids::{ScopeId, TrackId};
 use super::super::state::scopes::ScopeSlot;
 use super::super::state::tracks::TrackState;
 use super::records::*;
+use super::RestoreError;
 use crate::data::ProcessData;
 use crate::graph::{Graph, NodeIdx, NodeKind, Trigger};
 use crate::mem::cell::Base;

@@ -2,6 +2,16 @@
 
 use std::fmt;
 
+/// Identifies an instance within its engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct InstanceId(pub u64);
+
+impl fmt::Display for InstanceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "i{}", self.0)
+    }
+}
+
 /// Identifies a track (a token's thread of execution) within one instance. Track 0
 /// is the one that left the start event; forks create higher numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
