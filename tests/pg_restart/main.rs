@@ -69,15 +69,27 @@ struct Seen {
     broken: Vec<String>,
 }
 
-/// The cluster's version and name, from `pg_lsclusters` (the first cluster).
+/// The version and name of the cluster serving `THRESH_POSTGRES_URL`'s port (5432
+/// when the URL names none), from `pg_lsclusters`. A second cluster on its own port
+/// lets this test restart a server no other test shares.
 fn cluster() -> Option<(String, String)> {
+    let url = thresh::testing::postgres_url();
+    let port = url
+        .rsplit('@')
+        .next()
+        .and_then(|host| host.split('/').next())
+        .and_then(|host| host.rsplit_once(':'))
+        .map_or("5432".to_string(), |(_, port)| port.to_string());
     let out = Command::new("pg_lsclusters")
         .arg("--no-header")
         .output()
         .ok()?;
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let mut fields = text.lines().next()?.split_whitespace();
-    Some((fields.next()?.to_string(), fields.next()?.to_string()))
+    text.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        (fields.get(2) == Some(&port.as_str()))
+            .then(|| (fields[0].to_string(), fields[1].to_string()))
+    })
 }
 
 /// Wait until the server accepts connections and answers (at most a minute).
@@ -95,21 +107,31 @@ fn until_up() {
     panic!("PostgreSQL did not come back within a minute");
 }
 
-/// Restart the cluster in crash mode; back up when this returns.
+/// Restart the cluster in crash mode; back up when this returns. With
+/// `THRESH_RESTART_DOWN_MS`, the server stays down that long between its crash and
+/// its start (longer outages: past a lease, past the reconnect window).
 fn crash_restart((version, name): &(String, String)) -> Duration {
     let start = Instant::now();
-    let status = Command::new("pg_ctlcluster")
-        .args([
-            version.as_str(),
-            name.as_str(),
-            "restart",
-            "-m",
-            "immediate",
-        ])
-        .status()
-        .expect("run pg_ctlcluster");
+    let ctl = |args: &[&str]| {
+        let status = Command::new("pg_ctlcluster")
+            .args([version.as_str(), name.as_str()])
+            .args(args)
+            .status()
+            .expect("run pg_ctlcluster");
+        assert!(status.success(), "pg_ctlcluster {args:?} failed: {status}");
+    };
+    match std::env::var("THRESH_RESTART_DOWN_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+    {
+        Some(ms) => {
+            ctl(&["stop", "-m", "immediate"]);
+            std::thread::sleep(Duration::from_millis(ms));
+            ctl(&["start"]);
+        }
+        None => ctl(&["restart", "-m", "immediate"]),
+    }
     until_up();
-    assert!(status.success(), "pg_ctlcluster restart failed: {status}");
     start.elapsed()
 }
 
@@ -310,9 +332,64 @@ async fn round(n: usize, cluster: &(String, String)) {
             rows.len()
         ));
     }
+    if !broken.is_empty() {
+        eprintln!("{}", what_the_store_holds(schema.name(), &broken).await);
+    }
     engine.shutdown(HANG).await.expect("shutdown");
     assert!(broken.is_empty(), "round {n}: {broken:#?}");
     assert_eq!(seen.acked + seen.refused.len(), total);
+}
+
+/// For a failed round: what the store holds of each broken order (its instance's
+/// status and state, its messages and their claims), to tell where it stopped.
+async fn what_the_store_holds(schema: &str, broken: &[String]) -> String {
+    let ids: Vec<String> = broken
+        .iter()
+        .filter_map(|b| b.split(':').next())
+        .map(str::to_string)
+        .collect();
+    let schema = schema.to_string();
+    tokio::task::spawn_blocking(move || {
+        let mut c = postgres::Client::connect(&thresh::testing::postgres_url(), postgres::NoTls)
+            .expect("connect");
+        let mut out = String::new();
+        for id in ids {
+            let pattern = format!("%\"{id}\"%");
+            for row in c
+                .query(
+                    &format!(
+                        "SELECT id, status, seq, state::text FROM \"{schema}\".instances
+                         WHERE state::text LIKE $1"
+                    ),
+                    &[&pattern],
+                )
+                .expect("read instances")
+            {
+                let (iid, status, seq, state): (i64, String, i64, String) =
+                    (row.get(0), row.get(1), row.get(2), row.get(3));
+                out += &format!("{id}: instance {iid} {status} at seq {seq}: {state}\n");
+            }
+            for row in c
+                .query(
+                    &format!(
+                        "SELECT id, name, claimed_by, claim_until::text, expires_ms
+                         FROM \"{schema}\".messages WHERE key = $1"
+                    ),
+                    &[&id],
+                )
+                .expect("read messages")
+            {
+                let (mid, name, by, until, expires): (i64, String, Option<String>, Option<String>, i64) =
+                    (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
+                out += &format!(
+                    "{id}: message {mid} {name} claimed by {by:?} until {until:?}, expires {expires}\n"
+                );
+            }
+        }
+        out
+    })
+    .await
+    .expect("read")
 }
 
 #[test]
@@ -325,6 +402,12 @@ fn a_crash_restart_of_postgresql_under_load_breaks_no_promise() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(2);
+    // RUST_LOG=thresh=debug (say) logs what the engine did, to tell where a broken
+    // promise broke.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .try_init();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(4)
         .enable_all()

@@ -392,6 +392,7 @@ impl Hub {
     /// withdrawn while the message was on its way, or the instance ended): it is
     /// uncounted and published again, for another waiter or the buffer.
     pub fn give_back(&self, name: &str, key: &str, payload: Payload, stored: Option<u64>) {
+        tracing::debug!(message = ?stored, name, key, "message given back");
         // Counted when it was handed over; every give-back follows one such count.
         let _ = self
             .delivered

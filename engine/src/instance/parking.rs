@@ -286,6 +286,7 @@ impl<D: ProcessData> Instance<D> {
                     let key: Arc<str> = self.user_code(node.id, || key(&self.data))?.into();
                     let mailbox = self.mailbox();
                     let sub = self.hub.subscribe_message(name, &key, &mailbox, choice);
+                    tracing::debug!(node = node.id, message = name, %key, ?sub, "waiting for a message");
                     return Ok((EventSource::Hub(sub), Some(key)));
                 }
                 Trigger::Signal { name, .. } => {

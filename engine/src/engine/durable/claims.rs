@@ -13,7 +13,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
-use tracing::warn;
+use tracing::{debug, warn};
 
 use super::cluster::{blocking, signal_key, Node, SignalNote};
 use super::{DurableEngine, DurableError};
@@ -49,11 +49,16 @@ impl DurableEngine {
                 }
                 e => e,
             })?;
+        debug!(message = record.id, name = %record.name, key = %record.key, waiter, claimed, "message stored");
         if claimed {
             let offered = (record.id, !waiter);
             if let Some(published) = hub.offer_stored(&record.name, &record.key, payload, offered) {
                 return Ok(published);
             }
+            debug!(
+                message = record.id,
+                "a published message's catch went away: released"
+            );
             // The catch went away meanwhile: any node may take it now. It is stored
             // (acknowledged): a release that fails leaves the claim to expire.
             let store = node.store.clone();
@@ -200,6 +205,7 @@ impl Node {
                     false
                 }
             };
+            debug!(message = message.id, key = %message.key, start, taken, "claimed message offered");
             if !taken {
                 released.insert(message.id);
             }

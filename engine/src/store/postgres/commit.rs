@@ -1,9 +1,34 @@
-//! A commit whose answer was lost: the transaction's id is read first, and after a
-//! lost connection the server is asked (`txid_status`, on a new connection) whether
-//! it committed — so a write is acknowledged, run again, or said unknown, never
-//! taken for not stored when it may be (`PostgresStore::transact`).
+//! A commit whose answer was lost: every writing transaction first sets its
+//! connection's commit mark (a row of `commit_marks`) to a number of its own, and
+//! after a lost connection the store reads the mark on a new connection — so a
+//! write is acknowledged, run again, or said unknown, never taken for not stored
+//! when it may be, nor for stored when it is not (`PostgresStore::transact`).
+//!
+//! Why not the transaction id and `txid_status`: a crash that loses a commit before
+//! it reached the disk loses the id with it, and the server hands the same id to a
+//! later transaction — `txid_status` then reports that one's outcome ("committed"
+//! for a write that was never stored).
+
+use std::hash::{BuildHasher, Hasher};
 
 use super::*;
+
+/// A random id for a connection's commit mark.
+pub(super) fn writer_id(pid: i32) -> i64 {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_i32(pid);
+    hasher.write_u128(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.finish() as i64
+}
+
+/// The statement that sets a connection's commit mark, first in every writing
+/// transaction (it takes the mark's row lock until the transaction ends).
+const SET_MARK: &str = "INSERT INTO commit_marks (writer, mark) VALUES ($1, $2)
+     ON CONFLICT (writer) DO UPDATE SET mark = EXCLUDED.mark, at = now()";
 
 impl PostgresStore {
     /// Run `f` in one transaction and commit it; if the connection is lost while
@@ -20,20 +45,19 @@ impl PostgresStore {
             + Send,
     ) -> Result<T, StoreError> {
         self.with(|inner| {
-            let pid = inner.pid;
+            let (pid, writer) = (inner.pid, inner.writer);
+            inner.mark += 1;
+            let mark = inner.mark;
             let Inner {
                 client, statements, ..
             } = &mut *inner;
             let mut tx = client
                 .transaction()
                 .map_err(|e| self.fail("beginning a transaction", e))?;
-            // The transaction's id, to look its outcome up if the commit's answer is
-            // lost (it gives the transaction its id at once, which a write does anyway).
-            let statement = cached(statements, &mut tx, "SELECT txid_current()", &self.location)?;
-            let xid: i64 = tx
-                .query_one(&statement, &[])
-                .and_then(|row| row.try_get(0))
-                .map_err(|e| self.fail("reading the transaction id", e))?;
+            // The mark, to look the outcome up if the commit's answer is lost.
+            let statement = cached(statements, &mut tx, SET_MARK, &self.location)?;
+            tx.execute(&statement, &[&writer, &mark])
+                .map_err(|e| self.fail("setting the commit mark", e))?;
             // An error drops `tx`, which rolls the whole transaction back.
             let out = f(&mut tx, statements)?;
             let fault = {
@@ -79,23 +103,24 @@ impl PostgresStore {
                 // The server answered: it did not commit.
                 return Err(self.fail(COMMITTING, e));
             }
-            match self.outcome(inner, xid) {
+            let lost = Lost { pid, writer, mark };
+            match self.outcome(inner, lost) {
                 Outcome::Committed => {
                     info!(
-                        xid,
+                        mark,
                         "a commit's answer was lost: the server had committed it"
                     );
                     Ok(out)
                 }
                 Outcome::Aborted => {
                     info!(
-                        xid,
+                        mark,
                         "a commit's answer was lost: the server had not committed it"
                     );
                     Err(self.fail(COMMIT_LOST, e))
                 }
                 Outcome::Unknown(reason) => {
-                    warn!(xid, %reason, "a commit's answer was lost and its outcome is unknown");
+                    warn!(mark, %reason, "a commit's answer was lost and its outcome is unknown");
                     Err(StoreError::CommitUnknown {
                         path: self.location.clone(),
                         reason,
@@ -105,13 +130,13 @@ impl PostgresStore {
         })
     }
 
-    /// Whether transaction `xid`, whose commit's answer was lost, committed: asked
-    /// on a new connection, for [`RECONNECT_FOR`] at most. A transaction the server
-    /// still runs (its session did not notice the lost client yet) is ended first,
+    /// Whether the transaction `lost` names, whose commit's answer was lost,
+    /// committed: its connection's mark read on a new connection, for
+    /// [`RECONNECT_FOR`] at most. A transaction the server still runs (its session
+    /// did not notice the lost client yet) holds the mark's row: it is ended first,
     /// so that the answer cannot change after it is given.
-    fn outcome(&self, inner: &mut Inner, xid: i64) -> Outcome {
+    fn outcome(&self, inner: &mut Inner, lost: Lost) -> Outcome {
         let start = std::time::Instant::now();
-        let old = inner.pid;
         let mut last = String::new();
         // The old connection is not asked: it may look open and be dead.
         let mut fresh = false;
@@ -122,34 +147,44 @@ impl PostgresStore {
                 }
                 fresh = true;
             }
-            let status = inner
-                .client
-                .query_one("SELECT txid_status($1)", &[&xid])
-                .and_then(|row| row.try_get::<_, Option<String>>(0));
-            match status.as_ref().map(|s| s.as_deref()) {
-                Ok(Some("committed")) => return Outcome::Committed,
-                Ok(Some("aborted")) => return Outcome::Aborted,
-                Ok(None) => {
-                    return Outcome::Unknown(format!(
-                        "the server no longer knows transaction {xid}"
-                    ))
+            let read = inner.client.query_opt(
+                "SELECT mark FROM commit_marks WHERE writer = $1 FOR UPDATE NOWAIT",
+                &[&lost.writer],
+            );
+            match read {
+                Ok(row) => {
+                    let committed = match row.map(|row| row.try_get::<_, i64>(0)) {
+                        Some(Ok(mark)) => mark == lost.mark,
+                        // No mark yet: that connection's first write did not commit.
+                        None => false,
+                        Some(Err(e)) => return Outcome::Unknown(e.to_string()),
+                    };
+                    // The old connection's mark is not needed any more.
+                    if let Err(e) = inner.client.execute(
+                        "DELETE FROM commit_marks WHERE writer = $1",
+                        &[&lost.writer],
+                    ) {
+                        debug!(error = %e, "removing a lost connection's commit mark failed");
+                    }
+                    return match committed {
+                        true => Outcome::Committed,
+                        false => Outcome::Aborted,
+                    };
                 }
-                Ok(Some(other)) => {
-                    last = format!("transaction {xid} is {other}");
-                    // Still in progress: its backend is alive. End it (only while
-                    // it runs that transaction: a pid is reused once it is gone).
-                    let end = inner.client.execute(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                         WHERE pid = $1 AND backend_xid::text::bigint = $2 % 4294967296",
-                        &[&old, &xid],
-                    );
+                Err(e) if e.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) => {
+                    // The transaction still runs, on the old connection's session
+                    // (only it writes that row): end it.
+                    last = format!("the transaction setting mark {} still runs", lost.mark);
+                    let end = inner
+                        .client
+                        .execute("SELECT pg_terminate_backend($1)", &[&lost.pid]);
                     if let Err(e) = end {
                         last = e.to_string();
                     }
                     std::thread::sleep(std::time::Duration::from_millis(10));
                 }
                 Err(e) => {
-                    fresh = !connection_lost(e);
+                    fresh = !connection_lost(&e);
                     last = e.to_string();
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }
@@ -180,4 +215,12 @@ impl PostgresStore {
             warn!(error = %e, "the injected fault could not end the connection");
         }
     }
+}
+
+/// The transaction whose commit's answer was lost: its connection's server process
+/// and commit mark.
+struct Lost {
+    pid: i32,
+    writer: i64,
+    mark: i64,
 }

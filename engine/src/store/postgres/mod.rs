@@ -38,6 +38,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../postgres_v1.sql"),
     include_str!("../postgres_v2.sql"),
     include_str!("../postgres_v3.sql"),
+    include_str!("../postgres_v4.sql"),
 ];
 /// The newest PostgreSQL schema version this build reads and writes.
 ///
@@ -88,12 +89,14 @@ pub const DEFAULT_SCHEMA: &str = "thresh";
 /// the connection went away before its commit was sent runs again on the new
 /// connection (a transaction the server never committed is safe to run again). A
 /// connection lost while the commit was on its way is not taken for a failure: every
-/// writing transaction reads its id first (`txid_current()`), and the store asks the
-/// server on the new connection whether it committed (`txid_status`; a session still
-/// running it is terminated first, so the answer is final). Committed: the call
-/// succeeds, as if the answer had come. Not committed: it runs again. Only if the
-/// server cannot be asked within [`RECONNECT_FOR`] does the call fail, with
-/// [`StoreError::CommitUnknown`]: the writes may be stored or not.
+/// writing transaction first sets its connection's row of `commit_marks` to a number
+/// of its own, and the store reads that row on the new connection to learn whether
+/// it committed (a session still running it is terminated first, so the answer is
+/// final). Committed: the call succeeds, as if the answer had come. Not committed:
+/// it runs again. Only if the server cannot be asked within [`RECONNECT_FOR`] does
+/// the call fail, with [`StoreError::CommitUnknown`]: the writes may be stored or
+/// not. (Not the transaction id and `txid_status`: a crash that loses a commit lets
+/// the server give its id to a later transaction, whose outcome it then reports.)
 ///
 /// ## Nodes
 /// [`PostgresStore::connect_node`] opens the store as one node of several engines
@@ -113,6 +116,10 @@ pub const DEFAULT_SCHEMA: &str = "thresh";
 /// ## Schema (version 3: the order messages were stored in, running instances by key)
 /// ```sql
 #[doc = include_str!("../postgres_v3.sql")]
+/// ```
+/// ## Schema (version 4: commit marks, to learn a lost commit's outcome)
+/// ```sql
+#[doc = include_str!("../postgres_v4.sql")]
 /// ```
 /// Documents are `json`: PostgreSQL checks they are JSON and keeps their text as
 /// written (`jsonb` would re-format it: the records would not read back byte for
@@ -149,6 +156,10 @@ struct Inner {
     /// The server process of the connection: ended if it still runs a transaction
     /// whose commit answer was lost, so that its outcome becomes known.
     pid: i32,
+    /// This connection's row of `commit_marks` (random: unique among connections).
+    writer: i64,
+    /// The number the last writing transaction set its mark to.
+    mark: i64,
 }
 
 impl Inner {
@@ -157,10 +168,19 @@ impl Inner {
             .query_one("SELECT pg_backend_pid()", &[])
             .and_then(|row| row.try_get(0))
             .map_err(|e| pg_error(location, "reading the backend pid", e))?;
+        // The marks of connections gone a day ago (a process killed leaves its own).
+        if let Err(e) = client.execute(
+            "DELETE FROM commit_marks WHERE at < now() - interval '1 day'",
+            &[],
+        ) {
+            debug!(error = %e, "clearing old commit marks failed");
+        }
         Ok(Inner {
             client,
             statements: HashMap::new(),
             pid,
+            writer: commit::writer_id(pid),
+            mark: 0,
         })
     }
 }
@@ -464,8 +484,16 @@ fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T, StoreError> {
 }
 
 /// Close a connection (its runtime cannot be dropped in a tokio context either).
-fn close_off_runtime(inner: Inner) {
+fn close_off_runtime(mut inner: Inner) {
     let close = move || {
+        // Its commit mark is not needed once it is closed.
+        let removed = inner.client.execute(
+            "DELETE FROM commit_marks WHERE writer = $1",
+            &[&inner.writer],
+        );
+        if let Err(e) = removed {
+            debug!(error = %e, "removing the commit mark failed");
+        }
         if let Err(e) = inner.client.close() {
             debug!(error = %e, "closing the PostgreSQL connection failed");
         }

@@ -126,7 +126,14 @@ fn a_new_schema_becomes_a_store_and_keeps_its_records() {
     let (tables, meta) = schema.contents();
     assert_eq!(
         tables,
-        ["deployments", "handovers", "instances", "messages", "meta"]
+        [
+            "commit_marks",
+            "deployments",
+            "handovers",
+            "instances",
+            "messages",
+            "meta"
+        ]
     );
     assert!(
         meta.contains(&"(magic,thresh-store)".to_string()),
