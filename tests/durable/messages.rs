@@ -112,3 +112,95 @@ async fn a_stored_message_survives_restarts_and_is_applied_once() {
     );
     assert!(store.running().expect("read").is_empty());
 }
+
+/// The broker's time-to-live is set where a durable engine is made, and per publish:
+/// a message whose time ran out leaves the store untaken (a restart does not deliver
+/// it), one with time left is delivered. A publish to a name no registered process
+/// takes is counted as unknown (a misspelt name), one to a name it takes is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn message_time_to_live_is_set_where_the_engine_is_made_and_per_publish() {
+    let store = test_store();
+    let config = thresh::EngineConfig {
+        broker: thresh::BrokerConfig {
+            ttl: Duration::from_millis(50),
+            ..thresh::BrokerConfig::default()
+        },
+        ..thresh::EngineConfig::default()
+    };
+    let open = || {
+        let engine = DurableEngine::with_store_config(store.store(), config).expect("open");
+        engine.register(&BILLING).expect("register");
+        engine
+    };
+    let engine = open();
+    // Short (the engine's 50 ms), long (its own hour), and a misspelt name.
+    engine
+        .publish_message("payment", "short", 1_u64)
+        .await
+        .expect("stored");
+    engine
+        .publish_message_ttl("payment", "long", 2_u64, Duration::from_secs(3600))
+        .await
+        .expect("stored");
+    engine
+        .publish_message("paymnet", "long", 3_u64)
+        .await
+        .expect("stored");
+    let stats = engine.broker_stats();
+    assert_eq!(stats.unknown, 1, "{stats:?}");
+    let ttls: Vec<(String, i64)> = store
+        .messages()
+        .expect("read")
+        .iter()
+        .map(|m| (m.key.clone(), m.expires_ms))
+        .collect();
+    assert_eq!(ttls.len(), 3, "{ttls:?}");
+    // Past the short time-to-live, then a restart.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    engine.shutdown(HANG).await.expect("shutdown");
+    let engine = open();
+    engine.resume().await.expect("resume");
+    let keys = |store: &TestStore| -> Vec<String> {
+        let mut keys: Vec<String> = store
+            .messages()
+            .expect("read")
+            .iter()
+            .map(|m| format!("{}/{}", m.name, m.key))
+            .collect();
+        keys.sort();
+        keys
+    };
+    // The expired ones leave the store (the writer's expiry is asynchronous).
+    tokio::time::timeout(HANG, async {
+        while keys(&store).len() > 1 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("expired messages still stored: {:?}", keys(&store)));
+    assert_eq!(keys(&store), ["payment/long"]);
+    let short = engine
+        .start(
+            &BILLING,
+            Bill {
+                id: "short".into(),
+                paid: 0,
+            },
+        )
+        .await
+        .expect("stored");
+    let long = engine
+        .start(
+            &BILLING,
+            Bill {
+                id: "long".into(),
+                paid: 0,
+            },
+        )
+        .await
+        .expect("stored");
+    assert_eq!(paid(&long).await, 2);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!short.is_finished(), "an expired message was delivered");
+    engine.shutdown(HANG).await.expect("shutdown");
+}

@@ -142,3 +142,44 @@ async fn a_full_buffer_purges_expired_messages() {
     let (outcome, history) = run(&engine, &PAY, deal("c")).await;
     assert_eq!(completed(outcome, &history).paid, 3);
 }
+
+/// A message published with its own time-to-live waits that long, whatever the
+/// broker's: a long one outlives the broker's, a short one expires before it.
+#[tokio::test(start_paused = true)]
+async fn a_message_published_with_its_own_time_to_live_waits_that_long() {
+    let engine = Engine::with_broker(BrokerConfig {
+        capacity: 10,
+        ttl: Duration::from_secs(5),
+    });
+    let day = Duration::from_secs(24 * 3600);
+    assert_eq!(
+        engine.publish_message_ttl("payment", "long", 1_u64, day),
+        Published::Buffered
+    );
+    assert_eq!(
+        engine.publish_message_ttl("payment", "short", 2_u64, Duration::from_secs(1)),
+        Published::Buffered
+    );
+    assert_eq!(
+        engine.publish_message("payment", "default", 3_u64),
+        Published::Buffered
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    // `short` is gone; `default` (5 s) and `long` wait.
+    let short = engine.start(&PAY, deal("short"));
+    expect_parked(&short, "paid").await;
+    let (outcome, history) = run(&engine, &PAY, deal("default")).await;
+    assert_eq!(completed(outcome, &history).paid, 3);
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    let (outcome, history) = run(&engine, &PAY, deal("long")).await;
+    assert_eq!(completed(outcome, &history).paid, 1);
+    assert_eq!(
+        engine.broker_stats(),
+        BrokerStats {
+            delivered: 2,
+            expired: 1,
+            ..BrokerStats::default()
+        }
+    );
+    assert!(!short.is_finished());
+}

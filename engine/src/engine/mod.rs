@@ -194,6 +194,31 @@ impl Engine {
             .publish(name, key.as_ref(), Arc::new(payload))
     }
 
+    /// [`publish_message`](Self::publish_message), but a message no catch takes at
+    /// once waits in the buffer `ttl` at most, rather than the broker's
+    /// time-to-live ([`BrokerConfig::ttl`]).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use thresh::{Engine, Published};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let engine = Engine::new();
+    /// let ttl = Duration::from_secs(24 * 3600);
+    /// assert_eq!(engine.publish_message_ttl("receipt", "expense-7", (), ttl), Published::Buffered);
+    /// # }
+    /// ```
+    pub fn publish_message_ttl<P: Any + Send + Sync>(
+        &self,
+        name: &str,
+        key: impl AsRef<str>,
+        payload: P,
+        ttl: std::time::Duration,
+    ) -> Published {
+        self.inner
+            .hub
+            .publish_for(name, key.as_ref(), Arc::new(payload), None, ttl)
+    }
+
     /// Broadcast a signal to every waiting catcher, in every instance; returns how
     /// many it reached. With no catcher it does nothing.
     pub fn broadcast_signal<P: Any + Send + Sync>(&self, name: &str, payload: P) -> usize {

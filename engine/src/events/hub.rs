@@ -166,6 +166,13 @@ pub struct BrokerStats {
     pub dropped_full: u64,
     /// Buffered messages that expired before any waiter came.
     pub expired: u64,
+    /// Messages published to a name that no catch here has waited for and no
+    /// deployed start event nor registered process takes: likely a misspelt name.
+    /// They are buffered all the same (a catch may come), and the first of each
+    /// name is logged at warn. Counted by durable engines, whose processes are
+    /// registered; an in-memory engine knows its processes only as their catches
+    /// wait, so it counts none.
+    pub unknown: u64,
     /// Repeats of a parallel instantiating gate's arms, buffered while the instance
     /// with their key ran and dropped when it ended (README, "Start events and
     /// deployments").
@@ -191,8 +198,16 @@ struct State {
     /// claim poll asks the store for; `nodes.rs`). `None` on one engine.
     #[cfg(feature = "postgres")]
     wait_names: Option<HashMap<Arc<str>, usize>>,
-    /// The names waiters wait on, each allocated once (`State::intern`).
+    /// The names waiters wait on, each allocated once (`State::intern`), and the
+    /// names registered processes take (`Hub::know`): never shrinks.
     names: HashSet<Arc<str>>,
+    /// The unknown names published to, each warned of once.
+    warned_unknown: HashSet<Box<str>>,
+    /// Whether the engine registers its processes (`Hub::know`: a durable engine),
+    /// so that a name none of them takes is known to be unknown. (In memory,
+    /// processes are not registered: a publish before the first catch waited is
+    /// common there, and not counted.)
+    catalogue: bool,
     /// Subscription → where it is, so an unsubscribe finds it without a scan.
     subs: HashMap<SubId, Place>,
     /// Open choices → their members. A choice leaves the map once: when one member
@@ -222,6 +237,8 @@ pub(crate) struct Hub {
     delivered: AtomicU64,
     dropped_full: AtomicU64,
     expired: AtomicU64,
+    /// Messages published to a name no catch or start event here ever took.
+    unknown: AtomicU64,
     /// Woken when a catch starts waiting (a node of several: `Hub::on_wait`).
     #[cfg(feature = "postgres")]
     on_wait: std::sync::OnceLock<Arc<tokio::sync::Notify>>,
@@ -236,6 +253,7 @@ impl Hub {
             delivered: AtomicU64::new(0),
             dropped_full: AtomicU64::new(0),
             expired: AtomicU64::new(0),
+            unknown: AtomicU64::new(0),
             #[cfg(feature = "postgres")]
             on_wait: std::sync::OnceLock::new(),
             stale: AtomicU64::new(0),
@@ -449,11 +467,34 @@ impl Hub {
         payload: Payload,
         stored: Option<u64>,
     ) -> Published {
-        self.route(name, key, payload, stored, (true, true))
+        self.publish_for(name, key, payload, stored, self.config.ttl)
+    }
+
+    /// Publish a message that waits in the buffer `ttl` at most (rather than the
+    /// broker's time-to-live).
+    pub fn publish_for(
+        &self,
+        name: &str,
+        key: &str,
+        payload: Payload,
+        stored: Option<u64>,
+        ttl: Duration,
+    ) -> Published {
+        self.route(name, key, payload, stored, (true, true), ttl)
             .unwrap_or(Published::Dropped)
     }
 
-    /// To a waiter, (`start`) a start event, or (`buffer`) into the buffer.
+    /// Say that catches or start events of a registered process take messages
+    /// called `names`: a publish to one of them before any waited is not unknown.
+    pub fn know(&self, names: impl IntoIterator<Item = &'static str>) {
+        let mut state = self.lock();
+        state.catalogue = true;
+        for name in names {
+            state.intern(name);
+        }
+    }
+
+    /// To a waiter, (`start`) a start event, or (`buffer`) into the buffer for `ttl`.
     fn route(
         &self,
         name: &str,
@@ -461,6 +502,7 @@ impl Hub {
         payload: Payload,
         stored: Option<u64>,
         (start, buffer): (bool, bool),
+        ttl: Duration,
     ) -> Option<Published> {
         let at = (Arc::<str>::from(name), Arc::<str>::from(key));
         // Starters are asked once: when they decline, the waiters are looked at again
@@ -476,6 +518,13 @@ impl Hub {
                     _ => Vec::new(),
                 };
                 if starters.is_empty() {
+                    if buffer
+                        && state.catalogue
+                        && !state.names.contains(name)
+                        && !state.message_starters.contains_key(name)
+                    {
+                        self.unknown(&mut state, name, key);
+                    }
                     #[cfg(feature = "postgres")]
                     if stored.is_some() {
                         if let Some(notify) = self.on_wait.get() {
@@ -486,7 +535,7 @@ impl Hub {
                             return buffer.then_some(Published::Buffered);
                         }
                     }
-                    return buffer.then(|| self.buffer(&mut state, at, payload, stored));
+                    return buffer.then(|| self.buffer(&mut state, at, payload, stored, ttl));
                 }
                 drop(state);
                 starters_asked = true;

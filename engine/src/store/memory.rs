@@ -120,6 +120,9 @@ impl Tables {
                     .collect();
                 for id in expired {
                     let old = self.messages.remove(&id);
+                    if let Some(m) = &old {
+                        super::expired_message(&m.name, &m.key);
+                    }
                     undo.push(Undo::Message(id, old));
                 }
             }

@@ -617,3 +617,14 @@ pub(crate) fn raise_ids(next: &mut Ids, write: &Write) {
         _ => {}
     }
 }
+
+/// A stored message's time-to-live ran out before any catch took it: it leaves the
+/// store, said at warn (the business may have lost an event: a misspelt name or
+/// key, or a catch that came too late — the broker's time-to-live is settable).
+pub(crate) fn expired_message(name: &str, key: &str) {
+    tracing::warn!(
+        message = name,
+        key,
+        "a stored message expired untaken: removed"
+    );
+}

@@ -65,6 +65,10 @@ pub struct NodeConfig {
     pub takeover_batch: usize,
     /// How many instance and message ids a node reserves at a time. Default 2^32.
     pub id_block: u64,
+    /// The engine's own settings: the broker's bound and the time-to-live of
+    /// published messages (how long one waits in the store for its catch; default
+    /// 60 s), history, call depth.
+    pub engine: crate::EngineConfig,
 }
 
 impl Default for NodeConfig {
@@ -76,6 +80,7 @@ impl Default for NodeConfig {
             poll: Duration::from_millis(500),
             takeover_batch: 500,
             id_block: 1 << 32,
+            engine: crate::EngineConfig::default(),
         }
     }
 }
@@ -202,7 +207,7 @@ impl DurableEngine {
             Ok((store, own, renewals, ids))
         })
         .await?;
-        let engine = Self::with_store(Arc::new(store))?;
+        let engine = Self::with_store_config(Arc::new(store), config.engine)?;
         engine.engine.inner.instance_ids.continue_from(ids.0);
         engine.inner.next_message.store(ids.1, Ordering::Relaxed);
         let node = Arc::new(Node {

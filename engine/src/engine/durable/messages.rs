@@ -29,6 +29,25 @@ impl DurableEngine {
     where
         P: Serialize + DeserializeOwned + Any + Send + Sync,
     {
+        self.publish_message_ttl(name, key, payload, self.inner.message_ttl)
+            .await
+    }
+
+    /// [`publish_message`](Self::publish_message), but the message waits in the
+    /// store for its catch `ttl` at most, rather than the broker's time-to-live
+    /// (`EngineConfig::broker`, given where the engine is made: [`Self::open_with`],
+    /// [`Self::with_store_config`], `NodeConfig::engine`). A message whose time runs
+    /// out untaken leaves the store, logged at warn with its name and key.
+    pub async fn publish_message_ttl<P>(
+        &self,
+        name: &str,
+        key: impl AsRef<str>,
+        payload: P,
+        ttl: std::time::Duration,
+    ) -> Result<Published, DurableError>
+    where
+        P: Serialize + DeserializeOwned + Any + Send + Sync,
+    {
         self.message_type::<P>(name);
         let json = serde_json::to_string(&payload).map_err(|e| DurableError::Data {
             process: "",
@@ -41,7 +60,7 @@ impl DurableEngine {
             name: name.to_string(),
             key: key.to_string(),
             payload: json,
-            expires_ms: now_ms() + self.inner.message_ttl.as_millis() as i64,
+            expires_ms: now_ms().saturating_add(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)),
         };
         #[cfg(feature = "postgres")]
         if let Some(node) = self.inner.node.get() {
@@ -53,13 +72,20 @@ impl DurableEngine {
             self.engine
                 .inner
                 .hub
-                .publish_stored(name, key, Arc::new(payload), Some(id));
+                .publish_for(name, key, Arc::new(payload), Some(id), ttl);
         if matches!(published, Published::Dropped | Published::ShutDown) {
             // No instance will take it: it leaves the store. (One it started is
             // consumed by that instance's first checkpoint.)
             self.inner.writer.send(vec![Write::DropMessage { id }]);
         }
         Ok(published)
+    }
+
+    /// What the broker did with the messages published here so far (delivered,
+    /// buffered, dropped, expired, published under an unknown name), as
+    /// [`Engine::broker_stats`](crate::Engine::broker_stats).
+    pub fn broker_stats(&self) -> crate::BrokerStats {
+        self.engine.broker_stats()
     }
 
     /// Say that messages called `name` carry a `P`, so stored ones can be read back
@@ -116,6 +142,11 @@ impl DurableEngine {
                 }) => Some((*name, apply.is_some(), decode())),
                 _ => None,
             });
+        let catches: Vec<_> = catches.collect();
+        self.engine
+            .inner
+            .hub
+            .know(catches.iter().map(|(name, ..)| *name));
         for (name, typed, decode) in catches {
             let Some(decode) = decode else {
                 continue;
@@ -157,11 +188,14 @@ impl DurableEngine {
                 continue;
             };
             report.messages += 1;
-            self.engine.inner.hub.publish_stored(
+            // What is left of its time-to-live.
+            let ttl = std::time::Duration::from_millis((message.expires_ms - now) as u64);
+            self.engine.inner.hub.publish_for(
                 &message.name,
                 &message.key,
                 payload,
                 Some(message.id),
+                ttl,
             );
         }
         Ok(())

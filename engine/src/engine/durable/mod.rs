@@ -205,14 +205,42 @@ impl DurableEngine {
         Self::connect_with(url, NodeConfig::default()).await
     }
 
+    /// A durable engine on the SQLite file at `path`, created if missing, set up by
+    /// `config`: the broker's bound and the time-to-live of published messages
+    /// (waiting in the store for their catch), history, call depth.
+    ///
+    /// Needs the `sqlite` feature.
+    #[cfg(feature = "sqlite")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+    pub async fn open_with(
+        path: impl AsRef<std::path::Path>,
+        config: crate::EngineConfig,
+    ) -> Result<Self, DurableError> {
+        let path = path.as_ref().to_path_buf();
+        let store = tokio::task::spawn_blocking(move || crate::store::SqliteStore::open(path))
+            .await
+            .map_err(|_| DurableError::NoRuntime)??;
+        Self::with_store_config(Arc::new(store), config)
+    }
+
     /// A durable engine on `store`.
     pub fn with_store(store: Arc<dyn Store>) -> Result<Self, DurableError> {
+        Self::with_store_config(store, crate::EngineConfig::default())
+    }
+
+    /// A durable engine on `store`, set up by `config`: the broker's bound and the
+    /// time-to-live of published messages (how long one waits in the store for its
+    /// catch; default 60 s), history, call depth.
+    pub fn with_store_config(
+        store: Arc<dyn Store>,
+        config: crate::EngineConfig,
+    ) -> Result<Self, DurableError> {
         let writer = Writer::spawn(store.clone())?;
-        let engine = Engine::new();
+        let engine = Engine::with_config(config);
         // Ids continue after every id the store has seen.
         let next = store.next_ids()?;
         engine.inner.instance_ids.continue_from(next.instance);
-        let message_ttl = crate::events::BrokerConfig::default().ttl;
+        let message_ttl = config.broker.ttl;
         let mut stored_deployments: HashMap<String, std::collections::VecDeque<_>> = HashMap::new();
         for record in store.deployments()? {
             stored_deployments

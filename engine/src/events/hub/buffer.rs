@@ -5,9 +5,10 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::time::Instant;
-use tracing::debug;
+use tracing::{debug, warn};
 
 use super::{BrokerStats, Hub, MessageKey, Payload, Published, State};
 
@@ -28,6 +29,7 @@ impl Hub {
             buffered,
             dropped_full: self.dropped_full.load(Ordering::Relaxed),
             expired: self.expired.load(Ordering::Relaxed),
+            unknown: self.unknown.load(Ordering::Relaxed),
             stale: self.stale.load(Ordering::Relaxed),
         }
     }
@@ -38,20 +40,22 @@ impl Hub {
         at: MessageKey,
         payload: Payload,
         stored: Option<u64>,
+        ttl: Duration,
     ) -> Published {
         if state.buffered >= self.config.capacity {
             self.purge_expired(state);
         }
         if state.buffered >= self.config.capacity {
             self.dropped_full.fetch_add(1, Ordering::Relaxed);
-            debug!(
+            warn!(
                 message = &*at.0,
                 key = &*at.1,
+                capacity = self.config.capacity,
                 "message buffer full: message dropped"
             );
             return Published::Dropped;
         }
-        let expires = Instant::now() + self.config.ttl;
+        let expires = Instant::now() + ttl;
         let seq = state.next_buffered;
         state.next_buffered += 1;
         state.buffer.entry(at).or_default().push_back(Buffered {
@@ -78,6 +82,7 @@ impl Hub {
                 found = Some((buffered.payload, buffered.stored));
                 break;
             }
+            expired_untaken(at);
             expired += 1;
         }
         let taken = expired + usize::from(found.is_some());
@@ -145,13 +150,45 @@ impl Hub {
     pub(super) fn purge_expired(&self, state: &mut State) {
         let now = Instant::now();
         let mut expired = 0;
-        state.buffer.retain(|_, queue| {
+        state.buffer.retain(|at, queue| {
             let before = queue.len();
-            queue.retain(|b| b.expires > now);
+            queue.retain(|b| {
+                let live = b.expires > now;
+                if !live {
+                    expired_untaken(at);
+                }
+                live
+            });
             expired += before - queue.len();
             !queue.is_empty()
         });
         state.buffered -= expired;
         self.expired.fetch_add(expired as u64, Ordering::Relaxed);
+    }
+}
+
+/// A buffered message's time-to-live ran out before any catch took it.
+fn expired_untaken((name, key): &MessageKey) {
+    warn!(
+        message = &**name,
+        key = &**key,
+        "a buffered message expired untaken: dropped"
+    );
+}
+
+impl Hub {
+    /// A message published to a name nothing here takes: counted, the first of
+    /// each name logged at warn (a later catch may still take it from the buffer).
+    pub(super) fn unknown(&self, state: &mut State, name: &str, key: &str) {
+        self.unknown.fetch_add(1, Ordering::Relaxed);
+        if state.warned_unknown.insert(name.into()) {
+            warn!(
+                message = name,
+                key,
+                "a message published under a name no catch here has waited for and no \
+                 registered or deployed process takes (a misspelt name?): it waits in \
+                 the buffer until its time-to-live ends"
+            );
+        }
     }
 }

@@ -33,7 +33,14 @@ impl Hub {
         payload: Payload,
         (stored, start): (u64, bool),
     ) -> Option<Published> {
-        self.route(name, key, payload, Some(stored), (start, false))
+        self.route(
+            name,
+            key,
+            payload,
+            Some(stored),
+            (start, false),
+            self.config.ttl,
+        )
     }
 
     /// Whether a catch here waits for the message `name` with `key`.

@@ -128,11 +128,18 @@ impl PostgresStore {
                 )?;
             }
             Write::Expire { now_ms } => {
-                run(
-                    "DELETE FROM messages WHERE expires_ms <= $1",
-                    &[now_ms],
-                    "expiring messages",
+                let statement = cached(
+                    statements,
+                    tx,
+                    "DELETE FROM messages WHERE expires_ms <= $1 RETURNING name, key",
+                    &self.location,
                 )?;
+                let expired = tx
+                    .query(&statement, &[now_ms])
+                    .map_err(|e| self.fail("expiring messages", e))?;
+                for row in &expired {
+                    super::super::expired_message(row.get(0), row.get(1));
+                }
             }
             Write::PutDeployment(d) => {
                 run(

@@ -72,6 +72,10 @@ impl PostgresStore {
                     self.terminate(pid);
                     tx.commit()
                 }
+                Some(CommitFault::Before(f)) => {
+                    f();
+                    tx.commit()
+                }
                 Some(CommitFault::AnswerLost) => tx.commit().and_then(|()| {
                     self.terminate(pid);
                     // What the client gets when the answer is lost: a closed connection.

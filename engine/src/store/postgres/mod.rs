@@ -187,7 +187,7 @@ impl Inner {
 
 /// A fault [`PostgresStore::inject_commit_fault`] makes at a commit (for tests).
 #[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum CommitFault {
     /// The server commits, then the connection dies before the client reads the
     /// answer: the commit's outcome is lost to the client.
@@ -197,6 +197,9 @@ pub enum CommitFault {
     /// The connection is cut before the COMMIT is sent, and the server does not
     /// notice: it still holds the transaction open when the store asks about it.
     Stalled,
+    /// The test's `fn` runs right before the COMMIT is sent (say, a crash restart of
+    /// the server: the transaction is lost with it).
+    Before(fn()),
 }
 
 /// What the server says of a transaction whose commit answer was lost.

@@ -120,9 +120,20 @@ impl SqliteStore {
                 }
             }
             Write::Expire { now_ms } => {
-                tx.prepare_cached("DELETE FROM messages WHERE expires_ms <= ?1")
-                    .and_then(|mut s| s.execute([now_ms]))
+                let mut statement = tx
+                    .prepare_cached(
+                        "DELETE FROM messages WHERE expires_ms <= ?1 RETURNING name, key",
+                    )
                     .map_err(|e| fail("expiring messages", e))?;
+                let expired = statement
+                    .query_map([now_ms], |row| {
+                        Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+                    })
+                    .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+                    .map_err(|e| fail("expiring messages", e))?;
+                for (name, key) in &expired {
+                    super::super::expired_message(name, key);
+                }
             }
             Write::PutDeployment(d) => {
                 tx.prepare_cached(
