@@ -496,9 +496,13 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// Which instance `track` is, as its handler or open work sees it: its index in
-    /// the nearest activation it runs in (`thresh::task::TaskContext::iteration`).
+    /// the nearest activation it runs in (`thresh::task::TaskContext::iteration`); for
+    /// one that compensates a completion, that completion's.
     pub(crate) fn iteration_of(&self, track: TrackId) -> Option<u32> {
-        self.enclosing_instance(track, None).map(|(_, index)| index)
+        match self.undone_iteration(track) {
+            Some(undone) => undone,
+            None => self.enclosing_instance(track, None).map(|(_, index)| index),
+        }
     }
 
     /// The nearest activation `track` runs in (of the activity `of`, when given):
