@@ -10,7 +10,9 @@
 //!   runs: it runs again from its snapshot, then the two queued instances;
 //! - a sequential multi-instance sub-process with a compensation event sub-process: a
 //!   restart before the throw and one while the event sub-process waits for a user
-//!   task; each instance's event sub-process undoes only that instance's inner task.
+//!   task; each instance's event sub-process undoes only that instance's inner task;
+//! - a checkpoint of the older engine (one completion for a whole loop, its runs
+//!   inside): restored, each run is undone on its own.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -302,6 +304,59 @@ async fn sub_process_instances(store: TestStore, run: u64) {
         "{}",
         handle.history().await
     );
+    engine.shutdown(HANG).await.expect("shutdown");
+}
+
+/// A checkpoint stored before runs were logged one by one holds one completion of
+/// the whole loop, its runs as its inner log, and no iterations: after a restart
+/// each run is still undone on its own, from its snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_checkpoints_whole_loop_completion_is_undone_run_by_run() {
+    let store = TestStore::memory();
+    let run = 31;
+    let engine = store.engine().expect("open");
+    register(&engine).expect("register");
+    let handle = engine.start(&LOOP_SIGN, start(run, &[])).await.expect("stored");
+    let id = handle.id();
+    for laps in 1..=3 {
+        open_at(&handle, "lap").await;
+        handle
+            .complete("lap", |t| t.laps += 1)
+            .await
+            .unwrap_or_else(|e| panic!("lap {laps}: {e}"));
+    }
+    open_at(&handle, "confirm").await;
+    engine.shutdown(HANG).await.expect("shutdown");
+
+    // Rewrite the stored log as the older engine wrote it.
+    let mut record = store.instance(id.0).expect("store").expect("stored");
+    let mut state: serde_json::Value = serde_json::from_str(&record.state).expect("JSON");
+    let logs = state["running"]["compensation"]["logs"]
+        .as_array_mut()
+        .expect("a compensation log");
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    let mut runs = logs[0]["completions"].as_array().expect("completions").clone();
+    assert_eq!(runs.len(), 3, "one completion per run: {runs:?}");
+    for r in &mut runs {
+        r.as_object_mut().expect("a completion").remove("iteration");
+    }
+    let data = runs[2]["data"].clone();
+    logs[0]["completions"] = serde_json::json!([{ "activity": "lap", "data": data, "inner": runs }]);
+    record.state = state.to_string();
+    record.seq += 1;
+    store
+        .apply(&[thresh::store::Write::Put(record)])
+        .expect("put");
+
+    let engine = store.engine().expect("reopen");
+    register(&engine).expect("register");
+    let report = engine.resume().await.expect("resume");
+    assert_eq!(report.resumed.len(), 1, "{report:?}");
+    let handle = engine.handle(&LOOP_SIGN, id).expect("resumed");
+    open_at(&handle, "confirm").await;
+    handle.complete("confirm", |_| {}).await.expect("confirm");
+    completed(&handle).await;
+    assert_eq!(seen(run, "unlap"), [(3, None), (2, None), (1, None)]);
     engine.shutdown(HANG).await.expect("shutdown");
 }
 
