@@ -136,9 +136,7 @@ fn register(engine: &DurableEngine) -> Result<(), thresh::DurableError> {
 }
 
 async fn reopen(engine: DurableEngine, store: &TestStore) -> DurableEngine {
-    let Restarted { engine, report, .. } = restart(engine, store, register)
-        .await
-        .expect("restart");
+    let Restarted { engine, report, .. } = restart(engine, store, register).await.expect("restart");
     assert_eq!(report.resumed.len(), 1, "{report:?}");
     engine
 }
@@ -200,10 +198,16 @@ fn start(run: u64, items: &[u32]) -> Reps {
 async fn loop_runs(store: TestStore, run: u64) {
     let engine = store.engine().expect("open");
     register(&engine).expect("register");
-    let handle = engine.start(&LOOP_SIGN, start(run, &[])).await.expect("stored");
+    let handle = engine
+        .start(&LOOP_SIGN, start(run, &[]))
+        .await
+        .expect("stored");
     let id = handle.id();
     assert_eq!(open_at(&handle, "lap").await, [Some(0)]);
-    handle.complete("lap", |t| t.laps += 1).await.expect("lap 1");
+    handle
+        .complete("lap", |t| t.laps += 1)
+        .await
+        .expect("lap 1");
     // The second run waits: the first run's completion is logged in the running
     // activation.
     assert_eq!(open_at(&handle, "lap").await, [Some(1)]);
@@ -316,7 +320,10 @@ async fn an_older_checkpoints_whole_loop_completion_is_undone_run_by_run() {
     let run = 31;
     let engine = store.engine().expect("open");
     register(&engine).expect("register");
-    let handle = engine.start(&LOOP_SIGN, start(run, &[])).await.expect("stored");
+    let handle = engine
+        .start(&LOOP_SIGN, start(run, &[]))
+        .await
+        .expect("stored");
     let id = handle.id();
     for laps in 1..=3 {
         open_at(&handle, "lap").await;
@@ -335,13 +342,17 @@ async fn an_older_checkpoints_whole_loop_completion_is_undone_run_by_run() {
         .as_array_mut()
         .expect("a compensation log");
     assert_eq!(logs.len(), 1, "{logs:?}");
-    let mut runs = logs[0]["completions"].as_array().expect("completions").clone();
+    let mut runs = logs[0]["completions"]
+        .as_array()
+        .expect("completions")
+        .clone();
     assert_eq!(runs.len(), 3, "one completion per run: {runs:?}");
     for r in &mut runs {
         r.as_object_mut().expect("a completion").remove("iteration");
     }
     let data = runs[2]["data"].clone();
-    logs[0]["completions"] = serde_json::json!([{ "activity": "lap", "data": data, "inner": runs }]);
+    logs[0]["completions"] =
+        serde_json::json!([{ "activity": "lap", "data": data, "inner": runs }]);
     record.state = state.to_string();
     record.seq += 1;
     store
@@ -401,8 +412,7 @@ mod postgres {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn parallel_instances() {
-        super::parallel_instances(TestStore::postgres("comp_packs").expect("postgres"), 13)
-            .await;
+        super::parallel_instances(TestStore::postgres("comp_packs").expect("postgres"), 13).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -240,3 +240,38 @@ async fn each_multi_instance_sub_process_instance_runs_its_compensation_event_su
     }
     engine.shutdown(HANG).await.expect("shutdown");
 }
+
+process! {
+    /// Two instances are enough: the third (the slowest) is cancelled, and only the
+    /// two that completed are undone.
+    ENOUGH: Reps {
+        start     begin;
+        #[multi_instance(each = |t| t.items.clone(), completion = |_t, n| n.completed >= 2)]
+        task      pack = |t, item: &u32, _i| {
+            let item = *item;
+            async move {
+                tokio::time::sleep(Duration::from_millis(u64::from(item))).await;
+                t.last = item;
+                Ok(())
+            }
+        };
+        boundary  undo_pack on pack: compensation -> unpack;
+        task      unpack = |t| async move { saw(t.run, "unpack", t.last); Ok(()) }: compensation;
+        throw     undo: compensation;
+        end       done;
+        begin -> pack -> undo -> done;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn instances_cancelled_by_the_completion_condition_are_not_undone() {
+    let engine = Engine::new();
+    let handle = engine.start(&ENOUGH, reps(&[30, 10, 20]));
+    let (done, history) = finish_reps(&handle).await;
+    assert_eq!(
+        seen(done.run, "unpack"),
+        [(20, Some(2)), (10, Some(1))],
+        "{history}"
+    );
+    engine.shutdown(HANG).await.expect("shutdown");
+}

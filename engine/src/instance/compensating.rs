@@ -138,7 +138,8 @@ impl<D: ProcessData> Instance<D> {
 
     /// The iteration of the completion `track` undoes, when it works for a
     /// compensation: as its handler, or inside the compensation event sub-process
-    /// undoing it. Outer `None`: `track` undoes nothing.
+    /// undoing it — unless an activation's instance is nearer (then that instance's
+    /// index is its iteration, `iteration_of`). Outer `None`: `track` undoes nothing.
     pub(crate) fn undone_iteration(&self, track: TrackId) -> Option<Option<u32>> {
         if !self.compensation.is_running() {
             return None;
@@ -146,12 +147,19 @@ impl<D: ProcessData> Instance<D> {
         if let Some((_, iteration)) = self.compensation.snapshot_for(track) {
             return Some(iteration);
         }
+        if self.is_instance(track) {
+            return None;
+        }
         let mut at = Some(self.scope_of(track));
         while let Some(scope) = at {
             if let Some(iteration) = self.compensation.iteration_in(scope) {
                 return Some(iteration);
             }
-            at = self.scopes.get(scope)?.parent;
+            let slot = self.scopes.get(scope)?;
+            if slot.owner.is_some_and(|o| self.is_instance(o)) {
+                return None;
+            }
+            at = slot.parent;
         }
         None
     }

@@ -223,7 +223,10 @@ impl<D> Compensation<D> {
     /// had none.
     pub fn iteration_in(&self, scope: ScopeId) -> Option<Option<u32>> {
         self.runs().iter().find_map(|r| match r.current {
-            Current::EventSub { scope: s, iteration } if s == scope => Some(iteration),
+            Current::EventSub {
+                scope: s,
+                iteration,
+            } if s == scope => Some(iteration),
             _ => None,
         })
     }
