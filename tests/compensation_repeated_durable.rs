@@ -34,7 +34,10 @@ pub struct Reps {
 
 /// What each compensating task saw, in the order they ran: (run, who, the value it
 /// read from its data, its iteration).
-static SEEN: Mutex<Vec<(u64, &'static str, u32, Option<u32>)>> = Mutex::new(Vec::new());
+static SEEN: Mutex<Vec<Seen>> = Mutex::new(Vec::new());
+
+/// (run, who, the value it read, its iteration).
+type Seen = (u64, &'static str, u32, Option<u32>);
 
 fn saw(run: u64, who: &'static str, value: u32) {
     let iteration = thresh::task::current().and_then(|c| c.iteration);
