@@ -140,11 +140,12 @@ impl<D: ProcessData> Instance<D> {
     /// compensation: as its handler, or inside the compensation event sub-process
     /// undoing it — unless an activation's instance is nearer (then that instance's
     /// index is its iteration, `iteration_of`). Outer `None`: `track` undoes nothing.
+    #[inline(never)]
     pub(crate) fn undone_iteration(&self, track: TrackId) -> Option<Option<u32>> {
         if !self.compensation.is_running() {
             return None;
         }
-        if let Some((_, iteration)) = self.compensation.snapshot_for(track) {
+        if let Some(iteration) = self.compensation.handler_iteration(track) {
             return Some(iteration);
         }
         if self.is_instance(track) {

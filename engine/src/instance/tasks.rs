@@ -209,13 +209,9 @@ impl<D: ProcessData> Instance<D> {
         // A compensation handler works from the data its activity left
         // (ARCHITECTURE.md, "Compensation"); every other task from the data now —
         // `None`, so a run that is ready at once clones no `Arc` of it.
-        // It also reads the iteration of the completion it undoes as its own.
-        let (snapshot, undone) = match self.compensation.is_running() {
-            false => (None, None),
-            true => match self.compensation.snapshot_for(track) {
-                Some((snapshot, iteration)) => (Some(snapshot), Some(iteration)),
-                None => (None, self.undone_iteration(track)),
-            },
+        let snapshot = match self.compensation.is_empty() {
+            true => None,
+            false => self.compensation.snapshot_for(track),
         };
         // With its item for a multi-instance task (looping.rs).
         let copy = match &snapshot {
@@ -223,7 +219,6 @@ impl<D: ProcessData> Instance<D> {
             None => self.data.copy(false),
         };
         let (run, iteration) = self.task_run_for(track, node, handler, copy);
-        let iteration = undone.unwrap_or(iteration);
         #[cfg(feature = "testing")]
         let mut run = match self.overrides.as_ref().and_then(|table| table.get(node)) {
             Some(replacement) => replacement(D::clone(snapshot.as_deref().unwrap_or(&self.data))),

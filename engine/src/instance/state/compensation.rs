@@ -205,15 +205,26 @@ impl<D> Compensation<D> {
             .map(|r| r.thrower)
     }
 
-    /// The snapshot a compensation handler on `track` works from, and the iteration
-    /// of the completion it undoes.
-    pub fn snapshot_for(&self, track: TrackId) -> Option<(Base<D>, Option<u32>)> {
+    /// The snapshot a compensation handler on `track` works from.
+    pub fn snapshot_for(&self, track: TrackId) -> Option<Base<D>> {
         self.runs().iter().find_map(|r| match &r.current {
             Current::Handler {
+                track: t, snapshot, ..
+            } if *t == track => Some(snapshot.clone()),
+            _ => None,
+        })
+    }
+
+    /// The iteration of the completion a compensation handler on `track` undoes:
+    /// `None` when `track` runs no handler, `Some(None)` when that completion had
+    /// none.
+    pub fn handler_iteration(&self, track: TrackId) -> Option<Option<u32>> {
+        self.runs().iter().find_map(|r| match r.current {
+            Current::Handler {
                 track: t,
-                snapshot,
                 iteration,
-            } if *t == track => Some((snapshot.clone(), *iteration)),
+                ..
+            } if t == track => Some(iteration),
             _ => None,
         })
     }
