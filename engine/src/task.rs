@@ -51,7 +51,9 @@ pub struct TaskContext {
     pub attempt: u32,
     /// For an instance of a multi-instance activity, its index (from 0); for a
     /// run of a standard loop, the runs before it (from 0); for a task inside a
-    /// multi-instance or looped sub-process, the sub-process instance's. `None`
+    /// multi-instance or looped sub-process, the sub-process instance's; for a
+    /// compensation handler undoing a run or an instance (or a task of the
+    /// compensation event sub-process undoing one), that run's or instance's. `None`
     /// for a task that runs once.
     pub iteration: Option<u32>,
 }

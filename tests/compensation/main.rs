@@ -7,9 +7,12 @@
 //!   runtimes, handlers yielding at random;
 //! - a throw naming one activity undoes only that one; an activity completed three
 //!   times in a loop is undone three times, latest lap first, each from its lap's
-//!   snapshot; an activity still running when compensation is thrown is not undone;
-//!   a second throw finds nothing left to undo; the throw waits for its handlers:
-//!   what follows sees their writes;
+//!   snapshot; a standard loop's runs and a multi-instance activity's instances
+//!   (sequential, parallel, a sub-process with a compensation event sub-process)
+//!   are each undone, latest completion first, each from its own snapshot and with
+//!   its iteration (`repeated.rs`); an activity still running when compensation is
+//!   thrown is not undone; a second throw finds nothing left to undo; the throw
+//!   waits for its handlers: what follows sees their writes;
 //! - a completed sub-process: undone through its inner activities (latest first),
 //!   or by its compensation event sub-process when it has one (which may itself
 //!   throw compensation for the inner activities); one not completed (interrupted)
@@ -36,6 +39,7 @@ use thresh::{process, Engine, Happening, History, Outcome, ProcessData, TaskErro
 mod example;
 mod loops;
 mod races;
+mod repeated;
 mod saga;
 mod scopes;
 mod transaction;

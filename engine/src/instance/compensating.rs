@@ -10,6 +10,12 @@
 //! in a scope of its own whose log is the sub-process's inner log), else by undoing
 //! its inner completions. A cancel end event cancels the rest of its transaction,
 //! compensates what completed in it, and leaves through the cancel boundary.
+//!
+//! A loop's runs and a multi-instance activity's instances are logged one by one in
+//! their activation scope, each with its snapshot and iteration; when the activation
+//! completes they move to its parent's log as they are, so each is undone on its
+//! own, latest completion first (BPMN §13.5.5), its handler (or event sub-process)
+//! reading that iteration as its own.
 
 use super::core::{Instance, Move};
 use super::history::Happening;
@@ -65,12 +71,14 @@ impl<D: ProcessData> Instance<D> {
     fn log_compensable(&mut self, track: TrackId, node: NodeIdx) {
         if self.compensation_handler(node).is_some() {
             let scope = self.scope_of(track);
+            let iteration = self.iteration_of(track);
             self.compensation.log(
                 scope,
                 Completion {
                     activity: node,
                     snapshot: self.data.snapshot(),
                     inner: Vec::new(),
+                    iteration,
                 },
             );
         }
@@ -101,6 +109,7 @@ impl<D: ProcessData> Instance<D> {
                     activity: node,
                     snapshot: self.data.snapshot(),
                     inner,
+                    iteration: owner.and_then(|o| self.iteration_of(o)),
                 };
                 self.compensation.log(parent, completion);
             }
@@ -112,6 +121,48 @@ impl<D: ProcessData> Instance<D> {
         } else if !inner.is_empty() {
             self.compensation.log_all(parent, inner);
         }
+    }
+
+    /// A loop or multi-instance activation completed and closed, its log taken out
+    /// as `runs`: each run's (instance's) completion is one of the activity's own,
+    /// logged in `parent` in completion order, never one for the whole activation.
+    pub(crate) fn activation_completed(
+        &mut self,
+        parent: Option<ScopeId>,
+        runs: Vec<Completion<D>>,
+    ) {
+        if let Some(parent) = parent.filter(|_| !runs.is_empty()) {
+            self.compensation.log_all(parent, runs);
+        }
+    }
+
+    /// The iteration of the completion `track` undoes, when it works for a
+    /// compensation: as its handler, or inside the compensation event sub-process
+    /// undoing it — unless an activation's instance is nearer (then that instance's
+    /// index is its iteration, `iteration_of`). Outer `None`: `track` undoes nothing.
+    #[inline(never)]
+    pub(crate) fn undone_iteration(&self, track: TrackId) -> Option<Option<u32>> {
+        if !self.compensation.is_running() {
+            return None;
+        }
+        if let Some(iteration) = self.compensation.handler_iteration(track) {
+            return Some(iteration);
+        }
+        if self.is_instance(track) {
+            return None;
+        }
+        let mut at = Some(self.scope_of(track));
+        while let Some(scope) = at {
+            if let Some(iteration) = self.compensation.iteration_in(scope) {
+                return Some(iteration);
+            }
+            let slot = self.scopes.get(scope)?;
+            if slot.owner.is_some_and(|o| self.is_instance(o)) {
+                return None;
+            }
+            at = slot.parent;
+        }
+        None
     }
 
     /// The scope whose log a compensation thrown in `scope` undoes: out of event
@@ -221,6 +272,7 @@ impl<D: ProcessData> Instance<D> {
                     run.current = Current::Handler {
                         track,
                         snapshot: completion.snapshot,
+                        iteration: completion.iteration,
                     };
                 }
                 return self.run_task(track, handler, run_handler, moves);
@@ -233,7 +285,10 @@ impl<D: ProcessData> Instance<D> {
                 let inner = self.open_scope(Some(esp), Some(scope), None);
                 self.compensation.set_log(inner, completion.inner);
                 if let Some(run) = self.compensation.run_of(thrower) {
-                    run.current = Current::EventSub { scope: inner };
+                    run.current = Current::EventSub {
+                        scope: inner,
+                        iteration: completion.iteration,
+                    };
                 }
                 let track = self.new_track(start, inner);
                 self.record(track, start, Happening::Started);

@@ -382,8 +382,12 @@ impl<D: ProcessData> Instance<D> {
         handler: TaskHandler<D>,
         copy: D,
     ) -> (TaskRun<D>, Option<u32>) {
-        // No marked activity runs: the plain handler (the common case, one check).
+        // No marked activity runs: the plain handler (the common case, one check) —
+        // with the iteration it undoes if it works for a compensation.
         if self.loops.is_empty() {
+            if self.compensation.is_running() {
+                return self.undoing_run(track, handler, copy);
+            }
             return (handler(copy), None);
         }
         if let Some((scope, index)) = self.instance_at(track, node) {
@@ -409,7 +413,6 @@ impl<D: ProcessData> Instance<D> {
             }
             return (handler(copy), Some(index));
         }
-        let enclosing = self.enclosing_instance(track, None);
         if let Some(item_task) = self.process.item_task(node) {
             if let Some((scope, index)) = self.enclosing_instance(track, Some(item_task.of)) {
                 if let Some(Running {
@@ -434,7 +437,20 @@ impl<D: ProcessData> Instance<D> {
                 }
             }
         }
-        (handler(copy), enclosing.map(|(_, i)| i))
+        (handler(copy), self.iteration_of(track))
+    }
+
+    /// The run of a task's handler on `track` while a compensation runs and no
+    /// marked activity does: it reads as its iteration that of the completion it
+    /// undoes, if it undoes one. Out of line, so the common start pays one check.
+    #[inline(never)]
+    fn undoing_run(
+        &mut self,
+        track: TrackId,
+        handler: TaskHandler<D>,
+        copy: D,
+    ) -> (TaskRun<D>, Option<u32>) {
+        (handler(copy), self.undone_iteration(track).flatten())
     }
 
     /// For an instance of the multi-instance call activity `node` on `track`: the
@@ -496,9 +512,14 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// Which instance `track` is, as its handler or open work sees it: its index in
-    /// the nearest activation it runs in (`thresh::task::TaskContext::iteration`).
+    /// the nearest activation it runs in (`thresh::task::TaskContext::iteration`); for
+    /// one that compensates a completion, that completion's.
+    #[inline(never)]
     pub(crate) fn iteration_of(&self, track: TrackId) -> Option<u32> {
-        self.enclosing_instance(track, None).map(|(_, index)| index)
+        match self.undone_iteration(track) {
+            Some(undone) => undone,
+            None => self.enclosing_instance(track, None).map(|(_, index)| index),
+        }
     }
 
     /// The nearest activation `track` runs in (of the activity `of`, when given):

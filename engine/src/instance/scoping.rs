@@ -181,10 +181,13 @@ impl<D: ProcessData> Instance<D> {
             }
             // What completed inside can be compensated after the scope is gone.
             let inner = self.compensation.take_log(id);
+            let activation = self.is_activation(id);
             self.close_scope(id);
             completed = true;
             let owner_live = owner.is_some_and(|o| self.tracks.get(o).is_some());
-            if owner.is_none() || owner_live {
+            if activation && owner_live {
+                self.activation_completed(parent, inner);
+            } else if owner.is_none() || owner_live {
                 self.scope_completed(id, node, owner, parent, inner, moves);
             }
             if let (Some(node), Some(owner)) = (node, owner) {

@@ -13,7 +13,8 @@ pub struct OpenWork {
     /// Which instance of its activity this work item is: for a multi-instance user
     /// task, the instance's index (from 0, the item's position in the collection);
     /// for a looped one, the runs before it; for a user task inside a multi-instance
-    /// or looped sub-process, the sub-process instance's. `None` for a user task
+    /// or looped sub-process, the sub-process instance's; in a compensation event
+    /// sub-process undoing a run or an instance, that one's. `None` for a user task
     /// that runs once. The same as a task's [`TaskContext::iteration`](crate::task::TaskContext::iteration).
     pub iteration: Option<u32>,
 }

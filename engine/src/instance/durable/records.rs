@@ -128,13 +128,19 @@ pub(crate) struct LogRecord {
     pub completions: Vec<CompletionRecord>,
 }
 
-/// One completion: the activity, the data it committed, a sub-process's inner log.
+/// One completion: the activity, the data it committed, a sub-process's inner log,
+/// the run or instance it was. A checkpoint from before runs and instances were
+/// logged one by one has none of them, but a completion of a whole loop or
+/// multi-instance activation holding them as its inner log: restore takes them out
+/// (`durable/restore.rs`).
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct CompletionRecord {
     pub activity: String,
     pub data: serde_json::Value,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inner: Vec<CompletionRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iteration: Option<u32>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -150,14 +156,19 @@ pub(crate) struct RunRecord {
 #[serde(rename_all = "snake_case")]
 pub(crate) enum CurrentRecord {
     Idle,
-    /// A handler runs on `track` (it runs again on restore) from `data`.
+    /// A handler runs on `track` (it runs again on restore) from `data`, undoing
+    /// the completion of `iteration`.
     Handler {
         track: u32,
         data: serde_json::Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        iteration: Option<u32>,
     },
     /// A compensation event sub-process runs in `scope`.
     EventSub {
         scope: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        iteration: Option<u32>,
     },
 }
 

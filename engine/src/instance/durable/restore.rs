@@ -29,15 +29,25 @@ impl<D: ProcessData> Instance<D> {
             node: &impl Fn(&str) -> Result<NodeIdx, RestoreError>,
             decode: fn(serde_json::Value) -> Result<D, String>,
         ) -> Result<Vec<Completion<D>>, RestoreError> {
-            list.into_iter()
-                .map(|c| {
-                    Ok(Completion {
-                        activity: node(&c.activity)?,
-                        snapshot: Base::new(decode(c.data).map_err(RestoreError::Data)?),
-                        inner: completions(c.inner, node, decode)?,
-                    })
-                })
-                .collect()
+            let mut out = Vec::with_capacity(list.len());
+            for c in list {
+                let activity = node(&c.activity)?;
+                let inner = completions(c.inner, node, decode)?;
+                // An older checkpoint's completion of a whole loop or multi-instance
+                // activation: its inner log holds the runs, completions of the same
+                // activity (no activity holds itself). Each run is undone on its own.
+                if inner.iter().any(|run| run.activity == activity) {
+                    out.extend(inner);
+                    continue;
+                }
+                out.push(Completion {
+                    activity,
+                    snapshot: Base::new(decode(c.data).map_err(RestoreError::Data)?),
+                    inner,
+                    iteration: c.iteration,
+                });
+            }
+            Ok(out)
         }
         let logs = record
             .logs
@@ -53,12 +63,18 @@ impl<D: ProcessData> Instance<D> {
                     queue: completions(r.queue, node, decode)?,
                     current: match r.current {
                         CurrentRecord::Idle => Current::Idle,
-                        CurrentRecord::Handler { track, data } => Current::Handler {
+                        CurrentRecord::Handler {
+                            track,
+                            data,
+                            iteration,
+                        } => Current::Handler {
                             track: TrackId(track),
                             snapshot: Base::new(decode(data).map_err(RestoreError::Data)?),
+                            iteration,
                         },
-                        CurrentRecord::EventSub { scope } => Current::EventSub {
+                        CurrentRecord::EventSub { scope, iteration } => Current::EventSub {
                             scope: ScopeId(scope),
+                            iteration,
                         },
                     },
                     then: match r.then {

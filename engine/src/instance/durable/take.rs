@@ -163,6 +163,7 @@ impl<D: ProcessData> Instance<D> {
                         activity: process.nodes[c.activity].id.to_string(),
                         data: encode(&c.snapshot)?,
                         inner: completions(process, &c.inner, encode)?,
+                        iteration: c.iteration,
                     })
                 })
                 .collect()
@@ -189,11 +190,19 @@ impl<D: ProcessData> Instance<D> {
                     queue: completions(process, &run.queue, encode)?,
                     current: match &run.current {
                         Current::Idle => CurrentRecord::Idle,
-                        Current::Handler { track, snapshot } => CurrentRecord::Handler {
+                        Current::Handler {
+                            track,
+                            snapshot,
+                            iteration,
+                        } => CurrentRecord::Handler {
                             track: track.0,
                             data: encode(snapshot)?,
+                            iteration: *iteration,
                         },
-                        Current::EventSub { scope } => CurrentRecord::EventSub { scope: scope.0 },
+                        Current::EventSub { scope, iteration } => CurrentRecord::EventSub {
+                            scope: scope.0,
+                            iteration: *iteration,
+                        },
                     },
                     then: match run.then {
                         Then::Continue => ThenRecord::Continue,

@@ -6,7 +6,9 @@
 //! The log only grows for activities that have something to undo (a compensation
 //! boundary, or a sub-process with a compensation event sub-process or with
 //! compensable activities inside), so a process without compensation keeps two empty
-//! vectors. A sub-process's completion carries its inner log with it.
+//! vectors. A sub-process's completion carries its inner log with it. A loop's runs
+//! and a multi-instance activity's instances are completions of their own, each with
+//! its iteration (BPMN §13.5.5: each is compensated on its own).
 
 use crate::graph::NodeIdx;
 use crate::instance::state::ids::{ScopeId, TrackId};
@@ -20,6 +22,9 @@ pub(crate) struct Completion<D> {
     pub snapshot: Base<D>,
     /// A sub-process's own log, when it completed (empty for a task).
     pub inner: Vec<Completion<D>>,
+    /// Which run or instance it was (`TaskContext::iteration` where it ran): what
+    /// its compensation reads as its own iteration.
+    pub iteration: Option<u32>,
 }
 
 /// What a compensation run's thrower does once every completion is undone.
@@ -37,11 +42,19 @@ pub(crate) enum Then {
 pub(crate) enum Current<D> {
     /// Between two handlers (only within one loop step).
     Idle,
-    /// A compensation handler runs on `track`, from `snapshot`.
-    Handler { track: TrackId, snapshot: Base<D> },
+    /// A compensation handler runs on `track`, from `snapshot`, undoing the
+    /// completion of `iteration`.
+    Handler {
+        track: TrackId,
+        snapshot: Base<D>,
+        iteration: Option<u32>,
+    },
     /// A compensation event sub-process runs in `scope`, whose log is the compensated
-    /// sub-process's inner log.
-    EventSub { scope: ScopeId },
+    /// sub-process's inner log, undoing the completion of `iteration`.
+    EventSub {
+        scope: ScopeId,
+        iteration: Option<u32>,
+    },
 }
 
 /// One compensation under way.
@@ -188,14 +201,43 @@ impl<D> Compensation<D> {
     pub fn thrower_of_scope(&self, scope: ScopeId) -> Option<TrackId> {
         self.runs()
             .iter()
-            .find(|r| matches!(r.current, Current::EventSub { scope: s } if s == scope))
+            .find(|r| matches!(r.current, Current::EventSub { scope: s, .. } if s == scope))
             .map(|r| r.thrower)
     }
 
     /// The snapshot a compensation handler on `track` works from.
     pub fn snapshot_for(&self, track: TrackId) -> Option<Base<D>> {
         self.runs().iter().find_map(|r| match &r.current {
-            Current::Handler { track: t, snapshot } if *t == track => Some(snapshot.clone()),
+            Current::Handler {
+                track: t, snapshot, ..
+            } if *t == track => Some(snapshot.clone()),
+            _ => None,
+        })
+    }
+
+    /// The iteration of the completion a compensation handler on `track` undoes:
+    /// `None` when `track` runs no handler, `Some(None)` when that completion had
+    /// none.
+    pub fn handler_iteration(&self, track: TrackId) -> Option<Option<u32>> {
+        self.runs().iter().find_map(|r| match r.current {
+            Current::Handler {
+                track: t,
+                iteration,
+                ..
+            } if t == track => Some(iteration),
+            _ => None,
+        })
+    }
+
+    /// The iteration of the completion the compensation event sub-process running in
+    /// `scope` undoes: `None` when none runs there, `Some(None)` when that completion
+    /// had none.
+    pub fn iteration_in(&self, scope: ScopeId) -> Option<Option<u32>> {
+        self.runs().iter().find_map(|r| match r.current {
+            Current::EventSub {
+                scope: s,
+                iteration,
+            } if s == scope => Some(iteration),
             _ => None,
         })
     }
@@ -233,6 +275,7 @@ mod tests {
             activity,
             snapshot: Base::new(()),
             inner: Vec::new(),
+            iteration: None,
         }
     }
 
