@@ -19,6 +19,7 @@ mod claims;
 mod commits;
 mod crash;
 mod starts;
+mod takeover_seen;
 
 const HANG: Duration = Duration::from_secs(30);
 

@@ -58,7 +58,7 @@ pub use memory::MemoryStore;
 pub(crate) use postgres::Candidate;
 #[cfg(feature = "postgres")]
 pub use postgres::{
-    CommitFault, Handover, PostgresStore, DEFAULT_SCHEMA, PG_SCHEMA_VERSION, RECONNECT_FOR,
+    CommitFault, Handover, Leased, PostgresStore, DEFAULT_SCHEMA, PG_SCHEMA_VERSION, RECONNECT_FOR,
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore, SCHEMA_VERSION};

@@ -38,10 +38,10 @@ use tokio::sync::{mpsc, Notify};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
-use super::{DurableEngine, DurableError, ResumeReport};
+use super::{DurableEngine, DurableError, ResumeReport, SkipReason, Skipped};
 use crate::data::Erased;
 use crate::engine::Engine;
-use crate::instance::InstanceHandle;
+use crate::instance::{InstanceHandle, InstanceId};
 use crate::store::{PostgresStore, StoreError, DEFAULT_SCHEMA};
 
 /// How a node of several runs ([`DurableEngine::connect_with`]).
@@ -305,6 +305,21 @@ impl DurableEngine {
     }
 }
 
+impl DurableEngine {
+    /// The registered processes: name and fingerprint.
+    fn registered(&self) -> Vec<(String, u64)> {
+        let registry = self
+            .inner
+            .registry
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        registry
+            .iter()
+            .map(|(name, r)| (name.to_string(), r.graph.fingerprint))
+            .collect()
+    }
+}
+
 /// Where a signal's payload decoder is kept (beside the messages').
 pub(super) fn signal_key(name: &str) -> String {
     format!("\u{1}signal:{name}")
@@ -488,17 +503,7 @@ impl Node {
         engine: &DurableEngine,
         not: &[u64],
     ) -> Result<ResumeReport, DurableError> {
-        let processes: Vec<(String, u64)> = {
-            let registry = engine
-                .inner
-                .registry
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            registry
-                .iter()
-                .map(|(name, r)| (name.to_string(), r.graph.fingerprint))
-                .collect()
-        };
+        let processes = engine.registered();
         let mut report = ResumeReport::default();
         if processes.is_empty() {
             return Ok(report);
@@ -537,8 +542,39 @@ impl Node {
         self: Arc<Self>,
         engine: &DurableEngine,
     ) -> Result<ResumeReport, DurableError> {
-        let report = self.take_over(engine, &self.stopping()).await?;
+        let mut report = self.take_over(engine, &self.stopping()).await?;
         self.wake.notify_one();
+        let processes = engine.registered();
+        let names: Vec<String> = processes.iter().map(|(n, _)| n.clone()).collect();
+        let store = self.store.clone();
+        let (leased, unregistered) = blocking(move || {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            Ok((
+                store.leased_elsewhere(&processes)?,
+                store.running_elsewhere(&names)?,
+            ))
+        })
+        .await?;
+        for lease in &leased {
+            info!(
+                node = %self.id,
+                holder = %lease.node,
+                instances = lease.instances,
+                free_in_ms = lease
+                    .free_at
+                    .duration_since(std::time::SystemTime::now())
+                    .map_or(0, |d| d.as_millis() as u64),
+                "instances held by another node's leases: taken over here once they run out, unless that node renews them"
+            );
+        }
+        report.leased = leased;
+        report
+            .skipped
+            .extend(unregistered.into_iter().map(|(id, process)| Skipped {
+                id: InstanceId(id),
+                process,
+                reason: SkipReason::NotRegistered,
+            }));
         Ok(report)
     }
 

@@ -105,6 +105,15 @@ pub struct ResumeReport {
     /// Stored messages left in the store: no payload type is known for their name
     /// yet (call [`DurableEngine::message_type`](super::DurableEngine::message_type) before `resume`).
     pub messages_unread: usize,
+    /// A node of several: the running instances other nodes still hold by leases
+    /// not run out, by node — after a crash, the dead node's, which this node takes
+    /// over (and logs at info) once they run out, by `free_at`; a live node's leases
+    /// keep moving on.
+    ///
+    /// Needs the `postgres` feature.
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    pub leased: Vec<crate::store::Leased>,
 }
 
 /// A stored running instance that was not resumed.

@@ -19,9 +19,18 @@ impl DurableEngine {
     /// the others are theirs.)
     pub async fn resume(&self) -> Result<ResumeReport, DurableError> {
         #[cfg(feature = "postgres")]
-        if let Some(node) = self.inner.node.get() {
-            return node.clone().take_over_all(self).await;
-        }
+        let report = match self.inner.node.get() {
+            Some(node) => node.clone().take_over_all(self).await?,
+            None => self.resume_here().await?,
+        };
+        #[cfg(not(feature = "postgres"))]
+        let report = self.resume_here().await?;
+        warn_unregistered(&report);
+        Ok(report)
+    }
+
+    /// `resume` of an engine alone on its store.
+    async fn resume_here(&self) -> Result<ResumeReport, DurableError> {
         let store = self.inner.store.clone();
         let running = tokio::task::spawn_blocking(move || store.running())
             .await
@@ -191,5 +200,27 @@ struct ResumingDone<'a>(&'a tokio::sync::watch::Sender<bool>);
 impl Drop for ResumingDone<'_> {
     fn drop(&mut self) {
         self.0.send_replace(false);
+    }
+}
+
+/// Stored running instances of processes not registered: `resume` came before
+/// `register`, or a process is missing. Said at warn, by process, with counts.
+fn warn_unregistered(report: &ResumeReport) {
+    let mut missing: std::collections::BTreeMap<&str, usize> = Default::default();
+    for skipped in &report.skipped {
+        if skipped.reason == SkipReason::NotRegistered {
+            *missing.entry(skipped.process.as_str()).or_default() += 1;
+        }
+    }
+    if !missing.is_empty() {
+        let processes: Vec<String> = missing
+            .iter()
+            .map(|(process, n)| format!("{process} ({n})"))
+            .collect();
+        tracing::warn!(
+            processes = %processes.join(", "),
+            "resume found stored running instances of processes not registered here: \
+             register them before resume (they stay stored, untouched)"
+        );
     }
 }

@@ -9,13 +9,14 @@ mod commit;
 mod messages;
 mod read;
 mod schema;
+mod takeover;
 
 use schema::prepare;
 
-pub use cluster::Handover;
 #[cfg(test)]
 pub(crate) use cluster::Listener;
 pub(crate) use messages::Candidate;
+pub use takeover::{Handover, Leased};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
