@@ -39,6 +39,7 @@ mod instance;
 pub mod loops;
 #[allow(unsafe_code)]
 mod mem;
+pub mod retry;
 #[cfg(feature = "durable")]
 #[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
 pub mod store;
@@ -58,6 +59,7 @@ pub use engine::durable::{
 pub use engine::{DeployError, Deployment, DeploymentId, Engine, EngineConfig, ShutdownError};
 pub use events::{BrokerConfig, BrokerStats, Published, TimerSpec};
 pub use graph::Process;
+pub use retry::{Incident, IncidentId, OnFailure, RetryError, RetryPolicy};
 pub use instance::{
     Happening, History, InstanceError, InstanceHandle, InstanceId, OpenWork, Outcome, Step,
     TrackId, WorkError,
@@ -84,6 +86,7 @@ pub mod __private {
         input
     }
     pub use crate::data::Erased;
+    pub use crate::retry::TaskPolicy;
     pub use crate::graph::{
         Activation, ApplyFailure, Flow, Next, Node, NodeKind, Payload, TaskRun, Throw, Trigger,
     };
