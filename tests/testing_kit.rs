@@ -250,7 +250,8 @@ async fn a_mocked_stock_service_ships_a_large_order() {
         .assert_outcome_completed()
         .assert_data("packed", |o| o.packed && o.in_stock);
     // Another engine runs the real handlers.
-    let real = Engine::with_config(thresh::EngineConfig::fail_fast()).start(&ORDER, order("A-7", 5_000));
+    let real =
+        Engine::with_config(thresh::EngineConfig::fail_fast()).start(&ORDER, order("A-7", 5_000));
     expect_ended(&real).await;
     observe(&real).await.assert_ended_at(["backordered"]);
 }

@@ -59,11 +59,11 @@ pub use engine::durable::{
 pub use engine::{DeployError, Deployment, DeploymentId, Engine, EngineConfig, ShutdownError};
 pub use events::{BrokerConfig, BrokerStats, Published, TimerSpec};
 pub use graph::Process;
-pub use retry::{Incident, IncidentId, OnFailure, RetryError, RetryPolicy};
 pub use instance::{
     Happening, History, InstanceError, InstanceHandle, InstanceId, OpenWork, Outcome, Step,
     TrackId, WorkError,
 };
+pub use retry::{Incident, IncidentId, OnFailure, RetryError, RetryPolicy};
 /// Declare a process. See the crate README for the DSL.
 pub use thresh_macros::process;
 /// Derive [`ProcessData`] for a struct with named or tuple fields; every field must be
@@ -86,11 +86,11 @@ pub mod __private {
         input
     }
     pub use crate::data::Erased;
-    pub use crate::retry::TaskPolicy;
     pub use crate::graph::{
         Activation, ApplyFailure, Flow, Next, Node, NodeKind, Payload, TaskRun, Throw, Trigger,
     };
     pub use crate::graph::{CallActivity, Graph};
+    pub use crate::retry::TaskPolicy;
 
     /// Call a task handler on the task's copy. The bounds give a closure its
     /// parameter type and pin its output, so neither `|order| ...` nor `Ok(())` in it

@@ -196,12 +196,17 @@ pub(crate) trait RetryTarget: Send + Sync {
 /// as incidents open and close (a short lock, never held while posting to a loop).
 #[derive(Default)]
 pub(crate) struct Board {
-    open: Mutex<BTreeMap<IncidentId, (Incident, Arc<dyn RetryTarget>)>>,
+    open: Mutex<Open>,
 }
 
+/// Each open incident, with the way to its instance's loop.
+type Open = BTreeMap<IncidentId, (Incident, Arc<dyn RetryTarget>)>;
+
 impl Board {
-    fn open(&self) -> std::sync::MutexGuard<'_, BTreeMap<IncidentId, (Incident, Arc<dyn RetryTarget>)>> {
-        self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn open(&self) -> std::sync::MutexGuard<'_, Open> {
+        self.open
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub(crate) fn opened(&self, incident: Incident, target: Arc<dyn RetryTarget>) {
@@ -223,7 +228,9 @@ impl Board {
 }
 
 /// The typed data change of a retry, erased.
-pub(crate) fn erase_change<D: 'static>(change: impl FnOnce(&mut D) + Send + 'static) -> RetryChange {
+pub(crate) fn erase_change<D: 'static>(
+    change: impl FnOnce(&mut D) + Send + 'static,
+) -> RetryChange {
     Box::new(move |data: &mut Erased| match data.get_mut::<D>() {
         Some(data) => {
             change(data);
@@ -246,9 +253,14 @@ mod tests {
             max_backoff: Duration::from_secs(5),
             jitter: 0.0,
         };
-        let waits: Vec<u64> = (1..=5).map(|n| policy.backoff_after(n, 7).as_secs()).collect();
+        let waits: Vec<u64> = (1..=5)
+            .map(|n| policy.backoff_after(n, 7).as_secs())
+            .collect();
         assert_eq!(waits, [1, 2, 4, 5, 5]);
-        let jittered = RetryPolicy { jitter: 0.5, ..policy };
+        let jittered = RetryPolicy {
+            jitter: 0.5,
+            ..policy
+        };
         for seed in 0..200 {
             let wait = jittered.backoff_after(1, seed).as_secs_f64();
             assert!((0.5..1.5).contains(&wait), "{wait}");

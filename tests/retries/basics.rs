@@ -15,8 +15,18 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn two_failed_attempts_then_the_third_completes_with_one_commit() {
     let engine = Engine::new();
-    let handle = engine.start(&CHARGE, Order { fail_first: 2, ..Order::default() });
-    let order = handle.outcome().await.completed().expect("the third attempt completes");
+    let handle = engine.start(
+        &CHARGE,
+        Order {
+            fail_first: 2,
+            ..Order::default()
+        },
+    );
+    let order = handle
+        .outcome()
+        .await
+        .completed()
+        .expect("the third attempt completes");
     assert_eq!(order.charged, 3);
     let history = handle.history().await;
     let at_charge: Vec<&Happening> = history
@@ -62,12 +72,20 @@ async fn spent_attempts_open_an_incident_and_retry_after_a_fix_completes() {
     let handle = engine.start(&PAY, Order::default());
     let incident = next_incident(&engine).await;
     assert_eq!(
-        (incident.process, incident.node, incident.error.as_str(), incident.attempts),
+        (
+            incident.process,
+            incident.node,
+            incident.error.as_str(),
+            incident.attempts
+        ),
         ("PAY", "charge", "no card", 2)
     );
     assert_eq!(incident.id.instance, handle.id());
     assert_eq!(handle.incidents().await, vec![incident.clone()]);
-    assert!(!handle.is_finished(), "the instance waits, it does not fail");
+    assert!(
+        !handle.is_finished(),
+        "the instance waits, it does not fail"
+    );
     // Visible in history and picture.
     let history = handle.history().await;
     assert!(matches!(
@@ -83,7 +101,11 @@ async fn spent_attempts_open_an_incident_and_retry_after_a_fix_completes() {
         .retry_with(incident.id, |o: &mut Order| o.card = "4242".into())
         .await
         .expect("the incident is open");
-    let order = handle.outcome().await.completed().expect("completes after the fix");
+    let order = handle
+        .outcome()
+        .await
+        .completed()
+        .expect("completes after the fix");
     assert_eq!((order.card.as_str(), order.charged), ("4242", 3));
     assert!(engine.incidents().is_empty());
     assert_eq!(
@@ -108,7 +130,10 @@ async fn a_retry_that_fails_again_opens_the_incident_again() {
     assert_eq!(second.attempts, 3, "the retry is one more attempt");
     handle.cancel();
     assert!(matches!(handle.outcome().await, Outcome::Cancelled(_)));
-    assert!(engine.incidents().is_empty(), "a cancel resolves its incidents");
+    assert!(
+        engine.incidents().is_empty(),
+        "a cancel resolves its incidents"
+    );
 }
 
 async fn declined(order: &mut Order) -> Result<(), TaskError> {
@@ -131,8 +156,14 @@ async fn a_permanent_error_opens_an_incident_at_once() {
     let started = tokio::time::Instant::now();
     let handle = engine.start(&DECLINED, Order::default());
     let incident = next_incident(&engine).await;
-    assert_eq!((incident.error.as_str(), incident.attempts), ("card declined", 1));
-    assert!(started.elapsed() < Duration::from_secs(1), "no backoff waited");
+    assert_eq!(
+        (incident.error.as_str(), incident.attempts),
+        ("card declined", 1)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "no backoff waited"
+    );
     let history = handle.history().await;
     assert!(!history
         .steps()
@@ -160,7 +191,11 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_panic_counts_as_a_failed_attempt() {
     let handle = Engine::new().start(&PANICS, Order::default());
-    let order = handle.outcome().await.completed().expect("the second attempt completes");
+    let order = handle
+        .outcome()
+        .await
+        .completed()
+        .expect("the second attempt completes");
     assert_eq!(order.charged, 2);
     let history = handle.history().await;
     assert!(history.steps().iter().any(|s| matches!(
@@ -193,7 +228,11 @@ process! {
 async fn a_timeout_cancels_an_attempt() {
     let started = tokio::time::Instant::now();
     let handle = Engine::new().start(&SLOW, Order::default());
-    let order = handle.outcome().await.completed().expect("the second attempt completes");
+    let order = handle
+        .outcome()
+        .await
+        .completed()
+        .expect("the second attempt completes");
     assert_eq!((order.charged, order.amount), (2, 0));
     // The first attempt was cut at 30 s, not run its hour.
     assert!(started.elapsed() < Duration::from_secs(60));
@@ -225,7 +264,11 @@ process! {
 async fn a_boundary_timer_fires_while_the_task_waits_for_its_next_attempt() {
     let engine = Engine::new();
     let handle = engine.start(&GUARDED, Order::default());
-    let order = handle.outcome().await.completed().expect("the boundary leads out");
+    let order = handle
+        .outcome()
+        .await
+        .completed()
+        .expect("the boundary leads out");
     assert_eq!(order.charged, 0, "a failed attempt commits nothing");
     let history = handle.history().await;
     // Attempts at 0 s and 60 s; the boundary at 90 s, during the second backoff.
@@ -260,7 +303,10 @@ async fn an_interrupting_boundary_resolves_an_open_incident() {
     let handle = engine.start(&HELD, Order::default());
     next_incident(&engine).await;
     assert!(handle.outcome().await.completed().is_some());
-    assert!(engine.incidents().is_empty(), "leaving the task resolves it");
+    assert!(
+        engine.incidents().is_empty(),
+        "leaving the task resolves it"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -319,7 +365,11 @@ async fn parallel_branches_retry_independently() {
         .map(|_| engine.start(&BRANCHES, Order::default()))
         .collect();
     for handle in handles {
-        let order = handle.outcome().await.completed().expect("both branches complete");
+        let order = handle
+            .outcome()
+            .await
+            .completed()
+            .expect("both branches complete");
         assert_eq!((order.a, order.b), (2, 4));
     }
 }
@@ -347,7 +397,13 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_gateway_with_no_flow_opens_an_incident_and_a_retry_after_a_fix_routes() {
     let engine = Engine::new();
-    let handle = engine.start(&ROUTE, Order { amount: -5, ..Order::default() });
+    let handle = engine.start(
+        &ROUTE,
+        Order {
+            amount: -5,
+            ..Order::default()
+        },
+    );
     let incident = next_incident(&engine).await;
     assert_eq!((incident.node, incident.attempts), ("size", 0));
     assert!(incident.error.contains("size"), "{}", incident.error);
@@ -377,7 +433,11 @@ async fn fail_fast_fails_the_instance_as_before() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(handle.data().await.unwrap().charged, 0, "no failed attempt commits");
+    assert_eq!(
+        handle.data().await.unwrap().charged,
+        0,
+        "no failed attempt commits"
+    );
 }
 
 process! {
@@ -392,10 +452,22 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn the_engine_default_policy_retries_a_task_without_its_own() {
     let engine = Engine::new();
-    let handle = engine.start(&PLAIN, Order { fail_first: 2, ..Order::default() });
+    let handle = engine.start(
+        &PLAIN,
+        Order {
+            fail_first: 2,
+            ..Order::default()
+        },
+    );
     assert_eq!(handle.outcome().await.completed().unwrap().charged, 3);
     // Three attempts by default: a fourth would be needed here.
-    let handle = engine.start(&PLAIN, Order { fail_first: 3, ..Order::default() });
+    let handle = engine.start(
+        &PLAIN,
+        Order {
+            fail_first: 3,
+            ..Order::default()
+        },
+    );
     assert_eq!(next_incident(&engine).await.attempts, 3);
     handle.cancel();
 }

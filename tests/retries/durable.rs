@@ -93,7 +93,13 @@ fn held_child() {
 /// Run `held_child` until it reports its instance held, then SIGKILL it.
 async fn kill_while_held(store: &std::path::Path, attempts: &std::path::Path, hold: &str) -> u64 {
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", "durable::held_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--ignored",
+            "--exact",
+            "durable::held_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("THRESH_RETRY_STORE", store)
         .env("THRESH_ATTEMPTS", attempts)
         .env("THRESH_HOLD", hold)
@@ -135,7 +141,10 @@ async fn a_backoff_survives_sigkill_and_its_attempt_runs_once_at_its_time() {
     let attempts = thresh::testing::TempFile::new("retry-backoff", "log");
     let id = kill_while_held(store.path(), attempts.path(), "backoff").await;
     let stored = thresh::store::SqliteStore::open(store.path()).unwrap();
-    let state = thresh::store::Store::instance(&stored, id).unwrap().unwrap().state;
+    let state = thresh::store::Store::instance(&stored, id)
+        .unwrap()
+        .unwrap()
+        .state;
     drop(stored);
     let due_ms: i64 = state
         .split("\"due_ms\":")
@@ -149,10 +158,18 @@ async fn a_backoff_survives_sigkill_and_its_attempt_runs_once_at_its_time() {
     let report = engine.resume().await.unwrap();
     assert_eq!(report.resumed.len(), 1, "{report:?}");
     let handle = engine.handle(&DURABLE_PAY, thresh::InstanceId(id)).unwrap();
-    let order = handle.outcome().await.completed().expect("the retry completes");
+    let order = handle
+        .outcome()
+        .await
+        .completed()
+        .expect("the retry completes");
     assert_eq!(order.charged, 2);
     let logged = attempts_logged(attempts.path());
-    assert_eq!(logged.iter().map(|(a, _)| *a).collect::<Vec<_>>(), [1, 2], "one retry");
+    assert_eq!(
+        logged.iter().map(|(a, _)| *a).collect::<Vec<_>>(),
+        [1, 2],
+        "one retry"
+    );
     assert!(logged[1].1 >= due_ms, "not before its recorded time");
     engine.shutdown(Duration::from_secs(5)).await.unwrap();
 }
@@ -170,17 +187,30 @@ async fn an_open_incident_survives_sigkill_and_is_retried_after_resume() {
     let incident = &next_incident(engine.engine()).await;
     assert_eq!(engine.engine().incidents().len(), 1);
     assert_eq!(
-        (incident.id.instance.0, incident.node, incident.attempts, incident.error.as_str()),
+        (
+            incident.id.instance.0,
+            incident.node,
+            incident.attempts,
+            incident.error.as_str()
+        ),
         (id, "charge", 2, "no card")
     );
-    assert_eq!(attempts_logged(attempts.path()).len(), 2, "no attempt ran on resume");
+    assert_eq!(
+        attempts_logged(attempts.path()).len(),
+        2,
+        "no attempt ran on resume"
+    );
     engine
         .engine()
         .retry_with(incident.id, |o: &mut Order| o.card = "4242".into())
         .await
         .unwrap();
     let handle = engine.handle(&DURABLE_PAY, thresh::InstanceId(id)).unwrap();
-    let order = handle.outcome().await.completed().expect("completes after the fix");
+    let order = handle
+        .outcome()
+        .await
+        .completed()
+        .expect("completes after the fix");
     assert_eq!(order.charged, 3);
     assert_eq!(attempts_logged(attempts.path()).len(), 3);
     engine.shutdown(Duration::from_secs(5)).await.unwrap();

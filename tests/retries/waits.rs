@@ -58,5 +58,8 @@ fn jitter_moves_each_wait_within_its_fraction() {
     assert!(waits
         .iter()
         .all(|w| (Duration::from_secs(8)..=Duration::from_secs(12)).contains(w)));
-    assert!(waits.iter().any(|w| *w != waits[0]), "spread, not one value");
+    assert!(
+        waits.iter().any(|w| *w != waits[0]),
+        "spread, not one value"
+    );
 }

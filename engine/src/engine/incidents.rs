@@ -2,7 +2,9 @@
 //! outside its instance (ARCHITECTURE.md, "Retries and incidents").
 
 use super::Engine;
-use crate::retry::{erase_change, Incident, IncidentId, OnFailure, RetryChange, RetryError, RetryPolicy};
+use crate::retry::{
+    erase_change, Incident, IncidentId, OnFailure, RetryChange, RetryError, RetryPolicy,
+};
 
 impl Engine {
     /// Every open incident of this engine's instances, in instance order: tokens
@@ -49,7 +51,11 @@ impl Engine {
         self.retry_by(id, Some(erase_change(change))).await
     }
 
-    async fn retry_by(&self, id: IncidentId, change: Option<RetryChange>) -> Result<(), RetryError> {
+    async fn retry_by(
+        &self,
+        id: IncidentId,
+        change: Option<RetryChange>,
+    ) -> Result<(), RetryError> {
         let target = self
             .inner
             .incidents

@@ -74,7 +74,10 @@ impl EngineRef {
     /// (fail-fast once the engine is gone: nobody could retry an incident).
     pub(crate) fn failures(&self) -> (crate::retry::RetryPolicy, crate::retry::OnFailure) {
         self.0.upgrade().map_or(
-            (crate::retry::RetryPolicy::none(), crate::retry::OnFailure::Fail),
+            (
+                crate::retry::RetryPolicy::none(),
+                crate::retry::OnFailure::Fail,
+            ),
             |engine| engine.failures(),
         )
     }

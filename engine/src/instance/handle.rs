@@ -245,7 +245,10 @@ impl<D: Clone> InstanceHandle<D> {
 
     /// Retry this instance's incident `id` as the data is
     /// ([`Engine::retry`](crate::Engine::retry)).
-    pub async fn retry(&self, id: crate::retry::IncidentId) -> Result<(), crate::retry::RetryError> {
+    pub async fn retry(
+        &self,
+        id: crate::retry::IncidentId,
+    ) -> Result<(), crate::retry::RetryError> {
         self.retry_by(id, None).await
     }
 
@@ -259,7 +262,8 @@ impl<D: Clone> InstanceHandle<D> {
     where
         D: 'static,
     {
-        self.retry_by(id, Some(crate::retry::erase_change(change))).await
+        self.retry_by(id, Some(crate::retry::erase_change(change)))
+            .await
     }
 
     async fn retry_by(

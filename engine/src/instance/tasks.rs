@@ -325,7 +325,16 @@ impl<D: ProcessData> Instance<D> {
         run: TaskRun<D>,
     ) {
         let deadline = None;
-        self.send_to_track(track, node, Instruction::Finish { node, base, run, deadline });
+        self.send_to_track(
+            track,
+            node,
+            Instruction::Finish {
+                node,
+                base,
+                run,
+                deadline,
+            },
+        );
     }
 
     /// The track's park channel, spawning its task on first need: from then on the

@@ -67,17 +67,19 @@ pub(crate) async fn run<D: ProcessData>(
         let outcome = match deadline {
             None => CatchUnwind(run).await,
             // Boxed: a parked token's future holds only a pointer for it.
-            Some(deadline) => match Box::pin(tokio::time::timeout_at(deadline, CatchUnwind(run))).await {
-                Ok(outcome) => outcome,
-                Err(_) => {
-                    // The run is dropped: the attempt is cancelled at its await.
-                    let timed_out = Report::TimedOut { track, node };
-                    if intake.send(Input::Track(Box::new(timed_out))).is_err() {
-                        return;
+            Some(deadline) => {
+                match Box::pin(tokio::time::timeout_at(deadline, CatchUnwind(run))).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => {
+                        // The run is dropped: the attempt is cancelled at its await.
+                        let timed_out = Report::TimedOut { track, node };
+                        if intake.send(Input::Track(Box::new(timed_out))).is_err() {
+                            return;
+                        }
+                        continue;
                     }
-                    continue;
                 }
-            },
+            }
         };
         if !report(&intake, track, node, base, outcome) {
             return; // the instance ended while we worked

@@ -37,14 +37,20 @@ pub fn retry(spec: &Spec) -> syn::Result<RetryAst> {
         )
     };
     let Some(args) = &spec.args else {
-        return Err(syn::Error::new(spec.name.span(), format!("`retry` needs its attempts: {RETRY_FORM}")));
+        return Err(syn::Error::new(
+            spec.name.span(),
+            format!("`retry` needs its attempts: {RETRY_FORM}"),
+        ));
     };
     if args.is_empty() {
         return Err(empty());
     }
     spec.parse_args(args, |input: ParseStream| {
         let count: syn::LitInt = input.parse().map_err(|e| {
-            syn::Error::new(e.span(), format!("`retry` first takes the attempts in all, a number: {RETRY_FORM}"))
+            syn::Error::new(
+                e.span(),
+                format!("`retry` first takes the attempts in all, a number: {RETRY_FORM}"),
+            )
         })?;
         let attempts = count.base10_parse::<u32>()?;
         let mut retry = RetryAst {
@@ -96,15 +102,24 @@ pub fn timeout(spec: &Spec) -> syn::Result<DurationAst> {
     const FORM: &str = "an attempt's longest run, `timeout(30s)` (units `ms`, `s`, `min`, `h`)";
     match &spec.args {
         Some(args) if !args.is_empty() => spec.parse_args(args, duration),
-        Some(_) => Err(syn::Error::new(spec.close, format!("`timeout()` is empty: give {FORM}"))),
-        None => Err(syn::Error::new(spec.name.span(), format!("`timeout` needs {FORM}"))),
+        Some(_) => Err(syn::Error::new(
+            spec.close,
+            format!("`timeout()` is empty: give {FORM}"),
+        )),
+        None => Err(syn::Error::new(
+            spec.name.span(),
+            format!("`timeout` needs {FORM}"),
+        )),
     }
 }
 
 /// A duration literal: a whole number with a unit.
 fn duration(input: ParseStream) -> syn::Result<DurationAst> {
     let lit: syn::LitInt = input.parse().map_err(|e| {
-        syn::Error::new(e.span(), "expected a duration: a whole number with a unit, `500ms`, `30s`, `5min` or `1h`")
+        syn::Error::new(
+            e.span(),
+            "expected a duration: a whole number with a unit, `500ms`, `30s`, `5min` or `1h`",
+        )
     })?;
     let unit: u64 = match lit.suffix() {
         "ms" => 1,
@@ -135,7 +150,12 @@ fn number(input: ParseStream) -> syn::Result<(f64, Span)> {
     let value = match &lit {
         Lit::Int(int) => int.base10_parse::<f64>()?,
         Lit::Float(float) => float.base10_parse::<f64>()?,
-        _ => return Err(syn::Error::new(lit.span(), "expected a number, e.g. `2` or `0.1`")),
+        _ => {
+            return Err(syn::Error::new(
+                lit.span(),
+                "expected a number, e.g. `2` or `0.1`",
+            ))
+        }
     };
     Ok((value, lit.span()))
 }

@@ -107,7 +107,10 @@ pub(crate) struct Snapshot {
     #[serde(default, skip_serializing_if = "CompensationRecord::is_empty")]
     pub compensation: CompensationRecord,
     /// Tokens held for a backoff or at an open incident (absent when none).
-    #[serde(default, skip_serializing_if = "super::retries::RetriesRecord::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "super::retries::RetriesRecord::is_empty"
+    )]
     pub retries: super::retries::RetriesRecord,
 }
 

@@ -93,7 +93,9 @@ impl<D: ProcessData> Instance<D> {
         for h in record.held {
             let (track, at) = (TrackId(h.track), node(&h.node)?);
             if self.tracks.get(track).is_none_or(|t| t.at != at) {
-                return Err(RestoreError::Inconsistent("a held token's track is not at its node"));
+                return Err(RestoreError::Inconsistent(
+                    "a held token's track is not at its node",
+                ));
             }
             match h.wait {
                 HeldWaitRecord::Backoff { due_ms } => {

@@ -97,18 +97,20 @@ impl Retries {
     /// Take out the token whose backoff timer is `timer`.
     pub fn take_by_timer(&mut self, timer: TimerId) -> Option<Held> {
         let inner = self.0.as_mut()?;
-        let i = inner.held.iter().position(
-            |h| matches!(h.wait, HeldFor::Backoff { timer: t, .. } if t == timer),
-        )?;
+        let i = inner
+            .held
+            .iter()
+            .position(|h| matches!(h.wait, HeldFor::Backoff { timer: t, .. } if t == timer))?;
         Some(inner.held.swap_remove(i))
     }
 
     /// Take out the token held at incident `number`.
     pub fn take_incident(&mut self, number: u32) -> Option<Held> {
         let inner = self.0.as_mut()?;
-        let i = inner.held.iter().position(
-            |h| matches!(&h.wait, HeldFor::Incident(open) if open.number == number),
-        )?;
+        let i = inner
+            .held
+            .iter()
+            .position(|h| matches!(&h.wait, HeldFor::Incident(open) if open.number == number))?;
         Some(inner.held.swap_remove(i))
     }
 
