@@ -124,6 +124,9 @@ async fn kill_while_held(store: &std::path::Path, attempts: &std::path::Path, ho
     id
 }
 
+/// The attempt log's path is this process's environment: one SIGKILL test at a time.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn attempts_logged(path: &std::path::Path) -> Vec<(u32, i64)> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
@@ -137,6 +140,7 @@ fn attempts_logged(path: &std::path::Path) -> Vec<(u32, i64)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backoff_survives_sigkill_and_its_attempt_runs_once_at_its_time() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let store = thresh::testing::TempFile::new("retry-backoff", "db");
     let attempts = thresh::testing::TempFile::new("retry-backoff", "log");
     let id = kill_while_held(store.path(), attempts.path(), "backoff").await;
@@ -176,6 +180,7 @@ async fn a_backoff_survives_sigkill_and_its_attempt_runs_once_at_its_time() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_open_incident_survives_sigkill_and_is_retried_after_resume() {
+    let _serial = ONE_AT_A_TIME.lock().await;
     let store = thresh::testing::TempFile::new("retry-incident", "db");
     let attempts = thresh::testing::TempFile::new("retry-incident", "log");
     let id = kill_while_held(store.path(), attempts.path(), "incident").await;
