@@ -480,7 +480,7 @@ fn svgs_and_mermaid_are_written() {
 /// its loop, and of an instance of BROKEN whose task failed.
 async fn instance_svgs() -> Vec<(String, String)> {
     use processes::{Job, BROKEN, STUCK};
-    let engine = thresh::Engine::new();
+    let engine = thresh::Engine::with_config(thresh::EngineConfig::fail_fast());
     let stuck = engine.start(&STUCK, Job::default());
     thresh::testing::expect_open_work(&stuck, "approve").await;
     // Let the other branch finish and wait at the join.

@@ -114,7 +114,7 @@ fn work(patience_ms: u64) -> Work {
 /// at a time, so the four workers are never all taken by waiting handlers).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_spawned_branches_overlap() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     for _ in 0..300 {
         let h = engine.start(&SPAWNED, work(20_000));
         match tokio::time::timeout(Duration::from_secs(30), h.outcome()).await {
@@ -130,7 +130,7 @@ async fn two_spawned_branches_overlap() {
 /// starts while it waits, and the first gives up — deterministic, whatever the timing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn inline_branches_do_not_overlap() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let h = engine.start(&INLINE, work(50));
     match h.outcome().await {
         Outcome::Failed(InstanceError::TaskFailed { node, message }) => {
@@ -145,7 +145,7 @@ async fn inline_branches_do_not_overlap() {
 /// same shape, and `multi | spawn` runs the merging task once per token.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn spawned_tasks_complete_as_tasks_do() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let h = engine.start(&BOTH_MARKERS, work(0));
     let outcome = h.outcome().await;
     assert!(outcome.completed().expect("completed").left);

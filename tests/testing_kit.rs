@@ -74,7 +74,7 @@ async fn fraud(engine: &Engine) {
 
 #[tokio::test]
 async fn every_path_of_the_order_process_is_covered() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     in_stock(&engine).await;
     out_of_stock(&engine).await;
     // Two paths of three: the fraud path (its flow and its terminate end) is missing.
@@ -110,7 +110,7 @@ async fn every_path_of_the_order_process_is_covered() {
 #[tokio::test]
 async fn coverage_under_the_threshold_fails_listing_what_was_not_taken() {
     let coverage = Coverage::new();
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let handle = engine.start(&ORDER, order("A-9", 1));
     expect_ended(&handle).await;
     coverage.add(&ORDER, &handle).await;
@@ -130,7 +130,7 @@ async fn coverage_under_the_threshold_fails_listing_what_was_not_taken() {
 
 #[tokio::test]
 async fn a_failed_assertion_shows_the_path_the_instance_took() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let handle = engine.start(&ORDER, order("A-5", 5_000));
     expect_ended(&handle).await;
     let history = handle.history().await;
@@ -153,7 +153,7 @@ async fn a_failed_assertion_shows_the_path_the_instance_took() {
 
 #[tokio::test(start_paused = true)]
 async fn a_payment_wait_is_parked_then_a_message_or_the_timer_decides() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let paid = engine.start(
         &PAYMENT,
         payment::Order {
@@ -208,7 +208,7 @@ async fn a_payment_wait_is_parked_then_a_message_or_the_timer_decides() {
 
 #[tokio::test]
 async fn a_wait_for_what_never_comes_fails_when_the_instance_ends() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let handle = engine.start(&ORDER, order("A-6", 10));
     let stuck = wait_until_parked(&handle, "pack")
         .await
@@ -234,7 +234,7 @@ use thresh::{Happening, InstanceError};
 
 #[tokio::test]
 async fn a_mocked_stock_service_ships_a_large_order() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     Overrides::new(&ORDER)
         .replace("check_stock", |o| {
             o.in_stock = true; // the warehouse has everything
@@ -250,14 +250,15 @@ async fn a_mocked_stock_service_ships_a_large_order() {
         .assert_outcome_completed()
         .assert_data("packed", |o| o.packed && o.in_stock);
     // Another engine runs the real handlers.
-    let real = Engine::new().start(&ORDER, order("A-7", 5_000));
+    let real =
+        Engine::with_config(thresh::EngineConfig::fail_fast()).start(&ORDER, order("A-7", 5_000));
     expect_ended(&real).await;
     observe(&real).await.assert_ended_at(["backordered"]);
 }
 
 #[tokio::test]
 async fn a_failing_invoice_service_fails_the_order_naming_the_task() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     Overrides::new(&ORDER)
         .fail("invoice", "the invoicing service is down")
         .unwrap()
@@ -274,7 +275,7 @@ async fn a_failing_invoice_service_fails_the_order_naming_the_task() {
 
 #[tokio::test]
 async fn a_task_raising_a_bpmn_error_or_an_escalation() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     Overrides::new(&ORDER)
         .raise_error("screen", "FRAUD_DB", "unreachable")
         .unwrap()
@@ -312,7 +313,7 @@ async fn a_task_raising_a_bpmn_error_or_an_escalation() {
 
 #[tokio::test]
 async fn a_held_task_waits_until_the_test_releases_it() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let (overrides, pack) = Overrides::new(&ORDER).hold("pack").unwrap();
     overrides.install(&engine);
     let handle = engine.start(&ORDER, order("A-11", 10));
@@ -353,7 +354,7 @@ fn an_override_names_a_task_of_the_process() {
 
 #[tokio::test]
 async fn one_instance_runs_its_mocks_and_the_others_the_real_handlers() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let mocked = Overrides::new(&ORDER)
         .replace("check_stock", |o| {
             o.in_stock = true;
@@ -376,7 +377,7 @@ async fn one_instance_runs_its_mocks_and_the_others_the_real_handlers() {
 
 #[tokio::test]
 async fn an_instances_overrides_go_over_the_engines() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     Overrides::new(&ORDER)
         .replace("check_stock", |o| {
             o.in_stock = true;
@@ -408,7 +409,7 @@ async fn an_instances_overrides_go_over_the_engines() {
 
 #[tokio::test]
 async fn one_instance_raises_an_error_or_escalates_while_another_does_not() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let raising = Overrides::new(&ORDER)
         .raise_error("screen", "FRAUD_DB", "unreachable")
         .unwrap()
@@ -445,7 +446,7 @@ async fn one_instance_raises_an_error_or_escalates_while_another_does_not() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_held_instance_waits_while_the_others_go_on() {
     for run in 0..50 {
-        let engine = Engine::new();
+        let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
         let (overrides, pack) = Overrides::new(&ORDER).hold("pack").unwrap();
         let held = overrides.start(&engine, order(&format!("H-{run}"), 10));
         let free = engine.start(&ORDER, order(&format!("F-{run}"), 10));

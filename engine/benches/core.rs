@@ -15,7 +15,7 @@
 //! user-shaped counterpart of these shapes is `--bench service`.
 //!
 //! Every figure is the median of `RUNS` timed runs, after one untimed warm-up run,
-//! printed with the minimum and maximum of the runs. Names: `chain`, `chain-concurrent`,
+//! printed with the minimum and maximum of the runs. Names: `chain`, `chain-retry` (the chain, a retry policy on every task), `chain-concurrent`,
 //! `chain-2workers`, `single`, `single-latency`, `parallel10`, `parallel10-latency`, and
 //! `snurr-chain`, `snurr-single`, `snurr-parallel10`, `multi-1k`, `multi-10k` (items per second of one
 //! parallel multi-instance activity: equal figures mean linear), `multi-user-1k`,
@@ -97,6 +97,43 @@ process! {
         task t86 = noop; task t87 = noop; task t88 = noop; task t89 = noop; task t90 = noop;
         task t91 = noop; task t92 = noop; task t93 = noop; task t94 = noop; task t95 = noop;
         task t96 = noop; task t97 = noop; task t98 = noop; task t99 = noop; task t100 = noop;
+        begin -> t1 -> t2 -> t3 -> t4 -> t5 -> t6 -> t7 -> t8 -> t9 -> t10 -> t11 -> t12 ->
+            t13 -> t14 -> t15 -> t16 -> t17 -> t18 -> t19 -> t20 -> t21 -> t22 -> t23 -> t24 ->
+            t25 -> t26 -> t27 -> t28 -> t29 -> t30 -> t31 -> t32 -> t33 -> t34 -> t35 -> t36 ->
+            t37 -> t38 -> t39 -> t40 -> t41 -> t42 -> t43 -> t44 -> t45 -> t46 -> t47 -> t48 ->
+            t49 -> t50 -> t51 -> t52 -> t53 -> t54 -> t55 -> t56 -> t57 -> t58 -> t59 -> t60 ->
+            t61 -> t62 -> t63 -> t64 -> t65 -> t66 -> t67 -> t68 -> t69 -> t70 -> t71 -> t72 ->
+            t73 -> t74 -> t75 -> t76 -> t77 -> t78 -> t79 -> t80 -> t81 -> t82 -> t83 -> t84 ->
+            t85 -> t86 -> t87 -> t88 -> t89 -> t90 -> t91 -> t92 -> t93 -> t94 -> t95 -> t96 ->
+            t97 -> t98 -> t99 -> t100 -> done;
+    }
+}
+
+process! {
+    /// `CHAIN` with a retry policy and a timeout on every task (none ever fails).
+    pub CHAIN_RETRY: Nothing {
+        start begin;
+        end done;
+        task t1 = noop: retry(3, backoff = 1s) | timeout(30s); task t2 = noop: retry(3, backoff = 1s) | timeout(30s); task t3 = noop: retry(3, backoff = 1s) | timeout(30s); task t4 = noop: retry(3, backoff = 1s) | timeout(30s); task t5 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t6 = noop: retry(3, backoff = 1s) | timeout(30s); task t7 = noop: retry(3, backoff = 1s) | timeout(30s); task t8 = noop: retry(3, backoff = 1s) | timeout(30s); task t9 = noop: retry(3, backoff = 1s) | timeout(30s); task t10 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t11 = noop: retry(3, backoff = 1s) | timeout(30s); task t12 = noop: retry(3, backoff = 1s) | timeout(30s); task t13 = noop: retry(3, backoff = 1s) | timeout(30s); task t14 = noop: retry(3, backoff = 1s) | timeout(30s); task t15 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t16 = noop: retry(3, backoff = 1s) | timeout(30s); task t17 = noop: retry(3, backoff = 1s) | timeout(30s); task t18 = noop: retry(3, backoff = 1s) | timeout(30s); task t19 = noop: retry(3, backoff = 1s) | timeout(30s); task t20 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t21 = noop: retry(3, backoff = 1s) | timeout(30s); task t22 = noop: retry(3, backoff = 1s) | timeout(30s); task t23 = noop: retry(3, backoff = 1s) | timeout(30s); task t24 = noop: retry(3, backoff = 1s) | timeout(30s); task t25 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t26 = noop: retry(3, backoff = 1s) | timeout(30s); task t27 = noop: retry(3, backoff = 1s) | timeout(30s); task t28 = noop: retry(3, backoff = 1s) | timeout(30s); task t29 = noop: retry(3, backoff = 1s) | timeout(30s); task t30 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t31 = noop: retry(3, backoff = 1s) | timeout(30s); task t32 = noop: retry(3, backoff = 1s) | timeout(30s); task t33 = noop: retry(3, backoff = 1s) | timeout(30s); task t34 = noop: retry(3, backoff = 1s) | timeout(30s); task t35 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t36 = noop: retry(3, backoff = 1s) | timeout(30s); task t37 = noop: retry(3, backoff = 1s) | timeout(30s); task t38 = noop: retry(3, backoff = 1s) | timeout(30s); task t39 = noop: retry(3, backoff = 1s) | timeout(30s); task t40 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t41 = noop: retry(3, backoff = 1s) | timeout(30s); task t42 = noop: retry(3, backoff = 1s) | timeout(30s); task t43 = noop: retry(3, backoff = 1s) | timeout(30s); task t44 = noop: retry(3, backoff = 1s) | timeout(30s); task t45 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t46 = noop: retry(3, backoff = 1s) | timeout(30s); task t47 = noop: retry(3, backoff = 1s) | timeout(30s); task t48 = noop: retry(3, backoff = 1s) | timeout(30s); task t49 = noop: retry(3, backoff = 1s) | timeout(30s); task t50 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t51 = noop: retry(3, backoff = 1s) | timeout(30s); task t52 = noop: retry(3, backoff = 1s) | timeout(30s); task t53 = noop: retry(3, backoff = 1s) | timeout(30s); task t54 = noop: retry(3, backoff = 1s) | timeout(30s); task t55 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t56 = noop: retry(3, backoff = 1s) | timeout(30s); task t57 = noop: retry(3, backoff = 1s) | timeout(30s); task t58 = noop: retry(3, backoff = 1s) | timeout(30s); task t59 = noop: retry(3, backoff = 1s) | timeout(30s); task t60 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t61 = noop: retry(3, backoff = 1s) | timeout(30s); task t62 = noop: retry(3, backoff = 1s) | timeout(30s); task t63 = noop: retry(3, backoff = 1s) | timeout(30s); task t64 = noop: retry(3, backoff = 1s) | timeout(30s); task t65 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t66 = noop: retry(3, backoff = 1s) | timeout(30s); task t67 = noop: retry(3, backoff = 1s) | timeout(30s); task t68 = noop: retry(3, backoff = 1s) | timeout(30s); task t69 = noop: retry(3, backoff = 1s) | timeout(30s); task t70 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t71 = noop: retry(3, backoff = 1s) | timeout(30s); task t72 = noop: retry(3, backoff = 1s) | timeout(30s); task t73 = noop: retry(3, backoff = 1s) | timeout(30s); task t74 = noop: retry(3, backoff = 1s) | timeout(30s); task t75 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t76 = noop: retry(3, backoff = 1s) | timeout(30s); task t77 = noop: retry(3, backoff = 1s) | timeout(30s); task t78 = noop: retry(3, backoff = 1s) | timeout(30s); task t79 = noop: retry(3, backoff = 1s) | timeout(30s); task t80 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t81 = noop: retry(3, backoff = 1s) | timeout(30s); task t82 = noop: retry(3, backoff = 1s) | timeout(30s); task t83 = noop: retry(3, backoff = 1s) | timeout(30s); task t84 = noop: retry(3, backoff = 1s) | timeout(30s); task t85 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t86 = noop: retry(3, backoff = 1s) | timeout(30s); task t87 = noop: retry(3, backoff = 1s) | timeout(30s); task t88 = noop: retry(3, backoff = 1s) | timeout(30s); task t89 = noop: retry(3, backoff = 1s) | timeout(30s); task t90 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t91 = noop: retry(3, backoff = 1s) | timeout(30s); task t92 = noop: retry(3, backoff = 1s) | timeout(30s); task t93 = noop: retry(3, backoff = 1s) | timeout(30s); task t94 = noop: retry(3, backoff = 1s) | timeout(30s); task t95 = noop: retry(3, backoff = 1s) | timeout(30s);
+        task t96 = noop: retry(3, backoff = 1s) | timeout(30s); task t97 = noop: retry(3, backoff = 1s) | timeout(30s); task t98 = noop: retry(3, backoff = 1s) | timeout(30s); task t99 = noop: retry(3, backoff = 1s) | timeout(30s); task t100 = noop: retry(3, backoff = 1s) | timeout(30s);
         begin -> t1 -> t2 -> t3 -> t4 -> t5 -> t6 -> t7 -> t8 -> t9 -> t10 -> t11 -> t12 ->
             t13 -> t14 -> t15 -> t16 -> t17 -> t18 -> t19 -> t20 -> t21 -> t22 -> t23 -> t24 ->
             t25 -> t26 -> t27 -> t28 -> t29 -> t30 -> t31 -> t32 -> t33 -> t34 -> t35 -> t36 ->
@@ -212,8 +249,9 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let benches: [(&str, fn()); 21] = [
+    let benches: [(&str, fn()); 22] = [
         ("chain", chain_sequential),
+        ("chain-retry", chain_retry),
         ("chain-nested", chain_nested),
         ("chain-concurrent", chain_concurrent),
         ("chain-2workers", chain_two_workers),
@@ -345,6 +383,25 @@ fn chain_sequential() {
             timed(INSTANCES * CHAIN_LEN, async {
                 for _ in 0..INSTANCES {
                     completed(engine.start(&CHAIN, Nothing::default())).await;
+                }
+            })
+        })
+        .await
+    });
+    report_rate("node steps/s (1 core)", &runs, Some(1.5e6));
+    report_per_step(&runs);
+}
+
+/// (a) with a retry policy and a timeout on every task, none failing: what a
+/// policy costs a task that succeeds.
+fn chain_retry() {
+    const INSTANCES: u64 = 1_000;
+    println!("chain-retry: the chain, each task `retry(3, backoff = 1s) | timeout(30s)`, one instance at a time, current_thread runtime");
+    let runs = on_current_thread(|engine| async move {
+        sample(|| {
+            timed(INSTANCES * CHAIN_LEN, async {
+                for _ in 0..INSTANCES {
+                    completed(engine.start(&CHAIN_RETRY, Nothing::default())).await;
                 }
             })
         })

@@ -12,6 +12,8 @@
 //! ```
 //!
 //! Shapes: `single` (start -> task -> end), `chain-100` (start -> 100 tasks -> end),
+//! `chain-100-retry` (the chain, a retry policy and timeout on every task, none
+//! failing), `fail-once` (a task that fails once and is retried after 1 ms),
 //! `parallel-10` (start -> AND split -> 10 tasks -> AND join -> end). Each figure is
 //! the median of `RUNS` timed runs after one untimed warm-up run, printed with the
 //! minimum and maximum of the runs. A run starts its instances from `CLIENTS` client
@@ -58,6 +60,24 @@ fn order(id: u64) -> Order {
 async fn bump(order: &mut Order) -> Result<(), TaskError> {
     order.amount += 1;
     Ok(())
+}
+
+/// Fails its first attempt, then bumps: a network blip, healed by a retry.
+async fn blip_once(order: &mut Order) -> Result<(), TaskError> {
+    match thresh::task::current().map_or(1, |run| run.attempt) {
+        1 => Err(TaskError::new("blip")),
+        _ => bump(order).await,
+    }
+}
+
+process! {
+    /// start -> a task that fails once and is retried after 1 ms -> end.
+    pub FAIL_ONCE: Order {
+        start begin;
+        task work = blip_once: retry(2, backoff = 1ms);
+        end done;
+        begin -> work -> done;
+    }
 }
 
 process! {
@@ -107,6 +127,43 @@ process! {
     }
 }
 
+process! {
+    /// `CHAIN` with a retry policy and a timeout on every task (none ever fails).
+    pub CHAIN_RETRY: Order {
+        start begin;
+        end done;
+        task t1 = bump: retry(3, backoff = 1s) | timeout(30s); task t2 = bump: retry(3, backoff = 1s) | timeout(30s); task t3 = bump: retry(3, backoff = 1s) | timeout(30s); task t4 = bump: retry(3, backoff = 1s) | timeout(30s); task t5 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t6 = bump: retry(3, backoff = 1s) | timeout(30s); task t7 = bump: retry(3, backoff = 1s) | timeout(30s); task t8 = bump: retry(3, backoff = 1s) | timeout(30s); task t9 = bump: retry(3, backoff = 1s) | timeout(30s); task t10 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t11 = bump: retry(3, backoff = 1s) | timeout(30s); task t12 = bump: retry(3, backoff = 1s) | timeout(30s); task t13 = bump: retry(3, backoff = 1s) | timeout(30s); task t14 = bump: retry(3, backoff = 1s) | timeout(30s); task t15 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t16 = bump: retry(3, backoff = 1s) | timeout(30s); task t17 = bump: retry(3, backoff = 1s) | timeout(30s); task t18 = bump: retry(3, backoff = 1s) | timeout(30s); task t19 = bump: retry(3, backoff = 1s) | timeout(30s); task t20 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t21 = bump: retry(3, backoff = 1s) | timeout(30s); task t22 = bump: retry(3, backoff = 1s) | timeout(30s); task t23 = bump: retry(3, backoff = 1s) | timeout(30s); task t24 = bump: retry(3, backoff = 1s) | timeout(30s); task t25 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t26 = bump: retry(3, backoff = 1s) | timeout(30s); task t27 = bump: retry(3, backoff = 1s) | timeout(30s); task t28 = bump: retry(3, backoff = 1s) | timeout(30s); task t29 = bump: retry(3, backoff = 1s) | timeout(30s); task t30 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t31 = bump: retry(3, backoff = 1s) | timeout(30s); task t32 = bump: retry(3, backoff = 1s) | timeout(30s); task t33 = bump: retry(3, backoff = 1s) | timeout(30s); task t34 = bump: retry(3, backoff = 1s) | timeout(30s); task t35 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t36 = bump: retry(3, backoff = 1s) | timeout(30s); task t37 = bump: retry(3, backoff = 1s) | timeout(30s); task t38 = bump: retry(3, backoff = 1s) | timeout(30s); task t39 = bump: retry(3, backoff = 1s) | timeout(30s); task t40 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t41 = bump: retry(3, backoff = 1s) | timeout(30s); task t42 = bump: retry(3, backoff = 1s) | timeout(30s); task t43 = bump: retry(3, backoff = 1s) | timeout(30s); task t44 = bump: retry(3, backoff = 1s) | timeout(30s); task t45 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t46 = bump: retry(3, backoff = 1s) | timeout(30s); task t47 = bump: retry(3, backoff = 1s) | timeout(30s); task t48 = bump: retry(3, backoff = 1s) | timeout(30s); task t49 = bump: retry(3, backoff = 1s) | timeout(30s); task t50 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t51 = bump: retry(3, backoff = 1s) | timeout(30s); task t52 = bump: retry(3, backoff = 1s) | timeout(30s); task t53 = bump: retry(3, backoff = 1s) | timeout(30s); task t54 = bump: retry(3, backoff = 1s) | timeout(30s); task t55 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t56 = bump: retry(3, backoff = 1s) | timeout(30s); task t57 = bump: retry(3, backoff = 1s) | timeout(30s); task t58 = bump: retry(3, backoff = 1s) | timeout(30s); task t59 = bump: retry(3, backoff = 1s) | timeout(30s); task t60 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t61 = bump: retry(3, backoff = 1s) | timeout(30s); task t62 = bump: retry(3, backoff = 1s) | timeout(30s); task t63 = bump: retry(3, backoff = 1s) | timeout(30s); task t64 = bump: retry(3, backoff = 1s) | timeout(30s); task t65 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t66 = bump: retry(3, backoff = 1s) | timeout(30s); task t67 = bump: retry(3, backoff = 1s) | timeout(30s); task t68 = bump: retry(3, backoff = 1s) | timeout(30s); task t69 = bump: retry(3, backoff = 1s) | timeout(30s); task t70 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t71 = bump: retry(3, backoff = 1s) | timeout(30s); task t72 = bump: retry(3, backoff = 1s) | timeout(30s); task t73 = bump: retry(3, backoff = 1s) | timeout(30s); task t74 = bump: retry(3, backoff = 1s) | timeout(30s); task t75 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t76 = bump: retry(3, backoff = 1s) | timeout(30s); task t77 = bump: retry(3, backoff = 1s) | timeout(30s); task t78 = bump: retry(3, backoff = 1s) | timeout(30s); task t79 = bump: retry(3, backoff = 1s) | timeout(30s); task t80 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t81 = bump: retry(3, backoff = 1s) | timeout(30s); task t82 = bump: retry(3, backoff = 1s) | timeout(30s); task t83 = bump: retry(3, backoff = 1s) | timeout(30s); task t84 = bump: retry(3, backoff = 1s) | timeout(30s); task t85 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t86 = bump: retry(3, backoff = 1s) | timeout(30s); task t87 = bump: retry(3, backoff = 1s) | timeout(30s); task t88 = bump: retry(3, backoff = 1s) | timeout(30s); task t89 = bump: retry(3, backoff = 1s) | timeout(30s); task t90 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t91 = bump: retry(3, backoff = 1s) | timeout(30s); task t92 = bump: retry(3, backoff = 1s) | timeout(30s); task t93 = bump: retry(3, backoff = 1s) | timeout(30s); task t94 = bump: retry(3, backoff = 1s) | timeout(30s); task t95 = bump: retry(3, backoff = 1s) | timeout(30s);
+        task t96 = bump: retry(3, backoff = 1s) | timeout(30s); task t97 = bump: retry(3, backoff = 1s) | timeout(30s); task t98 = bump: retry(3, backoff = 1s) | timeout(30s); task t99 = bump: retry(3, backoff = 1s) | timeout(30s); task t100 = bump: retry(3, backoff = 1s) | timeout(30s);
+        begin -> t1 -> t2 -> t3 -> t4 -> t5 -> t6 -> t7 -> t8 -> t9 -> t10 -> t11 -> t12 ->
+            t13 -> t14 -> t15 -> t16 -> t17 -> t18 -> t19 -> t20 -> t21 -> t22 -> t23 -> t24 ->
+            t25 -> t26 -> t27 -> t28 -> t29 -> t30 -> t31 -> t32 -> t33 -> t34 -> t35 -> t36 ->
+            t37 -> t38 -> t39 -> t40 -> t41 -> t42 -> t43 -> t44 -> t45 -> t46 -> t47 -> t48 ->
+            t49 -> t50 -> t51 -> t52 -> t53 -> t54 -> t55 -> t56 -> t57 -> t58 -> t59 -> t60 ->
+            t61 -> t62 -> t63 -> t64 -> t65 -> t66 -> t67 -> t68 -> t69 -> t70 -> t71 -> t72 ->
+            t73 -> t74 -> t75 -> t76 -> t77 -> t78 -> t79 -> t80 -> t81 -> t82 -> t83 -> t84 ->
+            t85 -> t86 -> t87 -> t88 -> t89 -> t90 -> t91 -> t92 -> t93 -> t94 -> t95 -> t96 ->
+            t97 -> t98 -> t99 -> t100 -> done;
+    }
+}
+
 /// Tasks per instance of `CHAIN`.
 const CHAIN_LEN: u64 = 100;
 
@@ -133,7 +190,7 @@ struct Shape {
     check: fn(&Order) -> bool,
 }
 
-const SHAPES: [Shape; 3] = [
+const SHAPES: [Shape; 5] = [
     Shape {
         name: "single",
         process: &SINGLE,
@@ -147,6 +204,20 @@ const SHAPES: [Shape; 3] = [
         instances: 2_000,
         steps: CHAIN_LEN,
         check: |o| o.amount == CHAIN_LEN,
+    },
+    Shape {
+        name: "chain-100-retry",
+        process: &CHAIN_RETRY,
+        instances: 2_000,
+        steps: CHAIN_LEN,
+        check: |o| o.amount == CHAIN_LEN,
+    },
+    Shape {
+        name: "fail-once",
+        process: &FAIL_ONCE,
+        instances: 10_000,
+        steps: 1,
+        check: |o| o.amount == 1,
     },
     Shape {
         name: "parallel-10",

@@ -242,6 +242,11 @@ pub enum TaskError {
     /// A failure caused by another error.
     #[error(transparent)]
     Source(Box<dyn std::error::Error + Send + Sync + 'static>),
+    /// A failure that trying again will not mend (a card declined, a record that
+    /// does not exist): not retried, whatever the task's retry policy — an incident
+    /// opens at once (or, fail-fast, the instance fails). See [`TaskError::permanent`].
+    #[error("{0}")]
+    Permanent(Box<TaskError>),
     /// A BPMN error: caught by an error boundary on the task whose code matches (or
     /// one without a code); with none, the instance fails with it.
     #[error("BPMN error `{code}`: {message}")]
@@ -278,6 +283,26 @@ impl TaskError {
     /// A BPMN escalation with `code`, for an escalation boundary to catch.
     pub fn escalate(code: impl Into<String>) -> Self {
         TaskError::Escalation { code: code.into() }
+    }
+
+    /// A permanent failure described by `message`: not retried (module
+    /// [`retry`](crate::retry)).
+    pub fn permanent(message: impl fmt::Display) -> Self {
+        TaskError::Permanent(Box::new(TaskError::new(message)))
+    }
+
+    /// This failure, marked permanent: not retried. A BPMN error or escalation is
+    /// never retried anyway, and stays what it is.
+    pub fn into_permanent(self) -> Self {
+        match self {
+            TaskError::Bpmn { .. } | TaskError::Escalation { .. } | TaskError::Permanent(_) => self,
+            other => TaskError::Permanent(Box::new(other)),
+        }
+    }
+
+    /// Whether the failure is marked permanent.
+    pub fn is_permanent(&self) -> bool {
+        matches!(self, TaskError::Permanent(_))
     }
 
     /// A failure caused by `error`.

@@ -162,6 +162,10 @@ pub struct Node<D: 'static> {
     /// before they first await).
     #[doc(hidden)]
     pub spawn: bool,
+    /// A task's own retry policy and timeout (`: retry(..) | timeout(..)`); `None`
+    /// for the engine's default and no timeout.
+    #[doc(hidden)]
+    pub policy: Option<&'static crate::retry::TaskPolicy>,
     /// Where a token that completes here goes straight on (`Next`).
     #[doc(hidden)]
     pub next: Next<D>,

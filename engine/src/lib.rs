@@ -39,6 +39,7 @@ mod instance;
 pub mod loops;
 #[allow(unsafe_code)]
 mod mem;
+pub mod retry;
 #[cfg(feature = "durable")]
 #[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
 pub mod store;
@@ -62,6 +63,7 @@ pub use instance::{
     Happening, History, InstanceError, InstanceHandle, InstanceId, OpenWork, Outcome, Step,
     TrackId, WorkError,
 };
+pub use retry::{Incident, IncidentId, OnFailure, RetryError, RetryPolicy};
 /// Declare a process. See the crate README for the DSL.
 pub use thresh_macros::process;
 /// Derive [`ProcessData`] for a struct with named or tuple fields; every field must be
@@ -88,6 +90,7 @@ pub mod __private {
         Activation, ApplyFailure, Flow, Next, Node, NodeKind, Payload, TaskRun, Throw, Trigger,
     };
     pub use crate::graph::{CallActivity, Graph};
+    pub use crate::retry::TaskPolicy;
 
     /// Call a task handler on the task's copy. The bounds give a closure its
     /// parameter type and pin its output, so neither `|order| ...` nor `Ok(())` in it

@@ -82,7 +82,7 @@ process! {
 /// boundary's `apply` (code and message); the failed handler's writes are dropped.
 /// Handlers end at once (on the loop) or after yielding (on their track).
 async fn an_error_is_caught_by_the_best_matching_boundary(i: usize) {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let id = format!("err-{i}");
     let code = ["", "DECLINED", "FRAUD", "declined"][i % 4];
     let data = job_with(&id, code, i / 4 % 2 == 1);
@@ -106,7 +106,7 @@ multi_thread!(RUNS => an_error_is_caught_by_the_best_matching_boundary);
 /// the instance fails with `TaskFailed`.
 #[tokio::test(start_paused = true)]
 async fn a_plain_failure_is_not_caught_by_an_error_boundary() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     for slow in [false, true] {
         let (outcome, history) =
             finish_strict(&engine.start(&ERRORS, job_with("plain", "PLAIN", slow))).await;
@@ -156,7 +156,7 @@ process! {
 /// task, the code and the handler's message; an escalation boundary catches no error.
 /// A matching code is caught.
 async fn an_uncaught_error_fails_the_instance(i: usize) {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let id = format!("uncaught-{i}");
     let slow = i % 2 == 1;
     let handle = engine.start(&UNCAUGHT, job_with(&id, "DECLINED", slow));
@@ -219,7 +219,7 @@ process! {
 /// cancelled and its work withdrawn. Otherwise the instance waits for the user task.
 #[tokio::test(start_paused = true)]
 async fn an_error_end_event_fails_the_instance() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let handle = engine.start(
         &ERROR_END,
         Job {

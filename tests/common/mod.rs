@@ -94,7 +94,9 @@ where
     F: Fn(Engine, usize) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let engine = Engine::new();
+    // Fail-fast: these scenarios assert how failures end their instances (the
+    // incidents of the default are tests/retries' subject).
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     repeat_own_engines(runs, |i| scenario(engine.clone(), i)).await;
     engine
         .shutdown(Duration::from_secs(10))

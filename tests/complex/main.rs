@@ -247,7 +247,7 @@ where
     F: Fn(Engine, usize) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let mut set = tokio::task::JoinSet::new();
     for i in 0..runs {
         set.spawn(scenario(engine.clone(), i));

@@ -115,7 +115,7 @@ process! {
 
 #[tokio::test]
 async fn no_join_fires_after_a_split_failed() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let h = engine.start(&TWO_OR_JOINS, D::default());
     let outcome = tokio::time::timeout(Duration::from_secs(5), h.outcome())
         .await
@@ -140,7 +140,7 @@ fn handle_requests_after_a_lost_loop_do_not_hang() {
         .build()
         .unwrap();
     let h = doomed.block_on(async {
-        let engine = Engine::new();
+        let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
         let h = engine.start(&WAITS, D::default());
         // The loop has parked the token at `u` once the work is listed.
         let open = h.open_work().await;

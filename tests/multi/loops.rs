@@ -60,7 +60,7 @@ process! {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_loop_runs_until_its_condition_fails_tested_after_each_run() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let h = engine.start(
         &RETRY,
         Call {
@@ -94,7 +94,7 @@ async fn a_loop_runs_until_its_condition_fails_tested_after_each_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn max_bounds_the_runs() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let h = engine.start(
         &RETRY,
         Call {
@@ -108,7 +108,7 @@ async fn max_bounds_the_runs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn tested_before_a_false_condition_runs_nothing() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let h = engine.start(&BEFORE, Call::default());
     assert_eq!(h.outcome().await.completed().unwrap().attempts, 0);
     assert_eq!(h.history().await.ended_at(), ["e"]);
@@ -126,7 +126,7 @@ async fn tested_before_a_false_condition_runs_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_looped_sub_process_is_a_fresh_scope_each_run() {
     for _ in 0..100 {
-        let engine = Engine::new();
+        let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
         let h = engine.start(
             &LOOPED_SUB,
             Call {

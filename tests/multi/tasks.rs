@@ -148,7 +148,7 @@ pub fn order(qtys: &[u32]) -> Order {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn parallel_outputs_merge_in_index_order_whatever_the_completion_order() {
     for _ in 0..200 {
-        let engine = Engine::new();
+        let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
         let h = engine.start(&PACK, order(&[9, 7, 5, 3, 1]));
         let done = h.outcome().await.completed().expect("completes");
         assert_eq!(
@@ -173,7 +173,7 @@ async fn parallel_outputs_merge_in_index_order_whatever_the_completion_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sequential_runs_one_instance_after_the_other() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let h = engine.start(&PACK_SEQ, order(&[3, 1, 2]));
     let done = h.outcome().await.completed().expect("completes");
     assert_eq!(done.labels, ["0:S0x3", "1:S1x1", "2:S2x2"]);
@@ -196,7 +196,7 @@ async fn sequential_runs_one_instance_after_the_other() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_count_runs_that_many_instances_each_with_its_index() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let h = engine.start(
         &PRINT,
         Order {
@@ -217,7 +217,7 @@ async fn a_count_runs_that_many_instances_each_with_its_index() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_empty_collection_completes_at_once() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let h = engine.start(&PACK, order(&[]));
     let done = h.outcome().await.completed().expect("completes");
     assert!(done.labels.is_empty());
@@ -232,7 +232,7 @@ async fn an_empty_collection_completes_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_completion_condition_cancels_the_rest() {
     for _ in 0..200 {
-        let engine = Engine::new();
+        let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
         // Lines 3 and 4 finish first (1 ms, and ready at once); two are enough.
         let mut o = order(&[40, 30, 20, 1, 0]);
         o.enough = 2;
@@ -251,7 +251,7 @@ async fn the_completion_condition_cancels_the_rest() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_error_in_one_instance_is_raised_as_from_the_activity() {
     for _ in 0..100 {
-        let engine = Engine::new();
+        let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
         let mut o = order(&[20, 1, 30]);
         o.fail_sku = "S1".into();
         let h = engine.start(&FAILING, o);
@@ -273,7 +273,7 @@ async fn an_error_in_one_instance_is_raised_as_from_the_activity() {
             3
         );
     }
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let mut o = order(&[0, 0]);
     o.fail_sku = "S1".into();
     let outcome = engine.start(&UNCAUGHT, o).outcome().await;
@@ -288,7 +288,7 @@ async fn an_error_in_one_instance_is_raised_as_from_the_activity() {
 
 #[tokio::test(start_paused = true)]
 async fn an_interrupting_boundary_cancels_every_instance_a_non_interrupting_leaves_them() {
-    let engine = Engine::new();
+    let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     // Every instance waits longer than the 50 ms timer.
     let h = engine.start(&SLOW, order(&[60, 70, 80]));
     let done = h.outcome().await.completed().expect("completes");

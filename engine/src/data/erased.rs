@@ -203,6 +203,11 @@ impl Erased {
         (&*self.0 as &dyn Any).downcast_ref()
     }
 
+    /// The value, to change it, if it is a `D`.
+    pub fn get_mut<D: 'static>(&mut self) -> Option<&mut D> {
+        (&mut *self.0 as &mut dyn Any).downcast_mut()
+    }
+
     /// The value as the `D` it is.
     ///
     /// # Panics

@@ -15,6 +15,8 @@ pub(crate) struct NodeState {
     pub waiting: usize,
     /// A task's handler failed here.
     pub failed: Option<String>,
+    /// An incident is open here: its error (module `retry`).
+    pub incident: Option<String>,
 }
 
 /// The states of every node and the flows taken, from a history.
@@ -52,7 +54,11 @@ impl Overlay {
             };
             let waits = matches!(
                 step.what,
-                Happening::Parked | Happening::Waiting | Happening::TaskStarted
+                Happening::Parked
+                    | Happening::Waiting
+                    | Happening::TaskStarted
+                    | Happening::AttemptFailed { .. }
+                    | Happening::Incident { .. }
             );
             if let Happening::Spawned { .. } = step.what {
                 // A fork's new track begins at the fork, without arriving there —
@@ -73,8 +79,13 @@ impl Overlay {
                     }
                 }
             }
-            if let Happening::Failed { message } = &step.what {
-                overlay.nodes[n].failed = Some(message.clone());
+            match &step.what {
+                Happening::Failed { message } => overlay.nodes[n].failed = Some(message.clone()),
+                Happening::Incident { error, .. } => {
+                    overlay.nodes[n].incident = Some(error.clone())
+                }
+                Happening::Retried { .. } => overlay.nodes[n].incident = None,
+                _ => {}
             }
             at.insert(step.track, (n, waits));
         }

@@ -38,6 +38,11 @@ impl Paint {
                 fill: FAIL_FILL,
                 class: "failed",
             },
+            Some(s) if s.incident.is_some() => Paint {
+                ink: FAIL_INK,
+                fill: FAIL_FILL,
+                class: "incident",
+            },
             Some(s) if s.waiting > 0 => Paint {
                 ink: WAIT_INK,
                 fill: WAIT_FILL,
@@ -345,7 +350,7 @@ fn badge(s: &mut String, shape: &Shape, overlay: &Overlay) {
     let (x, y) = (b.x + b.width, b.y);
     let text = state.visits.to_string();
     let w = (text_width(&text) + 10).max(18);
-    let color = if state.failed.is_some() {
+    let color = if state.failed.is_some() || state.incident.is_some() {
         FAIL_INK
     } else if state.waiting > 0 {
         WAIT_INK
@@ -362,6 +367,8 @@ fn badge(s: &mut String, shape: &Shape, overlay: &Overlay) {
     );
     if let Some(message) = &state.failed {
         let _ = write!(s, "<title>{}</title>", escape(message));
+    } else if let Some(error) = &state.incident {
+        let _ = write!(s, "<title>incident: {}</title>", escape(error));
     }
     s.push_str("</g>\n");
 }

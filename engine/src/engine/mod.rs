@@ -4,6 +4,7 @@ mod deploy;
 #[cfg(feature = "durable")]
 pub(crate) mod durable;
 mod ids;
+mod incidents;
 
 mod stop;
 
@@ -31,6 +32,7 @@ use crate::instance::{
     InstanceId, TrackId,
 };
 use crate::instance::{ChildEngine, EngineRef, ParentLink};
+use crate::retry::{Board, OnFailure, RetryPolicy};
 
 /// Runs process instances on tokio. Cheap to clone; clones share the instances.
 ///
@@ -71,6 +73,11 @@ pub(crate) struct Inner {
     history: bool,
     /// How deep call activities may nest.
     max_call_depth: u32,
+    /// Retries and what follows when they are spent (a lock read only on a failure,
+    /// so a durable engine can set it after it is made).
+    failures: Mutex<(RetryPolicy, OnFailure)>,
+    /// The open incidents of every instance.
+    incidents: Board,
     /// The durable engine on top of this one, if any: call activities' children
     /// then start durably.
     #[cfg(feature = "durable")]
@@ -82,7 +89,7 @@ pub(crate) struct Inner {
 }
 
 /// How an [`Engine`] is set up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EngineConfig {
     /// The message buffer's bound and time-to-live.
     pub broker: BrokerConfig,
@@ -97,6 +104,12 @@ pub struct EngineConfig {
     /// or through others, without end — fails its parent with
     /// [`InstanceError::CallDepthExceeded`].
     pub max_call_depth: u32,
+    /// How a failing task is tried again, unless its own `retry(..)` in `process!`
+    /// says otherwise ([`RetryPolicy::default`]: three attempts, 1 s and 2 s apart).
+    pub retry: RetryPolicy,
+    /// What happens when a task's attempts are spent, its error is permanent or a
+    /// gateway has no flow to take: an incident (the default) or the instance fails.
+    pub on_failure: OnFailure,
 }
 
 impl Default for EngineConfig {
@@ -105,6 +118,25 @@ impl Default for EngineConfig {
             broker: BrokerConfig::default(),
             history: true,
             max_call_depth: 64,
+            retry: RetryPolicy::default(),
+            on_failure: OnFailure::Incident,
+        }
+    }
+}
+
+impl EngineConfig {
+    /// Fail-fast: a failing task is not retried, and its failure (or a gateway with
+    /// no flow to take) fails its instance — no incident opens.
+    ///
+    /// ```
+    /// # use thresh::{Engine, EngineConfig};
+    /// let engine = Engine::with_config(EngineConfig::fail_fast());
+    /// ```
+    pub fn fail_fast() -> Self {
+        Self {
+            retry: RetryPolicy::none(),
+            on_failure: OnFailure::Fail,
+            ..Self::default()
         }
     }
 }
@@ -150,6 +182,8 @@ impl Engine {
             broker: config,
             history,
             max_call_depth,
+            retry,
+            on_failure,
         } = config;
         Self {
             inner: Arc::new(Inner {
@@ -162,6 +196,8 @@ impl Engine {
                 timer_starts: TaskTracker::new(),
                 history,
                 max_call_depth,
+                failures: Mutex::new((retry, on_failure)),
+                incidents: Board::default(),
                 #[cfg(feature = "durable")]
                 durable: std::sync::OnceLock::new(),
                 #[cfg(feature = "testing")]
@@ -517,6 +553,14 @@ impl ChildEngine for Inner {
 
     fn max_call_depth(&self) -> u32 {
         self.max_call_depth
+    }
+
+    fn failures(&self) -> (RetryPolicy, OnFailure) {
+        *self.failures.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn incidents(&self) -> &Board {
+        &self.incidents
     }
 
     fn start_child(

@@ -18,6 +18,7 @@ use super::state::compensation::Compensation;
 use super::state::conditions::Conditions;
 use super::state::ids::{self, TrackId};
 use super::state::joins::Joins;
+use super::state::retries::Retries;
 use super::state::scopes::Scopes;
 use super::state::timers::Timers;
 use super::state::tracks::Tracks;
@@ -158,6 +159,8 @@ pub(crate) struct Instance<D: ProcessData> {
     /// event sub-process starts.
     pub(super) armed: Armed,
     pub(super) timers: Timers,
+    /// Tokens held where they failed: for a backoff, or at an open incident.
+    pub(super) retries: Retries,
     pub(super) conditions: Conditions<D>,
     /// Completed activities that can be compensated, per scope, and the
     /// compensations under way.
@@ -224,6 +227,7 @@ impl<D: ProcessData> Instance<D> {
             loops: loops::Loops::default(),
             armed: Armed::default(),
             timers: Timers::default(),
+            retries: Retries::default(),
             conditions: Conditions::default(),
             compensation: Compensation::default(),
             history: if history {

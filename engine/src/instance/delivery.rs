@@ -89,6 +89,8 @@ impl<D: ProcessData> Instance<D> {
                 self.timers.set_firing(Some(deadline));
                 self.flip(p, w, None);
                 self.timers.set_firing(None);
+            } else {
+                self.backoff_due(id);
             }
             if self.outcome.is_some() {
                 return;

@@ -21,6 +21,10 @@ pub(crate) trait ChildEngine: Send + Sync {
     fn stop(&self) -> CancellationToken;
     /// How deep call activities may nest.
     fn max_call_depth(&self) -> u32;
+    /// The default retry policy, and what follows when attempts are spent.
+    fn failures(&self) -> (crate::retry::RetryPolicy, crate::retry::OnFailure);
+    /// The engine's open incidents.
+    fn incidents(&self) -> &crate::retry::Board;
     /// Start `process` with `data` as a child of `link.parent`. `Ok(None)` when the
     /// engine is stopping (no child: the parent stops too); `Err` why it cannot
     /// start.
@@ -64,6 +68,33 @@ impl EngineRef {
     /// How deep call activities may nest in this engine.
     pub(crate) fn max_call_depth(&self) -> u32 {
         self.0.upgrade().map_or(0, |engine| engine.max_call_depth())
+    }
+
+    /// The engine's default retry policy and what follows when attempts are spent
+    /// (fail-fast once the engine is gone: nobody could retry an incident).
+    pub(crate) fn failures(&self) -> (crate::retry::RetryPolicy, crate::retry::OnFailure) {
+        self.0.upgrade().map_or(
+            (
+                crate::retry::RetryPolicy::none(),
+                crate::retry::OnFailure::Fail,
+            ),
+            |engine| engine.failures(),
+        )
+    }
+
+    /// Tell the engine's board about an incident (`Some`: opened, with the way to
+    /// retry it; `None`: closed).
+    pub(crate) fn incident(
+        &self,
+        id: crate::retry::IncidentId,
+        opened: Option<(crate::retry::Incident, Arc<dyn crate::retry::RetryTarget>)>,
+    ) {
+        if let Some(engine) = self.0.upgrade() {
+            match opened {
+                Some((incident, target)) => engine.incidents().opened(incident, target),
+                None => engine.incidents().closed(id),
+            }
+        }
     }
 
     /// Start `process` with `data` as a child of `link.parent` ([`ChildEngine`]).

@@ -398,6 +398,11 @@ impl<D: ProcessData> Instance<D> {
                 }
             }
             Report::Child { track, node, note } => self.child_told(track, node, note),
+            Report::TimedOut { track, node } => {
+                if self.working_at(track, node) {
+                    self.task_timed_out(track, node);
+                }
+            }
             Report::DataPanicked { track, node, error } => {
                 if self.working_at(track, node) {
                     error!(%error, "instance stopped");
@@ -421,6 +426,16 @@ impl<D: ProcessData> Instance<D> {
     pub(crate) fn on_command(&mut self, command: Command<D>) {
         match command {
             Command::Cancel => self.stop_all(Ended::Cancelled),
+            Command::Incidents(reply) => {
+                let _ = reply.send(self.incidents());
+            }
+            Command::Retry {
+                number,
+                change,
+                reply,
+            } => {
+                let _ = reply.send(self.retry_incident(number, change));
+            }
             Command::Children(reply) => {
                 let _ = reply.send(self.children());
             }
@@ -493,6 +508,9 @@ impl<D: ProcessData> Instance<D> {
             );
         }
         self.disarm_all();
+        if !self.retries.is_empty() {
+            self.close_incidents();
+        }
         // Dropping the slots closed every park channel: parked tracks wake and end.
         self.workers.abort_all();
         self.outcome = Some(outcome);

@@ -236,6 +236,54 @@ impl<D: Clone> InstanceHandle<D> {
         self.ask(Command::OpenWork).await.unwrap_or_default()
     }
 
+    /// The instance's open incidents (module [`retry`](crate::retry)): tokens held
+    /// where a task's attempts were spent, or a gateway had no flow to take. Empty
+    /// once it ended.
+    pub async fn incidents(&self) -> Vec<crate::retry::Incident> {
+        self.ask(Command::Incidents).await.unwrap_or_default()
+    }
+
+    /// Retry this instance's incident `id` as the data is
+    /// ([`Engine::retry`](crate::Engine::retry)).
+    pub async fn retry(
+        &self,
+        id: crate::retry::IncidentId,
+    ) -> Result<(), crate::retry::RetryError> {
+        self.retry_by(id, None).await
+    }
+
+    /// Change the data, then retry this instance's incident `id`
+    /// ([`Engine::retry_with`](crate::Engine::retry_with)).
+    pub async fn retry_with(
+        &self,
+        id: crate::retry::IncidentId,
+        change: impl FnOnce(&mut D) + Send + 'static,
+    ) -> Result<(), crate::retry::RetryError>
+    where
+        D: 'static,
+    {
+        self.retry_by(id, Some(crate::retry::erase_change(change)))
+            .await
+    }
+
+    async fn retry_by(
+        &self,
+        id: crate::retry::IncidentId,
+        change: Option<crate::retry::RetryChange>,
+    ) -> Result<(), crate::retry::RetryError> {
+        if id.instance != self.id {
+            return Err(crate::retry::RetryError::NoIncident(id));
+        }
+        let number = id.number;
+        self.ask(|reply| Command::Retry {
+            number,
+            change,
+            reply,
+        })
+        .await
+        .unwrap_or(Err(crate::retry::RetryError::NoIncident(id)))
+    }
+
     /// Complete the user task `node` (the earliest token waiting there): `update` is
     /// applied to the task's copy of the data, which the loop commits, and the token
     /// goes on.

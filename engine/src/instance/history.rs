@@ -36,6 +36,28 @@ pub enum Happening {
         /// What went wrong.
         message: String,
     },
+    /// A task's attempt failed (an `Err`, a panic, a timeout) and its token waits
+    /// here for the next one (module [`retry`](crate::retry)).
+    AttemptFailed {
+        /// The attempt that failed (from 1).
+        attempt: u32,
+        /// What went wrong.
+        message: String,
+    },
+    /// An incident opened here: the token waits for a retry (module
+    /// [`retry`](crate::retry)).
+    Incident {
+        /// What failed.
+        error: String,
+        /// The attempts made (0 at a gateway).
+        attempts: u32,
+    },
+    /// The incident here was retried, after a change of the data (`changed`, as
+    /// `Completed`'s; empty when retried as the data was).
+    Retried {
+        /// The fields the change committed.
+        changed: Cow<'static, [&'static str]>,
+    },
     /// A gateway passed the token on; `to` are the targets it took, in flow order.
     Routed {
         /// Target node ids of the flows taken: borrowed from the process when the
@@ -129,11 +151,15 @@ impl Happening {
     #[inline]
     pub(crate) fn owns_heap(&self) -> bool {
         match self {
-            Happening::Completed { changed } | Happening::Caught { changed } => {
+            Happening::Completed { changed }
+            | Happening::Caught { changed }
+            | Happening::Retried { changed } => {
                 matches!(changed, Cow::Owned(changed) if changed.capacity() > 0)
             }
             Happening::Routed { to } => matches!(to, Cow::Owned(to) if to.capacity() > 0),
             Happening::Failed { message: text }
+            | Happening::AttemptFailed { message: text, .. }
+            | Happening::Incident { error: text, .. }
             | Happening::ErrorThrown { code: text }
             | Happening::Escalated { code: text } => text.capacity() > 0,
             Happening::Started

@@ -64,6 +64,14 @@ pub(crate) enum Command<D> {
         message: String,
         reply: oneshot::Sender<Result<(), WorkError>>,
     },
+    /// The instance's open incidents.
+    Incidents(oneshot::Sender<Vec<crate::retry::Incident>>),
+    /// Retry incident `number`, changing the data first if `change` says.
+    Retry {
+        number: u32,
+        change: Option<crate::retry::RetryChange>,
+        reply: oneshot::Sender<Result<(), crate::retry::RetryError>>,
+    },
     /// The earliest deadline of the instance's armed timers (feature `testing`:
     /// read-only, for advancing a paused clock to it).
     #[cfg(feature = "testing")]
@@ -87,6 +95,8 @@ pub(crate) enum Report<D> {
         node: NodeIdx,
         message: String,
     },
+    /// The attempt of the task at `node` ran past its timeout and was dropped.
+    TimedOut { track: TrackId, node: NodeIdx },
     /// The data type's own code (`Clone`, diff, merge) panicked on the track
     /// working at `node` (`InstanceError::DataPanicked`).
     DataPanicked {

@@ -45,6 +45,7 @@ mod outcome;
 mod park;
 mod parking;
 mod raising;
+mod retrying;
 mod routing;
 mod scoping;
 mod state;

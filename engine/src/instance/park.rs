@@ -51,6 +51,9 @@ pub(crate) enum Instruction<D> {
         node: NodeIdx,
         base: Base<D>,
         run: TaskRun<D>,
+        /// When the attempt times out (the task's `timeout(..)`): the run is dropped
+        /// and the track reports `TimedOut`.
+        deadline: Option<tokio::time::Instant>,
     },
     /// The event the track was parked for came (the loop flipped it): apply what it
     /// brings (a payload, a user task's update) to a copy of `base`, for `node`.

@@ -302,6 +302,11 @@ impl<D: ProcessData> Instance<D> {
         taken.reserve(n.outgoing.len());
         if let Err(error) = self.select_outgoing(node, &mut taken) {
             scratch::give_back(&scratch::TAKEN, taken);
+            if matches!(error, InstanceError::NoFlowTaken { .. })
+                && self.route_failed(track, node, error.to_string())
+            {
+                return;
+            }
             return self.fail(error);
         }
         self.route(track, node, &taken, moves);

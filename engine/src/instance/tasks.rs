@@ -179,7 +179,6 @@ impl<D: ProcessData> Instance<D> {
 
     /// Run a started task's handler — its `attempt`th run — on the loop until it first
     /// has to wait, then on the track's task.
-    #[cfg(feature = "durable")]
     pub(crate) fn run_handler(
         &mut self,
         track: TrackId,
@@ -300,13 +299,24 @@ impl<D: ProcessData> Instance<D> {
                 // The rest of the handler runs on its track, still as part of this run.
                 let run: TaskRun<D> = Box::pin(task::scoped(context, run));
                 let base = snapshot.unwrap_or_else(|| self.data.snapshot());
-                self.hand_to_track(track, node, base, run);
+                let deadline = self.attempt_deadline(node);
+                self.send_to_track(
+                    track,
+                    node,
+                    Instruction::Finish {
+                        node,
+                        base,
+                        run,
+                        deadline,
+                    },
+                );
                 None
             }
         }
     }
 
-    /// Give a started task run to the track's task.
+    /// Give a started run that is not a task's attempt (a call's) to the track's
+    /// task: no timeout.
     pub(crate) fn hand_to_track(
         &mut self,
         track: TrackId,
@@ -314,7 +324,17 @@ impl<D: ProcessData> Instance<D> {
         base: Base<D>,
         run: TaskRun<D>,
     ) {
-        self.send_to_track(track, node, Instruction::Finish { node, base, run });
+        let deadline = None;
+        self.send_to_track(
+            track,
+            node,
+            Instruction::Finish {
+                node,
+                base,
+                run,
+                deadline,
+            },
+        );
     }
 
     /// The track's park channel, spawning its task on first need: from then on the
@@ -391,6 +411,12 @@ impl<D: ProcessData> Instance<D> {
         result: Result<(), crate::TaskError>,
         moves: &mut Vec<Move>,
     ) -> Option<Straight<D>> {
+        if let Err(error) = &result {
+            if self.retries_failure(track, node, error) {
+                self.data.give_back(edited);
+                return None;
+            }
+        }
         let process = self.process;
         let at = &process.nodes[node];
         // Only an activity with boundary events has a guard (`guard`).
@@ -545,6 +571,12 @@ impl<D: ProcessData> Instance<D> {
     }
 
     pub(crate) fn task_panicked(&mut self, track: TrackId, node: NodeIdx, message: String) {
+        // A panic is a failed attempt, as an `Err` is.
+        if matches!(self.process.nodes[node].kind, NodeKind::Task(_))
+            && self.attempt_failed(track, node, &format!("panicked: {message}"), false)
+        {
+            return;
+        }
         let id = self.process.nodes[node].id;
         warn!(track = %track, node = id, %message, "task panicked");
         self.record(
@@ -562,6 +594,25 @@ impl<D: ProcessData> Instance<D> {
     pub(crate) fn remove_track(&mut self, track: TrackId) {
         self.tracks.remove(track);
         self.forget_compensation(track);
+        if !self.retries.is_empty() {
+            self.release_held(track);
+        }
+    }
+
+    /// A task's handler failed (`Err`, not a BPMN error or escalation): whether the
+    /// failure is retried or held at an incident (`attempt_failed`) rather than
+    /// failing the instance. Tasks only: a call activity's or a catch's failure
+    /// fails its instance as before.
+    #[cold]
+    #[inline(never)]
+    fn retries_failure(&mut self, track: TrackId, node: NodeIdx, error: &crate::TaskError) -> bool {
+        use crate::TaskError;
+        if matches!(error, TaskError::Bpmn { .. } | TaskError::Escalation { .. })
+            || !matches!(self.process.nodes[node].kind, NodeKind::Task(_))
+        {
+            return false;
+        }
+        self.attempt_failed(track, node, &error.to_string(), error.is_permanent())
     }
 
     /// Whether `track` is live and working at `node` (a report about it is current).

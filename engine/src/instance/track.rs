@@ -38,13 +38,18 @@ pub(crate) async fn run<D: ProcessData>(
         // The instruction lives only in this block: what the task's state holds
         // across a handler's awaits is the node, the snapshot and the run, nothing
         // more (this future is part of every parked token's memory).
-        let (node, base, run) = {
+        let (node, base, run, deadline) = {
             let Ok(Parcel { instruction, next }) = (&mut inbox).await else {
                 return; // the loop closed the channel
             };
             inbox = next;
             match instruction {
-                Instruction::Finish { node, base, run } => (node, base, run),
+                Instruction::Finish {
+                    node,
+                    base,
+                    run,
+                    deadline,
+                } => (node, base, run, deadline),
                 Instruction::Deliver { node, base, apply } => {
                     // The copy too: the data type's `Clone` may panic.
                     let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -59,7 +64,23 @@ pub(crate) async fn run<D: ProcessData>(
                 }
             }
         };
-        let outcome = CatchUnwind(run).await;
+        let outcome = match deadline {
+            None => CatchUnwind(run).await,
+            // Boxed: a parked token's future holds only a pointer for it.
+            Some(deadline) => {
+                match Box::pin(tokio::time::timeout_at(deadline, CatchUnwind(run))).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => {
+                        // The run is dropped: the attempt is cancelled at its await.
+                        let timed_out = Report::TimedOut { track, node };
+                        if intake.send(Input::Track(Box::new(timed_out))).is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                }
+            }
+        };
         if !report(&intake, track, node, base, outcome) {
             return; // the instance ended while we worked
         }

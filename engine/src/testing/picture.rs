@@ -141,6 +141,13 @@ pub fn what(happening: &Happening) -> String {
         Happening::Instance { index } => {
             format!("instance {index} (forked from the waiting token)")
         }
+        Happening::AttemptFailed { attempt, message } => {
+            format!("attempt {attempt} failed: {message}; waits for the next")
+        }
+        Happening::Incident { error, attempts } => {
+            format!("INCIDENT after {attempts} attempt(s): {error}; waits for a retry")
+        }
+        Happening::Retried { changed } => format!("retried{}", fields(changed)),
     }
 }
 

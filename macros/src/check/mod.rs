@@ -10,6 +10,7 @@ mod gateways;
 mod graph;
 mod link;
 pub mod loops;
+mod policy;
 mod scopes;
 pub mod soundness;
 
@@ -26,4 +27,5 @@ pub fn all(ctx: &Ctx, model: &Model) {
     scopes::check(ctx, model);
     loops::check(ctx, model);
     compensation::check(ctx, model);
+    policy::check(ctx, model);
 }

@@ -98,6 +98,7 @@ fn node(model: &Model, n: usize) -> TokenStream {
     let scope = option(node.scope);
     let text = text(node);
     let spawn = node.spawn;
+    let policy = policy(node);
     let next = next(model, n);
     let targets = outgoing
         .iter()
@@ -114,9 +115,49 @@ fn node(model: &Model, n: usize) -> TokenStream {
             scope: #scope,
             text: #text,
             spawn: #spawn,
+            policy: #policy,
             next: #next,
             targets: &[#(#targets),*],
         }
+    }
+}
+
+/// A task's `Node::policy`: what its `retry(..)` and `timeout(..)` give.
+fn policy(node: &crate::model::Node) -> TokenStream {
+    let Some(policy) = &node.policy else {
+        return quote!(::core::option::Option::None);
+    };
+    let some = |value: Option<TokenStream>| match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    };
+    let duration = |millis: u64| quote!(::core::time::Duration::from_millis(#millis));
+    let retry = policy.retry.as_ref();
+    let attempts = some(retry.map(|r| {
+        let n = r.attempts;
+        quote!(#n)
+    }));
+    let backoff = some(retry.and_then(|r| r.backoff).map(|(first, last)| {
+        let (first, last) = (duration(first.millis), duration(last.millis));
+        quote!((#first, #last))
+    }));
+    let float = |v: Option<(f64, proc_macro2::Span)>| {
+        some(v.map(|(v, _)| {
+            let v = proc_macro2::Literal::f64_suffixed(v);
+            quote!(#v)
+        }))
+    };
+    let multiplier = float(retry.and_then(|r| r.multiplier));
+    let jitter = float(retry.and_then(|r| r.jitter));
+    let timeout = some(policy.timeout.map(|t| duration(t.millis)));
+    quote! {
+        ::core::option::Option::Some(&::thresh::__private::TaskPolicy {
+            attempts: #attempts,
+            backoff: #backoff,
+            multiplier: #multiplier,
+            jitter: #jitter,
+            timeout: #timeout,
+        })
     }
 }
 

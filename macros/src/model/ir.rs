@@ -88,6 +88,9 @@ pub struct Node<'a> {
     pub marker: Option<Marker>,
     /// `task t = h: spawn;`: its handler runs on its own tokio task from the start.
     pub spawn: bool,
+    /// `task t = h: retry(..) | timeout(..);`: its retry policy and timeout, as
+    /// written (checked by `check/policy.rs`).
+    pub policy: Option<crate::parse::policy::PolicyAst>,
     /// A loop or multi-instance marker (`#[multi_instance(..)]`, `#[standard_loop(..)]`).
     pub looping: Option<crate::parse::loops::LoopAst>,
     /// `#[item]`: a task inside a multi-instance sub-process that takes its item.

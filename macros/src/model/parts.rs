@@ -10,7 +10,8 @@ use crate::ctx::Ctx;
 use crate::parse::{self, ActivationAst, EventAst, NodeAst};
 use crate::suggest;
 use crate::symbol::{
-    ACTIVATE, COMPENSATION, ERROR, LINK, MAY_DEADLOCK, MESSAGE, MULTI, SIGNAL, SPAWN, TERMINATE,
+    ACTIVATE, COMPENSATION, ERROR, LINK, MAY_DEADLOCK, MESSAGE, MULTI, RETRY, SIGNAL, SPAWN,
+    TERMINATE, TIMEOUT,
 };
 
 /// The parts of a declaration its kind does not take: a handler (only a task's),
@@ -29,9 +30,10 @@ pub(super) fn misplaced_parts(ctx: &Ctx, decl: &NodeAst, kind: Kind) {
             );
         }
     }
-    // A task's markers (`: spawn`, `: multi`, or both joined by `|`).
+    // A task's markers (`: spawn`, `: multi`, or both joined by `|`) and policy
+    // (`retry(..)`, `timeout(..)`: `policy_of`).
     if kind == Kind::Task && decl.spec.is_some() && task_markers_only(decl) {
-        for spec in decl.spec.iter().chain(&decl.more) {
+        for spec in decl.spec.iter().chain(&decl.more).filter(|s| !is_policy(s)) {
             if let Some(args) = &spec.args {
                 ctx.error(
                     args,
@@ -65,7 +67,7 @@ pub(super) fn misplaced_parts(ctx: &Ctx, decl: &NodeAst, kind: Kind) {
             | Kind::CancelEnd
     ) && !kind.has_event()
     {
-        if let Some(spec) = &decl.spec {
+        if let Some(spec) = decl.spec.as_ref().filter(|s| !is_policy(s)) {
             if kind == Kind::Task && spec.name == COMPENSATION {
                 // A compensation handler: `task refund = refund_card: compensation;`.
                 if let Some(args) = &spec.args {
@@ -184,12 +186,58 @@ pub(super) fn marker_of(decl: &NodeAst, kind: Kind) -> Option<Marker> {
     }
 }
 
-/// Whether every spec of a task is one of its markers, `spawn` or `multi`.
+/// Whether every spec of a task is one of its markers, `spawn` or `multi`, or its
+/// policy.
 fn task_markers_only(decl: &NodeAst) -> bool {
     decl.spec
         .iter()
         .chain(&decl.more)
-        .all(|spec| spec.name == SPAWN || spec.name == MULTI)
+        .all(|spec| spec.name == SPAWN || spec.name == MULTI || is_policy(spec))
+}
+
+/// Whether a spec is part of a retry policy: `retry(..)` or `timeout(..)`.
+fn is_policy(spec: &parse::Spec) -> bool {
+    spec.name == RETRY || spec.name == TIMEOUT
+}
+
+/// The `retry(..)` and `timeout(..)` after an element's `:`, parsed (on any kind:
+/// `check/policy.rs` says where they do not belong).
+pub(super) fn policy_of(ctx: &Ctx, decl: &NodeAst) -> Option<parse::policy::PolicyAst> {
+    let mut specs = decl.spec.iter().chain(&decl.more).filter(|s| is_policy(s));
+    let first = specs.next()?;
+    let mut policy = parse::policy::PolicyAst {
+        at: first.name.span(),
+        retry: None,
+        timeout: None,
+    };
+    for spec in std::iter::once(first).chain(specs) {
+        let twice = |what: &str| {
+            ctx.error(
+                &spec.name,
+                format!("`{what}` is given twice on `{}`; keep one", decl.id),
+            )
+        };
+        if spec.name == RETRY {
+            if policy.retry.is_some() {
+                twice(RETRY);
+                continue;
+            }
+            match parse::policy::retry(spec) {
+                Ok(retry) => policy.retry = Some(retry),
+                Err(error) => ctx.push(error),
+            }
+        } else {
+            if policy.timeout.is_some() {
+                twice(TIMEOUT);
+                continue;
+            }
+            match parse::policy::timeout(spec) {
+                Ok(timeout) => policy.timeout = Some(timeout),
+                Err(error) => ctx.push(error),
+            }
+        }
+    }
+    Some(policy)
 }
 
 /// `task t = h: spawn;` (also `: multi | spawn`): the handler runs on its track's

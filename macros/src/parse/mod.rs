@@ -29,6 +29,7 @@ use syn::{braced, parenthesized, Attribute, Expr, Ident, Token, Type, Visibility
 
 mod args;
 pub mod loops;
+pub mod policy;
 mod spec;
 
 pub use spec::{activation, event, ActivationAst, EventAst, EventTrigger, TimerAst};

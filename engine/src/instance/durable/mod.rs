@@ -10,6 +10,7 @@
 mod loops;
 pub(crate) mod records;
 mod restore;
+mod retries;
 mod take;
 
 use std::time::{SystemTime, UNIX_EPOCH};

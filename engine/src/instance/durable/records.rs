@@ -106,6 +106,12 @@ pub(crate) struct Snapshot {
     /// The compensation logs and runs (absent when there are none).
     #[serde(default, skip_serializing_if = "CompensationRecord::is_empty")]
     pub compensation: CompensationRecord,
+    /// Tokens held for a backoff or at an open incident (absent when none).
+    #[serde(
+        default,
+        skip_serializing_if = "super::retries::RetriesRecord::is_empty"
+    )]
+    pub retries: super::retries::RetriesRecord,
 }
 
 /// What compensation keeps (`state/compensation.rs`): per scope, its completed
@@ -229,6 +235,9 @@ pub(crate) enum HappeningRecord {
     Cancelled,
     Called { child: u64 },
     Instance { index: u32 },
+    AttemptFailed { attempt: u32, message: String },
+    Incident { error: String, attempts: u32 },
+    Retried { changed: Vec<String> },
 }
 
 impl HappeningRecord {
@@ -265,6 +274,17 @@ impl HappeningRecord {
             H::Cancelled => Self::Cancelled,
             H::Called { child } => Self::Called { child: child.0 },
             H::Instance { index } => Self::Instance { index: *index },
+            H::AttemptFailed { attempt, message } => Self::AttemptFailed {
+                attempt: *attempt,
+                message: message.clone(),
+            },
+            H::Incident { error, attempts } => Self::Incident {
+                error: error.clone(),
+                attempts: *attempts,
+            },
+            H::Retried { changed } => Self::Retried {
+                changed: names(changed),
+            },
         }
     }
 
@@ -318,6 +338,11 @@ impl HappeningRecord {
                 child: crate::instance::InstanceId(child),
             },
             Self::Instance { index } => H::Instance { index },
+            Self::AttemptFailed { attempt, message } => H::AttemptFailed { attempt, message },
+            Self::Incident { error, attempts } => H::Incident { error, attempts },
+            Self::Retried { changed } => H::Retried {
+                changed: fields(changed)?,
+            },
         })
     }
 }
@@ -347,6 +372,9 @@ pub(crate) enum TrackStateRecord {
     InScope,
     /// At a compensation throw or cancel end, waiting for its compensation run.
     Compensating,
+    /// Held where it failed: for its next attempt, or at an open incident
+    /// (`Snapshot::retries` says which).
+    Held,
 }
 
 impl TrackStateRecord {
@@ -358,6 +386,10 @@ impl TrackStateRecord {
             TrackStateRecord::AtJoin => Happening::Waiting,
             TrackStateRecord::Working | TrackStateRecord::InScope => Happening::TaskStarted,
             TrackStateRecord::Compensating => Happening::Thrown { catchers: 0 },
+            TrackStateRecord::Held => Happening::Incident {
+                error: String::new(),
+                attempts: 0,
+            },
         }
     }
 }

@@ -146,6 +146,7 @@ impl<D: ProcessData> Instance<D> {
                 TrackStateRecord::AtJoin => (TrackState::AtJoin, t.attempt),
                 TrackStateRecord::InScope => (TrackState::InScope, t.attempt),
                 TrackStateRecord::Compensating => (TrackState::Compensating, t.attempt),
+                TrackStateRecord::Held => (TrackState::Held, t.attempt),
             };
             self.tracks
                 .restore(TrackId(t.id), at, ScopeId(t.scope), state, attempt);
@@ -217,6 +218,7 @@ impl<D: ProcessData> Instance<D> {
             }
         }
         self.restore_activations(snapshot.activations, decode, &node)?;
+        self.restore_retries(snapshot.retries, &node)?;
         // A parked track's task waits on its channel again.
         let parked: Vec<TrackId> = self
             .tracks

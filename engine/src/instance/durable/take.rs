@@ -43,6 +43,7 @@ impl<D: ProcessData> Instance<D> {
                     TrackState::AtJoin => TrackStateRecord::AtJoin,
                     TrackState::InScope => TrackStateRecord::InScope,
                     TrackState::Compensating => TrackStateRecord::Compensating,
+                    TrackState::Held => TrackStateRecord::Held,
                     TrackState::Working | TrackState::Moving => TrackStateRecord::Working,
                 },
             })
@@ -141,6 +142,7 @@ impl<D: ProcessData> Instance<D> {
             calls,
             parent,
             compensation: self.compensation_record(encode)?,
+            retries: self.retries_record(),
         })
     }
 

@@ -19,6 +19,7 @@ pub(crate) mod ids;
 pub(crate) mod join_rules;
 pub(crate) mod joins;
 pub(crate) mod loops;
+pub(crate) mod retries;
 pub(crate) mod scopes;
 pub(crate) mod timers;
 pub(crate) mod tracks;

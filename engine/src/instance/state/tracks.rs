@@ -34,13 +34,19 @@ pub(crate) enum TrackState {
     /// At a compensation throw or a cancel end, waiting while compensation runs
     /// (the handlers it runs are active, not it).
     Compensating,
+    /// Held where it failed: waiting for its next attempt, or at an open incident
+    /// for a retry (`instance/retrying.rs`).
+    Held,
 }
 
 impl TrackState {
     /// Whether a track in this state can still move without another token's help:
     /// its work will report, or an event can come for it.
     fn is_active(self) -> bool {
-        matches!(self, TrackState::Working | TrackState::Parked)
+        matches!(
+            self,
+            TrackState::Working | TrackState::Parked | TrackState::Held
+        )
     }
 }
 

@@ -1,0 +1,80 @@
+//! Incidents as the engine shows them: every open one, and retrying one from
+//! outside its instance (ARCHITECTURE.md, "Retries and incidents").
+
+use super::Engine;
+use crate::retry::{
+    erase_change, Incident, IncidentId, OnFailure, RetryChange, RetryError, RetryPolicy,
+};
+
+impl Engine {
+    /// Every open incident of this engine's instances, in instance order: tokens
+    /// held where a task's attempts were spent, an error was permanent or a gateway
+    /// had no flow to take (module [`retry`](crate::retry)).
+    pub fn incidents(&self) -> Vec<Incident> {
+        self.inner.incidents.list()
+    }
+
+    /// Retry the incident `id` as the data is: a task runs its handler once more
+    /// (failing again, the incident opens again), a gateway chooses its flow again.
+    pub async fn retry(&self, id: IncidentId) -> Result<(), RetryError> {
+        self.retry_by(id, None).await
+    }
+
+    /// Change the instance's data (a `D`, its process's data type), then retry the
+    /// incident `id` as [`Engine::retry`] does. The change is committed as a task's
+    /// would be, in the instance's history as `Retried`.
+    ///
+    /// ```
+    /// # use thresh::{process, Engine, ProcessData, TaskError};
+    /// # #[derive(Clone, Debug, Default, ProcessData)] pub struct Order { pub card: String }
+    /// async fn charge(order: &mut Order) -> Result<(), TaskError> {
+    ///     match order.card.as_str() {
+    ///         "" => Err(TaskError::permanent("no card")),
+    ///         _ => Ok(()),
+    ///     }
+    /// }
+    /// process! { pub PAY: Order { start s; task charge = charge; end e; s -> charge -> e; } }
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let engine = Engine::new();
+    /// let handle = engine.start(&PAY, Order::default());
+    /// let incident = engine.incidents()[0].clone();
+    /// assert_eq!((incident.node, incident.error.as_str()), ("charge", "no card"));
+    /// engine.retry_with(incident.id, |o: &mut Order| o.card = "4242".into()).await.unwrap();
+    /// assert_eq!(handle.outcome().await.completed().unwrap().card, "4242");
+    /// # }
+    /// ```
+    pub async fn retry_with<D: 'static>(
+        &self,
+        id: IncidentId,
+        change: impl FnOnce(&mut D) + Send + 'static,
+    ) -> Result<(), RetryError> {
+        self.retry_by(id, Some(erase_change(change))).await
+    }
+
+    async fn retry_by(
+        &self,
+        id: IncidentId,
+        change: Option<RetryChange>,
+    ) -> Result<(), RetryError> {
+        let target = self
+            .inner
+            .incidents
+            .target(id)
+            .ok_or(RetryError::NoIncident(id))?;
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        if !target.retry(id.number, change, reply) {
+            return Err(RetryError::NoIncident(id));
+        }
+        answer.await.unwrap_or(Err(RetryError::NoIncident(id)))
+    }
+
+    /// Set the default retry policy and what follows when attempts are spent, for
+    /// failures from now on (a durable engine makes its engine with the defaults).
+    pub fn set_failures(&self, retry: RetryPolicy, on_failure: OnFailure) {
+        *self
+            .inner
+            .failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = (retry, on_failure);
+    }
+}

@@ -1,0 +1,24 @@
+//! `retry(0)` allows no attempt.
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub x: u32,
+}
+
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub P: D {
+        start begin;
+        task a = work: retry(0);
+        end done;
+
+        begin -> a -> done;
+    }
+}
+
+fn main() {}

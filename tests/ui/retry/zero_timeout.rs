@@ -1,0 +1,24 @@
+//! A zero timeout cancels every attempt before it runs.
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub x: u32,
+}
+
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub P: D {
+        start begin;
+        task a = work: retry(3) | timeout(0s);
+        end done;
+
+        begin -> a -> done;
+    }
+}
+
+fn main() {}
