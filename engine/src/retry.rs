@@ -173,6 +173,16 @@ pub enum RetryError {
     /// The data change was written for another data type than the instance's.
     #[error("incident {0} is in an instance of another data type than the retry's change")]
     WrongData(IncidentId),
+    /// A node of several: the instance runs on another node, and a data change (a
+    /// closure) can be applied only where it runs. `retry` without a change is
+    /// handed to that node; change the data there.
+    #[error(
+        "incident {0} is of an instance another node runs: a data change can be made only there"
+    )]
+    Elsewhere(IncidentId),
+    /// The store could not be read or written for a retry handed to another node.
+    #[error("incident {0}: the store failed: {1}")]
+    Store(IncidentId, String),
     /// The data change panicked: nothing changed, the incident stays open.
     #[error("the data change for incident {0} panicked: {1}")]
     ChangePanicked(IncidentId, String),
@@ -220,6 +230,12 @@ impl Board {
     /// Every open incident, oldest instance first.
     pub(crate) fn list(&self) -> Vec<Incident> {
         self.open().values().map(|(i, _)| i.clone()).collect()
+    }
+
+    /// Whether any incident is open here.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.open().is_empty()
     }
 
     pub(crate) fn target(&self, id: IncidentId) -> Option<Arc<dyn RetryTarget>> {

@@ -18,6 +18,7 @@ use thresh::{
 mod claims;
 mod commits;
 mod crash;
+mod incidents;
 mod starts;
 mod takeover_seen;
 

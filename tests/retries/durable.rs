@@ -186,6 +186,18 @@ async fn an_open_incident_survives_sigkill_and_is_retried_after_resume() {
     let id = kill_while_held(store.path(), attempts.path(), "incident").await;
     let engine = thresh::DurableEngine::open(store.path()).await.unwrap();
     engine.register(&DURABLE_PAY).unwrap();
+    // Listed from the store before any instance is resumed.
+    let stored = engine.incidents().await.unwrap();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(
+        (
+            stored[0].id.instance.0,
+            stored[0].node,
+            stored[0].attempts,
+            stored[0].error.as_str()
+        ),
+        (id, "charge", 2, "no card")
+    );
     std::env::set_var("THRESH_ATTEMPTS", attempts.path());
     engine.resume().await.unwrap();
     // The resumed loop puts its incident back on the board as it restores.
@@ -205,8 +217,8 @@ async fn an_open_incident_survives_sigkill_and_is_retried_after_resume() {
         2,
         "no attempt ran on resume"
     );
+    assert_eq!(incident.id, stored[0].id);
     engine
-        .engine()
         .retry_with(incident.id, |o: &mut Order| o.card = "4242".into())
         .await
         .unwrap();
@@ -218,5 +230,10 @@ async fn an_open_incident_survives_sigkill_and_is_retried_after_resume() {
         .expect("completes after the fix");
     assert_eq!(order.charged, 3);
     assert_eq!(attempts_logged(attempts.path()).len(), 3);
+    assert_eq!(
+        engine.incidents().await.unwrap(),
+        Vec::new(),
+        "resolved in the store"
+    );
     engine.shutdown(Duration::from_secs(5)).await.unwrap();
 }

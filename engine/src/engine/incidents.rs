@@ -68,6 +68,18 @@ impl Engine {
         answer.await.unwrap_or(Err(RetryError::NoIncident(id)))
     }
 
+    /// Whether incident `id` is open in one of this engine's instances.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn runs_incident(&self, id: IncidentId) -> bool {
+        self.inner.incidents.target(id).is_some()
+    }
+
+    /// Whether any incident is open here.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn has_incidents(&self) -> bool {
+        !self.inner.incidents.is_empty()
+    }
+
     /// Set the default retry policy and what follows when attempts are spent, for
     /// failures from now on (a durable engine makes its engine with the defaults).
     pub fn set_failures(&self, retry: RetryPolicy, on_failure: OnFailure) {

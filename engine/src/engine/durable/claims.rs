@@ -84,6 +84,25 @@ impl DurableEngine {
     }
 }
 
+/// The name of a stored request that the node running an instance retry one of
+/// its incidents (`DurableEngine::retry` on another node); its key is
+/// [`retry_key`]. Reserved: a process's message names are never this.
+pub(super) const RETRY_REQUEST: &str = "\u{1}retry";
+
+/// A retry request's key: the incident's instance and number.
+pub(super) fn retry_key(id: crate::retry::IncidentId) -> String {
+    format!("{}:{}", id.instance.0, id.number)
+}
+
+/// The incident a retry request's key names.
+fn retry_of(key: &str) -> Option<crate::retry::IncidentId> {
+    let (instance, number) = key.split_once(':')?;
+    Some(crate::retry::IncidentId {
+        instance: crate::instance::InstanceId(instance.parse().ok()?),
+        number: number.parse().ok()?,
+    })
+}
+
 /// The key rule of a start message `name`, from the message starts `starts` (name,
 /// process) deployed here: the message starts of the processes that start on `name`
 /// (their instances, and their start messages, hold the key).
@@ -149,7 +168,11 @@ impl Node {
         const PAGE: usize = 500;
         let hub = engine.engine.inner.hub.clone();
         // Only messages this node can read: another node may know their type.
-        let wanted = engine.readable(hub.wanted(), unknown);
+        let mut wanted = engine.readable(hub.wanted(), unknown);
+        // Retry requests from other nodes, for incidents open here.
+        if engine.engine.has_incidents() {
+            wanted.waits.push(RETRY_REQUEST.to_string());
+        }
         if wanted.waits.is_empty() && wanted.starts.is_empty() {
             return Ok(0);
         }
@@ -162,6 +185,10 @@ impl Node {
                     .await?;
             let full = candidates.len() >= PAGE;
             after = candidates.last().map_or(after, |c| c.seq);
+            let (requests, candidates): (Vec<Candidate>, Vec<Candidate>) = candidates
+                .into_iter()
+                .partition(|c| c.name == RETRY_REQUEST);
+            taken += self.retry_requested(engine, requests, now).await?;
             let (waited, starts): (Vec<Candidate>, Vec<Candidate>) = candidates
                 .into_iter()
                 .partition(|c| hub.waits(&c.name, &c.key));
@@ -186,6 +213,47 @@ impl Node {
                 return Ok(taken);
             }
         }
+    }
+
+    /// Claim the retry requests for incidents open here, retry them, and remove
+    /// each request once its retry was answered (a request for an incident already
+    /// resolved goes too). Returns how many it claimed.
+    async fn retry_requested(
+        &self,
+        engine: &DurableEngine,
+        requests: Vec<Candidate>,
+        now: i64,
+    ) -> Result<usize, DurableError> {
+        let ids: Vec<u64> = requests
+            .iter()
+            .filter(|c| retry_of(&c.key).is_some_and(|id| engine.engine.runs_incident(id)))
+            .map(|c| c.id)
+            .collect();
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let store = self.store.clone();
+        let claimed = blocking(move || store.claim_waited(&ids, now)).await?;
+        let count = claimed.len();
+        for request in claimed {
+            let Some(id) = retry_of(&request.key) else {
+                continue;
+            };
+            let engine = engine.clone();
+            tokio::spawn(async move {
+                match engine.engine.retry(id).await {
+                    Ok(()) => debug!(incident = %id, "retried at another node's request"),
+                    Err(error) => {
+                        debug!(incident = %id, %error, "a retry requested by another node")
+                    }
+                }
+                engine
+                    .inner
+                    .writer
+                    .send(vec![Write::DropMessage { id: request.id }]);
+            });
+        }
+        Ok(count)
     }
 
     /// Hand claimed messages to this node's catches and (those claimed to start

@@ -17,6 +17,7 @@ mod claims;
 #[cfg(feature = "postgres")]
 mod cluster;
 mod deployments;
+mod incidents;
 mod messages;
 mod report;
 mod resume;

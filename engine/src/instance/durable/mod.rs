@@ -11,6 +11,7 @@ mod loops;
 pub(crate) mod records;
 mod restore;
 mod retries;
+pub(crate) use retries::stored_incidents;
 mod take;
 
 use std::time::{SystemTime, UNIX_EPOCH};

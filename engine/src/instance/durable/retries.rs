@@ -125,3 +125,57 @@ impl<D: ProcessData> Instance<D> {
         Ok(())
     }
 }
+
+/// An open incident as a checkpoint records it: the node's id, its number, error,
+/// attempts and when it opened (ms since the epoch).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StoredIncident {
+    pub node: String,
+    pub number: u32,
+    pub error: String,
+    pub attempts: u32,
+    pub opened_ms: u64,
+}
+
+/// The open incidents a stored checkpoint records, read without the rest of it
+/// (its data, tracks, history): what listing incidents from the store reads.
+pub(crate) fn stored_incidents(state: &str) -> Result<Vec<StoredIncident>, serde_json::Error> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Partial {
+        Born {},
+        Running(PartialSnapshot),
+    }
+    #[derive(Deserialize)]
+    struct PartialSnapshot {
+        #[serde(default)]
+        retries: RetriesRecord,
+    }
+    // Most checkpoints hold no incident: not parsed.
+    if !state.contains("\"incident\"") {
+        return Ok(Vec::new());
+    }
+    let held = match serde_json::from_str::<Partial>(state)? {
+        Partial::Born {} => return Ok(Vec::new()),
+        Partial::Running(snapshot) => snapshot.retries.held,
+    };
+    Ok(held
+        .into_iter()
+        .filter_map(|h| match h.wait {
+            HeldWaitRecord::Incident {
+                number,
+                error,
+                attempts,
+                opened_ms,
+                ..
+            } => Some(StoredIncident {
+                node: h.node,
+                number,
+                error,
+                attempts,
+                opened_ms,
+            }),
+            HeldWaitRecord::Backoff { .. } => None,
+        })
+        .collect())
+}

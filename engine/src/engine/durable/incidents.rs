@@ -1,0 +1,150 @@
+//! A durable engine's incidents: listed from the store (every stored running
+//! instance's checkpoint records its open incidents), retried where the instance
+//! runs (ARCHITECTURE.md, "Retries and incidents").
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use super::{DurableEngine, DurableError};
+use crate::instance::durable::stored_incidents;
+use crate::instance::InstanceId;
+use crate::retry::{Incident, IncidentId, RetryError};
+
+impl DurableEngine {
+    /// Every open incident the store holds, in instance order: read from the stored
+    /// checkpoints of running instances of registered processes — on a node of
+    /// several, those every node runs; and instances not resumed yet. (An incident
+    /// opened since an instance's last checkpoint is in the next one: an instance
+    /// checkpoints when it opens one.)
+    pub async fn incidents(&self) -> Result<Vec<Incident>, DurableError> {
+        let store = self.inner.store.clone();
+        let running = tokio::task::spawn_blocking(move || store.running())
+            .await
+            .map_err(|_| DurableError::NoRuntime)??;
+        let registry = self
+            .inner
+            .registry
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut incidents = Vec::new();
+        for record in running {
+            let Some((process, registered)) = registry.get_key_value(record.process.as_str())
+            else {
+                continue;
+            };
+            let stored = stored_incidents(&record.state).map_err(|e| DurableError::Data {
+                process,
+                message: format!("instance {}'s checkpoint: {e}", record.id),
+            })?;
+            for incident in stored {
+                let Some(node) = registered
+                    .graph
+                    .nodes()
+                    .iter()
+                    .find(|n| n.id == incident.node)
+                else {
+                    continue;
+                };
+                incidents.push(Incident {
+                    id: IncidentId {
+                        instance: InstanceId(record.id),
+                        number: incident.number,
+                    },
+                    process,
+                    node: node.id,
+                    error: incident.error,
+                    attempts: incident.attempts,
+                    opened: UNIX_EPOCH + Duration::from_millis(incident.opened_ms),
+                });
+            }
+        }
+        incidents.sort_by_key(|i| (i.id.instance, i.id.number));
+        Ok(incidents)
+    }
+
+    /// Retry the incident `id`, as [`Engine::retry`](crate::Engine::retry): the
+    /// task's handler runs once more (or the gateway chooses again), and what follows
+    /// is checkpointed as any step. On a node of several, an incident of an instance
+    /// another node runs is handed to that node through the store (`Ok` once the
+    /// request is stored: the owner retries it when it next claims, or the node that
+    /// takes the instance over does); `NoIncident` if the store holds no such open
+    /// incident.
+    pub async fn retry(&self, id: IncidentId) -> Result<(), RetryError> {
+        #[cfg(feature = "postgres")]
+        if let Some(node) = self.inner.node.get() {
+            if !self.engine.runs_incident(id) {
+                return self.retry_elsewhere(node, id).await;
+            }
+        }
+        self.engine.retry(id).await
+    }
+
+    /// Change the instance's data (a `D`), then retry the incident `id`, as
+    /// [`Engine::retry_with`](crate::Engine::retry_with): the change is committed —
+    /// and stored — as a task's would be. The instance must run here: on a node of
+    /// several, another node's is [`RetryError::Elsewhere`].
+    pub async fn retry_with<D: 'static>(
+        &self,
+        id: IncidentId,
+        change: impl FnOnce(&mut D) + Send + 'static,
+    ) -> Result<(), RetryError> {
+        #[cfg(feature = "postgres")]
+        if self.inner.node.get().is_some() && !self.engine.runs_incident(id) {
+            return match self.stored_incident(id).await? {
+                true => Err(RetryError::Elsewhere(id)),
+                false => Err(RetryError::NoIncident(id)),
+            };
+        }
+        self.engine.retry_with(id, change).await
+    }
+
+    /// Whether the store holds incident `id` open.
+    #[cfg(feature = "postgres")]
+    async fn stored_incident(&self, id: IncidentId) -> Result<bool, RetryError> {
+        let store = self.inner.store.clone();
+        let record = tokio::task::spawn_blocking(move || store.instance(id.instance.0))
+            .await
+            .map_err(|e| RetryError::Store(id, e.to_string()))?
+            .map_err(|e| RetryError::Store(id, e.to_string()))?;
+        let Some(record) = record.filter(|r| r.status == crate::store::Status::Running) else {
+            return Ok(false);
+        };
+        let open =
+            stored_incidents(&record.state).map_err(|e| RetryError::Store(id, e.to_string()))?;
+        Ok(open.iter().any(|i| i.number == id.number))
+    }
+
+    /// Hand the retry of incident `id` to the node that runs its instance: a stored
+    /// request (a message of a reserved name, keyed by the incident) that node
+    /// claims — or the one that takes the instance over.
+    #[cfg(feature = "postgres")]
+    async fn retry_elsewhere(
+        &self,
+        node: &std::sync::Arc<super::cluster::Node>,
+        id: IncidentId,
+    ) -> Result<(), RetryError> {
+        if !self.stored_incident(id).await? {
+            return Err(RetryError::NoIncident(id));
+        }
+        let record = crate::store::MessageRecord {
+            id: self
+                .inner
+                .next_message
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            name: super::claims::RETRY_REQUEST.to_string(),
+            key: super::claims::retry_key(id),
+            payload: "null".to_string(),
+            expires_ms: crate::instance::durable::now_ms() + RETRY_REQUEST_TTL.as_millis() as i64,
+        };
+        let store = node.store.clone();
+        tokio::task::spawn_blocking(move || store.store_message(&record, false, &[]))
+            .await
+            .map_err(|e| RetryError::Store(id, e.to_string()))?
+            .map_err(|e| RetryError::Store(id, e.to_string()))?;
+        Ok(())
+    }
+}
+
+/// How long a retry request handed to another node waits to be claimed (its
+/// instance may be between owners for a lease).
+#[cfg(feature = "postgres")]
+const RETRY_REQUEST_TTL: Duration = Duration::from_secs(24 * 3600);

@@ -1,0 +1,92 @@
+//! Incidents across nodes (issue 32): listed from the store on every node, and
+//! retried from a node other than the one running the instance.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use thresh::retry::RetryError;
+use thresh::{process, TaskError};
+
+use super::{one_at_a_time, order, Order, Schema, HANG};
+
+/// The payment service: down until the test brings it back.
+static SERVICE_UP: AtomicBool = AtomicBool::new(false);
+
+async fn charge(order: &mut Order) -> Result<(), TaskError> {
+    match SERVICE_UP.load(Ordering::SeqCst) {
+        true => {
+            order.checked += 1;
+            Ok(())
+        }
+        false => Err(TaskError::permanent("payment service down")),
+    }
+}
+
+process! {
+    CHARGE: Order {
+        start s;
+        task  charge = charge;
+        end   e;
+        s -> charge -> e;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_incident_is_listed_on_every_node_and_retried_from_another() {
+    let _serial = one_at_a_time().await;
+    let schema = Schema::new("incidents");
+    let a = schema.node("a").await;
+    let b = schema.node("b").await;
+    for node in [&a, &b] {
+        node.register(&CHARGE).expect("register");
+    }
+    SERVICE_UP.store(false, Ordering::SeqCst);
+    let handle = a.start(&CHARGE, order("I-1")).await.expect("start");
+    // b reads it from the store: a holds the instance.
+    let listed = tokio::time::timeout(HANG, async {
+        loop {
+            let listed = b.incidents().await.expect("list");
+            if !listed.is_empty() {
+                return listed;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the incident stored");
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    let incident = &listed[0];
+    assert_eq!(
+        (incident.id.instance, incident.node, incident.error.as_str()),
+        (handle.id(), "charge", "payment service down")
+    );
+    assert_eq!(a.incidents().await.expect("list"), listed);
+    // A data change is made where the instance runs, not from b.
+    assert_eq!(
+        b.retry_with(incident.id, |o: &mut Order| o.paid = 1).await,
+        Err(RetryError::Elsewhere(incident.id))
+    );
+    // The service is back: b's retry reaches a, which runs the task again.
+    SERVICE_UP.store(true, Ordering::SeqCst);
+    b.retry(incident.id).await.expect("handed to a");
+    let done = tokio::time::timeout(HANG, handle.outcome())
+        .await
+        .expect("ended")
+        .completed()
+        .expect("completed after the retry");
+    assert_eq!((done.checked, done.paid), (1, 0));
+    assert_eq!(
+        b.retry(incident.id).await,
+        Err(RetryError::NoIncident(incident.id))
+    );
+    tokio::time::timeout(HANG, async {
+        while !b.incidents().await.expect("list").is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("resolved in the store");
+    for node in [a, b] {
+        node.shutdown(HANG).await.expect("shutdown");
+    }
+}
