@@ -81,7 +81,8 @@ impl Engine {
     }
 
     /// Set the default retry policy and what follows when attempts are spent, for
-    /// failures from now on (a durable engine makes its engine with the defaults).
+    /// failures from now on (a durable engine made with `with_store_config` or
+    /// `open_with` takes them from its `EngineConfig`).
     pub fn set_failures(&self, retry: RetryPolicy, on_failure: OnFailure) {
         *self
             .inner
