@@ -2,7 +2,8 @@
 //! too (its process registered), the parent's checkpoint records the call's child,
 //! and after a restart the resumed parent waits on the resumed child — which knows
 //! its parent again — and maps its output when it ends. A child whose process is not
-//! registered cannot start (the call fails, `CallNotStarted`); one whose process is
+//! registered cannot start: an incident at the call, retried once it is registered
+//! (fail-fast: the call fails, `CallNotStarted`); one whose process is
 //! not registered after a restart is reported skipped, and the parent's call fails
 //! saying so.
 
@@ -38,6 +39,19 @@ process! {
         task label = |s| async move { s.tracking = format!("T-{}", s.order); Ok(()) };
         end shipped;
         begin -> pack -> label -> shipped;
+    }
+}
+
+process! {
+    /// A call that retries starting its child twice, 10 ms apart.
+    RETRYING: Order {
+        start placed;
+        call ship = SHIPPING(
+            input = |o| Shipment { order: o.id.clone(), ..Shipment::default() },
+            output = |o, s| o.tracking = s.tracking
+        ): retry(2, backoff = 10ms);
+        end done;
+        placed -> ship -> done;
     }
 }
 
@@ -245,7 +259,8 @@ async fn a_callee_not_registered_after_a_restart_fails_the_call_and_is_reported(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_callee_never_registered_cannot_start() {
     let store = Arc::new(MemoryStore::new());
-    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    let engine = DurableEngine::with_store_config(store.clone(), thresh::EngineConfig::fail_fast())
+        .expect("open");
     let parent = engine
         .start(
             &ORDER,
@@ -361,5 +376,57 @@ async fn a_restart_mid_multi_instance_call_resumes_every_child_and_merges_in_ord
         .await
         .count("ship", |w| matches!(w, Happening::Called { .. }));
     assert_eq!(called, 3);
+    engine.shutdown(HANG).await.expect("shutdown");
+}
+
+/// A callee not registered yet: the call tries starting it (two attempts), then
+/// holds at an incident; once the process is registered, a retry starts the child
+/// and the parent completes with its output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_whose_child_cannot_start_opens_an_incident_a_retry_mends() {
+    let store = Arc::new(MemoryStore::new());
+    let engine = DurableEngine::with_store(store.clone()).expect("open");
+    engine.register(&RETRYING).expect("register");
+    let parent = engine
+        .start(
+            &RETRYING,
+            Order {
+                id: "R-1".into(),
+                ..Order::default()
+            },
+        )
+        .await
+        .expect("stored");
+    let incident = tokio::time::timeout(HANG, async {
+        loop {
+            if let Some(incident) = engine.incidents().await.expect("list").pop() {
+                return incident;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("an incident at the call");
+    assert_eq!((incident.node, incident.attempts), ("ship", 2));
+    assert!(
+        incident.error.contains("DurableEngine::register"),
+        "{}",
+        incident.error
+    );
+    assert!(!parent.is_finished());
+    engine.register(&SHIPPING).expect("register");
+    engine.retry(incident.id).await.expect("retried");
+    let child = until_child(&parent).await;
+    until_open(&child, "pack").await;
+    child
+        .complete("pack", |_: &mut Shipment| {})
+        .await
+        .expect("packed");
+    let order = tokio::time::timeout(HANG, parent.outcome())
+        .await
+        .expect("ended")
+        .completed()
+        .expect("completed");
+    assert!(!order.tracking.is_empty(), "{order:?}");
     engine.shutdown(HANG).await.expect("shutdown");
 }

@@ -114,11 +114,17 @@ impl<D: ProcessData> Instance<D> {
             // The engine is stopping: the run waits for the stop.
             Ok(None) => {}
             Err(reason) => {
+                // A failed attempt to start the child: retried, or held at an
+                // incident, by the call's policy or the engine's.
+                let message = format!("the child did not start: {reason}");
+                if self.attempt_failed(track, node, &message, false) {
+                    return;
+                }
                 return self.fail(InstanceError::CallNotStarted {
                     node: id,
                     callee: call.callee,
                     reason,
-                })
+                });
             }
         }
         self.hand_to_track(track, node, base, started.run);

@@ -178,11 +178,13 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// Run the task at `node` again on `track`: its next attempt.
+    /// Run the task at `node` again on `track` (or start a call activity's child
+    /// again): its next attempt.
     fn rerun(&mut self, track: TrackId, node: NodeIdx) {
-        let NodeKind::Task(handler) = self.process.nodes[node].kind else {
+        let kind = &self.process.nodes[node].kind;
+        if !matches!(kind, NodeKind::Task(_) | NodeKind::Call(_)) {
             return self.internal(node, "a retry at a node that runs no handler");
-        };
+        }
         let Some(slot) = self.tracks.get_mut(track) else {
             return;
         };
@@ -190,7 +192,15 @@ impl<D: ProcessData> Instance<D> {
         let attempt = slot.attempt;
         self.tracks.set_state(track, TrackState::Working);
         self.record(track, node, Happening::TaskStarted);
-        self.step(|this, moves| this.run_handler(track, node, handler, attempt, moves));
+        let process = self.process;
+        match &process.nodes[node].kind {
+            NodeKind::Task(handler) => {
+                let handler = *handler;
+                self.step(|this, moves| this.run_handler(track, node, handler, attempt, moves))
+            }
+            NodeKind::Call(call) => self.step(|this, _| this.start_call(track, node, call, None)),
+            _ => {}
+        }
     }
 
     /// An operator retries incident `number`, changing the data first if `change`

@@ -572,8 +572,10 @@ impl<D: ProcessData> Instance<D> {
 
     pub(crate) fn task_panicked(&mut self, track: TrackId, node: NodeIdx, message: String) {
         // A panic is a failed attempt, as an `Err` is.
-        if matches!(self.process.nodes[node].kind, NodeKind::Task(_))
-            && self.attempt_failed(track, node, &format!("panicked: {message}"), false)
+        if matches!(
+            self.process.nodes[node].kind,
+            NodeKind::Task(_) | NodeKind::Call(_)
+        ) && self.attempt_failed(track, node, &format!("panicked: {message}"), false)
         {
             return;
         }

@@ -1,5 +1,6 @@
 //! Retry policies and timeouts (`task t = h: retry(..) | timeout(..);`): only on a
-//! task, which runs a handler to try again; at least one attempt; a timeout that
+//! task, which runs a handler to try again, and `retry(..)` on a call activity,
+//! which tries starting its child again; at least one attempt; a timeout that
 //! lets an attempt run; a backoff that grows, by a multiplier of at least 1, with
 //! jitter a fraction.
 
@@ -11,11 +12,23 @@ pub fn check(ctx: &Ctx, model: &Model) {
         let Some(policy) = &node.policy else {
             continue;
         };
-        if node.kind != Kind::Task {
+        if node.kind == Kind::Call {
+            // A call activity retries starting its child; the child's run is no
+            // attempt to cut short.
+            if let Some(timeout) = &policy.timeout {
+                ctx.error_at(
+                    timeout.span,
+                    format!(
+                        "`{id}` is a call activity: `retry(..)` retries starting its child, but its child's run is no attempt a `timeout(..)` can cut — put the timeout on the child's tasks, or a timer boundary on `{id}` to leave it after a while",
+                        id = node.id,
+                    ),
+                );
+            }
+        } else if node.kind != Kind::Task {
             ctx.error_at(
                 policy.at,
                 format!(
-                    "`{id}` is {what}, which runs no handler to try again: `retry(..)` and `timeout(..)` go on a task, `task {id} = handler: retry(3) | timeout(30s);` — drop them here, or put them on the task that does the work",
+                    "`{id}` is {what}, which runs no handler to try again: `retry(..)` and `timeout(..)` go on a task, `task {id} = handler: retry(3) | timeout(30s);` (and `retry(..)` on a call activity) — drop them here, or put them on the task that does the work",
                     id = node.id,
                     what = node.kind.describe_with_article(),
                 ),

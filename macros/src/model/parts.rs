@@ -46,7 +46,10 @@ pub(super) fn misplaced_parts(ctx: &Ctx, decl: &NodeAst, kind: Kind) {
         }
         return;
     }
-    if kind != Kind::Complex {
+    // `retry(..) | timeout(..)` alone (a call activity's, or misplaced: `check/policy.rs`
+    // says where they go).
+    let policy_only = decl.spec.iter().chain(&decl.more).all(is_policy);
+    if kind != Kind::Complex && !policy_only {
         if let Some(extra) = decl.more.first() {
             ctx.error(
                 &extra.name,
