@@ -218,3 +218,56 @@ async fn a_comparison_that_panics_in_the_loop_ends_the_instance_naming_it() {
         assert!(matches!(other.outcome().await, Outcome::Completed(p) if p.n.0 == 2));
     }
 }
+
+async fn refuse(_: &mut Picky) -> Result<(), TaskError> {
+    Err(TaskError::permanent("refused"))
+}
+
+process! {
+    /// One branch holds at an incident; the other waits for its approval.
+    HELD_AND_WAITING: Picky {
+        start begin;
+        parallel fork;
+        task refuse = refuse;
+        user approve;
+        parallel join;
+        end done;
+        begin -> fork -> refuse, approve;
+        refuse, approve -> join -> done;
+    }
+}
+
+/// An instance that ends by a panic in its loop, with an incident open, leaves no
+/// incident behind: none listed, a retry finds none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_that_panics_leaves_no_incident_listed() {
+    let engine = Engine::new();
+    let handle = engine.start(&HELD_AND_WAITING, Picky::default());
+    let incident = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        loop {
+            if let Some(incident) = engine.incidents().pop() {
+                return incident;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("an incident at refuse");
+    // The approval's commit diffs a 13: the loop panics.
+    let _ = handle
+        .complete("approve", |p: &mut Picky| p.n = Touchy(13))
+        .await;
+    let outcome = handle.outcome().await;
+    assert!(
+        matches!(
+            &outcome,
+            Outcome::Failed(InstanceError::DataPanicked { call: "diff", .. })
+        ),
+        "{outcome:?}"
+    );
+    assert_eq!(engine.incidents(), Vec::new());
+    assert_eq!(
+        engine.retry(incident.id).await,
+        Err(thresh::retry::RetryError::NoIncident(incident.id))
+    );
+}

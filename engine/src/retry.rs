@@ -200,6 +200,10 @@ pub(crate) trait RetryTarget: Send + Sync {
         change: Option<RetryChange>,
         reply: tokio::sync::oneshot::Sender<Result<(), RetryError>>,
     ) -> bool;
+
+    /// Whether the loop is gone: an instance that ended without closing its
+    /// incidents (a panic in the loop) leaves them behind, and they are dropped.
+    fn gone(&self) -> bool;
 }
 
 /// The engine's open incidents, each with the way to its loop. Written by the loops
@@ -227,9 +231,12 @@ impl Board {
         self.open().remove(&id);
     }
 
-    /// Every open incident, oldest instance first.
+    /// Every open incident, oldest instance first (those of loops gone are
+    /// dropped).
     pub(crate) fn list(&self) -> Vec<Incident> {
-        self.open().values().map(|(i, _)| i.clone()).collect()
+        let mut open = self.open();
+        open.retain(|_, (_, target)| !target.gone());
+        open.values().map(|(i, _)| i.clone()).collect()
     }
 
     /// Whether any incident is open here.
@@ -239,7 +246,11 @@ impl Board {
     }
 
     pub(crate) fn target(&self, id: IncidentId) -> Option<Arc<dyn RetryTarget>> {
-        self.open().get(&id).map(|(_, t)| Arc::clone(t))
+        let mut open = self.open();
+        if open.get(&id).is_some_and(|(_, t)| t.gone()) {
+            open.remove(&id);
+        }
+        open.get(&id).map(|(_, t)| Arc::clone(t))
     }
 }
 

@@ -237,3 +237,45 @@ async fn an_open_incident_survives_sigkill_and_is_retried_after_resume() {
     );
     engine.shutdown(Duration::from_secs(5)).await.unwrap();
 }
+
+/// A stored instance's picture tells a token waiting for its next attempt from one
+/// at an open incident: only the incident is painted as one, with its error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_picture_tells_a_backoff_from_an_incident() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let store = std::sync::Arc::new(thresh::store::MemoryStore::new());
+    let engine = thresh::DurableEngine::with_store(store.clone()).unwrap();
+    engine.register(&DURABLE_PAY).unwrap();
+    let handle = engine.start(&DURABLE_PAY, Order::default()).await.unwrap();
+    let id = handle.id();
+    let stored_state = |store: &thresh::store::MemoryStore| {
+        use thresh::store::Store;
+        store
+            .instance(id.0)
+            .unwrap()
+            .map(|r| r.state)
+            .unwrap_or_default()
+    };
+    // The first attempt failed: the token waits 3 s for the second.
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !stored_state(&store).contains("\"backoff\"") {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("a backoff stored");
+    let picture = engine.picture(&DURABLE_PAY, id).await.unwrap().unwrap();
+    assert!(!picture.contains("class=\"incident\""), "{picture}");
+    // The second finds no card: an incident, painted with its error.
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while engine.incidents().await.unwrap().is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("an incident stored");
+    let picture = engine.picture(&DURABLE_PAY, id).await.unwrap().unwrap();
+    assert!(picture.contains("class=\"incident\""), "{picture}");
+    assert!(picture.contains("no card"), "{picture}");
+    engine.shutdown(Duration::from_secs(5)).await.unwrap();
+}

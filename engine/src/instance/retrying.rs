@@ -358,4 +358,8 @@ impl<D: ProcessData> RetryTarget for Intake<Input<D>> {
         };
         self.send(Input::Handle(Box::new(command))).is_ok()
     }
+
+    fn gone(&self) -> bool {
+        self.is_closed()
+    }
 }

@@ -143,6 +143,14 @@ impl<T> Intake<T> {
         self.queue.get_or_insert_with(new_queue)
     }
 
+    /// Whether the receiver has closed the intake (its loop ended, however it
+    /// ended), or there is no queue: a send would be refused.
+    pub fn is_closed(&self) -> bool {
+        self.queue
+            .as_ref()
+            .is_none_or(|queue| queue.head.load(Ordering::Acquire) == closed())
+    }
+
     /// Send `value`; `Err(value)` if the receiver has closed the intake (or there is
     /// no queue).
     pub fn send(&self, value: T) -> Result<(), T> {

@@ -504,7 +504,7 @@ impl DurableEngine {
                     history.push(
                         crate::instance::TrackId(track.id),
                         node.id,
-                        track.state.happening(),
+                        snapshot.happening_of(track),
                     );
                 }
             }

@@ -377,6 +377,31 @@ pub(crate) enum TrackStateRecord {
     Held,
 }
 
+impl Snapshot {
+    /// What a history would last say of `track` (for a picture): a held track is
+    /// at its open incident (with its error), or waiting for its next attempt.
+    pub fn happening_of(&self, track: &TrackRecord) -> crate::instance::Happening {
+        use super::retries::HeldWaitRecord;
+        use crate::instance::Happening;
+        if track.state != TrackStateRecord::Held {
+            return track.state.happening();
+        }
+        let held = self.retries.held.iter().find(|h| h.track == track.id);
+        match held.map(|h| &h.wait) {
+            Some(HeldWaitRecord::Incident {
+                error, attempts, ..
+            }) => Happening::Incident {
+                error: error.clone(),
+                attempts: *attempts,
+            },
+            _ => Happening::AttemptFailed {
+                attempt: track.attempt,
+                message: String::new(),
+            },
+        }
+    }
+}
+
 impl TrackStateRecord {
     /// What a history would last say of a track in this state (for a picture).
     pub fn happening(self) -> crate::instance::Happening {
