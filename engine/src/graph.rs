@@ -332,7 +332,7 @@ mod events;
 mod next;
 
 pub use call::{CallActivity, CallItemStart};
-pub use events::{ApplyFailure, ApplyPayload, Payload, PayloadDecode, Throw, Trigger};
+pub use events::{ApplyFailure, ApplyPayload, Payload, PayloadDecode, Throw, TimerDef, Trigger};
 pub use next::Next;
 
 /// One triple of a complex gateway's activation rule: it holds when its condition is

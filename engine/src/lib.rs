@@ -57,7 +57,7 @@ pub use engine::durable::{
     WatchedOutcome,
 };
 pub use engine::{DeployError, Deployment, DeploymentId, Engine, EngineConfig, ShutdownError};
-pub use events::{BrokerConfig, BrokerStats, Published, TimerSpec};
+pub use events::{BrokerConfig, BrokerStats, IntoTimer, Published, TimerSpec};
 pub use graph::Process;
 pub use instance::{
     Happening, History, InstanceError, InstanceHandle, InstanceId, OpenWork, Outcome, Step,
@@ -87,7 +87,8 @@ pub mod __private {
     }
     pub use crate::data::Erased;
     pub use crate::graph::{
-        Activation, ApplyFailure, Flow, Next, Node, NodeKind, Payload, TaskRun, Throw, Trigger,
+        Activation, ApplyFailure, Flow, Next, Node, NodeKind, Payload, TaskRun, Throw, TimerDef,
+        Trigger,
     };
     pub use crate::graph::{CallActivity, Graph};
     pub use crate::retry::TaskPolicy;
@@ -293,6 +294,12 @@ pub mod __private {
     /// Call a flow condition; the bound gives a closure its parameter type.
     pub fn call_condition<D, F: FnOnce(&D) -> bool>(condition: F, data: &D) -> bool {
         condition(data)
+    }
+
+    /// A closure of the model over the data, called: its type is inferred from
+    /// `data`, and what it gives is checked where it is used.
+    pub fn read_data<D, T, F: FnOnce(&D) -> T>(read: F, data: &D) -> T {
+        read(data)
     }
 
     pub use crate::loops::{

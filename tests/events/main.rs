@@ -54,6 +54,7 @@ mod bad_payloads;
 mod broker;
 mod cancel;
 mod correlation;
+mod data_timers;
 mod following;
 mod multiplicity;
 mod parking;

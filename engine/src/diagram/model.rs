@@ -512,7 +512,14 @@ fn trigger_def<D>(trigger: &Trigger<D>, text: &str) -> EventDef {
     match trigger {
         Trigger::Message { name, .. } => EventDef::Message(name.to_string()),
         Trigger::Signal { name, .. } => EventDef::Signal(name.to_string()),
-        Trigger::Timer(spec) => EventDef::Timer(timer_text(&spec())),
+        Trigger::Timer(timer) => EventDef::Timer(match timer.fixed() {
+            Some(spec) => timer_text(&spec),
+            // Read off each instance's data: BPMN's expression form.
+            None => TimerText {
+                element: "timeDuration",
+                text: format!("${{{text}}}"),
+            },
+        }),
         Trigger::Condition { .. } => EventDef::Conditional(text.to_string()),
         Trigger::Error { code, .. } => EventDef::Error(code.map(str::to_string)),
         Trigger::Escalation { code, .. } => EventDef::Escalation(code.map(str::to_string)),

@@ -112,8 +112,11 @@ impl Engine {
                     name,
                     starter,
                 )),
-                Trigger::Timer(spec) => {
-                    let (spec, cancel) = (spec(), cancel.clone());
+                Trigger::Timer(timer) => {
+                    // A start event has no data to read a timer off: the macro refuses
+                    // `timer(|d| ..)` there.
+                    let Some(spec) = timer.fixed() else { continue };
+                    let cancel = cancel.clone();
                     #[cfg(feature = "durable")]
                     if let Some(schedules) = target.durable.as_ref().map(|d| d.schedules.clone()) {
                         // Kept in the store: it goes on across restarts.

@@ -14,7 +14,7 @@ pub use hub::{BrokerConfig, BrokerStats, Published};
 pub(crate) use hub::{
     ChoiceId, Delivery, Hub, Mailbox, Offer, SignalAck, StartTrigger, Starter, SubId,
 };
-pub use timer::TimerSpec;
+pub use timer::{IntoTimer, TimerSpec};
 
 /// The payload an error boundary's `apply` gets: the error a handler returned with
 /// [`TaskError::bpmn`](crate::TaskError::bpmn).

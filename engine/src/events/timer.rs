@@ -29,6 +29,51 @@ pub enum TimerSpec {
     },
 }
 
+/// What a timer read off the data (`timer(|data| ..)` on a catch or a boundary)
+/// may give: a `Duration` (that long after it is armed), a `SystemTime` (then), or a
+/// [`TimerSpec`] (a repeat too).
+#[diagnostic::on_unimplemented(
+    message = "a timer read off the data gives a `Duration`, a `SystemTime` or a `TimerSpec`, not `{Self}`",
+    label = "this gives a `{Self}`",
+    note = "convert it in the closure, e.g. `timer(|data| Duration::from_secs(data.seconds))`"
+)]
+pub trait IntoTimer {
+    /// The timer.
+    fn into_timer(self) -> TimerSpec;
+}
+
+impl IntoTimer for Duration {
+    fn into_timer(self) -> TimerSpec {
+        TimerSpec::After(self)
+    }
+}
+
+impl IntoTimer for SystemTime {
+    fn into_timer(self) -> TimerSpec {
+        TimerSpec::At(self)
+    }
+}
+
+impl IntoTimer for TimerSpec {
+    fn into_timer(self) -> TimerSpec {
+        self
+    }
+}
+
+/// A timer `duration` after it is armed (`timer(|o| o.grace)` with a `Duration`).
+impl From<Duration> for TimerSpec {
+    fn from(after: Duration) -> Self {
+        TimerSpec::After(after)
+    }
+}
+
+/// A timer at a point in time (`timer(|o| o.due)` with a `SystemTime`).
+impl From<SystemTime> for TimerSpec {
+    fn from(at: SystemTime) -> Self {
+        TimerSpec::At(at)
+    }
+}
+
 impl TimerSpec {
     /// First deadline when armed at `now`; `None` when it lies beyond what the clock
     /// can represent (the timer never fires).

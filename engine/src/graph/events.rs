@@ -59,7 +59,7 @@ pub enum Trigger<D: 'static> {
         apply: Option<ApplyPayload<D>>,
     },
     /// A timer, armed when the token arrives.
-    Timer(#[doc(hidden)] fn() -> crate::events::TimerSpec),
+    Timer(#[doc(hidden)] TimerDef<D>),
     /// A condition over the data (ARCHITECTURE.md, "Events"): evaluated when armed, then after
     /// every commit that changes a field in `on` (every commit when `on` is empty);
     /// it fires on a false→true edge.
@@ -105,4 +105,39 @@ pub enum Throw<D: 'static> {
         #[doc(hidden)]
         payload: Option<fn(&D) -> Payload>,
     },
+}
+
+/// Where a timer's spec comes from: written in the model, or read off the instance's
+/// data when the timer is armed (`timer(|order| order.due)`).
+#[doc(hidden)]
+pub enum TimerDef<D> {
+    Fixed(fn() -> crate::events::TimerSpec),
+    Data(fn(&D) -> crate::events::TimerSpec),
+}
+
+impl<D> Clone for TimerDef<D> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<D> Copy for TimerDef<D> {}
+
+impl<D> TimerDef<D> {
+    /// The spec, for an instance whose data is `data` (user code: run it where a
+    /// panic is caught).
+    pub(crate) fn spec(&self, data: &D) -> crate::events::TimerSpec {
+        match self {
+            TimerDef::Fixed(spec) => spec(),
+            TimerDef::Data(spec) => spec(data),
+        }
+    }
+
+    /// The spec when it does not depend on an instance (a start event's; a picture).
+    pub(crate) fn fixed(&self) -> Option<crate::events::TimerSpec> {
+        match self {
+            TimerDef::Fixed(spec) => Some(spec()),
+            TimerDef::Data(_) => None,
+        }
+    }
 }

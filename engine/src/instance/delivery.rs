@@ -204,7 +204,8 @@ impl<D: ProcessData> Instance<D> {
                 // late firing does not shift the schedule (and missed ticks catch
                 // up); a one-off timer is spent (its wait stays, idle).
                 let due = self.timers.firing().unwrap_or_else(Instant::now);
-                let spec = match self.user_code(self.process.nodes[node].id, spec) {
+                let node_id = self.process.nodes[node].id;
+                let spec = match self.user_code(node_id, || spec.spec(&self.data)) {
                     Ok(spec) => spec,
                     Err(error) => return self.fail(error),
                 };

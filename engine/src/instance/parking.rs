@@ -293,8 +293,9 @@ impl<D: ProcessData> Instance<D> {
                     let mailbox = self.mailbox();
                     EventSource::Hub(self.hub.subscribe_signal(name, &mailbox, choice))
                 }
-                Trigger::Timer(spec) => {
-                    let spec = self.user_code(node.id, spec)?;
+                Trigger::Timer(timer) => {
+                    // Evaluated now, on the data as it is: its deadline is what is kept.
+                    let spec = self.user_code(node.id, || timer.spec(&self.data))?;
                     let id = self.timers.new_id();
                     // A deadline the clock cannot represent never comes: the wait stays.
                     if let Some(deadline) = spec.first(Instant::now()) {

@@ -135,6 +135,7 @@ pub(super) fn definition(node: &crate::model::Node) -> String {
         (Some(TimerAst::Every { every, times }), _) => {
             format!("every {} {:?}", text(every), times.as_ref().map(text))
         }
+        (Some(TimerAst::FromData(closure)), _) => format!("data {}", text(closure)),
         (None, Some(condition)) => text(condition),
         (None, None) => String::new(),
     };

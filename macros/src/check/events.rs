@@ -4,7 +4,7 @@
 
 use crate::ctx::Ctx;
 use crate::model::{Kind, Model};
-use crate::parse::EventTrigger;
+use crate::parse::{EventTrigger, TimerAst};
 
 pub fn check(ctx: &Ctx, model: &Model) {
     for (n, node) in model.nodes.iter().enumerate() {
@@ -28,6 +28,17 @@ pub fn check(ctx: &Ctx, model: &Model) {
                     format!(
                         "a receive task waits for a message, not a {kw}: `receive {id}: message(\"name\", key = |data| ...);` — to wait for a {kw}, use a catch event: `catch {id}: {kw}(...);`",
                         kw = event.keyword,
+                        id = node.id,
+                    ),
+                );
+            }
+            if let (Kind::StartEvent(EventTrigger::Timer), Some(TimerAst::FromData(closure))) =
+                (node.kind, &event.timer)
+            {
+                ctx.error(
+                    closure,
+                    format!(
+                        "a timer start event starts instances, so it has no instance data to read its time from: give it a fixed time, `start {id}: timer(every = Duration::from_secs(3600));` — a timer read off the data goes on a catch or boundary, `catch due: timer(|data| data.due);`",
                         id = node.id,
                     ),
                 );

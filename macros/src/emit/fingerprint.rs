@@ -258,6 +258,10 @@ impl Fnv {
                 self.expr(Some(every));
                 self.expr(times.as_ref());
             }
+            Some(TimerAst::FromData(closure)) => {
+                self.str("data");
+                self.expr(Some(closure));
+            }
             None => {}
         }
         self.expr(event.condition.as_ref());

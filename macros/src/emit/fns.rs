@@ -169,7 +169,7 @@ fn node_fns(n: usize, node: &Node, handler: bool, data: &syn::Type, fns: &mut Ve
                     fns.push(condition_fn(UserFn::When(n), data, condition));
                     fns.push(on_fn(UserFn::On(n), data, event));
                 }
-                EventTrigger::Timer => fns.push(timer_fn(UserFn::Timer(n), event)),
+                EventTrigger::Timer => fns.push(timer_fn(UserFn::Timer(n), data, event)),
                 _ => {}
             }
         }
@@ -327,10 +327,23 @@ fn on_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
     }
 }
 
-/// A timer's spec, evaluated when the timer is armed.
-fn timer_fn(f: UserFn, event: &EventAst) -> TokenStream {
+/// A timer's spec, evaluated when the timer is armed (on the data, for
+/// `timer(|data| ..)`).
+fn timer_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
     let name = f.name();
-    let spec = match event.timer.as_ref().expect("a timer parsed its arguments") {
+    let timer = event.timer.as_ref().expect("a timer parsed its arguments");
+    if let TimerAst::FromData(closure) = timer {
+        let call = quote_spanned!(closure.span()=> ::thresh::IntoTimer::into_timer(::thresh::__private::read_data(#closure, data)));
+        return quote! {
+            #[allow(non_snake_case)]
+            fn #name(data: &::thresh::__private::Erased) -> ::thresh::TimerSpec {
+                let data: &#data = ::thresh::__private::Erased::typed(data);
+                #call
+            }
+        };
+    }
+    let spec = match timer {
+        TimerAst::FromData(_) => unreachable!("handled above"),
         TimerAst::After(d) => quote_spanned!(d.span()=> ::thresh::TimerSpec::After(#d)),
         TimerAst::At(at) => quote_spanned!(at.span()=> ::thresh::TimerSpec::At(#at)),
         TimerAst::Every { every, times } => {

@@ -260,7 +260,14 @@ fn trigger(n: usize, event: &EventAst) -> TokenStream {
         }
         EventTrigger::Timer => {
             let f = UserFn::Timer(n).name();
-            quote!(::thresh::__private::Trigger::Timer(#f))
+            match event.timer {
+                Some(crate::parse::TimerAst::FromData(_)) => {
+                    quote!(::thresh::__private::Trigger::Timer(::thresh::__private::TimerDef::Data(#f)))
+                }
+                _ => {
+                    quote!(::thresh::__private::Trigger::Timer(::thresh::__private::TimerDef::Fixed(#f)))
+                }
+            }
         }
         // Emitted as nodes of their own, by `compensation`.
         EventTrigger::Compensation | EventTrigger::Cancel => TokenStream::new(),

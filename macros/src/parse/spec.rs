@@ -157,7 +157,13 @@ pub enum EventTrigger {
 pub enum TimerAst {
     After(Expr),
     At(Expr),
-    Every { every: Expr, times: Option<Expr> },
+    Every {
+        every: Expr,
+        times: Option<Expr>,
+    },
+    /// `timer(|data| ..)`: read off the instance's data when armed (a `Duration`, a
+    /// `SystemTime` or a `TimerSpec`).
+    FromData(Expr),
 }
 
 /// Parse an event spec: `message("name", key = .., apply = .., payload = ..)`,
@@ -367,7 +373,7 @@ fn parse_code(
 
 /// The arguments of `timer(...)`: one bare duration, or named `at`, `every`, `times`.
 fn parse_timer(input: ParseStream) -> syn::Result<TimerAst> {
-    const FORMS: &str = "a timer is `timer(DURATION)`, `timer(at = SYSTEM_TIME)` or `timer(every = DURATION, times = N)`";
+    const FORMS: &str = "a timer is `timer(DURATION)`, `timer(at = SYSTEM_TIME)`, `timer(every = DURATION, times = N)` or, read off the data when armed, `timer(|data| data.due)`";
     if input.is_empty() {
         return Err(input.error(format!("a timer needs its time: {FORMS}")));
     }
@@ -378,7 +384,10 @@ fn parse_timer(input: ParseStream) -> syn::Result<TimerAst> {
             input.parse::<Token![,]>()?;
         }
         if input.is_empty() {
-            return Ok(TimerAst::After(after));
+            return Ok(match after {
+                Expr::Closure(_) => TimerAst::FromData(after),
+                after => TimerAst::After(after),
+            });
         }
         let rest: TokenStream = input.parse()?;
         return Err(syn::Error::new_spanned(
