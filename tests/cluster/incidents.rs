@@ -61,6 +61,9 @@ async fn an_incident_is_listed_on_every_node_and_retried_from_another() {
         (handle.id(), "charge", "payment service down")
     );
     assert_eq!(a.incidents().await.expect("list"), listed);
+    // The stored instance shows it, from either node.
+    let watched = b.watch(&CHARGE, handle.id());
+    assert_eq!(watched.incidents().await.expect("read"), listed);
     // A data change is made where the instance runs, not from b.
     assert_eq!(
         b.retry_with(incident.id, |o: &mut Order| o.paid = 1).await,

@@ -31,31 +31,7 @@ impl DurableEngine {
             else {
                 continue;
             };
-            let stored = stored_incidents(&record.state).map_err(|e| DurableError::Data {
-                process,
-                message: format!("instance {}'s checkpoint: {e}", record.id),
-            })?;
-            for incident in stored {
-                let Some(node) = registered
-                    .graph
-                    .nodes()
-                    .iter()
-                    .find(|n| n.id == incident.node)
-                else {
-                    continue;
-                };
-                incidents.push(Incident {
-                    id: IncidentId {
-                        instance: InstanceId(record.id),
-                        number: incident.number,
-                    },
-                    process,
-                    node: node.id,
-                    error: incident.error,
-                    attempts: incident.attempts,
-                    opened: UNIX_EPOCH + Duration::from_millis(incident.opened_ms),
-                });
-            }
+            incidents.extend(incidents_of(&record, process, registered.graph)?);
         }
         incidents.sort_by_key(|i| (i.id.instance, i.id.number));
         Ok(incidents)
@@ -148,3 +124,38 @@ impl DurableEngine {
 /// instance may be between owners for a lease).
 #[cfg(feature = "postgres")]
 const RETRY_REQUEST_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// The open incidents the stored `record` of an instance of `process` (its graph
+/// `graph`) holds, by number.
+pub(super) fn incidents_of<D>(
+    record: &crate::store::InstanceRecord,
+    process: &'static str,
+    graph: &'static crate::graph::Graph<D>,
+) -> Result<Vec<Incident>, DurableError> {
+    if record.status != crate::store::Status::Running {
+        return Ok(Vec::new());
+    }
+    let stored = stored_incidents(&record.state).map_err(|e| DurableError::Data {
+        process,
+        message: format!("instance {}'s checkpoint: {e}", record.id),
+    })?;
+    let mut incidents: Vec<Incident> = stored
+        .into_iter()
+        .filter_map(|incident| {
+            let node = graph.nodes().iter().find(|n| n.id == incident.node)?;
+            Some(Incident {
+                id: IncidentId {
+                    instance: InstanceId(record.id),
+                    number: incident.number,
+                },
+                process,
+                node: node.id,
+                error: incident.error,
+                attempts: incident.attempts,
+                opened: UNIX_EPOCH + Duration::from_millis(incident.opened_ms),
+            })
+        })
+        .collect();
+    incidents.sort_by_key(|i| i.id.number);
+    Ok(incidents)
+}

@@ -113,6 +113,13 @@ where
         Ok(self.record().await?.status)
     }
 
+    /// Its open incidents as last stored (none once it ended): a running instance
+    /// with one waits there for a retry.
+    pub async fn incidents(&self) -> Result<Vec<crate::retry::Incident>, DurableError> {
+        let record = self.record().await?;
+        super::incidents::incidents_of(&record, self.process.name(), self.process.graph())
+    }
+
     /// Its data as last stored (its last checkpoint, or its end).
     pub async fn data(&self) -> Result<D, DurableError> {
         let record = self.record().await?;
