@@ -39,6 +39,8 @@ mod instance;
 pub mod loops;
 #[allow(unsafe_code)]
 mod mem;
+#[cfg(feature = "metrics")]
+mod metrics;
 pub mod retry;
 #[cfg(feature = "durable")]
 #[cfg_attr(docsrs, doc(cfg(feature = "durable")))]

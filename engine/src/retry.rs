@@ -224,11 +224,17 @@ impl Board {
     }
 
     pub(crate) fn opened(&self, incident: Incident, target: Arc<dyn RetryTarget>) {
+        #[cfg(feature = "metrics")]
+        crate::metrics::incident_opened(incident.process);
         self.open().insert(incident.id, (incident, target));
     }
 
     pub(crate) fn closed(&self, id: IncidentId) {
-        self.open().remove(&id);
+        let _closed = self.open().remove(&id);
+        #[cfg(feature = "metrics")]
+        if let Some((incident, _)) = _closed {
+            crate::metrics::incident_resolved(incident.process);
+        }
     }
 
     /// Every open incident, oldest instance first (those of loops gone are

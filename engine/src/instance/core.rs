@@ -145,6 +145,9 @@ pub(crate) const INLINE_BUDGET: u32 = 128;
 
 /// The state of one instance, owned by its loop.
 pub(crate) struct Instance<D: ProcessData> {
+    /// When its loop began here (feature `metrics`: its duration).
+    #[cfg(feature = "metrics")]
+    pub(super) born: std::time::Instant,
     pub(super) id: InstanceId,
     pub(super) process: &'static Graph<D>,
     /// The committed process data and its spare copy; a task works on its own copy
@@ -209,6 +212,8 @@ impl<D: ProcessData> Instance<D> {
         hub: std::sync::Arc<Hub>,
     ) -> Self {
         Self {
+            #[cfg(feature = "metrics")]
+            born: std::time::Instant::now(),
             id,
             process,
             data: Committed::new(data),

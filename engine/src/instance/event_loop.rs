@@ -102,6 +102,14 @@ pub(crate) fn spawn(
     // The intake's queue is made on first need (a track task, a mailbox, a child,
     // the handle of an instance that goes on): none for one that ends here.
     let mut instance = Instance::new(id, process, data, history, Intake::none(), hub);
+    #[cfg(feature = "metrics")]
+    {
+        #[cfg(feature = "durable")]
+        let resumed = matches!(entry, Entry::Resume(_));
+        #[cfg(not(feature = "durable"))]
+        let resumed = false;
+        crate::metrics::instance_started(process.name, resumed);
+    }
     instance.engine = Some(engine);
     let parent_id = parent.as_ref().map(|link| link.parent);
     instance.parent = parent.map(Box::new);
@@ -211,6 +219,7 @@ pub(crate) fn spawn(
     let body = Publishing {
         body,
         publisher: Some(finished_tx),
+        born: loop_born(process.name),
     };
     let body = body.instrument(span);
     match runtime {
@@ -536,8 +545,23 @@ pin_project_lite::pin_project! {
         #[pin]
         body: F,
         publisher: Option<Publisher>,
+        // Its process and about when its loop began (feature `metrics`): a loop that
+        // panics is counted as failed here, since it never reaches `Leaving::finish`.
+        born: LoopBorn,
     }
 }
+
+#[cfg(feature = "metrics")]
+type LoopBorn = (&'static str, std::time::Instant);
+#[cfg(not(feature = "metrics"))]
+type LoopBorn = ();
+
+#[cfg(feature = "metrics")]
+fn loop_born(process: &'static str) -> LoopBorn {
+    (process, std::time::Instant::now())
+}
+#[cfg(not(feature = "metrics"))]
+fn loop_born(_: &'static str) -> LoopBorn {}
 
 impl<F: std::future::Future<Output = Finished<Erased>>> std::future::Future for Publishing<F> {
     type Output = ();
@@ -559,6 +583,10 @@ impl<F: std::future::Future<Output = Finished<Erased>>> std::future::Future for 
                 Ok(finished) => publisher.publish(finished),
                 Err(error) => {
                     error!(%error, "instance stopped");
+                    #[cfg(feature = "metrics")]
+                    crate::metrics::instance_ended(this.born.0, "failed", this.born.1);
+                    #[cfg(not(feature = "metrics"))]
+                    let _ = this.born;
                     publisher.publish_broken(error);
                 }
             }

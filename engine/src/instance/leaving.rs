@@ -16,6 +16,9 @@ use crate::mem::intake::IntakeReceiver;
 /// lies. Moving the whole instance into a `finish(self)` would copy all of it (a few
 /// hundred bytes) at every end, to use a few of its fields.
 pub(crate) struct Leaving<'a, D: ProcessData> {
+    /// Its process and when its loop began (feature `metrics`).
+    #[cfg(feature = "metrics")]
+    pub metrics: (&'static str, std::time::Instant),
     pub outcome: Option<Ended>,
     pub data: Committed<D>,
     pub history: History,
@@ -27,6 +30,8 @@ pub(crate) struct Leaving<'a, D: ProcessData> {
 macro_rules! leaving {
     ($instance:expr) => {
         Leaving {
+            #[cfg(feature = "metrics")]
+            metrics: ($instance.process.name, $instance.born),
             outcome: $instance.outcome,
             data: $instance.data,
             history: $instance.history,
@@ -75,6 +80,8 @@ impl<D: ProcessData> Leaving<'_, D> {
             .take()
             .unwrap_or_else(|| Ended::failed(InstanceError::Lost));
         debug!(outcome = ended.kind(), "instance ended");
+        #[cfg(feature = "metrics")]
+        crate::metrics::instance_ended(self.metrics.0, ended.kind(), self.metrics.1);
         // The loop's last use of the data: moved out when nothing else holds it.
         let data = self.data.into_inner();
         Finished {

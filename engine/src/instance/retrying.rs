@@ -52,6 +52,8 @@ impl<D: ProcessData> Instance<D> {
         let at = &self.process.nodes[node];
         let policy = at.policy.map_or(default, |p| p.over(&default));
         let attempt = self.tracks.get(track).map_or(1, |t| t.attempt);
+        #[cfg(feature = "metrics")]
+        crate::metrics::attempt_failed(self.process.name, at.id);
         if !permanent && attempt < policy.attempts {
             let seed = self.id.0 ^ ((node as u64) << 32) ^ u64::from(attempt) << 48;
             let wait = policy.backoff_after(attempt, seed);

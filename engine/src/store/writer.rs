@@ -363,6 +363,8 @@ fn commit(store: &dyn Store, batch: Vec<Submission>, counters: &Counters) {
         }
         result
     };
+    #[cfg(feature = "metrics")]
+    crate::metrics::store_batch(ranges.len(), started.elapsed(), result.is_ok());
     let results: Vec<Result<(), StoreError>> = match result {
         Ok(()) => {
             trace!(

@@ -47,6 +47,8 @@ impl Hub {
         }
         if state.buffered >= self.config.capacity {
             self.dropped_full.fetch_add(1, Ordering::Relaxed);
+            #[cfg(feature = "metrics")]
+            crate::metrics::messages_lost("dropped", 1);
             warn!(
                 message = &*at.0,
                 key = &*at.1,
@@ -91,6 +93,8 @@ impl Hub {
         }
         state.buffered -= taken;
         self.expired.fetch_add(expired as u64, Ordering::Relaxed);
+        #[cfg(feature = "metrics")]
+        crate::metrics::messages_lost("expired", expired as u64);
         found
     }
 
@@ -164,6 +168,8 @@ impl Hub {
         });
         state.buffered -= expired;
         self.expired.fetch_add(expired as u64, Ordering::Relaxed);
+        #[cfg(feature = "metrics")]
+        crate::metrics::messages_lost("expired", expired as u64);
     }
 }
 
@@ -181,6 +187,8 @@ impl Hub {
     /// each name logged at warn (a later catch may still take it from the buffer).
     pub(super) fn unknown(&self, state: &mut State, name: &str, key: &str) {
         self.unknown.fetch_add(1, Ordering::Relaxed);
+        #[cfg(feature = "metrics")]
+        crate::metrics::messages_lost("unknown", 1);
         if state.warned_unknown.insert(name.into()) {
             warn!(
                 message = name,
