@@ -486,6 +486,7 @@ impl Hub {
 
     /// Say that catches or start events of a registered process take messages
     /// called `names`: a publish to one of them before any waited is not unknown.
+    #[cfg(feature = "durable")]
     pub fn know(&self, names: impl IntoIterator<Item = &'static str>) {
         let mut state = self.lock();
         state.catalogue = true;

@@ -23,8 +23,12 @@ pub(crate) struct Held {
 
 /// What a held token waits for.
 pub(crate) enum HeldFor {
-    /// Its next attempt, when `timer` fires (at `due`).
-    Backoff { timer: TimerId, due: Instant },
+    /// Its next attempt, when `timer` fires (at `due`, which a checkpoint keeps).
+    Backoff {
+        timer: TimerId,
+        #[cfg_attr(not(feature = "durable"), allow(dead_code))]
+        due: Instant,
+    },
     /// An operator: an open incident.
     Incident(OpenIncident),
 }
@@ -85,11 +89,13 @@ impl Retries {
     }
 
     /// The last incident number given (a checkpoint keeps it).
+    #[cfg(feature = "durable")]
     pub fn last_number(&self) -> u32 {
         self.0.as_ref().map_or(0, |inner| inner.last)
     }
 
     /// Go on numbering after `last` (a restore).
+    #[cfg(feature = "durable")]
     pub fn set_last_number(&mut self, last: u32) {
         self.inner().last = last;
     }
