@@ -131,6 +131,14 @@ pub struct Graph<D: 'static> {
 pub struct Node<D: 'static> {
     #[doc(hidden)]
     pub id: &'static str,
+    /// The element's name as the diagram it was imported from gives it (empty: none;
+    /// the pictures then label it by its id).
+    #[doc(hidden)]
+    pub label: &'static str,
+    /// The BPMN element type the diagram gives it (`sendTask`, `manualTask`, ...),
+    /// where its kind alone does not say it; empty otherwise.
+    #[doc(hidden)]
+    pub tag: &'static str,
     #[doc(hidden)]
     pub doc: &'static str,
     #[doc(hidden)]
@@ -359,6 +367,13 @@ pub struct Flow<D: 'static> {
     /// The condition as written, for logs and errors.
     #[doc(hidden)]
     pub condition_text: &'static str,
+    /// The id of the diagram's sequence flow it was imported from (empty: the
+    /// exports make one).
+    #[doc(hidden)]
+    pub id: &'static str,
+    /// The flow's name in that diagram (empty: none).
+    #[doc(hidden)]
+    pub label: &'static str,
 }
 
 impl<D> Graph<D> {

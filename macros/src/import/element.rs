@@ -1,8 +1,6 @@
 //! What each element of the file becomes: its keyword (or why thresh does not run it)
 //! and its declaration, with its binding.
 
-use syn::Ident;
-
 use super::read::{Def, Element};
 use super::spec::clone_spec;
 use super::Importer;
@@ -88,7 +86,7 @@ impl Importer<'_> {
         let mut node = NodeAst {
             attrs: binding.map(|b| b.attrs.clone()).unwrap_or_default(),
             keyword: self.ident(keyword),
-            id: self.ident(&e.id),
+            id: self.id(&e.id),
             handler: binding.and_then(|b| b.handler.clone()),
             spec: None,
             more: Vec::new(),
@@ -101,9 +99,7 @@ impl Importer<'_> {
         let attr = |name: &str| e.attrs.get(name).map(String::as_str);
         if keyword == "boundary" {
             match attr("attachedToRef") {
-                Some(host) if syn::parse_str::<Ident>(host).is_ok() => {
-                    node.attached = Some(self.ident(host))
-                }
+                Some(host) if !host.is_empty() => node.attached = Some(self.id(host)),
                 _ => {
                     self.error(&e.id, format!("boundary event `{}` is attached to nothing (`attachedToRef`); attach it to an activity in the modeler", e.id));
                     return None;
@@ -121,9 +117,7 @@ impl Importer<'_> {
                     .find(|(source, _)| *source == e.id)
                     .map(|(_, target)| target.as_str());
                 match handler {
-                    Some(h) if syn::parse_str::<Ident>(h).is_ok() => {
-                        node.association = Some(self.ident(h))
-                    }
+                    Some(h) if !h.is_empty() => node.association = Some(self.id(h)),
                     _ => {
                         self.error(&e.id, format!("compensation boundary `{}` has no association to its handler; draw one in the modeler to the task marked for compensation that undoes `{}`", e.id, attr("attachedToRef").unwrap_or("its activity")));
                         return None;
@@ -135,7 +129,7 @@ impl Importer<'_> {
         // names: `call ship = SHIPPING;` (a binding gives the mappings).
         if keyword == "call" && node.handler.is_none() {
             match attr("calledElement") {
-                Some(called) if syn::parse_str::<Ident>(called).is_ok() => {
+                Some(called) if super::ids::is_ident(called) => {
                     let path: syn::Path = self.ident(called).into();
                     node.handler = Some(syn::Expr::Path(syn::ExprPath {
                         attrs: Vec::new(),

@@ -75,6 +75,8 @@ pub struct Flow {
     pub target: String,
     /// A `conditionExpression`'s text (the diagram's, not run).
     pub condition: Option<String>,
+    /// Its `name`, as written.
+    pub name: Option<String>,
 }
 
 pub struct Diagram {
@@ -219,6 +221,7 @@ fn walk(
                 source: child.attribute("sourceRef").unwrap_or("").to_string(),
                 target: child.attribute("targetRef").unwrap_or("").to_string(),
                 condition,
+                name: child.attribute("name").map(str::to_string),
             });
             continue;
         }
@@ -303,6 +306,12 @@ fn marker(n: &Node) -> Marker {
         }),
         collection,
     }
+}
+
+/// `text` on one line, its runs of white space as one space (names and conditions
+/// drawn on several lines, quoted in messages).
+pub fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn text_of(n: &Node) -> String {

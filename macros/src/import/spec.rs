@@ -62,11 +62,9 @@ impl Importer<'_> {
             }
             Def::Terminate => one(self.spec("terminate", None)),
             Def::Compensate(activity) => {
-                let args = activity.as_ref().and_then(|a| {
-                    syn::parse_str::<syn::Ident>(a)
-                        .ok()
-                        .map(|_| self.respan(a.parse::<TokenStream>().unwrap_or_default()))
-                });
+                let args = activity
+                    .as_ref()
+                    .map(|a| TokenStream::from(proc_macro2::TokenTree::Ident(self.id(a))));
                 one(self.spec("compensation", args))
             }
             Def::Cancel => one(self.spec("cancel", None)),
@@ -113,7 +111,10 @@ impl Importer<'_> {
             "bind the rule in Rust: `complex {}: activate(count = 2) | activate(...);`",
             e.id
         );
-        let parsed = text.parse::<TokenStream>().ok().and_then(|tokens| {
+        // Only thresh's own form is lexed: other text (`${count >= 2}`, a script) is
+        // refused below without the compiler's lexer reporting on it first.
+        let ours = text.trim_start().starts_with("activate");
+        let parsed = ours.then(|| text.parse::<TokenStream>().ok()).flatten().and_then(|tokens| {
             let tokens = self.respan(tokens);
             let parser = |input: syn::parse::ParseStream| -> syn::Result<Vec<Spec>> {
                 let mut specs = vec![crate::parse::parse_spec(input)?];

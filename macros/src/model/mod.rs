@@ -155,6 +155,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
         nodes,
         flows,
         incomplete,
+        file: ast.file.as_ref(),
     }
 }
 
