@@ -109,7 +109,12 @@ impl Origin {
         let message = self.written(message);
         match found {
             Some((id, line)) => {
-                let name = self.names.get(&id).map(|n| format!(" (\"{n}\")"));
+                let written = self.renamed.get(&id).unwrap_or(&id);
+                let name = self
+                    .names
+                    .get(&id)
+                    .filter(|n| *n != written)
+                    .map(|n| format!(" (\"{n}\")"));
                 let name = name.unwrap_or_default();
                 format!("in {}:{line}{name}, {message}", self.file)
             }

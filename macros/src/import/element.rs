@@ -27,9 +27,8 @@ pub(super) fn keyword(e: &Element) -> Result<&'static str, String> {
         "startEvent" => "start",
         "endEvent" => "end",
         "intermediateCatchEvent" => "catch",
-        "intermediateThrowEvent" if e.defs.is_empty() => {
-            return Err(format!("`{}` is an intermediate throw event with no definition, which does nothing thresh runs; remove it, or give it a signal, message, escalation or link", e.id))
-        }
+        // A none intermediate event (a milestone) and a manual task: passed at once.
+        _ if completes_at_once(e) => "task",
         "intermediateThrowEvent" => "throw",
         "boundaryEvent" => "boundary",
         "task" | "serviceTask" | "scriptTask" | "sendTask" | "businessRuleTask" => "task",
@@ -42,12 +41,21 @@ pub(super) fn keyword(e: &Element) -> Result<&'static str, String> {
         "eventBasedGateway" => "event_based",
         "subProcess" if e.attrs.get("triggeredByEvent").is_some_and(|v| v == "true") => "event_subprocess",
         "subProcess" => "subprocess",
-        "manualTask" => return Err(format!("`{}` is a manual task, which nothing runs; make it a user task (the instance waits for the person) or a task with a handler", e.id)),
         "callActivity" => "call",
         "transaction" => "transaction",
         "adHocSubProcess" => return Err(format!("`{}` is a `{}`, which thresh does not run; make it a plain sub-process", e.id, e.tag)),
         other => return Err(format!("`{}` is a `bpmn:{other}`, which thresh does not run", e.id)),
     })
+}
+
+/// An element BPMN passes at once: a manual task (done by someone outside the
+/// process, who reports nothing back) and a none intermediate event (a milestone).
+/// Each runs as a task whose handler does nothing, so it can still hold boundaries;
+/// a binding may give it a handler.
+pub(super) fn completes_at_once(e: &Element) -> bool {
+    e.tag == "manualTask"
+        || matches!(e.tag.as_str(), "intermediateThrowEvent" | "intermediateCatchEvent")
+            && e.defs.is_empty()
 }
 
 impl Importer<'_> {
@@ -87,7 +95,12 @@ impl Importer<'_> {
             attrs: binding.map(|b| b.attrs.clone()).unwrap_or_default(),
             keyword: self.ident(keyword),
             id: self.id(&e.id),
-            handler: binding.and_then(|b| b.handler.clone()),
+            handler: binding.and_then(|b| b.handler.clone()).or_else(|| {
+                completes_at_once(e).then(|| {
+                    syn::parse2(self.respan(quote::quote!(|_| async move { Ok(()) })))
+                        .expect("a closure")
+                })
+            }),
             spec: None,
             more: Vec::new(),
             attached: None,

@@ -30,6 +30,7 @@
 
 mod element;
 mod ids;
+mod implicit;
 mod marker;
 mod read;
 mod spec;
@@ -285,7 +286,17 @@ impl Importer<'_> {
             if e.scope.is_some_and(|s| placed[s].is_none()) {
                 continue; // its sub-process was rejected, with an error
             }
+            let bound_as = binding.map(|b| import.nodes[b].node.keyword.to_string());
             let keyword = match keyword(e) {
+                // A collapsed sub-process with nothing inside: a task, if bound as one.
+                Ok("subprocess" | "transaction") if e.empty => match bound_as.as_deref() {
+                    Some("task") => "task",
+                    _ => {
+                        self.error(&e.id, format!("sub-process `{}` is empty in the diagram (drawn collapsed, with nothing inside), so there is nothing to run; draw its content in the modeler, or bind it as a task: `task {} = handler;`", e.id, self.ids.ident(&e.id)));
+                        whole = false;
+                        continue;
+                    }
+                },
                 Ok(k) => k,
                 Err(message) => {
                     self.error(&e.id, message);
@@ -401,6 +412,9 @@ impl Importer<'_> {
             let text = import.flows[b].written.clone();
             let hint = suggest::hint(&text, flow_ids());
             self.ctx.error(id, format!("the diagram `{}` has no sequence flow `{text}`; {hint}a flow binding names a flow by its id in the file", import.path.value()));
+        }
+        if whole {
+            implicit::complete(out, self.span);
         }
         out.file = Some(meta);
         whole

@@ -27,6 +27,9 @@ pub struct Element {
     pub activation: Option<String>,
     /// A loop or multi-instance marker (`import/marker.rs` maps it).
     pub looped: Option<Marker>,
+    /// A sub-process with nothing drawn inside (a collapsed one, as modelers save
+    /// a placeholder).
+    pub empty: bool,
 }
 
 /// A `standardLoopCharacteristics` or `multiInstanceLoopCharacteristics`, as written.
@@ -255,6 +258,7 @@ fn walk(
             .map(|c| marker(&c));
         let index = diagram.elements.len();
         let container = tag == "subProcess" || tag == "transaction";
+        let empty = container && !child.children().any(|c| is_flow_element(&c));
         diagram.elements.push(Element {
             id,
             tag,
@@ -264,6 +268,7 @@ fn walk(
             attrs,
             activation,
             looped,
+            empty,
         });
         if container {
             walk(doc, child, Some(index), globals, diagram);

@@ -53,6 +53,12 @@ impl Importer<'_> {
             }
         };
         match def {
+            // A message end names no message where the modeler left the receiver
+            // to the collaboration: it sends one named after the element.
+            Def::Message(None) if e.tag == "endEvent" && !bound => {
+                let name = e.attrs.get("name").map_or_else(|| e.id.clone(), |n| super::read::one_line(n));
+                one(self.spec("message", Some(self.string(&name))))
+            }
             Def::Message(name) => named("message", name),
             Def::Signal(name) => named("signal", name),
             Def::Link(name) => named("link", name),
