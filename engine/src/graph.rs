@@ -501,6 +501,18 @@ impl<D> Node<D> {
         self.id
     }
 
+    /// The element's name in the diagram it was imported from (empty when it has
+    /// none, or was written inline).
+    pub fn name(&self) -> &'static str {
+        self.label
+    }
+
+    /// The BPMN element type the diagram it was imported from gives it (`sendTask`,
+    /// `manualTask`, ...; empty for an inline process).
+    pub fn element(&self) -> &'static str {
+        self.tag
+    }
+
     /// The node's doc comment.
     pub fn doc(&self) -> &'static str {
         self.doc
@@ -565,6 +577,17 @@ impl<D> Node<D> {
 }
 
 impl<D> Flow<D> {
+    /// The id of the diagram's sequence flow it was imported from (empty for an
+    /// inline process: the exports make one).
+    pub fn id(&self) -> &'static str {
+        self.id
+    }
+
+    /// The flow's name in that diagram (empty when none).
+    pub fn name(&self) -> &'static str {
+        self.label
+    }
+
     /// Source node index.
     pub fn source(&self) -> NodeIdx {
         self.source

@@ -64,6 +64,8 @@ impl Origin {
                 out.push_str(part);
             } else if let Some(w) = self.renamed.get(part) {
                 out.push_str(w);
+            } else if self.renamed.values().any(|w| w == part) {
+                out.push_str(part);
             } else {
                 out.push_str(&self.code(part));
             }
@@ -71,8 +73,11 @@ impl Origin {
         out
     }
 
-    /// A piece of code with each renamed identifier in it as a quoted id.
+    /// A piece of code with each renamed identifier in it, and each id as written
+    /// that is no identifier, as the quoted id a binding takes.
     fn code(&self, part: &str) -> String {
+        let part = self.quote_written(part);
+        let part = part.as_str();
         let mut out = String::with_capacity(part.len());
         let mut word = String::new();
         let flush = |word: &mut String, out: &mut String| {
@@ -91,6 +96,28 @@ impl Origin {
             }
         }
         flush(&mut word, &mut out);
+        out
+    }
+
+    /// `part` with the file's ids that are no identifier quoted where they stand
+    /// unquoted (whole: not inside a longer id).
+    fn quote_written(&self, part: &str) -> String {
+        let mut written: Vec<&String> = self.renamed.values().collect();
+        written.sort_by_key(|w| std::cmp::Reverse(w.len()));
+        let mut out = part.to_string();
+        let in_id = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || "_-\"".contains(c));
+        for w in written {
+            let mut from = 0;
+            while let Some(at) = out[from..].find(w.as_str()).map(|i| i + from) {
+                let end = at + w.len();
+                if in_id(out[..at].chars().next_back()) || in_id(out[end..].chars().next()) {
+                    from = end;
+                    continue;
+                }
+                out.replace_range(at..end, &format!("\"{w}\""));
+                from = end + 2;
+            }
+        }
         out
     }
 

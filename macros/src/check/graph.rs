@@ -263,12 +263,13 @@ fn paths(ctx: &Ctx, model: &Model) {
                 .map(|n| nodes[n].id.to_string())
                 .unwrap_or_else(|| "last_task".into());
             let done = free_id(model, scope, "done");
+            let hint = match imported {
+                true => "draw one in the modeler, and a sequence flow into it".to_string(),
+                false => format!("add one, e.g. `end {done};` and `{dead_end} -> {done};`"),
+            };
             ctx.error(
                 scope_span(model, scope),
-                format!(
-                    "{} has no end event; add one, e.g. `end {done};` and `{dead_end} -> {done};`",
-                    scope_name(model, scope)
-                ),
+                format!("{} has no end event; {hint}", scope_name(model, scope)),
             );
         }
     }

@@ -96,7 +96,8 @@ impl Importer<'_> {
             keyword: self.ident(keyword),
             id: self.id(&e.id),
             handler: binding.and_then(|b| b.handler.clone()).or_else(|| {
-                completes_at_once(e).then(|| {
+                // An empty sub-process, refused, too: so nothing more is reported.
+                (completes_at_once(e) || e.empty).then(|| {
                     syn::parse2(self.respan(quote::quote!(|_| async move { Ok(()) })))
                         .expect("a closure")
                 })

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use proc_macro2::Span;
 use syn::Ident;
 
-use crate::parse::{FlowAst, NodeAst, ProcessAst};
+use crate::parse::{FlowAst, FlowMeta, NodeAst, ProcessAst};
 
 /// Kinds of node whose path may end without an end event.
 const ENDS_PATH: &[&str] = &[
@@ -134,11 +134,17 @@ fn plain(keyword: &str, id: Ident, scope: Option<usize>, span: Span) -> NodeAst 
     }
 }
 
+/// A made flow, with an id of its own: an export writes it, and the export
+/// imported back has the same flow.
 fn flow(source: Ident, target: Ident, scope: Option<usize>) -> FlowAst {
+    let id = format!("Flow_{source}_{target}");
     FlowAst {
         groups: vec![vec![source], vec![target]],
         guard: None,
         scope,
-        file: None,
+        file: Some(FlowMeta {
+            id,
+            name: String::new(),
+        }),
     }
 }

@@ -291,10 +291,11 @@ impl Importer<'_> {
                 // A collapsed sub-process with nothing inside: a task, if bound as one.
                 Ok("subprocess" | "transaction") if e.empty => match bound_as.as_deref() {
                     Some("task") => "task",
+                    // Reported, and kept as a task so what hangs on it (its
+                    // boundaries, its flows) raises nothing more.
                     _ => {
                         self.error(&e.id, format!("sub-process `{}` is empty in the diagram (drawn collapsed, with nothing inside), so there is nothing to run; draw its content in the modeler, or bind it as a task: `task {} = handler;`", e.id, self.ids.ident(&e.id)));
-                        whole = false;
-                        continue;
+                        "task"
                     }
                 },
                 Ok(k) => k,
@@ -332,6 +333,11 @@ impl Importer<'_> {
                 .any(|(e, p)| e.id == id && p.is_some())
         };
         for flow in &diagram.flows {
+            // A binding for a flow of the file is used even when the flow is left out.
+            let binding = import.flows.iter().position(|b| b.written == flow.id);
+            if let Some(b) = binding {
+                used_flows[b] = true;
+            }
             if !known(&flow.source) || !known(&flow.target) {
                 // An end the file does not have is named by the model's error; one
                 // that was rejected has its error already, and leaves a hole.
@@ -340,10 +346,6 @@ impl Importer<'_> {
                     whole = false;
                     continue;
                 }
-            }
-            let binding = import.flows.iter().position(|b| b.written == flow.id);
-            if let Some(b) = binding {
-                used_flows[b] = true;
             }
             let source = diagram.elements.iter().find(|e| e.id == flow.source);
             let is_default = source.is_some_and(|s| s.attrs.get("default") == Some(&flow.id));
