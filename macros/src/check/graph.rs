@@ -219,7 +219,7 @@ fn paths(ctx: &Ctx, model: &Model) {
                 ctx.error(
                     node.id,
                     format!(
-                        "`{}` has no incoming flow, so no token can reach it; where its scope has a start event, only a start begins a path — {hint}",
+                        "`{}` has no incoming flow, so no token can reach it; only a start event begins a path — {hint}",
                         node.id
                     ),
                 );

@@ -65,15 +65,6 @@ pub(super) fn complete(out: &mut ProcessAst, span: Span) {
     };
     let mut nodes = Vec::new();
     let mut flows = Vec::new();
-    for n in &out.nodes {
-        let kw = n.keyword.to_string();
-        if ENDS_PATH.contains(&kw.as_str()) && !has_out.contains(&n.id.to_string()) && !off_path(n)
-        {
-            let end = fresh(format!("{}_implicit_end", n.id));
-            nodes.push(plain("end", end.clone(), n.scope, span));
-            flows.push(flow(n.id.clone(), end, n.scope));
-        }
-    }
     // Scopes: the process (`None`) and every sub-process but event sub-processes.
     let scopes = std::iter::once(None).chain(
         out.nodes
@@ -113,6 +104,25 @@ pub(super) fn complete(out: &mut ProcessAst, span: Span) {
         };
         for n in first {
             flows.push(flow(from.clone(), n.id.clone(), scope));
+        }
+    }
+    // A node with no way in (in a scope with a start: reported by the graph
+    // rules) gets no end: it would only be reported too.
+    let has_in: HashSet<String> = has_in
+        .into_iter()
+        .chain(flows.iter().map(|f: &FlowAst| f.groups[1][0].to_string()))
+        .collect();
+    for n in &out.nodes {
+        let kw = n.keyword.to_string();
+        let reached = has_in.contains(&n.id.to_string()) || kw == "boundary";
+        if ENDS_PATH.contains(&kw.as_str())
+            && reached
+            && !has_out.contains(&n.id.to_string())
+            && !off_path(n)
+        {
+            let end = fresh(format!("{}_implicit_end", n.id));
+            nodes.push(plain("end", end.clone(), n.scope, span));
+            flows.push(flow(n.id.clone(), end, n.scope));
         }
     }
     out.nodes.extend(nodes);

@@ -12,6 +12,8 @@ fn model(nodes: &[(&str, Elem, Option<usize>)], flows: &[(usize, usize)]) -> Mod
             .iter()
             .map(|(id, elem, scope)| MNode {
                 id: id.to_string(),
+                name: String::new(),
+                tag: String::new(),
                 doc: String::new(),
                 elem: elem.clone(),
                 scope: *scope,
@@ -28,6 +30,7 @@ fn model(nodes: &[(&str, Elem, Option<usize>)], flows: &[(usize, usize)]) -> Mod
     for (f, &(s, t)) in flows.iter().enumerate() {
         m.flows.push(MFlow {
             id: format!("f{f}"),
+            name: String::new(),
             source: s,
             target: t,
             condition: None,
