@@ -459,3 +459,29 @@ fn every_corpus_export_imports_back_to_the_same_model() {
         assert_eq!(a.len(), b.len(), "{name}: elements added or lost");
     }
 }
+
+#[test]
+fn an_imported_diagram_keeps_its_layout_through_the_round_trip() {
+    // As the file draws it (MIWG A.1.0's start event: `x="186.0" y="336.0"`, 30 × 30).
+    let start = MIWG_A_1_0
+        .layout()
+        .shape("_93c466ab-b271-4376-a427-f4c353d55ce8")
+        .map(|s| s.bounds)
+        .expect("drawn");
+    assert_eq!((start.x, start.y, start.width, start.height), (186, 336, 30, 30));
+    for ((name, p), (_, q)) in accepted().into_iter().zip(back::accepted()) {
+        let (a, b) = (p.layout(), q.layout());
+        let shapes = |l: &thresh::diagram::Layout| {
+            let mut v: Vec<_> = l.shapes.iter().map(|s| (s.id.clone(), s.bounds)).collect();
+            v.sort_by(|x, y| x.0.cmp(&y.0));
+            v
+        };
+        assert_eq!(shapes(&a), shapes(&b), "{name}: shapes moved");
+        let edges = |l: &thresh::diagram::Layout| {
+            let mut v: Vec<_> = l.edges.iter().map(|e| (e.id.clone(), e.waypoints.clone())).collect();
+            v.sort_by(|x, y| x.0.cmp(&y.0));
+            v
+        };
+        assert_eq!(edges(&a), edges(&b), "{name}: flows rerouted");
+    }
+}

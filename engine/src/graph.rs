@@ -139,6 +139,10 @@ pub struct Node<D: 'static> {
     /// where its kind alone does not say it; empty otherwise.
     #[doc(hidden)]
     pub tag: &'static str,
+    /// Where that diagram draws it: `x, y, width, height`, then its label's bounds
+    /// when it has some; empty when it does not draw it.
+    #[doc(hidden)]
+    pub drawing: &'static [i32],
     #[doc(hidden)]
     pub doc: &'static str,
     #[doc(hidden)]
@@ -374,6 +378,10 @@ pub struct Flow<D: 'static> {
     /// The flow's name in that diagram (empty: none).
     #[doc(hidden)]
     pub label: &'static str,
+    /// Where that diagram draws it: `x, y` waypoints, then `i32::MIN` and its label's
+    /// bounds when it has some; empty when it does not draw it.
+    #[doc(hidden)]
+    pub drawing: &'static [i32],
 }
 
 impl<D> Graph<D> {

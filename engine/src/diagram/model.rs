@@ -34,6 +34,8 @@ pub(crate) struct MNode {
     pub name: String,
     /// The BPMN element type that diagram gives it (`sendTask`, ...; empty: none).
     pub tag: String,
+    /// Where that diagram draws it (`Node::drawing`).
+    pub drawing: Vec<i32>,
     pub doc: String,
     pub elem: Elem,
     /// The sub-process or event sub-process this node is written in.
@@ -146,6 +148,8 @@ pub(crate) struct MFlow {
     pub id: String,
     /// The imported flow's name (empty: none).
     pub name: String,
+    /// Where the diagram it was imported from draws it (`Flow::drawing`).
+    pub drawing: Vec<i32>,
     pub source: usize,
     pub target: usize,
     /// The condition's source text, when it has one.
@@ -199,6 +203,7 @@ impl Model {
                 id: n.id.to_string(),
                 name: n.label.to_string(),
                 tag: n.tag.to_string(),
+                drawing: n.drawing.to_vec(),
                 doc: n.doc.trim().to_string(),
                 elem: elem_of(&n.kind, n.text, links[i], Some(i), process),
                 scope: n.scope,
@@ -244,6 +249,7 @@ impl Model {
                 MFlow {
                     id,
                     name: flow.label.to_string(),
+                    drawing: flow.drawing.to_vec(),
                     source: flow.source,
                     target: flow.target,
                     condition: (flow.condition.is_some() || !text.is_empty())

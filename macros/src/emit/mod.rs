@@ -94,6 +94,7 @@ fn node(model: &Model, n: usize) -> TokenStream {
     let meta = model.meta(n);
     let label = meta.map_or("", |m| m.name.as_str());
     let tag = meta.map_or("", |m| m.tag.as_str());
+    let drawing = meta.map_or(&[][..], |m| &m.drawing[..]);
     let doc = &node.doc;
     let kind = nodes::kind(model, n);
     let (incoming, outgoing, boundaries) = (&node.incoming, &node.outgoing, &node.boundaries);
@@ -111,6 +112,7 @@ fn node(model: &Model, n: usize) -> TokenStream {
             id: #id,
             label: #label,
             tag: #tag,
+            drawing: &[#(#drawing),*],
             doc: #doc,
             kind: ::thresh::__private::NodeKind::#kind,
             incoming: &[#(#incoming),*],
@@ -258,8 +260,9 @@ fn flow(model: &Model, i: usize) -> TokenStream {
         .map_or_else(String::new, |expr| expr.to_token_stream().to_string());
     let id = flow.file.map_or("", |f| f.id.as_str());
     let label = flow.file.map_or("", |f| f.name.as_str());
+    let drawing = flow.file.map_or(&[][..], |f| &f.drawing[..]);
     quote! {
-        ::thresh::__private::Flow { source: #source, target: #target, condition: #condition, condition_text: #text, id: #id, label: #label }
+        ::thresh::__private::Flow { source: #source, target: #target, condition: #condition, condition_text: #text, id: #id, label: #label, drawing: &[#(#drawing),*] }
     }
 }
 

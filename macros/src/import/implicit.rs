@@ -155,6 +155,7 @@ fn flow(source: Ident, target: Ident, scope: Option<usize>) -> FlowAst {
         file: Some(FlowMeta {
             id,
             name: String::new(),
+            drawing: Vec::new(),
         }),
     }
 }

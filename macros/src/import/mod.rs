@@ -28,6 +28,7 @@
 //! intermediate throw, events with several definitions or a definition thresh has no
 //! event for.
 
+mod di;
 mod element;
 mod ids;
 mod implicit;
@@ -314,6 +315,7 @@ impl Importer<'_> {
                             written: e.id.clone(),
                             name: e.attrs.get("name").map_or_else(String::new, |n| read::one_line(n)),
                             tag: e.tag.clone(),
+                            drawing: diagram.drawing.get(&e.id).cloned().unwrap_or_default(),
                         },
                     );
                     placed[i] = Some(out.nodes.len());
@@ -392,6 +394,7 @@ impl Importer<'_> {
                 file: Some(FlowMeta {
                     id: flow.id.clone(),
                     name: flow.name.as_deref().map_or_else(String::new, read::one_line),
+                    drawing: diagram.drawing.get(&flow.id).cloned().unwrap_or_default(),
                 }),
             });
         }

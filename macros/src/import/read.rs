@@ -87,6 +87,8 @@ pub struct Diagram {
     pub flows: Vec<Flow>,
     /// Associations, `(sourceRef, targetRef)`: a compensation boundary's handler.
     pub associations: Vec<(String, String)>,
+    /// Where the file draws its elements and flows.
+    pub drawing: super::di::Drawing,
 }
 
 /// Why a file gives no process.
@@ -157,8 +159,10 @@ pub fn read(text: &str, which: Option<&str>) -> Result<Diagram, Unreadable> {
         elements: Vec::new(),
         flows: Vec::new(),
         associations: Vec::new(),
+        drawing: Default::default(),
     };
     walk(&doc, *process, None, &globals, &mut diagram);
+    diagram.drawing = super::di::read(&doc);
     Ok(diagram)
 }
 

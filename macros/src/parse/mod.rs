@@ -75,6 +75,8 @@ pub struct NodeMeta {
     pub name: String,
     /// Its BPMN element type (`sendTask`, `manualTask`, ...).
     pub tag: String,
+    /// Where the file draws it (`import/di.rs`; empty: nowhere).
+    pub drawing: Vec<i32>,
 }
 
 /// A diagram's sequence flow: its id and name, kept by the exports.
@@ -83,6 +85,8 @@ pub struct FlowMeta {
     pub id: String,
     /// Empty: none.
     pub name: String,
+    /// Where the file draws it (`import/di.rs`; empty: nowhere).
+    pub drawing: Vec<i32>,
 }
 
 /// The header's `from "file.bpmn" (process "Id")?` and the body's bindings.

@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 
 use super::model::{Elem, Model};
 
+mod kept;
 mod order;
 mod place;
 mod rank;
@@ -245,8 +246,12 @@ pub(crate) fn text_width(text: &str) -> i32 {
     (text.chars().count() as i32 * 13 + 1) / 2
 }
 
-/// Lay out a model.
+/// Lay out a model: as its diagram drew it, for one imported with a drawing;
+/// else computed.
 pub(crate) fn layout(model: &Model) -> Layout {
+    if let Some(kept) = kept::kept(model) {
+        return kept;
+    }
     let mut block = container(model, None);
     block.translate(MARGIN, MARGIN);
     let mut shapes: Vec<Option<Shape>> = vec![None; model.nodes.len()];

@@ -14,6 +14,7 @@ fn model(nodes: &[(&str, Elem, Option<usize>)], flows: &[(usize, usize)]) -> Mod
                 id: id.to_string(),
                 name: String::new(),
                 tag: String::new(),
+                drawing: Vec::new(),
                 doc: String::new(),
                 elem: elem.clone(),
                 scope: *scope,
@@ -31,6 +32,7 @@ fn model(nodes: &[(&str, Elem, Option<usize>)], flows: &[(usize, usize)]) -> Mod
         m.flows.push(MFlow {
             id: format!("f{f}"),
             name: String::new(),
+            drawing: Vec::new(),
             source: s,
             target: t,
             condition: None,
