@@ -82,9 +82,12 @@ fn the_import_is_its_inline_twin() {
     // `f1`, where the inline one's names them after their ends).
     let elements = |p: &thresh::Process<Order>| {
         let nodes: Vec<(&str, &str)> = p.nodes().iter().map(|n| (n.id(), n.keyword())).collect();
-        let flows: Vec<(usize, usize)> = p.flows().iter().map(|f| (f.source(), f.target())).collect();
+        let flows: Vec<(usize, usize)> =
+            p.flows().iter().map(|f| (f.source(), f.target())).collect();
         (nodes, flows)
     };
     assert_eq!(elements(&IMPORTED), elements(&INLINE));
-    assert!(IMPORTED.to_bpmn().contains(r#"<bpmn:sequenceFlow id="f1" sourceRef="placed" targetRef="ship" />"#));
+    assert!(IMPORTED
+        .to_bpmn()
+        .contains(r#"<bpmn:sequenceFlow id="f1" sourceRef="placed" targetRef="ship" />"#));
 }

@@ -24,7 +24,6 @@ process! {
     }
 }
 
-
 process! {
     /// `bpmn-io/starter.bpmn`
     pub BPMN_IO_STARTER: Data from "tests/import/corpus/bpmn-io/starter.bpmn" {
@@ -34,7 +33,6 @@ process! {
         flow "sid-8B820AF5-DC5C-4618-B854-E08B71FB55CB" when |d| d.flag;
     }
 }
-
 
 process! {
     /// `bpmn-io/transaction-boundaries.bpmn`
@@ -48,7 +46,6 @@ process! {
     }
 }
 
-
 process! {
     /// `camunda/TwitterDemoProcess.bpmn`
     pub CAMUNDA_TWITTERDEMOPROCESS: Data from "tests/import/corpus/camunda/TwitterDemoProcess.bpmn" {
@@ -59,14 +56,12 @@ process! {
     }
 }
 
-
 process! {
     /// `camunda/asynchronousServiceInvocation.bpmn`
     pub CAMUNDA_ASYNCHRONOUSSERVICEINVOCATION: Data from "tests/import/corpus/camunda/asynchronousServiceInvocation.bpmn" {
         task serviceTaskActivity = work;
     }
 }
-
 
 process! {
     /// `camunda/instantiating_process.bpmn`
@@ -75,14 +70,12 @@ process! {
     }
 }
 
-
 process! {
     /// `camunda/invoiceApproval.bpmn`
     pub CAMUNDA_INVOICEAPPROVAL: Data from "tests/import/corpus/camunda/invoiceApproval.bpmn" {
 
     }
 }
-
 
 process! {
     /// `camunda/invoicePayment.bpmn`
@@ -91,7 +84,6 @@ process! {
     }
 }
 
-
 process! {
     /// `camunda/loanApproval.bpmn`
     pub CAMUNDA_LOANAPPROVAL: Data from "tests/import/corpus/camunda/loanApproval.bpmn" {
@@ -99,14 +91,12 @@ process! {
     }
 }
 
-
 process! {
     /// `camunda/message_start_process.bpmn`
     pub CAMUNDA_MESSAGE_START_PROCESS: Data from "tests/import/corpus/camunda/message_start_process.bpmn" {
 
     }
 }
-
 
 process! {
     /// `camunda/order-handling.bpmn`
@@ -118,7 +108,6 @@ process! {
     }
 }
 
-
 process! {
     /// `camunda/retry-example.bpmn`
     pub CAMUNDA_RETRY_EXAMPLE: Data from "tests/import/corpus/camunda/retry-example.bpmn" {
@@ -129,7 +118,6 @@ process! {
     }
 }
 
-
 process! {
     /// `miwg/A.1.0.bpmn`
     pub MIWG_A_1_0: Data from "tests/import/corpus/miwg/A.1.0.bpmn" {
@@ -138,7 +126,6 @@ process! {
         task "_e70a6fcb-913c-4a7b-a65d-e83adc73d69c" = work;
     }
 }
-
 
 process! {
     /// `miwg/A.2.0.bpmn`
@@ -152,7 +139,6 @@ process! {
         flow "_20ebb3c1-5178-4c7c-a91d-23e58f2aa73b" when |d| d.flag;
     }
 }
-
 
 process! {
     /// `miwg/A.2.1.bpmn`
@@ -169,7 +155,6 @@ process! {
     }
 }
 
-
 process! {
     /// `miwg/A.3.0.bpmn`
     pub MIWG_A_3_0: Data from "tests/import/corpus/miwg/A.3.0.bpmn" {
@@ -182,7 +167,6 @@ process! {
     }
 }
 
-
 process! {
     /// `miwg/A.4.0.bpmn`
     pub MIWG_A_4_0: Data from "tests/import/corpus/miwg/A.4.0.bpmn" process "WFP-6-1" {
@@ -190,7 +174,6 @@ process! {
         task "_80d1f02b-f39c-45c2-b731-43df75d81779" = work;
     }
 }
-
 
 process! {
     /// `miwg/A.4.1.bpmn`
@@ -200,14 +183,12 @@ process! {
     }
 }
 
-
 process! {
     /// `miwg/B.1.0.bpmn`
     pub MIWG_B_1_0: Data from "tests/import/corpus/miwg/B.1.0.bpmn" process "Process_ba16239e-181e-4b9f-bc5b-0bb2ee973450" {
         task "_c57a5344-213f-4834-a6c3-94ce878b413c" = work;
     }
 }
-
 
 process! {
     /// `miwg/C.1.0.bpmn`
@@ -222,7 +203,6 @@ process! {
         catch "sid-0E349B8B-14A7-4565-988A-38F3A9B624D2": timer(::core::time::Duration::from_secs(60));
     }
 }
-
 
 process! {
     /// `miwg/C.3.0.bpmn`
@@ -239,7 +219,6 @@ process! {
     }
 }
 
-
 process! {
     /// `spiff/MessageBoundary.bpmn`
     pub SPIFF_MESSAGEBOUNDARY: Data from "tests/import/corpus/spiff/MessageBoundary.bpmn" process "Process_1kjyavs" {
@@ -247,7 +226,6 @@ process! {
         throw Event_0g8w85g: message("Message_Interrupt", key = |d| d.key.clone());
     }
 }
-
 
 process! {
     /// `spiff/ParallelOrder.bpmn`
@@ -259,7 +237,6 @@ process! {
     }
 }
 
-
 process! {
     /// `spiff/boundary.bpmn`
     pub SPIFF_BOUNDARY: Data from "tests/import/corpus/spiff/boundary.bpmn" {
@@ -267,7 +244,6 @@ process! {
         boundary Event_0iiih8g: timer(::core::time::Duration::from_secs(60));
     }
 }
-
 
 process! {
     /// `spiff/boundary_timer_on_task.bpmn`
@@ -278,7 +254,6 @@ process! {
     }
 }
 
-
 process! {
     /// `spiff/event-gateway.bpmn`
     pub SPIFF_EVENT_GATEWAY: Data from "tests/import/corpus/spiff/event-gateway.bpmn" {
@@ -288,7 +263,6 @@ process! {
     }
 }
 
-
 process! {
     /// `spiff/event-subprocess.bpmn`
     pub SPIFF_EVENT_SUBPROCESS: Data from "tests/import/corpus/spiff/event-subprocess.bpmn" {
@@ -296,7 +270,6 @@ process! {
         task task = work;
     }
 }
-
 
 process! {
     /// `spiff/exclusive_gateway_no_default.bpmn`
@@ -307,7 +280,6 @@ process! {
         task Activity_Less = work;
     }
 }
-
 
 process! {
     /// `spiff/inclusive_gateway.bpmn`
@@ -320,7 +292,6 @@ process! {
         task w_plus_v = work;
     }
 }
-
 
 process! {
     /// `spiff/transaction.bpmn`
@@ -336,20 +307,31 @@ process! {
     }
 }
 
-
 /// Every accepted corpus process, by name.
 fn accepted() -> Vec<(&'static str, &'static thresh::Process<Data>)> {
     vec![
         ("BPMN_IO_QR_CODE", &BPMN_IO_QR_CODE),
         ("BPMN_IO_STARTER", &BPMN_IO_STARTER),
-        ("BPMN_IO_TRANSACTION_BOUNDARIES", &BPMN_IO_TRANSACTION_BOUNDARIES),
+        (
+            "BPMN_IO_TRANSACTION_BOUNDARIES",
+            &BPMN_IO_TRANSACTION_BOUNDARIES,
+        ),
         ("CAMUNDA_TWITTERDEMOPROCESS", &CAMUNDA_TWITTERDEMOPROCESS),
-        ("CAMUNDA_ASYNCHRONOUSSERVICEINVOCATION", &CAMUNDA_ASYNCHRONOUSSERVICEINVOCATION),
-        ("CAMUNDA_INSTANTIATING_PROCESS", &CAMUNDA_INSTANTIATING_PROCESS),
+        (
+            "CAMUNDA_ASYNCHRONOUSSERVICEINVOCATION",
+            &CAMUNDA_ASYNCHRONOUSSERVICEINVOCATION,
+        ),
+        (
+            "CAMUNDA_INSTANTIATING_PROCESS",
+            &CAMUNDA_INSTANTIATING_PROCESS,
+        ),
         ("CAMUNDA_INVOICEAPPROVAL", &CAMUNDA_INVOICEAPPROVAL),
         ("CAMUNDA_INVOICEPAYMENT", &CAMUNDA_INVOICEPAYMENT),
         ("CAMUNDA_LOANAPPROVAL", &CAMUNDA_LOANAPPROVAL),
-        ("CAMUNDA_MESSAGE_START_PROCESS", &CAMUNDA_MESSAGE_START_PROCESS),
+        (
+            "CAMUNDA_MESSAGE_START_PROCESS",
+            &CAMUNDA_MESSAGE_START_PROCESS,
+        ),
         ("CAMUNDA_ORDER_HANDLING", &CAMUNDA_ORDER_HANDLING),
         ("CAMUNDA_RETRY_EXAMPLE", &CAMUNDA_RETRY_EXAMPLE),
         ("MIWG_A_1_0", &MIWG_A_1_0),
@@ -364,10 +346,16 @@ fn accepted() -> Vec<(&'static str, &'static thresh::Process<Data>)> {
         ("SPIFF_MESSAGEBOUNDARY", &SPIFF_MESSAGEBOUNDARY),
         ("SPIFF_PARALLELORDER", &SPIFF_PARALLELORDER),
         ("SPIFF_BOUNDARY", &SPIFF_BOUNDARY),
-        ("SPIFF_BOUNDARY_TIMER_ON_TASK", &SPIFF_BOUNDARY_TIMER_ON_TASK),
+        (
+            "SPIFF_BOUNDARY_TIMER_ON_TASK",
+            &SPIFF_BOUNDARY_TIMER_ON_TASK,
+        ),
         ("SPIFF_EVENT_GATEWAY", &SPIFF_EVENT_GATEWAY),
         ("SPIFF_EVENT_SUBPROCESS", &SPIFF_EVENT_SUBPROCESS),
-        ("SPIFF_EXCLUSIVE_GATEWAY_NO_DEFAULT", &SPIFF_EXCLUSIVE_GATEWAY_NO_DEFAULT),
+        (
+            "SPIFF_EXCLUSIVE_GATEWAY_NO_DEFAULT",
+            &SPIFF_EXCLUSIVE_GATEWAY_NO_DEFAULT,
+        ),
         ("SPIFF_INCLUSIVE_GATEWAY", &SPIFF_INCLUSIVE_GATEWAY),
         ("SPIFF_TRANSACTION", &SPIFF_TRANSACTION),
     ]
@@ -383,8 +371,14 @@ fn every_accepted_diagram_imports_with_its_ids_and_names_as_written() {
         }
     }
     let written = |p: &thresh::Process<Data>, id: &str| p.nodes().iter().any(|n| n.id() == id);
-    assert!(written(&MIWG_A_1_0, "_93c466ab-b271-4376-a427-f4c353d55ce8"));
-    assert!(written(&BPMN_IO_QR_CODE, "sid-E49425CF-8287-4798-B622-D2A7D78EF00B"));
+    assert!(written(
+        &MIWG_A_1_0,
+        "_93c466ab-b271-4376-a427-f4c353d55ce8"
+    ));
+    assert!(written(
+        &BPMN_IO_QR_CODE,
+        "sid-E49425CF-8287-4798-B622-D2A7D78EF00B"
+    ));
 }
 
 /// `tests/import/corpus_back/<name>.bpmn`.
@@ -409,7 +403,10 @@ fn the_corpus_exports_are_todays() {
     for (name, p) in accepted() {
         let file = back_file(name);
         let kept = std::fs::read_to_string(&file).unwrap_or_else(|e| {
-            panic!("{}: {e}; run `cargo test --test import_corpus -- --ignored`", file.display())
+            panic!(
+                "{}: {e}; run `cargo test --test import_corpus -- --ignored`",
+                file.display()
+            )
         });
         assert!(
             kept == p.to_bpmn(),
@@ -429,7 +426,12 @@ fn nodes(p: &thresh::Process<Data>) -> Vec<(String, String, String, String)> {
         .iter()
         .map(|n| {
             // A task's element type: what the export writes for it.
-            (n.id().to_string(), n.name().to_string(), n.element().to_string(), n.keyword().to_string())
+            (
+                n.id().to_string(),
+                n.name().to_string(),
+                n.element().to_string(),
+                n.keyword().to_string(),
+            )
         })
         .collect();
     v.sort();
@@ -439,17 +441,28 @@ fn nodes(p: &thresh::Process<Data>) -> Vec<(String, String, String, String)> {
 #[test]
 fn every_corpus_export_imports_back_to_the_same_model() {
     for ((name, p), (_, q)) in accepted().into_iter().zip(back::accepted()) {
-        assert_eq!(p.fingerprint(), q.fingerprint(), "{name}: another fingerprint");
+        assert_eq!(
+            p.fingerprint(),
+            q.fingerprint(),
+            "{name}: another fingerprint"
+        );
         let flows = |p: &thresh::Process<Data>| {
-            let mut v: Vec<(String, String)> =
-                p.flows().iter().map(|f| (f.id().to_string(), f.name().to_string())).collect();
+            let mut v: Vec<(String, String)> = p
+                .flows()
+                .iter()
+                .map(|f| (f.id().to_string(), f.name().to_string()))
+                .collect();
             v.sort();
             v
         };
         assert_eq!(flows(p), flows(q), "{name}: flow ids or names changed");
         let (a, b) = (nodes(p), nodes(q));
         for (x, y) in a.iter().zip(&b) {
-            assert_eq!((&x.0, &x.1, &x.3), (&y.0, &y.1, &y.3), "{name}: id, name or kind changed");
+            assert_eq!(
+                (&x.0, &x.1, &x.3),
+                (&y.0, &y.1, &y.3),
+                "{name}: id, name or kind changed"
+            );
             // A task's type is kept (an empty sub-process bound as a task is exported
             // as the task it runs as).
             if x.3 == "task" && !matches!(x.2.as_str(), "subProcess" | "transaction") {
@@ -468,7 +481,10 @@ fn an_imported_diagram_keeps_its_layout_through_the_round_trip() {
         .shape("_93c466ab-b271-4376-a427-f4c353d55ce8")
         .map(|s| s.bounds)
         .expect("drawn");
-    assert_eq!((start.x, start.y, start.width, start.height), (186, 336, 30, 30));
+    assert_eq!(
+        (start.x, start.y, start.width, start.height),
+        (186, 336, 30, 30)
+    );
     for ((name, p), (_, q)) in accepted().into_iter().zip(back::accepted()) {
         let (a, b) = (p.layout(), q.layout());
         let shapes = |l: &thresh::diagram::Layout| {
@@ -478,7 +494,11 @@ fn an_imported_diagram_keeps_its_layout_through_the_round_trip() {
         };
         assert_eq!(shapes(&a), shapes(&b), "{name}: shapes moved");
         let edges = |l: &thresh::diagram::Layout| {
-            let mut v: Vec<_> = l.edges.iter().map(|e| (e.id.clone(), e.waypoints.clone())).collect();
+            let mut v: Vec<_> = l
+                .edges
+                .iter()
+                .map(|e| (e.id.clone(), e.waypoints.clone()))
+                .collect();
             v.sort_by(|x, y| x.0.cmp(&y.0));
             v
         };

@@ -105,7 +105,8 @@ impl Origin {
         let mut written: Vec<&String> = self.renamed.values().collect();
         written.sort_by_key(|w| std::cmp::Reverse(w.len()));
         let mut out = part.to_string();
-        let in_id = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || "_-\"".contains(c));
+        let in_id =
+            |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || "_-\"".contains(c));
         for w in written {
             let mut from = 0;
             while let Some(at) = out[from..].find(w.as_str()).map(|i| i + from) {

@@ -196,7 +196,11 @@ fn paths(ctx: &Ctx, model: &Model) {
                 if node.outgoing.is_empty() && !node.loose_out && !gate {
                     let hint = match imported {
                         true => "draw a sequence flow from it in the modeler".to_string(),
-                        false => format!("add one, e.g. `{} -> {};`", node.id, first_orphan(model, scope)),
+                        false => format!(
+                            "add one, e.g. `{} -> {};`",
+                            node.id,
+                            first_orphan(model, scope)
+                        ),
                     };
                     ctx.error(
                         node.id,
@@ -214,7 +218,10 @@ fn paths(ctx: &Ctx, model: &Model) {
             if started && node.incoming.is_empty() && !node.loose_in && !boundary {
                 let hint = match imported {
                     true => "draw a sequence flow into it in the modeler, or remove it".to_string(),
-                    false => format!("add a flow into it, e.g. `previous -> {};`, or remove it", node.id),
+                    false => format!(
+                        "add a flow into it, e.g. `previous -> {};`, or remove it",
+                        node.id
+                    ),
                 };
                 ctx.error(
                     node.id,

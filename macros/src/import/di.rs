@@ -76,6 +76,8 @@ fn bounds_child(n: &Node) -> Option<Vec<i32>> {
 
 /// The bounds of `n`'s `BPMNLabel`, when it gives them.
 fn label(n: &Node) -> Option<Vec<i32>> {
-    let l = n.children().find(|c| c.has_tag_name((BPMNDI, "BPMNLabel")))?;
+    let l = n
+        .children()
+        .find(|c| c.has_tag_name((BPMNDI, "BPMNLabel")))?;
     bounds_child(&l)
 }

@@ -39,12 +39,24 @@ pub(super) fn keyword(e: &Element) -> Result<&'static str, String> {
         "inclusiveGateway" => "inclusive",
         "complexGateway" => "complex",
         "eventBasedGateway" => "event_based",
-        "subProcess" if e.attrs.get("triggeredByEvent").is_some_and(|v| v == "true") => "event_subprocess",
+        "subProcess" if e.attrs.get("triggeredByEvent").is_some_and(|v| v == "true") => {
+            "event_subprocess"
+        }
         "subProcess" => "subprocess",
         "callActivity" => "call",
         "transaction" => "transaction",
-        "adHocSubProcess" => return Err(format!("`{}` is a `{}`, which thresh does not run; make it a plain sub-process", e.id, e.tag)),
-        other => return Err(format!("`{}` is a `bpmn:{other}`, which thresh does not run", e.id)),
+        "adHocSubProcess" => {
+            return Err(format!(
+                "`{}` is a `{}`, which thresh does not run; make it a plain sub-process",
+                e.id, e.tag
+            ))
+        }
+        other => {
+            return Err(format!(
+                "`{}` is a `bpmn:{other}`, which thresh does not run",
+                e.id
+            ))
+        }
     })
 }
 
@@ -54,8 +66,10 @@ pub(super) fn keyword(e: &Element) -> Result<&'static str, String> {
 /// a binding may give it a handler.
 pub(super) fn completes_at_once(e: &Element) -> bool {
     e.tag == "manualTask"
-        || matches!(e.tag.as_str(), "intermediateThrowEvent" | "intermediateCatchEvent")
-            && e.defs.is_empty()
+        || matches!(
+            e.tag.as_str(),
+            "intermediateThrowEvent" | "intermediateCatchEvent"
+        ) && e.defs.is_empty()
 }
 
 impl Importer<'_> {

@@ -133,7 +133,12 @@ pub fn build(ctx: &Ctx, ast: &ProcessAst, import: &ImportAst) -> Built {
         .elements
         .iter()
         .map(|e| (&e.id, e.line, e.attrs.get("name")))
-        .chain(diagram.flows.iter().map(|f| (&f.id, f.line, f.name.as_ref())));
+        .chain(
+            diagram
+                .flows
+                .iter()
+                .map(|f| (&f.id, f.line, f.name.as_ref())),
+        );
     for (id, line, name) in placed {
         for key in [id.clone(), ids.ident(id)] {
             lines.insert(key.clone(), line);
@@ -313,7 +318,10 @@ impl Importer<'_> {
                         node.id.to_string(),
                         NodeMeta {
                             written: e.id.clone(),
-                            name: e.attrs.get("name").map_or_else(String::new, |n| read::one_line(n)),
+                            name: e
+                                .attrs
+                                .get("name")
+                                .map_or_else(String::new, |n| read::one_line(n)),
                             tag: e.tag.clone(),
                             drawing: diagram.drawing.get(&e.id).cloned().unwrap_or_default(),
                         },
@@ -382,10 +390,7 @@ impl Importer<'_> {
                 },
             };
             out.flows.push(FlowAst {
-                groups: vec![
-                    vec![self.id(&flow.source)],
-                    vec![self.id(&flow.target)],
-                ],
+                groups: vec![vec![self.id(&flow.source)], vec![self.id(&flow.target)]],
                 guard,
                 scope: source.and_then(|s| {
                     let i = diagram.elements.iter().position(|e| std::ptr::eq(e, s))?;
@@ -393,7 +398,10 @@ impl Importer<'_> {
                 }),
                 file: Some(FlowMeta {
                     id: flow.id.clone(),
-                    name: flow.name.as_deref().map_or_else(String::new, read::one_line),
+                    name: flow
+                        .name
+                        .as_deref()
+                        .map_or_else(String::new, read::one_line),
                     drawing: diagram.drawing.get(&flow.id).cloned().unwrap_or_default(),
                 }),
             });

@@ -56,7 +56,10 @@ impl Importer<'_> {
             // A message end names no message where the modeler left the receiver
             // to the collaboration: it sends one named after the element.
             Def::Message(None) if e.tag == "endEvent" && !bound => {
-                let name = e.attrs.get("name").map_or_else(|| e.id.clone(), |n| super::read::one_line(n));
+                let name = e
+                    .attrs
+                    .get("name")
+                    .map_or_else(|| e.id.clone(), |n| super::read::one_line(n));
                 one(self.spec("message", Some(self.string(&name))))
             }
             Def::Message(name) => named("message", name),
@@ -120,18 +123,21 @@ impl Importer<'_> {
         // Only thresh's own form is lexed: other text (`${count >= 2}`, a script) is
         // refused below without the compiler's lexer reporting on it first.
         let ours = text.trim_start().starts_with("activate");
-        let parsed = ours.then(|| text.parse::<TokenStream>().ok()).flatten().and_then(|tokens| {
-            let tokens = self.respan(tokens);
-            let parser = |input: syn::parse::ParseStream| -> syn::Result<Vec<Spec>> {
-                let mut specs = vec![crate::parse::parse_spec(input)?];
-                while input.peek(syn::Token![|]) {
-                    input.parse::<syn::Token![|]>()?;
-                    specs.push(crate::parse::parse_spec(input)?);
-                }
-                Ok(specs)
-            };
-            syn::parse::Parser::parse2(parser, tokens).ok()
-        });
+        let parsed = ours
+            .then(|| text.parse::<TokenStream>().ok())
+            .flatten()
+            .and_then(|tokens| {
+                let tokens = self.respan(tokens);
+                let parser = |input: syn::parse::ParseStream| -> syn::Result<Vec<Spec>> {
+                    let mut specs = vec![crate::parse::parse_spec(input)?];
+                    while input.peek(syn::Token![|]) {
+                        input.parse::<syn::Token![|]>()?;
+                        specs.push(crate::parse::parse_spec(input)?);
+                    }
+                    Ok(specs)
+                };
+                syn::parse::Parser::parse2(parser, tokens).ok()
+            });
         match parsed {
             Some(specs) if !text.contains("when") && specs.iter().all(|s| s.name == "activate") => {
                 Some(Some(specs))

@@ -7,8 +7,13 @@ use super::*;
 /// task with a handler, else `serviceTask`.
 fn task_tag(tag: &str) -> &str {
     match tag {
-        "task" | "scriptTask" | "sendTask" | "businessRuleTask" | "manualTask"
-        | "intermediateThrowEvent" | "intermediateCatchEvent" => tag,
+        "task"
+        | "scriptTask"
+        | "sendTask"
+        | "businessRuleTask"
+        | "manualTask"
+        | "intermediateThrowEvent"
+        | "intermediateCatchEvent" => tag,
         _ => "serviceTask",
     }
 }

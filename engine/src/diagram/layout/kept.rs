@@ -21,9 +21,19 @@ pub(super) fn kept(model: &Model) -> Option<Layout> {
     for (i, node) in model.nodes.iter().enumerate() {
         match node.drawing.as_slice() {
             [x, y, w, h, rest @ ..] => {
-                bounds[i] = Some(Bounds { x: *x, y: *y, width: *w, height: *h });
+                bounds[i] = Some(Bounds {
+                    x: *x,
+                    y: *y,
+                    width: *w,
+                    height: *h,
+                });
                 if let [lx, ly, lw, lh] = rest {
-                    labels[i] = Some(Bounds { x: *lx, y: *ly, width: *lw, height: *lh });
+                    labels[i] = Some(Bounds {
+                        x: *lx,
+                        y: *ly,
+                        width: *lw,
+                        height: *lh,
+                    });
                 }
             }
             // Made by the import: placed below.
@@ -42,7 +52,12 @@ pub(super) fn kept(model: &Model) -> Option<Layout> {
             let label = outside.then(|| {
                 labels[i].unwrap_or_else(|| {
                     let width = text_width(&model.label(i)).max(1);
-                    Bounds { x: b.x + b.width / 2 - width / 2, y: b.y + b.height + 5, width, height: 14 }
+                    Bounds {
+                        x: b.x + b.width / 2 - width / 2,
+                        y: b.y + b.height + 5,
+                        width,
+                        height: 14,
+                    }
                 })
             });
             Shape {
@@ -63,11 +78,19 @@ pub(super) fn kept(model: &Model) -> Option<Layout> {
         let (mut points, mut label) = (Vec::new(), None);
         let mut parts = flow.drawing.split(|v| *v == i32::MIN);
         for pair in parts.next().unwrap_or_default().chunks_exact(2) {
-            points.push(Point { x: pair[0], y: pair[1] });
+            points.push(Point {
+                x: pair[0],
+                y: pair[1],
+            });
         }
-        if let Some([x, y, w, h]) = parts.next().map(|l| <[i32; 4]>::try_from(l).ok()).flatten() {
+        if let Some([x, y, w, h]) = parts.next().and_then(|l| <[i32; 4]>::try_from(l).ok()) {
             let labelled = !flow.name.is_empty() || flow.condition.is_some();
-            label = labelled.then_some(Bounds { x, y, width: w, height: h });
+            label = labelled.then_some(Bounds {
+                x,
+                y,
+                width: w,
+                height: h,
+            });
         }
         if points.len() < 2 {
             let added = |n: usize| model.nodes[n].tag.is_empty();
@@ -76,7 +99,12 @@ pub(super) fn kept(model: &Model) -> Option<Layout> {
             }
             points = straight(bounds[flow.source]?, bounds[flow.target]?);
         }
-        edges.push(Edge { id: flow.id.clone(), flow: f, waypoints: points, label });
+        edges.push(Edge {
+            id: flow.id.clone(),
+            flow: f,
+            waypoints: points,
+            label,
+        });
     }
     Some(framed(shapes, edges))
 }
@@ -96,8 +124,14 @@ fn place_added(model: &Model, bounds: &mut [Option<Bounds>]) -> Option<()> {
                 Elem::Gateway(_) => 50,
                 _ => EVENT,
             };
-            let from = node.incoming.iter().find_map(|&f| bounds[model.flows[f].source]);
-            let to = node.outgoing.iter().find_map(|&f| bounds[model.flows[f].target]);
+            let from = node
+                .incoming
+                .iter()
+                .find_map(|&f| bounds[model.flows[f].source]);
+            let to = node
+                .outgoing
+                .iter()
+                .find_map(|&f| bounds[model.flows[f].target]);
             bounds[i] = match (from, to) {
                 (Some(s), _) => Some(Bounds {
                     x: s.x + s.width + BESIDE,
@@ -161,7 +195,11 @@ fn framed(mut shapes: Vec<Shape>, mut edges: Vec<Edge>) -> Layout {
         .flat_map(|s| [Some(s.bounds), s.label].into_iter().flatten())
         .chain(edges.iter().filter_map(|e| e.label))
         .map(|b| (b.x, b.y, b.x + b.width, b.y + b.height))
-        .chain(edges.iter().flat_map(|e| e.waypoints.iter().map(|p| (p.x, p.y, p.x, p.y))));
+        .chain(
+            edges
+                .iter()
+                .flat_map(|e| e.waypoints.iter().map(|p| (p.x, p.y, p.x, p.y))),
+        );
     let (mut min_x, mut min_y, mut max_x, mut max_y) = (0, 0, 0, 0);
     for (x0, y0, x1, y1) in xs {
         min_x = min_x.min(x0);
@@ -192,5 +230,10 @@ fn framed(mut shapes: Vec<Shape>, mut edges: Vec<Edge>) -> Layout {
             }
         }
     }
-    Layout { shapes, edges, width: max_x + dx + MARGIN, height: max_y + dy + MARGIN }
+    Layout {
+        shapes,
+        edges,
+        width: max_x + dx + MARGIN,
+        height: max_y + dy + MARGIN,
+    }
 }
