@@ -60,6 +60,13 @@ pub(super) fn keyword(e: &Element) -> Result<&'static str, String> {
     })
 }
 
+/// Whether `name` reads as a process static's (`SHIPPING`, `ORDER_V2`): capitals,
+/// digits and `_`.
+fn is_static_name(name: &str) -> bool {
+    name.chars().any(|c| c.is_ascii_uppercase())
+        && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
 /// An element BPMN passes at once: a manual task (done by someone outside the
 /// process, who reports nothing back) and a none intermediate event (a milestone).
 /// Each runs as a task whose handler does nothing, so it can still hold boundaries;
@@ -157,7 +164,11 @@ impl Importer<'_> {
         // names: `call ship = SHIPPING;` (a binding gives the mappings).
         if keyword == "call" && node.handler.is_none() {
             match attr("calledElement") {
-                Some(called) if super::ids::is_ident(called) => {
+                // Only a name in capitals is taken for a static's: any other one
+                // (`shipping`, `Process_1`, a process id of the modeler's) would
+                // leave rustc's bare "cannot find value" on the file's literal,
+                // naming neither the call activity nor its line.
+                Some(called) if super::ids::is_ident(called) && is_static_name(called) => {
                     let path: syn::Path = self.ident(called).into();
                     node.handler = Some(syn::Expr::Path(syn::ExprPath {
                         attrs: Vec::new(),
@@ -166,7 +177,12 @@ impl Importer<'_> {
                     }));
                 }
                 Some(called) => {
-                    self.error(&e.id, format!("call activity `{id}` calls `{called}` (its `calledElement`), which is no Rust name; bind the called process's static: `call {id} = SHIPPING(input = |data| ..., output = |data, child| ...);`", id = e.id));
+                    let what = match super::ids::is_ident(called) {
+                        true => "which is no process static's name (a static is named in capitals, `SHIPPING`)",
+                        false => "which is no Rust name",
+                    };
+                    let id = self.ids.ident(&e.id);
+                    self.error(&e.id, format!("call activity `{}` calls `{called}` (its `calledElement`), {what}; bind the called process's static: `call {id} = SHIPPING;`, with its mappings `call {id} = SHIPPING(input = |data| ..., output = |data, child| ...);`", e.id));
                     return None;
                 }
                 // No binding and no callee: `model` says how to bind one.
