@@ -404,13 +404,13 @@ fn the_corpus_exports_are_todays() {
         let file = back_file(name);
         let kept = std::fs::read_to_string(&file).unwrap_or_else(|e| {
             panic!(
-                "{}: {e}; run `cargo test --test import_corpus -- --ignored`",
+                "{}: {e}; run `cargo test --test import_corpus write_the_corpus_exports -- --ignored`",
                 file.display()
             )
         });
         assert!(
             kept == p.to_bpmn(),
-            "{} is not today's export: run `cargo test --test import_corpus -- --ignored` and review the change",
+            "{} is not today's export: run `cargo test --test import_corpus write_the_corpus_exports -- --ignored` and review the change",
             file.display()
         );
     }
@@ -504,4 +504,41 @@ fn an_imported_diagram_keeps_its_layout_through_the_round_trip() {
         };
         assert_eq!(edges(&a), edges(&b), "{name}: flows rerouted");
     }
+}
+
+#[path = "import/corpus_plain.rs"]
+mod plain;
+
+#[path = "diagram/clear.rs"]
+mod clear;
+
+/// Open (issue 37): thresh's own layout of these real graphs still draws 14 labels
+/// over each other or under a flow — boundary events' labels (several on one host,
+/// or crossed by a flow that turns their way) and events stacked in one column. No
+/// flow crosses a shape. The examples pass the same check (`tests/diagram.rs`).
+#[test]
+#[ignore = "14 label problems left in the layout of DI-less real diagrams; run it to list them"]
+fn the_corpus_laid_out_by_thresh_has_no_overlapping_labels_and_no_flow_across_a_shape() {
+    let mut all = Vec::new();
+    for (name, p) in plain::all() {
+        let layout = p.layout();
+        assert!(
+            layout.overlapping().is_empty(),
+            "{name}: overlapping shapes {:?}",
+            layout.overlapping()
+        );
+        let ends: Vec<(usize, usize)> =
+            p.flows().iter().map(|f| (f.source(), f.target())).collect();
+        all.extend(
+            clear::problems(&layout, &ends)
+                .into_iter()
+                .map(|m| format!("{name}: {m}")),
+        );
+    }
+    assert!(
+        all.is_empty(),
+        "{} problems:\n{}",
+        all.len(),
+        all.join("\n")
+    );
 }

@@ -64,7 +64,9 @@ pub(super) fn keyword(e: &Element) -> Result<&'static str, String> {
 /// digits and `_`.
 fn is_static_name(name: &str) -> bool {
     name.chars().any(|c| c.is_ascii_uppercase())
-        && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// An element BPMN passes at once: a manual task (done by someone outside the

@@ -292,7 +292,10 @@ impl Importer<'_> {
             if e.scope.is_some_and(|s| placed[s].is_none()) {
                 continue; // its sub-process was rejected, with an error
             }
-            if e.tag == "startEvent" && e.scope.is_none() && matches!(e.defs.first(), Some(read::Def::Conditional)) {
+            if e.tag == "startEvent"
+                && e.scope.is_none()
+                && matches!(e.defs.first(), Some(read::Def::Conditional))
+            {
                 self.error(&e.id, format!("`{}` is a conditional start event at the process's top level, which thresh does not run: an instance is started by `Engine::start` (or a message, signal or timer), and before it exists there is no data for a condition to read; in the modeler, make it a none start followed by a conditional intermediate catch event (the instance then waits for the condition over its data), or a message or signal start", e.id));
                 continue;
             }
