@@ -61,18 +61,20 @@ pub fn problems(layout: &Layout, ends: &[(usize, usize)]) -> Vec<String> {
     for e in &layout.edges {
         let (source, target) = ends[e.flow];
         let allowed = allowed(layout, source, target);
+        let name = |n: usize| layout.shapes.iter().find(|s| s.node == n).map_or("?", |s| s.id.as_str());
+        let flow = format!("{} ({} -> {})", e.id, name(source), name(target));
         for s in layout.shapes.iter().filter(|s| !allowed.contains(&s.node)) {
             if e.waypoints
                 .windows(2)
                 .any(|w| crosses(w[0], w[1], &s.bounds))
             {
-                out.push(format!("flow {} crosses {}", e.id, s.id));
+                out.push(format!("flow {flow} crosses {}", s.id));
             }
         }
         // A label a flow runs through cannot be read, its own ends' included.
         for (id, l) in labels.iter().filter(|(id, _)| *id != e.id) {
             if e.waypoints.windows(2).any(|w| crosses(w[0], w[1], l)) {
-                out.push(format!("flow {} crosses the label of {id}", e.id));
+                out.push(format!("flow {flow} crosses the label of {id}"));
             }
         }
     }

@@ -13,6 +13,17 @@ use super::{
 };
 
 /// Each member's size, and the room taken under it (its label, its boundary events).
+/// How far the tallest label of the boundary events `bs` reaches below a one-line
+/// label: their lanes go that much lower.
+fn label_overhang(model: &Model, bs: &[usize]) -> i32 {
+    let lines = bs
+        .iter()
+        .map(|&b| wrap(&model.label(b), LABEL_CHARS).len().max(1) as i32)
+        .max()
+        .unwrap_or(1);
+    14 * (lines - 1)
+}
+
 pub(super) fn sizes(
     model: &Model,
     members: &[usize],
@@ -49,7 +60,7 @@ pub(super) fn sizes(
             };
             let nb = boundaries[i].len() as i32;
             let bound = if nb > 0 {
-                BOUNDARY_ROOM + 8 * (nb - 1)
+                BOUNDARY_ROOM + 8 * (nb - 1) + label_overhang(model, &boundaries[i])
             } else {
                 0
             };
@@ -243,7 +254,10 @@ pub(super) fn coordinates(
                 width: EVENT,
                 height: EVENT,
             };
-            let lane = host.y + host.height + 44 + 8 * (nb - 1 - k);
+            // Under the boundaries' labels, so no flow leaving by it runs through
+            // one.
+            let lane =
+                host.y + host.height + 44 + label_overhang(model, &boundaries[i]) + 8 * (nb - 1 - k);
             boundary_at.insert(b, (bounds, lane));
         }
     }
