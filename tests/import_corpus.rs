@@ -512,12 +512,9 @@ mod plain;
 #[path = "diagram/clear.rs"]
 mod clear;
 
-/// Open (issue 37): thresh's own layout of these real graphs still draws 14 labels
-/// over each other or under a flow — boundary events' labels (several on one host,
-/// or crossed by a flow that turns their way) and events stacked in one column. No
-/// flow crosses a shape. The examples pass the same check (`tests/diagram.rs`).
+/// Issue 37's layout rules (`diagram/clear.rs`) over thresh's own layout of these real
+/// graphs (the corpus without its diagram interchange).
 #[test]
-#[ignore = "14 label problems left in the layout of DI-less real diagrams; run it to list them"]
 fn the_corpus_laid_out_by_thresh_has_no_overlapping_labels_and_no_flow_across_a_shape() {
     let mut all = Vec::new();
     for (name, p) in plain::all() {

@@ -61,7 +61,13 @@ pub fn problems(layout: &Layout, ends: &[(usize, usize)]) -> Vec<String> {
     for e in &layout.edges {
         let (source, target) = ends[e.flow];
         let allowed = allowed(layout, source, target);
-        let name = |n: usize| layout.shapes.iter().find(|s| s.node == n).map_or("?", |s| s.id.as_str());
+        let name = |n: usize| {
+            layout
+                .shapes
+                .iter()
+                .find(|s| s.node == n)
+                .map_or("?", |s| s.id.as_str())
+        };
         let flow = format!("{} ({} -> {})", e.id, name(source), name(target));
         for s in layout.shapes.iter().filter(|s| !allowed.contains(&s.node)) {
             if e.waypoints

@@ -407,7 +407,7 @@ fn container(model: &Model, scope: Option<usize>) -> Block {
     let (sizes, below) = place::sizes(model, &members, &boundaries, &inner);
     let ranks = rank::rank(model, &members, &index);
     let order = order::order(&ranks, &members);
-    let grid = place::coordinates(model, &ranks, &order, &sizes, &below, &boundaries);
+    let grid = place::coordinates(model, &members, &ranks, &order, &sizes, &below, &boundaries);
     let (edges, flow_bottom) = route::routes(&ranks, &order, &grid, &below);
     let mut block = Block {
         edges,
