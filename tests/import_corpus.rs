@@ -539,3 +539,23 @@ fn the_corpus_laid_out_by_thresh_has_no_overlapping_labels_and_no_flow_across_a_
         all.join("\n")
     );
 }
+
+#[test]
+fn exports_keep_names_task_types_and_flow_labels() {
+    // A script task and a manual task (which passes at once) keep their types.
+    let xml = SPIFF_BOUNDARY.to_bpmn();
+    assert!(
+        xml.contains(r#"<bpmn:manualTask id="StopCar" name="Stop Car">"#),
+        "{xml}"
+    );
+    assert!(SPIFF_TRANSACTION.to_bpmn().contains("<bpmn:scriptTask "));
+    // A named flow is labelled by its name, in the export and the picture.
+    let flow = r#"<bpmn:sequenceFlow id="Flow_Greater2" sourceRef="Activity_Greater" targetRef="Event_End" name="Greater" />"#;
+    assert!(SPIFF_EXCLUSIVE_GATEWAY_NO_DEFAULT.to_bpmn().contains(flow));
+    assert!(SPIFF_EXCLUSIVE_GATEWAY_NO_DEFAULT
+        .to_svg()
+        .contains(">Greater</text>"));
+    assert!(plain::SPIFF_EXCLUSIVE_GATEWAY_NO_DEFAULT
+        .to_svg()
+        .contains(">Greater</text>"));
+}

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::layout::{
-    condition_label, text_width, wrap, Bounds, Layout, Point, Shape, LABEL_CHARS, TASK_CHARS,
+    flow_label, text_width, wrap, Bounds, Layout, Point, Shape, LABEL_CHARS, TASK_CHARS,
 };
 use super::model::{Elem, EventDef, Gateway, Model};
 use super::overlay::Overlay;
@@ -311,13 +311,13 @@ fn flow(
             cy + 6 * py + 4 * dy
         );
     }
-    if let (Some(cond), Some(l)) = (&flow.condition, label) {
+    if let (Some(text), Some(l)) = (flow_label(flow), label) {
         let _ = writeln!(
             s,
             "<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#555a66\">{}</text>",
             l.x,
             l.y + 11,
-            escape(&condition_label(cond))
+            escape(&text)
         );
     }
 }

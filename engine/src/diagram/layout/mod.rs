@@ -428,6 +428,16 @@ fn container(model: &Model, scope: Option<usize>) -> Block {
 }
 
 /// A condition's text as drawn: tidied, and cut at 24 characters.
+/// What a flow is labelled with: its name from the diagram it was imported from,
+/// else a short form of its condition; `None` for neither.
+pub(crate) fn flow_label(flow: &super::model::MFlow) -> Option<String> {
+    match flow.name.as_str() {
+        "" => flow.condition.as_deref().map(condition_label),
+        name if name.chars().count() > 24 => Some(name.chars().take(23).collect::<String>() + "…"),
+        name => Some(name.to_string()),
+    }
+}
+
 pub(crate) fn condition_label(condition: &str) -> String {
     let text = super::bpmn::tidy_condition(condition);
     if text.chars().count() > 24 {

@@ -8,8 +8,8 @@ use super::super::model::{Elem, Model};
 use super::order::{Order, Slot};
 use super::rank::Ranks;
 use super::{
-    condition_label, label_below, text_width, wrap, Block, Bounds, BOUNDARY_ROOM, EVENT, GAP_X,
-    GAP_Y, GATEWAY, LABEL_CHARS, LABEL_ROOM, PAD_BOTTOM, PAD_TOP, PAD_X, TASK_H, TASK_W,
+    flow_label, label_below, text_width, wrap, Block, Bounds, BOUNDARY_ROOM, EVENT, GAP_X, GAP_Y,
+    GATEWAY, LABEL_CHARS, LABEL_ROOM, PAD_BOTTOM, PAD_TOP, PAD_X, TASK_H, TASK_W,
 };
 
 /// Each member's size, and the room taken under it (its label, its boundary events).
@@ -193,15 +193,9 @@ pub(super) fn coordinates(
     // Room before a column for the condition texts of the flows into it.
     let label_w: Vec<i32> = redges
         .iter()
-        .map(|re| {
-            match model
-                .flows
-                .get(re.flow)
-                .and_then(|f| f.condition.as_deref())
-            {
-                Some(c) => text_width(&condition_label(c)) + 8,
-                None => 0,
-            }
+        .map(|re| match model.flows.get(re.flow).and_then(flow_label) {
+            Some(text) => text_width(&text) + 8,
+            None => 0,
         })
         .collect();
     let mut extra = vec![0i32; ranks + 1];
