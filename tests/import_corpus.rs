@@ -559,3 +559,44 @@ fn exports_keep_names_task_types_and_flow_labels() {
         .to_svg()
         .contains(">Greater</text>"));
 }
+
+#[tokio::test]
+async fn a_diagram_with_uuid_ids_runs_and_reports_them_as_written() {
+    let engine = thresh::Engine::new();
+    let h = engine.start(&MIWG_A_1_0, Data::default());
+    h.outcome().await.completed().expect("completed");
+    let done = h.history().await.completed_tasks();
+    assert_eq!(done.len(), 3, "{done:?}");
+    assert!(
+        done.iter().all(|t| t.starts_with('_') && t.contains('-')),
+        "{done:?}"
+    );
+}
+
+process! {
+    /// No start and no end event (both implicit), a manual task and a milestone.
+    pub PASSING: Data from "tests/import/passing.bpmn" {
+        task notify = |d| async move { d.flag = true; Ok(()) };
+    }
+}
+
+#[tokio::test]
+async fn implicit_starts_and_ends_manual_tasks_and_milestones_run_as_bpmn_says() {
+    let engine = thresh::Engine::new();
+    let h = engine.start(&PASSING, Data::default());
+    let d = h.outcome().await.completed().expect("completed");
+    assert!(d.flag);
+    assert_eq!(
+        h.history().await.completed_tasks(),
+        ["sign-form", "signed", "notify"]
+    );
+    let kinds: Vec<_> = PASSING
+        .nodes()
+        .iter()
+        .map(|n| (n.id(), n.element()))
+        .collect();
+    assert!(kinds.contains(&("sign-form", "manualTask")));
+    assert!(kinds.contains(&("notify", "sendTask")));
+    assert!(PASSING.node("process_implicit_start").is_some());
+    assert!(PASSING.node("notify_implicit_end").is_some());
+}
