@@ -25,6 +25,9 @@ pub(crate) struct Model {
     pub flows: Vec<MFlow>,
     /// Compensation associations: (compensation boundary, its handler).
     pub associations: Vec<(usize, usize)>,
+    /// Imported from a diagram: its flows have the diagram's ids (an inline
+    /// process's have none), and its elements are named only where it names them.
+    pub imported: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -281,6 +284,7 @@ impl Model {
             nodes,
             flows,
             associations,
+            imported: process.flows().iter().any(|f| !f.id.is_empty()),
         }
     }
 
@@ -296,10 +300,9 @@ impl Model {
             .collect()
     }
 
-    /// Whether the process was imported from a diagram (its elements have the
-    /// diagram's element types).
+    /// Whether the process was imported from a diagram.
     pub fn imported(&self) -> bool {
-        self.nodes.iter().any(|n| !n.tag.is_empty())
+        self.imported
     }
 
     /// A node's label: its name, else its id with underscores as spaces.

@@ -92,8 +92,8 @@ fn node(model: &Model, n: usize) -> TokenStream {
     let node = &model.nodes[n];
     let id = model.written_id(n);
     let meta = model.meta(n);
-    let label = meta.map_or("", |m| m.name.as_str());
-    let tag = meta.map_or("", |m| m.tag.as_str());
+    let label = meta.map_or(node.label.as_deref().unwrap_or(""), |m| m.name.as_str());
+    let tag = meta.map_or(node.element.unwrap_or(""), |m| m.tag.as_str());
     let drawing = meta.map_or(&[][..], |m| &m.drawing[..]);
     let doc = &node.doc;
     let kind = nodes::kind(model, n);

@@ -110,6 +110,12 @@ impl Importer<'_> {
             if let Some(on) = &b.attached {
                 self.ctx.error(on, format!("the diagram attaches `{}` to its activity (`attachedToRef`); leave `on ...` out of the binding", e.id));
             }
+            if let Some(label) = &b.label {
+                self.ctx.error(label, format!("the diagram names `{}`; rename it in the modeler, and leave the name out of the binding", e.id));
+            }
+            if let Some((kw, _)) = &b.kind {
+                self.ctx.error(kw, format!("the diagram gives `{}`'s type (`bpmn:{}`); change it in the modeler, and leave `kind(..)` out of the binding", e.id, e.tag));
+            }
             if let Some(ni) = &b.non_interrupting {
                 self.ctx.error(ni, format!("the diagram says whether `{}` interrupts (`cancelActivity`, `isInterrupting`); leave `non_interrupting` out of the binding", e.id));
             }
@@ -131,6 +137,8 @@ impl Importer<'_> {
             non_interrupting: None,
             association: None,
             scope: None,
+            label: None,
+            kind: None,
         };
         self.marker(e, keyword, &mut node.attrs);
         let attr = |name: &str| e.attrs.get(name).map(String::as_str);

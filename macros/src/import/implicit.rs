@@ -141,6 +141,8 @@ fn plain(keyword: &str, id: Ident, scope: Option<usize>, span: Span) -> NodeAst 
         non_interrupting: None,
         association: None,
         scope,
+        label: None,
+        kind: None,
     }
 }
 

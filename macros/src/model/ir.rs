@@ -90,6 +90,10 @@ pub struct Node<'a> {
     pub marker: Option<Marker>,
     /// `task t = h: spawn;`: its handler runs on its own tokio task from the start.
     pub spawn: bool,
+    /// Its name for the pictures (`task t = h: "Check stock";`).
+    pub label: Option<String>,
+    /// A task's BPMN type for the pictures (`kind(send)` → `sendTask`).
+    pub element: Option<&'static str>,
     /// `task t = h: retry(..) | timeout(..);`: its retry policy and timeout, as
     /// written (checked by `check/policy.rs`).
     pub policy: Option<crate::parse::policy::PolicyAst>,

@@ -29,6 +29,7 @@ use syn::parse::{Parse, ParseStream};
 use syn::{braced, parenthesized, Attribute, Expr, Ident, Token, Type, Visibility};
 
 mod args;
+pub mod label;
 pub mod loops;
 pub mod policy;
 mod spec;
@@ -143,6 +144,10 @@ pub struct NodeAst {
     /// The sub-process this element is written in (an index into
     /// [`ProcessAst::nodes`]); `None` at the process's top level.
     pub scope: Option<usize>,
+    /// Its name for the pictures, a string literal after the `:` (`label.rs`).
+    pub label: Option<syn::LitStr>,
+    /// `kind(send)`: a task's BPMN type for the pictures, with the `kind` keyword.
+    pub kind: Option<(Ident, Ident)>,
 }
 
 /// What follows the `:` of a node: `terminate`, `message("name", ...)`, `activate(...)`.
@@ -398,6 +403,8 @@ fn parse_body(
                     non_interrupting: None,
                     association: None,
                     scope,
+                    label: None,
+                    kind: None,
                 });
                 let inner;
                 braced!(inner in body);
@@ -455,6 +462,7 @@ fn parse_node_rest(
     let mut spec = None;
     let mut more = Vec::new();
     let mut non_interrupting = None;
+    let (mut label, mut kind) = (None, None);
     if input.peek(Token![:]) {
         input.parse::<Token![:]>()?;
         if input.peek(Ident)
@@ -463,11 +471,11 @@ fn parse_node_rest(
         {
             non_interrupting = Some(input.parse()?);
         }
-        spec = Some(parse_spec(input)?);
-        while input.peek(Token![|]) {
-            input.parse::<Token![|]>()?;
-            more.push(parse_spec(input)?);
-        }
+        let items = label::items(input)?;
+        (label, kind) = (items.label, items.kind);
+        let mut specs = items.specs.into_iter();
+        spec = specs.next();
+        more = specs.collect();
     }
     // `boundary undo on charge: compensation -> refund;` — an association, not a flow.
     let association = if input.peek(Token![->]) {
@@ -488,6 +496,8 @@ fn parse_node_rest(
         non_interrupting,
         association,
         scope: None,
+        label,
+        kind,
     })
 }
 

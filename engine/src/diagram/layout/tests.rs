@@ -27,6 +27,7 @@ fn model(nodes: &[(&str, Elem, Option<usize>)], flows: &[(usize, usize)]) -> Mod
             .collect(),
         flows: Vec::new(),
         associations: Vec::new(),
+        imported: false,
     };
     for (f, &(s, t)) in flows.iter().enumerate() {
         m.flows.push(MFlow {
