@@ -20,6 +20,9 @@ mod processes;
 #[path = "diagram/markers.rs"]
 mod markers;
 
+#[path = "diagram/clear.rs"]
+mod clear;
+
 #[allow(clippy::all, unused)]
 #[path = "../examples/approval.rs"]
 mod approval;
@@ -57,6 +60,8 @@ struct Any {
     svg: fn() -> String,
     mermaid: fn() -> String,
     nodes: fn() -> Vec<&'static str>,
+    /// Each flow's (source, target) node indices.
+    ends: fn() -> Vec<(usize, usize)>,
 }
 
 macro_rules! any {
@@ -68,6 +73,7 @@ macro_rules! any {
             svg: || $p.to_svg(),
             mermaid: || $p.to_mermaid(),
             nodes: || $p.nodes().iter().map(|n| n.id()).collect(),
+            ends: || $p.flows().iter().map(|f| (f.source(), f.target())).collect(),
         }),*]
     };
 }
@@ -664,4 +670,25 @@ fn bpmn_keeps_link_names_conditions_and_activation_rules() {
     ));
     let arrive = words::WORDS.node("arrive").expect("arrive");
     assert_eq!(arrive.id(), "arrive");
+}
+
+/// Issue 37's layout rules over the examples' layout-less exports (`diagram/clear.rs`;
+/// the import corpus is checked the same way in `tests/import_corpus.rs`).
+#[test]
+fn no_labels_overlap_and_no_flow_crosses_a_shape() {
+    let mut found = Vec::new();
+    for p in all() {
+        let (layout, ends) = ((p.layout)(), (p.ends)());
+        found.extend(
+            clear::problems(&layout, &ends)
+                .into_iter()
+                .map(|m| format!("{}: {m}", p.name)),
+        );
+    }
+    assert!(
+        found.is_empty(),
+        "{} problems:\n{}",
+        found.len(),
+        found.join("\n")
+    );
 }

@@ -131,6 +131,18 @@ pub struct Graph<D: 'static> {
 pub struct Node<D: 'static> {
     #[doc(hidden)]
     pub id: &'static str,
+    /// The element's name as the diagram it was imported from gives it (empty: none;
+    /// the pictures then label it by its id).
+    #[doc(hidden)]
+    pub label: &'static str,
+    /// The BPMN element type the diagram gives it (`sendTask`, `manualTask`, ...),
+    /// where its kind alone does not say it; empty otherwise.
+    #[doc(hidden)]
+    pub tag: &'static str,
+    /// Where that diagram draws it: `x, y, width, height`, then its label's bounds
+    /// when it has some; empty when it does not draw it.
+    #[doc(hidden)]
+    pub drawing: &'static [i32],
     #[doc(hidden)]
     pub doc: &'static str,
     #[doc(hidden)]
@@ -359,6 +371,17 @@ pub struct Flow<D: 'static> {
     /// The condition as written, for logs and errors.
     #[doc(hidden)]
     pub condition_text: &'static str,
+    /// The id of the diagram's sequence flow it was imported from (empty: the
+    /// exports make one).
+    #[doc(hidden)]
+    pub id: &'static str,
+    /// The flow's name in that diagram (empty: none).
+    #[doc(hidden)]
+    pub label: &'static str,
+    /// Where that diagram draws it: `x, y` waypoints, then `i32::MIN` and its label's
+    /// bounds when it has some; empty when it does not draw it.
+    #[doc(hidden)]
+    pub drawing: &'static [i32],
 }
 
 impl<D> Graph<D> {
@@ -486,6 +509,18 @@ impl<D> Node<D> {
         self.id
     }
 
+    /// The element's name in the diagram it was imported from (empty when it has
+    /// none, or was written inline).
+    pub fn name(&self) -> &'static str {
+        self.label
+    }
+
+    /// The BPMN element type the diagram it was imported from gives it (`sendTask`,
+    /// `manualTask`, ...; empty for an inline process).
+    pub fn element(&self) -> &'static str {
+        self.tag
+    }
+
     /// The node's doc comment.
     pub fn doc(&self) -> &'static str {
         self.doc
@@ -550,6 +585,17 @@ impl<D> Node<D> {
 }
 
 impl<D> Flow<D> {
+    /// The id of the diagram's sequence flow it was imported from (empty for an
+    /// inline process: the exports make one).
+    pub fn id(&self) -> &'static str {
+        self.id
+    }
+
+    /// The flow's name in that diagram (empty when none).
+    pub fn name(&self) -> &'static str {
+        self.label
+    }
+
     /// Source node index.
     pub fn source(&self) -> NodeIdx {
         self.source

@@ -21,17 +21,105 @@ pub struct Origin {
     pub file: String,
     /// The literal's span, as its debug form (spans have no equality on stable).
     pub span: String,
-    /// Element and flow ids → their line in the file.
+    /// Element and flow ids (as identifiers, and as written) → their line in the file.
     pub lines: HashMap<String, usize>,
+    /// Identifier → the id as the file writes it, for the ids that are no Rust
+    /// identifier: messages show the file's.
+    pub renamed: HashMap<String, String>,
+    /// Identifier → the element's `name` in the file, where it has one: generated
+    /// ids say little to the person who drew the diagram.
+    pub names: HashMap<String, String>,
 }
 
 impl Origin {
-    pub fn new(file: String, span: Span, lines: HashMap<String, usize>) -> Self {
+    pub fn new(
+        file: String,
+        span: Span,
+        lines: HashMap<String, usize>,
+        renamed: HashMap<String, String>,
+        names: HashMap<String, String>,
+    ) -> Self {
         Origin {
             file,
             span: format!("{span:?}"),
             lines,
+            renamed,
+            names,
         }
+    }
+
+    /// `message` with every renamed identifier between backticks shown as the file
+    /// writes it: alone, the id; inside a piece of code, the quoted id a binding
+    /// takes (`task "check-stock" = ...`).
+    fn written(&self, message: String) -> String {
+        if self.renamed.is_empty() {
+            return message;
+        }
+        let mut out = String::with_capacity(message.len());
+        for (i, part) in message.split('`').enumerate() {
+            if i > 0 {
+                out.push('`');
+            }
+            if i % 2 == 0 {
+                out.push_str(part);
+            } else if let Some(w) = self.renamed.get(part) {
+                out.push_str(w);
+            } else if self.renamed.values().any(|w| w == part) {
+                out.push_str(part);
+            } else {
+                out.push_str(&self.code(part));
+            }
+        }
+        out
+    }
+
+    /// A piece of code with each renamed identifier in it, and each id as written
+    /// that is no identifier, as the quoted id a binding takes.
+    fn code(&self, part: &str) -> String {
+        let part = self.quote_written(part);
+        let part = part.as_str();
+        let mut out = String::with_capacity(part.len());
+        let mut word = String::new();
+        let flush = |word: &mut String, out: &mut String| {
+            match self.renamed.get(word.as_str()) {
+                Some(w) => out.push_str(&format!("\"{w}\"")),
+                None => out.push_str(word),
+            }
+            word.clear();
+        };
+        for c in part.chars() {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                word.push(c);
+            } else {
+                flush(&mut word, &mut out);
+                out.push(c);
+            }
+        }
+        flush(&mut word, &mut out);
+        out
+    }
+
+    /// `part` with the file's ids that are no identifier quoted where they stand
+    /// unquoted (whole: not inside a longer id).
+    fn quote_written(&self, part: &str) -> String {
+        let mut written: Vec<&String> = self.renamed.values().collect();
+        written.sort_by_key(|w| std::cmp::Reverse(w.len()));
+        let mut out = part.to_string();
+        let in_id =
+            |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || "_-\"".contains(c));
+        for w in written {
+            let mut from = 0;
+            while let Some(at) = out[from..].find(w.as_str()).map(|i| i + from) {
+                let end = at + w.len();
+                if in_id(out[..at].chars().next_back()) || in_id(out[end..].chars().next()) {
+                    from = end;
+                    continue;
+                }
+                out.replace_range(at..end, &format!("\"{w}\""));
+                from = end + 2;
+            }
+        }
+        out
     }
 
     /// `message`, opened with "in file:line, " when `span` is the file's literal: the
@@ -39,15 +127,25 @@ impl Origin {
     /// the first element the message names.
     fn locate(&self, span: Span, first: Option<String>, message: String) -> String {
         if format!("{span:?}") != self.span {
-            return message;
+            return self.written(message);
         }
         let named = message.split('`').skip(1).step_by(2).map(str::to_string);
-        let line = first
+        let found = first
             .into_iter()
             .chain(named)
-            .find_map(|id| self.lines.get(&id).copied());
-        match line {
-            Some(line) => format!("in {}:{line}, {message}", self.file),
+            .find_map(|id| self.lines.get(&id).map(|line| (id, *line)));
+        let message = self.written(message);
+        match found {
+            Some((id, line)) => {
+                let written = self.renamed.get(&id).unwrap_or(&id);
+                let name = self
+                    .names
+                    .get(&id)
+                    .filter(|n| *n != written)
+                    .map(|n| format!(" (\"{n}\")"));
+                let name = name.unwrap_or_default();
+                format!("in {}:{line}{name}, {message}", self.file)
+            }
             None => format!("in {}, {message}", self.file),
         }
     }

@@ -62,6 +62,8 @@ pub const MULTI: &str = "multi";
 pub const MAY_DEADLOCK: &str = "may_deadlock";
 /// `task t = h: spawn;` — the handler runs on its own tokio task from the start.
 pub const SPAWN: &str = "spawn";
+/// `task t = h: kind(send);`: the task's BPMN type, for the pictures.
+pub const KIND: &str = "kind";
 /// A task's retry policy: `task t = h: retry(5, backoff = 1s..5min);`.
 pub const RETRY: &str = "retry";
 /// A task's timeout per attempt: `task t = h: timeout(30s);`.

@@ -349,7 +349,11 @@ fn sequence_flow(w: &mut Writer, model: &Model, f: usize) {
         ("sourceRef", &source.id),
         ("targetRef", &target.id),
     ];
-    if let Some(c) = &condition {
+    if !flow.name.is_empty() {
+        attrs.push(("name", &flow.name));
+    } else if let (Some(c), false) = (&condition, model.imported()) {
+        // An inline flow is labelled by its condition; an imported one keeps its
+        // diagram's name, or none.
         attrs.push(("name", c));
     }
     match &condition {

@@ -25,11 +25,20 @@ pub(crate) struct Model {
     pub flows: Vec<MFlow>,
     /// Compensation associations: (compensation boundary, its handler).
     pub associations: Vec<(usize, usize)>,
+    /// Imported from a diagram: its flows have the diagram's ids (an inline
+    /// process's have none), and its elements are named only where it names them.
+    pub imported: bool,
 }
 
 #[derive(Clone, Debug)]
 pub(crate) struct MNode {
     pub id: String,
+    /// Its name in the diagram it was imported from (empty: none).
+    pub name: String,
+    /// The BPMN element type that diagram gives it (`sendTask`, ...; empty: none).
+    pub tag: String,
+    /// Where that diagram draws it (`Node::drawing`).
+    pub drawing: Vec<i32>,
     pub doc: String,
     pub elem: Elem,
     /// The sub-process or event sub-process this node is written in.
@@ -138,8 +147,12 @@ pub(crate) enum EventDef {
 
 #[derive(Clone, Debug)]
 pub(crate) struct MFlow {
-    /// A unique id: `Flow_<source>_<target>`.
+    /// A unique id: the imported flow's, else `Flow_<source>_<target>`.
     pub id: String,
+    /// The imported flow's name (empty: none).
+    pub name: String,
+    /// Where the diagram it was imported from draws it (`Flow::drawing`).
+    pub drawing: Vec<i32>,
     pub source: usize,
     pub target: usize,
     /// The condition's source text, when it has one.
@@ -191,6 +204,9 @@ impl Model {
             .enumerate()
             .map(|(i, n)| MNode {
                 id: n.id.to_string(),
+                name: n.label.to_string(),
+                tag: n.tag.to_string(),
+                drawing: n.drawing.to_vec(),
                 doc: n.doc.trim().to_string(),
                 elem: elem_of(&n.kind, n.text, links[i], Some(i), process),
                 scope: n.scope,
@@ -216,6 +232,9 @@ impl Model {
             })
             .collect();
         let mut taken: BTreeSet<String> = nodes.iter().map(|n| n.id.clone()).collect();
+        // Imported flows keep their ids (so an export re-imports with the same flow
+        // bindings); the others are named after their ends, around them.
+        taken.extend(process.flows().iter().map(|f| f.id.to_string()));
         let flows = process
             .flows()
             .iter()
@@ -225,10 +244,15 @@ impl Model {
                     && links.get(flow.target) == Some(&Some(LinkRole::Catch));
                 let source = graph_nodes.get(flow.source).map_or("", |n| n.id);
                 let target = graph_nodes.get(flow.target).map_or("", |n| n.id);
-                let id = unique(&mut taken, format!("Flow_{source}_{target}"));
+                let id = match flow.id {
+                    "" => unique(&mut taken, format!("Flow_{source}_{target}")),
+                    id => id.to_string(),
+                };
                 let text = flow.condition_text.trim();
                 MFlow {
                     id,
+                    name: flow.label.to_string(),
+                    drawing: flow.drawing.to_vec(),
                     source: flow.source,
                     target: flow.target,
                     condition: (flow.condition.is_some() || !text.is_empty())
@@ -260,6 +284,7 @@ impl Model {
             nodes,
             flows,
             associations,
+            imported: process.flows().iter().any(|f| !f.id.is_empty()),
         }
     }
 
@@ -275,9 +300,18 @@ impl Model {
             .collect()
     }
 
-    /// A node's label: its id with underscores as spaces.
+    /// Whether the process was imported from a diagram.
+    pub fn imported(&self) -> bool {
+        self.imported
+    }
+
+    /// A node's label: its name, else its id with underscores as spaces.
     pub fn label(&self, n: usize) -> String {
-        self.nodes[n].id.replace('_', " ")
+        let node = &self.nodes[n];
+        match node.name.as_str() {
+            "" => node.id.replace('_', " "),
+            name => name.to_string(),
+        }
     }
 }
 

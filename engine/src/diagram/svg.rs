@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::layout::{
-    condition_label, text_width, wrap, Bounds, Layout, Point, Shape, LABEL_CHARS, TASK_CHARS,
+    flow_label, text_width, wrap, Bounds, Layout, Point, Shape, LABEL_CHARS, TASK_CHARS,
 };
 use super::model::{Elem, EventDef, Gateway, Model};
 use super::overlay::Overlay;
@@ -292,9 +292,14 @@ fn flow(
     let (a, b) = (points[0], points[1]);
     let n = points.len();
     if flow.default {
-        // The default-flow slash: on the stretch into the target when the route
-        // turns (a split's flows share their first stretch), else near the source.
-        let (p, q) = if n > 2 && points[n - 2].y == points[n - 1].y {
+        // The default-flow slash, by its gateway: a split's flows share their first
+        // stretch, so on a turning route it goes on the stretch after the first
+        // turn (this flow's own, next to the gateway) when that is long enough to
+        // hold it; else on the stretch into the target, or near the source.
+        let long = |p: Point, q: Point| (q.x - p.x).abs() + (q.y - p.y).abs() >= 24;
+        let (p, q) = if n > 2 && long(points[1], points[2]) {
+            (points[1], points[2])
+        } else if n > 2 && points[n - 2].y == points[n - 1].y {
             (points[n - 2], points[n - 1])
         } else {
             (a, b)
@@ -311,13 +316,13 @@ fn flow(
             cy + 6 * py + 4 * dy
         );
     }
-    if let (Some(cond), Some(l)) = (&flow.condition, label) {
+    if let (Some(text), Some(l)) = (flow_label(flow), label) {
         let _ = writeln!(
             s,
             "<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#555a66\">{}</text>",
             l.x,
             l.y + 11,
-            escape(&condition_label(cond))
+            escape(&text)
         );
     }
 }

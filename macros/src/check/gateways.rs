@@ -25,13 +25,25 @@ fn guards(ctx: &Ctx, model: &Model, n: usize) {
             if matches!(node.kind, Kind::Exclusive | Kind::Inclusive | Kind::Complex)
                 && node.outgoing.len() > 1
             {
-                ctx.error(
-                    flow.tokens(),
-                    format!(
+                let message = match flow.file {
+                    // An imported flow: named by its id, which its binding takes.
+                    Some(file) => {
+                        let id = &file.id;
+                        let bound = match id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !id.starts_with(|c: char| c.is_ascii_digit()) {
+                            true => id.clone(),
+                            false => format!("\"{id}\""),
+                        };
+                        format!(
+                            "flow `{id}` (from `{}` to `{}`) leaves the {} `{}`, which splits, so it needs a condition: bind one, `flow {bound} when |data| ...;`, or mark it as the gateway's default flow in the modeler",
+                            node.id, flow.target_ident, node.kind.describe(), node.id
+                        )
+                    }
+                    None => format!(
                         "the flow `{} -> {}` leaves the {} `{}`, which splits, so it needs a condition: add `when |data| ...`, or `else` to make it the default flow",
                         node.id, flow.target_ident, node.kind.describe(), node.id
                     ),
-                );
+                };
+                ctx.error(flow.tokens(), message);
             }
             continue;
         };

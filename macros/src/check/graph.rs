@@ -174,6 +174,8 @@ fn paths(ctx: &Ctx, model: &Model) {
             .filter(|&n| nodes[n].kind.is_end() || association(n)),
     );
     let to_end = model.reachable(&seeds, Direction::Backward, None, Edges::WithinScope);
+    // A process imported from a diagram is mended in the modeler, not in the DSL.
+    let imported = model.file.is_some();
     for scope in model.scopes() {
         let starts = model.starts_in(scope);
         let ends: Vec<usize> = model
@@ -192,14 +194,17 @@ fn paths(ctx: &Ctx, model: &Model) {
                 // An instantiating gate without arms is reported by `events`.
                 let gate = matches!(node.kind, Kind::InstantiatingGate { .. });
                 if node.outgoing.is_empty() && !node.loose_out && !gate {
-                    ctx.error(
-                        node.id,
-                        format!(
-                            "start event `{}` has no outgoing flow; add one, e.g. `{} -> {};`",
-                            node.id,
+                    let hint = match imported {
+                        true => "draw a sequence flow from it in the modeler".to_string(),
+                        false => format!(
+                            "add one, e.g. `{} -> {};`",
                             node.id,
                             first_orphan(model, scope)
                         ),
+                    };
+                    ctx.error(
+                        node.id,
+                        format!("start event `{}` has no outgoing flow; {hint}", node.id),
                     );
                 }
                 continue;
@@ -211,11 +216,18 @@ fn paths(ctx: &Ctx, model: &Model) {
             }
             let boundary = matches!(node.kind, Kind::Boundary { .. }) || association(n);
             if started && node.incoming.is_empty() && !node.loose_in && !boundary {
+                let hint = match imported {
+                    true => "draw a sequence flow into it in the modeler, or remove it".to_string(),
+                    false => format!(
+                        "add a flow into it, e.g. `previous -> {};`, or remove it",
+                        node.id
+                    ),
+                };
                 ctx.error(
                     node.id,
                     format!(
-                        "`{}` has no incoming flow, so no token can reach it; only a start event begins a path — add a flow into it, e.g. `previous -> {};`, or remove it",
-                        node.id, node.id
+                        "`{}` has no incoming flow, so no token can reach it; only a start event begins a path — {hint}",
+                        node.id
                     ),
                 );
             } else if started && !from_start[n] {
@@ -227,11 +239,15 @@ fn paths(ctx: &Ctx, model: &Model) {
                     ),
                 );
             } else if !to_end[n] && !ends.is_empty() {
+                let hint = match imported {
+                    true => "draw a sequence flow from it (or from the loop it is on) towards an end event in the modeler".to_string(),
+                    false => format!("add a flow towards an end, e.g. `{} -> {};`", node.id, nodes[ends[0]].id),
+                };
                 ctx.error(
                     node.id,
                     format!(
-                        "no path leads from `{}` to an end event, so a token there could never finish; add a flow towards an end, e.g. `{} -> {};`",
-                        node.id, node.id, nodes[ends[0]].id
+                        "no path leads from `{}` to an end event, so a token there could never finish; {hint}",
+                        node.id
                     ),
                 );
             }
@@ -254,12 +270,13 @@ fn paths(ctx: &Ctx, model: &Model) {
                 .map(|n| nodes[n].id.to_string())
                 .unwrap_or_else(|| "last_task".into());
             let done = free_id(model, scope, "done");
+            let hint = match imported {
+                true => "draw one in the modeler, and a sequence flow into it".to_string(),
+                false => format!("add one, e.g. `end {done};` and `{dead_end} -> {done};`"),
+            };
             ctx.error(
                 scope_span(model, scope),
-                format!(
-                    "{} has no end event; add one, e.g. `end {done};` and `{dead_end} -> {done};`",
-                    scope_name(model, scope)
-                ),
+                format!("{} has no end event; {hint}", scope_name(model, scope)),
             );
         }
     }

@@ -90,7 +90,11 @@ fn tables(model: &Model) -> TokenStream {
 /// Node `n`'s entry of the node table.
 fn node(model: &Model, n: usize) -> TokenStream {
     let node = &model.nodes[n];
-    let id = node.id.to_string();
+    let id = model.written_id(n);
+    let meta = model.meta(n);
+    let label = meta.map_or(node.label.as_deref().unwrap_or(""), |m| m.name.as_str());
+    let tag = meta.map_or(node.element.unwrap_or(""), |m| m.tag.as_str());
+    let drawing = meta.map_or(&[][..], |m| &m.drawing[..]);
     let doc = &node.doc;
     let kind = nodes::kind(model, n);
     let (incoming, outgoing, boundaries) = (&node.incoming, &node.outgoing, &node.boundaries);
@@ -102,10 +106,13 @@ fn node(model: &Model, n: usize) -> TokenStream {
     let next = next(model, n);
     let targets = outgoing
         .iter()
-        .map(|&f| model.nodes[model.flows[f].target].id.to_string());
+        .map(|&f| model.written_id(model.flows[f].target));
     quote! {
         ::thresh::__private::Node {
             id: #id,
+            label: #label,
+            tag: #tag,
+            drawing: &[#(#drawing),*],
             doc: #doc,
             kind: ::thresh::__private::NodeKind::#kind,
             incoming: &[#(#incoming),*],
@@ -251,8 +258,11 @@ fn flow(model: &Model, i: usize) -> TokenStream {
     let text = flow
         .condition
         .map_or_else(String::new, |expr| expr.to_token_stream().to_string());
+    let id = flow.file.map_or("", |f| f.id.as_str());
+    let label = flow.file.map_or("", |f| f.name.as_str());
+    let drawing = flow.file.map_or(&[][..], |f| &f.drawing[..]);
     quote! {
-        ::thresh::__private::Flow { source: #source, target: #target, condition: #condition, condition_text: #text }
+        ::thresh::__private::Flow { source: #source, target: #target, condition: #condition, condition_text: #text, id: #id, label: #label, drawing: &[#(#drawing),*] }
     }
 }
 

@@ -1,8 +1,6 @@
 //! What each element of the file becomes: its keyword (or why thresh does not run it)
 //! and its declaration, with its binding.
 
-use syn::Ident;
-
 use super::read::{Def, Element};
 use super::spec::clone_spec;
 use super::Importer;
@@ -29,9 +27,8 @@ pub(super) fn keyword(e: &Element) -> Result<&'static str, String> {
         "startEvent" => "start",
         "endEvent" => "end",
         "intermediateCatchEvent" => "catch",
-        "intermediateThrowEvent" if e.defs.is_empty() => {
-            return Err(format!("`{}` is an intermediate throw event with no definition, which does nothing thresh runs; remove it, or give it a signal, message, escalation or link", e.id))
-        }
+        // A none intermediate event (a milestone) and a manual task: passed at once.
+        _ if completes_at_once(e) => "task",
         "intermediateThrowEvent" => "throw",
         "boundaryEvent" => "boundary",
         "task" | "serviceTask" | "scriptTask" | "sendTask" | "businessRuleTask" => "task",
@@ -42,14 +39,46 @@ pub(super) fn keyword(e: &Element) -> Result<&'static str, String> {
         "inclusiveGateway" => "inclusive",
         "complexGateway" => "complex",
         "eventBasedGateway" => "event_based",
-        "subProcess" if e.attrs.get("triggeredByEvent").is_some_and(|v| v == "true") => "event_subprocess",
+        "subProcess" if e.attrs.get("triggeredByEvent").is_some_and(|v| v == "true") => {
+            "event_subprocess"
+        }
         "subProcess" => "subprocess",
-        "manualTask" => return Err(format!("`{}` is a manual task, which nothing runs; make it a user task (the instance waits for the person) or a task with a handler", e.id)),
         "callActivity" => "call",
         "transaction" => "transaction",
-        "adHocSubProcess" => return Err(format!("`{}` is a `{}`, which thresh does not run; make it a plain sub-process", e.id, e.tag)),
-        other => return Err(format!("`{}` is a `bpmn:{other}`, which thresh does not run", e.id)),
+        "adHocSubProcess" => {
+            return Err(format!(
+                "`{}` is a `{}`, which thresh does not run; make it a plain sub-process",
+                e.id, e.tag
+            ))
+        }
+        other => {
+            return Err(format!(
+                "`{}` is a `bpmn:{other}`, which thresh does not run",
+                e.id
+            ))
+        }
     })
+}
+
+/// Whether `name` reads as a process static's (`SHIPPING`, `ORDER_V2`): capitals,
+/// digits and `_`.
+fn is_static_name(name: &str) -> bool {
+    name.chars().any(|c| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// An element BPMN passes at once: a manual task (done by someone outside the
+/// process, who reports nothing back) and a none intermediate event (a milestone).
+/// Each runs as a task whose handler does nothing, so it can still hold boundaries;
+/// a binding may give it a handler.
+pub(super) fn completes_at_once(e: &Element) -> bool {
+    e.tag == "manualTask"
+        || matches!(
+            e.tag.as_str(),
+            "intermediateThrowEvent" | "intermediateCatchEvent"
+        ) && e.defs.is_empty()
 }
 
 impl Importer<'_> {
@@ -81,6 +110,12 @@ impl Importer<'_> {
             if let Some(on) = &b.attached {
                 self.ctx.error(on, format!("the diagram attaches `{}` to its activity (`attachedToRef`); leave `on ...` out of the binding", e.id));
             }
+            if let Some(label) = &b.label {
+                self.ctx.error(label, format!("the diagram names `{}`; rename it in the modeler, and leave the name out of the binding", e.id));
+            }
+            if let Some((kw, _)) = &b.kind {
+                self.ctx.error(kw, format!("the diagram gives `{}`'s type (`bpmn:{}`); change it in the modeler, and leave `kind(..)` out of the binding", e.id, e.tag));
+            }
             if let Some(ni) = &b.non_interrupting {
                 self.ctx.error(ni, format!("the diagram says whether `{}` interrupts (`cancelActivity`, `isInterrupting`); leave `non_interrupting` out of the binding", e.id));
             }
@@ -88,22 +123,28 @@ impl Importer<'_> {
         let mut node = NodeAst {
             attrs: binding.map(|b| b.attrs.clone()).unwrap_or_default(),
             keyword: self.ident(keyword),
-            id: self.ident(&e.id),
-            handler: binding.and_then(|b| b.handler.clone()),
+            id: self.id(&e.id),
+            handler: binding.and_then(|b| b.handler.clone()).or_else(|| {
+                // An empty sub-process, refused, too: so nothing more is reported.
+                (completes_at_once(e) || e.empty).then(|| {
+                    syn::parse2(self.respan(quote::quote!(|_| async move { Ok(()) })))
+                        .expect("a closure")
+                })
+            }),
             spec: None,
             more: Vec::new(),
             attached: None,
             non_interrupting: None,
             association: None,
             scope: None,
+            label: None,
+            kind: None,
         };
         self.marker(e, keyword, &mut node.attrs);
         let attr = |name: &str| e.attrs.get(name).map(String::as_str);
         if keyword == "boundary" {
             match attr("attachedToRef") {
-                Some(host) if syn::parse_str::<Ident>(host).is_ok() => {
-                    node.attached = Some(self.ident(host))
-                }
+                Some(host) if !host.is_empty() => node.attached = Some(self.id(host)),
                 _ => {
                     self.error(&e.id, format!("boundary event `{}` is attached to nothing (`attachedToRef`); attach it to an activity in the modeler", e.id));
                     return None;
@@ -121,9 +162,7 @@ impl Importer<'_> {
                     .find(|(source, _)| *source == e.id)
                     .map(|(_, target)| target.as_str());
                 match handler {
-                    Some(h) if syn::parse_str::<Ident>(h).is_ok() => {
-                        node.association = Some(self.ident(h))
-                    }
+                    Some(h) if !h.is_empty() => node.association = Some(self.id(h)),
                     _ => {
                         self.error(&e.id, format!("compensation boundary `{}` has no association to its handler; draw one in the modeler to the task marked for compensation that undoes `{}`", e.id, attr("attachedToRef").unwrap_or("its activity")));
                         return None;
@@ -135,7 +174,11 @@ impl Importer<'_> {
         // names: `call ship = SHIPPING;` (a binding gives the mappings).
         if keyword == "call" && node.handler.is_none() {
             match attr("calledElement") {
-                Some(called) if syn::parse_str::<Ident>(called).is_ok() => {
+                // Only a name in capitals is taken for a static's: any other one
+                // (`shipping`, `Process_1`, a process id of the modeler's) would
+                // leave rustc's bare "cannot find value" on the file's literal,
+                // naming neither the call activity nor its line.
+                Some(called) if super::ids::is_ident(called) && is_static_name(called) => {
                     let path: syn::Path = self.ident(called).into();
                     node.handler = Some(syn::Expr::Path(syn::ExprPath {
                         attrs: Vec::new(),
@@ -144,7 +187,12 @@ impl Importer<'_> {
                     }));
                 }
                 Some(called) => {
-                    self.error(&e.id, format!("call activity `{id}` calls `{called}` (its `calledElement`), which is no Rust name; bind the called process's static: `call {id} = SHIPPING(input = |data| ..., output = |data, child| ...);`", id = e.id));
+                    let what = match super::ids::is_ident(called) {
+                        true => "which is no process static's name (a static is named in capitals, `SHIPPING`)",
+                        false => "which is no Rust name",
+                    };
+                    let id = self.ids.ident(&e.id);
+                    self.error(&e.id, format!("call activity `{}` calls `{called}` (its `calledElement`), {what}; bind the called process's static: `call {id} = SHIPPING;`, with its mappings `call {id} = SHIPPING(input = |data| ..., output = |data, child| ...);`", e.id));
                     return None;
                 }
                 // No binding and no callee: `model` says how to bind one.

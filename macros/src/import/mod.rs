@@ -28,7 +28,10 @@
 //! intermediate throw, events with several definitions or a definition thresh has no
 //! event for.
 
+mod di;
 mod element;
+mod ids;
+mod implicit;
 mod marker;
 mod read;
 mod spec;
@@ -42,9 +45,10 @@ use quote::quote;
 use syn::Ident;
 
 use crate::ctx::{Ctx, Origin};
-use crate::parse::{FlowAst, Guard, ImportAst, ProcessAst, Spec};
+use crate::parse::{FileMeta, FlowAst, FlowMeta, Guard, ImportAst, NodeMeta, ProcessAst, Spec};
 use crate::suggest;
 use element::keyword;
+use ids::Ids;
 use read::{Diagram, Unreadable};
 
 /// What [`build`] made of the diagram.
@@ -74,6 +78,7 @@ pub fn build(ctx: &Ctx, ast: &ProcessAst, import: &ImportAst) -> Built {
         flows: Vec::new(),
         syntax_error: None,
         import: None,
+        file: None,
     };
     let written = import.path.value();
     let lit = &import.path;
@@ -115,19 +120,46 @@ pub fn build(ctx: &Ctx, ast: &ProcessAst, import: &ImportAst) -> Built {
             };
         }
     };
+    let ids = Ids::new(
+        diagram
+            .elements
+            .iter()
+            .map(|e| e.id.as_str())
+            .chain(diagram.flows.iter().map(|f| f.id.as_str())),
+    );
     let mut lines: HashMap<String, usize> = HashMap::new();
-    for e in &diagram.elements {
-        lines.insert(e.id.clone(), e.line);
+    let mut names: HashMap<String, String> = HashMap::new();
+    let placed = diagram
+        .elements
+        .iter()
+        .map(|e| (&e.id, e.line, e.attrs.get("name")))
+        .chain(
+            diagram
+                .flows
+                .iter()
+                .map(|f| (&f.id, f.line, f.name.as_ref())),
+        );
+    for (id, line, name) in placed {
+        for key in [id.clone(), ids.ident(id)] {
+            lines.insert(key.clone(), line);
+            if let Some(name) = name.filter(|n| !n.trim().is_empty()) {
+                names.insert(key, read::one_line(name));
+            }
+        }
     }
-    for f in &diagram.flows {
-        lines.insert(f.id.clone(), f.line);
-    }
-    ctx.set_origin(Origin::new(written.clone(), lit.span(), lines));
+    ctx.set_origin(Origin::new(
+        written.clone(),
+        lit.span(),
+        lines,
+        ids.renamed(),
+        names,
+    ));
     let whole = Importer {
         ctx,
         span: lit.span(),
         diagram: &diagram,
         import,
+        ids: &ids,
     }
     .run(&mut out);
     Built {
@@ -186,11 +218,18 @@ struct Importer<'a> {
     span: Span,
     diagram: &'a Diagram,
     import: &'a ImportAst,
+    /// The file's ids as identifiers.
+    ids: &'a Ids,
 }
 
 impl Importer<'_> {
     fn ident(&self, text: &str) -> Ident {
         Ident::new(text, self.span)
+    }
+
+    /// The identifier of the file's element or flow `written`, spanned on the literal.
+    fn id(&self, written: &str) -> Ident {
+        Ident::new(&self.ids.ident(written), self.span)
     }
 
     /// `tokens` with every span set to the literal's.
@@ -226,18 +265,9 @@ impl Importer<'_> {
     }
 
     /// An error on the file's element `id`, spanned on the literal: the ctx's origin
-    /// opens it with the element's line.
+    /// opens it with the element's line (and name).
     fn error(&self, id: &str, message: String) {
-        self.ctx.error(self.ident_or_literal(id), message);
-    }
-
-    /// `id` as an identifier spanned on the literal (so the origin finds its line), or
-    /// the literal's span alone when `id` is no identifier.
-    fn ident_or_literal(&self, id: &str) -> TokenStream {
-        match syn::parse_str::<Ident>(id) {
-            Ok(_) => TokenTree::Ident(self.ident(id)).into(),
-            Err(_) => self.string(id),
-        }
+        self.ctx.error(self.id(id), message);
     }
 
     /// Fill `out` from the diagram and the bindings; whether the graph is whole (see
@@ -249,33 +279,60 @@ impl Importer<'_> {
         // Bindings by id; each is used at most once.
         let mut used = vec![false; import.nodes.len()];
         let mut used_flows = vec![false; import.flows.len()];
+        let mut meta = FileMeta::default();
         // Element index → index in `out.nodes`, for the scopes.
         let mut placed: Vec<Option<usize>> = vec![None; diagram.elements.len()];
         for (i, e) in diagram.elements.iter().enumerate() {
             // A binding for an element of the file is used even when the element
             // is rejected: its error is the element's, not "no element `x`".
-            let binding = import.nodes.iter().position(|b| b.id == e.id);
+            let binding = import.nodes.iter().position(|b| b.written == e.id);
             if let Some(b) = binding {
                 used[b] = true;
             }
             if e.scope.is_some_and(|s| placed[s].is_none()) {
                 continue; // its sub-process was rejected, with an error
             }
-            if syn::parse_str::<Ident>(&e.id).is_err() {
-                self.error(&e.id, format!("`{}` is the id of a `bpmn:{}`, and not a Rust identifier; rename it in the modeler (letters, digits and `_`, not a Rust keyword)", e.id, e.tag));
+            if e.tag == "startEvent"
+                && e.scope.is_none()
+                && matches!(e.defs.first(), Some(read::Def::Conditional))
+            {
+                self.error(&e.id, format!("`{}` is a conditional start event at the process's top level, which thresh does not run: an instance is started by `Engine::start` (or a message, signal or timer), and before it exists there is no data for a condition to read; in the modeler, make it a none start followed by a conditional intermediate catch event (the instance then waits for the condition over its data), or a message or signal start", e.id));
                 continue;
             }
+            let bound_as = binding.map(|b| import.nodes[b].node.keyword.to_string());
             let keyword = match keyword(e) {
+                // A collapsed sub-process with nothing inside: a task, if bound as one.
+                Ok("subprocess" | "transaction") if e.empty => match bound_as.as_deref() {
+                    Some("task") => "task",
+                    // Reported, and kept as a task so what hangs on it (its
+                    // boundaries, its flows) raises nothing more.
+                    _ => {
+                        self.error(&e.id, format!("sub-process `{}` is empty in the diagram (drawn collapsed, with nothing inside), so there is nothing to run; draw its content in the modeler, or bind it as a task: `task {} = handler;`", e.id, self.ids.ident(&e.id)));
+                        "task"
+                    }
+                },
                 Ok(k) => k,
                 Err(message) => {
                     self.error(&e.id, message);
                     continue;
                 }
             };
-            let binding = binding.map(|b| &import.nodes[b]);
+            let binding = binding.map(|b| &import.nodes[b].node);
             match self.node(e, keyword, binding) {
                 Some(mut node) => {
                     node.scope = e.scope.and_then(|s| placed[s]);
+                    meta.nodes.insert(
+                        node.id.to_string(),
+                        NodeMeta {
+                            written: e.id.clone(),
+                            name: e
+                                .attrs
+                                .get("name")
+                                .map_or_else(String::new, |n| read::one_line(n)),
+                            tag: e.tag.clone(),
+                            drawing: diagram.drawing.get(&e.id).cloned().unwrap_or_default(),
+                        },
+                    );
                     placed[i] = Some(out.nodes.len());
                     out.nodes.push(node);
                 }
@@ -293,6 +350,11 @@ impl Importer<'_> {
                 .any(|(e, p)| e.id == id && p.is_some())
         };
         for flow in &diagram.flows {
+            // A binding for a flow of the file is used even when the flow is left out.
+            let binding = import.flows.iter().position(|b| b.written == flow.id);
+            if let Some(b) = binding {
+                used_flows[b] = true;
+            }
             if !known(&flow.source) || !known(&flow.target) {
                 // An end the file does not have is named by the model's error; one
                 // that was rejected has its error already, and leaves a hole.
@@ -302,21 +364,11 @@ impl Importer<'_> {
                     continue;
                 }
             }
-            if syn::parse_str::<Ident>(&flow.source).is_err()
-                || syn::parse_str::<Ident>(&flow.target).is_err()
-            {
-                whole = false;
-                continue;
-            }
-            let binding = import.flows.iter().position(|b| b.id == flow.id);
-            if let Some(b) = binding {
-                used_flows[b] = true;
-            }
             let source = diagram.elements.iter().find(|e| e.id == flow.source);
             let is_default = source.is_some_and(|s| s.attrs.get("default") == Some(&flow.id));
             let guard = match binding.map(|b| &import.flows[b]) {
                 Some(b) if is_default => {
-                    self.ctx.error(&b.id, format!("flow `{}` is the default flow of `{}` in the diagram, taken when no other condition holds, so it has no condition of its own; remove this binding, or unmark the default in the modeler", b.id, flow.source));
+                    self.ctx.error(&b.id, format!("flow `{}` is the default flow of `{}` in the diagram, taken when no other condition holds, so it has no condition of its own; remove this binding, or unmark the default in the modeler", b.written, flow.source));
                     // Still the default, as the file says: the gateway's checks
                     // see the diagram's rule, not a missing condition.
                     Some(Guard::Else {
@@ -332,7 +384,7 @@ impl Importer<'_> {
                 }),
                 None => match &flow.condition {
                     Some(text) => {
-                        self.error(&flow.id, format!("flow `{}` has a condition in the diagram (`{text}`), which thresh does not run: conditions are Rust — bind it: `flow {} when |data| ...;`", flow.id, flow.id));
+                        self.error(&flow.id, format!("flow `{}` has a condition in the diagram (`{}`), which thresh does not run: conditions are Rust — bind it: `flow {} when |data| ...;`", flow.id, read::one_line(text), self.ids.ident(&flow.id)));
                         // A stand-in, so the gateway's checks do not report the
                         // condition missing a second time.
                         Some(Guard::When {
@@ -345,14 +397,19 @@ impl Importer<'_> {
                 },
             };
             out.flows.push(FlowAst {
-                groups: vec![
-                    vec![self.ident(&flow.source)],
-                    vec![self.ident(&flow.target)],
-                ],
+                groups: vec![vec![self.id(&flow.source)], vec![self.id(&flow.target)]],
                 guard,
                 scope: source.and_then(|s| {
                     let i = diagram.elements.iter().position(|e| std::ptr::eq(e, s))?;
                     diagram.elements[i].scope.and_then(|sc| placed[sc])
+                }),
+                file: Some(FlowMeta {
+                    id: flow.id.clone(),
+                    name: flow
+                        .name
+                        .as_deref()
+                        .map_or_else(String::new, read::one_line),
+                    drawing: diagram.drawing.get(&flow.id).cloned().unwrap_or_default(),
                 }),
             });
         }
@@ -360,8 +417,8 @@ impl Importer<'_> {
         let element_ids = || diagram.elements.iter().map(|e| e.id.as_str());
         let flow_ids = || diagram.flows.iter().map(|f| f.id.as_str());
         for (b, _) in used.iter().enumerate().filter(|(_, u)| !**u) {
-            let id = &import.nodes[b].id;
-            let text = id.to_string();
+            let id = &import.nodes[b].node.id;
+            let text = import.nodes[b].written.clone();
             let what = if flow_ids().any(|f| f == text) {
                 format!("`{text}` is a flow of the diagram: bind its condition with `flow {text} when |data| ...;`")
             } else {
@@ -372,10 +429,14 @@ impl Importer<'_> {
         }
         for (b, _) in used_flows.iter().enumerate().filter(|(_, u)| !**u) {
             let id = &import.flows[b].id;
-            let text = id.to_string();
+            let text = import.flows[b].written.clone();
             let hint = suggest::hint(&text, flow_ids());
             self.ctx.error(id, format!("the diagram `{}` has no sequence flow `{text}`; {hint}a flow binding names a flow by its id in the file", import.path.value()));
         }
+        if whole {
+            implicit::complete(out, self.span);
+        }
+        out.file = Some(meta);
         whole
     }
 }

@@ -27,6 +27,9 @@ pub struct Element {
     pub activation: Option<String>,
     /// A loop or multi-instance marker (`import/marker.rs` maps it).
     pub looped: Option<Marker>,
+    /// A sub-process with nothing drawn inside (a collapsed one, as modelers save
+    /// a placeholder).
+    pub empty: bool,
 }
 
 /// A `standardLoopCharacteristics` or `multiInstanceLoopCharacteristics`, as written.
@@ -75,6 +78,8 @@ pub struct Flow {
     pub target: String,
     /// A `conditionExpression`'s text (the diagram's, not run).
     pub condition: Option<String>,
+    /// Its `name`, as written.
+    pub name: Option<String>,
 }
 
 pub struct Diagram {
@@ -82,6 +87,8 @@ pub struct Diagram {
     pub flows: Vec<Flow>,
     /// Associations, `(sourceRef, targetRef)`: a compensation boundary's handler.
     pub associations: Vec<(String, String)>,
+    /// Where the file draws its elements and flows.
+    pub drawing: super::di::Drawing,
 }
 
 /// Why a file gives no process.
@@ -152,8 +159,10 @@ pub fn read(text: &str, which: Option<&str>) -> Result<Diagram, Unreadable> {
         elements: Vec::new(),
         flows: Vec::new(),
         associations: Vec::new(),
+        drawing: Default::default(),
     };
     walk(&doc, *process, None, &globals, &mut diagram);
+    diagram.drawing = super::di::read(&doc);
     Ok(diagram)
 }
 
@@ -219,6 +228,7 @@ fn walk(
                 source: child.attribute("sourceRef").unwrap_or("").to_string(),
                 target: child.attribute("targetRef").unwrap_or("").to_string(),
                 condition,
+                name: child.attribute("name").map(str::to_string),
             });
             continue;
         }
@@ -252,6 +262,7 @@ fn walk(
             .map(|c| marker(&c));
         let index = diagram.elements.len();
         let container = tag == "subProcess" || tag == "transaction";
+        let empty = container && !child.children().any(|c| is_flow_element(&c));
         diagram.elements.push(Element {
             id,
             tag,
@@ -261,6 +272,7 @@ fn walk(
             attrs,
             activation,
             looped,
+            empty,
         });
         if container {
             walk(doc, child, Some(index), globals, diagram);
@@ -303,6 +315,12 @@ fn marker(n: &Node) -> Marker {
         }),
         collection,
     }
+}
+
+/// `text` on one line, its runs of white space as one space (names and conditions
+/// drawn on several lines, quoted in messages).
+pub fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn text_of(n: &Node) -> String {

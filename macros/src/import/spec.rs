@@ -53,6 +53,15 @@ impl Importer<'_> {
             }
         };
         match def {
+            // A message end names no message where the modeler left the receiver
+            // to the collaboration: it sends one named after the element.
+            Def::Message(None) if e.tag == "endEvent" && !bound => {
+                let name = e
+                    .attrs
+                    .get("name")
+                    .map_or_else(|| e.id.clone(), |n| super::read::one_line(n));
+                one(self.spec("message", Some(self.string(&name))))
+            }
             Def::Message(name) => named("message", name),
             Def::Signal(name) => named("signal", name),
             Def::Link(name) => named("link", name),
@@ -62,11 +71,9 @@ impl Importer<'_> {
             }
             Def::Terminate => one(self.spec("terminate", None)),
             Def::Compensate(activity) => {
-                let args = activity.as_ref().and_then(|a| {
-                    syn::parse_str::<syn::Ident>(a)
-                        .ok()
-                        .map(|_| self.respan(a.parse::<TokenStream>().unwrap_or_default()))
-                });
+                let args = activity
+                    .as_ref()
+                    .map(|a| TokenStream::from(proc_macro2::TokenTree::Ident(self.id(a))));
                 one(self.spec("compensation", args))
             }
             Def::Cancel => one(self.spec("cancel", None)),
@@ -113,18 +120,24 @@ impl Importer<'_> {
             "bind the rule in Rust: `complex {}: activate(count = 2) | activate(...);`",
             e.id
         );
-        let parsed = text.parse::<TokenStream>().ok().and_then(|tokens| {
-            let tokens = self.respan(tokens);
-            let parser = |input: syn::parse::ParseStream| -> syn::Result<Vec<Spec>> {
-                let mut specs = vec![crate::parse::parse_spec(input)?];
-                while input.peek(syn::Token![|]) {
-                    input.parse::<syn::Token![|]>()?;
-                    specs.push(crate::parse::parse_spec(input)?);
-                }
-                Ok(specs)
-            };
-            syn::parse::Parser::parse2(parser, tokens).ok()
-        });
+        // Only thresh's own form is lexed: other text (`${count >= 2}`, a script) is
+        // refused below without the compiler's lexer reporting on it first.
+        let ours = text.trim_start().starts_with("activate");
+        let parsed = ours
+            .then(|| text.parse::<TokenStream>().ok())
+            .flatten()
+            .and_then(|tokens| {
+                let tokens = self.respan(tokens);
+                let parser = |input: syn::parse::ParseStream| -> syn::Result<Vec<Spec>> {
+                    let mut specs = vec![crate::parse::parse_spec(input)?];
+                    while input.peek(syn::Token![|]) {
+                        input.parse::<syn::Token![|]>()?;
+                        specs.push(crate::parse::parse_spec(input)?);
+                    }
+                    Ok(specs)
+                };
+                syn::parse::Parser::parse2(parser, tokens).ok()
+            });
         match parsed {
             Some(specs) if !text.contains("when") && specs.iter().all(|s| s.name == "activate") => {
                 Some(Some(specs))

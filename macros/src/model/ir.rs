@@ -23,6 +23,8 @@ pub struct Model<'a> {
     /// For each node, the node whose handler fn it runs (`handler_fns`): itself,
     /// or the first plain task written with the same handler.
     pub handler_fn: Vec<usize>,
+    /// What the diagram of an imported process says beyond the structure.
+    pub file: Option<&'a crate::parse::FileMeta>,
 }
 
 /// For each node, the node whose handler fn it runs: a plain task (no loop or
@@ -88,6 +90,10 @@ pub struct Node<'a> {
     pub marker: Option<Marker>,
     /// `task t = h: spawn;`: its handler runs on its own tokio task from the start.
     pub spawn: bool,
+    /// Its name for the pictures (`task t = h: "Check stock";`).
+    pub label: Option<String>,
+    /// A task's BPMN type for the pictures (`kind(send)` → `sendTask`).
+    pub element: Option<&'static str>,
     /// `task t = h: retry(..) | timeout(..);`: its retry policy and timeout, as
     /// written (checked by `check/policy.rs`).
     pub policy: Option<crate::parse::policy::PolicyAst>,
@@ -304,6 +310,8 @@ pub struct Flow<'a> {
     /// The direct edge a link throw/catch pair resolves into: not
     /// written by the user, so the rules about written flows skip it.
     pub link: bool,
+    /// The diagram's flow it was made of (an imported process): its id and name.
+    pub file: Option<&'a crate::parse::FlowMeta>,
 }
 
 impl Flow<'_> {
@@ -315,5 +323,21 @@ impl Flow<'_> {
 
     pub fn is_default(&self) -> bool {
         matches!(self.guard, Some(Guard::Else { .. }))
+    }
+}
+
+impl Model<'_> {
+    /// Node `n`'s id as the user wrote it: the file's, for an imported element whose
+    /// id is no Rust identifier.
+    pub fn written_id(&self, n: usize) -> String {
+        let id = self.nodes[n].id.to_string();
+        self.file
+            .and_then(|f| f.nodes.get(&id))
+            .map_or(id, |m| m.written.clone())
+    }
+
+    /// What the diagram says of node `n` beyond the structure, for an imported one.
+    pub fn meta(&self, n: usize) -> Option<&crate::parse::NodeMeta> {
+        self.file?.nodes.get(&self.nodes[n].id.to_string())
     }
 }

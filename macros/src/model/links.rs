@@ -95,6 +95,7 @@ pub(super) fn edges<'a>(ctx: &Ctx, nodes: &mut [Node<'a>], written: &[Flow<'a>])
                         condition: None,
                         guard: None,
                         link: true,
+                        file: None,
                     });
                 }
             }

@@ -82,6 +82,8 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                 scope: None,
                 marker: parts::marker_of(decl, kind),
                 spawn: parts::spawns(decl, kind),
+                label: decl.label.as_ref().map(syn::LitStr::value),
+                element: parts::element_of(ctx, decl, kind),
                 policy: parts::policy_of(ctx, decl),
                 looping: loop_marker(ctx, decl),
                 item: decl
@@ -155,6 +157,7 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
         nodes,
         flows,
         incomplete,
+        file: ast.file.as_ref(),
     }
 }
 

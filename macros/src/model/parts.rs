@@ -334,3 +334,23 @@ pub(super) fn compensated_activity(ctx: &Ctx, decl: &NodeAst, kind: Kind) -> Opt
         }
     }
 }
+
+/// A task's BPMN type from its `kind(..)`; an error on anything but a task.
+pub(super) fn element_of(ctx: &Ctx, decl: &NodeAst, kind: Kind) -> Option<&'static str> {
+    let (keyword, what) = decl.kind.as_ref()?;
+    if kind != Kind::Task {
+        ctx.error(
+            keyword,
+            format!(
+                "`kind(..)` gives a task's type for the pictures, and `{}` is {}; leave it out",
+                decl.id,
+                kind.describe_with_article()
+            ),
+        );
+        return None;
+    }
+    parse::label::TASK_KINDS
+        .iter()
+        .find(|(k, _)| what == k)
+        .map(|(_, tag)| *tag)
+}

@@ -133,6 +133,7 @@ pub(super) fn flows<'a>(
                         condition,
                         guard,
                         link: false,
+                        file: stmt.file.as_ref(),
                     });
                 }
             }

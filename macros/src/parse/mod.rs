@@ -19,8 +19,9 @@
 //!
 //! ```text
 //! process := attr* vis NAME ':' DataType 'from' "file.bpmn" ('process' "Id")? '{' binding* '}'
-//! binding := attr* KIND id ('=' handler)? (':' spec ('|' spec)*)? ';'      an element's code
-//!          | 'flow' id 'when' condition ';'                               a flow's condition
+//! binding := attr* KIND ref ('=' handler)? (':' spec ('|' spec)*)? ';'     an element's code
+//!          | 'flow' ref 'when' condition ';'                              a flow's condition
+//! ref     := id | "id as the file writes it"
 //! ```
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
@@ -28,6 +29,7 @@ use syn::parse::{Parse, ParseStream};
 use syn::{braced, parenthesized, Attribute, Expr, Ident, Token, Type, Visibility};
 
 mod args;
+pub mod label;
 pub mod loops;
 pub mod policy;
 mod spec;
@@ -54,6 +56,38 @@ pub struct ProcessAst {
     /// `from "file.bpmn" { bindings }`: the structure is in the file; `nodes` and
     /// `flows` are empty until the `import` stage fills them.
     pub import: Option<ImportAst>,
+    /// What the file says of its elements beyond the structure (made by `import`).
+    pub file: Option<FileMeta>,
+}
+
+/// What a diagram says of its elements that the model does not need and the
+/// exports and messages keep: ids as written, names, element types.
+#[derive(Default)]
+pub struct FileMeta {
+    /// By the identifier the element has in the tree.
+    pub nodes: std::collections::HashMap<String, NodeMeta>,
+}
+
+/// One element of a diagram, beside its identifier.
+pub struct NodeMeta {
+    /// Its id as the file writes it.
+    pub written: String,
+    /// Its `name` (empty: none).
+    pub name: String,
+    /// Its BPMN element type (`sendTask`, `manualTask`, ...).
+    pub tag: String,
+    /// Where the file draws it (`import/di.rs`; empty: nowhere).
+    pub drawing: Vec<i32>,
+}
+
+/// A diagram's sequence flow: its id and name, kept by the exports.
+#[derive(Clone)]
+pub struct FlowMeta {
+    pub id: String,
+    /// Empty: none.
+    pub name: String,
+    /// Where the file draws it (`import/di.rs`; empty: nowhere).
+    pub drawing: Vec<i32>,
 }
 
 /// The header's `from "file.bpmn" (process "Id")?` and the body's bindings.
@@ -62,12 +96,25 @@ pub struct ImportAst {
     /// `process "Id"`: which process of the file, when it has several.
     pub process: Option<syn::LitStr>,
     /// Element bindings, written like the inline DSL's declarations.
-    pub nodes: Vec<NodeAst>,
+    pub nodes: Vec<Binding>,
     pub flows: Vec<FlowBinding>,
+}
+
+/// An element's binding: `task check = ...;`, or by the id as the file writes it when
+/// that is no Rust identifier, `task "check-stock" = ...;`.
+pub struct Binding {
+    /// The element's id as written in the binding.
+    pub written: String,
+    /// The declaration; its `id` is spanned on the name or the literal.
+    pub node: NodeAst,
 }
 
 /// `flow id when |data| ...;`: the condition of the diagram's flow `id`.
 pub struct FlowBinding {
+    /// The flow's id as written in the binding (`flow "Flow-1" when ...` for one that
+    /// is no Rust identifier).
+    pub written: String,
+    /// Spanned on the name or the literal.
     pub id: Ident,
     pub when: Ident,
     pub condition: Expr,
@@ -97,6 +144,10 @@ pub struct NodeAst {
     /// The sub-process this element is written in (an index into
     /// [`ProcessAst::nodes`]); `None` at the process's top level.
     pub scope: Option<usize>,
+    /// Its name for the pictures, a string literal after the `:` (`label.rs`).
+    pub label: Option<syn::LitStr>,
+    /// `kind(send)`: a task's BPMN type for the pictures, with the `kind` keyword.
+    pub kind: Option<(Ident, Ident)>,
 }
 
 /// What follows the `:` of a node: `terminate`, `message("name", ...)`, `activate(...)`.
@@ -135,6 +186,8 @@ pub struct FlowAst {
     pub guard: Option<Guard>,
     /// The sub-process the statement is written in, as for [`NodeAst::scope`].
     pub scope: Option<usize>,
+    /// The diagram's flow it was made of (an imported process).
+    pub file: Option<FlowMeta>,
 }
 
 /// A guard applies to the statement's last hop, which must be a single flow.
@@ -222,6 +275,7 @@ impl Parse for ProcessAst {
                 flows: Vec::new(),
                 syntax_error,
                 import: Some(import),
+                file: None,
             });
         }
         // The body is parsed on its own (in its braces, so that an error at its end
@@ -252,6 +306,7 @@ impl Parse for ProcessAst {
             flows,
             syntax_error,
             import: None,
+            file: None,
         })
     }
 }
@@ -263,30 +318,45 @@ fn parse_bindings(body: ParseStream, import: &mut ImportAst) -> syn::Result<()> 
         let attrs = body.call(Attribute::parse_outer)?;
         if body.peek(Ident) && body.fork().parse::<Ident>()? == FLOW {
             body.parse::<Ident>()?;
-            let id: Ident = body.parse()?;
+            let (written, id) = parse_ref(body)?;
             if !(body.peek(Ident) && body.fork().parse::<Ident>()? == WHEN) {
                 return Err(body.error(format!(
-                    "a flow binding gives the condition of a flow of the diagram: `flow {id} when |data| ...;` (a default flow is marked in the diagram)"
+                    "a flow binding gives the condition of a flow of the diagram: `flow {written} when |data| ...;` (a default flow is marked in the diagram)"
                 )));
             }
             let when = body.parse()?;
             let condition = body.parse()?;
             body.parse::<Token![;]>()?;
             import.flows.push(FlowBinding {
+                written,
                 id,
                 when,
                 condition,
             });
             continue;
         }
-        if !(body.peek(Ident) && body.peek2(Ident)) {
+        if !(body.peek(Ident) && (body.peek2(Ident) || body.peek2(syn::LitStr))) {
             return Err(body.error(
-                "expected a binding: `task id = handler;`, `catch id: message(\"name\", key = |data| ...);` or `flow id when |data| ...;` — the diagram has the elements and flows",
+                "expected a binding: `task id = handler;` (`task \"id-as-written\" = handler;` for an id that is no Rust name), `catch id: message(\"name\", key = |data| ...);` or `flow id when |data| ...;` — the diagram has the elements and flows",
             ));
         }
-        import.nodes.push(parse_node(body, attrs)?);
+        let keyword: Ident = body.parse()?;
+        let (written, id) = parse_ref(body)?;
+        let node = parse_node_rest(body, attrs, keyword, id)?;
+        import.nodes.push(Binding { written, node });
     }
     Ok(())
+}
+
+/// A binding's reference to the file: a name, or the id as written in a string
+/// literal (then an identifier spanned on the literal stands for it in the tree).
+fn parse_ref(input: ParseStream) -> syn::Result<(String, Ident)> {
+    if input.peek(syn::LitStr) {
+        let lit: syn::LitStr = input.parse()?;
+        return Ok((lit.value(), Ident::new("__written", lit.span())));
+    }
+    let id: Ident = input.parse()?;
+    Ok((id.to_string(), id))
 }
 
 /// The statements of one scope (the process, or a sub-process's block), appended
@@ -333,6 +403,8 @@ fn parse_body(
                     non_interrupting: None,
                     association: None,
                     scope,
+                    label: None,
+                    kind: None,
                 });
                 let inner;
                 braced!(inner in body);
@@ -364,6 +436,16 @@ fn parse_body(
 fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst> {
     let keyword: Ident = input.parse()?;
     let id = input.parse()?;
+    parse_node_rest(input, attrs, keyword, id)
+}
+
+/// A declaration after its keyword and id.
+fn parse_node_rest(
+    input: ParseStream,
+    attrs: Vec<Attribute>,
+    keyword: Ident,
+    id: Ident,
+) -> syn::Result<NodeAst> {
     // `boundary late on pay: ...` — the activity the boundary event is attached to.
     let attached = if input.peek(Ident) && input.fork().parse::<Ident>()? == ON {
         input.parse::<Ident>()?;
@@ -380,6 +462,7 @@ fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst>
     let mut spec = None;
     let mut more = Vec::new();
     let mut non_interrupting = None;
+    let (mut label, mut kind) = (None, None);
     if input.peek(Token![:]) {
         input.parse::<Token![:]>()?;
         if input.peek(Ident)
@@ -388,11 +471,11 @@ fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst>
         {
             non_interrupting = Some(input.parse()?);
         }
-        spec = Some(parse_spec(input)?);
-        while input.peek(Token![|]) {
-            input.parse::<Token![|]>()?;
-            more.push(parse_spec(input)?);
-        }
+        let items = label::items(input)?;
+        (label, kind) = (items.label, items.kind);
+        let mut specs = items.specs.into_iter();
+        spec = specs.next();
+        more = specs.collect();
     }
     // `boundary undo on charge: compensation -> refund;` — an association, not a flow.
     let association = if input.peek(Token![->]) {
@@ -413,6 +496,8 @@ fn parse_node(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<NodeAst>
         non_interrupting,
         association,
         scope: None,
+        label,
+        kind,
     })
 }
 
@@ -464,6 +549,7 @@ fn parse_flow(input: ParseStream) -> syn::Result<FlowAst> {
         groups,
         guard,
         scope: None,
+        file: None,
     })
 }
 

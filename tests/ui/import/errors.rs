@@ -1,6 +1,6 @@
-// A task with no handler binding, an element kind thresh does not run (its binding
-// adds no error of its own), a binding for an id the file lacks (with a suggestion),
-// a flow binding for a missing flow.
+// A task with no handler binding, a manual task bound to a handler (it passes at
+// once without one), a binding for an id the file lacks (with a suggestion), a flow
+// binding for a missing flow.
 thresh::process! {
     pub P: () from "missing_handler.bpmn" {
         task sign = |_d| async move { Ok(()) };

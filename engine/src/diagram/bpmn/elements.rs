@@ -3,6 +3,21 @@
 
 use super::*;
 
+/// A task's element: the type its diagram gave it, where thresh runs that type as a
+/// task with a handler, else `serviceTask`.
+fn task_tag(tag: &str) -> &str {
+    match tag {
+        "task"
+        | "scriptTask"
+        | "sendTask"
+        | "businessRuleTask"
+        | "manualTask"
+        | "intermediateThrowEvent"
+        | "intermediateCatchEvent" => tag,
+        _ => "serviceTask",
+    }
+}
+
 pub(super) fn node(w: &mut Writer, model: &Model, globals: &Globals, n: usize) {
     let node = &model.nodes[n];
     let name = model.label(n);
@@ -16,7 +31,12 @@ pub(super) fn node(w: &mut Writer, model: &Model, globals: &Globals, n: usize) {
         Elem::Boundary { host, .. } => model.nodes.get(host).map(|h| h.id.clone()),
         _ => None,
     };
-    let mut attrs: Vec<(&str, &str)> = vec![("id", &node.id), ("name", &name)];
+    let mut attrs: Vec<(&str, &str)> = vec![("id", &node.id)];
+    // An imported process's elements keep the names their diagram gives (an element
+    // it left unnamed stays so); an inline one's are labelled by their ids.
+    if !model.imported() || !node.name.is_empty() {
+        attrs.push(("name", &name));
+    }
     let tag = match &node.elem {
         Elem::Start { interrupting, .. } => {
             if !interrupting {
@@ -61,7 +81,7 @@ pub(super) fn node(w: &mut Writer, model: &Model, globals: &Globals, n: usize) {
                 Gateway::EventBased { .. } => "eventBasedGateway",
             }
         }
-        Elem::ServiceTask => "serviceTask",
+        Elem::ServiceTask => task_tag(&node.tag),
         Elem::UserTask => "userTask",
         Elem::ReceiveTask(message) => {
             if let Some(id) = message.as_deref().and_then(|m| globals.id("message", m)) {
@@ -77,7 +97,7 @@ pub(super) fn node(w: &mut Writer, model: &Model, globals: &Globals, n: usize) {
         Elem::Transaction => "transaction",
         Elem::CompensationTask => {
             attrs.push(("isForCompensation", "true"));
-            "serviceTask"
+            task_tag(&node.tag)
         }
         Elem::EventSubProcess => {
             attrs.push(("triggeredByEvent", "true"));

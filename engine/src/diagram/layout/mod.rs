@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 
 use super::model::{Elem, Model};
 
+mod kept;
 mod order;
 mod place;
 mod rank;
@@ -245,8 +246,12 @@ pub(crate) fn text_width(text: &str) -> i32 {
     (text.chars().count() as i32 * 13 + 1) / 2
 }
 
-/// Lay out a model.
+/// Lay out a model: as its diagram drew it, for one imported with a drawing;
+/// else computed.
 pub(crate) fn layout(model: &Model) -> Layout {
+    if let Some(kept) = kept::kept(model) {
+        return kept;
+    }
     let mut block = container(model, None);
     block.translate(MARGIN, MARGIN);
     let mut shapes: Vec<Option<Shape>> = vec![None; model.nodes.len()];
@@ -402,7 +407,7 @@ fn container(model: &Model, scope: Option<usize>) -> Block {
     let (sizes, below) = place::sizes(model, &members, &boundaries, &inner);
     let ranks = rank::rank(model, &members, &index);
     let order = order::order(&ranks, &members);
-    let grid = place::coordinates(model, &ranks, &order, &sizes, &below, &boundaries);
+    let grid = place::coordinates(model, &members, &ranks, &order, &sizes, &below, &boundaries);
     let (edges, flow_bottom) = route::routes(&ranks, &order, &grid, &below);
     let mut block = Block {
         edges,
@@ -423,6 +428,16 @@ fn container(model: &Model, scope: Option<usize>) -> Block {
 }
 
 /// A condition's text as drawn: tidied, and cut at 24 characters.
+/// What a flow is labelled with: its name from the diagram it was imported from,
+/// else a short form of its condition; `None` for neither.
+pub(crate) fn flow_label(flow: &super::model::MFlow) -> Option<String> {
+    match flow.name.as_str() {
+        "" => flow.condition.as_deref().map(condition_label),
+        name if name.chars().count() > 24 => Some(name.chars().take(23).collect::<String>() + "…"),
+        name => Some(name.to_string()),
+    }
+}
+
 pub(crate) fn condition_label(condition: &str) -> String {
     let text = super::bpmn::tidy_condition(condition);
     if text.chars().count() > 24 {

@@ -8,11 +8,45 @@ use super::super::model::{Elem, Model};
 use super::order::{Order, Slot};
 use super::rank::Ranks;
 use super::{
-    condition_label, label_below, text_width, wrap, Block, Bounds, BOUNDARY_ROOM, EVENT, GAP_X,
-    GAP_Y, GATEWAY, LABEL_CHARS, LABEL_ROOM, PAD_BOTTOM, PAD_TOP, PAD_X, TASK_H, TASK_W,
+    flow_label, label_below, text_width, wrap, Block, Bounds, BOUNDARY_ROOM, EVENT, GAP_X, GAP_Y,
+    GATEWAY, LABEL_CHARS, LABEL_ROOM, PAD_BOTTOM, PAD_TOP, PAD_X, TASK_H, TASK_W,
 };
 
 /// Each member's size, and the room taken under it (its label, its boundary events).
+/// The width of a boundary's label (its longest line).
+fn label_width(model: &Model, b: usize) -> i32 {
+    wrap(&model.label(b), LABEL_CHARS)
+        .iter()
+        .map(|l| text_width(l))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Where the boundary events `bs` stand along their host's bottom border, from the
+/// first, and how far the last stands from the first: each label is drawn right of
+/// its event's flow, and the next event stands clear of it (at least 44 apart), so
+/// no flow leaving by a boundary runs through another's label.
+fn boundary_offsets(model: &Model, bs: &[usize]) -> (Vec<i32>, i32) {
+    let mut offsets = vec![0];
+    for &b in &bs[..bs.len().saturating_sub(1)] {
+        let last = *offsets.last().expect("one");
+        offsets.push(last + (label_width(model, b) + 16).max(44));
+    }
+    let span = *offsets.last().expect("one");
+    (offsets, span)
+}
+
+/// How far the tallest label of the boundary events `bs` reaches below a one-line
+/// label: their lanes go that much lower.
+fn label_overhang(model: &Model, bs: &[usize]) -> i32 {
+    let lines = bs
+        .iter()
+        .map(|&b| wrap(&model.label(b), LABEL_CHARS).len().max(1) as i32)
+        .max()
+        .unwrap_or(1);
+    14 * (lines - 1)
+}
+
 pub(super) fn sizes(
     model: &Model,
     members: &[usize],
@@ -23,7 +57,10 @@ pub(super) fn sizes(
     let size = |i: usize| -> (i32, i32) {
         let n = members[i];
         let elem = &model.nodes[n].elem;
-        let min_w = boundaries[i].len() as i32 * 44 + 12;
+        let min_w = match boundaries[i].is_empty() {
+            true => 0,
+            false => boundary_offsets(model, &boundaries[i]).1 + 56,
+        };
         if let Some(b) = inner.get(&n) {
             (
                 (b.width + 2 * PAD_X).max(160).max(min_w),
@@ -49,7 +86,7 @@ pub(super) fn sizes(
             };
             let nb = boundaries[i].len() as i32;
             let bound = if nb > 0 {
-                BOUNDARY_ROOM + 8 * (nb - 1)
+                BOUNDARY_ROOM + 8 * (nb - 1) + label_overhang(model, &boundaries[i])
             } else {
                 0
             };
@@ -90,6 +127,7 @@ impl Grid {
 /// The coordinates of the ordered slots.
 pub(super) fn coordinates(
     model: &Model,
+    members: &[usize],
     r: &Ranks,
     o: &Order,
     sizes: &[(i32, i32)],
@@ -114,22 +152,50 @@ pub(super) fn coordinates(
     for (r, layer) in layers.iter().enumerate() {
         for s in layer {
             if let Slot::Node(i) = *s {
-                col_w[r] = col_w[r].max(sizes[i].0.max(60));
+                // An event's or gateway's label, drawn under it, stays in its
+                // column: the flows fanning out or in beside it pass clear of it.
+                let n = members[i];
+                let elem = &model.nodes[n].elem;
+                let label = match elem.is_event() || matches!(elem, Elem::Gateway(_)) {
+                    true => {
+                        label_below(
+                            model,
+                            n,
+                            &Bounds {
+                                x: 0,
+                                y: 0,
+                                width: 0,
+                                height: 0,
+                            },
+                        )
+                        .width
+                            + 8
+                    }
+                    false => 0,
+                };
+                // A boundary's label, beside its flow, stays in its host's column
+                // too (a label reaches as far from the host's centre as its event
+                // stands, plus its width).
+                let (offsets, span) = boundary_offsets(model, &boundaries[i]);
+                let reach = boundaries[i]
+                    .iter()
+                    .zip(&offsets)
+                    .map(|(&bn, &o)| (o - span / 2).abs() + 4 + label_width(model, bn))
+                    .max()
+                    .unwrap_or(0);
+                col_w[r] = col_w[r]
+                    .max(sizes[i].0.max(60))
+                    .max(label)
+                    .max(2 * reach + 8);
             }
         }
     }
     // Room before a column for the condition texts of the flows into it.
     let label_w: Vec<i32> = redges
         .iter()
-        .map(|re| {
-            match model
-                .flows
-                .get(re.flow)
-                .and_then(|f| f.condition.as_deref())
-            {
-                Some(c) => text_width(&condition_label(c)) + 8,
-                None => 0,
-            }
+        .map(|re| match model.flows.get(re.flow).and_then(flow_label) {
+            Some(text) => text_width(&text) + 8,
+            None => 0,
         })
         .collect();
     let mut extra = vec![0i32; ranks + 1];
@@ -233,17 +299,24 @@ pub(super) fn coordinates(
     for i in 0..m {
         let host = node_bounds[i];
         let nb = boundaries[i].len() as i32;
+        let (offsets, span) = boundary_offsets(model, &boundaries[i]);
         for (k, &b) in boundaries[i].iter().enumerate() {
             let k = k as i32;
             // 44 apart, centred on the host (which is made wide enough for them).
-            let cx = host.x + host.width / 2 + (2 * k - (nb - 1)) * 22;
+            let cx = host.x + host.width / 2 - span / 2 + offsets[k as usize];
             let bounds = Bounds {
                 x: cx - EVENT / 2,
                 y: host.y + host.height - EVENT / 2,
                 width: EVENT,
                 height: EVENT,
             };
-            let lane = host.y + host.height + 44 + 8 * (nb - 1 - k);
+            // Under the boundaries' labels, so no flow leaving by it runs through
+            // one.
+            let lane = host.y
+                + host.height
+                + 44
+                + label_overhang(model, &boundaries[i])
+                + 8 * (nb - 1 - k);
             boundary_at.insert(b, (bounds, lane));
         }
     }
@@ -286,20 +359,14 @@ pub(super) fn shapes(
             None
         };
         block.shapes.push((n, b, label));
-        let nb = boundaries[i].len();
-        for (k, &bn) in boundaries[i].iter().enumerate() {
+        for &bn in &boundaries[i] {
             if let Some(&(bb, _)) = boundary_at.get(&bn) {
                 let lines = wrap(&model.label(bn), LABEL_CHARS);
                 let w = lines.iter().map(|l| text_width(l)).max().unwrap_or(0);
-                // Beside the line the flow leaves by: the left half's labels to
-                // its left, the others' to its right.
-                let left = nb > 1 && 2 * k + 1 < nb;
+                // Right of the line its flow leaves by, clear of the next
+                // boundary's (`boundary_offsets`).
                 let label = Bounds {
-                    x: if left {
-                        bb.center().x - 4 - w
-                    } else {
-                        bb.center().x + 4
-                    },
+                    x: bb.center().x + 4,
                     y: bb.y + bb.height + 1,
                     width: w,
                     height: 14 * lines.len().max(1) as i32,

@@ -125,6 +125,8 @@ pub(super) fn routes(r: &Ranks, o: &Order, grid: &Grid, below: &[i32]) -> (Vec<R
         })
         .collect();
     let mut loops = 0;
+    // Labels placed so far over the stretch into each target.
+    let mut labelled_into: BTreeMap<usize, i32> = BTreeMap::new();
     for (e, re) in redges.iter().enumerate() {
         let mut points: Vec<Point> = Vec::new();
         let target = node_bounds[re.to];
@@ -201,12 +203,19 @@ pub(super) fn routes(r: &Ranks, o: &Order, grid: &Grid, below: &[i32]) -> (Vec<R
             x: target.x,
             y: tc.y,
         });
-        let label = (label_w[e] > 0).then(|| Bounds {
+        let mut label = (label_w[e] > 0).then(|| Bounds {
             x: col_x[rank[re.to]] - extra[rank[re.to]] + 2,
             y: tc.y - 18,
             width: label_w[e] - 8,
             height: 14,
         });
+        // Into a merge the last stretch is shared: its labels are stacked over it,
+        // so no two are drawn over each other.
+        if let Some(l) = &mut label {
+            let k = labelled_into.entry(re.to).or_insert(0);
+            l.y -= 15 * *k;
+            *k += 1;
+        }
         edges.push((re.flow, points, label));
     }
     let flow_bottom = edges

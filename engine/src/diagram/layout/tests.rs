@@ -12,6 +12,9 @@ fn model(nodes: &[(&str, Elem, Option<usize>)], flows: &[(usize, usize)]) -> Mod
             .iter()
             .map(|(id, elem, scope)| MNode {
                 id: id.to_string(),
+                name: String::new(),
+                tag: String::new(),
+                drawing: Vec::new(),
                 doc: String::new(),
                 elem: elem.clone(),
                 scope: *scope,
@@ -24,10 +27,13 @@ fn model(nodes: &[(&str, Elem, Option<usize>)], flows: &[(usize, usize)]) -> Mod
             .collect(),
         flows: Vec::new(),
         associations: Vec::new(),
+        imported: false,
     };
     for (f, &(s, t)) in flows.iter().enumerate() {
         m.flows.push(MFlow {
             id: format!("f{f}"),
+            name: String::new(),
+            drawing: Vec::new(),
             source: s,
             target: t,
             condition: None,

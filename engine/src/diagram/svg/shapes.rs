@@ -316,9 +316,17 @@ pub(super) fn activity(s: &mut String, model: &Model, shape: &Shape, elem: &Elem
     if let Some(mark) = model.nodes.get(shape.node).and_then(|n| n.looping.as_ref()) {
         loop_marker(s, b, mark, ink);
     }
-    let lines = wrap(&model.label(shape.node), TASK_CHARS);
+    // The label stays inside the box and under the icon: as many lines as fit below
+    // it, the last cut with an ellipsis when there are more.
+    let icon = matches!(
+        elem,
+        Elem::UserTask | Elem::ReceiveTask(_) | Elem::ServiceTask | Elem::CompensationTask
+    );
+    let ceiling = if icon { b.y + 28 } else { b.y + 4 };
+    let room = ((b.y + b.height - 4 - ceiling) / 14).max(1) as usize;
+    let lines = fit(wrap(&model.label(shape.node), TASK_CHARS), room, TASK_CHARS);
     let c = b.center();
-    let top = c.y - (lines.len() as i32 * 14) / 2 + 11;
+    let top = (c.y - (lines.len() as i32 * 14) / 2).max(ceiling) + 11;
     for (k, line) in lines.iter().enumerate() {
         let _ = writeln!(
             s,
@@ -326,6 +334,42 @@ pub(super) fn activity(s: &mut String, model: &Model, shape: &Shape, elem: &Elem
             c.x,
             top + 14 * k as i32,
             escape(line)
+        );
+    }
+}
+
+/// `lines` cut to `room` lines of at most `chars` characters, an ellipsis marking
+/// what was cut.
+fn fit(mut lines: Vec<String>, room: usize, chars: usize) -> Vec<String> {
+    let cut = lines.len() > room;
+    lines.truncate(room);
+    for (k, line) in lines.iter_mut().enumerate() {
+        let last = k + 1 == room;
+        if line.chars().count() > chars || (cut && last) {
+            let keep: String = line.chars().take(chars.saturating_sub(1)).collect();
+            *line = format!("{}…", keep.trim_end());
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit;
+
+    #[test]
+    fn a_long_label_is_cut_to_its_box() {
+        let lines = vec![
+            "Check the".to_string(),
+            "customer's".to_string(),
+            "credit".to_string(),
+            "history".to_string(),
+        ];
+        assert_eq!(fit(lines.clone(), 4, 14), lines);
+        assert_eq!(fit(lines, 3, 14), ["Check the", "customer's", "credit…"]);
+        assert_eq!(
+            fit(vec!["Supercalifragilistic".into()], 3, 14),
+            ["Supercalifrag…"]
         );
     }
 }

@@ -1,0 +1,353 @@
+//! The accepted corpus processes imported back from their exports
+//! (`tests/import/corpus_back/`), with the same bindings: the exports keep ids, so
+//! the bindings still name what they bound.
+
+use super::{work, Data};
+use thresh::process;
+
+process! {
+    /// `BPMN_IO_QR_CODE` imported back from its export.
+    pub BPMN_IO_QR_CODE: Data from "tests/import/corpus_back/bpmn_io_qr_code.bpmn" {
+        task SCAN_QR_CODE = work;
+        task "sid-E49425CF-8287-4798-B622-D2A7D78EF00B" = work;
+        flow "sid-8B820AF5-DC5C-4618-B854-E08B71FB55CB" when |d| d.flag;
+        flow "sid-337A23B9-A923-4CCE-B613-3E247B773CCE" when |d| d.flag;
+    }
+}
+
+process! {
+    /// `BPMN_IO_STARTER` imported back from its export.
+    pub BPMN_IO_STARTER: Data from "tests/import/corpus_back/bpmn_io_starter.bpmn" {
+        task "sid-52EB1772-F36E-433E-8F5B-D5DFD26E6F26" = work;
+        task "sid-E49425CF-8287-4798-B622-D2A7D78EF00B" = work;
+        flow "sid-337A23B9-A923-4CCE-B613-3E247B773CCE" when |d| d.flag;
+        flow "sid-8B820AF5-DC5C-4618-B854-E08B71FB55CB" when |d| d.flag;
+    }
+}
+
+process! {
+    /// `BPMN_IO_TRANSACTION_BOUNDARIES` imported back from its export.
+    pub BPMN_IO_TRANSACTION_BOUNDARIES: Data from "tests/import/corpus_back/bpmn_io_transaction_boundaries.bpmn" {
+        task Foobar = work;
+        task Task_1sj6xof = work;
+        receive ReceiveTask_1nfzpjk: message("ReceiveTask_1nfzpjk", key = |d| d.key.clone());
+        catch IntermediateCatchEvent_0gmbwuc: timer(::core::time::Duration::from_secs(60));
+        task Task_12m3h91 = work;
+        task Task_0s7hgb5 = work;
+    }
+}
+
+process! {
+    /// `CAMUNDA_TWITTERDEMOPROCESS` imported back from its export.
+    pub CAMUNDA_TWITTERDEMOPROCESS: Data from "tests/import/corpus_back/camunda_twitterdemoprocess.bpmn" {
+        task service_task_send_rejection_notification = work;
+        flow no when |d| d.flag;
+        flow yes when |d| d.flag;
+        task service_task_publish_on_twitter = work;
+    }
+}
+
+process! {
+    /// `CAMUNDA_ASYNCHRONOUSSERVICEINVOCATION` imported back from its export.
+    pub CAMUNDA_ASYNCHRONOUSSERVICEINVOCATION: Data from "tests/import/corpus_back/camunda_asynchronousserviceinvocation.bpmn" {
+        task serviceTaskActivity = work;
+    }
+}
+
+process! {
+    /// `CAMUNDA_INSTANTIATING_PROCESS` imported back from its export.
+    pub CAMUNDA_INSTANTIATING_PROCESS: Data from "tests/import/corpus_back/camunda_instantiating_process.bpmn" {
+        task ServiceTask_1 = work;
+    }
+}
+
+process! {
+    /// `CAMUNDA_INVOICEAPPROVAL` imported back from its export.
+    pub CAMUNDA_INVOICEAPPROVAL: Data from "tests/import/corpus_back/camunda_invoiceapproval.bpmn" {
+
+    }
+}
+
+process! {
+    /// `CAMUNDA_INVOICEPAYMENT` imported back from its export.
+    pub CAMUNDA_INVOICEPAYMENT: Data from "tests/import/corpus_back/camunda_invoicepayment.bpmn" {
+
+    }
+}
+
+process! {
+    /// `CAMUNDA_LOANAPPROVAL` imported back from its export.
+    pub CAMUNDA_LOANAPPROVAL: Data from "tests/import/corpus_back/camunda_loanapproval.bpmn" {
+        task ServiceTask_1 = work;
+    }
+}
+
+process! {
+    /// `CAMUNDA_MESSAGE_START_PROCESS` imported back from its export.
+    pub CAMUNDA_MESSAGE_START_PROCESS: Data from "tests/import/corpus_back/camunda_message_start_process.bpmn" {
+
+    }
+}
+
+process! {
+    /// `CAMUNDA_ORDER_HANDLING` imported back from its export.
+    pub CAMUNDA_ORDER_HANDLING: Data from "tests/import/corpus_back/camunda_order_handling.bpmn" {
+        task Task_06z99p1 = work;
+        start StartEvent_1: timer(::core::time::Duration::from_secs(60));
+        boundary BoundaryEvent_1y1bvad: condition(|d| d.flag, on = [flag]);
+        task Task_1yjkccw = work;
+    }
+}
+
+process! {
+    /// `CAMUNDA_RETRY_EXAMPLE` imported back from its export.
+    pub CAMUNDA_RETRY_EXAMPLE: Data from "tests/import/corpus_back/camunda_retry_example.bpmn" {
+        task "service-fetch-data" = work;
+        task "service-fetch-address" = work;
+        task "service-send-data" = work;
+        task "service-add-address" = work;
+    }
+}
+
+process! {
+    /// `MIWG_A_1_0` imported back from its export.
+    pub MIWG_A_1_0: Data from "tests/import/corpus_back/miwg_a_1_0.bpmn" {
+        task "_ec59e164-68b4-4f94-98de-ffb1c58a84af" = work;
+        task "_820c21c0-45f3-473b-813f-06381cc637cd" = work;
+        task "_e70a6fcb-913c-4a7b-a65d-e83adc73d69c" = work;
+    }
+}
+
+process! {
+    /// `MIWG_A_2_0` imported back from its export.
+    pub MIWG_A_2_0: Data from "tests/import/corpus_back/miwg_a_2_0.bpmn" {
+        task "_5a972b87-735d-454a-b31c-f52fb3afc5c7" = work;
+        task "_4f7d62d7-f0e6-46bc-be00-69e02da38f65" = work;
+        task "_e6eb725a-34bc-45c7-aed0-9f9596cd7bee" = work;
+        task "_7d399717-1aba-47ac-8d7d-8aaa033255e0" = work;
+        flow "_f1478fb7-98c4-4c01-8c15-68bd04c91535" when |d| d.flag;
+        flow "_a1570a53-28d2-41b1-a3a2-3e50c00d747e" when |d| d.flag;
+        flow "_20ebb3c1-5178-4c7c-a91d-23e58f2aa73b" when |d| d.flag;
+    }
+}
+
+process! {
+    /// `MIWG_A_2_1` imported back from its export.
+    pub MIWG_A_2_1: Data from "tests/import/corpus_back/miwg_a_2_1.bpmn" {
+        task _To9ZpzOCEeSknpIVFCxNIQ = work;
+        task _To9ZtjOCEeSknpIVFCxNIQ = work;
+        task _To9ZwDOCEeSknpIVFCxNIQ = work;
+        task _To9ZzzOCEeSknpIVFCxNIQ = work;
+        flow _To9Z7TOCEeSknpIVFCxNIQ when |d| d.flag;
+        flow _To9Z8zOCEeSknpIVFCxNIQ when |d| d.flag;
+        flow _To9Z9jOCEeSknpIVFCxNIQ when |d| d.flag;
+        flow "_To9Z-TOCEeSknpIVFCxNIQ" when |d| d.flag;
+        flow _To9Z_DOCEeSknpIVFCxNIQ when |d| d.flag;
+    }
+}
+
+process! {
+    /// `MIWG_A_3_0` imported back from its export.
+    pub MIWG_A_3_0: Data from "tests/import/corpus_back/miwg_a_3_0.bpmn" {
+        task "_65f5459f-44ae-436d-a089-a91d6d78075b" = work;
+        task "_1ae31d1b-2559-4f78-a3ec-47986a49db48" = work;
+        boundary "_428dcbf5-8e5e-48e0-9c0c-d93003fa8c82": message("_428dcbf5-8e5e-48e0-9c0c-d93003fa8c82", key = |d| d.key.clone());
+        task "_9fad8da5-a28c-4b6b-bb71-fbd5c65b9681" = work;
+        task "_72204cd7-709c-4656-9554-3ae29b3844ce" = work;
+        task "_2d2d0d29-896f-49f9-8109-77a7304309c5" = work;
+    }
+}
+
+process! {
+    /// `MIWG_A_4_0` imported back from its export.
+    pub MIWG_A_4_0: Data from "tests/import/corpus_back/miwg_a_4_0.bpmn" {
+        task "_ab851300-b5de-4ad3-bbec-215553757fc8" = work;
+        task "_80d1f02b-f39c-45c2-b731-43df75d81779" = work;
+    }
+}
+
+process! {
+    /// `MIWG_A_4_1` imported back from its export.
+    pub MIWG_A_4_1: Data from "tests/import/corpus_back/miwg_a_4_1.bpmn" {
+        task "sid-3D477D07-D669-4A26-9454-12AD775FDE70" = work;
+        task "sid-1208A5BA-9E1C-49D2-82E3-5DB2C0E9887D" = work;
+    }
+}
+
+process! {
+    /// `MIWG_B_1_0` imported back from its export.
+    pub MIWG_B_1_0: Data from "tests/import/corpus_back/miwg_b_1_0.bpmn" {
+        task "_c57a5344-213f-4834-a6c3-94ce878b413c" = work;
+    }
+}
+
+process! {
+    /// `MIWG_C_1_0` imported back from its export.
+    pub MIWG_C_1_0: Data from "tests/import/corpus_back/miwg_c_1_0.bpmn" {
+        start "sid-36EA43D1-0FE6-4197-AC57-7A43785B784B": message("sid-36EA43D1-0FE6-4197-AC57-7A43785B784B");
+        task "sid-05039C4F-59F7-4CBD-8C84-D35E27C7B5EF" = work;
+        task "sid-CFAC8502-0E69-4F08-BE36-8499B8C0FA44" = work;
+        catch "sid-40EC6574-E644-425C-8CE7-EE384F0C3520": message("sid-40EC6574-E644-425C-8CE7-EE384F0C3520", key = |d| d.key.clone());
+        task "sid-64AFCE49-96A2-4A51-96CB-9DF689C37DAD" = work;
+        catch "sid-B548B980-12E3-408E-9AC4-7031B85A8F2D": message("sid-B548B980-12E3-408E-9AC4-7031B85A8F2D", key = |d| d.key.clone());
+        task "sid-6FC20E19-AF3A-4A77-8588-2D671C98D93D" = work;
+        catch "sid-0E349B8B-14A7-4565-988A-38F3A9B624D2": timer(::core::time::Duration::from_secs(60));
+    }
+}
+
+process! {
+    /// `MIWG_C_3_0` imported back from its export.
+    pub MIWG_C_3_0: Data from "tests/import/corpus_back/miwg_c_3_0.bpmn" {
+        task "_cd6f230f-13c3-4027-aa3e-57de601a1ab2" = work;
+        flow "_b99800c3-c340-460c-a43e-098014a365d0" when |d| d.flag;
+        flow "_437e5969-1e61-4cb9-aa76-4f8854f32eeb" when |d| d.flag;
+        flow "_ada039b6-94dd-4a15-a6b1-c7fe662c64ee" when |d| d.flag;
+        flow "_cddf9325-a85b-4347-8c57-8b909fa77ae9" when |d| d.flag;
+        flow "_be893987-caec-4605-b078-bd96b7cd6c12" when |d| d.flag;
+        flow "_cf380e47-1401-4e7e-b710-193b626e49eb" when |d| d.flag;
+        flow "_3fb323d5-2c59-487a-af63-804208f6c5cb" when |d| d.flag;
+        boundary Bpmn_BoundaryEvent_LwKtwhqHEeWDuOtG0oS24A: message("Service Level", key = |d| d.key.clone());
+    }
+}
+
+process! {
+    /// `SPIFF_MESSAGEBOUNDARY` imported back from its export.
+    pub SPIFF_MESSAGEBOUNDARY: Data from "tests/import/corpus_back/spiff_messageboundary.bpmn" {
+        flow Flow_0saykw5 when |d| d.flag;
+        throw Event_0g8w85g: message("Message_Interrupt", key = |d| d.key.clone());
+    }
+}
+
+process! {
+    /// `SPIFF_PARALLELORDER` imported back from its export.
+    pub SPIFF_PARALLELORDER: Data from "tests/import/corpus_back/spiff_parallelorder.bpmn" {
+        task Activity_0wjwnuk = work;
+        task Activity_1aj4dg6 = work;
+        task Activity_1spu8el = work;
+        task Activity_0x0i4s3 = work;
+    }
+}
+
+process! {
+    /// `SPIFF_BOUNDARY` imported back from its export.
+    pub SPIFF_BOUNDARY: Data from "tests/import/corpus_back/spiff_boundary.bpmn" {
+        flow Flow_0q65w45 when |d| d.flag;
+        boundary Event_0iiih8g: timer(::core::time::Duration::from_secs(60));
+    }
+}
+
+process! {
+    /// `SPIFF_BOUNDARY_TIMER_ON_TASK` imported back from its export.
+    pub SPIFF_BOUNDARY_TIMER_ON_TASK: Data from "tests/import/corpus_back/spiff_boundary_timer_on_task.bpmn" {
+        boundary Event_0y4hbl0: timer(::core::time::Duration::from_secs(60));
+        task set_variable = work;
+        task Activity_0dzjjk3 = work;
+    }
+}
+
+process! {
+    /// `SPIFF_EVENT_GATEWAY` imported back from its export.
+    pub SPIFF_EVENT_GATEWAY: Data from "tests/import/corpus_back/spiff_event_gateway.bpmn" {
+        catch message_1_event: message("message_1", key = |d| d.key.clone());
+        catch message_2_event: message("message_2", key = |d| d.key.clone());
+        catch timer_event: timer(::core::time::Duration::from_secs(60));
+    }
+}
+
+process! {
+    /// `SPIFF_EVENT_SUBPROCESS` imported back from its export.
+    pub SPIFF_EVENT_SUBPROCESS: Data from "tests/import/corpus_back/spiff_event_subprocess.bpmn" {
+        task set_data = work;
+        task task = work;
+    }
+}
+
+process! {
+    /// `SPIFF_EXCLUSIVE_GATEWAY_NO_DEFAULT` imported back from its export.
+    pub SPIFF_EXCLUSIVE_GATEWAY_NO_DEFAULT: Data from "tests/import/corpus_back/spiff_exclusive_gateway_no_default.bpmn" {
+        flow Flow_Greater1 when |d| d.flag;
+        flow Flow_Less1 when |d| d.flag;
+        task Activity_Greater = work;
+        task Activity_Less = work;
+    }
+}
+
+process! {
+    /// `SPIFF_INCLUSIVE_GATEWAY` imported back from its export.
+    pub SPIFF_INCLUSIVE_GATEWAY: Data from "tests/import/corpus_back/spiff_inclusive_gateway.bpmn" {
+        flow u_positive when |d| d.flag;
+        flow w_positive when |d| d.flag;
+        flow check_v when |d| d.flag;
+        task increment_v = work;
+        task u_plus_v = work;
+        task w_plus_v = work;
+    }
+}
+
+process! {
+    /// `SPIFF_TRANSACTION` imported back from its export.
+    pub SPIFF_TRANSACTION: Data from "tests/import/corpus_back/spiff_transaction.bpmn" {
+        flow Quantity_LT_Zero when |d| d.flag;
+        flow Flow_1k10r1p when |d| d.flag;
+        end Error_None: error("FAILED");
+        flow Flow_1j0zczv when |d| d.flag;
+        task Activity_Print_Data = work;
+        task Error_1_Action = work;
+        task Error_None_Action = work;
+        task Cancel_Action = work;
+    }
+}
+
+/// Every process imported back, in the order of `super::accepted`.
+pub fn accepted() -> Vec<(&'static str, &'static thresh::Process<Data>)> {
+    vec![
+        ("BPMN_IO_QR_CODE", &BPMN_IO_QR_CODE),
+        ("BPMN_IO_STARTER", &BPMN_IO_STARTER),
+        (
+            "BPMN_IO_TRANSACTION_BOUNDARIES",
+            &BPMN_IO_TRANSACTION_BOUNDARIES,
+        ),
+        ("CAMUNDA_TWITTERDEMOPROCESS", &CAMUNDA_TWITTERDEMOPROCESS),
+        (
+            "CAMUNDA_ASYNCHRONOUSSERVICEINVOCATION",
+            &CAMUNDA_ASYNCHRONOUSSERVICEINVOCATION,
+        ),
+        (
+            "CAMUNDA_INSTANTIATING_PROCESS",
+            &CAMUNDA_INSTANTIATING_PROCESS,
+        ),
+        ("CAMUNDA_INVOICEAPPROVAL", &CAMUNDA_INVOICEAPPROVAL),
+        ("CAMUNDA_INVOICEPAYMENT", &CAMUNDA_INVOICEPAYMENT),
+        ("CAMUNDA_LOANAPPROVAL", &CAMUNDA_LOANAPPROVAL),
+        (
+            "CAMUNDA_MESSAGE_START_PROCESS",
+            &CAMUNDA_MESSAGE_START_PROCESS,
+        ),
+        ("CAMUNDA_ORDER_HANDLING", &CAMUNDA_ORDER_HANDLING),
+        ("CAMUNDA_RETRY_EXAMPLE", &CAMUNDA_RETRY_EXAMPLE),
+        ("MIWG_A_1_0", &MIWG_A_1_0),
+        ("MIWG_A_2_0", &MIWG_A_2_0),
+        ("MIWG_A_2_1", &MIWG_A_2_1),
+        ("MIWG_A_3_0", &MIWG_A_3_0),
+        ("MIWG_A_4_0", &MIWG_A_4_0),
+        ("MIWG_A_4_1", &MIWG_A_4_1),
+        ("MIWG_B_1_0", &MIWG_B_1_0),
+        ("MIWG_C_1_0", &MIWG_C_1_0),
+        ("MIWG_C_3_0", &MIWG_C_3_0),
+        ("SPIFF_MESSAGEBOUNDARY", &SPIFF_MESSAGEBOUNDARY),
+        ("SPIFF_PARALLELORDER", &SPIFF_PARALLELORDER),
+        ("SPIFF_BOUNDARY", &SPIFF_BOUNDARY),
+        (
+            "SPIFF_BOUNDARY_TIMER_ON_TASK",
+            &SPIFF_BOUNDARY_TIMER_ON_TASK,
+        ),
+        ("SPIFF_EVENT_GATEWAY", &SPIFF_EVENT_GATEWAY),
+        ("SPIFF_EVENT_SUBPROCESS", &SPIFF_EVENT_SUBPROCESS),
+        (
+            "SPIFF_EXCLUSIVE_GATEWAY_NO_DEFAULT",
+            &SPIFF_EXCLUSIVE_GATEWAY_NO_DEFAULT,
+        ),
+        ("SPIFF_INCLUSIVE_GATEWAY", &SPIFF_INCLUSIVE_GATEWAY),
+        ("SPIFF_TRANSACTION", &SPIFF_TRANSACTION),
+    ]
+}

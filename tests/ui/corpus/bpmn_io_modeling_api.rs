@@ -1,0 +1,24 @@
+// Corpus file `tests/import/corpus/bpmn-io/modeling-api.bpmn` (see its README), with the bindings a
+// user would write: refused, with what to mend in the modeler or in the bindings.
+#![allow(dead_code)]
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct Data {
+    pub key: String,
+    pub flag: bool,
+}
+
+async fn work(_d: &mut Data) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    /// `bpmn-io/modeling-api.bpmn`
+    pub BPMN_IO_MODELING_API: Data from "../../import/corpus/bpmn-io/modeling-api.bpmn" {
+
+    }
+}
+
+fn main() {}
