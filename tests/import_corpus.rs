@@ -14,29 +14,74 @@ async fn work(_d: &mut Data) -> Result<(), TaskError> {
     Ok(())
 }
 
-process! {
+/// Each accepted corpus diagram with its bindings, written once and imported three
+/// times: as the file is (`NAME`); without its diagram interchange, laid out by thresh
+/// (`plain::NAME`, `tests/import/corpus_plain/`); and back from its export
+/// (`back::NAME`, `tests/import/corpus_back/`: the export keeps ids, so the bindings
+/// still name what they bound).
+macro_rules! corpus {
+    ($($(#[$doc:meta])* $name:ident: $file:tt $(process $process:tt)?, $plain:tt, $back:tt {
+        $($binding:tt)*
+    })*) => {
+        $(process! { $(#[$doc])* pub $name: Data from $file $(process $process)? { $($binding)* } })*
+
+        /// Every accepted corpus process, by name.
+        fn accepted() -> Vec<(&'static str, &'static thresh::Process<Data>)> {
+            vec![$((stringify!($name), &$name)),*]
+        }
+
+        /// The accepted diagrams without their diagram interchange.
+        mod plain {
+            use super::{work, Data};
+            use thresh::process;
+
+            $(process! { pub $name: Data from $plain $(process $process)? { $($binding)* } })*
+
+            pub fn all() -> Vec<(&'static str, &'static thresh::Process<Data>)> {
+                vec![$((stringify!($name), &$name)),*]
+            }
+        }
+
+        /// The accepted diagrams imported back from their exports.
+        mod back {
+            use super::{work, Data};
+            use thresh::process;
+
+            $(process! { pub $name: Data from $back { $($binding)* } })*
+
+            /// In the order of `super::accepted`.
+            pub fn accepted() -> Vec<(&'static str, &'static thresh::Process<Data>)> {
+                vec![$((stringify!($name), &$name)),*]
+            }
+        }
+    };
+}
+
+corpus! {
     /// `bpmn-io/qr-code.bpmn`
-    pub BPMN_IO_QR_CODE: Data from "tests/import/corpus/bpmn-io/qr-code.bpmn" {
+    BPMN_IO_QR_CODE: "tests/import/corpus/bpmn-io/qr-code.bpmn",
+        "tests/import/corpus_plain/bpmn_io_qr_code.bpmn",
+        "tests/import/corpus_back/bpmn_io_qr_code.bpmn" {
         task SCAN_QR_CODE = work;
         task "sid-E49425CF-8287-4798-B622-D2A7D78EF00B" = work;
         flow "sid-8B820AF5-DC5C-4618-B854-E08B71FB55CB" when |d| d.flag;
         flow "sid-337A23B9-A923-4CCE-B613-3E247B773CCE" when |d| d.flag;
     }
-}
 
-process! {
     /// `bpmn-io/starter.bpmn`
-    pub BPMN_IO_STARTER: Data from "tests/import/corpus/bpmn-io/starter.bpmn" {
+    BPMN_IO_STARTER: "tests/import/corpus/bpmn-io/starter.bpmn",
+        "tests/import/corpus_plain/bpmn_io_starter.bpmn",
+        "tests/import/corpus_back/bpmn_io_starter.bpmn" {
         task "sid-52EB1772-F36E-433E-8F5B-D5DFD26E6F26" = work;
         task "sid-E49425CF-8287-4798-B622-D2A7D78EF00B" = work;
         flow "sid-337A23B9-A923-4CCE-B613-3E247B773CCE" when |d| d.flag;
         flow "sid-8B820AF5-DC5C-4618-B854-E08B71FB55CB" when |d| d.flag;
     }
-}
 
-process! {
     /// `bpmn-io/transaction-boundaries.bpmn`
-    pub BPMN_IO_TRANSACTION_BOUNDARIES: Data from "tests/import/corpus/bpmn-io/transaction-boundaries.bpmn" {
+    BPMN_IO_TRANSACTION_BOUNDARIES: "tests/import/corpus/bpmn-io/transaction-boundaries.bpmn",
+        "tests/import/corpus_plain/bpmn_io_transaction_boundaries.bpmn",
+        "tests/import/corpus_back/bpmn_io_transaction_boundaries.bpmn" {
         task Foobar = work;
         task Task_1sj6xof = work;
         receive ReceiveTask_1nfzpjk: message("ReceiveTask_1nfzpjk", key = |d| d.key.clone());
@@ -44,92 +89,89 @@ process! {
         task Task_12m3h91 = work;
         task Task_0s7hgb5 = work;
     }
-}
 
-process! {
     /// `camunda/TwitterDemoProcess.bpmn`
-    pub CAMUNDA_TWITTERDEMOPROCESS: Data from "tests/import/corpus/camunda/TwitterDemoProcess.bpmn" {
+    CAMUNDA_TWITTERDEMOPROCESS: "tests/import/corpus/camunda/TwitterDemoProcess.bpmn",
+        "tests/import/corpus_plain/camunda_twitterdemoprocess.bpmn",
+        "tests/import/corpus_back/camunda_twitterdemoprocess.bpmn" {
         task service_task_send_rejection_notification = work;
         flow no when |d| d.flag;
         flow yes when |d| d.flag;
         task service_task_publish_on_twitter = work;
     }
-}
 
-process! {
     /// `camunda/asynchronousServiceInvocation.bpmn`
-    pub CAMUNDA_ASYNCHRONOUSSERVICEINVOCATION: Data from "tests/import/corpus/camunda/asynchronousServiceInvocation.bpmn" {
+    CAMUNDA_ASYNCHRONOUSSERVICEINVOCATION: "tests/import/corpus/camunda/asynchronousServiceInvocation.bpmn",
+        "tests/import/corpus_plain/camunda_asynchronousserviceinvocation.bpmn",
+        "tests/import/corpus_back/camunda_asynchronousserviceinvocation.bpmn" {
         task serviceTaskActivity = work;
     }
-}
 
-process! {
     /// `camunda/instantiating_process.bpmn`
-    pub CAMUNDA_INSTANTIATING_PROCESS: Data from "tests/import/corpus/camunda/instantiating_process.bpmn" {
+    CAMUNDA_INSTANTIATING_PROCESS: "tests/import/corpus/camunda/instantiating_process.bpmn",
+        "tests/import/corpus_plain/camunda_instantiating_process.bpmn",
+        "tests/import/corpus_back/camunda_instantiating_process.bpmn" {
         task ServiceTask_1 = work;
     }
-}
 
-process! {
     /// `camunda/invoiceApproval.bpmn`
-    pub CAMUNDA_INVOICEAPPROVAL: Data from "tests/import/corpus/camunda/invoiceApproval.bpmn" {
-
+    CAMUNDA_INVOICEAPPROVAL: "tests/import/corpus/camunda/invoiceApproval.bpmn",
+        "tests/import/corpus_plain/camunda_invoiceapproval.bpmn",
+        "tests/import/corpus_back/camunda_invoiceapproval.bpmn" {
     }
-}
 
-process! {
     /// `camunda/invoicePayment.bpmn`
-    pub CAMUNDA_INVOICEPAYMENT: Data from "tests/import/corpus/camunda/invoicePayment.bpmn" {
-
+    CAMUNDA_INVOICEPAYMENT: "tests/import/corpus/camunda/invoicePayment.bpmn",
+        "tests/import/corpus_plain/camunda_invoicepayment.bpmn",
+        "tests/import/corpus_back/camunda_invoicepayment.bpmn" {
     }
-}
 
-process! {
     /// `camunda/loanApproval.bpmn`
-    pub CAMUNDA_LOANAPPROVAL: Data from "tests/import/corpus/camunda/loanApproval.bpmn" {
+    CAMUNDA_LOANAPPROVAL: "tests/import/corpus/camunda/loanApproval.bpmn",
+        "tests/import/corpus_plain/camunda_loanapproval.bpmn",
+        "tests/import/corpus_back/camunda_loanapproval.bpmn" {
         task ServiceTask_1 = work;
     }
-}
 
-process! {
     /// `camunda/message_start_process.bpmn`
-    pub CAMUNDA_MESSAGE_START_PROCESS: Data from "tests/import/corpus/camunda/message_start_process.bpmn" {
-
+    CAMUNDA_MESSAGE_START_PROCESS: "tests/import/corpus/camunda/message_start_process.bpmn",
+        "tests/import/corpus_plain/camunda_message_start_process.bpmn",
+        "tests/import/corpus_back/camunda_message_start_process.bpmn" {
     }
-}
 
-process! {
     /// `camunda/order-handling.bpmn`
-    pub CAMUNDA_ORDER_HANDLING: Data from "tests/import/corpus/camunda/order-handling.bpmn" {
+    CAMUNDA_ORDER_HANDLING: "tests/import/corpus/camunda/order-handling.bpmn",
+        "tests/import/corpus_plain/camunda_order_handling.bpmn",
+        "tests/import/corpus_back/camunda_order_handling.bpmn" {
         task Task_06z99p1 = work;
         start StartEvent_1: timer(::core::time::Duration::from_secs(60));
         boundary BoundaryEvent_1y1bvad: condition(|d| d.flag, on = [flag]);
         task Task_1yjkccw = work;
     }
-}
 
-process! {
     /// `camunda/retry-example.bpmn`
-    pub CAMUNDA_RETRY_EXAMPLE: Data from "tests/import/corpus/camunda/retry-example.bpmn" {
+    CAMUNDA_RETRY_EXAMPLE: "tests/import/corpus/camunda/retry-example.bpmn",
+        "tests/import/corpus_plain/camunda_retry_example.bpmn",
+        "tests/import/corpus_back/camunda_retry_example.bpmn" {
         task "service-fetch-data" = work;
         task "service-fetch-address" = work;
         task "service-send-data" = work;
         task "service-add-address" = work;
     }
-}
 
-process! {
     /// `miwg/A.1.0.bpmn`
-    pub MIWG_A_1_0: Data from "tests/import/corpus/miwg/A.1.0.bpmn" {
+    MIWG_A_1_0: "tests/import/corpus/miwg/A.1.0.bpmn",
+        "tests/import/corpus_plain/miwg_a_1_0.bpmn",
+        "tests/import/corpus_back/miwg_a_1_0.bpmn" {
         task "_ec59e164-68b4-4f94-98de-ffb1c58a84af" = work;
         task "_820c21c0-45f3-473b-813f-06381cc637cd" = work;
         task "_e70a6fcb-913c-4a7b-a65d-e83adc73d69c" = work;
     }
-}
 
-process! {
     /// `miwg/A.2.0.bpmn`
-    pub MIWG_A_2_0: Data from "tests/import/corpus/miwg/A.2.0.bpmn" {
+    MIWG_A_2_0: "tests/import/corpus/miwg/A.2.0.bpmn",
+        "tests/import/corpus_plain/miwg_a_2_0.bpmn",
+        "tests/import/corpus_back/miwg_a_2_0.bpmn" {
         task "_5a972b87-735d-454a-b31c-f52fb3afc5c7" = work;
         task "_4f7d62d7-f0e6-46bc-be00-69e02da38f65" = work;
         task "_e6eb725a-34bc-45c7-aed0-9f9596cd7bee" = work;
@@ -138,11 +180,11 @@ process! {
         flow "_a1570a53-28d2-41b1-a3a2-3e50c00d747e" when |d| d.flag;
         flow "_20ebb3c1-5178-4c7c-a91d-23e58f2aa73b" when |d| d.flag;
     }
-}
 
-process! {
     /// `miwg/A.2.1.bpmn`
-    pub MIWG_A_2_1: Data from "tests/import/corpus/miwg/A.2.1.bpmn" {
+    MIWG_A_2_1: "tests/import/corpus/miwg/A.2.1.bpmn",
+        "tests/import/corpus_plain/miwg_a_2_1.bpmn",
+        "tests/import/corpus_back/miwg_a_2_1.bpmn" {
         task _To9ZpzOCEeSknpIVFCxNIQ = work;
         task _To9ZtjOCEeSknpIVFCxNIQ = work;
         task _To9ZwDOCEeSknpIVFCxNIQ = work;
@@ -153,11 +195,11 @@ process! {
         flow "_To9Z-TOCEeSknpIVFCxNIQ" when |d| d.flag;
         flow _To9Z_DOCEeSknpIVFCxNIQ when |d| d.flag;
     }
-}
 
-process! {
     /// `miwg/A.3.0.bpmn`
-    pub MIWG_A_3_0: Data from "tests/import/corpus/miwg/A.3.0.bpmn" {
+    MIWG_A_3_0: "tests/import/corpus/miwg/A.3.0.bpmn",
+        "tests/import/corpus_plain/miwg_a_3_0.bpmn",
+        "tests/import/corpus_back/miwg_a_3_0.bpmn" {
         task "_65f5459f-44ae-436d-a089-a91d6d78075b" = work;
         task "_1ae31d1b-2559-4f78-a3ec-47986a49db48" = work;
         boundary "_428dcbf5-8e5e-48e0-9c0c-d93003fa8c82": message("_428dcbf5-8e5e-48e0-9c0c-d93003fa8c82", key = |d| d.key.clone());
@@ -165,34 +207,34 @@ process! {
         task "_72204cd7-709c-4656-9554-3ae29b3844ce" = work;
         task "_2d2d0d29-896f-49f9-8109-77a7304309c5" = work;
     }
-}
 
-process! {
     /// `miwg/A.4.0.bpmn`
-    pub MIWG_A_4_0: Data from "tests/import/corpus/miwg/A.4.0.bpmn" process "WFP-6-1" {
+    MIWG_A_4_0: "tests/import/corpus/miwg/A.4.0.bpmn" process "WFP-6-1",
+        "tests/import/corpus_plain/miwg_a_4_0.bpmn",
+        "tests/import/corpus_back/miwg_a_4_0.bpmn" {
         task "_ab851300-b5de-4ad3-bbec-215553757fc8" = work;
         task "_80d1f02b-f39c-45c2-b731-43df75d81779" = work;
     }
-}
 
-process! {
     /// `miwg/A.4.1.bpmn`
-    pub MIWG_A_4_1: Data from "tests/import/corpus/miwg/A.4.1.bpmn" process "sid-34746A54-1D7D-46CA-B219-0C4CEAE51170" {
+    MIWG_A_4_1: "tests/import/corpus/miwg/A.4.1.bpmn" process "sid-34746A54-1D7D-46CA-B219-0C4CEAE51170",
+        "tests/import/corpus_plain/miwg_a_4_1.bpmn",
+        "tests/import/corpus_back/miwg_a_4_1.bpmn" {
         task "sid-3D477D07-D669-4A26-9454-12AD775FDE70" = work;
         task "sid-1208A5BA-9E1C-49D2-82E3-5DB2C0E9887D" = work;
     }
-}
 
-process! {
     /// `miwg/B.1.0.bpmn`
-    pub MIWG_B_1_0: Data from "tests/import/corpus/miwg/B.1.0.bpmn" process "Process_ba16239e-181e-4b9f-bc5b-0bb2ee973450" {
+    MIWG_B_1_0: "tests/import/corpus/miwg/B.1.0.bpmn" process "Process_ba16239e-181e-4b9f-bc5b-0bb2ee973450",
+        "tests/import/corpus_plain/miwg_b_1_0.bpmn",
+        "tests/import/corpus_back/miwg_b_1_0.bpmn" {
         task "_c57a5344-213f-4834-a6c3-94ce878b413c" = work;
     }
-}
 
-process! {
     /// `miwg/C.1.0.bpmn`
-    pub MIWG_C_1_0: Data from "tests/import/corpus/miwg/C.1.0.bpmn" process "sid-5FBB6CB3-8A7C-42B5-9024-15BB2684EC57" {
+    MIWG_C_1_0: "tests/import/corpus/miwg/C.1.0.bpmn" process "sid-5FBB6CB3-8A7C-42B5-9024-15BB2684EC57",
+        "tests/import/corpus_plain/miwg_c_1_0.bpmn",
+        "tests/import/corpus_back/miwg_c_1_0.bpmn" {
         start "sid-36EA43D1-0FE6-4197-AC57-7A43785B784B": message("sid-36EA43D1-0FE6-4197-AC57-7A43785B784B");
         task "sid-05039C4F-59F7-4CBD-8C84-D35E27C7B5EF" = work;
         task "sid-CFAC8502-0E69-4F08-BE36-8499B8C0FA44" = work;
@@ -202,11 +244,11 @@ process! {
         task "sid-6FC20E19-AF3A-4A77-8588-2D671C98D93D" = work;
         catch "sid-0E349B8B-14A7-4565-988A-38F3A9B624D2": timer(::core::time::Duration::from_secs(60));
     }
-}
 
-process! {
     /// `miwg/C.3.0.bpmn`
-    pub MIWG_C_3_0: Data from "tests/import/corpus/miwg/C.3.0.bpmn" {
+    MIWG_C_3_0: "tests/import/corpus/miwg/C.3.0.bpmn",
+        "tests/import/corpus_plain/miwg_c_3_0.bpmn",
+        "tests/import/corpus_back/miwg_c_3_0.bpmn" {
         task "_cd6f230f-13c3-4027-aa3e-57de601a1ab2" = work;
         flow "_b99800c3-c340-460c-a43e-098014a365d0" when |d| d.flag;
         flow "_437e5969-1e61-4cb9-aa76-4f8854f32eeb" when |d| d.flag;
@@ -217,73 +259,73 @@ process! {
         flow "_3fb323d5-2c59-487a-af63-804208f6c5cb" when |d| d.flag;
         boundary Bpmn_BoundaryEvent_LwKtwhqHEeWDuOtG0oS24A: message("Service Level", key = |d| d.key.clone());
     }
-}
 
-process! {
     /// `spiff/MessageBoundary.bpmn`
-    pub SPIFF_MESSAGEBOUNDARY: Data from "tests/import/corpus/spiff/MessageBoundary.bpmn" process "Process_1kjyavs" {
+    SPIFF_MESSAGEBOUNDARY: "tests/import/corpus/spiff/MessageBoundary.bpmn" process "Process_1kjyavs",
+        "tests/import/corpus_plain/spiff_messageboundary.bpmn",
+        "tests/import/corpus_back/spiff_messageboundary.bpmn" {
         flow Flow_0saykw5 when |d| d.flag;
         throw Event_0g8w85g: message("Message_Interrupt", key = |d| d.key.clone());
     }
-}
 
-process! {
     /// `spiff/ParallelOrder.bpmn`
-    pub SPIFF_PARALLELORDER: Data from "tests/import/corpus/spiff/ParallelOrder.bpmn" {
+    SPIFF_PARALLELORDER: "tests/import/corpus/spiff/ParallelOrder.bpmn",
+        "tests/import/corpus_plain/spiff_parallelorder.bpmn",
+        "tests/import/corpus_back/spiff_parallelorder.bpmn" {
         task Activity_0wjwnuk = work;
         task Activity_1aj4dg6 = work;
         task Activity_1spu8el = work;
         task Activity_0x0i4s3 = work;
     }
-}
 
-process! {
     /// `spiff/boundary.bpmn`
-    pub SPIFF_BOUNDARY: Data from "tests/import/corpus/spiff/boundary.bpmn" {
+    SPIFF_BOUNDARY: "tests/import/corpus/spiff/boundary.bpmn",
+        "tests/import/corpus_plain/spiff_boundary.bpmn",
+        "tests/import/corpus_back/spiff_boundary.bpmn" {
         flow Flow_0q65w45 when |d| d.flag;
         boundary Event_0iiih8g: timer(::core::time::Duration::from_secs(60));
     }
-}
 
-process! {
     /// `spiff/boundary_timer_on_task.bpmn`
-    pub SPIFF_BOUNDARY_TIMER_ON_TASK: Data from "tests/import/corpus/spiff/boundary_timer_on_task.bpmn" {
+    SPIFF_BOUNDARY_TIMER_ON_TASK: "tests/import/corpus/spiff/boundary_timer_on_task.bpmn",
+        "tests/import/corpus_plain/spiff_boundary_timer_on_task.bpmn",
+        "tests/import/corpus_back/spiff_boundary_timer_on_task.bpmn" {
         boundary Event_0y4hbl0: timer(::core::time::Duration::from_secs(60));
         task set_variable = work;
         task Activity_0dzjjk3 = work;
     }
-}
 
-process! {
     /// `spiff/event-gateway.bpmn`
-    pub SPIFF_EVENT_GATEWAY: Data from "tests/import/corpus/spiff/event-gateway.bpmn" {
+    SPIFF_EVENT_GATEWAY: "tests/import/corpus/spiff/event-gateway.bpmn",
+        "tests/import/corpus_plain/spiff_event_gateway.bpmn",
+        "tests/import/corpus_back/spiff_event_gateway.bpmn" {
         catch message_1_event: message("message_1", key = |d| d.key.clone());
         catch message_2_event: message("message_2", key = |d| d.key.clone());
         catch timer_event: timer(::core::time::Duration::from_secs(60));
     }
-}
 
-process! {
     /// `spiff/event-subprocess.bpmn`
-    pub SPIFF_EVENT_SUBPROCESS: Data from "tests/import/corpus/spiff/event-subprocess.bpmn" {
+    SPIFF_EVENT_SUBPROCESS: "tests/import/corpus/spiff/event-subprocess.bpmn",
+        "tests/import/corpus_plain/spiff_event_subprocess.bpmn",
+        "tests/import/corpus_back/spiff_event_subprocess.bpmn" {
         task set_data = work;
         task task = work;
     }
-}
 
-process! {
     /// `spiff/exclusive_gateway_no_default.bpmn`
-    pub SPIFF_EXCLUSIVE_GATEWAY_NO_DEFAULT: Data from "tests/import/corpus/spiff/exclusive_gateway_no_default.bpmn" {
+    SPIFF_EXCLUSIVE_GATEWAY_NO_DEFAULT: "tests/import/corpus/spiff/exclusive_gateway_no_default.bpmn",
+        "tests/import/corpus_plain/spiff_exclusive_gateway_no_default.bpmn",
+        "tests/import/corpus_back/spiff_exclusive_gateway_no_default.bpmn" {
         flow Flow_Greater1 when |d| d.flag;
         flow Flow_Less1 when |d| d.flag;
         task Activity_Greater = work;
         task Activity_Less = work;
     }
-}
 
-process! {
     /// `spiff/inclusive_gateway.bpmn`
-    pub SPIFF_INCLUSIVE_GATEWAY: Data from "tests/import/corpus/spiff/inclusive_gateway.bpmn" {
+    SPIFF_INCLUSIVE_GATEWAY: "tests/import/corpus/spiff/inclusive_gateway.bpmn",
+        "tests/import/corpus_plain/spiff_inclusive_gateway.bpmn",
+        "tests/import/corpus_back/spiff_inclusive_gateway.bpmn" {
         flow u_positive when |d| d.flag;
         flow w_positive when |d| d.flag;
         flow check_v when |d| d.flag;
@@ -291,11 +333,11 @@ process! {
         task u_plus_v = work;
         task w_plus_v = work;
     }
-}
 
-process! {
     /// `spiff/transaction.bpmn`
-    pub SPIFF_TRANSACTION: Data from "tests/import/corpus/spiff/transaction.bpmn" {
+    SPIFF_TRANSACTION: "tests/import/corpus/spiff/transaction.bpmn",
+        "tests/import/corpus_plain/spiff_transaction.bpmn",
+        "tests/import/corpus_back/spiff_transaction.bpmn" {
         flow Quantity_LT_Zero when |d| d.flag;
         flow Flow_1k10r1p when |d| d.flag;
         end Error_None: error("FAILED");
@@ -305,60 +347,6 @@ process! {
         task Error_None_Action = work;
         task Cancel_Action = work;
     }
-}
-
-/// Every accepted corpus process, by name.
-fn accepted() -> Vec<(&'static str, &'static thresh::Process<Data>)> {
-    vec![
-        ("BPMN_IO_QR_CODE", &BPMN_IO_QR_CODE),
-        ("BPMN_IO_STARTER", &BPMN_IO_STARTER),
-        (
-            "BPMN_IO_TRANSACTION_BOUNDARIES",
-            &BPMN_IO_TRANSACTION_BOUNDARIES,
-        ),
-        ("CAMUNDA_TWITTERDEMOPROCESS", &CAMUNDA_TWITTERDEMOPROCESS),
-        (
-            "CAMUNDA_ASYNCHRONOUSSERVICEINVOCATION",
-            &CAMUNDA_ASYNCHRONOUSSERVICEINVOCATION,
-        ),
-        (
-            "CAMUNDA_INSTANTIATING_PROCESS",
-            &CAMUNDA_INSTANTIATING_PROCESS,
-        ),
-        ("CAMUNDA_INVOICEAPPROVAL", &CAMUNDA_INVOICEAPPROVAL),
-        ("CAMUNDA_INVOICEPAYMENT", &CAMUNDA_INVOICEPAYMENT),
-        ("CAMUNDA_LOANAPPROVAL", &CAMUNDA_LOANAPPROVAL),
-        (
-            "CAMUNDA_MESSAGE_START_PROCESS",
-            &CAMUNDA_MESSAGE_START_PROCESS,
-        ),
-        ("CAMUNDA_ORDER_HANDLING", &CAMUNDA_ORDER_HANDLING),
-        ("CAMUNDA_RETRY_EXAMPLE", &CAMUNDA_RETRY_EXAMPLE),
-        ("MIWG_A_1_0", &MIWG_A_1_0),
-        ("MIWG_A_2_0", &MIWG_A_2_0),
-        ("MIWG_A_2_1", &MIWG_A_2_1),
-        ("MIWG_A_3_0", &MIWG_A_3_0),
-        ("MIWG_A_4_0", &MIWG_A_4_0),
-        ("MIWG_A_4_1", &MIWG_A_4_1),
-        ("MIWG_B_1_0", &MIWG_B_1_0),
-        ("MIWG_C_1_0", &MIWG_C_1_0),
-        ("MIWG_C_3_0", &MIWG_C_3_0),
-        ("SPIFF_MESSAGEBOUNDARY", &SPIFF_MESSAGEBOUNDARY),
-        ("SPIFF_PARALLELORDER", &SPIFF_PARALLELORDER),
-        ("SPIFF_BOUNDARY", &SPIFF_BOUNDARY),
-        (
-            "SPIFF_BOUNDARY_TIMER_ON_TASK",
-            &SPIFF_BOUNDARY_TIMER_ON_TASK,
-        ),
-        ("SPIFF_EVENT_GATEWAY", &SPIFF_EVENT_GATEWAY),
-        ("SPIFF_EVENT_SUBPROCESS", &SPIFF_EVENT_SUBPROCESS),
-        (
-            "SPIFF_EXCLUSIVE_GATEWAY_NO_DEFAULT",
-            &SPIFF_EXCLUSIVE_GATEWAY_NO_DEFAULT,
-        ),
-        ("SPIFF_INCLUSIVE_GATEWAY", &SPIFF_INCLUSIVE_GATEWAY),
-        ("SPIFF_TRANSACTION", &SPIFF_TRANSACTION),
-    ]
 }
 
 #[test]
@@ -415,9 +403,6 @@ fn the_corpus_exports_are_todays() {
         );
     }
 }
-
-#[path = "import/corpus_back.rs"]
-mod back;
 
 /// What a round trip keeps of a node: id, name, element type, keyword, scope.
 fn nodes(p: &thresh::Process<Data>) -> Vec<(String, String, String, String)> {
@@ -505,9 +490,6 @@ fn an_imported_diagram_keeps_its_layout_through_the_round_trip() {
         assert_eq!(edges(&a), edges(&b), "{name}: flows rerouted");
     }
 }
-
-#[path = "import/corpus_plain.rs"]
-mod plain;
 
 #[path = "diagram/clear.rs"]
 mod clear;

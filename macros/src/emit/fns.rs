@@ -193,11 +193,15 @@ fn task_fn(f: UserFn, data: &syn::Type, handler: &syn::Expr) -> TokenStream {
     let span = handler.span();
     // The run borrows the erased copy as a `D` for the handler and gives the same
     // copy back: no allocation beyond the copy's own.
-    let call = quote_spanned!(span=> ::thresh::__private::call_task(#handler, ::thresh::__private::Erased::typed_mut::<#data>(&mut data)).await);
-    let run = quote_spanned!(span=> ::thresh::__private::task_run(move || async move {
-        let result = #call;
-        (data, result)
-    }));
+    let call = super::hygienic(
+        quote_spanned!(span=> ::thresh::__private::call_task(#handler, ::thresh::__private::Erased::typed_mut::<#data>(&mut data)).await),
+    );
+    let run = super::hygienic(
+        quote_spanned!(span=> ::thresh::__private::task_run(move || async move {
+            let result = #call;
+            (data, result)
+        })),
+    );
     quote! {
         #[allow(non_snake_case)]
         fn #name(mut data: ::thresh::__private::Erased) -> ::thresh::__private::TaskRun<::thresh::__private::Erased> { #run }
@@ -211,14 +215,18 @@ fn call_fn(f: UserFn, data: &syn::Type, parts: &crate::model::call::CallParts) -
     let name = f.name();
     let callee = parts.callee;
     let input = match parts.input {
-        Some(input) => quote_spanned!(input.span()=> #input),
-        None => quote_spanned!(callee.span()=> |_: &#data| ::core::default::Default::default()),
+        Some(input) => super::hygienic(quote_spanned!(input.span()=> #input)),
+        None => super::hygienic(
+            quote_spanned!(callee.span()=> |_: &#data| ::core::default::Default::default()),
+        ),
     };
     let output = match parts.output {
-        Some(output) => quote_spanned!(output.span()=> #output),
+        Some(output) => super::hygienic(quote_spanned!(output.span()=> #output)),
         None => quote!(|_: &mut #data, _| {}),
     };
-    let call = quote_spanned!(callee.span()=> ::thresh::__private::call_child(caller, &#callee, data, #input, #output));
+    let call = super::hygienic(
+        quote_spanned!(callee.span()=> ::thresh::__private::call_child(caller, &#callee, data, #input, #output)),
+    );
     quote! {
         #[allow(non_snake_case)]
         fn #name(caller: ::thresh::__private::Caller, data: &::thresh::__private::Erased) -> ::thresh::__private::ChildCall<::thresh::__private::Erased> {
@@ -232,7 +240,9 @@ fn call_fn(f: UserFn, data: &syn::Type, parts: &crate::model::call::CallParts) -
 fn condition_fn(f: UserFn, data: &syn::Type, condition: &syn::Expr) -> TokenStream {
     let name = f.name();
     let span = condition.span();
-    let call = quote_spanned!(span=> ::thresh::__private::call_condition(#condition, data));
+    let call = super::hygienic(
+        quote_spanned!(span=> ::thresh::__private::call_condition(#condition, data)),
+    );
     quote! {
         #[allow(non_snake_case)]
         fn #name(data: &::thresh::__private::Erased) -> bool {
@@ -245,7 +255,9 @@ fn condition_fn(f: UserFn, data: &syn::Type, condition: &syn::Expr) -> TokenStre
 /// How a caught payload changes the data.
 fn apply_fn(f: UserFn, data: &syn::Type, expr: &syn::Expr) -> TokenStream {
     let name = f.name();
-    let call = quote_spanned!(expr.span()=> ::thresh::__private::call_apply(#expr, data, payload));
+    let call = super::hygienic(
+        quote_spanned!(expr.span()=> ::thresh::__private::call_apply(#expr, data, payload)),
+    );
     quote! {
         #[allow(non_snake_case)]
         fn #name(data: &mut ::thresh::__private::Erased, payload: &::thresh::__private::Payload) -> ::core::result::Result<(), ::thresh::__private::ApplyFailure> {
@@ -304,7 +316,9 @@ fn decode_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
 fn key_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
     let name = f.name();
     let call = match &event.key {
-        Some((_, expr)) => quote_spanned!(expr.span()=> ::thresh::__private::call_key(#expr, data)),
+        Some((_, expr)) => super::hygienic(
+            quote_spanned!(expr.span()=> ::thresh::__private::call_key(#expr, data)),
+        ),
         None => quote!(::std::string::String::new()),
     };
     quote! {
@@ -333,7 +347,9 @@ fn timer_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
     let name = f.name();
     let timer = event.timer.as_ref().expect("a timer parsed its arguments");
     if let TimerAst::FromData(closure) = timer {
-        let call = quote_spanned!(closure.span()=> ::thresh::IntoTimer::into_timer(::thresh::__private::read_data(#closure, data)));
+        let call = super::hygienic(
+            quote_spanned!(closure.span()=> ::thresh::IntoTimer::into_timer(::thresh::__private::read_data(#closure, data))),
+        );
         return quote! {
             #[allow(non_snake_case)]
             fn #name(data: &::thresh::__private::Erased) -> ::thresh::TimerSpec {
@@ -344,14 +360,22 @@ fn timer_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
     }
     let spec = match timer {
         TimerAst::FromData(_) => unreachable!("handled above"),
-        TimerAst::After(d) => quote_spanned!(d.span()=> ::thresh::TimerSpec::After(#d)),
-        TimerAst::At(at) => quote_spanned!(at.span()=> ::thresh::TimerSpec::At(#at)),
+        TimerAst::After(d) => {
+            super::hygienic(quote_spanned!(d.span()=> ::thresh::TimerSpec::After(#d)))
+        }
+        TimerAst::At(at) => {
+            super::hygienic(quote_spanned!(at.span()=> ::thresh::TimerSpec::At(#at)))
+        }
         TimerAst::Every { every, times } => {
             let times = match times {
-                Some(t) => quote_spanned!(t.span()=> ::core::option::Option::Some(#t)),
+                Some(t) => {
+                    super::hygienic(quote_spanned!(t.span()=> ::core::option::Option::Some(#t)))
+                }
                 None => quote!(::core::option::Option::None),
             };
-            quote_spanned!(every.span()=> ::thresh::TimerSpec::Every { every: #every, times: #times })
+            super::hygienic(
+                quote_spanned!(every.span()=> ::thresh::TimerSpec::Every { every: #every, times: #times }),
+            )
         }
     };
     quote! {
@@ -363,7 +387,9 @@ fn timer_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
 /// What a throw sends with its event.
 fn payload_fn(f: UserFn, data: &syn::Type, expr: &syn::Expr) -> TokenStream {
     let name = f.name();
-    let call = quote_spanned!(expr.span()=> ::thresh::__private::call_payload(#expr, data));
+    let call = super::hygienic(
+        quote_spanned!(expr.span()=> ::thresh::__private::call_payload(#expr, data)),
+    );
     quote! {
         #[allow(non_snake_case)]
         fn #name(data: &::thresh::__private::Erased) -> ::thresh::__private::Payload {

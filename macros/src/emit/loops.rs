@@ -42,7 +42,7 @@ fn multi<'m>(model: &'m Model, n: usize) -> Option<&'m MultiAst> {
 fn each_expr(model: &Model, source: usize) -> TokenStream {
     let data = model.data;
     match multi(model, source).and_then(|m| m.each.as_ref()) {
-        Some((_, each)) => quote_spanned!(each.span()=> #each),
+        Some((_, each)) => super::hygienic(quote_spanned!(each.span()=> #each)),
         None => quote!(|_: &#data| -> ::std::vec::Vec<usize> { ::std::vec::Vec::new() }),
     }
 }
@@ -80,12 +80,12 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
             LoopAstKind::Multi(m) => {
                 let items = name("items", n);
                 let call = match (&m.each, &m.count) {
-                    (Some((_, each)), _) => {
-                        quote_spanned!(each.span()=> ::thresh::__private::multi_items(#each, data))
-                    }
-                    (None, Some((_, count))) => {
-                        quote_spanned!(count.span()=> ::thresh::__private::multi_count(#count, data))
-                    }
+                    (Some((_, each)), _) => super::hygienic(
+                        quote_spanned!(each.span()=> ::thresh::__private::multi_items(#each, data)),
+                    ),
+                    (None, Some((_, count))) => super::hygienic(
+                        quote_spanned!(count.span()=> ::thresh::__private::multi_count(#count, data)),
+                    ),
                     (None, None) => quote!(::thresh::__private::Items::of(
                         ::std::vec::Vec::<usize>::new()
                     )),
@@ -99,7 +99,9 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
                 });
                 if let Some((_, completion)) = &m.completion {
                     let f = name("completion", n);
-                    let call = quote_spanned!(completion.span()=> ::thresh::__private::call_completion(#completion, data, counts));
+                    let call = super::hygienic(
+                        quote_spanned!(completion.span()=> ::thresh::__private::call_completion(#completion, data, counts)),
+                    );
                     fns.push(quote! {
                         #[allow(non_snake_case)]
                         fn #f(data: &::thresh::__private::Erased, counts: &::thresh::__private::Counts) -> bool {
@@ -133,7 +135,9 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
                             quote!(::thresh::__private::output_type::<#data, _, _, _, _, _, _>(&#each, &#handler))
                         }
                     };
-                    let call = quote_spanned!(output.span()=> ::thresh::__private::merge_output(output_type, #output, data, index, value));
+                    let call = super::hygienic(
+                        quote_spanned!(output.span()=> ::thresh::__private::merge_output(output_type, #output, data, index, value)),
+                    );
                     fns.push(quote! {
                         #[allow(non_snake_case)]
                         fn #f(data: &mut ::thresh::__private::Erased, index: usize, value: ::std::boxed::Box<dyn ::std::any::Any + ::core::marker::Send>) -> ::core::result::Result<(), &'static str> {
@@ -147,7 +151,9 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
             LoopAstKind::Standard(s) => {
                 if let Some((_, condition)) = &s.condition {
                     let f = name("loop", n);
-                    let call = quote_spanned!(condition.span()=> ::thresh::__private::call_loop_condition(#condition, data, runs));
+                    let call = super::hygienic(
+                        quote_spanned!(condition.span()=> ::thresh::__private::call_loop_condition(#condition, data, runs)),
+                    );
                     fns.push(quote! {
                         #[allow(non_snake_case)]
                         fn #f(data: &::thresh::__private::Erased, runs: u32) -> bool {
@@ -172,21 +178,23 @@ fn call_item_fn(model: &Model, n: usize, parts: &crate::model::call::CallParts) 
     let each = each_expr(model, n);
     let input = match parts.input {
         Some(input) if crate::model::call::takes_item(input) => {
-            quote_spanned!(input.span()=> #input)
+            super::hygienic(quote_spanned!(input.span()=> #input))
         }
-        Some(input) => quote_spanned!(input.span()=> {
+        Some(input) => super::hygienic(quote_spanned!(input.span()=> {
             let input = ::thresh::__private::parent_input::<#data, _, _>(#input);
             move |data: &#data, _, _: usize| input(data)
-        }),
-        None => {
-            quote_spanned!(callee.span()=> |_: &#data, _, _: usize| ::core::default::Default::default())
-        }
+        })),
+        None => super::hygienic(
+            quote_spanned!(callee.span()=> |_: &#data, _, _: usize| ::core::default::Default::default()),
+        ),
     };
     let output = match parts.output {
-        Some(output) => quote_spanned!(output.span()=> #output),
+        Some(output) => super::hygienic(quote_spanned!(output.span()=> #output)),
         None => quote!(|_: &mut #data, _| {}),
     };
-    let call = quote_spanned!(callee.span()=> ::thresh::__private::call_child_item(caller, &#callee, data, &#each, at, #input, #output, output));
+    let call = super::hygienic(
+        quote_spanned!(callee.span()=> ::thresh::__private::call_child_item(caller, &#callee, data, &#each, at, #input, #output, output)),
+    );
     quote! {
         #[allow(non_snake_case)]
         fn #f(
@@ -208,7 +216,9 @@ fn item_run_fn(model: &Model, n: usize, source: usize, handler: &syn::Expr) -> T
     let f = name("item_run", n);
     let each = each_expr(model, source);
     let span = handler.span();
-    let call = quote_spanned!(span=> ::thresh::__private::call_item_task(#handler, ::thresh::__private::Erased::typed_mut::<#data>(&mut data), item, index).await);
+    let call = super::hygienic(
+        quote_spanned!(span=> ::thresh::__private::call_item_task(#handler, ::thresh::__private::Erased::typed_mut::<#data>(&mut data), item, index).await),
+    );
     quote! {
         #[allow(non_snake_case)]
         fn #f(

@@ -280,3 +280,42 @@ fn option(value: Option<usize>) -> TokenStream {
         None => quote!(::core::option::Option::None),
     }
 }
+
+/// The locals an emitted fn declares (its parameters and `let`s) that code spanned
+/// at a user's expression names.
+const LOCALS: &[&str] = &[
+    "data",
+    "payload",
+    "caller",
+    "index",
+    "value",
+    "runs",
+    "counts",
+    "item",
+    "at",
+    "output",
+    "output_type",
+];
+
+/// Code spanned at a user's expression (`quote_spanned!`), with the locals it names
+/// given the macro's own hygiene (call site) at that location: they are found even
+/// when the user's tokens — and so the span — come through a `macro_rules!` of
+/// theirs, and errors still point at the user's expression.
+pub(crate) fn hygienic(tokens: TokenStream) -> TokenStream {
+    use proc_macro2::{Group, Span, TokenTree};
+    tokens
+        .into_iter()
+        .map(|tree| match tree {
+            TokenTree::Ident(mut ident) if LOCALS.iter().any(|l| ident == l) => {
+                ident.set_span(Span::call_site().located_at(ident.span()));
+                TokenTree::Ident(ident)
+            }
+            TokenTree::Group(group) => {
+                let mut respanned = Group::new(group.delimiter(), hygienic(group.stream()));
+                respanned.set_span(group.span());
+                TokenTree::Group(respanned)
+            }
+            other => other,
+        })
+        .collect()
+}
