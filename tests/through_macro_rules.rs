@@ -2,6 +2,9 @@
 //! the code the macro writes around them finds its own locals (`data`, `payload`,
 //! ...), whatever hygiene the user's tokens bring.
 
+// The parentheses make each closure one token tree for `billing!`.
+#![allow(unused_parens)]
+
 use thresh::{process, Engine, ProcessData, TaskError};
 
 #[derive(Clone, Debug, Default, PartialEq, ProcessData)]
