@@ -82,6 +82,33 @@ async fn an_incident_is_listed_on_every_node_and_retried_from_another() {
         b.retry(incident.id).await,
         Err(RetryError::NoIncident(incident.id))
     );
+    // Another incident, retried from b with the data changed there: the new data
+    // travels to a as JSON.
+    SERVICE_UP.store(false, Ordering::SeqCst);
+    let second = a.start(&CHARGE, order("I-2")).await.expect("start");
+    let incident = tokio::time::timeout(HANG, async {
+        loop {
+            if let Some(i) = b.incidents().await.expect("list").pop() {
+                return i;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the second incident stored");
+    assert_eq!(incident.id.instance, second.id());
+    SERVICE_UP.store(true, Ordering::SeqCst);
+    let mut fixed = second.data().await.expect("data");
+    fixed.paid = 7;
+    b.retry_with_data(incident.id, fixed)
+        .await
+        .expect("handed to a");
+    let done = tokio::time::timeout(HANG, second.outcome())
+        .await
+        .expect("ended")
+        .completed()
+        .expect("completed after the retry");
+    assert_eq!((done.checked, done.paid), (1, 7));
     tokio::time::timeout(HANG, async {
         while !b.incidents().await.expect("list").is_empty() {
             tokio::time::sleep(Duration::from_millis(10)).await;

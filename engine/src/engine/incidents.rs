@@ -51,7 +51,7 @@ impl Engine {
         self.retry_by(id, Some(erase_change(change))).await
     }
 
-    async fn retry_by(
+    pub(crate) async fn retry_by(
         &self,
         id: IncidentId,
         change: Option<RetryChange>,

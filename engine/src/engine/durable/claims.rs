@@ -94,6 +94,41 @@ pub(super) fn retry_key(id: crate::retry::IncidentId) -> String {
     format!("{}:{}", id.instance.0, id.number)
 }
 
+impl DurableEngine {
+    /// The data change a retry request carries: none for `null`, else the JSON of
+    /// the instance's data, read with its process's registration.
+    fn retry_data(
+        &self,
+        id: crate::retry::IncidentId,
+        json: &str,
+    ) -> Result<Option<crate::retry::RetryChange>, String> {
+        let value: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        if value.is_null() {
+            return Ok(None);
+        }
+        let process = self
+            .engine
+            .incidents()
+            .into_iter()
+            .find(|i| i.id == id)
+            .map(|i| i.process)
+            .ok_or("the incident is not open here")?;
+        let codec = self
+            .inner
+            .registry
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(process)
+            .map(|r| r.codec)
+            .ok_or("its process is not registered here")?;
+        let data = (codec.decode)(value)?;
+        Ok(Some(Box::new(move |now: &mut crate::data::Erased| {
+            *now = data;
+            true
+        })))
+    }
+}
+
 /// The incident a retry request's key names.
 fn retry_of(key: &str) -> Option<crate::retry::IncidentId> {
     let (instance, number) = key.split_once(':')?;
@@ -239,9 +274,18 @@ impl Node {
             let Some(id) = retry_of(&request.key) else {
                 continue;
             };
+            let change = match engine.retry_data(id, &request.payload) {
+                Ok(change) => change,
+                Err(error) => {
+                    // Unreadable here: the request stays for the lease of its claim,
+                    // then any node may take it (one that reads it, or none).
+                    warn!(incident = %id, %error, "a retry request's data does not read");
+                    continue;
+                }
+            };
             let engine = engine.clone();
             tokio::spawn(async move {
-                match engine.engine.retry(id).await {
+                match engine.engine.retry_by(id, change).await {
                     Ok(()) => debug!(incident = %id, "retried at another node's request"),
                     Err(error) => {
                         debug!(incident = %id, %error, "a retry requested by another node")

@@ -73,6 +73,27 @@ impl DurableEngine {
         self.engine.retry_with(id, change).await
     }
 
+    /// Put `data` in place of the instance's data, then retry the incident `id` — from
+    /// any node: on a node of several, an incident of an instance another node runs
+    /// is handed to that node with the data (as JSON, read back with its process's
+    /// registration), like [`retry`](Self::retry). The change is committed as a
+    /// task's would be. For an operator who fixed the data elsewhere (a console, a
+    /// script), where a closure cannot go.
+    pub async fn retry_with_data<D>(&self, id: IncidentId, data: D) -> Result<(), RetryError>
+    where
+        D: serde::Serialize + Send + 'static,
+    {
+        #[cfg(feature = "postgres")]
+        if let Some(node) = self.inner.node.get() {
+            if !self.engine.runs_incident(id) {
+                let json = serde_json::to_string(&data)
+                    .map_err(|e| RetryError::Store(id, e.to_string()))?;
+                return self.request_retry(node, id, json).await;
+            }
+        }
+        self.engine.retry_with(id, move |d: &mut D| *d = data).await
+    }
+
     /// Whether the store holds incident `id` open.
     #[cfg(feature = "postgres")]
     async fn stored_incident(&self, id: IncidentId) -> Result<bool, RetryError> {
@@ -98,6 +119,18 @@ impl DurableEngine {
         node: &std::sync::Arc<super::cluster::Node>,
         id: IncidentId,
     ) -> Result<(), RetryError> {
+        self.request_retry(node, id, "null".to_string()).await
+    }
+
+    /// Store the request to retry incident `id` (with the data to put first, as
+    /// JSON, unless `null`) for the node that runs its instance.
+    #[cfg(feature = "postgres")]
+    async fn request_retry(
+        &self,
+        node: &std::sync::Arc<super::cluster::Node>,
+        id: IncidentId,
+        data: String,
+    ) -> Result<(), RetryError> {
         if !self.stored_incident(id).await? {
             return Err(RetryError::NoIncident(id));
         }
@@ -108,7 +141,7 @@ impl DurableEngine {
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             name: super::claims::RETRY_REQUEST.to_string(),
             key: super::claims::retry_key(id),
-            payload: "null".to_string(),
+            payload: data,
             expires_ms: crate::instance::durable::now_ms() + RETRY_REQUEST_TTL.as_millis() as i64,
         };
         let store = node.store.clone();
