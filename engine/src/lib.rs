@@ -58,6 +58,11 @@ pub use engine::durable::{
     Checkpoints, DurableEngine, DurableError, ResumeReport, SkipReason, Skipped, Watched,
     WatchedOutcome,
 };
+/// Bounds no type meets, on the stand-ins of entry points whose cargo feature is off
+/// (`Engine::open` without `sqlite`, `Engine::connect` without `postgres`): the
+/// compiler's error names the feature.
+#[doc(hidden)]
+pub use engine::feature_off::{NeedsPostgres, NeedsSqlite};
 pub use engine::{DeployError, Deployment, DeploymentId, Engine, EngineConfig, ShutdownError};
 pub use events::{BrokerConfig, BrokerStats, IntoTimer, Published, TimerSpec};
 pub use graph::Process;

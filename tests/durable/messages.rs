@@ -204,3 +204,43 @@ async fn message_time_to_live_is_set_where_the_engine_is_made_and_per_publish() 
     assert!(!short.is_finished(), "an expired message was delivered");
     engine.shutdown(HANG).await.expect("shutdown");
 }
+
+/// A payload type that is not `Deserialize`.
+#[derive(Clone, Debug)]
+pub struct Opaque(pub u64);
+
+process! {
+    OPAQUE: Bill {
+        start s;
+        receive pay: message("opaque", key = |b| b.id.clone(), apply = |b, o: &Opaque| b.paid += o.0);
+        end   e;
+        s -> pay -> e;
+    }
+}
+
+/// A catch whose payload could never be read back from the store is refused at
+/// `register`, saying what to do; with a readable type named first, it registers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catch_whose_payload_cannot_be_stored_is_refused_at_register() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    let error = engine.register(&OPAQUE).expect_err("refused");
+    assert!(
+        matches!(
+            error,
+            thresh::DurableError::PayloadNotStorable {
+                process: "OPAQUE",
+                node: "pay",
+                message: "opaque"
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("derive `serde::Deserialize`"),
+        "{error}"
+    );
+    engine.message_type::<u64>("opaque");
+    engine.register(&OPAQUE).expect("a decoder is known");
+    engine.shutdown(HANG).await.expect("shutdown");
+}

@@ -3,6 +3,7 @@
 mod deploy;
 #[cfg(feature = "durable")]
 pub(crate) mod durable;
+pub(crate) mod feature_off;
 mod ids;
 mod incidents;
 

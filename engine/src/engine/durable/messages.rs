@@ -119,7 +119,14 @@ impl DurableEngine {
     /// message starts take, from the macro's graph: the type each `apply` takes, if
     /// it is `Deserialize` (first found wins; `message_type` overrides), else — a
     /// catch without `apply` — any payload, as `()`, unless a typed one is known.
-    pub(super) fn learn_payload_types<D>(&self, process: &'static Process<D>) {
+    ///
+    /// A catch whose `apply` takes a type that is not `Deserialize`, for a name no
+    /// decoder is known for, is [`DurableError::PayloadNotStorable`]: its stored
+    /// messages could never be read back.
+    pub(super) fn learn_payload_types<D>(
+        &self,
+        process: &'static Process<D>,
+    ) -> Result<(), DurableError> {
         let mut payloads = self
             .inner
             .payloads
@@ -139,10 +146,23 @@ impl DurableEngine {
                     apply,
                     decode,
                     ..
-                }) => Some((*name, apply.is_some(), decode())),
+                }) => Some((*name, apply.is_some(), decode(), node.id)),
                 _ => None,
             });
         let catches: Vec<_> = catches.collect();
+        if let Some((name, _, _, node)) = catches.iter().find(|(name, typed, decode, _)| {
+            *typed && decode.is_none() && !payloads.contains_key(*name)
+        }) {
+            return Err(DurableError::PayloadNotStorable {
+                process: process.name(),
+                node,
+                message: name,
+            });
+        }
+        let catches: Vec<_> = catches
+            .into_iter()
+            .map(|(name, typed, decode, _)| (name, typed, decode))
+            .collect();
         self.engine
             .inner
             .hub
@@ -159,6 +179,7 @@ impl DurableEngine {
                 ignored.insert(name.to_string());
             }
         }
+        Ok(())
     }
 
     /// Publish the stored messages again (after the instances resumed, so their

@@ -311,7 +311,7 @@ impl DurableEngine {
     where
         D: ProcessData + Serialize + DeserializeOwned,
     {
-        self.learn_payload_types(process);
+        self.learn_payload_types(process)?;
         let mut registry = self
             .inner
             .registry

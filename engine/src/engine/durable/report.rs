@@ -47,6 +47,22 @@ pub enum DurableError {
         /// The store's error.
         reason: String,
     },
+    /// A message catch's `apply` takes a payload type that is not `Deserialize`:
+    /// a durable engine stores messages and must read them back.
+    #[error(
+        "the `apply` of `{node}` in `{process}` takes a payload type that is not `Deserialize`, \
+         but a durable engine stores message `{message}` and must read it back: derive \
+         `serde::Deserialize` for that type (or, before `register`, say which type to read \
+         it as with `message_type::<P>(\"{message}\")`)"
+    )]
+    PayloadNotStorable {
+        /// The process.
+        process: &'static str,
+        /// The catch.
+        node: &'static str,
+        /// The message's name.
+        message: &'static str,
+    },
     /// Another process of this name, with another model, is registered.
     #[error("a different process named `{process}` is registered (fingerprints {registered:#x} and {given:#x}): give each process its own name")]
     NameTaken {
