@@ -29,6 +29,50 @@ use crate::retry::{
 };
 
 impl<D: ProcessData> Instance<D> {
+    /// A task's (or a call's input mapping's) panic: a failed attempt, as an `Err`
+    /// is; failing the instance when not retried or held.
+    pub(crate) fn task_panicked(&mut self, track: TrackId, node: NodeIdx, message: String) {
+        // A panic is a failed attempt, as an `Err` is.
+        if matches!(
+            self.process.nodes[node].kind,
+            NodeKind::Task(_) | NodeKind::Call(_)
+        ) && self.attempt_failed(track, node, &format!("panicked: {message}"), false)
+        {
+            return;
+        }
+        let id = self.process.nodes[node].id;
+        warn!(track = %track, node = id, %message, "task panicked");
+        self.record(
+            track,
+            node,
+            Happening::Failed {
+                message: message.clone(),
+            },
+        );
+        self.fail(InstanceError::TaskPanicked { node: id, message });
+    }
+
+    /// A task's handler failed (`Err`, not a BPMN error or escalation): whether the
+    /// failure is retried or held at an incident (`attempt_failed`) rather than
+    /// failing the instance. Tasks only: a call activity's or a catch's failure
+    /// fails its instance as before.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn retries_failure(
+        &mut self,
+        track: TrackId,
+        node: NodeIdx,
+        error: &crate::TaskError,
+    ) -> bool {
+        use crate::TaskError;
+        if matches!(error, TaskError::Bpmn { .. } | TaskError::Escalation { .. })
+            || !matches!(self.process.nodes[node].kind, NodeKind::Task(_))
+        {
+            return false;
+        }
+        self.attempt_failed(track, node, &error.to_string(), error.is_permanent())
+    }
+
     /// The engine's default policy and what follows spent attempts.
     fn failures(&self) -> (RetryPolicy, OnFailure) {
         self.engine

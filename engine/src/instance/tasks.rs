@@ -570,27 +570,6 @@ impl<D: ProcessData> Instance<D> {
         self.tracks.get(track).is_none()
     }
 
-    pub(crate) fn task_panicked(&mut self, track: TrackId, node: NodeIdx, message: String) {
-        // A panic is a failed attempt, as an `Err` is.
-        if matches!(
-            self.process.nodes[node].kind,
-            NodeKind::Task(_) | NodeKind::Call(_)
-        ) && self.attempt_failed(track, node, &format!("panicked: {message}"), false)
-        {
-            return;
-        }
-        let id = self.process.nodes[node].id;
-        warn!(track = %track, node = id, %message, "task panicked");
-        self.record(
-            track,
-            node,
-            Happening::Failed {
-                message: message.clone(),
-            },
-        );
-        self.fail(InstanceError::TaskPanicked { node: id, message });
-    }
-
     /// The track ends here: its park channel closes (a parked track wakes and
     /// ends), a handler still running is aborted at its next await.
     pub(crate) fn remove_track(&mut self, track: TrackId) {
@@ -599,22 +578,6 @@ impl<D: ProcessData> Instance<D> {
         if !self.retries.is_empty() {
             self.release_held(track);
         }
-    }
-
-    /// A task's handler failed (`Err`, not a BPMN error or escalation): whether the
-    /// failure is retried or held at an incident (`attempt_failed`) rather than
-    /// failing the instance. Tasks only: a call activity's or a catch's failure
-    /// fails its instance as before.
-    #[cold]
-    #[inline(never)]
-    fn retries_failure(&mut self, track: TrackId, node: NodeIdx, error: &crate::TaskError) -> bool {
-        use crate::TaskError;
-        if matches!(error, TaskError::Bpmn { .. } | TaskError::Escalation { .. })
-            || !matches!(self.process.nodes[node].kind, NodeKind::Task(_))
-        {
-            return false;
-        }
-        self.attempt_failed(track, node, &error.to_string(), error.is_permanent())
     }
 
     /// Whether `track` is live and working at `node` (a report about it is current).

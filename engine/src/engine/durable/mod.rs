@@ -19,6 +19,8 @@ mod cluster;
 mod deployments;
 mod incidents;
 mod messages;
+#[cfg(feature = "postgres")]
+mod node_config;
 mod report;
 mod resume;
 pub(super) mod schedule;
@@ -26,7 +28,7 @@ mod signals;
 mod watch;
 
 #[cfg(feature = "postgres")]
-pub use cluster::NodeConfig;
+pub use node_config::NodeConfig;
 pub use watch::{Watched, WatchedOutcome};
 
 pub use report::{DurableError, ResumeReport, SkipReason, Skipped};
