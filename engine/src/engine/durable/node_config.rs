@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::store::DEFAULT_SCHEMA;
 
-/// How a node of several runs ([`DurableEngine::connect_with`]).
+/// How a node of several runs ([`DurableEngine::connect_with`](super::DurableEngine::connect_with)).
 ///
 /// Needs the `postgres` feature.
 #[derive(Clone, Debug)]
