@@ -150,6 +150,26 @@ async fn taken_over(engine: &DurableEngine, id: thresh::InstanceId) -> InstanceH
     .expect("taken over")
 }
 
+/// Through `node`, pay an `ORDER` instance parked at its payment (5), approve it,
+/// and check it completed once with both.
+async fn pay_approve_and_finish(node: &DurableEngine, handle: &InstanceHandle<Order>) {
+    let key = handle.data().await.expect("data").id;
+    node.publish_message("pay", &key, 5_u64)
+        .await
+        .expect("stored");
+    until_open(handle, "approve").await;
+    handle
+        .complete("approve", |o: &mut Order| o.approved = true)
+        .await
+        .expect("approved");
+    let done = tokio::time::timeout(HANG, handle.outcome())
+        .await
+        .expect("ended")
+        .completed()
+        .expect("completed");
+    assert_eq!((done.checked, done.paid, done.approved), (1, 5, true));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_stopped_nodes_instances_are_taken_over_and_finish_once() {
     let _serial = one_at_a_time().await;
@@ -176,19 +196,7 @@ async fn a_stopped_nodes_instances_are_taken_over_and_finish_once() {
     a.shutdown(HANG).await.expect("shutdown");
     for id in &ids {
         let handle = taken_over(&b, *id).await;
-        let key = handle.data().await.expect("data").id;
-        b.publish_message("pay", &key, 5_u64).await.expect("stored");
-        until_open(&handle, "approve").await;
-        handle
-            .complete("approve", |o: &mut Order| o.approved = true)
-            .await
-            .expect("approved");
-        let done = tokio::time::timeout(HANG, handle.outcome())
-            .await
-            .expect("ended")
-            .completed()
-            .expect("completed");
-        assert_eq!((done.checked, done.paid, done.approved), (1, 5, true));
+        pay_approve_and_finish(&b, &handle).await;
     }
     // One handover each, from a to b with fence 2.
     let handovers = store.handovers().expect("read");

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use thresh::{process, SkipReason};
 
-use super::{one_at_a_time, order, until_open, Order, Schema, HANG, ORDER};
+use super::{one_at_a_time, order, pay_approve_and_finish, Order, Schema, HANG, ORDER};
 
 process! {
     AUDIT: Order {
@@ -75,19 +75,7 @@ async fn resume_reports_leases_still_running_then_takes_them_over() {
         let handle = b
             .handle(&ORDER, id)
             .expect("a handle for a taken-over instance");
-        let key = handle.data().await.expect("data").id;
-        b.publish_message("pay", &key, 5_u64).await.expect("stored");
-        until_open(&handle, "approve").await;
-        handle
-            .complete("approve", |o: &mut Order| o.approved = true)
-            .await
-            .expect("approved");
-        let done = tokio::time::timeout(HANG, handle.outcome())
-            .await
-            .expect("ended")
-            .completed()
-            .expect("completed");
-        assert_eq!((done.checked, done.paid, done.approved), (1, 5, true));
+        pay_approve_and_finish(&b, &handle).await;
     }
     b.shutdown(HANG).await.expect("shutdown");
 }

@@ -1,5 +1,6 @@
 //! The public entry point: an [`Engine`] starts instances and shuts them all down.
 
+mod config;
 mod deploy;
 #[cfg(feature = "durable")]
 pub(crate) mod durable;
@@ -8,6 +9,8 @@ mod ids;
 mod incidents;
 
 mod stop;
+
+pub use config::EngineConfig;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -87,59 +90,6 @@ pub(crate) struct Inner {
     /// the address of its static): each a `testing::HandlerTable<D>`, erased.
     #[cfg(feature = "testing")]
     overrides: Mutex<HashMap<usize, Arc<dyn Any + Send + Sync>>>,
-}
-
-/// How an [`Engine`] is set up.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct EngineConfig {
-    /// The message buffer's bound and time-to-live.
-    pub broker: BrokerConfig,
-    /// Whether instances record their history (on by default). Off,
-    /// [`InstanceHandle::history`] is empty — long-running instances that loop do not
-    /// grow it, and every step is a little cheaper — while outcomes and data are the
-    /// same.
-    pub history: bool,
-    /// How deep call activities may nest (64 by default): an instance started by
-    /// [`Engine::start`] runs at depth 0, a call activity's child one deeper than its
-    /// parent. A call that would pass the limit — a process calling itself, directly
-    /// or through others, without end — fails its parent with
-    /// [`InstanceError::CallDepthExceeded`].
-    pub max_call_depth: u32,
-    /// How a failing task is tried again, unless its own `retry(..)` in `process!`
-    /// says otherwise ([`RetryPolicy::default`]: three attempts, 1 s and 2 s apart).
-    pub retry: RetryPolicy,
-    /// What happens when a task's attempts are spent, its error is permanent or a
-    /// gateway has no flow to take: an incident (the default) or the instance fails.
-    pub on_failure: OnFailure,
-}
-
-impl Default for EngineConfig {
-    fn default() -> Self {
-        Self {
-            broker: BrokerConfig::default(),
-            history: true,
-            max_call_depth: 64,
-            retry: RetryPolicy::default(),
-            on_failure: OnFailure::Incident,
-        }
-    }
-}
-
-impl EngineConfig {
-    /// Fail-fast: a failing task is not retried, and its failure (or a gateway with
-    /// no flow to take) fails its instance — no incident opens.
-    ///
-    /// ```
-    /// # use thresh::{Engine, EngineConfig};
-    /// let engine = Engine::with_config(EngineConfig::fail_fast());
-    /// ```
-    pub fn fail_fast() -> Self {
-        Self {
-            retry: RetryPolicy::none(),
-            on_failure: OnFailure::Fail,
-            ..Self::default()
-        }
-    }
 }
 
 /// `Engine::shutdown` ran out of time.
