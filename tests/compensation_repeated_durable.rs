@@ -132,7 +132,7 @@ process! {
     }
 }
 
-fn register(engine: &DurableEngine) -> Result<(), thresh::DurableError> {
+fn register(engine: &DurableEngine) -> Result<(), thresh::EngineError> {
     engine.register(&LOOP_SIGN)?;
     engine.register(&PACKS)?;
     engine.register(&TRIPS)

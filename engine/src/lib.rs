@@ -55,7 +55,7 @@ pub use data::{ApplyOutcome, ChangedFields, ProcessData, TaskError};
 pub use engine::durable::NodeConfig;
 #[cfg(feature = "durable")]
 pub use engine::durable::{
-    Checkpoints, DurableEngine, DurableError, ResumeReport, SkipReason, Skipped, Watched,
+    Checkpoints, DurableEngine, ResumeReport, SkipReason, Skipped, Watched,
     WatchedOutcome,
 };
 /// Bounds no type meets, on the stand-ins of entry points whose cargo feature is off
@@ -63,7 +63,9 @@ pub use engine::durable::{
 /// compiler's error names the feature.
 #[doc(hidden)]
 pub use engine::feature_off::{NeedsPostgres, NeedsSqlite};
-pub use engine::{DeployError, Deployment, DeploymentId, Engine, EngineConfig, ShutdownError};
+pub use engine::{
+    DeployError, Deployment, DeploymentId, Engine, EngineConfig, EngineError, ShutdownError,
+};
 pub use events::{BrokerConfig, BrokerStats, IntoTimer, Published, TimerSpec};
 pub use graph::Process;
 pub use instance::{

@@ -75,7 +75,7 @@ async fn a_failed_write_fails_the_instance_and_names_the_cause() {
     store.full.store(true, Ordering::SeqCst);
     let refused = engine.start(&APPROVAL, Order::default()).await;
     assert!(
-        matches!(&refused, Err(thresh::DurableError::Store(e)) if e.to_string().contains("full")),
+        matches!(&refused, Err(thresh::EngineError::Store(e)) if e.to_string().contains("full")),
         "{:?}",
         refused.map(|h| h.id())
     );

@@ -228,7 +228,7 @@ async fn a_catch_whose_payload_cannot_be_stored_is_refused_at_register() {
     assert!(
         matches!(
             error,
-            thresh::DurableError::PayloadNotStorable {
+            thresh::EngineError::PayloadNotStorable {
                 process: "OPAQUE",
                 node: "pay",
                 message: "opaque"

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use thresh::{
-    process, DurableEngine, DurableError, InstanceHandle, NodeConfig, Outcome, ProcessData,
+    process, DurableEngine, EngineError, InstanceHandle, NodeConfig, Outcome, ProcessData,
     WorkError,
 };
 
@@ -166,7 +166,7 @@ async fn run_order(
     let note = |f: &dyn Fn(&mut Seen)| f(&mut seen.lock().unwrap());
     let handle = match engine.start(&ORDER, order(&id)).await {
         Ok(handle) => handle,
-        Err(e @ DurableError::StartUnknown { .. }) => {
+        Err(e @ EngineError::StartUnknown { .. }) => {
             return note(&|s| s.unknown.push(format!("{id}: {e}")));
         }
         Err(_) => return note(&|s| s.refused.push(id.clone())),
@@ -198,7 +198,7 @@ async fn pay_and_approve(
     loop {
         match engine.publish_message("pay", id, 5_u64).await {
             Ok(_) => break,
-            Err(e @ DurableError::PublishUnknown { .. }) => return Err(e.to_string()),
+            Err(e @ EngineError::PublishUnknown { .. }) => return Err(e.to_string()),
             Err(_) if Instant::now() < deadline => {
                 seen.lock().unwrap().refused_publishes += 1;
                 tokio::time::sleep(Duration::from_millis(50)).await;

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Engine, Inner};
+use super::{Engine, EngineError, Inner};
 use crate::data::{Erased, ProcessData};
 use crate::events::{Offer, StartTrigger, Starter, SubId, TimerSpec};
 use crate::graph::{Graph, NodeIdx, NodeKind, Payload, Process, Trigger};
@@ -36,7 +36,8 @@ impl Engine {
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let engine = Engine::new();
     /// let mut orders = engine.deploy(&ORDERS, Order::default()).unwrap();
-    /// assert_eq!(engine.publish_message("order", "A-1", "A-1".to_string()), Published::Started);
+    /// let published = engine.publish_message("order", "A-1", "A-1".to_string()).await;
+    /// assert_eq!(published.unwrap(), Published::Started);
     /// let order = orders.next().await.unwrap().outcome().await.completed().unwrap();
     /// assert_eq!(order.id, "A-1");
     /// # }
@@ -45,7 +46,7 @@ impl Engine {
         &self,
         process: &'static Process<D>,
         data: D,
-    ) -> Result<Deployment<D>, DeployError> {
+    ) -> Result<Deployment<D>, EngineError> {
         self.deploy_with(
             process.graph(),
             Erased::new(data),
@@ -53,6 +54,7 @@ impl Engine {
             None,
         )
         .map(|(deployment, _)| deployment.typed())
+        .map_err(EngineError::from)
     }
 
     /// Deploy `process`; with `durable`, the instances its start events start are

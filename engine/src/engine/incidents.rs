@@ -1,7 +1,7 @@
 //! Incidents as the engine shows them: every open one, and retrying one from
 //! outside its instance (ARCHITECTURE.md, "Retries and incidents").
 
-use super::Engine;
+use super::{Engine, EngineError};
 use crate::retry::{
     erase_change, Incident, IncidentId, OnFailure, RetryChange, RetryError, RetryPolicy,
 };
@@ -10,7 +10,15 @@ impl Engine {
     /// Every open incident of this engine's instances, in instance order: tokens
     /// held where a task's attempts were spent, an error was permanent or a gateway
     /// had no flow to take (module [`retry`](crate::retry)).
-    pub fn incidents(&self) -> Vec<Incident> {
+    ///
+    /// The same call as [`DurableEngine::incidents`](crate::DurableEngine::incidents);
+    /// in memory it does not fail.
+    pub async fn incidents(&self) -> Result<Vec<Incident>, EngineError> {
+        Ok(self.incidents_now())
+    }
+
+    /// [`incidents`](Self::incidents), for the engine's own synchronous callers.
+    pub(crate) fn incidents_now(&self) -> Vec<Incident> {
         self.inner.incidents.list()
     }
 
@@ -36,8 +44,8 @@ impl Engine {
     /// process! { pub PAY: Order { start s; task charge = charge; end e; s -> charge -> e; } }
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let engine = Engine::new();
-    /// let handle = engine.start(&PAY, Order::default());
-    /// let incident = engine.incidents()[0].clone();
+    /// let handle = engine.start(&PAY, Order::default()).await.unwrap();
+    /// let incident = engine.incidents().await.unwrap()[0].clone();
     /// assert_eq!((incident.node, incident.error.as_str()), ("charge", "no card"));
     /// engine.retry_with(incident.id, |o: &mut Order| o.card = "4242".into()).await.unwrap();
     /// assert_eq!(handle.outcome().await.completed().unwrap().card, "4242");
@@ -49,6 +57,18 @@ impl Engine {
         change: impl FnOnce(&mut D) + Send + 'static,
     ) -> Result<(), RetryError> {
         self.retry_by(id, Some(erase_change(change))).await
+    }
+
+    /// Put `data` in place of the instance's data, then retry the incident `id`, as
+    /// [`Engine::retry_with`] does: the same call as
+    /// [`DurableEngine::retry_with_data`](crate::DurableEngine::retry_with_data), for
+    /// an operator who fixed the data elsewhere.
+    pub async fn retry_with_data<D: Send + 'static>(
+        &self,
+        id: IncidentId,
+        data: D,
+    ) -> Result<(), RetryError> {
+        self.retry_with(id, move |d: &mut D| *d = data).await
     }
 
     pub(crate) async fn retry_by(

@@ -2,6 +2,7 @@
 
 mod config;
 mod deploy;
+mod error;
 #[cfg(feature = "durable")]
 pub(crate) mod durable;
 pub(crate) mod feature_off;
@@ -24,6 +25,7 @@ use tokio_util::task::TaskTracker;
 pub(crate) use deploy::DurableStarts;
 use deploy::Registration;
 pub use deploy::{DeployError, Deployment, DeploymentId};
+pub use error::EngineError;
 pub(crate) use stop::{Admission, OwnLine, Stop};
 
 use crate::data::{Erased, ProcessData};
@@ -31,10 +33,7 @@ use crate::events::{BrokerConfig, BrokerStats, Hub, Published};
 use crate::graph::{Graph, Process};
 #[cfg(feature = "durable")]
 use crate::instance::Resumed;
-use crate::instance::{
-    self, Birth, Ended, Entry, Finished, Happening, History, InstanceError, InstanceHandle,
-    InstanceId, TrackId,
-};
+use crate::instance::{self, Birth, Entry, InstanceHandle, InstanceId};
 use crate::instance::{ChildEngine, EngineRef, ParentLink};
 use crate::retry::{Board, OnFailure, RetryPolicy};
 
@@ -166,19 +165,24 @@ impl Engine {
     /// # use thresh::{Engine, Published};
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let engine = Engine::new();
-    /// assert_eq!(engine.publish_message("payment", "order-7", 250_u64), Published::Buffered);
+    /// let published = engine.publish_message("payment", "order-7", 250_u64).await;
+    /// assert_eq!(published.unwrap(), Published::Buffered);
     /// assert_eq!(engine.broker_stats().buffered, 1);
     /// # }
     /// ```
-    pub fn publish_message<P: Any + Send + Sync>(
+    ///
+    /// The same call as [`DurableEngine::publish_message`](crate::DurableEngine::publish_message);
+    /// in memory it does not fail.
+    pub async fn publish_message<P: Any + Send + Sync>(
         &self,
         name: &str,
         key: impl AsRef<str>,
         payload: P,
-    ) -> Published {
-        self.inner
+    ) -> Result<Published, EngineError> {
+        Ok(self
+            .inner
             .hub
-            .publish(name, key.as_ref(), Arc::new(payload))
+            .publish(name, key.as_ref(), Arc::new(payload)))
     }
 
     /// [`publish_message`](Self::publish_message), but a message no catch takes at
@@ -191,25 +195,33 @@ impl Engine {
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let engine = Engine::new();
     /// let ttl = Duration::from_secs(24 * 3600);
-    /// assert_eq!(engine.publish_message_ttl("receipt", "expense-7", (), ttl), Published::Buffered);
+    /// let published = engine.publish_message_ttl("receipt", "expense-7", (), ttl).await;
+    /// assert_eq!(published.unwrap(), Published::Buffered);
     /// # }
     /// ```
-    pub fn publish_message_ttl<P: Any + Send + Sync>(
+    pub async fn publish_message_ttl<P: Any + Send + Sync>(
         &self,
         name: &str,
         key: impl AsRef<str>,
         payload: P,
         ttl: std::time::Duration,
-    ) -> Published {
-        self.inner
+    ) -> Result<Published, EngineError> {
+        Ok(self
+            .inner
             .hub
-            .publish_for(name, key.as_ref(), Arc::new(payload), None, ttl)
+            .publish_for(name, key.as_ref(), Arc::new(payload), None, ttl))
     }
 
     /// Broadcast a signal to every waiting catcher, in every instance; returns how
-    /// many it reached. With no catcher it does nothing.
-    pub fn broadcast_signal<P: Any + Send + Sync>(&self, name: &str, payload: P) -> usize {
-        self.inner.hub.broadcast(name, Arc::new(payload))
+    /// many it reached. With no catcher it does nothing. The same call as
+    /// [`DurableEngine::broadcast_signal`](crate::DurableEngine::broadcast_signal);
+    /// in memory it does not fail.
+    pub async fn broadcast_signal<P: Any + Send + Sync>(
+        &self,
+        name: &str,
+        payload: P,
+    ) -> Result<usize, EngineError> {
+        Ok(self.inner.hub.broadcast(name, Arc::new(payload)))
     }
 
     /// The message broker's counters: delivered, buffered, dropped, expired.
@@ -224,29 +236,34 @@ impl Engine {
     /// ready has ended when `start` returns, with no task spawned for it; one that
     /// waits continues on its own loop task (README, "Where handlers run").
     ///
-    /// Called outside a runtime, it returns a handle whose outcome is
-    /// [`InstanceError::NoRuntime`] rather than panicking.
-    pub fn start<D: ProcessData>(
+    /// The same call as [`DurableEngine::start`](crate::DurableEngine::start), so code
+    /// moves between the engines unchanged. Outside a tokio runtime it fails with
+    /// [`EngineError::NoRuntime`], once [`shutdown`](Self::shutdown) began with
+    /// [`EngineError::ShuttingDown`].
+    pub async fn start<D: ProcessData>(
         &self,
         process: &'static Process<D>,
         data: D,
-    ) -> InstanceHandle<D> {
-        self.start_graph(process.graph(), Erased::new(data)).typed()
+    ) -> Result<InstanceHandle<D>, EngineError> {
+        self.start_graph(process.graph(), Erased::new(data))
+            .map(InstanceHandle::typed)
     }
 
     /// [`Engine::start`] past the typed edge: compiled once, for every data type.
-    fn start_graph(&self, graph: &'static Graph<Erased>, data: Erased) -> InstanceHandle<Erased> {
-        self.start_by(graph, data, |inner, admitted, runtime, data| {
+    fn start_graph(
+        &self,
+        graph: &'static Graph<Erased>,
+        data: Erased,
+    ) -> Result<InstanceHandle<Erased>, EngineError> {
+        self.start_by(data, |inner, admitted, runtime, data| {
             inner.spawn(admitted, runtime, graph, data, Entry::NoneStart)
         })
     }
 
-    /// Start an instance of `process` with `data`, spawned by `spawn` once admitted on
-    /// the current runtime; without a runtime or once shutdown began, a handle on an
-    /// instance that ended at birth.
+    /// Start an instance with `data`, spawned by `spawn` once admitted on the current
+    /// runtime.
     fn start_by(
         &self,
-        process: &'static Graph<Erased>,
         data: Erased,
         spawn: impl FnOnce(
             &Arc<Inner>,
@@ -254,45 +271,16 @@ impl Engine {
             Option<&tokio::runtime::Handle>,
             Erased,
         ) -> InstanceHandle<Erased>,
-    ) -> InstanceHandle<Erased> {
+    ) -> Result<InstanceHandle<Erased>, EngineError> {
         // Called from a task, the runtime is the current one, named by `None`:
         // `Handle::try_current` clones the runtime's handle, a count that every
         // worker starting instances would share.
         let runtime = match tokio::task::try_id() {
-            Some(_) => Ok(None),
-            None => tokio::runtime::Handle::try_current().map(Some),
+            Some(_) => None,
+            None => Some(tokio::runtime::Handle::try_current().map_err(|_| EngineError::NoRuntime)?),
         };
-        let Ok(runtime) = runtime else {
-            let finished = Finished {
-                ended: Ended::failed(InstanceError::NoRuntime),
-                history: History::default(),
-                data,
-                unsent: None,
-            };
-            return ended_at_birth(self.inner.next_id(), finished);
-        };
-        match self.inner.admit() {
-            Some(admitted) => spawn(&self.inner, admitted, runtime.as_ref(), data),
-            None => {
-                // As an instance cancelled before its first step: its token is
-                // cancelled at the start it was to leave from.
-                let mut history = History::with_capacity(2, 2);
-                if self.inner.history {
-                    if let Some(start) = process.none_start() {
-                        let start = process.nodes[start].id;
-                        history.push(TrackId(0), start, Happening::Started);
-                        history.push(TrackId(0), start, Happening::Cancelled);
-                    }
-                }
-                let finished = Finished {
-                    ended: Ended::Cancelled,
-                    history,
-                    data,
-                    unsent: None,
-                };
-                ended_at_birth(self.inner.next_id(), finished)
-            }
-        }
+        let admitted = self.inner.admit().ok_or(EngineError::ShuttingDown)?;
+        Ok(spawn(&self.inner, admitted, runtime.as_ref(), data))
     }
 
     /// Undeploy every deployment, cancel every instance (their outcome becomes
@@ -373,7 +361,7 @@ impl Engine {
         process: &'static Process<D>,
         data: D,
         table: crate::testing::HandlerTable<Erased>,
-    ) -> InstanceHandle<D> {
+    ) -> Result<InstanceHandle<D>, EngineError> {
         let process = process.graph();
         let installed = self.inner.overrides_of(process).and_then(|table| {
             table
@@ -386,7 +374,7 @@ impl Engine {
         };
         let table: Arc<dyn Any + Send + Sync> = Arc::new(table);
         let data = Erased::new(data);
-        self.start_by(process, data, move |inner, admitted, runtime, data| {
+        self.start_by(data, move |inner, admitted, runtime, data| {
             let id = inner.next_id();
             let mut birth = inner.birth(runtime, process, None);
             birth.overrides = Some(table);
@@ -404,7 +392,7 @@ impl Engine {
             drop(admitted);
             handle
         })
-        .typed()
+        .map(InstanceHandle::typed)
     }
 }
 
@@ -556,10 +544,4 @@ impl ChildEngine for Inner {
             }
         })
     }
-}
-
-/// A handle on an instance that ended before it began: it could not start, or the
-/// engine was shut down.
-fn ended_at_birth(id: InstanceId, finished: Finished<Erased>) -> InstanceHandle<Erased> {
-    InstanceHandle::ended_at_birth(id, finished)
 }

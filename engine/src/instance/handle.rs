@@ -88,18 +88,6 @@ impl InstanceHandle<Erased> {
         (handle, publisher)
     }
 
-    /// A handle on an instance that ended before it began.
-    pub(crate) fn ended_at_birth(id: InstanceId, finished: Finished<Erased>) -> Self {
-        // No queue: a command is answered "ended" at once.
-        Self {
-            id,
-            parent: None,
-            commands: Intake::none(),
-            ending: EndRef::ended(finished),
-            data: PhantomData,
-        }
-    }
-
     /// A handle on an instance whose first step, run by its starter, panicked
     /// outside any handler (`End::Broken`).
     pub(crate) fn broken_at_birth(id: InstanceId, error: InstanceError) -> Self {

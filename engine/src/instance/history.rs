@@ -278,18 +278,6 @@ thread_local! {
 }
 
 impl History {
-    /// An empty history with room for `steps` steps (a short instance's whole
-    /// history, so it does not grow step by step).
-    pub(crate) fn with_capacity(steps: usize, first_growth: usize) -> Self {
-        Self {
-            steps: Vec::with_capacity(steps),
-            off: false,
-            owns_heap: false,
-            first_growth: u32::try_from(first_growth).unwrap_or(u32::MAX),
-            scratch: false,
-        }
-    }
-
     /// An empty history that makes room for two steps when the first comes (the
     /// start, then a wait or a task: what an instance parked at its first catch
     /// keeps), and for `first_growth` more when it outgrows them.

@@ -63,6 +63,6 @@ pub(crate) use engine_link::{ChildEngine, EngineRef};
 pub(crate) use event_loop::{spawn, Birth, Entry};
 pub use handle::InstanceHandle;
 pub use history::{Happening, History, Step, TrackId};
-pub(crate) use outcome::{panic_message, Ended, Finished};
+pub(crate) use outcome::panic_message;
 pub use outcome::{InstanceError, InstanceId, Outcome};
 pub use work::{OpenWork, WorkError};

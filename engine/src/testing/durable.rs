@@ -36,7 +36,7 @@ use std::time::Duration;
 use crate::graph::Process;
 use crate::instance::{InstanceHandle, InstanceId};
 use crate::store::{MemoryStore, Store, StoreError};
-use crate::{DurableEngine, DurableError, ResumeReport};
+use crate::{DurableEngine, EngineError, ResumeReport};
 
 /// How long [`restart`] gives the old engine's instances to stop.
 ///
@@ -140,7 +140,7 @@ impl TestStore {
     }
 
     /// A new durable engine on this store.
-    pub fn engine(&self) -> Result<DurableEngine, DurableError> {
+    pub fn engine(&self) -> Result<DurableEngine, EngineError> {
         DurableEngine::with_store(self.store())
     }
 }
@@ -263,9 +263,9 @@ pub async fn restart<F, T>(
     old: DurableEngine,
     store: &TestStore,
     setup: F,
-) -> Result<Restarted<T>, DurableError>
+) -> Result<Restarted<T>, EngineError>
 where
-    F: FnOnce(&DurableEngine) -> Result<T, DurableError>,
+    F: FnOnce(&DurableEngine) -> Result<T, EngineError>,
 {
     // Instances that do not stop in time are left to the new engine all the same:
     // what they did after their last checkpoint is not stored.

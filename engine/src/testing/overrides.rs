@@ -10,7 +10,7 @@ use tokio::sync::Semaphore;
 
 use crate::data::Erased;
 use crate::graph::{NodeIdx, NodeKind, TaskRun};
-use crate::{Engine, InstanceHandle, Process, ProcessData, TaskError};
+use crate::{Engine, EngineError, InstanceHandle, Process, ProcessData, TaskError};
 
 /// One replaced handler: like the graph's, it owns the task's copy and gives it back
 /// (over erased data, as the loop runs it).
@@ -276,15 +276,18 @@ impl<D: ProcessData> Overrides<D> {
     /// let declined = Overrides::new(&ORDER)
     ///     .raise_error("charge", "DECLINED", "card expired")
     ///     .unwrap()
-    ///     .start(&engine, Order::default());
-    /// let paid = engine.start(&ORDER, Order::default());
+    ///     .start(&engine, Order::default())
+    ///     .await
+    ///     .unwrap();
+    /// let paid = engine.start(&ORDER, Order::default()).await.unwrap();
     /// expect_ended(&declined).await;
     /// expect_ended(&paid).await;
     /// observe(&declined).await.assert_ended_at(["refused"]);
     /// observe(&paid).await.assert_ended_at(["paid"]);
     /// # }
     /// ```
-    pub fn start(self, engine: &Engine, data: D) -> InstanceHandle<D> {
+    /// Fails as [`Engine::start`] does.
+    pub async fn start(self, engine: &Engine, data: D) -> Result<InstanceHandle<D>, EngineError> {
         engine.start_overridden(self.process, data, HandlerTable(self.table))
     }
 }

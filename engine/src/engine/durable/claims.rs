@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use tracing::{debug, warn};
 
 use super::cluster::{blocking, signal_key, Node, SignalNote};
-use super::{DurableEngine, DurableError};
+use super::{DurableEngine, EngineError};
 use crate::events::{Published, Wanted};
 use crate::graph::Payload;
 use crate::instance::durable::now_ms;
@@ -30,7 +30,7 @@ impl DurableEngine {
         node: &Arc<Node>,
         record: MessageRecord,
         payload: Payload,
-    ) -> Result<Published, DurableError> {
+    ) -> Result<Published, EngineError> {
         let hub = self.engine.inner.hub.clone();
         // A catch here takes it; else a start event here may, by the key rule (decided
         // by the store, across nodes).
@@ -44,7 +44,7 @@ impl DurableEngine {
         let claimed = blocking(move || store.store_message(&stored, waiter, &starts))
             .await
             .map_err(|e| match e {
-                DurableError::Store(e) => {
+                EngineError::Store(e) => {
                     super::messages::unknown_publish(e, &record.name, &record.key)
                 }
                 e => e,
@@ -76,7 +76,7 @@ impl DurableEngine {
     ///
     /// Needs the `postgres` feature.
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-    pub async fn claim_now(&self) -> Result<usize, DurableError> {
+    pub async fn claim_now(&self) -> Result<usize, EngineError> {
         let Some(node) = self.inner.node.get() else {
             return Ok(0);
         };
@@ -108,7 +108,7 @@ impl DurableEngine {
         }
         let process = self
             .engine
-            .incidents()
+            .incidents_now()
             .into_iter()
             .find(|i| i.id == id)
             .map(|i| i.process)
@@ -199,7 +199,7 @@ impl Node {
         engine: &DurableEngine,
         now: i64,
         unknown: &mut HashSet<String>,
-    ) -> Result<usize, DurableError> {
+    ) -> Result<usize, EngineError> {
         const PAGE: usize = 500;
         let hub = engine.engine.inner.hub.clone();
         // Only messages this node can read: another node may know their type.
@@ -258,7 +258,7 @@ impl Node {
         engine: &DurableEngine,
         requests: Vec<Candidate>,
         now: i64,
-    ) -> Result<usize, DurableError> {
+    ) -> Result<usize, EngineError> {
         let ids: Vec<u64> = requests
             .iter()
             .filter(|c| retry_of(&c.key).is_some_and(|id| engine.engine.runs_incident(id)))

@@ -38,7 +38,7 @@ use tokio::sync::{mpsc, Notify};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
-use super::{DurableEngine, DurableError, ResumeReport, SkipReason, Skipped};
+use super::{DurableEngine, EngineError, ResumeReport, SkipReason, Skipped};
 use crate::data::Erased;
 use crate::engine::Engine;
 use crate::instance::{InstanceHandle, InstanceId};
@@ -113,17 +113,17 @@ impl Engine {
     ///
     /// Needs the `postgres` feature.
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-    pub async fn connect(url: &str) -> Result<DurableEngine, DurableError> {
+    pub async fn connect(url: &str) -> Result<DurableEngine, EngineError> {
         DurableEngine::connect(url).await
     }
 }
 
 pub(super) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
-) -> Result<T, DurableError> {
+) -> Result<T, EngineError> {
     Ok(tokio::task::spawn_blocking(f)
         .await
-        .map_err(|_| DurableError::NoRuntime)??)
+        .map_err(|_| EngineError::NoRuntime)??)
 }
 
 impl DurableEngine {
@@ -137,7 +137,7 @@ impl DurableEngine {
     ///
     /// Needs the `postgres` feature.
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-    pub async fn connect_with(url: &str, config: NodeConfig) -> Result<Self, DurableError> {
+    pub async fn connect_with(url: &str, config: NodeConfig) -> Result<Self, EngineError> {
         let id = config.node_id.clone().unwrap_or_else(fresh_node_id);
         let (url, schema, node_id, lease, block) = (
             url.to_string(),
@@ -225,7 +225,7 @@ impl DurableEngine {
         &self,
         name: &str,
         payload: &(dyn Any + Send + Sync),
-    ) -> Result<(), DurableError> {
+    ) -> Result<(), EngineError> {
         let Some(node) = self.inner.node.get() else {
             return Ok(());
         };
@@ -242,7 +242,7 @@ impl DurableEngine {
             name: name.to_string(),
             payload,
         };
-        let text = serde_json::to_string(&note).map_err(|e| DurableError::Data {
+        let text = serde_json::to_string(&note).map_err(|e| EngineError::Data {
             process: "",
             message: e.to_string(),
         })?;
@@ -449,7 +449,7 @@ impl Node {
         &self,
         engine: &DurableEngine,
         not: &[u64],
-    ) -> Result<ResumeReport, DurableError> {
+    ) -> Result<ResumeReport, EngineError> {
         let processes = engine.registered();
         let mut report = ResumeReport::default();
         if processes.is_empty() {
@@ -488,7 +488,7 @@ impl Node {
     pub(crate) async fn take_over_all(
         self: Arc<Self>,
         engine: &DurableEngine,
-    ) -> Result<ResumeReport, DurableError> {
+    ) -> Result<ResumeReport, EngineError> {
         let mut report = self.take_over(engine, &self.stopping()).await?;
         self.wake.notify_one();
         let processes = engine.registered();
@@ -526,7 +526,7 @@ impl Node {
     }
 
     /// Reserve new id blocks once half of the current ones is used.
-    async fn refill_ids(&self, engine: &DurableEngine) -> Result<(), DurableError> {
+    async fn refill_ids(&self, engine: &DurableEngine) -> Result<(), EngineError> {
         let block = self.config.id_block;
         let (instance_end, message_end) = *self.blocks.lock().unwrap_or_else(|p| p.into_inner());
         let instance = engine.engine.inner.instance_ids.peek();

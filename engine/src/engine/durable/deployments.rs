@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::{schedule, Adopt, DurableEngine, DurableError};
+use super::{schedule, Adopt, DurableEngine, EngineError};
 use crate::data::{Erased, ProcessData};
 use crate::graph::{Graph, Process};
 use crate::instance::durable::records::Codec;
@@ -27,7 +27,7 @@ impl DurableEngine {
         &self,
         process: &'static Process<D>,
         data: D,
-    ) -> Result<crate::engine::Deployment<D>, DurableError>
+    ) -> Result<crate::engine::Deployment<D>, EngineError>
     where
         D: ProcessData + Serialize + DeserializeOwned,
     {
@@ -43,7 +43,7 @@ impl DurableEngine {
         process: &'static Graph<Erased>,
         codec: Codec<Erased>,
         data: Erased,
-    ) -> Result<crate::engine::Deployment<Erased>, DurableError> {
+    ) -> Result<crate::engine::Deployment<Erased>, EngineError> {
         let (record, shared) = self.deployment_record(process, (codec.encode)(&data).ok());
         let record_id = record.id;
         let durable = crate::engine::DurableStarts {
@@ -63,11 +63,7 @@ impl DurableEngine {
         };
         let (deployment, adopter) = self
             .engine
-            .deploy_with(process, data, Some(durable))
-            .map_err(|e| match e {
-                crate::engine::DeployError::NoRuntime => DurableError::NoRuntime,
-                other => DurableError::Deploy(other),
-            })?;
+            .deploy_with(process, data, Some(durable))?;
         let adopt: Arc<Adopt> = Arc::new(move |key, handle| {
             adopter.adopt(key.to_string(), handle.clone());
         });
@@ -99,7 +95,7 @@ impl DurableEngine {
     pub async fn undeploy(
         &self,
         deployment: crate::engine::DeploymentId,
-    ) -> Result<bool, DurableError> {
+    ) -> Result<bool, EngineError> {
         if !self.engine.undeploy(deployment) {
             return Ok(false);
         }

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use super::{DurableEngine, DurableError};
+use super::{DurableEngine, EngineError};
 use crate::instance::durable::stored_incidents;
 use crate::instance::InstanceId;
 use crate::retry::{Incident, IncidentId, RetryError};
@@ -15,11 +15,11 @@ impl DurableEngine {
     /// several, those every node runs; and instances not resumed yet. (An incident
     /// opened since an instance's last checkpoint is in the next one: an instance
     /// checkpoints when it opens one.)
-    pub async fn incidents(&self) -> Result<Vec<Incident>, DurableError> {
+    pub async fn incidents(&self) -> Result<Vec<Incident>, EngineError> {
         let store = self.inner.store.clone();
         let running = tokio::task::spawn_blocking(move || store.running())
             .await
-            .map_err(|_| DurableError::NoRuntime)??;
+            .map_err(|_| EngineError::NoRuntime)??;
         let registry = self
             .inner
             .registry
@@ -164,11 +164,11 @@ pub(super) fn incidents_of<D>(
     record: &crate::store::InstanceRecord,
     process: &'static str,
     graph: &'static crate::graph::Graph<D>,
-) -> Result<Vec<Incident>, DurableError> {
+) -> Result<Vec<Incident>, EngineError> {
     if record.status != crate::store::Status::Running {
         return Ok(Vec::new());
     }
-    let stored = stored_incidents(&record.state).map_err(|e| DurableError::Data {
+    let stored = stored_incidents(&record.state).map_err(|e| EngineError::Data {
         process,
         message: format!("instance {}'s checkpoint: {e}", record.id),
     })?;

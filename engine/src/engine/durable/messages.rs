@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::{DurableEngine, DurableError, PayloadDecoder, ResumeReport};
+use super::{DurableEngine, EngineError, PayloadDecoder, ResumeReport};
 use crate::events::Published;
 use crate::graph::{Payload, Process, Trigger};
 use crate::instance::durable::now_ms;
@@ -25,7 +25,7 @@ impl DurableEngine {
         name: &str,
         key: impl AsRef<str>,
         payload: P,
-    ) -> Result<Published, DurableError>
+    ) -> Result<Published, EngineError>
     where
         P: Serialize + DeserializeOwned + Any + Send + Sync,
     {
@@ -44,12 +44,12 @@ impl DurableEngine {
         key: impl AsRef<str>,
         payload: P,
         ttl: std::time::Duration,
-    ) -> Result<Published, DurableError>
+    ) -> Result<Published, EngineError>
     where
         P: Serialize + DeserializeOwned + Any + Send + Sync,
     {
         self.message_type::<P>(name);
-        let json = serde_json::to_string(&payload).map_err(|e| DurableError::Data {
+        let json = serde_json::to_string(&payload).map_err(|e| EngineError::Data {
             process: "",
             message: e.to_string(),
         })?;
@@ -121,12 +121,12 @@ impl DurableEngine {
     /// catch without `apply` — any payload, as `()`, unless a typed one is known.
     ///
     /// A catch whose `apply` takes a type that is not `Deserialize`, for a name no
-    /// decoder is known for, is [`DurableError::PayloadNotStorable`]: its stored
+    /// decoder is known for, is [`EngineError::PayloadNotStorable`]: its stored
     /// messages could never be read back.
     pub(super) fn learn_payload_types<D>(
         &self,
         process: &'static Process<D>,
-    ) -> Result<(), DurableError> {
+    ) -> Result<(), EngineError> {
         let mut payloads = self
             .inner
             .payloads
@@ -153,7 +153,7 @@ impl DurableEngine {
         if let Some((name, _, _, node)) = catches.iter().find(|(name, typed, decode, _)| {
             *typed && decode.is_none() && !payloads.contains_key(*name)
         }) {
-            return Err(DurableError::PayloadNotStorable {
+            return Err(EngineError::PayloadNotStorable {
                 process: process.name(),
                 node,
                 message: name,
@@ -184,11 +184,11 @@ impl DurableEngine {
 
     /// Publish the stored messages again (after the instances resumed, so their
     /// catches are armed): expired ones leave the store.
-    pub(super) async fn redeliver(&self, report: &mut ResumeReport) -> Result<(), DurableError> {
+    pub(super) async fn redeliver(&self, report: &mut ResumeReport) -> Result<(), EngineError> {
         let store = self.inner.store.clone();
         let messages = tokio::task::spawn_blocking(move || store.messages())
             .await
-            .map_err(|_| DurableError::NoRuntime)??;
+            .map_err(|_| EngineError::NoRuntime)??;
         let now = now_ms();
         self.inner.writer.send(vec![Write::Expire { now_ms: now }]);
         for message in messages.into_iter().filter(|m| m.expires_ms > now) {
@@ -225,9 +225,9 @@ impl DurableEngine {
 
 /// A publish whose store error is [`StoreError::CommitUnknown`] says so, with the
 /// message's name and key; any other error is the store's.
-pub(super) fn unknown_publish(error: StoreError, name: &str, key: &str) -> DurableError {
+pub(super) fn unknown_publish(error: StoreError, name: &str, key: &str) -> EngineError {
     match error {
-        StoreError::CommitUnknown { .. } => DurableError::PublishUnknown {
+        StoreError::CommitUnknown { .. } => EngineError::PublishUnknown {
             name: name.to_string(),
             key: key.to_string(),
             reason: error.to_string(),

@@ -31,9 +31,9 @@ mod watch;
 pub use node_config::NodeConfig;
 pub use watch::{Watched, WatchedOutcome};
 
-pub use report::{DurableError, ResumeReport, SkipReason, Skipped};
+pub use report::{ResumeReport, SkipReason, Skipped};
 
-use super::{Engine, ShutdownError};
+use super::{Engine, EngineError, ShutdownError};
 use crate::data::{Erased, ProcessData};
 
 use crate::graph::{Graph, Payload, Process};
@@ -169,7 +169,7 @@ impl Engine {
     /// go, resumed after a restart. The same as [`DurableEngine::open`].
     ///
     /// ```no_run
-    /// # async fn run() -> Result<(), thresh::DurableError> {
+    /// # async fn run() -> Result<(), thresh::EngineError> {
     /// let engine = thresh::Engine::open("orders.db").await?;
     /// let report = engine.resume().await?;
     /// # let _ = report; Ok(()) }
@@ -177,7 +177,7 @@ impl Engine {
     ///
     /// Needs the `sqlite` feature.
     #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
-    pub async fn open(path: impl AsRef<std::path::Path>) -> Result<DurableEngine, DurableError> {
+    pub async fn open(path: impl AsRef<std::path::Path>) -> Result<DurableEngine, EngineError> {
         DurableEngine::open(path).await
     }
 }
@@ -188,11 +188,11 @@ impl DurableEngine {
     /// Needs the `sqlite` feature.
     #[cfg(feature = "sqlite")]
     #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
-    pub async fn open(path: impl AsRef<std::path::Path>) -> Result<Self, DurableError> {
+    pub async fn open(path: impl AsRef<std::path::Path>) -> Result<Self, EngineError> {
         let path = path.as_ref().to_path_buf();
         let store = tokio::task::spawn_blocking(move || crate::store::SqliteStore::open(path))
             .await
-            .map_err(|_| DurableError::NoRuntime)??;
+            .map_err(|_| EngineError::NoRuntime)??;
         Self::with_store(Arc::new(store))
     }
 
@@ -204,7 +204,7 @@ impl DurableEngine {
     /// Needs the `postgres` feature.
     #[cfg(feature = "postgres")]
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-    pub async fn connect(url: &str) -> Result<Self, DurableError> {
+    pub async fn connect(url: &str) -> Result<Self, EngineError> {
         Self::connect_with(url, NodeConfig::default()).await
     }
 
@@ -218,16 +218,16 @@ impl DurableEngine {
     pub async fn open_with(
         path: impl AsRef<std::path::Path>,
         config: crate::EngineConfig,
-    ) -> Result<Self, DurableError> {
+    ) -> Result<Self, EngineError> {
         let path = path.as_ref().to_path_buf();
         let store = tokio::task::spawn_blocking(move || crate::store::SqliteStore::open(path))
             .await
-            .map_err(|_| DurableError::NoRuntime)??;
+            .map_err(|_| EngineError::NoRuntime)??;
         Self::with_store_config(Arc::new(store), config)
     }
 
     /// A durable engine on `store`.
-    pub fn with_store(store: Arc<dyn Store>) -> Result<Self, DurableError> {
+    pub fn with_store(store: Arc<dyn Store>) -> Result<Self, EngineError> {
         Self::with_store_config(store, crate::EngineConfig::default())
     }
 
@@ -237,7 +237,7 @@ impl DurableEngine {
     pub fn with_store_config(
         store: Arc<dyn Store>,
         config: crate::EngineConfig,
-    ) -> Result<Self, DurableError> {
+    ) -> Result<Self, EngineError> {
         let writer = Writer::spawn(store.clone())?;
         let engine = Engine::with_config(config);
         // Ids continue after every id the store has seen.
@@ -297,19 +297,13 @@ impl DurableEngine {
         !self.inner.wait_states_only.load(Ordering::Relaxed)
     }
 
-    /// The engine underneath: publish messages, broadcast signals, count instances.
-    /// Instances it starts itself are not stored.
-    pub fn engine(&self) -> &Engine {
-        &self.engine
-    }
-
     /// Register `process`: this engine may resume its stored instances, and reads
     /// back the stored payloads of the messages its catches and message starts take
     /// (by the type each `apply` takes, when it is `Deserialize`; a catch without
     /// `apply` takes any payload) — [`message_type`](Self::message_type) is needed
     /// only for other types, and on a node that publishes a message none of its
     /// processes catches.
-    pub fn register<D>(&self, process: &'static Process<D>) -> Result<(), DurableError>
+    pub fn register<D>(&self, process: &'static Process<D>) -> Result<(), EngineError>
     where
         D: ProcessData + Serialize + DeserializeOwned,
     {
@@ -322,7 +316,7 @@ impl DurableEngine {
         if let Some(known) = registry.get(process.name()) {
             return match known.graph.fingerprint == process.fingerprint() {
                 true => Ok(()),
-                false => Err(DurableError::NameTaken {
+                false => Err(EngineError::NameTaken {
                     process: process.name(),
                     registered: known.graph.fingerprint,
                     given: process.fingerprint(),
@@ -345,7 +339,7 @@ impl DurableEngine {
         &self,
         process: &'static Process<D>,
         data: D,
-    ) -> Result<InstanceHandle<D>, DurableError>
+    ) -> Result<InstanceHandle<D>, EngineError>
     where
         D: ProcessData + Serialize + DeserializeOwned,
     {
@@ -363,9 +357,9 @@ impl DurableEngine {
         process: &'static Graph<Erased>,
         codec: Codec<Erased>,
         data: Erased,
-    ) -> Result<InstanceHandle<Erased>, DurableError> {
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| DurableError::NoRuntime)?;
-        let encoded = (codec.encode)(&data).map_err(|message| DurableError::Data {
+    ) -> Result<InstanceHandle<Erased>, EngineError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| EngineError::NoRuntime)?;
+        let encoded = (codec.encode)(&data).map_err(|message| EngineError::Data {
             process: process.name(),
             message,
         })?;
@@ -373,7 +367,7 @@ impl DurableEngine {
             data: encoded,
             start: None,
         })
-        .map_err(|e| DurableError::Data {
+        .map_err(|e| EngineError::Data {
             process: process.name(),
             message: e.to_string(),
         })?;
@@ -392,7 +386,7 @@ impl DurableEngine {
         match self.inner.writer.submit(vec![Write::Put(record)]).await {
             Ok(()) => {}
             Err(error @ StoreError::CommitUnknown { .. }) => {
-                return Err(DurableError::StartUnknown {
+                return Err(EngineError::StartUnknown {
                     process: process.name(),
                     id: InstanceId(id),
                     reason: error.to_string(),
@@ -404,7 +398,7 @@ impl DurableEngine {
             .engine
             .inner
             .admit()
-            .ok_or(DurableError::ShuttingDown)?;
+            .ok_or(EngineError::ShuttingDown)?;
         let durable = Durable::new(self.inner.writer.clone(), codec, id, 1, None);
         let born = (data, Entry::NoneStart);
         Ok(self.spawn_stored(admitted, &runtime, process, born, durable, None))
@@ -432,16 +426,21 @@ impl DurableEngine {
         handle
     }
 
+    /// How many instance loops run on this engine (resumed ones included).
+    pub fn running_instances(&self) -> usize {
+        self.engine.running_instances()
+    }
+
     /// What the store holds of an instance: its status and, once it ended, its
     /// outcome as JSON (`{"outcome": "completed", "error": null, "data": {...}}`).
     pub async fn instance(
         &self,
         id: InstanceId,
-    ) -> Result<Option<(Status, Option<String>)>, DurableError> {
+    ) -> Result<Option<(Status, Option<String>)>, EngineError> {
         let store = self.inner.store.clone();
         let record = tokio::task::spawn_blocking(move || store.instance(id.0))
             .await
-            .map_err(|_| DurableError::NoRuntime)??;
+            .map_err(|_| EngineError::NoRuntime)??;
         Ok(record.map(|r| (r.status, r.outcome)))
     }
 
@@ -451,12 +450,12 @@ impl DurableEngine {
         &self,
         process: Option<&str>,
         status: Option<Status>,
-    ) -> Result<Vec<(InstanceId, Status, Option<String>)>, DurableError> {
+    ) -> Result<Vec<(InstanceId, Status, Option<String>)>, EngineError> {
         let store = self.inner.store.clone();
         let process = process.map(str::to_string);
         let records = tokio::task::spawn_blocking(move || store.list(process.as_deref(), status))
             .await
-            .map_err(|_| DurableError::NoRuntime)??;
+            .map_err(|_| EngineError::NoRuntime)??;
         Ok(records
             .into_iter()
             .map(|r| (InstanceId(r.id), r.status, r.outcome))
@@ -465,7 +464,7 @@ impl DurableEngine {
 
     /// Remove ended instances that ended more than `retention` ago (running ones are
     /// never purged; ids are never reused).
-    pub async fn purge(&self, retention: Duration) -> Result<(), DurableError> {
+    pub async fn purge(&self, retention: Duration) -> Result<(), EngineError> {
         let before = now_ms() - retention.as_millis() as i64;
         self.inner
             .writer
@@ -485,11 +484,11 @@ impl DurableEngine {
         &self,
         process: &'static Process<D>,
         id: InstanceId,
-    ) -> Result<Option<String>, DurableError> {
+    ) -> Result<Option<String>, EngineError> {
         let store = self.inner.store.clone();
         let record = tokio::task::spawn_blocking(move || store.instance(id.0))
             .await
-            .map_err(|_| DurableError::NoRuntime)??;
+            .map_err(|_| EngineError::NoRuntime)??;
         let Some(record) = record else {
             return Ok(None);
         };

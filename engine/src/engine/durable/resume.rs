@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::{DurableEngine, DurableError, ResumeReport, Resumed, SkipReason, Skipped};
+use super::{DurableEngine, EngineError, ResumeReport, Resumed, SkipReason, Skipped};
 use crate::data::Erased;
 use crate::graph::{Graph, Process};
 use crate::instance::durable::records::{Checkpoint, Codec};
@@ -17,7 +17,7 @@ impl DurableEngine {
     /// Resume every stored running instance of a registered process. (A node of
     /// several, [`DurableEngine::connect`]: every such instance no live node owns —
     /// the others are theirs.)
-    pub async fn resume(&self) -> Result<ResumeReport, DurableError> {
+    pub async fn resume(&self) -> Result<ResumeReport, EngineError> {
         #[cfg(feature = "postgres")]
         let report = match self.inner.node.get() {
             Some(node) => node.clone().take_over_all(self).await?,
@@ -30,11 +30,11 @@ impl DurableEngine {
     }
 
     /// `resume` of an engine alone on its store.
-    async fn resume_here(&self) -> Result<ResumeReport, DurableError> {
+    async fn resume_here(&self) -> Result<ResumeReport, EngineError> {
         let store = self.inner.store.clone();
         let running = tokio::task::spawn_blocking(move || store.running())
             .await
-            .map_err(|_| DurableError::NoRuntime)??;
+            .map_err(|_| EngineError::NoRuntime)??;
         let mut report = ResumeReport::default();
         // Resumed parents' calls look for their children once every one is resumed.
         self.inner.resuming.send_replace(true);

@@ -7,7 +7,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use super::{DurableEngine, DurableError};
+use super::{DurableEngine, EngineError};
 
 impl DurableEngine {
     /// Broadcast a signal to every waiting catcher and signal start event, and wait
@@ -28,7 +28,7 @@ impl DurableEngine {
         &self,
         name: &str,
         payload: P,
-    ) -> Result<usize, DurableError> {
+    ) -> Result<usize, EngineError> {
         // A node of several: the other nodes' catchers too (`signal_type` says how
         // its payload travels). Their acknowledgment is theirs to give.
         #[cfg(feature = "postgres")]
@@ -54,7 +54,7 @@ impl DurableEngine {
         }
         match cause {
             None => Ok(reached),
-            Some(cause) => Err(DurableError::SignalNotStored {
+            Some(cause) => Err(EngineError::SignalNotStored {
                 signal: name.to_string(),
                 reached,
                 unstored,

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::{DurableEngine, DurableError};
+use super::{DurableEngine, EngineError};
 use crate::data::ProcessData;
 use crate::graph::Process;
 use crate::instance::durable::records::{Checkpoint, Codec};
@@ -74,26 +74,26 @@ where
     }
 
     /// Its stored record: unknown if not stored, or stored for another process.
-    async fn record(&self) -> Result<InstanceRecord, DurableError> {
+    async fn record(&self) -> Result<InstanceRecord, EngineError> {
         let store = self.engine.inner.store.clone();
         let id = self.id.0;
         let record = tokio::task::spawn_blocking(move || store.instance(id))
             .await
-            .map_err(|_| DurableError::NoRuntime)??;
+            .map_err(|_| EngineError::NoRuntime)??;
         record
             .filter(|r| r.process == self.process.name())
-            .ok_or(DurableError::Store(StoreError::UnknownInstance { id }))
+            .ok_or(EngineError::Store(StoreError::UnknownInstance { id }))
     }
 
-    fn decode(&self, value: serde_json::Value) -> Result<D, DurableError> {
-        (Codec::<D>::json().decode)(value).map_err(|message| DurableError::Data {
+    fn decode(&self, value: serde_json::Value) -> Result<D, EngineError> {
+        (Codec::<D>::json().decode)(value).map_err(|message| EngineError::Data {
             process: self.process.name(),
             message,
         })
     }
 
-    fn data_of(&self, record: &InstanceRecord) -> Result<D, DurableError> {
-        let unreadable = |e: serde_json::Error| DurableError::Data {
+    fn data_of(&self, record: &InstanceRecord) -> Result<D, EngineError> {
+        let unreadable = |e: serde_json::Error| EngineError::Data {
             process: self.process.name(),
             message: e.to_string(),
         };
@@ -109,25 +109,25 @@ where
     }
 
     /// Its status now.
-    pub async fn status(&self) -> Result<Status, DurableError> {
+    pub async fn status(&self) -> Result<Status, EngineError> {
         Ok(self.record().await?.status)
     }
 
     /// Its open incidents as last stored (none once it ended): a running instance
     /// with one waits there for a retry.
-    pub async fn incidents(&self) -> Result<Vec<crate::retry::Incident>, DurableError> {
+    pub async fn incidents(&self) -> Result<Vec<crate::retry::Incident>, EngineError> {
         let record = self.record().await?;
         super::incidents::incidents_of(&record, self.process.name(), self.process.graph())
     }
 
     /// Its data as last stored (its last checkpoint, or its end).
-    pub async fn data(&self) -> Result<D, DurableError> {
+    pub async fn data(&self) -> Result<D, EngineError> {
         let record = self.record().await?;
         self.data_of(&record)
     }
 
     /// Wait until it ended, and say how.
-    pub async fn outcome(&self) -> Result<WatchedOutcome<D>, DurableError> {
+    pub async fn outcome(&self) -> Result<WatchedOutcome<D>, EngineError> {
         loop {
             let record = self.record().await?;
             if record.status.is_ended() {
