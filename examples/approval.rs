@@ -61,7 +61,7 @@ async fn main() {
             delays,
             ..Purchase::default()
         };
-        let handle = engine.start(&APPROVAL, purchase);
+        let handle = engine.start(&APPROVAL, purchase).await.unwrap();
         let outcome = handle.outcome().await;
         let history = handle.history().await;
         println!(

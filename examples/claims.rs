@@ -97,28 +97,31 @@ async fn main() {
         .expect("CLAIMS has a message start");
     let mut failed = false;
 
-    let file = |id: &str, amount: u64, suspicious: bool| {
+    let file = |id: &'static str, amount: u64, suspicious: bool| {
         let filed = Filed {
             id: id.into(),
             amount,
             suspicious,
         };
-        engine.publish_message("claim", id, filed);
+        engine.publish_message("claim", id, filed)
     };
     // A small claim, paid at once; a suspicious one, rejected.
-    file("C-1", 400, false);
+    file("C-1", 400, false).await.expect("published");
     let small = claims.next().await.expect("started by its message");
-    file("C-2", 700, true);
+    file("C-2", 700, true).await.expect("published");
     let fraud = claims.next().await.expect("started by its message");
     // Two large claims wait for documents: one gets them, one is withdrawn.
-    file("C-3", 5_000, false);
+    file("C-3", 5_000, false).await.expect("published");
     let documented = claims.next().await.expect("started by its message");
-    file("C-4", 9_000, false);
+    file("C-4", 9_000, false).await.expect("published");
     let withdrawn = claims.next().await.expect("started by its message");
     wait_for_documents(&documented).await;
     wait_for_documents(&withdrawn).await;
-    engine.publish_message("documents", "C-3", ());
-    engine.publish_message("withdraw", "C-4", ());
+    engine
+        .publish_message("documents", "C-3", ())
+        .await
+        .unwrap();
+    engine.publish_message("withdraw", "C-4", ()).await.unwrap();
 
     for (handle, expected) in [
         (small, "paid"),

@@ -23,14 +23,17 @@ async fn main() {
     }
     // An instance: too big an order is back-ordered.
     let engine = Engine::new();
-    let handle = engine.start(
-        &ORDER,
-        Order {
-            id: "A-2".into(),
-            total: 5_000,
-            ..Order::default()
-        },
-    );
+    let handle = engine
+        .start(
+            &ORDER,
+            Order {
+                id: "A-2".into(),
+                total: 5_000,
+                ..Order::default()
+            },
+        )
+        .await
+        .unwrap();
     let outcome = handle.outcome().await;
     let history = handle.history().await;
     let files = [

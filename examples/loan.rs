@@ -90,14 +90,17 @@ async fn main() {
     let engine = Engine::new();
     let mut failed = false;
     for (applicant, amount) in [("ada", 10_000), ("blocked-bob", 5_000), ("carol", 90_000)] {
-        let handle = engine.start(
-            &LOAN,
-            Loan {
-                applicant: applicant.into(),
-                amount,
-                ..Loan::default()
-            },
-        );
+        let handle = engine
+            .start(
+                &LOAN,
+                Loan {
+                    applicant: applicant.into(),
+                    amount,
+                    ..Loan::default()
+                },
+            )
+            .await
+            .unwrap();
         let outcome = handle.outcome().await;
         let history = handle.history().await;
         println!("{applicant} ({amount}): {}", outcome.kind());

@@ -71,14 +71,17 @@ process! {
 async fn main() {
     let engine = Engine::new();
     for (id, total) in [("A-1", 250), ("A-2", 5_000), ("X-3", 10)] {
-        let handle = engine.start(
-            &ORDER,
-            Order {
-                id: id.into(),
-                total,
-                ..Order::default()
-            },
-        );
+        let handle = engine
+            .start(
+                &ORDER,
+                Order {
+                    id: id.into(),
+                    total,
+                    ..Order::default()
+                },
+            )
+            .await
+            .unwrap();
         let outcome = handle.outcome().await;
         let history = handle.history().await;
         println!("order {id} (total {total}): {}", outcome.kind());

@@ -55,34 +55,46 @@ process! {
 #[tokio::main]
 async fn main() {
     let engine = Engine::new();
-    let ledger = engine.start(&LEDGER, Order::default());
-    let paid = engine.start(
-        &PAYMENT,
-        Order {
-            id: "A-1".into(),
-            amount: 250,
-            ..Order::default()
-        },
-    );
-    let unpaid = engine.start(
-        &PAYMENT,
-        Order {
-            id: "A-2".into(),
-            amount: 90,
-            ..Order::default()
-        },
-    );
+    let ledger = engine.start(&LEDGER, Order::default()).await.unwrap();
+    let paid = engine
+        .start(
+            &PAYMENT,
+            Order {
+                id: "A-1".into(),
+                amount: 250,
+                ..Order::default()
+            },
+        )
+        .await
+        .unwrap();
+    let unpaid = engine
+        .start(
+            &PAYMENT,
+            Order {
+                id: "A-2".into(),
+                amount: 90,
+                ..Order::default()
+            },
+        )
+        .await
+        .unwrap();
 
     // Let both orders park at their gateway, then pay only the first. A payment for
     // an order nobody waits for is buffered by the broker.
     tokio::time::sleep(Duration::from_millis(20)).await;
     println!(
         "publish payment for A-1: {:?}",
-        engine.publish_message("payment", "A-1", Payment { amount: 250 })
+        engine
+            .publish_message("payment", "A-1", Payment { amount: 250 })
+            .await
+            .unwrap()
     );
     println!(
         "publish payment for Z-9: {:?}",
-        engine.publish_message("payment", "Z-9", Payment { amount: 5 })
+        engine
+            .publish_message("payment", "Z-9", Payment { amount: 5 })
+            .await
+            .unwrap()
     );
 
     let mut failed = false;

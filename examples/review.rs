@@ -161,7 +161,7 @@ async fn main() {
     let mut unexpected = 0;
     for (doc, expected_end) in inputs {
         let title = doc.title.clone();
-        let handle = engine.start(&REVIEW, doc);
+        let handle = engine.start(&REVIEW, doc).await.unwrap();
         let outcome = handle.outcome().await;
         let history = handle.history().await;
         let reviewers: Vec<&str> = history

@@ -108,7 +108,7 @@ async fn main() {
             courier,
             ..Order::default()
         };
-        let handle = engine.start(&SAGA, order);
+        let handle = engine.start(&SAGA, order).await.unwrap();
         let outcome = handle.outcome().await;
         let ran = handle.history().await.completed_tasks();
         match outcome {

@@ -117,14 +117,17 @@ async fn main() {
         ),
     ];
     for (id, lines) in orders {
-        let handle = engine.start(
-            &ORDER,
-            Order {
-                id: id.into(),
-                lines,
-                ..Order::default()
-            },
-        );
+        let handle = engine
+            .start(
+                &ORDER,
+                Order {
+                    id: id.into(),
+                    lines,
+                    ..Order::default()
+                },
+            )
+            .await
+            .unwrap();
         let outcome = handle.outcome().await;
         let history = handle.history().await;
         let children = history.count("ship", |w| matches!(w, Happening::Called { .. }));

@@ -177,7 +177,7 @@ fn order(i: usize, mode: &str) -> Order {
 // ----- scenarios, many times on both runtimes ---------------------------------------
 
 async fn the_child_ships_and_its_output_comes_back(engine: Engine, i: usize) {
-    let parent = engine.start(&ORDER, order(i, ""));
+    let parent = engine.start(&ORDER, order(i, "")).await.unwrap();
     let outcome = parent.outcome().await;
     let history = parent.history().await;
     check_scoped_history(&history, &outcome);
@@ -198,7 +198,7 @@ async fn the_child_ships_and_its_output_comes_back(engine: Engine, i: usize) {
 }
 
 async fn a_childs_error_is_caught_by_the_call_activitys_boundary(engine: Engine, i: usize) {
-    let parent = engine.start(&ORDER, order(i, "lose"));
+    let parent = engine.start(&ORDER, order(i, "lose")).await.unwrap();
     let outcome = parent.outcome().await;
     check_scoped_history(&parent.history().await, &outcome);
     let o = outcome.completed().expect("completed");
@@ -208,7 +208,7 @@ async fn a_childs_error_is_caught_by_the_call_activitys_boundary(engine: Engine,
 }
 
 async fn a_childs_uncaught_error_fails_the_parent_at_the_call(engine: Engine, i: usize) {
-    let parent = engine.start(&BARE, order(i, "lose"));
+    let parent = engine.start(&BARE, order(i, "lose")).await.unwrap();
     match parent.outcome().await {
         Outcome::Failed(InstanceError::UncaughtError { node, code, .. }) => {
             assert_eq!((node, code.as_str()), ("ship", "LOST"));
@@ -218,14 +218,14 @@ async fn a_childs_uncaught_error_fails_the_parent_at_the_call(engine: Engine, i:
 }
 
 async fn a_terminated_child_completes_the_call(engine: Engine, i: usize) {
-    let parent = engine.start(&ORDER, order(i, "stop"));
+    let parent = engine.start(&ORDER, order(i, "stop")).await.unwrap();
     let o = parent.outcome().await.completed().expect("completed");
     assert!(o.path.is_empty());
     assert_eq!(parent.history().await.ended_at(), ["done"]);
 }
 
 async fn a_failing_child_fails_the_call_as_a_task(engine: Engine, i: usize) {
-    let parent = engine.start(&ORDER, order(i, "fail"));
+    let parent = engine.start(&ORDER, order(i, "fail")).await.unwrap();
     match parent.outcome().await {
         Outcome::Failed(InstanceError::TaskFailed { node, message }) => {
             assert_eq!(node, "ship");
@@ -237,7 +237,7 @@ async fn a_failing_child_fails_the_call_as_a_task(engine: Engine, i: usize) {
 }
 
 async fn two_calls_run_side_by_side(engine: Engine, i: usize) {
-    let parent = engine.start(&TWO, order(i, ""));
+    let parent = engine.start(&TWO, order(i, "")).await.unwrap();
     let outcome = parent.outcome().await;
     check_scoped_history(&parent.history().await, &outcome);
     let o = outcome.completed().expect("completed");
@@ -261,7 +261,7 @@ flavors!(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_child_is_an_instance_of_its_own() {
     let engine = Engine::new();
-    let parent = engine.start(&ORDER, order(1, "wait"));
+    let parent = engine.start(&ORDER, order(1, "wait")).await.unwrap();
     let child = until_child(&parent).await;
     expect_parked(&child, "wait_here").await;
     assert_eq!(child.parent(), Some(parent.id()));
@@ -298,7 +298,7 @@ async fn the_child_is_an_instance_of_its_own() {
 async fn a_childs_escalation_reaches_a_non_interrupting_boundary() {
     let engine = Engine::new();
     for i in 0..100 {
-        let parent = engine.start(&ORDER, order(i, "late"));
+        let parent = engine.start(&ORDER, order(i, "late")).await.unwrap();
         let child = until_child(&parent).await;
         expect_parked(&child, "wait_here").await;
         // The boundary's path ran beside the waiting child.
@@ -323,7 +323,7 @@ async fn a_childs_escalation_reaches_a_non_interrupting_boundary() {
 async fn an_interrupting_escalation_cancels_the_child() {
     let engine = Engine::new();
     for i in 0..100 {
-        let parent = engine.start(&STRICT, order(i, "late"));
+        let parent = engine.start(&STRICT, order(i, "late")).await.unwrap();
         let outcome = parent.outcome().await;
         check_scoped_history(&parent.history().await, &outcome);
         assert!(outcome.completed().is_some());
@@ -337,7 +337,7 @@ async fn an_interrupting_escalation_cancels_the_child() {
 #[tokio::test(start_paused = true)]
 async fn a_timer_boundary_cancels_the_child() {
     let engine = Engine::new();
-    let parent = engine.start(&STRICT, order(1, "wait"));
+    let parent = engine.start(&STRICT, order(1, "wait")).await.unwrap();
     let child = until_child(&parent).await;
     expect_parked(&child, "wait_here").await;
     tokio::time::sleep(Duration::from_secs(3601)).await;
@@ -351,7 +351,7 @@ async fn a_timer_boundary_cancels_the_child() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cancelling_the_parent_cancels_the_child() {
     let engine = Engine::new();
-    let parent = engine.start(&ORDER, order(1, "wait"));
+    let parent = engine.start(&ORDER, order(1, "wait")).await.unwrap();
     let child = until_child(&parent).await;
     expect_parked(&child, "wait_here").await;
     parent.cancel();
@@ -364,7 +364,7 @@ async fn cancelling_the_parent_cancels_the_child() {
 async fn a_parent_cancelled_during_the_call_leaves_no_child_running() {
     let engine = Engine::new();
     for i in 0..300 {
-        let parent = engine.start(&ORDER, order(i, "wait"));
+        let parent = engine.start(&ORDER, order(i, "wait")).await.unwrap();
         for _ in 0..(i % 5) {
             tokio::task::yield_now().await;
         }
@@ -378,7 +378,7 @@ async fn a_parent_cancelled_during_the_call_leaves_no_child_running() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_child_cancelled_from_outside_fails_the_call() {
     let engine = Engine::new();
-    let parent = engine.start(&BARE, order(1, "wait"));
+    let parent = engine.start(&BARE, order(1, "wait")).await.unwrap();
     let child = until_child(&parent).await;
     child.cancel();
     match parent.outcome().await {
@@ -396,7 +396,10 @@ async fn a_child_cancelled_from_outside_fails_the_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn recursion_bounded_by_the_data_completes() {
     let engine = Engine::new();
-    let h = engine.start(&COUNTDOWN, Countdown { n: 10, calls: 0 });
+    let h = engine
+        .start(&COUNTDOWN, Countdown { n: 10, calls: 0 })
+        .await
+        .unwrap();
     assert_eq!(h.outcome().await.completed().expect("completed").calls, 10);
 }
 
@@ -408,9 +411,15 @@ async fn recursion_past_the_depth_limit_fails_clearly() {
         max_call_depth: 3,
         ..EngineConfig::default()
     });
-    let ok = engine.start(&COUNTDOWN, Countdown { n: 3, calls: 0 });
+    let ok = engine
+        .start(&COUNTDOWN, Countdown { n: 3, calls: 0 })
+        .await
+        .unwrap();
     assert_eq!(ok.outcome().await.completed().expect("completed").calls, 3);
-    let h = engine.start(&COUNTDOWN, Countdown { n: 100, calls: 0 });
+    let h = engine
+        .start(&COUNTDOWN, Countdown { n: 100, calls: 0 })
+        .await
+        .unwrap();
     match h.outcome().await {
         Outcome::Failed(InstanceError::TaskFailed { node, message }) => {
             assert_eq!(node, "again");

@@ -160,7 +160,10 @@ async fn ended<D: Clone>(h: &InstanceHandle<D>) -> Outcome<D> {
 async fn parallel_children_get_their_items_and_outputs_merge_in_index_order() {
     for _ in 0..20 {
         let engine = Engine::new();
-        let h = engine.start(&PARALLEL, order(&[("a", 1), ("b", 5), ("c", 9)]));
+        let h = engine
+            .start(&PARALLEL, order(&[("a", 1), ("b", 5), ("c", 9)]))
+            .await
+            .unwrap();
         let Outcome::Completed(done) = ended(&h).await else {
             panic!("not completed")
         };
@@ -178,7 +181,7 @@ async fn parallel_children_get_their_items_and_outputs_merge_in_index_order() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_empty_collection_calls_no_child() {
     let engine = Engine::new();
-    let h = engine.start(&PARALLEL, order(&[]));
+    let h = engine.start(&PARALLEL, order(&[])).await.unwrap();
     let Outcome::Completed(done) = ended(&h).await else {
         panic!("not completed")
     };
@@ -193,7 +196,10 @@ async fn an_empty_collection_calls_no_child() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sequential_children_run_one_at_a_time() {
     let engine = Engine::new();
-    let h = engine.start(&SEQUENTIAL, order(&[("a", 0), ("b", 0), ("c", 0)]));
+    let h = engine
+        .start(&SEQUENTIAL, order(&[("a", 0), ("b", 0), ("c", 0)]))
+        .await
+        .unwrap();
     for (index, sku) in ["a", "b", "c"].into_iter().enumerate() {
         // Only the current item's child runs.
         let child = children(&h, 1).await.pop().unwrap();
@@ -212,7 +218,7 @@ async fn sequential_children_run_one_at_a_time() {
 async fn an_error_in_one_child_is_caught_at_the_activity_and_cancels_the_others() {
     for _ in 0..20 {
         let engine = Engine::new();
-        let h = engine.start(&GUARDED, order(&[]));
+        let h = engine.start(&GUARDED, order(&[])).await.unwrap();
         let kids = children(&h, 3).await;
         // The parent-only input: every child gets the order.
         for c in &kids {
@@ -241,7 +247,7 @@ async fn an_error_in_one_child_is_caught_at_the_activity_and_cancels_the_others(
 async fn cancelling_the_parent_cancels_every_child() {
     for _ in 0..20 {
         let engine = Engine::new();
-        let h = engine.start(&GUARDED, order(&[]));
+        let h = engine.start(&GUARDED, order(&[])).await.unwrap();
         let kids = children(&h, 3).await;
         h.cancel();
         assert!(matches!(ended(&h).await, Outcome::Cancelled(_)));
@@ -255,7 +261,7 @@ async fn cancelling_the_parent_cancels_every_child() {
 async fn the_completion_condition_cancels_the_children_still_running() {
     for _ in 0..20 {
         let engine = Engine::new();
-        let h = engine.start(&FIRST, order(&[]));
+        let h = engine.start(&FIRST, order(&[])).await.unwrap();
         let kids = children(&h, 3).await;
         kids[2].complete("pack", |_| {}).await.unwrap();
         assert!(matches!(ended(&h).await, Outcome::Completed(_)));
@@ -290,7 +296,7 @@ process! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_track_back_at_the_same_call_lists_only_its_new_child() {
     let engine = Engine::new();
-    let h = engine.start(&TWICE, order(&[]));
+    let h = engine.start(&TWICE, order(&[])).await.unwrap();
     let first = children(&h, 1).await.pop().unwrap();
     first.complete("pack", |_| {}).await.unwrap();
     ended(&first).await;
@@ -319,7 +325,7 @@ async fn a_thousand_parallel_children_are_listed_and_all_come_back() {
     let engine = Engine::new();
     let lines: Vec<(String, u32)> = (0..1000).map(|i| (format!("l{i}"), 10)).collect();
     let lines: Vec<(&str, u32)> = lines.iter().map(|(s, k)| (s.as_str(), *k)).collect();
-    let h = engine.start(&PARALLEL, order(&lines));
+    let h = engine.start(&PARALLEL, order(&lines)).await.unwrap();
     let Outcome::Completed(done) = ended(&h).await else {
         panic!("not completed")
     };

@@ -128,7 +128,7 @@ async fn allocations(
     let mut result = None;
     for _ in 0..2 {
         let before = made();
-        let handle = engine.start(process, order());
+        let handle = engine.start(process, order()).await.unwrap();
         let Outcome::Completed(data) = handle.outcome().await else {
             panic!("the instance completed");
         };

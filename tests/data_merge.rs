@@ -367,7 +367,7 @@ process! {
 /// writes; after the end, the final data.
 async fn data_shows_the_committed_data_while_running(engine: Engine, _: usize) {
     let doc = Doc::new();
-    let handle = engine.start(&HELD, doc.clone());
+    let handle = engine.start(&HELD, doc.clone()).await.unwrap();
     started(&handle, &["hold"]).await;
     let during = Doc {
         a: 1,

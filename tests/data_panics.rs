@@ -130,7 +130,7 @@ async fn a_clone_that_panics_fails_its_instance_only() {
         n: 0,
         fail: fail.clone(),
     };
-    let handle = engine.start(&ADD, data);
+    let handle = engine.start(&ADD, data).await.unwrap();
     let outcome = handle.outcome().await;
     assert!(refused_clone(&outcome), "{outcome:?}");
     let message = match &outcome {
@@ -143,14 +143,20 @@ async fn a_clone_that_panics_fails_its_instance_only() {
     );
     // In the loop: the user task parks it; the task after it copies the data.
     let fail = Arc::new(AtomicBool::new(false));
-    let handle = engine.start(
-        &WAIT_THEN_ADD,
-        Fragile {
-            n: 0,
-            fail: fail.clone(),
-        },
-    );
-    let healthy = engine.start(&WAIT_THEN_ADD, Fragile::default());
+    let handle = engine
+        .start(
+            &WAIT_THEN_ADD,
+            Fragile {
+                n: 0,
+                fail: fail.clone(),
+            },
+        )
+        .await
+        .unwrap();
+    let healthy = engine
+        .start(&WAIT_THEN_ADD, Fragile::default())
+        .await
+        .unwrap();
     fail.store(true, Ordering::SeqCst);
     let _ = handle.complete("approve", |_: &mut Fragile| {}).await;
     let outcome = handle.outcome().await;
@@ -162,7 +168,7 @@ async fn a_clone_that_panics_fails_its_instance_only() {
         .unwrap();
     assert!(matches!(healthy.outcome().await, Outcome::Completed(f) if f.n == 1));
     fail.store(false, Ordering::SeqCst);
-    let again = engine.start(&ADD, Fragile { n: 5, fail });
+    let again = engine.start(&ADD, Fragile { n: 5, fail }).await.unwrap();
     assert!(matches!(again.outcome().await, Outcome::Completed(f) if f.n == 6));
 }
 
@@ -181,7 +187,12 @@ async fn a_clone_that_panics_fails_its_instance_on_two_workers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_comparison_that_panics_in_a_commit_names_the_diff() {
     let engine = Engine::new();
-    let outcome = engine.start(&THIRTEEN, Picky::default()).outcome().await;
+    let outcome = engine
+        .start(&THIRTEEN, Picky::default())
+        .await
+        .unwrap()
+        .outcome()
+        .await;
     assert!(
         matches!(
             &outcome,
@@ -196,8 +207,14 @@ async fn a_comparison_that_panics_in_a_commit_names_the_diff() {
 async fn a_comparison_that_panics_in_the_loop_ends_the_instance_naming_it() {
     let engine = Engine::new();
     for _ in 0..10 {
-        let handle = engine.start(&THIRTEEN_LATER, Picky::default());
-        let other = engine.start(&THIRTEEN_LATER, Picky::default());
+        let handle = engine
+            .start(&THIRTEEN_LATER, Picky::default())
+            .await
+            .unwrap();
+        let other = engine
+            .start(&THIRTEEN_LATER, Picky::default())
+            .await
+            .unwrap();
         // The copy is made and changed on the track; the loop's commit diffs it.
         let _ = handle
             .complete("approve", |p: &mut Picky| p.n = Touchy(13))
@@ -242,10 +259,13 @@ process! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_loop_that_panics_leaves_no_incident_listed() {
     let engine = Engine::new();
-    let handle = engine.start(&HELD_AND_WAITING, Picky::default());
+    let handle = engine
+        .start(&HELD_AND_WAITING, Picky::default())
+        .await
+        .unwrap();
     let incident = tokio::time::timeout(std::time::Duration::from_secs(20), async {
         loop {
-            if let Some(incident) = engine.incidents().pop() {
+            if let Some(incident) = engine.incidents().await.unwrap().pop() {
                 return incident;
             }
             tokio::time::sleep(std::time::Duration::from_millis(1)).await;
@@ -265,7 +285,7 @@ async fn a_loop_that_panics_leaves_no_incident_listed() {
         ),
         "{outcome:?}"
     );
-    assert_eq!(engine.incidents(), Vec::new());
+    assert_eq!(engine.incidents().await.unwrap(), Vec::new());
     assert_eq!(
         engine.retry(incident.id).await,
         Err(thresh::retry::RetryError::NoIncident(incident.id))

@@ -487,7 +487,7 @@ fn svgs_and_mermaid_are_written() {
 async fn instance_svgs() -> Vec<(String, String)> {
     use processes::{Job, BROKEN, STUCK};
     let engine = thresh::Engine::with_config(thresh::EngineConfig::fail_fast());
-    let stuck = engine.start(&STUCK, Job::default());
+    let stuck = engine.start(&STUCK, Job::default()).await.unwrap();
     thresh::testing::expect_open_work(&stuck, "approve").await;
     // Let the other branch finish and wait at the join.
     for _ in 0..100 {
@@ -495,7 +495,7 @@ async fn instance_svgs() -> Vec<(String, String)> {
     }
     let waiting = STUCK.to_svg_with(&stuck.history().await);
     stuck.cancel();
-    let broken = engine.start(&BROKEN, Job::default());
+    let broken = engine.start(&BROKEN, Job::default()).await.unwrap();
     let outcome = broken.outcome().await;
     assert_eq!(outcome.kind(), "failed");
     let failed = BROKEN.to_svg_with(&broken.history().await);

@@ -92,7 +92,7 @@ async fn one_race(i: usize) {
     } else {
         assert_eq!((data.price, data.refusal.as_str()), (0, "no"), "{said}");
     }
-    let stats = engine.engine().broker_stats();
+    let stats = engine.broker_stats();
     assert_eq!(
         (stats.delivered, stats.buffered),
         (1, 1),

@@ -170,7 +170,7 @@ fn written() -> Vec<Step> {
 #[tokio::test]
 async fn an_end_in_the_first_step_reads_as_any_end() {
     let engine = Engine::new();
-    let handle = engine.start(&WRITE, Note::default());
+    let handle = engine.start(&WRITE, Note::default()).await.unwrap();
     assert!(
         handle.is_finished(),
         "ended in its first step, on its caller"
@@ -198,7 +198,10 @@ async fn an_end_in_the_first_step_reads_as_any_end() {
 #[tokio::test]
 async fn ends_of_larger_data_and_longer_histories_read_the_same() {
     let engine = Engine::new();
-    let letter = engine.start(&WRITE_LETTER, Letter::default());
+    let letter = engine
+        .start(&WRITE_LETTER, Letter::default())
+        .await
+        .unwrap();
     assert!(letter.is_finished());
     assert_eq!(letter.data().await.unwrap().text, "written");
     assert_eq!(
@@ -206,7 +209,7 @@ async fn ends_of_larger_data_and_longer_histories_read_the_same() {
         written(),
         "a larger data type's end reads the same",
     );
-    let thrice = engine.start(&WRITE_THRICE, Note::default());
+    let thrice = engine.start(&WRITE_THRICE, Note::default()).await.unwrap();
     assert!(thrice.is_finished());
     assert_eq!(thrice.data().await.unwrap().text, "abc");
     assert_eq!(thrice.history().await.steps().len(), 8);
@@ -216,7 +219,7 @@ async fn ends_of_larger_data_and_longer_histories_read_the_same() {
 #[tokio::test]
 async fn a_terminated_first_step_ends_terminated() {
     let engine = Engine::new();
-    let handle = engine.start(&STOP, Count::default());
+    let handle = engine.start(&STOP, Count::default()).await.unwrap();
     let Outcome::Terminated(count) = handle.outcome().await else {
         panic!("terminated");
     };
@@ -230,16 +233,11 @@ async fn a_terminated_first_step_ends_terminated() {
 async fn ended_data_is_dropped_once_with_its_last_handle() {
     let engine = Engine::new();
     let token = Arc::new(7);
-    let handles: Vec<_> = (0..100)
-        .map(|_| {
-            engine.start(
-                &KEEP,
-                Token {
-                    token: token.clone(),
-                },
-            )
-        })
-        .collect();
+    let mut handles = Vec::new();
+    for _ in 0..100 {
+        let token = token.clone();
+        handles.push(engine.start(&KEEP, Token { token }).await.unwrap());
+    }
     // Ours, and one an ended instance (its handle's end).
     assert_eq!(Arc::strong_count(&token), 1 + 100);
     let clones: Vec<_> = handles.iter().map(Clone::clone).collect();
@@ -259,11 +257,11 @@ async fn an_instance_that_ended_in_its_first_step_keeps_its_end_and_data() {
     let mut handles = Vec::with_capacity(1_000);
     // The first starts on a thread make its scratch pieces; later ones reuse them.
     for _ in 0..10 {
-        handles.push(engine.start(&ADD, Count::default()));
+        handles.push(engine.start(&ADD, Count::default()).await.unwrap());
     }
     let before = live();
     for _ in 0..900 {
-        handles.push(engine.start(&ADD, Count::default()));
+        handles.push(engine.start(&ADD, Count::default()).await.unwrap());
     }
     // Kept per instance: its end's block (with its steps) and its data's box (its
     // `Completed` step borrows the one field its commit changed from the data type's
@@ -330,12 +328,12 @@ async fn the_channel_closes_once_the_instances_are_done(
             report: Report(report.clone()),
         };
         match n % 2 {
-            0 => handles.push(engine.start(process, data)),
+            0 => handles.push(engine.start(process, data).await.unwrap()),
             _ => {
                 let engine = engine.clone();
                 let process: &'static thresh::Process<Reporting> = process;
                 handles.push(
-                    tokio::spawn(async move { engine.start(process, data) })
+                    tokio::spawn(async move { engine.start(process, data).await.unwrap() })
                         .await
                         .unwrap(),
                 );

@@ -185,15 +185,15 @@ async fn t2_a_message_and_a_signal_race_exactly_one_wins() {
         // An engine per run: a signal reaches every instance of its engine.
         let engine = Engine::new();
         let id = format!("r{i}");
-        let h = engine.start(&RACE, deal(&id));
+        let h = engine.start(&RACE, deal(&id)).await.unwrap();
         if !i.is_multiple_of(4) {
             expect_parked(&h, "gate").await;
         }
         let (publisher, broadcaster) = (engine.clone(), engine.clone());
         let key = id.clone();
         let (published, reached) = at_the_same_time(
-            move || publisher.publish_message("payment", key, 5_u64),
-            move || broadcaster.broadcast_signal("call_off", "too slow".to_string()),
+            move || at_once(publisher.publish_message("payment", key, 5_u64)).unwrap(),
+            move || at_once(broadcaster.broadcast_signal("call_off", "too slow".to_string())).unwrap(),
         )
         .await;
         let (outcome, history) = finish(&h).await;
@@ -260,15 +260,15 @@ async fn t2_two_message_arms_race_exactly_one_wins() {
     many(1000, 8, |i| async move {
         let engine = Engine::new();
         let id = format!("m{i}");
-        let h = engine.start(&ANSWER, deal(&id));
+        let h = engine.start(&ANSWER, deal(&id)).await.unwrap();
         if !i.is_multiple_of(4) {
             expect_parked(&h, "gate").await;
         }
         let (e1, e2) = (engine.clone(), engine.clone());
         let (k1, k2) = (id.clone(), id.clone());
         let (accept, reject) = at_the_same_time(
-            move || e1.publish_message("accept", k1, 9_u64),
-            move || e2.publish_message("reject", k2, "no".to_string()),
+            move || at_once(e1.publish_message("accept", k1, 9_u64)).unwrap(),
+            move || at_once(e2.publish_message("reject", k2, "no".to_string())).unwrap(),
         )
         .await;
         let (outcome, history) = finish(&h).await;
@@ -350,7 +350,7 @@ async fn t8_message_or_timer(_: Engine, i: usize) {
     let id = format!("d{i}");
     let deadline = Duration::from_secs(10);
     let t0 = Instant::now();
-    let h = engine.start(&DEADLINE, deal(&id));
+    let h = engine.start(&DEADLINE, deal(&id)).await.unwrap();
     let case = i % 5;
     let message_at = match case {
         0 => Some(Duration::ZERO),
@@ -365,7 +365,7 @@ async fn t8_message_or_timer(_: Engine, i: usize) {
         if case != 4 {
             assert!(!h.is_finished(), "case {case}: ended before the message");
         }
-        published = Some(engine.publish_message("payment", &id, 3_u64));
+        published = Some(engine.publish_message("payment", &id, 3_u64).await.unwrap());
     }
     let (outcome, history) = finish(&h).await;
     let took = t0.elapsed();
@@ -391,7 +391,7 @@ async fn t8_message_or_timer(_: Engine, i: usize) {
             if case == 3 {
                 // Nobody waits any more: a late message is buffered.
                 assert_eq!(
-                    engine.publish_message("payment", &id, 4_u64),
+                    engine.publish_message("payment", &id, 4_u64).await.unwrap(),
                     Published::Buffered
                 );
             }
@@ -447,12 +447,13 @@ async fn t8_a_due_timer_and_a_message_race_exactly_one_wins() {
     many(1000, 8, |i| async move {
         let engine = Engine::new();
         let id = format!("z{i}");
-        let h = engine.start(&AT_ONCE, deal(&id));
+        let h = engine.start(&AT_ONCE, deal(&id)).await.unwrap();
         let (publisher, key) = (engine.clone(), id.clone());
-        let published =
-            tokio::task::spawn_blocking(move || publisher.publish_message("payment", key, 1_u64))
-                .await
-                .expect("publisher");
+        let published = tokio::task::spawn_blocking(move || {
+            at_once(publisher.publish_message("payment", key, 1_u64)).unwrap()
+        })
+        .await
+        .expect("publisher");
         let (outcome, history) = finish(&h).await;
         let data = completed(outcome, &history);
         let winner = the_winner(&history, &["now", "paid"]);
@@ -511,14 +512,17 @@ async fn a_three_arm_gateway_with_a_receive_task() {
     for case in 0..3 {
         let engine = Engine::new();
         let t0 = Instant::now();
-        let h = engine.start(&THREE, deal("three"));
+        let h = engine.start(&THREE, deal("three")).await.unwrap();
         expect_parked(&h, "gate").await;
         match case {
             0 => assert_eq!(
-                engine.publish_message("order", "three", 8_u64),
+                engine
+                    .publish_message("order", "three", 8_u64)
+                    .await
+                    .unwrap(),
                 Published::Delivered
             ),
-            1 => assert_eq!(engine.broadcast_signal("stop", ()), 1),
+            1 => assert_eq!(engine.broadcast_signal("stop", ()).await.unwrap(), 1),
             _ => {}
         }
         let (outcome, history) = finish(&h).await;
@@ -540,9 +544,12 @@ async fn a_three_arm_gateway_with_a_receive_task() {
                 assert_eq!(t0.elapsed(), Duration::from_secs(15));
             }
         }
-        assert_eq!(engine.broadcast_signal("stop", ()), 0);
+        assert_eq!(engine.broadcast_signal("stop", ()).await.unwrap(), 0);
         assert_eq!(
-            engine.publish_message("order", "three", 9_u64),
+            engine
+                .publish_message("order", "three", 9_u64)
+                .await
+                .unwrap(),
             Published::Buffered
         );
     }

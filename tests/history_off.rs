@@ -51,14 +51,15 @@ async fn without_history_the_outcome_is_the_same_and_the_history_empty() {
         ..EngineConfig::default()
     });
     let recording = Engine::new();
-    let handles: Vec<_> = (0..200)
-        .map(|_| quiet.start(&LOOP, Counter::default()))
-        .collect();
+    let mut handles: Vec<_> = Vec::new();
+    for _ in 0..200 {
+        handles.push(quiet.start(&LOOP, Counter::default()).await.unwrap());
+    }
     for handle in handles {
         assert_eq!(handle.outcome().await.completed(), Some(EXPECTED));
         assert!(handle.history().await.steps().is_empty());
     }
-    let handle = recording.start(&LOOP, Counter::default());
+    let handle = recording.start(&LOOP, Counter::default()).await.unwrap();
     assert_eq!(handle.outcome().await.completed(), Some(EXPECTED));
     let history = handle.history().await;
     assert_eq!(history.completed_tasks().len(), 1002);
@@ -79,7 +80,7 @@ async fn without_history_a_running_instance_reports_an_empty_history() {
             s -> approve -> e;
         }
     }
-    let handle = quiet.start(&WAITS, Counter::default());
+    let handle = quiet.start(&WAITS, Counter::default()).await.unwrap();
     thresh::testing::expect_open_work(&handle, "approve").await;
     assert!(handle.history().await.steps().is_empty());
     handle

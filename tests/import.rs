@@ -72,14 +72,17 @@ fn a_camunda_diagram_imports_as_its_inline_twin() {
 async fn an_imported_process_runs_like_its_inline_twin() {
     let engine = Engine::new();
     for p in [&CAMUNDA, &INLINE] {
-        let handle = engine.start(
-            p,
-            Order {
-                id: "A-1".into(),
-                total: 10,
-                ..Order::default()
-            },
-        );
+        let handle = engine
+            .start(
+                p,
+                Order {
+                    id: "A-1".into(),
+                    total: 10,
+                    ..Order::default()
+                },
+            )
+            .await
+            .unwrap();
         let outcome = handle.outcome().await;
         let history = handle.history().await;
         assert_eq!(history.ended_at(), vec!["shipped"], "{}", outcome.kind());
@@ -160,13 +163,16 @@ fn a_camunda_diagram_with_a_sub_process_imports_as_its_inline_twin() {
 async fn the_camunda_claim_runs_its_default_flow_and_its_timer() {
     let engine = Engine::new();
     // A small claim takes the default flow and is paid.
-    let small = engine.start(
-        &CLAIM,
-        Claim {
-            amount: 400,
-            ..Claim::default()
-        },
-    );
+    let small = engine
+        .start(
+            &CLAIM,
+            Claim {
+                amount: 400,
+                ..Claim::default()
+            },
+        )
+        .await
+        .unwrap();
     let outcome = small.outcome().await;
     let history = small.history().await;
     assert_eq!(
@@ -181,13 +187,16 @@ async fn the_camunda_claim_runs_its_default_flow_and_its_timer() {
     );
     // A large one waits for the expert, who never answers: the timer on the
     // sub-process interrupts it and the claim is escalated.
-    let large = engine.start(
-        &CLAIM,
-        Claim {
-            amount: 5_000,
-            ..Claim::default()
-        },
-    );
+    let large = engine
+        .start(
+            &CLAIM,
+            Claim {
+                amount: 5_000,
+                ..Claim::default()
+            },
+        )
+        .await
+        .unwrap();
     let outcome = large.outcome().await;
     let history = large.history().await;
     assert_eq!(
@@ -269,15 +278,18 @@ fn a_bpmn_io_diagram_imports_as_its_inline_twin() {
 async fn the_bpmn_io_diagram_runs() {
     let engine = Engine::new();
     for (id, total, credit) in [("S-1", 500, true), ("S-2", 20, false)] {
-        let handle = engine.start(
-            &SHOP,
-            Shop {
-                id: id.into(),
-                total,
-                ..Shop::default()
-            },
-        );
-        engine.publish_message("payment", id, ());
+        let handle = engine
+            .start(
+                &SHOP,
+                Shop {
+                    id: id.into(),
+                    total,
+                    ..Shop::default()
+                },
+            )
+            .await
+            .unwrap();
+        engine.publish_message("payment", id, ()).await.unwrap();
         let outcome = handle.outcome().await;
         let history = handle.history().await;
         assert_eq!(

@@ -64,13 +64,16 @@ process! {
 async fn an_imported_call_activity_runs_its_called_process() {
     assert_eq!(IMPORTED.node("audit").expect("imported").keyword(), "call");
     let engine = Engine::new();
-    let h = engine.start(
-        &IMPORTED,
-        Order {
-            id: "I-1".into(),
-            ..Order::default()
-        },
-    );
+    let h = engine
+        .start(
+            &IMPORTED,
+            Order {
+                id: "I-1".into(),
+                ..Order::default()
+            },
+        )
+        .await
+        .unwrap();
     let o = h.outcome().await.completed().expect("completed");
     assert_eq!(o.tracking, "T-I-1");
     assert_eq!(h.history().await.completed_tasks(), ["ship", "audit"]);

@@ -545,7 +545,7 @@ fn exports_keep_names_task_types_and_flow_labels() {
 #[tokio::test]
 async fn a_diagram_with_uuid_ids_runs_and_reports_them_as_written() {
     let engine = thresh::Engine::new();
-    let h = engine.start(&MIWG_A_1_0, Data::default());
+    let h = engine.start(&MIWG_A_1_0, Data::default()).await.unwrap();
     h.outcome().await.completed().expect("completed");
     let done = h.history().await.completed_tasks();
     assert_eq!(done.len(), 3, "{done:?}");
@@ -565,7 +565,7 @@ process! {
 #[tokio::test]
 async fn implicit_starts_and_ends_manual_tasks_and_milestones_run_as_bpmn_says() {
     let engine = thresh::Engine::new();
-    let h = engine.start(&PASSING, Data::default());
+    let h = engine.start(&PASSING, Data::default()).await.unwrap();
     let d = h.outcome().await.completed().expect("completed");
     assert!(d.flag);
     assert_eq!(

@@ -48,13 +48,16 @@ mod inline {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn imported_markers_run_as_the_file_says() {
     let engine = Engine::new();
-    let h = engine.start(
-        &MARKED,
-        Order {
-            lines: vec!["a".into(), "b".into(), "c".into()],
-            ..Order::default()
-        },
-    );
+    let h = engine
+        .start(
+            &MARKED,
+            Order {
+                lines: vec!["a".into(), "b".into(), "c".into()],
+                ..Order::default()
+            },
+        )
+        .await
+        .unwrap();
     // Sequential: one work item at a time, twice.
     for i in 0..2 {
         let work = thresh::testing::wait_until_open_work(&h, "sign")

@@ -169,14 +169,17 @@ async fn exclusive_each_arm_starts_an_instance_on_that_arm() {
     let mut deals = engine.deploy(&EXCLUSIVE, tagged("x")).expect("deployed");
     for (arm, key) in [("a", "K1"), ("b", "K2")] {
         assert_eq!(
-            engine.publish_message(arm, key, msg(key, 10)),
+            engine
+                .publish_message(arm, key, msg(key, 10))
+                .await
+                .unwrap(),
             Published::Started
         );
         let h = next_handle(&mut deals).await;
         expect_parked(&h, "more").await;
         assert_eq!(engine.running_instances(), 1);
         assert_eq!(
-            engine.publish_message("a", key, msg(key, 5)),
+            engine.publish_message("a", key, msg(key, 5)).await.unwrap(),
             Published::Delivered
         );
         let (outcome, history) = finish(&h).await;
@@ -210,15 +213,15 @@ async fn exclusive_running_key_goes_to_the_running_instance() {
         .expect("deployed");
     // No await in between: on the current-thread runtime the instance has not run.
     assert_eq!(
-        engine.publish_message("a", "K", msg("K", 1)),
+        engine.publish_message("a", "K", msg("K", 1)).await.unwrap(),
         Published::Started
     );
     assert_eq!(
-        engine.publish_message("a", "K", msg("K", 2)),
+        engine.publish_message("a", "K", msg("K", 2)).await.unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("b", "K", msg("K", 3)),
+        engine.publish_message("b", "K", msg("K", 3)).await.unwrap(),
         Published::Buffered
     );
     assert_eq!(engine.broker_stats().buffered, 2);
@@ -236,12 +239,12 @@ async fn exclusive_running_key_goes_to_the_running_instance() {
     assert_eq!(engine.broker_stats().buffered, 0);
     // A further `b` is buffered, not a new instance; the `a` goes to `more`.
     assert_eq!(
-        engine.publish_message("b", "K", msg("K", 5)),
+        engine.publish_message("b", "K", msg("K", 5)).await.unwrap(),
         Published::Buffered
     );
     no_handle(&mut deals).await;
     assert_eq!(
-        engine.publish_message("a", "K", msg("K", 6)),
+        engine.publish_message("a", "K", msg("K", 6)).await.unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&second).await;
@@ -256,7 +259,7 @@ async fn exclusive_running_key_goes_to_the_running_instance() {
     let third = next_handle(&mut deals).await;
     expect_parked(&third, "more").await;
     assert_eq!(
-        engine.publish_message("a", "K", msg("K", 7)),
+        engine.publish_message("a", "K", msg("K", 7)).await.unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&third).await;
@@ -286,7 +289,10 @@ async fn exclusive_different_keys_start_separate_instances() {
     let mut handles = Vec::new();
     for (i, (arm, key)) in starts.into_iter().enumerate() {
         assert_eq!(
-            engine.publish_message(arm, key, msg(key, i as u64 + 1)),
+            engine
+                .publish_message(arm, key, msg(key, i as u64 + 1))
+                .await
+                .unwrap(),
             Published::Started
         );
         let h = next_handle(&mut deals).await;
@@ -299,7 +305,10 @@ async fn exclusive_different_keys_start_separate_instances() {
     // Fed in reverse order: each completes alone.
     for (i, (arm, key)) in starts.into_iter().enumerate().rev() {
         assert_eq!(
-            engine.publish_message("a", key, msg(key, 100)),
+            engine
+                .publish_message("a", key, msg(key, 100))
+                .await
+                .unwrap(),
             Published::Delivered
         );
         let (outcome, history) = finish(&handles[i]).await;
@@ -355,7 +364,10 @@ async fn parallel_second_message_is_delivered_to_the_parked_arm() {
         let engine = Engine::new();
         let mut deals = engine.deploy(&PARALLEL, tagged("p")).expect("deployed");
         assert_eq!(
-            engine.publish_message(first, "K", msg("K", 3)),
+            engine
+                .publish_message(first, "K", msg("K", 3))
+                .await
+                .unwrap(),
             Published::Started
         );
         let h = next_handle(&mut deals).await;
@@ -363,7 +375,10 @@ async fn parallel_second_message_is_delivered_to_the_parked_arm() {
         still_running(&h).await;
         no_handle(&mut deals).await;
         assert_eq!(
-            engine.publish_message(second, "K", msg("K", 4)),
+            engine
+                .publish_message(second, "K", msg("K", 4))
+                .await
+                .unwrap(),
             Published::Delivered
         );
         let (outcome, history) = finish(&h).await;
@@ -396,11 +411,17 @@ async fn parallel_second_message_before_the_arm_parks_is_buffered_then_taken() {
         let mut deals = engine.deploy(&PARALLEL, Deal::default()).expect("deployed");
         // No await in between: on the current-thread runtime the instance has not run.
         assert_eq!(
-            engine.publish_message(first, "K", msg("K", 3)),
+            engine
+                .publish_message(first, "K", msg("K", 3))
+                .await
+                .unwrap(),
             Published::Started
         );
         assert_eq!(
-            engine.publish_message(second, "K", msg("K", 4)),
+            engine
+                .publish_message(second, "K", msg("K", 4))
+                .await
+                .unwrap(),
             Published::Buffered
         );
         assert_eq!(engine.broker_stats().buffered, 1);
@@ -426,20 +447,29 @@ async fn parallel_completes_only_after_every_arm_and_keys_run_apart() {
     let engine = Engine::new();
     let mut deals = engine.deploy(&PARALLEL, Deal::default()).expect("deployed");
     assert_eq!(
-        engine.publish_message("a", "K1", msg("K1", 1)),
+        engine
+            .publish_message("a", "K1", msg("K1", 1))
+            .await
+            .unwrap(),
         Published::Started
     );
     let one = next_handle(&mut deals).await;
     expect_parked(&one, "b").await;
     assert_eq!(
-        engine.publish_message("a", "K1", msg("K1", 2)),
+        engine
+            .publish_message("a", "K1", msg("K1", 2))
+            .await
+            .unwrap(),
         Published::Buffered
     );
     no_handle(&mut deals).await;
     still_running(&one).await;
 
     assert_eq!(
-        engine.publish_message("b", "K2", msg("K2", 10)),
+        engine
+            .publish_message("b", "K2", msg("K2", 10))
+            .await
+            .unwrap(),
         Published::Started
     );
     let two = next_handle(&mut deals).await;
@@ -449,7 +479,10 @@ async fn parallel_completes_only_after_every_arm_and_keys_run_apart() {
 
     // K2's `a` feeds only K2's instance.
     assert_eq!(
-        engine.publish_message("a", "K2", msg("K2", 20)),
+        engine
+            .publish_message("a", "K2", msg("K2", 20))
+            .await
+            .unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&two).await;
@@ -462,7 +495,10 @@ async fn parallel_completes_only_after_every_arm_and_keys_run_apart() {
     still_running(&one).await;
 
     assert_eq!(
-        engine.publish_message("b", "K1", msg("K1", 5)),
+        engine
+            .publish_message("b", "K1", msg("K1", 5))
+            .await
+            .unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&one).await;
@@ -484,14 +520,20 @@ async fn parallel_completes_only_after_every_arm_and_keys_run_apart() {
     );
     // A new round for K1: its `a` arm is not fed by the stale repeat.
     assert_eq!(
-        engine.publish_message("b", "K1", msg("K1", 7)),
+        engine
+            .publish_message("b", "K1", msg("K1", 7))
+            .await
+            .unwrap(),
         Published::Started
     );
     let three = next_handle(&mut deals).await;
     expect_parked(&three, "a").await;
     still_running(&three).await;
     assert_eq!(
-        engine.publish_message("a", "K1", msg("K1", 8)),
+        engine
+            .publish_message("a", "K1", msg("K1", 8))
+            .await
+            .unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&three).await;
@@ -507,18 +549,18 @@ async fn parallel_undeploy_leaves_the_waiting_arm_its_message() {
     let engine = Engine::new();
     let mut deals = engine.deploy(&PARALLEL, Deal::default()).expect("deployed");
     assert_eq!(
-        engine.publish_message("b", "K", msg("K", 2)),
+        engine.publish_message("b", "K", msg("K", 2)).await.unwrap(),
         Published::Started
     );
     let h = next_handle(&mut deals).await;
     expect_parked(&h, "a").await;
     assert!(engine.undeploy(deals.id()));
     assert_eq!(
-        engine.publish_message("b", "L", msg("L", 1)),
+        engine.publish_message("b", "L", msg("L", 1)).await.unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("a", "K", msg("K", 1)),
+        engine.publish_message("a", "K", msg("K", 1)).await.unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&h).await;
@@ -559,7 +601,10 @@ async fn parallel_many_keys_from_many_tasks() {
                     } else {
                         100 * (k as u64 + 1)
                     };
-                    let published = engine.publish_message(arm, &key, msg(key.clone(), n));
+                    let published = engine
+                        .publish_message(arm, &key, msg(key.clone(), n))
+                        .await
+                        .unwrap();
                     results.push((key, published));
                 }
                 results
@@ -703,20 +748,29 @@ async fn three_arms_in_every_order() {
         let mut deals = engine.deploy(&THREE, Deal::default()).expect("deployed");
         let [first, second, third] = order;
         assert_eq!(
-            engine.publish_message(first, "K", msg("K", 1)),
+            engine
+                .publish_message(first, "K", msg("K", 1))
+                .await
+                .unwrap(),
             Published::Started
         );
         let h = next_handle(&mut deals).await;
         expect_parked(&h, second).await;
         expect_parked(&h, third).await;
         assert_eq!(
-            engine.publish_message(second, "K", msg("K", 2)),
+            engine
+                .publish_message(second, "K", msg("K", 2))
+                .await
+                .unwrap(),
             Published::Delivered
         );
         still_running(&h).await;
         no_handle(&mut deals).await;
         assert_eq!(
-            engine.publish_message(third, "K", msg("K", 3)),
+            engine
+                .publish_message(third, "K", msg("K", 3))
+                .await
+                .unwrap(),
             Published::Delivered
         );
         let (outcome, history) = finish(&h).await;
@@ -822,14 +876,20 @@ async fn receive_task_arms_run(first: &'static str, second: &'static str) -> His
         .deploy(&RECEIVING, Deal::default())
         .expect("deployed");
     assert_eq!(
-        engine.publish_message(first, "K", msg("K", 1)),
+        engine
+            .publish_message(first, "K", msg("K", 1))
+            .await
+            .unwrap(),
         Published::Started
     );
     let h = next_handle(&mut deals).await;
     expect_parked(&h, second).await;
     still_running(&h).await;
     assert_eq!(
-        engine.publish_message(second, "K", msg("K", 2)),
+        engine
+            .publish_message(second, "K", msg("K", 2))
+            .await
+            .unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&h).await;
@@ -850,10 +910,10 @@ async fn receive_task_arms_run(first: &'static str, second: &'static str) -> His
 async fn engine_start_fails_with_no_none_start() {
     let engine = Engine::new();
     for h in [
-        engine.start(&EXCLUSIVE, Deal::default()),
-        engine.start(&PARALLEL, Deal::default()),
-        engine.start(&THREE, Deal::default()),
-        engine.start(&RECEIVING, Deal::default()),
+        engine.start(&EXCLUSIVE, Deal::default()).await.unwrap(),
+        engine.start(&PARALLEL, Deal::default()).await.unwrap(),
+        engine.start(&THREE, Deal::default()).await.unwrap(),
+        engine.start(&RECEIVING, Deal::default()).await.unwrap(),
     ] {
         let (outcome, history) =
             tokio::time::timeout(HANG, async { (h.outcome().await, h.history().await) })

@@ -114,13 +114,16 @@ async fn large_model_runs_to_completion() {
     assert_eq!(LARGE.nodes().len(), 1016);
     let engine = Engine::new();
     for &(seed, tasks) in EXPECTED_TASKS {
-        let handle = engine.start(
-            &LARGE,
-            D {
-                seed,
-                ..D::default()
-            },
-        );
+        let handle = engine
+            .start(
+                &LARGE,
+                D {
+                    seed,
+                    ..D::default()
+                },
+            )
+            .await
+            .unwrap();
         let outcome = handle.outcome().await;
         let history = handle.history().await;
         let Outcome::Completed(data) = outcome else {

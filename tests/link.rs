@@ -96,7 +96,7 @@ async fn a_link_loop_runs_n_times(i: usize) {
         spins,
         ..lap(limit)
     };
-    let (outcome, history) = finish_strict(&engine.start(&LOOP, data)).await;
+    let (outcome, history) = finish_strict(&engine.start(&LOOP, data).await.unwrap()).await;
     let data = completed(outcome, &history);
     assert_eq!(data.n, limit);
     assert_eq!(steps(&history), loop_history(limit), "limit {limit}");
@@ -114,7 +114,7 @@ async fn a_link_loop_runs_its_body_once_at_least() {
         limit: 3,
         ..Lap::default()
     };
-    let (outcome, history) = finish_strict(&engine.start(&LOOP, data)).await;
+    let (outcome, history) = finish_strict(&engine.start(&LOOP, data).await.unwrap()).await;
     assert_eq!(completed(outcome, &history).n, 10);
     assert_eq!(steps(&history), loop_history(1));
 }
@@ -156,7 +156,8 @@ process! {
 async fn two_throws_reach_one_catch(i: usize) {
     let engine = Engine::new();
     let limit = 1 + (i % 40) as u32;
-    let (outcome, history) = finish_strict(&engine.start(&TWO_SOURCES, lap(limit))).await;
+    let (outcome, history) =
+        finish_strict(&engine.start(&TWO_SOURCES, lap(limit)).await.unwrap()).await;
     let data = completed(outcome, &history);
     assert_eq!(
         (data.n, data.odd, data.even),
@@ -210,7 +211,8 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_link_jumps_forward() {
     let engine = Engine::new();
-    let (outcome, history) = finish_strict(&engine.start(&JUMP, Lap::default())).await;
+    let (outcome, history) =
+        finish_strict(&engine.start(&JUMP, Lap::default()).await.unwrap()).await;
     assert_eq!(completed(outcome, &history).n, 10);
     assert_eq!(
         steps(&history),
@@ -264,7 +266,7 @@ process! {
 async fn a_fork_and_join_inside_a_link_loop(i: usize) {
     let engine = Engine::new();
     let limit = 1 + (i % 25) as u32;
-    let (outcome, history) = finish_strict(&engine.start(&FORKS, lap(limit))).await;
+    let (outcome, history) = finish_strict(&engine.start(&FORKS, lap(limit)).await.unwrap()).await;
     let data = completed(outcome, &history);
     assert_eq!((data.n, data.left, data.right), (limit, limit, limit));
     let laps = limit as usize;
@@ -318,7 +320,8 @@ async fn a_timer_inside_a_link_loop_is_armed_on_every_lap() {
     let engine = Engine::new();
     for limit in [1_u32, 4, 12] {
         let t0 = Instant::now();
-        let (outcome, history) = finish_strict(&engine.start(&TICKS, lap(limit))).await;
+        let (outcome, history) =
+            finish_strict(&engine.start(&TICKS, lap(limit)).await.unwrap()).await;
         assert_eq!(t0.elapsed(), Duration::from_secs(limit.into()));
         assert_eq!(completed(outcome, &history).n, limit);
         let mut rows = vec![(0, "s", Happening::Started)];
@@ -369,10 +372,14 @@ async fn a_boundary_inside_a_link_loop_is_armed_on_every_visit(i: usize) {
     // Signals go to every instance of an engine: one engine per run.
     let engine = Engine::new();
     let limit = 1 + (i % 4) as u32;
-    let handle = engine.start(&GUARDED, lap(limit));
+    let handle = engine.start(&GUARDED, lap(limit)).await.unwrap();
     for round in 1..=limit {
         expect_open_work(&handle, "review").await;
-        assert_eq!(engine.broadcast_signal("ping", ()), 1, "round {round}");
+        assert_eq!(
+            engine.broadcast_signal("ping", ()).await.unwrap(),
+            1,
+            "round {round}"
+        );
         expect_that(&handle, "the ping was noted", |h| {
             completions(h, "note") == round as usize
         })
@@ -387,7 +394,7 @@ async fn a_boundary_inside_a_link_loop_is_armed_on_every_visit(i: usize) {
     assert_eq!((data.rounds, data.pings), (limit, limit));
     assert_eq!(spawns(&history, "ping"), limit as usize);
     assert_eq!(completions(&history, "review"), limit as usize);
-    assert_eq!(engine.broadcast_signal("ping", ()), 0);
+    assert_eq!(engine.broadcast_signal("ping", ()).await.unwrap(), 0);
 }
 
 multi_thread!(RUNS => a_boundary_inside_a_link_loop_is_armed_on_every_visit);

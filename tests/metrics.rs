@@ -112,9 +112,9 @@ fn the_engine_reports_instances_incidents_messages_and_commits() {
             ..EngineConfig::default()
         });
         // An incident, retried once the service is back: completed.
-        let job = engine.start(&WORK, Job::default());
+        let job = engine.start(&WORK, Job::default()).await.unwrap();
         let incident = loop {
-            if let Some(incident) = engine.incidents().pop() {
+            if let Some(incident) = engine.incidents().await.unwrap().pop() {
                 break incident;
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
@@ -123,19 +123,22 @@ fn the_engine_reports_instances_incidents_messages_and_commits() {
         engine.retry(incident.id).await.expect("retried");
         assert!(job.outcome().await.completed().is_some());
         // A cancelled one.
-        let waiting = engine.start(&WAIT, Job::default());
+        let waiting = engine.start(&WAIT, Job::default()).await.unwrap();
         waiting.cancel();
         let _ = waiting.outcome().await;
         // A message that expires before its catch waits.
-        engine.publish_message("pay", "late", ());
+        engine.publish_message("pay", "late", ()).await.unwrap();
         tokio::time::sleep(Duration::from_millis(20)).await;
-        let late = engine.start(
-            &PAY,
-            Job {
-                id: "late".into(),
-                done: 0,
-            },
-        );
+        let late = engine
+            .start(
+                &PAY,
+                Job {
+                    id: "late".into(),
+                    done: 0,
+                },
+            )
+            .await
+            .unwrap();
         tokio::time::sleep(Duration::from_millis(20)).await;
         late.cancel();
         let _ = late.outcome().await;

@@ -137,13 +137,13 @@ async fn reply_at<D: ProcessData>(
 ) {
     expect_parked(handle, node).await;
     let engine = engine.clone();
-    tokio::spawn(async move { engine.publish_message("payment", key, reply) })
+    tokio::spawn(async move { engine.publish_message("payment", key, reply).await.unwrap() })
         .await
         .unwrap();
 }
 
 async fn declined_is_caught_by_the_receive_tasks_boundary(engine: Engine, i: usize) {
-    let h = engine.start(&OWN_BOUNDARY, order(i));
+    let h = engine.start(&OWN_BOUNDARY, order(i)).await.unwrap();
     reply_at(
         &engine,
         &h,
@@ -161,7 +161,7 @@ async fn declined_is_caught_by_the_receive_tasks_boundary(engine: Engine, i: usi
 }
 
 async fn paid_goes_on(engine: Engine, i: usize) {
-    let h = engine.start(&OWN_BOUNDARY, order(i));
+    let h = engine.start(&OWN_BOUNDARY, order(i)).await.unwrap();
     reply_at(&engine, &h, "pay", format!("o{i}"), Reply::Paid(7)).await;
     let o = h.outcome().await.completed().expect("completed");
     assert_eq!(o.paid, 7);
@@ -169,7 +169,7 @@ async fn paid_goes_on(engine: Engine, i: usize) {
 }
 
 async fn declined_leaves_the_sub_process_by_its_boundary(engine: Engine, i: usize) {
-    let h = engine.start(&IN_SCOPE, order(i));
+    let h = engine.start(&IN_SCOPE, order(i)).await.unwrap();
     reply_at(
         &engine,
         &h,
@@ -185,7 +185,7 @@ async fn declined_leaves_the_sub_process_by_its_boundary(engine: Engine, i: usiz
 }
 
 async fn declined_uncaught_fails_the_instance(engine: Engine, i: usize) {
-    let h = engine.start(&UNCAUGHT, order(i));
+    let h = engine.start(&UNCAUGHT, order(i)).await.unwrap();
     reply_at(
         &engine,
         &h,
@@ -210,7 +210,7 @@ async fn declined_uncaught_fails_the_instance(engine: Engine, i: usize) {
 }
 
 async fn a_catch_raises_outward(engine: Engine, i: usize) {
-    let h = engine.start(&CATCH_RAISES, order(i));
+    let h = engine.start(&CATCH_RAISES, order(i)).await.unwrap();
     reply_at(
         &engine,
         &h,
@@ -237,7 +237,7 @@ flavors!(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_escalation_or_a_failure_from_the_mapping() {
     let engine = Engine::new();
-    let h = engine.start(&OWN_BOUNDARY, order(1));
+    let h = engine.start(&OWN_BOUNDARY, order(1)).await.unwrap();
     reply_at(&engine, &h, "pay", "o1".into(), Reply::Slow).await;
     let o = h.outcome().await.completed().expect("completed");
     assert_eq!(
@@ -245,7 +245,7 @@ async fn an_escalation_or_a_failure_from_the_mapping() {
         ("slow", &["shipped".to_string()][..])
     );
 
-    let h = engine.start(&UNCAUGHT, order(2));
+    let h = engine.start(&UNCAUGHT, order(2)).await.unwrap();
     reply_at(&engine, &h, "pay", "o2".into(), Reply::Garbled).await;
     match h.outcome().await {
         Outcome::Failed(InstanceError::TaskFailed { node, message }) => {

@@ -60,7 +60,10 @@ fn tasks_with_the_same_handler_share_its_fn_and_others_do_not() {
 #[tokio::test]
 async fn each_task_with_a_shared_handler_runs_records_and_commits_on_its_own() {
     let engine = Engine::new();
-    let handle = engine.start(&SHARED, Number { n: 1, runs: vec![] });
+    let handle = engine
+        .start(&SHARED, Number { n: 1, runs: vec![] })
+        .await
+        .unwrap();
     let Outcome::Completed(end) = handle.outcome().await else {
         panic!("completed")
     };

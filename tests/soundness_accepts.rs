@@ -274,7 +274,10 @@ process! {
 async fn what_waits_behind_a_may_deadlock_join_deadlocks_as_declared() {
     let engine = Engine::new();
     for x in [0, 1] {
-        let h = engine.start(&WAITS_BEHIND_MAY_DEADLOCK, D { x, rounds: 0 });
+        let h = engine
+            .start(&WAITS_BEHIND_MAY_DEADLOCK, D { x, rounds: 0 })
+            .await
+            .unwrap();
         let outcome = h.outcome().await;
         assert!(
             matches!(outcome, Outcome::Failed(InstanceError::Deadlock { .. })),
@@ -300,7 +303,7 @@ async fn every_accepted_model_completes() {
         &MULTI_BEHIND_MULTI,
     ] {
         for x in [0, 1, 7] {
-            let h = engine.start(process, D { x, rounds: 0 });
+            let h = engine.start(process, D { x, rounds: 0 }).await.unwrap();
             let outcome = h.outcome().await;
             assert!(
                 matches!(outcome, Outcome::Completed(_) | Outcome::Terminated(_)),
@@ -312,7 +315,10 @@ async fn every_accepted_model_completes() {
     }
     // Cancelled (x = 0): the open user task is withdrawn, the token leaves by the
     // cancel boundary.
-    let h = engine.start(&TRANSACTION_EITHER_WAY, D { x: 0, rounds: 0 });
+    let h = engine
+        .start(&TRANSACTION_EITHER_WAY, D { x: 0, rounds: 0 })
+        .await
+        .unwrap();
     assert!(matches!(h.outcome().await, Outcome::Completed(_)));
     assert_eq!(h.history().await.ended_at(), ["unda", "no", "e"]);
 }

@@ -116,7 +116,7 @@ fn work(patience_ms: u64) -> Work {
 async fn two_spawned_branches_overlap() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     for _ in 0..300 {
-        let h = engine.start(&SPAWNED, work(20_000));
+        let h = engine.start(&SPAWNED, work(20_000)).await.unwrap();
         match tokio::time::timeout(Duration::from_secs(30), h.outcome()).await {
             Ok(Outcome::Completed(w)) => assert!(w.left && w.right),
             Ok(other) => panic!("the branches did not overlap: {other:?}"),
@@ -131,7 +131,7 @@ async fn two_spawned_branches_overlap() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn inline_branches_do_not_overlap() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-    let h = engine.start(&INLINE, work(50));
+    let h = engine.start(&INLINE, work(50)).await.unwrap();
     match h.outcome().await {
         Outcome::Failed(InstanceError::TaskFailed { node, message }) => {
             assert_eq!(node, "left");
@@ -146,7 +146,7 @@ async fn inline_branches_do_not_overlap() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn spawned_tasks_complete_as_tasks_do() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-    let h = engine.start(&BOTH_MARKERS, work(0));
+    let h = engine.start(&BOTH_MARKERS, work(0)).await.unwrap();
     let outcome = h.outcome().await;
     assert!(outcome.completed().expect("completed").left);
     let done = h.history().await.completed_tasks();

@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use common::HANG;
-use thresh::{process, Engine, Happening, Outcome, ProcessData, Published};
+use thresh::{process, Engine, EngineError, Happening, Outcome, ProcessData, Published};
 
 #[derive(Clone, Debug, Default, PartialEq, ProcessData)]
 pub struct Count {
@@ -95,7 +95,7 @@ fn start_runs_the_first_step_before_it_returns() {
         runtime(workers).block_on(async {
             let engine = Engine::new();
             for _ in 0..500 {
-                let handle = engine.start(&READY, Count::default());
+                let handle = engine.start(&READY, Count::default()).await.unwrap();
                 assert_eq!(
                     engine.running_instances(),
                     0,
@@ -106,7 +106,7 @@ fn start_runs_the_first_step_before_it_returns() {
                     outcome_of(&handle).await,
                     Outcome::Completed(Count { n: 1 })
                 );
-                let nothing = engine.start(&NOTHING, Count::default());
+                let nothing = engine.start(&NOTHING, Count::default()).await.unwrap();
                 nothing.cancel();
                 assert_eq!(
                     outcome_of(&nothing).await,
@@ -146,7 +146,7 @@ fn a_cancel_racing_a_waiting_handler_is_cancelled_or_completed_multi_thread() {
         let engine = Engine::new();
         let (mut completed, mut cancelled) = (0, 0);
         for _ in 0..500 {
-            let handle = engine.start(&WAITING, Count::default());
+            let handle = engine.start(&WAITING, Count::default()).await.unwrap();
             let canceller = handle.clone();
             tokio::spawn(async move { canceller.cancel() });
             match outcome_of(&handle).await {
@@ -176,13 +176,13 @@ fn start_after_shutdown(workers: usize, runs: usize) {
         let engine = Engine::new();
         engine.shutdown(HANG).await.expect("shutdown");
         for _ in 0..runs {
-            let one = engine.start(&ONE, Count::default());
-            let nothing = engine.start(&NOTHING, Count::default());
+            let one = engine.start(&ONE, Count::default()).await;
+            let nothing = engine.start(&NOTHING, Count::default()).await;
             assert_eq!(engine.running_instances(), 0);
-            assert_eq!(outcome_of(&one).await, Outcome::Cancelled(Count { n: 0 }));
-            assert_eq!(
-                outcome_of(&nothing).await,
-                Outcome::Cancelled(Count { n: 0 })
+            assert!(matches!(one, Err(EngineError::ShuttingDown)), "{one:?}");
+            assert!(
+                matches!(nothing, Err(EngineError::ShuttingDown)),
+                "{nothing:?}"
             );
         }
         assert_eq!(engine.running_instances(), 0);
@@ -191,18 +191,18 @@ fn start_after_shutdown(workers: usize, runs: usize) {
 }
 
 #[test]
-fn an_instance_started_after_shutdown_is_cancelled_current_thread() {
+fn a_start_after_shutdown_is_refused_current_thread() {
     start_after_shutdown(1, 500);
 }
 
 #[test]
-fn an_instance_started_after_shutdown_is_cancelled_multi_thread() {
+fn a_start_after_shutdown_is_refused_multi_thread() {
     start_after_shutdown(4, 500);
 }
 
 /// Shutdown began (its stop is seen) while `start` was being called from other
-/// tasks: every instance either ran before the `Ok` or was cancelled before its
-/// first step; none runs after it.
+/// tasks: every start either ran its instance before the `Ok`, or its instance was
+/// cancelled before its first step, or it was refused; nothing runs after it.
 #[test]
 fn starts_racing_a_shutdown_run_nothing_after_it_returned_multi_thread() {
     static AFTER_OK: AtomicBool = AtomicBool::new(false);
@@ -231,7 +231,11 @@ fn starts_racing_a_shutdown_run_nothing_after_it_returned_multi_thread() {
                     tokio::spawn(async move {
                         let mut handles = Vec::new();
                         for _ in 0..20 {
-                            handles.push(engine.start(&WATCHED, Count::default()));
+                            match engine.start(&WATCHED, Count::default()).await {
+                                Ok(handle) => handles.push(handle),
+                                Err(EngineError::ShuttingDown) => {}
+                                Err(other) => panic!("unexpected error {other:?}"),
+                            }
                             tokio::task::yield_now().await;
                         }
                         handles
@@ -295,7 +299,9 @@ fn a_shutdown_waits_for_a_first_step_running_on_its_starter_multi_thread() {
             let engine = Engine::new();
             let starter = {
                 let engine = engine.clone();
-                tokio::task::spawn_blocking(move || engine.start(&HELD, Count::default()))
+                tokio::task::spawn_blocking(move || {
+                    common::at_once(engine.start(&HELD, Count::default())).unwrap()
+                })
             };
             while !ENTERED.load(Ordering::SeqCst) {
                 tokio::task::yield_now().await;
@@ -385,7 +391,7 @@ fn a_publish_in_flight_is_waited_for_and_its_instance_cancelled() {
             let engine = engine.clone();
             std::thread::spawn(move || {
                 GATE.with(|g| *g.borrow_mut() = Some((entered_tx, release_rx)));
-                engine.publish_message("order", "o-1", ())
+                common::at_once(engine.publish_message("order", "o-1", ())).unwrap()
             })
         };
         // The publisher is inside the deployment's start, cloning the data.
@@ -450,7 +456,12 @@ fn publishes_racing_a_shutdown_run_nothing_after_it_returned() {
                     std::thread::spawn(move || {
                         (0..20)
                             .map(|i| {
-                                engine.publish_message("order", format!("{round}-{p}-{i}"), ())
+                                common::at_once(engine.publish_message(
+                                    "order",
+                                    format!("{round}-{p}-{i}"),
+                                    (),
+                                ))
+                                .unwrap()
                             })
                             .collect::<Vec<_>>()
                     })

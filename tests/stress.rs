@@ -171,7 +171,7 @@ async fn load_multi_thread() {
 async fn cancel_races_with_completion(engine: Engine, i: usize) {
     let mut start = Load::random(i);
     start.fail_at = 0;
-    let handle = engine.start(&LOAD, start.clone());
+    let handle = engine.start(&LOAD, start.clone()).await.unwrap();
     for _ in 0..random() % 24 {
         tokio::task::yield_now().await;
     }
@@ -187,13 +187,12 @@ async fn cancel_races_with_completion(engine: Engine, i: usize) {
 /// ended completed (as predicted) or cancelled (consistently).
 async fn shutdown_races_with_running_instances(_: Engine, _: usize) {
     let engine = Engine::new();
-    let runs: Vec<_> = (0..100)
-        .map(|i| {
-            let mut start = Load::random(i);
-            start.fail_at = 0;
-            (start.clone(), engine.start(&LOAD, start))
-        })
-        .collect();
+    let mut runs = Vec::new();
+    for i in 0..100 {
+        let mut start = Load::random(i);
+        start.fail_at = 0;
+        runs.push((start.clone(), engine.start(&LOAD, start).await.unwrap()));
+    }
     for _ in 0..random() % 16 {
         tokio::task::yield_now().await;
     }

@@ -32,7 +32,7 @@ fn order(id: &str, total: u64) -> Order {
 static COVERAGE: Coverage = Coverage::new();
 
 async fn in_stock(engine: &Engine) {
-    let handle = engine.start(&ORDER, order("A-1", 250));
+    let handle = engine.start(&ORDER, order("A-1", 250)).await.unwrap();
     expect_ended(&handle).await;
     observe(&handle)
         .await
@@ -47,7 +47,7 @@ async fn in_stock(engine: &Engine) {
 }
 
 async fn out_of_stock(engine: &Engine) {
-    let handle = engine.start(&ORDER, order("A-2", 5_000));
+    let handle = engine.start(&ORDER, order("A-2", 5_000)).await.unwrap();
     expect_ended(&handle).await;
     observe(&handle)
         .await
@@ -60,7 +60,7 @@ async fn out_of_stock(engine: &Engine) {
 }
 
 async fn fraud(engine: &Engine) {
-    let handle = engine.start(&ORDER, order("X-3", 10));
+    let handle = engine.start(&ORDER, order("X-3", 10)).await.unwrap();
     expect_ended(&handle).await;
     observe(&handle)
         .await
@@ -111,7 +111,7 @@ async fn every_path_of_the_order_process_is_covered() {
 async fn coverage_under_the_threshold_fails_listing_what_was_not_taken() {
     let coverage = Coverage::new();
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-    let handle = engine.start(&ORDER, order("A-9", 1));
+    let handle = engine.start(&ORDER, order("A-9", 1)).await.unwrap();
     expect_ended(&handle).await;
     coverage.add(&ORDER, &handle).await;
     let failure = std::panic::catch_unwind(|| coverage.assert_at_least(&ORDER, 95.0))
@@ -131,7 +131,7 @@ async fn coverage_under_the_threshold_fails_listing_what_was_not_taken() {
 #[tokio::test]
 async fn a_failed_assertion_shows_the_path_the_instance_took() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-    let handle = engine.start(&ORDER, order("A-5", 5_000));
+    let handle = engine.start(&ORDER, order("A-5", 5_000)).await.unwrap();
     expect_ended(&handle).await;
     let history = handle.history().await;
     let failure = std::panic::catch_unwind(|| {
@@ -154,17 +154,23 @@ async fn a_failed_assertion_shows_the_path_the_instance_took() {
 #[tokio::test(start_paused = true)]
 async fn a_payment_wait_is_parked_then_a_message_or_the_timer_decides() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-    let paid = engine.start(
-        &PAYMENT,
-        payment::Order {
-            id: "P-1".into(),
-            amount: 30,
-            ..Default::default()
-        },
-    );
+    let paid = engine
+        .start(
+            &PAYMENT,
+            payment::Order {
+                id: "P-1".into(),
+                amount: 30,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
     // Parked: the message subscription is live, so the publish cannot be lost.
     expect_parked(&paid, "await_payment").await;
-    engine.publish_message("payment", "P-1", payment::Payment { amount: 30 });
+    engine
+        .publish_message("payment", "P-1", payment::Payment { amount: 30 })
+        .await
+        .unwrap();
     expect_ended(&paid).await;
     observe(&paid)
         .await
@@ -172,13 +178,16 @@ async fn a_payment_wait_is_parked_then_a_message_or_the_timer_decides() {
         .assert_not_passed(["too_late"])
         .assert_data("paid in full", |o| o.paid == 30);
 
-    let late = engine.start(
-        &PAYMENT,
-        payment::Order {
-            id: "P-2".into(),
-            ..Default::default()
-        },
-    );
+    let late = engine
+        .start(
+            &PAYMENT,
+            payment::Order {
+                id: "P-2".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
     expect_parked(&late, "await_payment").await;
     // Waits never move the paused clock: the timer has not fired.
     let stuck = Wait::within(Duration::from_millis(50))
@@ -209,7 +218,7 @@ async fn a_payment_wait_is_parked_then_a_message_or_the_timer_decides() {
 #[tokio::test]
 async fn a_wait_for_what_never_comes_fails_when_the_instance_ends() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-    let handle = engine.start(&ORDER, order("A-6", 10));
+    let handle = engine.start(&ORDER, order("A-6", 10)).await.unwrap();
     let stuck = wait_until_parked(&handle, "pack")
         .await
         .expect_err("pack is a task: nothing parks there");
@@ -242,7 +251,7 @@ async fn a_mocked_stock_service_ships_a_large_order() {
         })
         .unwrap()
         .install(&engine);
-    let handle = engine.start(&ORDER, order("A-7", 5_000));
+    let handle = engine.start(&ORDER, order("A-7", 5_000)).await.unwrap();
     expect_ended(&handle).await;
     observe(&handle)
         .await
@@ -250,8 +259,10 @@ async fn a_mocked_stock_service_ships_a_large_order() {
         .assert_outcome_completed()
         .assert_data("packed", |o| o.packed && o.in_stock);
     // Another engine runs the real handlers.
-    let real =
-        Engine::with_config(thresh::EngineConfig::fail_fast()).start(&ORDER, order("A-7", 5_000));
+    let real = Engine::with_config(thresh::EngineConfig::fail_fast())
+        .start(&ORDER, order("A-7", 5_000))
+        .await
+        .unwrap();
     expect_ended(&real).await;
     observe(&real).await.assert_ended_at(["backordered"]);
 }
@@ -263,7 +274,7 @@ async fn a_failing_invoice_service_fails_the_order_naming_the_task() {
         .fail("invoice", "the invoicing service is down")
         .unwrap()
         .install(&engine);
-    let handle = engine.start(&ORDER, order("A-8", 10));
+    let handle = engine.start(&ORDER, order("A-8", 10)).await.unwrap();
     expect_ended(&handle).await;
     observe(&handle)
         .await
@@ -282,7 +293,7 @@ async fn a_task_raising_a_bpmn_error_or_an_escalation() {
         .escalate("pack", "SLOW")
         .unwrap()
         .install(&engine);
-    let handle = engine.start(&ORDER, order("A-9", 10));
+    let handle = engine.start(&ORDER, order("A-9", 10)).await.unwrap();
     expect_ended(&handle).await;
     observe(&handle)
         .await
@@ -298,7 +309,7 @@ async fn a_task_raising_a_bpmn_error_or_an_escalation() {
         .escalate("pack", "SLOW")
         .unwrap()
         .install(&engine);
-    let handle = engine.start(&ORDER, order("A-10", 10));
+    let handle = engine.start(&ORDER, order("A-10", 10)).await.unwrap();
     expect_ended(&handle).await;
     let history = handle.history().await;
     assert_eq!(
@@ -316,7 +327,7 @@ async fn a_held_task_waits_until_the_test_releases_it() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let (overrides, pack) = Overrides::new(&ORDER).hold("pack").unwrap();
     overrides.install(&engine);
-    let handle = engine.start(&ORDER, order("A-11", 10));
+    let handle = engine.start(&ORDER, order("A-11", 10)).await.unwrap();
     let history = thresh::testing::expect_that(&handle, "invoice done", |h| {
         h.completed_tasks().contains(&"invoice")
     })
@@ -361,8 +372,10 @@ async fn one_instance_runs_its_mocks_and_the_others_the_real_handlers() {
             Ok(())
         })
         .unwrap()
-        .start(&engine, order("B-1", 5_000));
-    let real = engine.start(&ORDER, order("B-2", 5_000));
+        .start(&engine, order("B-1", 5_000))
+        .await
+        .unwrap();
+    let real = engine.start(&ORDER, order("B-2", 5_000)).await.unwrap();
     expect_ended(&mocked).await;
     expect_ended(&real).await;
     observe(&mocked)
@@ -390,8 +403,10 @@ async fn an_instances_overrides_go_over_the_engines() {
     let failing = Overrides::new(&ORDER)
         .fail("invoice", "the invoicing service is down")
         .unwrap()
-        .start(&engine, order("B-3", 5_000));
-    let installed = engine.start(&ORDER, order("B-4", 5_000));
+        .start(&engine, order("B-3", 5_000))
+        .await
+        .unwrap();
+    let installed = engine.start(&ORDER, order("B-4", 5_000)).await.unwrap();
     expect_ended(&failing).await;
     expect_ended(&installed).await;
     observe(&failing)
@@ -413,12 +428,16 @@ async fn one_instance_raises_an_error_or_escalates_while_another_does_not() {
     let raising = Overrides::new(&ORDER)
         .raise_error("screen", "FRAUD_DB", "unreachable")
         .unwrap()
-        .start(&engine, order("B-5", 10));
+        .start(&engine, order("B-5", 10))
+        .await
+        .unwrap();
     let escalating = Overrides::new(&ORDER)
         .escalate("pack", "SLOW")
         .unwrap()
-        .start(&engine, order("B-6", 10));
-    let plain = engine.start(&ORDER, order("B-7", 10));
+        .start(&engine, order("B-6", 10))
+        .await
+        .unwrap();
+    let plain = engine.start(&ORDER, order("B-7", 10)).await.unwrap();
     for handle in [&raising, &escalating, &plain] {
         expect_ended(handle).await;
     }
@@ -448,8 +467,14 @@ async fn one_held_instance_waits_while_the_others_go_on() {
     for run in 0..50 {
         let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
         let (overrides, pack) = Overrides::new(&ORDER).hold("pack").unwrap();
-        let held = overrides.start(&engine, order(&format!("H-{run}"), 10));
-        let free = engine.start(&ORDER, order(&format!("F-{run}"), 10));
+        let held = overrides
+            .start(&engine, order(&format!("H-{run}"), 10))
+            .await
+            .unwrap();
+        let free = engine
+            .start(&ORDER, order(&format!("F-{run}"), 10))
+            .await
+            .unwrap();
         expect_ended(&free).await;
         observe(&free).await.assert_ended_at(["shipped"]);
         thresh::testing::expect_that(&held, "invoice done", |h| {

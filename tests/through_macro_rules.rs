@@ -48,14 +48,17 @@ billing! {
 async fn a_process_written_through_macro_rules_runs() {
     let engine = Engine::new();
     for process in [&BY_ID, &BY_ID_TOO] {
-        let handle = engine.start(
-            process,
-            Bill {
-                id: "B-1".into(),
-                ..Bill::default()
-            },
-        );
-        engine.publish_message("pay", "B-1", 250_u64);
+        let handle = engine
+            .start(
+                process,
+                Bill {
+                    id: "B-1".into(),
+                    ..Bill::default()
+                },
+            )
+            .await
+            .unwrap();
+        engine.publish_message("pay", "B-1", 250_u64).await.unwrap();
         let bill = handle.outcome().await.completed().expect("completed");
         assert_eq!((bill.paid, bill.big), (250, true));
         assert_eq!(handle.history().await.completed_tasks(), ["pay", "check"]);

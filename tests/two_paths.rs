@@ -90,8 +90,8 @@ process! {
 }
 
 async fn both_ways(engine: &Engine, process: &'static thresh::Process<Work>, data: Work) {
-    let fast = engine.start(process, data.clone());
-    let general = Overrides::new(process).start(engine, data);
+    let fast = engine.start(process, data.clone()).await.unwrap();
+    let general = Overrides::new(process).start(engine, data).await.unwrap();
     let (fast_outcome, general_outcome) = (fast.outcome().await, general.outcome().await);
     let (Outcome::Completed(a), Outcome::Completed(b)) = (&fast_outcome, &general_outcome) else {
         panic!("{fast_outcome:?} / {general_outcome:?}");

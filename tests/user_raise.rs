@@ -45,7 +45,7 @@ process! {
 #[tokio::test]
 async fn an_error_is_caught_by_the_user_tasks_own_boundary() {
     let engine = Engine::new();
-    let handle = engine.start(&OWN_BOUNDARY, Doc::default());
+    let handle = engine.start(&OWN_BOUNDARY, Doc::default()).await.unwrap();
     expect_parked(&handle, "review").await;
     handle
         .raise_error("review", "REJECTED", "no signature")
@@ -70,7 +70,7 @@ async fn an_error_is_caught_by_the_user_tasks_own_boundary() {
 #[tokio::test]
 async fn raising_on_work_that_is_not_open_is_refused() {
     let engine = Engine::new();
-    let handle = engine.start(&OWN_BOUNDARY, Doc::default());
+    let handle = engine.start(&OWN_BOUNDARY, Doc::default()).await.unwrap();
     expect_parked(&handle, "review").await;
     assert_eq!(
         handle.raise_error("approve", "REJECTED", "x").await,
@@ -119,7 +119,7 @@ process! {
 
 /// The scenario `flavors!` runs many times on both runtimes.
 async fn an_error_two_scopes_down_is_caught_by_the_outer_boundary(engine: Engine, _: usize) {
-    let handle = engine.start(&TWO_SCOPES, Doc::default());
+    let handle = engine.start(&TWO_SCOPES, Doc::default()).await.unwrap();
     expect_parked(&handle, "sign").await;
     expect_parked(&handle, "review").await;
     handle
@@ -161,7 +161,7 @@ process! {
 #[tokio::test]
 async fn an_error_is_caught_by_an_error_event_sub_process() {
     let engine = Engine::new();
-    let handle = engine.start(&EVENT_SUB, Doc::default());
+    let handle = engine.start(&EVENT_SUB, Doc::default()).await.unwrap();
     expect_parked(&handle, "review").await;
     handle
         .raise_error("review", "ANY", "whatever")
@@ -186,7 +186,7 @@ process! {
 #[tokio::test]
 async fn an_uncaught_error_fails_the_instance_naming_the_user_task() {
     let engine = Engine::new();
-    let handle = engine.start(&UNCAUGHT, Doc::default());
+    let handle = engine.start(&UNCAUGHT, Doc::default()).await.unwrap();
     expect_parked(&handle, "review").await;
     handle
         .raise_error("review", "NOPE", "no way")
@@ -228,7 +228,7 @@ process! {
 #[tokio::test]
 async fn a_non_interrupting_escalation_leaves_the_user_task_open() {
     let engine = Engine::new();
-    let handle = engine.start(&ESCALATIONS, Doc::default());
+    let handle = engine.start(&ESCALATIONS, Doc::default()).await.unwrap();
     expect_parked(&handle, "review").await;
     handle.raise_escalation("review", "LATE").await.unwrap();
     // Uncaught: nothing happens, the user task stays open.
@@ -252,7 +252,7 @@ async fn a_non_interrupting_escalation_leaves_the_user_task_open() {
 #[tokio::test]
 async fn an_interrupting_escalation_ends_the_user_task() {
     let engine = Engine::new();
-    let handle = engine.start(&ESCALATIONS, Doc::default());
+    let handle = engine.start(&ESCALATIONS, Doc::default()).await.unwrap();
     expect_parked(&handle, "review").await;
     handle.raise_escalation("review", "TAKEOVER").await.unwrap();
     let outcome = handle.outcome().await;

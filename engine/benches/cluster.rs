@@ -248,7 +248,7 @@ fn takeover() {
         let running = || {
             survivors
                 .iter()
-                .map(|s| s.engine().running_instances() as u64)
+                .map(|s| s.running_instances() as u64)
                 .collect::<Vec<_>>()
         };
         let mut first = None;
@@ -434,12 +434,7 @@ fn message_starts() {
             }
             while set.join_next().await.is_some() {}
             // Every instance ended: none left running in the store's view.
-            while nodes
-                .iter()
-                .map(|n| n.engine().running_instances())
-                .sum::<usize>()
-                > 0
-            {
+            while nodes.iter().map(|n| n.running_instances()).sum::<usize>() > 0 {
                 tokio::time::sleep(Duration::from_millis(2)).await;
             }
             if round > 0 {

@@ -108,7 +108,7 @@ fn write_lib(root: &Path, n: usize, own_types: bool) {
         }
         s += &format!(
             "process! {{\n    pub P{i}: {d} {{\n        start s; task a = {w}; exclusive pick; task b = {w}; task c = {w}; exclusive merge;\n        parallel fork; task t = {w}; user u; parallel join; catch m: message(\"m{i}\", key = |d| d.key.clone()); end e;\n        s -> a -> pick; pick -> b when |d| d.ok; pick -> c else; b, c -> merge -> fork -> t, u -> join -> m -> e;\n    }}\n}}\n\
-             pub fn start{i}(engine: &Engine) -> InstanceHandle<{d}> {{ engine.start(&P{i}, {d}::default()) }}\n\n"
+             pub fn start{i}(engine: &Engine) -> InstanceHandle<{d}> {{ engine.start(&P{i}, {d}::default()).await.unwrap() }}\n\n"
         );
     }
     std::fs::write(root.join("src/lib.rs"), s).expect("the probe's lib.rs");

@@ -351,7 +351,7 @@ fn multi(items: u32) {
                         items: std::sync::Arc::new((0..items).collect()),
                         ..Batch::default()
                     };
-                    let h = engine.start(&MULTI, batch);
+                    let h = engine.start(&MULTI, batch).await.unwrap();
                     match h.outcome().await {
                         Outcome::Completed(b) => assert_eq!(b.merged, items),
                         other => panic!("not completed: {other:?}"),
@@ -382,7 +382,7 @@ fn chain_sequential() {
         sample(|| {
             timed(INSTANCES * CHAIN_LEN, async {
                 for _ in 0..INSTANCES {
-                    completed(engine.start(&CHAIN, Nothing::default())).await;
+                    completed(engine.start(&CHAIN, Nothing::default()).await.unwrap()).await;
                 }
             })
         })
@@ -401,7 +401,13 @@ fn chain_retry() {
         sample(|| {
             timed(INSTANCES * CHAIN_LEN, async {
                 for _ in 0..INSTANCES {
-                    completed(engine.start(&CHAIN_RETRY, Nothing::default())).await;
+                    completed(
+                        engine
+                            .start(&CHAIN_RETRY, Nothing::default())
+                            .await
+                            .unwrap(),
+                    )
+                    .await;
                 }
             })
         })
@@ -422,7 +428,7 @@ fn chain_nested() {
         sample(|| {
             timed(INSTANCES * CHAIN_LEN, async {
                 for _ in 0..INSTANCES {
-                    completed(engine.start(&NESTED, Nothing::default())).await;
+                    completed(engine.start(&NESTED, Nothing::default()).await.unwrap()).await;
                 }
             })
         })
@@ -678,7 +684,7 @@ fn latency(process: &'static Process<Nothing>, instances: usize) {
             let mut lat = Vec::with_capacity(instances);
             for _ in 0..instances {
                 let t = Instant::now();
-                completed(engine.start(process, Nothing::default())).await;
+                completed(engine.start(process, Nothing::default()).await.unwrap()).await;
                 lat.push(t.elapsed());
             }
             lat.sort_unstable();
@@ -713,9 +719,10 @@ where
 
 /// Start `n` instances of `process`, then await every outcome.
 async fn start_and_await(engine: &Engine, process: &'static Process<Nothing>, n: u64) {
-    let handles: Vec<_> = (0..n)
-        .map(|_| engine.start(process, Nothing::default()))
-        .collect();
+    let mut handles: Vec<_> = Vec::new();
+    for _ in 0..n {
+        handles.push(engine.start(process, Nothing::default()).await.unwrap());
+    }
     for handle in handles {
         completed_ref(&handle).await;
     }

@@ -77,9 +77,10 @@ async fn durable_round(engine: &DurableEngine) {
 }
 
 async fn memory_round(engine: &Engine) {
-    let handles: Vec<_> = (0..INSTANCES)
-        .map(|_| engine.start(&PARALLEL10, Nothing::default()))
-        .collect();
+    let mut handles = Vec::new();
+    for _ in 0..INSTANCES {
+        handles.push(engine.start(&PARALLEL10, Nothing::default()).await.unwrap());
+    }
     for handle in handles {
         let _ = handle.outcome().await;
     }
@@ -189,7 +190,7 @@ fn parked_and_resumed() {
         let engine = DurableEngine::open(&path).await.expect("store");
         engine.register(&PARKED).expect("register");
         let report = engine.resume().await.expect("resume");
-        while (engine.engine().running_instances() as u64) < PARKED_INSTANCES {
+        while (engine.running_instances() as u64) < PARKED_INSTANCES {
             tokio::task::yield_now().await;
         }
         let took = began.elapsed();

@@ -456,7 +456,7 @@ async fn park_memory_run(
     let before = Heap::now();
     let t = Instant::now();
     for id in 0..n {
-        handles.push(engine.start(process, Order { id, paid: 0 }));
+        handles.push(engine.start(process, Order { id, paid: 0 }).await.unwrap());
     }
     wait_for_keys(n).await;
     settle().await;
@@ -473,7 +473,10 @@ async fn park_memory_run(
 
     // Release them all, then see what the engine keeps.
     for id in 0..n {
-        engine.publish_message("payment", id.to_string(), id);
+        engine
+            .publish_message("payment", id.to_string(), id)
+            .await
+            .unwrap();
     }
     for (id, handle) in handles.drain(..).enumerate() {
         paid(handle, id as u64).await;
@@ -572,16 +575,25 @@ fn correlate(rt: &tokio::runtime::Runtime) {
 /// One run: the full publish-to-last-outcome time, and how long the publish calls took.
 async fn correlate_run(engine: Engine, n: u64) -> (Run, f64) {
     KEYS_COMPUTED.store(0, Relaxed);
-    let handles: Vec<InstanceHandle<Order>> = (0..n)
-        .map(|id| engine.start(&AWAIT_PAYMENT, Order { id, paid: 0 }))
-        .collect();
+    let mut handles: Vec<InstanceHandle<Order>> = Vec::new();
+    for id in 0..n {
+        handles.push(
+            engine
+                .start(&AWAIT_PAYMENT, Order { id, paid: 0 })
+                .await
+                .unwrap(),
+        );
+    }
     wait_for_keys(n).await;
     settle().await;
     let mut publish_ms = 0.0;
     let run = timed(n, async {
         let t = Instant::now();
         for id in 0..n {
-            engine.publish_message("payment", id.to_string(), id);
+            engine
+                .publish_message("payment", id.to_string(), id)
+                .await
+                .unwrap();
         }
         publish_ms = t.elapsed().as_secs_f64() * 1e3;
         for (id, handle) in handles.into_iter().enumerate() {
@@ -641,14 +653,15 @@ struct BroadcastRun {
 }
 
 async fn broadcast_all_run(engine: Engine, n: u64) -> BroadcastRun {
-    let handles: Vec<InstanceHandle<Nothing>> = (0..n)
-        .map(|_| engine.start(&AWAIT_GO, Nothing::default()))
-        .collect();
+    let mut handles: Vec<InstanceHandle<Nothing>> = Vec::new();
+    for _ in 0..n {
+        handles.push(engine.start(&AWAIT_GO, Nothing::default()).await.unwrap());
+    }
     wait_parked(&handles).await;
     let mut call_ms = 0.0;
     let run = timed(n, async {
         let t = Instant::now();
-        let reached = engine.broadcast_signal("go", ());
+        let reached = engine.broadcast_signal("go", ()).await.unwrap();
         call_ms = t.elapsed().as_secs_f64() * 1e3;
         assert_eq!(reached as u64, n, "the signal reaches every catcher");
         for handle in &handles {
@@ -657,7 +670,7 @@ async fn broadcast_all_run(engine: Engine, n: u64) -> BroadcastRun {
     })
     .await;
     let t = Instant::now();
-    let reached = engine.broadcast_signal("go", ());
+    let reached = engine.broadcast_signal("go", ()).await.unwrap();
     let again_us = t.elapsed().as_secs_f64() * 1e6;
     assert_eq!(reached, 0, "every catcher has completed");
     BroadcastRun {
@@ -674,9 +687,11 @@ async fn broadcast_retained_run(engine: Engine, n: u64) -> (i64, f64) {
     let mut handles: Vec<InstanceHandle<Nothing>> = Vec::with_capacity(n as usize);
     COUNTING.store(true, Relaxed);
     let before = Heap::now();
-    handles.extend((0..n).map(|_| engine.start(&AWAIT_GO, Nothing::default())));
+    for _ in 0..n {
+        handles.push(engine.start(&AWAIT_GO, Nothing::default()).await.unwrap());
+    }
     wait_parked(&handles).await;
-    assert_eq!(engine.broadcast_signal("go", ()) as u64, n);
+    assert_eq!(engine.broadcast_signal("go", ()).await.unwrap() as u64, n);
     for handle in handles.drain(..) {
         completed(&handle).await;
     }
@@ -685,7 +700,7 @@ async fn broadcast_retained_run(engine: Engine, n: u64) -> (i64, f64) {
     COUNTING.store(false, Relaxed);
     drop(handles); // its buffer predates the baseline
     let t = Instant::now();
-    assert_eq!(engine.broadcast_signal("go", ()), 0);
+    assert_eq!(engine.broadcast_signal("go", ()).await.unwrap(), 0);
     (retained, t.elapsed().as_secs_f64() * 1e6)
 }
 
@@ -802,22 +817,28 @@ const NOBODY_REPS: u32 = 10_000;
 /// catcher. A fresh engine per run: each caught `go` leaves its subscription in the
 /// hub (see `broadcast`), which later broadcasts walk.
 async fn broadcast_one_run(engine: Engine, unrelated: u64) -> OneRun {
-    let others: Vec<InstanceHandle<Nothing>> = (0..unrelated)
-        .map(|_| engine.start(&AWAIT_OTHER, Nothing::default()))
-        .collect();
+    let mut others: Vec<InstanceHandle<Nothing>> = Vec::new();
+    for _ in 0..unrelated {
+        others.push(
+            engine
+                .start(&AWAIT_OTHER, Nothing::default())
+                .await
+                .unwrap(),
+        );
+    }
     wait_parked(&others).await;
     let t = Instant::now();
     for _ in 0..NOBODY_REPS {
-        assert_eq!(engine.broadcast_signal("nobody", ()), 0);
+        assert_eq!(engine.broadcast_signal("nobody", ()).await.unwrap(), 0);
     }
     let nobody = t.elapsed().as_secs_f64() * 1e9 / f64::from(NOBODY_REPS);
     let mut call = Vec::with_capacity(ONE_REPS);
     let mut done = Vec::with_capacity(ONE_REPS);
     for _ in 0..ONE_REPS {
-        let catcher = engine.start(&AWAIT_GO, Nothing::default());
+        let catcher = engine.start(&AWAIT_GO, Nothing::default()).await.unwrap();
         wait_parked(std::slice::from_ref(&catcher)).await;
         let t = Instant::now();
-        let reached = engine.broadcast_signal("go", ());
+        let reached = engine.broadcast_signal("go", ()).await.unwrap();
         call.push(t.elapsed().as_secs_f64() * 1e6);
         completed(&catcher).await;
         done.push(t.elapsed().as_secs_f64() * 1e6);

@@ -340,7 +340,7 @@ async fn run(engine: &Engine, shape: &'static Shape, n: u64) -> bool {
 async fn client(engine: Engine, shape: &'static Shape, first_id: u64, n: u64) {
     let mut handles = Vec::with_capacity(n as usize);
     for id in first_id..first_id + n {
-        handles.push(engine.start(shape.process, order(id)));
+        handles.push(engine.start(shape.process, order(id)).await.unwrap());
     }
     for handle in handles {
         match handle.outcome().await {

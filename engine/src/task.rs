@@ -17,7 +17,7 @@
 //! }
 //! process! { pub PAY: Order { start s; task charge = charge; end e; s -> charge -> e; } }
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
-//! let order = Engine::new().start(&PAY, Order::default()).outcome().await.completed().unwrap();
+//! let order = Engine::new().start(&PAY, Order::default()).await.unwrap().outcome().await.completed().unwrap();
 //! assert_eq!(order.charged_by, "i0/charge#1");
 //! # }
 //! ```

@@ -42,7 +42,7 @@ async fn open_and_publish(
         for _ in 0..random() % 100_000 {
             std::hint::spin_loop();
         }
-        publisher.publish_message(name, key, payload)
+        at_once(publisher.publish_message(name, key, payload)).unwrap()
     })
     .await
     .expect("the publisher")
@@ -66,7 +66,7 @@ process! {
 async fn a_task_and_its_message_boundary_race(i: usize) {
     let engine = Engine::new();
     let id = format!("t{i}");
-    let handle = engine.start(&RECALLED_TASK, job(&id));
+    let handle = engine.start(&RECALLED_TASK, job(&id)).await.unwrap();
     let published = open_and_publish(&engine, &id, 1, "recall", "changed my mind").await;
     let (outcome, history) = finish_strict(&handle).await;
     let data = completed(outcome, &history);
@@ -115,11 +115,11 @@ process! {
 async fn a_user_task_completion_and_its_message_boundary_race(i: usize) {
     let engine = Engine::new();
     let id = format!("u{i}");
-    let handle = engine.start(&RECALLED_REVIEW, job(&id));
+    let handle = engine.start(&RECALLED_REVIEW, job(&id)).await.unwrap();
     expect_open_work(&handle, "review").await;
     let (publisher, key) = (engine.clone(), id.clone());
     let publish = tokio::task::spawn_blocking(move || {
-        publisher.publish_message("recall", key, "withdrawn".to_string())
+        at_once(publisher.publish_message("recall", key, "withdrawn".to_string())).unwrap()
     });
     let reviewer = handle.clone();
     let complete = tokio::spawn(async move {
@@ -229,7 +229,7 @@ async fn an_activity_and_its_message_boundary_race(
     check: fn(&thresh::History, &Outcome<Job>),
 ) {
     let engine = Engine::new();
-    let handle = engine.start(process, job(&id));
+    let handle = engine.start(process, job(&id)).await.unwrap();
     let published = open_and_publish(&engine, &id, 2, "recall", "changed my mind").await;
     let (outcome, history) = finish_with(&handle, HANG, check).await;
     let data = completed(outcome, &history);
@@ -295,7 +295,7 @@ process! {
 async fn a_task_and_its_non_interrupting_message_boundary_race(i: usize) {
     let engine = Engine::new();
     let id = format!("n{i}");
-    let handle = engine.start(&NUDGED_TASK, job(&id));
+    let handle = engine.start(&NUDGED_TASK, job(&id)).await.unwrap();
     let published = open_and_publish(&engine, &id, 1, "nudge", "hurry").await;
     let (outcome, history) = finish_strict(&handle).await;
     let data = completed(outcome, &history);
@@ -342,16 +342,17 @@ process! {
 async fn an_interrupt_and_a_non_interrupting_message_boundary_race(i: usize) {
     let engine = Engine::new();
     let id = format!("r{i}");
-    let handle = engine.start(&NUDGED_AND_RECALLED, job(&id));
+    let handle = engine.start(&NUDGED_AND_RECALLED, job(&id)).await.unwrap();
     let (e1, e2) = (engine.clone(), engine.clone());
     let (k1, k2) = (id.clone(), id.clone());
-    let nudge =
-        tokio::task::spawn_blocking(move || e1.publish_message("nudge", k1, "hurry".to_string()));
+    let nudge = tokio::task::spawn_blocking(move || {
+        at_once(e1.publish_message("nudge", k1, "hurry".to_string())).unwrap()
+    });
     let recall = tokio::task::spawn_blocking(move || {
         for _ in 0..random() % 20_000 {
             std::hint::spin_loop();
         }
-        e2.publish_message("recall", k2, ())
+        at_once(e2.publish_message("recall", k2, ())).unwrap()
     });
     let (nudge, recall) = (
         nudge.await.expect("nudger"),

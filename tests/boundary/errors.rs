@@ -86,7 +86,8 @@ async fn an_error_is_caught_by_the_best_matching_boundary(i: usize) {
     let id = format!("err-{i}");
     let code = ["", "DECLINED", "FRAUD", "declined"][i % 4];
     let data = job_with(&id, code, i / 4 % 2 == 1);
-    let (outcome, history) = finish_strict(&engine.start(&ERRORS, data.clone())).await;
+    let (outcome, history) =
+        finish_strict(&engine.start(&ERRORS, data.clone()).await.unwrap()).await;
     let (rows, expected) = errors_expected(code, &id);
     let data_out = completed(outcome, &history);
     assert_eq!(
@@ -108,8 +109,13 @@ multi_thread!(RUNS => an_error_is_caught_by_the_best_matching_boundary);
 async fn a_plain_failure_is_not_caught_by_an_error_boundary() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     for slow in [false, true] {
-        let (outcome, history) =
-            finish_strict(&engine.start(&ERRORS, job_with("plain", "PLAIN", slow))).await;
+        let (outcome, history) = finish_strict(
+            &engine
+                .start(&ERRORS, job_with("plain", "PLAIN", slow))
+                .await
+                .unwrap(),
+        )
+        .await;
         assert_eq!(
             failed(outcome, &history),
             InstanceError::TaskFailed {
@@ -159,7 +165,10 @@ async fn an_uncaught_error_fails_the_instance(i: usize) {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let id = format!("uncaught-{i}");
     let slow = i % 2 == 1;
-    let handle = engine.start(&UNCAUGHT, job_with(&id, "DECLINED", slow));
+    let handle = engine
+        .start(&UNCAUGHT, job_with(&id, "DECLINED", slow))
+        .await
+        .unwrap();
     let (outcome, history) = finish_strict(&handle).await;
     assert_eq!(
         failed(outcome, &history),
@@ -180,8 +189,13 @@ async fn an_uncaught_error_fails_the_instance(i: usize) {
     );
     assert!(!handle.data().await.expect("data").worked);
 
-    let (outcome, history) =
-        finish_strict(&engine.start(&UNCAUGHT, job_with(&id, "OTHER", slow))).await;
+    let (outcome, history) = finish_strict(
+        &engine
+            .start(&UNCAUGHT, job_with(&id, "OTHER", slow))
+            .await
+            .unwrap(),
+    )
+    .await;
     completed(outcome, &history);
     assert_eq!(history.ended_at(), ["other_end"]);
     assert_eq!(spawns(&history, "esc"), 0);
@@ -220,13 +234,16 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn an_error_end_event_fails_the_instance() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-    let handle = engine.start(
-        &ERROR_END,
-        Job {
-            code: "BOOM".into(),
-            ..job("boom")
-        },
-    );
+    let handle = engine
+        .start(
+            &ERROR_END,
+            Job {
+                code: "BOOM".into(),
+                ..job("boom")
+            },
+        )
+        .await
+        .unwrap();
     let (outcome, history) = finish_strict_in(&handle, DAY).await;
     assert_eq!(
         failed(outcome, &history),
@@ -264,7 +281,7 @@ async fn an_error_end_event_fails_the_instance() {
 
     // Without the error the instance waits at `wait`; the hour passes and the timer
     // boundary takes it.
-    let handle = engine.start(&ERROR_END, job("fine"));
+    let handle = engine.start(&ERROR_END, job("fine")).await.unwrap();
     let (outcome, history) = finish_strict_in(&handle, DAY).await;
     completed(outcome, &history);
     assert_eq!(history.ended_at(), ["fine", "late_end"]);

@@ -31,7 +31,8 @@ async fn escalations_by_code(i: usize) {
     let code = ["LATE", "STOP", "OTHER"][i % 3];
     let id = format!("esc-{i}");
     let data = job_with(&id, code, i / 3 % 2 == 1);
-    let (outcome, history) = finish_strict(&engine.start(&ESCALATE, data.clone())).await;
+    let (outcome, history) =
+        finish_strict(&engine.start(&ESCALATE, data.clone()).await.unwrap()).await;
     let data_out = completed(outcome, &history);
     let rows = steps(&history);
     let start = [
@@ -119,7 +120,10 @@ async fn an_escalation_goes_to_the_best_matching_boundary() {
     let engine = Engine::new();
     for (code, boundary, end) in [("LATE", "late", "late_end"), ("WHATEVER", "any", "any_end")] {
         let (outcome, history) = finish_strict_in(
-            &engine.start(&ESCALATE_ANY, job_with("any", code, false)),
+            &engine
+                .start(&ESCALATE_ANY, job_with("any", code, false))
+                .await
+                .unwrap(),
             DAY,
         )
         .await;
@@ -161,8 +165,14 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn escalation_events_are_no_error() {
     let engine = Engine::new();
-    let (outcome, history) =
-        finish_strict_in(&engine.start(&ESCALATION_EVENTS, job("events")), DAY).await;
+    let (outcome, history) = finish_strict_in(
+        &engine
+            .start(&ESCALATION_EVENTS, job("events"))
+            .await
+            .unwrap(),
+        DAY,
+    )
+    .await;
     assert_eq!(completed(outcome, &history).notified, 1);
     assert_eq!(
         steps(&history),

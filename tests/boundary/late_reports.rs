@@ -38,10 +38,13 @@ async fn a_late_report_of_an_interrupted_task_is_ignored(i: usize) {
     let engine = Engine::new();
     let id = format!("late-{i}");
     let gate = gate(&id);
-    let handle = engine.start(&BLOCKING, job(&id));
+    let handle = engine.start(&BLOCKING, job(&id)).await.unwrap();
     until_true("the handler blocks", || gate.entered.load(Ordering::SeqCst)).await;
     assert_eq!(
-        engine.publish_message("stop", &id, String::from("enough")),
+        engine
+            .publish_message("stop", &id, String::from("enough"))
+            .await
+            .unwrap(),
         Published::Delivered
     );
     expect_that(&handle, "the boundary interrupted `work`", |h| {
@@ -107,7 +110,10 @@ process! {
 async fn a_panic_after_an_interrupt_is_ignored() {
     let go = GO.get_or_init(|| Arc::new(Notify::new())).clone();
     let engine = Engine::new();
-    let h = engine.start(&INTERRUPTED_PANIC, D::default());
+    let h = engine
+        .start(&INTERRUPTED_PANIC, D::default())
+        .await
+        .unwrap();
     // wait until the task runs on its track
     for _ in 0..1000 {
         if h.history()
@@ -125,7 +131,7 @@ async fn a_panic_after_an_interrupt_is_ignored() {
     // the handler wakes first (scheduled before the loop), panics, reports;
     // the signal delivery is already in the loop's intake before the report.
     go.notify_one();
-    engine.broadcast_signal("probe-stop", ());
+    engine.broadcast_signal("probe-stop", ()).await.unwrap();
     let outcome = tokio::time::timeout(Duration::from_secs(5), h.outcome())
         .await
         .expect("outcome");

@@ -31,23 +31,26 @@ async fn message_and_signal_boundaries(
     let nudges = i % 3;
     let pokes = i / 3 % 3;
     let ending = [Ending::Normally, Ending::Revoked, Ending::Cancelled][i / 9 % 3];
-    let handle = engine.start(process, job(&id));
+    let handle = engine.start(process, job(&id)).await.unwrap();
     expect_that(&handle, "the activity waits", |h| {
         count(h, activity, &Happening::Parked) == 1
     })
     .await;
     // Another instance's key: buffered, not caught.
     assert_eq!(
-        engine.publish_message("nudge", format!("{id}-other"), ()),
+        engine
+            .publish_message("nudge", format!("{id}-other"), ())
+            .await
+            .unwrap(),
         Published::Buffered
     );
     for k in 0..nudges.max(pokes) {
         if k < nudges {
-            let published = engine.publish_message("nudge", &id, ());
+            let published = engine.publish_message("nudge", &id, ()).await.unwrap();
             assert_ne!(published, Published::Dropped);
         }
         if k < pokes {
-            assert_eq!(engine.broadcast_signal("poke", ()), 1);
+            assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 1);
         }
     }
     expect_that(&handle, "every nudge and poke was caught", |h| {
@@ -57,7 +60,7 @@ async fn message_and_signal_boundaries(
     match ending {
         Ending::Normally if activity == "take" => {
             assert_eq!(
-                engine.publish_message("order", &id, 7_u64),
+                engine.publish_message("order", &id, 7_u64).await.unwrap(),
                 Published::Delivered
             );
         }
@@ -69,33 +72,48 @@ async fn message_and_signal_boundaries(
         }
         Ending::Revoked => {
             assert_eq!(
-                engine.publish_message("revoke", &id, String::from("revoked")),
+                engine
+                    .publish_message("revoke", &id, String::from("revoked"))
+                    .await
+                    .unwrap(),
                 Published::Delivered
             );
         }
         Ending::Cancelled => {
             assert_eq!(
-                engine.broadcast_signal("cancel", String::from("cancelled")),
+                engine
+                    .broadcast_signal("cancel", String::from("cancelled"))
+                    .await
+                    .unwrap(),
                 1
             );
         }
     }
     expect_open_work(&handle, "after").await;
     // The activity is over: so are its boundaries.
-    assert_eq!(engine.broadcast_signal("poke", ()), 0);
-    assert_eq!(engine.broadcast_signal("cancel", String::new()), 0);
+    assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 0);
     assert_eq!(
-        engine.publish_message("nudge", &id, ()),
+        engine
+            .broadcast_signal("cancel", String::new())
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        engine.publish_message("nudge", &id, ()).await.unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("revoke", &id, String::new()),
+        engine
+            .publish_message("revoke", &id, String::new())
+            .await
+            .unwrap(),
         Published::Buffered
     );
     let mut buffered = 3;
     if activity == "take" && ending != Ending::Normally {
         assert_eq!(
-            engine.publish_message("order", &id, 9_u64),
+            engine.publish_message("order", &id, 9_u64).await.unwrap(),
             Published::Buffered
         );
         buffered += 1;
@@ -209,7 +227,7 @@ multi_thread!(RUNS => message_and_signal_boundaries_on_a_receive_task,
 async fn boundary_messages_racing_the_end_of_the_activity(i: usize) {
     let engine = Engine::new();
     let id = format!("race-{i}");
-    let handle = engine.start(&REVIEW, job(&id));
+    let handle = engine.start(&REVIEW, job(&id)).await.unwrap();
     expect_open_work(&handle, "review").await;
     const SENT: usize = 6;
     let sender = {
@@ -217,8 +235,11 @@ async fn boundary_messages_racing_the_end_of_the_activity(i: usize) {
         std::thread::spawn(move || {
             let mut reached = 0;
             for _ in 0..SENT {
-                assert_ne!(engine.publish_message("nudge", &id, ()), Published::Dropped);
-                reached += engine.broadcast_signal("poke", ());
+                assert_ne!(
+                    at_once(engine.publish_message("nudge", &id, ())).unwrap(),
+                    Published::Dropped
+                );
+                reached += at_once(engine.broadcast_signal("poke", ())).unwrap();
                 std::thread::yield_now();
             }
             reached
@@ -249,7 +270,7 @@ async fn boundary_messages_racing_the_end_of_the_activity(i: usize) {
             assert!(s < end, "{history}");
         }
     }
-    assert_eq!(engine.broadcast_signal("poke", ()), 0);
+    assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 0);
     complete(&handle, "after", |_: &mut Job| {}).await;
     let (outcome, history) = finish_strict(&handle).await;
     completed(outcome, &history);
@@ -283,13 +304,16 @@ process! {
 #[tokio::test]
 async fn a_delivered_message_is_not_lost_to_a_boundary_queued_behind_it() {
     let engine = Engine::new();
-    let handle = engine.start(
-        &RECEIVE_OR_STOP,
-        Pay {
-            id: "r-1".into(),
-            ..Pay::default()
-        },
-    );
+    let handle = engine
+        .start(
+            &RECEIVE_OR_STOP,
+            Pay {
+                id: "r-1".into(),
+                ..Pay::default()
+            },
+        )
+        .await
+        .unwrap();
     for _ in 0..1000 {
         if handle
             .history()
@@ -302,8 +326,11 @@ async fn a_delivered_message_is_not_lost_to_a_boundary_queued_behind_it() {
         tokio::task::yield_now().await;
     }
     // No await between the two: both are queued before the loop runs again.
-    engine.publish_message("robust-pay", "r-1", 40_u64);
-    engine.broadcast_signal("robust-stop", ());
+    engine
+        .publish_message("robust-pay", "r-1", 40_u64)
+        .await
+        .unwrap();
+    engine.broadcast_signal("robust-stop", ()).await.unwrap();
     let outcome = tokio::time::timeout(Duration::from_secs(5), handle.outcome())
         .await
         .expect("outcome");

@@ -30,12 +30,13 @@ process! {
 async fn a_timer_boundary_and_the_message_race(i: usize) {
     let engine = Engine::new();
     let id = format!("p{i}");
-    let handle = engine.start(&AWAIT, job(&id));
+    let handle = engine.start(&AWAIT, job(&id)).await.unwrap();
     let (publisher, key) = (engine.clone(), id.clone());
-    let published =
-        tokio::task::spawn_blocking(move || publisher.publish_message("pay", key, 7_u64))
-            .await
-            .expect("the publisher");
+    let published = tokio::task::spawn_blocking(move || {
+        at_once(publisher.publish_message("pay", key, 7_u64)).unwrap()
+    })
+    .await
+    .expect("the publisher");
     let (outcome, history) = finish_strict(&handle).await;
     let data = completed(outcome, &history);
     let ended = |end: &str| count(&history, end, &Happening::Ended) == 1;
@@ -77,18 +78,20 @@ process! {
 async fn the_message_and_a_message_boundary_race(i: usize) {
     let engine = Engine::new();
     let id = format!("q{i}");
-    let handle = engine.start(&RECALLABLE, job(&id));
+    let handle = engine.start(&RECALLABLE, job(&id)).await.unwrap();
     expect_parked(&handle, "pay").await;
-    assert_eq!(engine.broadcast_signal("nudge", ()), 1);
+    assert_eq!(engine.broadcast_signal("nudge", ()).await.unwrap(), 1);
     expect_that(&handle, "nudged", |h| {
         count(h, "nudged", &Happening::Ended) == 1
     })
     .await;
     let (e1, e2) = (engine.clone(), engine.clone());
     let (k1, k2) = (id.clone(), id.clone());
-    let pay = tokio::task::spawn_blocking(move || e1.publish_message("pay", k1, 3_u64));
-    let recall =
-        tokio::task::spawn_blocking(move || e2.publish_message("recall", k2, "oops".to_string()));
+    let pay =
+        tokio::task::spawn_blocking(move || at_once(e1.publish_message("pay", k1, 3_u64)).unwrap());
+    let recall = tokio::task::spawn_blocking(move || {
+        at_once(e2.publish_message("recall", k2, "oops".to_string())).unwrap()
+    });
     let (pay, recall) = (pay.await.expect("payer"), recall.await.expect("recaller"));
     let (outcome, history) = finish_strict(&handle).await;
     let data = completed(outcome, &history);

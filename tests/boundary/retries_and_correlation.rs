@@ -37,7 +37,7 @@ async fn a_retry_loop_through_an_error_boundary(i: usize) {
         limit,
         ..job(format!("retry-{i}"))
     };
-    let (outcome, history) = finish_strict(&engine.start(&RETRY, data)).await;
+    let (outcome, history) = finish_strict(&engine.start(&RETRY, data).await.unwrap()).await;
     let data = completed(outcome, &history);
     assert_eq!((data.rounds, data.worked), (limit, true));
     let message = if limit == 0 {
@@ -95,7 +95,7 @@ async fn a_message_boundary_correlates_on_the_current_key(i: usize) {
         key: old.clone(),
         ..job(format!("rekeyed-{i}"))
     };
-    let handle = engine.start(&REKEYED, data);
+    let handle = engine.start(&REKEYED, data).await.unwrap();
     expect_open_work(&handle, "review").await;
     let key = new.clone();
     complete(&handle, "rekey", move |j: &mut Job| j.key = key).await;
@@ -104,19 +104,19 @@ async fn a_message_boundary_correlates_on_the_current_key(i: usize) {
     })
     .await;
     assert_eq!(
-        engine.publish_message("nudge", &old, ()),
+        engine.publish_message("nudge", &old, ()).await.unwrap(),
         Published::Buffered
     );
     settle().await;
     assert_eq!(spawns(&handle.history().await, "nudge"), 0);
     assert_eq!(
-        engine.publish_message("nudge", &new, ()),
+        engine.publish_message("nudge", &new, ()).await.unwrap(),
         Published::Delivered
     );
     expect_that(&handle, "the boundary fired", |h| spawns(h, "nudge") == 1).await;
     // The boundary is non-interrupting: subscribed again, under the new key.
     assert_eq!(
-        engine.publish_message("nudge", &old, ()),
+        engine.publish_message("nudge", &old, ()).await.unwrap(),
         Published::Buffered
     );
     complete(&handle, "review", |_: &mut Job| {}).await;
@@ -158,19 +158,19 @@ process! {
 async fn a_non_interrupting_token_outlives_the_interruption(i: usize) {
     let engine = Engine::new();
     let id = format!("survive-{i}");
-    let handle = engine.start(&SURVIVE, job(&id));
+    let handle = engine.start(&SURVIVE, job(&id)).await.unwrap();
     expect_open_work(&handle, "review").await;
-    assert_eq!(engine.broadcast_signal("heads_up", ()), 1);
+    assert_eq!(engine.broadcast_signal("heads_up", ()).await.unwrap(), 1);
     expect_open_work(&handle, "follow_up").await;
     assert_eq!(
-        engine.publish_message("recall", &id, ()),
+        engine.publish_message("recall", &id, ()).await.unwrap(),
         Published::Delivered
     );
     expect_that(&handle, "review was interrupted", |h| {
         count(h, "recalled", &Happening::Ended) == 1
     })
     .await;
-    assert_eq!(engine.broadcast_signal("heads_up", ()), 0);
+    assert_eq!(engine.broadcast_signal("heads_up", ()).await.unwrap(), 0);
     let open_work: Vec<&str> = handle.open_work().await.iter().map(|w| w.node).collect();
     assert_eq!(open_work, ["follow_up"]);
     complete(&handle, "follow_up", |j: &mut Job| j.rounds = 1).await;

@@ -61,7 +61,7 @@ async fn stopping_with_boundaries_armed(i: usize) {
     let id = format!("armed-{i}");
     let stop = [Stop::Cancel, Stop::Terminate, Stop::Shutdown][i % 3];
     let pings = i / 3 % 3;
-    let handle = engine.start(&ARMED, job(&id));
+    let handle = engine.start(&ARMED, job(&id)).await.unwrap();
     expect_open_work(&handle, "review").await;
     expect_open_work(&handle, "kill").await;
     expect_that(&handle, "work runs", |h| {
@@ -69,7 +69,7 @@ async fn stopping_with_boundaries_armed(i: usize) {
     })
     .await;
     for _ in 0..pings {
-        assert_eq!(engine.broadcast_signal("ping", ()), 2);
+        assert_eq!(engine.broadcast_signal("ping", ()).await.unwrap(), 2);
     }
     expect_that(&handle, "every ping ended", |h| {
         count(h, "pinged", &Happening::Ended) == pings
@@ -106,13 +106,16 @@ async fn stopping_with_boundaries_armed(i: usize) {
         kill,
     ];
     assert_eq!(ends, want, "{history}");
-    assert_eq!(engine.broadcast_signal("ping", ()), 0);
+    assert_eq!(engine.broadcast_signal("ping", ()).await.unwrap(), 0);
     assert_eq!(
-        engine.publish_message("recall", &id, ()),
+        engine.publish_message("recall", &id, ()).await.unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("work_recall", &id, ()),
+        engine
+            .publish_message("work_recall", &id, ())
+            .await
+            .unwrap(),
         Published::Buffered
     );
     assert_eq!(engine.broker_stats().buffered, 2);
@@ -127,7 +130,7 @@ both_runtimes!(RUNS => stopping_with_boundaries_armed);
 async fn a_cancel_racing_boundary_signals(i: usize) {
     let engine = Engine::new();
     let id = format!("storm-{i}");
-    let handle = engine.start(&ARMED, job(&id));
+    let handle = engine.start(&ARMED, job(&id)).await.unwrap();
     expect_open_work(&handle, "review").await;
     expect_that(&handle, "work runs", |h| {
         count(h, "work", &Happening::TaskStarted) == 1
@@ -138,7 +141,7 @@ async fn a_cancel_racing_boundary_signals(i: usize) {
         std::thread::spawn(move || {
             (0..20)
                 .map(|_| {
-                    let reached = engine.broadcast_signal("ping", ());
+                    let reached = at_once(engine.broadcast_signal("ping", ())).unwrap();
                     std::thread::yield_now();
                     reached
                 })
@@ -151,9 +154,9 @@ async fn a_cancel_racing_boundary_signals(i: usize) {
     let (outcome, history) = finish_strict(&handle).await;
     assert!(matches!(outcome, Outcome::Cancelled(_)), "{history}");
     assert!(spawns(&history, "ping") + spawns(&history, "work_ping") <= reached);
-    assert_eq!(engine.broadcast_signal("ping", ()), 0);
+    assert_eq!(engine.broadcast_signal("ping", ()).await.unwrap(), 0);
     assert_eq!(
-        engine.publish_message("recall", &id, ()),
+        engine.publish_message("recall", &id, ()).await.unwrap(),
         Published::Buffered
     );
 }

@@ -52,7 +52,7 @@ process! {
 async fn a_timer_boundary_interrupts_a_handler_that_never_finishes() {
     let engine = Engine::new();
     let t0 = Instant::now();
-    let handle = engine.start(&SLOW, job("slow"));
+    let handle = engine.start(&SLOW, job("slow")).await.unwrap();
     let (outcome, history) = finish_strict_in(&handle, DAY).await;
     assert_eq!(t0.elapsed(), Duration::from_secs(30));
     let data = completed(outcome, &history);
@@ -121,7 +121,8 @@ async fn cycle_boundaries_fire_exactly_as_often_as_they_say() {
             secs,
             ..job("cycle")
         };
-        let (outcome, history) = finish_strict_in(&engine.start(&CYCLE, data), DAY).await;
+        let (outcome, history) =
+            finish_strict_in(&engine.start(&CYCLE, data).await.unwrap(), DAY).await;
         assert_eq!(t0.elapsed(), Duration::from_secs(secs));
         let data = completed(outcome, &history);
         assert_eq!(
@@ -182,7 +183,8 @@ async fn an_endless_cycle_fires_every_period_while_its_task_runs() {
             secs,
             ..job("endless")
         };
-        let (outcome, history) = finish_strict_in(&engine.start(&ENDLESS, data), DAY).await;
+        let (outcome, history) =
+            finish_strict_in(&engine.start(&ENDLESS, data).await.unwrap(), DAY).await;
         assert_eq!(t0.elapsed(), Duration::from_secs(secs));
         assert_eq!(completed(outcome, &history).rounds, ticks);
         assert_eq!(spawns(&history, "tick"), ticks as usize);
@@ -211,7 +213,8 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_cycle_of_zero_times_never_fires() {
     let engine = Engine::new();
-    let (outcome, history) = finish_strict_in(&engine.start(&NO_TIMES, job("zero")), DAY).await;
+    let (outcome, history) =
+        finish_strict_in(&engine.start(&NO_TIMES, job("zero")).await.unwrap(), DAY).await;
     completed(outcome, &history);
     assert_eq!(spawns(&history, "tick"), 0, "{history}");
 }
@@ -238,9 +241,10 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_timeout_due_as_the_task_ends_has_one_winner() {
     let engine = Engine::new();
-    let runs: Vec<_> = (0..RUNS)
-        .map(|i| engine.start(&TIE, job(format!("tie-{i}"))))
-        .collect();
+    let mut runs: Vec<_> = Vec::new();
+    for i in 0..RUNS {
+        runs.push(engine.start(&TIE, job(format!("tie-{i}"))).await.unwrap());
+    }
     for handle in &runs {
         let (outcome, history) = finish_strict_in(handle, DAY).await;
         let data = completed(outcome, &history);
@@ -298,8 +302,11 @@ process! {
 async fn an_error_boundary_disarms_the_timer_boundary() {
     let engine = Engine::new();
     let t0 = Instant::now();
-    let (outcome, history) =
-        finish_strict_in(&engine.start(&ERROR_BEFORE_TIMEOUT, job("e")), DAY).await;
+    let (outcome, history) = finish_strict_in(
+        &engine.start(&ERROR_BEFORE_TIMEOUT, job("e")).await.unwrap(),
+        DAY,
+    )
+    .await;
     assert_eq!(t0.elapsed(), Duration::from_secs(25));
     assert!(!completed(outcome, &history).worked);
     assert_eq!(
@@ -338,7 +345,7 @@ process! {
 async fn a_timer_boundary_withdraws_a_user_task() {
     let engine = Engine::new();
     let t0 = Instant::now();
-    let handle = engine.start(&DEADLINE, job("late"));
+    let handle = engine.start(&DEADLINE, job("late")).await.unwrap();
     expect_open_work(&handle, "approve").await;
     tokio::time::sleep(Duration::from_secs(3599)).await;
     assert_eq!(handle.open_work().await.len(), 1);
@@ -367,7 +374,7 @@ async fn a_timer_boundary_withdraws_a_user_task() {
 #[tokio::test(start_paused = true)]
 async fn a_timer_boundary_is_gone_once_its_user_task_is_done() {
     let engine = Engine::new();
-    let handle = engine.start(&DEADLINE, job("early"));
+    let handle = engine.start(&DEADLINE, job("early")).await.unwrap();
     expect_open_work(&handle, "approve").await;
     tokio::time::sleep(Duration::from_secs(10)).await;
     handle
@@ -422,7 +429,7 @@ fn a_zero_period_cycle_fires_once() {
     ));
     let (answered, fired, outcome) = rt.block_on(async {
         let engine = Engine::new();
-        let h = engine.start(&ZERO_CYCLE, D::default());
+        let h = engine.start(&ZERO_CYCLE, D::default()).await.unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
         let answered = tokio::time::timeout(Duration::from_millis(500), h.open_work()).await;
         if answered.is_err() {

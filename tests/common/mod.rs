@@ -193,7 +193,7 @@ pub async fn run<D: ProcessData + std::fmt::Debug>(
     process: &'static Process<D>,
     data: D,
 ) -> (Outcome<D>, History) {
-    finish(&engine.start(process, data)).await
+    finish(&engine.start(process, data).await.unwrap()).await
 }
 
 /// Wait for a started instance's outcome (failing the test if it hangs), read its
@@ -647,5 +647,17 @@ pub async fn next_handle<D>(deployment: &mut thresh::Deployment<D>) -> InstanceH
         Ok(Some(handle)) => handle,
         Ok(None) => panic!("the deployment ended without starting another instance"),
         Err(_) => panic!("the deployment started no instance"),
+    }
+}
+
+/// An in-memory engine's publish or broadcast from a thread that is no task (the
+/// races these tests run against the loop): in memory it never waits, so one poll
+/// finishes it.
+pub fn at_once<F: Future>(call: F) -> F::Output {
+    let mut call = std::pin::pin!(call);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match call.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(out) => out,
+        std::task::Poll::Pending => panic!("an in-memory publish or broadcast waited"),
     }
 }

@@ -26,7 +26,7 @@ process! {
 }
 
 async fn laps(engine: Engine, _: usize) {
-    let handle = engine.start(&LAPS, Trip::default());
+    let handle = engine.start(&LAPS, Trip::default()).await.unwrap();
     let (outcome, history) = finish_trip(&handle).await;
     let trip = completed_trip(outcome, &history);
     assert_eq!(
@@ -67,13 +67,16 @@ process! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn each_lap_is_undone_from_its_own_snapshot_latest_first() {
     common::repeat(100, |engine, i| async move {
-        let handle = engine.start(
-            &LAPS_SEEN,
-            Trip {
-                run: 1000 + i as u64,
-                ..Trip::default()
-            },
-        );
+        let handle = engine
+            .start(
+                &LAPS_SEEN,
+                Trip {
+                    run: 1000 + i as u64,
+                    ..Trip::default()
+                },
+            )
+            .await
+            .unwrap();
         let (outcome, history) = finish_trip(&handle).await;
         completed_trip(outcome, &history);
     })
@@ -119,7 +122,7 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn an_activity_still_running_is_not_undone_and_the_throw_waits_for_its_handlers() {
     let engine = Engine::new();
-    let handle = engine.start(&RUNNING, Trip::default());
+    let handle = engine.start(&RUNNING, Trip::default()).await.unwrap();
     // Sleeping lets the paused clock move on to the handler's timer.
     while !handle.history().await.completed_tasks().contains(&"after") {
         assert!(!handle.is_finished());

@@ -41,7 +41,7 @@ process! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_throws_at_once_undo_each_completion_once() {
     common::repeat(200, |engine, _| async move {
-        let handle = engine.start(&TWO_THROWS, Trip::default());
+        let handle = engine.start(&TWO_THROWS, Trip::default()).await.unwrap();
         let (outcome, history) = finish_trip(&handle).await;
         let trip = completed_trip(outcome, &history);
         let tasks = history.completed_tasks();
@@ -109,7 +109,7 @@ async fn a_cancel_end_racing_an_activity_undoes_it_only_if_it_completed() {
     common::repeat(300, move |engine, _| {
         let undone = counted.clone();
         async move {
-            let handle = engine.start(&CANCEL_RACE, Trip::default());
+            let handle = engine.start(&CANCEL_RACE, Trip::default()).await.unwrap();
             let (outcome, history) = finish_trip(&handle).await;
             let trip = completed_trip(outcome, &history);
             let tasks = history.completed_tasks();

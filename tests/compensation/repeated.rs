@@ -83,7 +83,7 @@ process! {
 }
 
 async fn looped(engine: Engine, _: usize) {
-    let handle = engine.start(&LOOPED, reps(&[]));
+    let handle = engine.start(&LOOPED, reps(&[])).await.unwrap();
     let (done, history) = finish_reps(&handle).await;
     assert_eq!(
         history.completed_tasks(),
@@ -123,7 +123,10 @@ process! {
 }
 
 async fn sequential(engine: Engine, _: usize) {
-    let handle = engine.start(&SEQUENTIAL, reps(&[10, 20, 30]));
+    let handle = engine
+        .start(&SEQUENTIAL, reps(&[10, 20, 30]))
+        .await
+        .unwrap();
     let (done, history) = finish_reps(&handle).await;
     assert_eq!(
         common::completions(&history, "unpack"),
@@ -169,7 +172,7 @@ process! {
 async fn parallel_instances_are_undone_latest_completion_first() {
     let engine = Engine::new();
     for _ in 0..20 {
-        let handle = engine.start(&PARALLEL, reps(&[30, 10, 20]));
+        let handle = engine.start(&PARALLEL, reps(&[30, 10, 20])).await.unwrap();
         let (done, history) = finish_reps(&handle).await;
         assert_eq!(common::completions(&history, "unpack"), 3, "{history}");
         // Completed 10 (index 1), 20 (index 2), 30 (index 0): undone the other way.
@@ -222,7 +225,7 @@ process! {
 async fn each_multi_instance_sub_process_instance_runs_its_compensation_event_sub_process() {
     let engine = Engine::new();
     for _ in 0..20 {
-        let handle = engine.start(&TRIPS, reps(&[30, 10, 20]));
+        let handle = engine.start(&TRIPS, reps(&[30, 10, 20])).await.unwrap();
         let (done, history) = finish_reps(&handle).await;
         assert_eq!(
             common::completions(&history, "notify"),
@@ -269,7 +272,7 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn instances_cancelled_by_the_completion_condition_are_not_undone() {
     let engine = Engine::new();
-    let handle = engine.start(&ENOUGH, reps(&[30, 10, 20]));
+    let handle = engine.start(&ENOUGH, reps(&[30, 10, 20])).await.unwrap();
     let (done, history) = finish_reps(&handle).await;
     assert_eq!(
         seen(done.run, "unpack"),

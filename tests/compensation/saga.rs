@@ -66,13 +66,16 @@ process! {
 
 async fn saga(engine: Engine, i: usize) {
     let run = i as u64;
-    let handle = engine.start(
-        &SAGA,
-        Trip {
-            run,
-            ..Trip::default()
-        },
-    );
+    let handle = engine
+        .start(
+            &SAGA,
+            Trip {
+                run,
+                ..Trip::default()
+            },
+        )
+        .await
+        .unwrap();
     let (outcome, history) = finish_trip(&handle).await;
     let trip = completed_trip(outcome, &history);
     if run.is_multiple_of(2) {
@@ -128,13 +131,16 @@ process! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_named_activity_is_undone_alone_and_only_once() {
     let engine = Engine::new();
-    let handle = engine.start(
-        &UNDO_CHARGE,
-        Trip {
-            run: 7,
-            ..Trip::default()
-        },
-    );
+    let handle = engine
+        .start(
+            &UNDO_CHARGE,
+            Trip {
+                run: 7,
+                ..Trip::default()
+            },
+        )
+        .await
+        .unwrap();
     let (outcome, history) = finish_trip(&handle).await;
     let trip = completed_trip(outcome, &history);
     assert_eq!(history.completed_tasks(), ["charge", "reserve", "refund"]);
@@ -172,7 +178,7 @@ async fn the_saga_example_undoes_what_completed() {
             courier,
             ..Order::default()
         };
-        let handle = engine.start(&SAGA, order);
+        let handle = engine.start(&SAGA, order).await.unwrap();
         let Outcome::Completed(o) = handle.outcome().await else {
             panic!("order {id} did not complete");
         };

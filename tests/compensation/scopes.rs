@@ -26,7 +26,7 @@ process! {
 }
 
 async fn inner(engine: Engine, _: usize) {
-    let handle = engine.start(&INNER, Trip::default());
+    let handle = engine.start(&INNER, Trip::default()).await.unwrap();
     let (outcome, history) = finish_trip(&handle).await;
     let trip = completed_trip(outcome, &history);
     assert_eq!(
@@ -73,7 +73,7 @@ process! {
 }
 
 async fn with_esp(engine: Engine, _: usize) {
-    let handle = engine.start(&WITH_ESP, Trip::default());
+    let handle = engine.start(&WITH_ESP, Trip::default()).await.unwrap();
     let (outcome, history) = finish_trip(&handle).await;
     let trip = completed_trip(outcome, &history);
     assert_eq!(
@@ -119,7 +119,7 @@ process! {
 }
 
 async fn interrupted(engine: Engine, _: usize) {
-    let handle = engine.start(&INTERRUPTED, Trip::default());
+    let handle = engine.start(&INTERRUPTED, Trip::default()).await.unwrap();
     let (outcome, history) = finish_trip(&handle).await;
     let trip = completed_trip(outcome, &history);
     assert_eq!(
@@ -153,7 +153,10 @@ process! {
 }
 
 async fn from_event_sub(engine: Engine, _: usize) {
-    let handle = engine.start(&FROM_EVENT_SUB, Trip::default());
+    let handle = engine
+        .start(&FROM_EVENT_SUB, Trip::default())
+        .await
+        .unwrap();
     let (outcome, history) = finish_trip(&handle).await;
     let trip = completed_trip(outcome, &history);
     assert_eq!(history.completed_tasks(), ["charge", "refund"], "{history}");

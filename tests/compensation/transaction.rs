@@ -40,13 +40,16 @@ process! {
 
 async fn book(engine: Engine, i: usize) {
     let run = i as u64;
-    let handle = engine.start(
-        &BOOK,
-        Trip {
-            run,
-            ..Trip::default()
-        },
-    );
+    let handle = engine
+        .start(
+            &BOOK,
+            Trip {
+                run,
+                ..Trip::default()
+            },
+        )
+        .await
+        .unwrap();
     if run % 2 == 1 {
         // Booked: the transaction completes once `confirm` is done.
         common::expect_open_work(&handle, "confirm").await;
@@ -111,7 +114,7 @@ process! {
 }
 
 async fn error_inside(engine: Engine, _: usize) {
-    let handle = engine.start(&ERROR_INSIDE, Trip::default());
+    let handle = engine.start(&ERROR_INSIDE, Trip::default()).await.unwrap();
     let (outcome, history) = finish_trip(&handle).await;
     let trip = completed_trip(outcome, &history);
     assert_eq!(history.completed_tasks(), ["flight"], "{history}");
@@ -144,7 +147,7 @@ process! {
 }
 
 async fn later(engine: Engine, _: usize) {
-    let handle = engine.start(&LATER, Trip::default());
+    let handle = engine.start(&LATER, Trip::default()).await.unwrap();
     let (outcome, history) = finish_trip(&handle).await;
     let trip = completed_trip(outcome, &history);
     assert_eq!(

@@ -350,7 +350,7 @@ async fn cancel_while_waiting_at_the_join() {
             gates: gates.clone(),
             ..Purchase::new()
         };
-        let handle = engine.start(&CFO_REQUIRED, data);
+        let handle = engine.start(&CFO_REQUIRED, data).await.unwrap();
         gates.release(MANAGER);
         until(&handle, "the manager waits at the join", |h| {
             h.count("approved", |w| *w == Happening::Waiting) == 1

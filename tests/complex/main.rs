@@ -273,7 +273,7 @@ async fn run<D: ProcessData + std::fmt::Debug>(
     process: &'static Process<D>,
     data: D,
 ) -> (Outcome<D>, History) {
-    finish(&engine.start(process, data)).await
+    finish(&engine.start(process, data).await.unwrap()).await
 }
 
 /// Wait for an instance's end (failing on a hang); its outcome and well-formed history.

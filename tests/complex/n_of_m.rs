@@ -58,7 +58,7 @@ async fn tail_tokens_are_consumed_and_the_instance_completes() {
                 gates: gates.clone(),
                 ..Purchase::new()
             };
-            let handle = engine.start(&DISCRIMINATOR, data);
+            let handle = engine.start(&DISCRIMINATOR, data).await.unwrap();
             gates.release(first);
             let before = until(&handle, "`order` completes", |h| {
                 completions(h, "order") == 1

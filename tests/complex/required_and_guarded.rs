@@ -32,7 +32,7 @@ async fn required_flow_holds_the_join_until_it_arrives() {
             gates: gates.clone(),
             ..Purchase::new()
         };
-        let handle = engine.start(&CFO_REQUIRED, data);
+        let handle = engine.start(&CFO_REQUIRED, data).await.unwrap();
         let (first, second) = [(MANAGER, LEGAL), (LEGAL, MANAGER)][i % 2];
         gates.release(first);
         if random() & 1 == 0 {
@@ -97,7 +97,7 @@ async fn data_guard_chooses_the_triple() {
                 gates: gates.clone(),
                 ..Purchase::new()
             };
-            let handle = engine.start(&URGENT, data);
+            let handle = engine.start(&URGENT, data).await.unwrap();
             gates.release(CFO);
             // Urgent, the CFO's arrival fires on the spot; otherwise it waits.
             let seen = until(&handle, "the CFO reaches the join", |h| {

@@ -32,7 +32,7 @@ process! {
 /// commit that made it true; a later edge does nothing.
 async fn an_interrupting_condition_stops_its_activity(_: usize) {
     let engine = Engine::new();
-    let handle = engine.start(&OVERHEAT, Gauge::default());
+    let handle = engine.start(&OVERHEAT, Gauge::default()).await.unwrap();
     set(&handle, |d| d.temp = 90).await;
     set(&handle, |d| d.temp = 150).await;
     expect_that(&handle, "the boundary's token ended", |h| {
@@ -106,7 +106,7 @@ process! {
 /// were declared — both `Spawned` steps right after the commit.
 async fn two_firings_of_one_commit_go_in_arming_order(i: usize) {
     let engine = Engine::new();
-    let handle = engine.start(&ORDER, Gauge::default());
+    let handle = engine.start(&ORDER, Gauge::default()).await.unwrap();
     let a_first = i.is_multiple_of(2);
     let (first, second) = if a_first {
         (("open_a", "a_wait"), ("open_b", "b_wait"))
@@ -178,7 +178,7 @@ process! {
 /// `stop` (armed first) interrupts `hold`, and `note`, also true now, never fires.
 async fn an_interrupting_firing_voids_a_later_armed_one(_: usize) {
     let engine = Engine::new();
-    let handle = engine.start(&VOID, Gauge::default());
+    let handle = engine.start(&VOID, Gauge::default()).await.unwrap();
     expect_open_work(&handle, "hold").await;
     complete(&handle, "set", |d: &mut Gauge| d.level = 1).await;
     let (outcome, history) = finish_strict(&handle).await;
@@ -218,7 +218,7 @@ process! {
 /// Armed the other way round, the non-interrupting one fires first and both go.
 async fn a_non_interrupting_firing_armed_first_still_goes(_: usize) {
     let engine = Engine::new();
-    let handle = engine.start(&KEEP, Gauge::default());
+    let handle = engine.start(&KEEP, Gauge::default()).await.unwrap();
     expect_open_work(&handle, "hold").await;
     complete(&handle, "set", |d: &mut Gauge| d.level = 1).await;
     let (outcome, history) = finish_strict(&handle).await;
@@ -282,7 +282,8 @@ process! {
 async fn a_conditional_boundary_interrupts_a_running_task() {
     let engine = Engine::new();
     let t0 = Instant::now();
-    let (outcome, history) = finish_strict(&engine.start(&RUNAWAY, Gauge::default())).await;
+    let (outcome, history) =
+        finish_strict(&engine.start(&RUNAWAY, Gauge::default()).await.unwrap()).await;
     assert_eq!(t0.elapsed(), Duration::from_secs(5));
     let data = completed(outcome, &history);
     assert_eq!((data.temp, data.x), (150, 0));

@@ -67,7 +67,7 @@ process! {
 /// Once the activity is done, no commit fires it.
 async fn a_non_interrupting_condition_fires_on_each_edge(i: usize) {
     let engine = Engine::new();
-    let handle = engine.start(&EDGE, Gauge::default());
+    let handle = engine.start(&EDGE, Gauge::default()).await.unwrap();
     let temps = temperatures(i);
     let expected = edges(&temps);
     let mut fired = 0;

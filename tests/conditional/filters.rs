@@ -8,7 +8,7 @@ use super::*;
 /// the catch; the stamp shows what the data was when it fired.
 async fn filter_scenario(process: &'static thresh::Process<Gauge>, fires_at: usize) {
     let engine = Engine::new();
-    let handle = engine.start(process, Gauge::default());
+    let handle = engine.start(process, Gauge::default()).await.unwrap();
     let commits: [fn(&mut Gauge); 4] = [|d| d.a = 1, |d| d.b = 5, |d| d.gate = true, |d| d.a = 2];
     for (n, commit) in commits.into_iter().enumerate() {
         let n = n + 1;

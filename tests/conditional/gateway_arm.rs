@@ -34,13 +34,16 @@ process! {
 async fn a_conditional_gateway_arm_races_a_message(i: usize) {
     let engine = Engine::new();
     let id = format!("gate-{i}");
-    let handle = engine.start(
-        &GATE,
-        Gauge {
-            id: id.clone(),
-            ..Gauge::default()
-        },
-    );
+    let handle = engine
+        .start(
+            &GATE,
+            Gauge {
+                id: id.clone(),
+                ..Gauge::default()
+            },
+        )
+        .await
+        .unwrap();
     expect_that(&handle, "the gateway waits", |h| {
         count(h, "gate", &Happening::Parked) == 1
     })
@@ -48,7 +51,7 @@ async fn a_conditional_gateway_arm_races_a_message(i: usize) {
     let message_first = i % 2 == 1;
     if message_first {
         assert_eq!(
-            engine.publish_message("enough", &id, ()),
+            engine.publish_message("enough", &id, ()).await.unwrap(),
             thresh::Published::Delivered
         );
         expect_that(&handle, "the message arm won", |h| {
@@ -84,7 +87,7 @@ async fn a_conditional_gateway_arm_races_a_message(i: usize) {
         assert_eq!(count(&history, "warm_end", &Happening::Ended), 1);
         // The message arm is gone: the message waits in the broker.
         assert_eq!(
-            engine.publish_message("enough", &id, ()),
+            engine.publish_message("enough", &id, ()).await.unwrap(),
             thresh::Published::Buffered
         );
     }

@@ -21,7 +21,8 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_panicking_condition_fails_the_instance() {
     let engine = Engine::new();
-    let (outcome, history) = finish_strict(&engine.start(&PANICKY, Gauge::default())).await;
+    let (outcome, history) =
+        finish_strict(&engine.start(&PANICKY, Gauge::default()).await.unwrap()).await;
     assert_eq!(
         failed(outcome, &history),
         InstanceError::TaskPanicked {
@@ -33,6 +34,6 @@ async fn a_panicking_condition_fails_the_instance() {
         level: 1,
         ..Gauge::default()
     };
-    let (outcome, history) = finish_strict(&engine.start(&PANICKY, data)).await;
+    let (outcome, history) = finish_strict(&engine.start(&PANICKY, data).await.unwrap()).await;
     completed(outcome, &history);
 }

@@ -22,7 +22,7 @@ async fn a_condition_true_when_armed_fires_at_once() {
         level: 5,
         ..Gauge::default()
     };
-    let (outcome, history) = finish_strict(&engine.start(&ALREADY, data)).await;
+    let (outcome, history) = finish_strict(&engine.start(&ALREADY, data).await.unwrap()).await;
     completed(outcome, &history);
     assert_eq!(
         steps(&history),
@@ -34,7 +34,7 @@ async fn a_condition_true_when_armed_fires_at_once() {
         ]
     );
 
-    let waiting = engine.start(&ALREADY, Gauge::default());
+    let waiting = engine.start(&ALREADY, Gauge::default()).await.unwrap();
     tokio::time::sleep(Duration::from_secs(3600)).await;
     assert!(!waiting.is_finished());
     assert_eq!(
@@ -80,7 +80,7 @@ async fn a_condition_armed_on_every_visit_fires_on_every_visit(i: usize) {
         limit,
         ..Gauge::default()
     };
-    let (outcome, history) = finish_strict(&engine.start(&REVISIT, data)).await;
+    let (outcome, history) = finish_strict(&engine.start(&REVISIT, data).await.unwrap()).await;
     assert_eq!(completed(outcome, &history).rounds, limit);
     let mut rows = vec![(0, "s", Happening::Started)];
     for k in 1..=limit {
@@ -120,7 +120,8 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_condition_true_when_armed_fires_even_if_a_same_step_commit_falsifies_it() {
     let engine = Engine::new();
-    let (outcome, history) = finish_strict(&engine.start(&FLEETING, Gauge::default())).await;
+    let (outcome, history) =
+        finish_strict(&engine.start(&FLEETING, Gauge::default()).await.unwrap()).await;
     assert_eq!(completed(outcome, &history).x, 1);
     assert_eq!(count(&history, "ready", &caught(&[])), 1, "{history}");
 }
@@ -148,7 +149,13 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_condition_true_when_armed_fires_before_a_later_commit_falsifies_it() {
     let engine = Engine::new();
-    let (outcome, history) = finish_strict(&engine.start(&FLEETING_LATER, Gauge::default())).await;
+    let (outcome, history) = finish_strict(
+        &engine
+            .start(&FLEETING_LATER, Gauge::default())
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!(completed(outcome, &history).x, 1);
     assert_eq!(count(&history, "ready", &caught(&[])), 1, "{history}");
 }
@@ -205,14 +212,16 @@ async fn a_boundary_condition_true_at_the_start_stops_its_activity() {
         temp: 150,
         ..Gauge::default()
     };
-    let (outcome, history) = finish_strict(&engine.start(&AT_START_USER, hot.clone())).await;
+    let (outcome, history) =
+        finish_strict(&engine.start(&AT_START_USER, hot.clone()).await.unwrap()).await;
     completed(outcome, &history);
     assert_eq!(
         steps(&history),
         stopped_at_start("review", Happening::Parked, "hot")
     );
 
-    let (outcome, history) = finish_strict(&engine.start(&AT_START_LATER, hot.clone())).await;
+    let (outcome, history) =
+        finish_strict(&engine.start(&AT_START_LATER, hot.clone()).await.unwrap()).await;
     assert_eq!(completed(outcome, &history).x, 0);
     assert_eq!(
         steps(&history),
@@ -220,7 +229,13 @@ async fn a_boundary_condition_true_at_the_start_stops_its_activity() {
     );
 
     // False at the start: the task completes.
-    let (outcome, history) = finish_strict(&engine.start(&AT_START_LATER, Gauge::default())).await;
+    let (outcome, history) = finish_strict(
+        &engine
+            .start(&AT_START_LATER, Gauge::default())
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!(completed(outcome, &history).x, 1);
     assert_eq!(history.ended_at(), ["done"]);
 }
@@ -268,12 +283,17 @@ async fn a_boundary_condition_true_at_the_start_fires_even_for_a_task_ready_at_o
         temp: 150,
         ..Gauge::default()
     };
-    let (outcome, history) =
-        finish_strict(&engine.start(&AT_START_NON_INTERRUPTING, hot.clone())).await;
+    let (outcome, history) = finish_strict(
+        &engine
+            .start(&AT_START_NON_INTERRUPTING, hot.clone())
+            .await
+            .unwrap(),
+    )
+    .await;
     completed(outcome, &history);
     assert_eq!(spawns(&history, "warm"), 1, "{history}");
 
-    let (outcome, history) = finish_strict(&engine.start(&AT_START, hot)).await;
+    let (outcome, history) = finish_strict(&engine.start(&AT_START, hot).await.unwrap()).await;
     assert_eq!(completed(outcome, &history).x, 0, "{history}");
     assert_eq!(
         steps(&history),

@@ -10,7 +10,13 @@ async fn deploy_needs_an_event_start() {
         .deploy(&PLAIN, Order::default())
         .err()
         .expect("an error");
-    assert_eq!(error, DeployError::NoEventStart { process: "PLAIN" });
+    assert!(
+        matches!(
+            error,
+            EngineError::Deploy(DeployError::NoEventStart { process: "PLAIN" })
+        ),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("`PLAIN`"), "{error}");
     assert_eq!(engine.running_instances(), 0);
 }
@@ -23,10 +29,10 @@ fn deploy_needs_a_runtime() {
         .deploy(&ORDER, Order::default())
         .err()
         .expect("an error");
-    assert_eq!(error, DeployError::NoRuntime);
+    assert!(matches!(error, EngineError::NoRuntime), "{error:?}");
     // Nothing was registered: a message published now is buffered.
     assert_eq!(
-        engine.publish_message("order", "K", placed("K", 1)),
+        at_once(engine.publish_message("order", "K", placed("K", 1))).unwrap(),
         Published::Buffered
     );
 }
@@ -37,9 +43,9 @@ fn deploy_needs_a_runtime() {
 async fn start_needs_a_none_start() {
     let engine = Engine::new();
     for h in [
-        engine.start(&ORDER, Order::default()),
-        engine.start(&GO_A, Order::default()),
-        engine.start(&ONCE, Order::default()),
+        engine.start(&ORDER, Order::default()).await.unwrap(),
+        engine.start(&GO_A, Order::default()).await.unwrap(),
+        engine.start(&ONCE, Order::default()).await.unwrap(),
     ] {
         let (outcome, history) =
             tokio::time::timeout(HANG, async { (h.outcome().await, h.history().await) })
@@ -92,7 +98,10 @@ async fn a_process_with_both_kinds_of_start_starts_both_ways() {
 
     let mut both = engine.deploy(&BOTH, tagged("msg")).expect("deployed");
     assert_eq!(
-        engine.publish_message("order", "B", placed("B", 4)),
+        engine
+            .publish_message("order", "B", placed("B", 4))
+            .await
+            .unwrap(),
         Published::Started
     );
     let (outcome, history) = finish(&next_handle(&mut both).await).await;

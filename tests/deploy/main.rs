@@ -31,8 +31,8 @@ use std::time::Duration;
 
 use common::*;
 use thresh::{
-    process, BrokerStats, DeployError, Deployment, Engine, Happening, InstanceError, InstanceId,
-    Outcome, ProcessData, Published,
+    process, BrokerStats, DeployError, Deployment, Engine, EngineError, Happening, InstanceError,
+    InstanceId, Outcome, ProcessData, Published,
 };
 use tokio::time::Instant;
 

@@ -10,7 +10,10 @@ async fn a_message_starts_an_instance_with_its_payload() {
     let engine = Engine::new();
     let mut orders = engine.deploy(&ORDER, tagged("shop")).expect("deployed");
     assert_eq!(
-        engine.publish_message("order", "A-1", placed("A-1", 250)),
+        engine
+            .publish_message("order", "A-1", placed("A-1", 250))
+            .await
+            .unwrap(),
         Published::Started
     );
     let h = next_handle(&mut orders).await;
@@ -48,13 +51,19 @@ async fn a_message_with_a_running_key_goes_to_that_instance() {
         .deploy(&ORDER_MORE, tagged("shop"))
         .expect("deployed");
     assert_eq!(
-        engine.publish_message("order", "K", placed("K", 10)),
+        engine
+            .publish_message("order", "K", placed("K", 10))
+            .await
+            .unwrap(),
         Published::Started
     );
     let first = next_handle(&mut orders).await;
     expect_parked(&first, "more").await;
     assert_eq!(
-        engine.publish_message("order", "K", placed("K", 5)),
+        engine
+            .publish_message("order", "K", placed("K", 5))
+            .await
+            .unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&first).await;
@@ -72,7 +81,10 @@ async fn a_message_with_a_running_key_goes_to_that_instance() {
 
     // It has ended: the same key starts a new instance.
     assert_eq!(
-        engine.publish_message("order", "K", placed("K", 20)),
+        engine
+            .publish_message("order", "K", placed("K", 20))
+            .await
+            .unwrap(),
         Published::Started
     );
     let second = next_handle(&mut orders).await;
@@ -80,7 +92,10 @@ async fn a_message_with_a_running_key_goes_to_that_instance() {
     expect_parked(&second, "more").await;
     assert!(!second.is_finished());
     assert_eq!(
-        engine.publish_message("order", "K", placed("K", 2)),
+        engine
+            .publish_message("order", "K", placed("K", 2))
+            .await
+            .unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&second).await;
@@ -109,11 +124,17 @@ async fn a_message_for_a_starting_instance_is_buffered_for_it() {
         .expect("deployed");
     // No await in between: on the current-thread runtime the instance has not run.
     assert_eq!(
-        engine.publish_message("order", "K", placed("K", 10)),
+        engine
+            .publish_message("order", "K", placed("K", 10))
+            .await
+            .unwrap(),
         Published::Started
     );
     assert_eq!(
-        engine.publish_message("order", "K", placed("K", 5)),
+        engine
+            .publish_message("order", "K", placed("K", 5))
+            .await
+            .unwrap(),
         Published::Buffered
     );
     assert_eq!(engine.broker_stats().buffered, 1);
@@ -143,13 +164,19 @@ async fn different_keys_start_instances_side_by_side() {
         .deploy(&ORDER_MORE, Order::default())
         .expect("deployed");
     assert_eq!(
-        engine.publish_message("order", "K1", placed("K1", 1)),
+        engine
+            .publish_message("order", "K1", placed("K1", 1))
+            .await
+            .unwrap(),
         Published::Started
     );
     let one = next_handle(&mut orders).await;
     expect_parked(&one, "more").await;
     assert_eq!(
-        engine.publish_message("order", "K2", placed("K2", 2)),
+        engine
+            .publish_message("order", "K2", placed("K2", 2))
+            .await
+            .unwrap(),
         Published::Started
     );
     let two = next_handle(&mut orders).await;
@@ -159,7 +186,10 @@ async fn different_keys_start_instances_side_by_side() {
     assert_eq!(engine.running_instances(), 2);
 
     assert_eq!(
-        engine.publish_message("order", "K2", placed("K2", 20)),
+        engine
+            .publish_message("order", "K2", placed("K2", 20))
+            .await
+            .unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&two).await;
@@ -167,7 +197,10 @@ async fn different_keys_start_instances_side_by_side() {
     assert_eq!((data.id.as_str(), data.amount, data.extra), ("K2", 2, 20));
     assert!(!one.is_finished());
     assert_eq!(
-        engine.publish_message("order", "K1", placed("K1", 10)),
+        engine
+            .publish_message("order", "K1", placed("K1", 10))
+            .await
+            .unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&one).await;
@@ -189,15 +222,24 @@ async fn a_message_its_instance_did_not_take_starts_the_next_with_that_key() {
         .deploy(&ORDER_MORE, Order::default())
         .expect("deployed");
     assert_eq!(
-        engine.publish_message("order", "K", placed("K", 1)),
+        engine
+            .publish_message("order", "K", placed("K", 1))
+            .await
+            .unwrap(),
         Published::Started
     );
     assert_eq!(
-        engine.publish_message("order", "K", placed("K", 2)),
+        engine
+            .publish_message("order", "K", placed("K", 2))
+            .await
+            .unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("order", "K", placed("K", 3)),
+        engine
+            .publish_message("order", "K", placed("K", 3))
+            .await
+            .unwrap(),
         Published::Buffered
     );
     let first = next_handle(&mut orders).await;
@@ -211,7 +253,10 @@ async fn a_message_its_instance_did_not_take_starts_the_next_with_that_key() {
     expect_parked(&second, "more").await;
     assert_eq!(engine.broker_stats().buffered, 0);
     assert_eq!(
-        engine.publish_message("order", "K", placed("K", 4)),
+        engine
+            .publish_message("order", "K", placed("K", 4))
+            .await
+            .unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&second).await;
@@ -245,7 +290,10 @@ async fn buffered_start_messages_start_the_next_instances_oldest_first() {
         .deploy(&ORDER_REVIEWED, Order::default())
         .expect("deployed");
     for amount in 1..=4 {
-        let published = engine.publish_message("order", "K", placed("K", amount));
+        let published = engine
+            .publish_message("order", "K", placed("K", amount))
+            .await
+            .unwrap();
         let expected = match amount {
             1 => Published::Started,
             _ => Published::Buffered,
@@ -283,12 +331,18 @@ async fn a_running_key_starts_no_instance_in_another_deployment() {
         .deploy(&ORDER_MORE, tagged("second"))
         .expect("deployed");
     assert_eq!(
-        engine.publish_message("order", "K", placed("K", 1)),
+        engine
+            .publish_message("order", "K", placed("K", 1))
+            .await
+            .unwrap(),
         Published::Started
     );
     // No await in between: the instance has not run, no catch waits.
     assert_eq!(
-        engine.publish_message("order", "K", placed("K", 2)),
+        engine
+            .publish_message("order", "K", placed("K", 2))
+            .await
+            .unwrap(),
         Published::Buffered
     );
     let h = next_handle(&mut first).await;
@@ -308,7 +362,7 @@ async fn a_payload_of_the_wrong_type_fails_the_started_instance() {
     let engine = Engine::new();
     let mut orders = engine.deploy(&ORDER, tagged("shop")).expect("deployed");
     assert_eq!(
-        engine.publish_message("order", "W", 7_u64),
+        engine.publish_message("order", "W", 7_u64).await.unwrap(),
         Published::Started
     );
     let h = next_handle(&mut orders).await;
@@ -333,7 +387,10 @@ async fn a_payload_of_the_wrong_type_fails_the_started_instance() {
     assert_eq!(h.data().await, Some(tagged("shop")));
     // A right payload with the same key starts the next one normally.
     assert_eq!(
-        engine.publish_message("order", "W", placed("W", 3)),
+        engine
+            .publish_message("order", "W", placed("W", 3))
+            .await
+            .unwrap(),
         Published::Started
     );
     let (outcome, history) = finish(&next_handle(&mut orders).await).await;

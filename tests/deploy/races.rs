@@ -60,8 +60,10 @@ async fn many_keys_caught_by_their_instances_from_many_tasks() {
                         tokio::task::yield_now().await;
                     }
                     let amount = 1 << (8 * task);
-                    let published =
-                        engine.publish_message("order", &key, placed(key.clone(), amount));
+                    let published = engine
+                        .publish_message("order", &key, placed(key.clone(), amount))
+                        .await
+                        .unwrap();
                     results.push((key, published));
                 }
                 results
@@ -173,8 +175,10 @@ async fn many_keys_from_many_tasks_start_one_instance_each() {
                     if (k + task as usize) % 3 == 1 {
                         tokio::task::yield_now().await;
                     }
-                    let published =
-                        engine.publish_message("order", &key, placed(key.clone(), task));
+                    let published = engine
+                        .publish_message("order", &key, placed(key.clone(), task))
+                        .await
+                        .unwrap();
                     results.push((key, task, published));
                 }
                 results
@@ -263,7 +267,11 @@ async fn publishers_race_an_undeploy() {
                 let mut started = Vec::new();
                 for i in 0..20 {
                     let key = format!("t{task}-{i}");
-                    match engine.publish_message("order", &key, placed(key.clone(), 1)) {
+                    match engine
+                        .publish_message("order", &key, placed(key.clone(), 1))
+                        .await
+                        .unwrap()
+                    {
                         Published::Started => started.push(key),
                         Published::Buffered => {}
                         other => panic!("{key}: {other:?}"),
@@ -278,7 +286,10 @@ async fn publishers_race_an_undeploy() {
         }
         assert!(engine.undeploy(orders.id()));
         assert_eq!(
-            engine.publish_message("order", "after", placed("after", 1)),
+            engine
+                .publish_message("order", "after", placed("after", 1))
+                .await
+                .unwrap(),
             Published::Buffered,
             "race {race}"
         );
@@ -324,7 +335,13 @@ async fn concurrent_broadcasts_start_one_instance_each() {
             let engine = engine.clone();
             broadcasters.spawn(async move {
                 for i in 0..EACH {
-                    assert_eq!(engine.broadcast_signal("go", task * EACH + i), 2);
+                    assert_eq!(
+                        engine
+                            .broadcast_signal("go", task * EACH + i)
+                            .await
+                            .unwrap(),
+                        2
+                    );
                     tokio::task::yield_now().await;
                 }
             });

@@ -20,10 +20,10 @@ async fn a_signal_starts_one_instance_per_deployed_process() {
     let engine = Engine::new();
     let mut a = engine.deploy(&GO_A, tagged("a")).expect("deployed");
     let mut b = engine.deploy(&GO_B, Order::default()).expect("deployed");
-    let listener = engine.start(&LISTENER, Order::default());
+    let listener = engine.start(&LISTENER, Order::default()).await.unwrap();
     expect_parked(&listener, "heard").await;
 
-    assert_eq!(engine.broadcast_signal("go", 7_u64), 3);
+    assert_eq!(engine.broadcast_signal("go", 7_u64).await.unwrap(), 3);
     let (outcome, history) = finish(&next_handle(&mut a).await).await;
     assert_eq!(completed(outcome, &history), {
         let mut o = tagged("a");
@@ -56,7 +56,7 @@ async fn a_signal_starts_one_instance_per_deployed_process() {
     no_handle_for_an_hour(&mut b).await;
 
     // No catcher now: the two starts alone.
-    assert_eq!(engine.broadcast_signal("go", 8_u64), 2);
+    assert_eq!(engine.broadcast_signal("go", 8_u64).await.unwrap(), 2);
     let (outcome, history) = finish(&next_handle(&mut a).await).await;
     assert_eq!(completed(outcome, &history).amount, 8);
     let (outcome, history) = finish(&next_handle(&mut b).await).await;
@@ -65,7 +65,7 @@ async fn a_signal_starts_one_instance_per_deployed_process() {
     // A second deployment of GO_A: one instance each.
     let mut a2 = engine.deploy(&GO_A, tagged("a2")).expect("deployed");
     assert_ne!(a2.id(), a.id());
-    assert_eq!(engine.broadcast_signal("go", 9_u64), 3);
+    assert_eq!(engine.broadcast_signal("go", 9_u64).await.unwrap(), 3);
     let (outcome, history) = finish(&next_handle(&mut a).await).await;
     assert_eq!(completed(outcome, &history).tag, "a");
     let (outcome, history) = finish(&next_handle(&mut a2).await).await;
@@ -77,7 +77,7 @@ async fn a_signal_starts_one_instance_per_deployed_process() {
     no_handle_for_an_hour(&mut b).await;
 
     // Another signal's name starts nothing.
-    assert_eq!(engine.broadcast_signal("stop", 1_u64), 0);
+    assert_eq!(engine.broadcast_signal("stop", 1_u64).await.unwrap(), 0);
     no_handle_for_an_hour(&mut a).await;
     engine.shutdown(HANG).await.expect("every loop stops");
     ended(&mut a).await;

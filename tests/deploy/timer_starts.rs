@@ -21,7 +21,10 @@ async fn a_timer_start_fires_once() {
     tokio::time::sleep(Duration::from_secs(3600)).await;
     assert_eq!(engine.running_instances(), 0);
     // Instance ids are handed out in order: nothing else was started.
-    assert_eq!(engine.start(&PLAIN, Order::default()).id(), InstanceId(1));
+    assert_eq!(
+        engine.start(&PLAIN, Order::default()).await.unwrap().id(),
+        InstanceId(1)
+    );
     assert!(engine.undeploy(ticks.id()));
     assert!(!engine.undeploy(ticks.id()));
     engine.shutdown(HANG).await.expect("every loop stops");
@@ -56,6 +59,9 @@ async fn a_timer_cycle_starts_its_instances_and_no_more() {
     assert_eq!(t0.elapsed(), Duration::from_secs(15));
     tokio::time::sleep(Duration::from_secs(3600)).await;
     assert_eq!(engine.running_instances(), 0);
-    assert_eq!(engine.start(&PLAIN, Order::default()).id(), InstanceId(3));
+    assert_eq!(
+        engine.start(&PLAIN, Order::default()).await.unwrap().id(),
+        InstanceId(3)
+    );
     engine.shutdown(HANG).await.expect("every loop stops");
 }

@@ -9,12 +9,18 @@ async fn undeploy_stops_message_starts() {
     let engine = Engine::new();
     let mut orders = engine.deploy(&ORDER, Order::default()).expect("deployed");
     assert_eq!(
-        engine.publish_message("order", "K1", placed("K1", 1)),
+        engine
+            .publish_message("order", "K1", placed("K1", 1))
+            .await
+            .unwrap(),
         Published::Started
     );
     assert!(engine.undeploy(orders.id()));
     assert_eq!(
-        engine.publish_message("order", "K2", placed("K2", 2)),
+        engine
+            .publish_message("order", "K2", placed("K2", 2))
+            .await
+            .unwrap(),
         Published::Buffered
     );
     let h = next_handle(&mut orders).await;
@@ -34,7 +40,10 @@ async fn undeploy_stops_message_starts() {
     let mut again = engine.deploy(&ORDER, Order::default()).expect("deployed");
     assert_ne!(again.id(), orders.id());
     assert_eq!(
-        engine.publish_message("order", "K3", placed("K3", 3)),
+        engine
+            .publish_message("order", "K3", placed("K3", 3))
+            .await
+            .unwrap(),
         Published::Started
     );
     let (outcome, history) = finish(&next_handle(&mut again).await).await;
@@ -49,11 +58,11 @@ async fn undeploy_stops_signal_starts() {
     let engine = Engine::new();
     let mut a = engine.deploy(&GO_A, Order::default()).expect("deployed");
     let mut b = engine.deploy(&GO_B, Order::default()).expect("deployed");
-    assert_eq!(engine.broadcast_signal("go", 1_u64), 2);
+    assert_eq!(engine.broadcast_signal("go", 1_u64).await.unwrap(), 2);
     assert!(engine.undeploy(a.id()));
-    assert_eq!(engine.broadcast_signal("go", 2_u64), 1);
+    assert_eq!(engine.broadcast_signal("go", 2_u64).await.unwrap(), 1);
     assert!(engine.undeploy(b.id()));
-    assert_eq!(engine.broadcast_signal("go", 3_u64), 0);
+    assert_eq!(engine.broadcast_signal("go", 3_u64).await.unwrap(), 0);
     assert!(!engine.undeploy(a.id()));
     assert!(!engine.undeploy(b.id()));
     let (outcome, history) = finish(&next_handle(&mut a).await).await;
@@ -94,7 +103,10 @@ async fn undeploy_stops_timer_starts() {
     tokio::time::sleep(Duration::from_secs(3600)).await;
     assert_eq!(engine.running_instances(), 0);
     // Ids 0..3 went to the three ticks: nothing else was started.
-    assert_eq!(engine.start(&PLAIN, Order::default()).id(), InstanceId(3));
+    assert_eq!(
+        engine.start(&PLAIN, Order::default()).await.unwrap().id(),
+        InstanceId(3)
+    );
     assert!(!engine.undeploy(ticks.id()));
     engine.shutdown(HANG).await.expect("every loop stops");
 }
@@ -138,7 +150,10 @@ async fn shutdown_stops_every_start_event() {
         .expect("deployed");
     let mut a = engine.deploy(&GO_A, Order::default()).expect("deployed");
     assert_eq!(
-        engine.publish_message("order", "K", placed("K", 1)),
+        engine
+            .publish_message("order", "K", placed("K", 1))
+            .await
+            .unwrap(),
         Published::Started
     );
     let order = next_handle(&mut orders).await;
@@ -165,10 +180,13 @@ async fn shutdown_stops_every_start_event() {
         assert!(!engine.undeploy(deployment));
     }
     assert_eq!(
-        engine.publish_message("order", "K2", placed("K2", 2)),
+        engine
+            .publish_message("order", "K2", placed("K2", 2))
+            .await
+            .unwrap(),
         Published::Buffered
     );
-    assert_eq!(engine.broadcast_signal("go", 1_u64), 0);
+    assert_eq!(engine.broadcast_signal("go", 1_u64).await.unwrap(), 0);
     tokio::time::sleep(Duration::from_secs(3600)).await;
     assert_eq!(engine.running_instances(), 0);
 }

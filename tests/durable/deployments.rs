@@ -243,15 +243,13 @@ async fn a_stale_arm_repeat_leaves_the_store_when_its_instance_ends() {
     // The instance's end drops the repeat from the store (with the end's write) and
     // then from the broker, counted stale (when the deployment hears of the end).
     tokio::time::timeout(HANG, async {
-        while !store.messages().expect("read").is_empty()
-            || engine.engine().broker_stats().stale == 0
-        {
+        while !store.messages().expect("read").is_empty() || engine.broker_stats().stale == 0 {
             tokio::task::yield_now().await;
         }
     })
     .await
     .expect("the stale repeat left the store and the broker");
-    assert_eq!(engine.engine().broker_stats().stale, 1);
+    assert_eq!(engine.broker_stats().stale, 1);
     engine.shutdown(HANG).await.expect("shutdown");
 
     let setup = |engine: &DurableEngine| {

@@ -12,7 +12,7 @@ type Lap = (fn(&mut Order), u32);
 /// the alarm count expected after it.
 async fn drive_conditions(process: &'static thresh::Process<Order>, script: Vec<Lap>) {
     let engine = Engine::new();
-    let handle = engine.start(process, order("C-1"));
+    let handle = engine.start(process, order("C-1")).await.unwrap();
     expect_open_work(&handle, "set").await;
     settle().await;
     assert_eq!(runs(&handle.history().await, "big"), 0);
@@ -145,7 +145,7 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn an_interrupting_conditional_start_fires_on_a_tasks_commit() {
     let engine = Engine::new();
-    let handle = engine.start(&COND_BUMP, order("C-2"));
+    let handle = engine.start(&COND_BUMP, order("C-2")).await.unwrap();
     complete(&handle, "first", |o| o.gate = true).await;
     let (outcome, history) = outcome_of(&handle).await;
     let data = completed(outcome, &history);
@@ -177,7 +177,7 @@ async fn an_interrupting_conditional_start_true_when_armed_runs_instead_of_the_p
         total: 150,
         ..order("C-3")
     };
-    let (outcome, history) = outcome_of(&engine.start(&COND_BUMP, data)).await;
+    let (outcome, history) = outcome_of(&engine.start(&COND_BUMP, data).await.unwrap()).await;
     let data = completed(outcome, &history);
     assert_eq!(data.alarms, 1);
     assert_eq!(
@@ -217,7 +217,7 @@ async fn a_non_interrupting_conditional_start_true_when_armed_runs_beside() {
         total: 150,
         ..order("C-4")
     };
-    let handle = engine.start(&COND_BESIDE, data);
+    let handle = engine.start(&COND_BESIDE, data).await.unwrap();
     expect_open_work(&handle, "review").await;
     settle().await;
     complete(&handle, "review", |o| o.total = 300).await;
@@ -260,7 +260,7 @@ async fn a_conditional_start_in_a_sub_process_true_on_entry_takes_it_over() {
         total: 150,
         ..order("C-5")
     };
-    let handle = engine.start(&COND_SCOPED, data);
+    let handle = engine.start(&COND_SCOPED, data).await.unwrap();
     complete(&handle, "later", |_| {}).await;
     let (outcome, history) = outcome_of(&handle).await;
     let data = completed(outcome, &history);
@@ -288,14 +288,14 @@ async fn a_conditional_start_in_a_sub_process_true_on_entry_takes_it_over() {
 #[tokio::test(start_paused = true)]
 async fn a_conditional_start_in_a_sub_process_lives_as_long_as_the_sub_process() {
     let engine = Engine::new();
-    let handle = engine.start(&COND_SCOPED, order("C-6"));
+    let handle = engine.start(&COND_SCOPED, order("C-6")).await.unwrap();
     complete(&handle, "inner", |_| {}).await;
     complete(&handle, "later", |o| o.total = 500).await;
     let (outcome, history) = outcome_of(&handle).await;
     let data = completed(outcome, &history);
     assert_eq!((data.alarms, data.total), (0, 500));
 
-    let handle = engine.start(&COND_SCOPED, order("C-7"));
+    let handle = engine.start(&COND_SCOPED, order("C-7")).await.unwrap();
     complete(&handle, "inner", |o| o.total = 500).await;
     complete(&handle, "later", |_| {}).await;
     let (outcome, history) = outcome_of(&handle).await;
@@ -342,7 +342,7 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_commit_outside_a_sub_process_fires_its_conditional_start() {
     let engine = Engine::new();
-    let handle = engine.start(&COND_ACROSS, order("N-3"));
+    let handle = engine.start(&COND_ACROSS, order("N-3")).await.unwrap();
     expect_open_work(&handle, "inner").await;
     complete(&handle, "side", |o| o.total = 500).await;
     let (outcome, history) = outcome_of(&handle).await;
@@ -407,20 +407,20 @@ async fn nested_condition(go_first: bool) {
         total: 150,
         ..order("N-8")
     };
-    let handle = engine.start(&NESTED_COND, data);
+    let handle = engine.start(&NESTED_COND, data).await.unwrap();
     expect_open_work(&handle, "review").await;
     expect_parked(&handle, "go").await;
     if go_first {
-        assert_eq!(engine.broadcast_signal("go", ()), 1);
+        assert_eq!(engine.broadcast_signal("go", ()).await.unwrap(), 1);
     }
-    assert_eq!(engine.broadcast_signal("ping", ()), 1);
+    assert_eq!(engine.broadcast_signal("ping", ()).await.unwrap(), 1);
     expect_open_work(&handle, "ack").await;
     settle().await;
     let history = handle.history().await;
     assert_eq!(runs(&history, "hot"), 1, "{history}");
     complete(&handle, "ack", |_| {}).await;
     if !go_first {
-        assert_eq!(engine.broadcast_signal("go", ()), 1);
+        assert_eq!(engine.broadcast_signal("go", ()).await.unwrap(), 1);
     }
     complete(&handle, "review", |_| {}).await;
     let (outcome, history) = outcome_of(&handle).await;
@@ -451,15 +451,15 @@ async fn a_conditional_start_true_when_armed_survives_its_scopes_first_commit() 
         total: 150,
         ..order("N-9")
     };
-    let handle = engine.start(&NESTED_COND, data);
+    let handle = engine.start(&NESTED_COND, data).await.unwrap();
     expect_open_work(&handle, "review").await;
-    assert_eq!(engine.broadcast_signal("pong", ()), 1);
+    assert_eq!(engine.broadcast_signal("pong", ()).await.unwrap(), 1);
     expect_open_work(&handle, "pong_ack").await;
     settle().await;
     let history = handle.history().await;
     assert_eq!(runs(&history, "pong_hot"), 1, "{history}");
     complete(&handle, "pong_ack", |_| {}).await;
-    assert_eq!(engine.broadcast_signal("go", ()), 1);
+    assert_eq!(engine.broadcast_signal("go", ()).await.unwrap(), 1);
     complete(&handle, "review", |_| {}).await;
     let (outcome, history) = outcome_of(&handle).await;
     let data = completed(outcome, &history);

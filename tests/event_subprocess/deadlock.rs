@@ -25,7 +25,8 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_deadlock_fails_the_instance() {
     let engine = Engine::new();
-    let (outcome, history) = outcome_of(&engine.start(&STUCK_PLAIN, order("N-7"))).await;
+    let (outcome, history) =
+        outcome_of(&engine.start(&STUCK_PLAIN, order("N-7")).await.unwrap()).await;
     assert_eq!(
         failed(outcome, &history),
         InstanceError::Deadlock {
@@ -66,10 +67,10 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn an_armed_event_sub_process_keeps_a_stuck_instance_waiting() {
     let engine = Engine::new();
-    let handle = engine.start(&STUCK, order("N-6"));
+    let handle = engine.start(&STUCK, order("N-6")).await.unwrap();
     tokio::time::sleep(Duration::from_secs(3600)).await;
     assert!(!handle.is_finished(), "{}", handle.history().await);
-    assert_eq!(engine.broadcast_signal("ping", ()), 1);
+    assert_eq!(engine.broadcast_signal("ping", ()).await.unwrap(), 1);
     tokio::time::sleep(Duration::from_secs(3600)).await;
     assert!(!handle.is_finished(), "{}", handle.history().await);
     handle.cancel();

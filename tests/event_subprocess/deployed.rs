@@ -34,15 +34,21 @@ async fn a_deployed_instance_runs_its_event_sub_processes() {
         .deploy(&DEPLOYED, Order::default())
         .expect("deployed");
     assert_eq!(
-        engine.publish_message("order", "D-1", "D-1".to_string()),
+        engine
+            .publish_message("order", "D-1", "D-1".to_string())
+            .await
+            .unwrap(),
         Published::Started
     );
     let handle = next_handle(&mut orders).await;
     expect_open_work(&handle, "review").await;
-    assert_eq!(engine.broadcast_signal("ping", ()), 1);
+    assert_eq!(engine.broadcast_signal("ping", ()).await.unwrap(), 1);
     expect_that(&handle, "the ping ran", |h| ends(h, "noted") == 1).await;
     assert_eq!(
-        engine.publish_message("cancel", "D-1", "changed my mind".to_string()),
+        engine
+            .publish_message("cancel", "D-1", "changed my mind".to_string())
+            .await
+            .unwrap(),
         Published::Delivered
     );
     let (outcome, history) = outcome_of(&handle).await;
@@ -68,7 +74,10 @@ async fn a_deployed_instance_runs_its_event_sub_processes() {
 
     // The key is free: a new order with it starts a new instance, which completes.
     assert_eq!(
-        engine.publish_message("order", "D-1", "D-1".to_string()),
+        engine
+            .publish_message("order", "D-1", "D-1".to_string())
+            .await
+            .unwrap(),
         Published::Started
     );
     let handle = next_handle(&mut orders).await;
@@ -76,7 +85,7 @@ async fn a_deployed_instance_runs_its_event_sub_processes() {
     let (outcome, history) = outcome_of(&handle).await;
     let data = completed(outcome, &history);
     assert_eq!((data.undone, data.notes), (0, 0));
-    assert_eq!(engine.broadcast_signal("ping", ()), 0);
+    assert_eq!(engine.broadcast_signal("ping", ()).await.unwrap(), 0);
 }
 
 process! {
@@ -107,14 +116,20 @@ async fn a_deployed_instance_catches_its_start_message_again_in_an_event_sub_pro
         .deploy(&DEPLOYED_MORE, Order::default())
         .expect("deployed");
     assert_eq!(
-        engine.publish_message("order", "M-1", "M-1".to_string()),
+        engine
+            .publish_message("order", "M-1", "M-1".to_string())
+            .await
+            .unwrap(),
         Published::Started
     );
     let handle = next_handle(&mut orders).await;
     expect_open_work(&handle, "review").await;
     for k in 1..=2 {
         assert_eq!(
-            engine.publish_message("order", "M-1", "+".to_string()),
+            engine
+                .publish_message("order", "M-1", "+".to_string())
+                .await
+                .unwrap(),
             Published::Delivered
         );
         expect_that(&handle, "the run ended", |h| ends(h, "noted") == k).await;
@@ -127,7 +142,10 @@ async fn a_deployed_instance_catches_its_start_message_again_in_an_event_sub_pro
         ("M-1", "++", 2)
     );
     assert_eq!(
-        engine.publish_message("order", "M-1", "M-1".to_string()),
+        engine
+            .publish_message("order", "M-1", "M-1".to_string())
+            .await
+            .unwrap(),
         Published::Started
     );
     let handle = next_handle(&mut orders).await;

@@ -37,7 +37,7 @@ async fn charge_with(engine: &Engine, code: &str) -> (Outcome<Order>, History) {
         code: code.into(),
         ..order("E-1")
     };
-    let handle = engine.start(&ERRORS, data);
+    let handle = engine.start(&ERRORS, data).await.unwrap();
     if code.is_empty() {
         complete(&handle, "review", |_| {}).await;
     }
@@ -135,7 +135,7 @@ async fn nested_with(code: &str) -> (Outcome<Order>, History) {
         code: code.into(),
         ..order("E-2")
     };
-    outcome_of(&engine.start(&NESTED, data)).await
+    outcome_of(&engine.start(&NESTED, data).await.unwrap()).await
 }
 
 /// An error from the inner sub-process travels out to the error start of the
@@ -257,16 +257,16 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn an_error_from_an_event_sub_process_skips_its_siblings() {
     let engine = Engine::new();
-    let handle = engine.start(&SIBLING, order("E-3"));
+    let handle = engine.start(&SIBLING, order("E-3")).await.unwrap();
     complete(&handle, "wait", |o| o.code = "OOPS".into()).await;
     let (outcome, history) = outcome_of(&handle).await;
     let data = completed(outcome, &history);
     assert_eq!((data.caught.as_str(), data.after), ("work:OOPS", 1));
     assert_eq!(runs(&history, "work_error"), 1);
 
-    let handle = engine.start(&SIBLING, order("E-4"));
+    let handle = engine.start(&SIBLING, order("E-4")).await.unwrap();
     expect_open_work(&handle, "wait").await;
-    assert_eq!(engine.broadcast_signal("poke", ()), 1);
+    assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 1);
     let (outcome, history) = outcome_of(&handle).await;
     let data = completed(outcome, &history);
     assert_eq!((data.caught.as_str(), data.after), ("top:OOPS", 0));
@@ -283,9 +283,9 @@ async fn an_error_from_an_event_sub_process_skips_its_siblings() {
 #[tokio::test(start_paused = true)]
 async fn an_error_from_a_top_level_event_sub_process_fails_the_instance() {
     let engine = Engine::new();
-    let handle = engine.start(&SIBLING, order("E-5"));
+    let handle = engine.start(&SIBLING, order("E-5")).await.unwrap();
     expect_open_work(&handle, "wait").await;
-    assert_eq!(engine.broadcast_signal("top_poke", ()), 1);
+    assert_eq!(engine.broadcast_signal("top_poke", ()).await.unwrap(), 1);
     let (outcome, history) = outcome_of(&handle).await;
     assert_eq!(
         failed(outcome, &history),
@@ -330,7 +330,8 @@ async fn an_error_boundary_on_the_task_catches_before_an_error_start() {
             code: code.into(),
             ..order("N-4")
         };
-        let (outcome, history) = outcome_of(&engine.start(&BOUNDARY_FIRST, data)).await;
+        let (outcome, history) =
+            outcome_of(&engine.start(&BOUNDARY_FIRST, data).await.unwrap()).await;
         let data = completed(outcome, &history);
         assert_eq!(data.caught, caught);
         assert_eq!(ends(&history, end), 1, "{history}");

@@ -35,7 +35,7 @@ async fn escalate_with(code: &str, review: bool) -> (Outcome<Order>, History) {
         code: code.into(),
         ..order("X-1")
     };
-    let handle = engine.start(&ESCALATIONS, data);
+    let handle = engine.start(&ESCALATIONS, data).await.unwrap();
     if review {
         expect_that(&handle, "work ended", |h| {
             count(h, "work", &done(&["worked"])) == 1
@@ -137,7 +137,7 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn escalations_from_a_sub_process_reach_the_process_starts() {
     let engine = Engine::new();
-    let handle = engine.start(&ESCALATED_UP, order("X-2"));
+    let handle = engine.start(&ESCALATED_UP, order("X-2")).await.unwrap();
     complete(&handle, "wait", |_| {}).await;
     let (outcome, history) = outcome_of(&handle).await;
     let data = completed(outcome, &history);
@@ -147,7 +147,7 @@ async fn escalations_from_a_sub_process_reach_the_process_starts() {
     );
     assert_eq!(runs(&history, "stop"), 0);
 
-    let handle = engine.start(&ESCALATED_UP, order("X-3"));
+    let handle = engine.start(&ESCALATED_UP, order("X-3")).await.unwrap();
     complete(&handle, "wait", |o| o.code = "STOP".into()).await;
     let (outcome, history) = outcome_of(&handle).await;
     let data = completed(outcome, &history);

@@ -48,12 +48,15 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn an_interrupting_start_in_a_sub_process_cancels_only_its_work() {
     let engine = Engine::new();
-    let handle = engine.start(&SCOPED, order("S-1"));
+    let handle = engine.start(&SCOPED, order("S-1")).await.unwrap();
     expect_open_work(&handle, "before").await;
     expect_open_work(&handle, "side").await;
-    assert_eq!(engine.broadcast_signal("poke", ()), 0);
+    assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 0);
     assert_eq!(
-        engine.publish_message("abort", "S-1", "early".to_string()),
+        engine
+            .publish_message("abort", "S-1", "early".to_string())
+            .await
+            .unwrap(),
         Published::Buffered
     );
     complete(&handle, "before", |_| {}).await;
@@ -62,7 +65,7 @@ async fn an_interrupting_start_in_a_sub_process_cancels_only_its_work() {
     })
     .await;
     assert_eq!(open_work(&handle).await, ["side"]);
-    assert_eq!(engine.broadcast_signal("poke", ()), 0);
+    assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 0);
     complete(&handle, "side", |_| {}).await;
     let (outcome, history) = outcome_of(&handle).await;
     let data = completed(outcome, &history);
@@ -108,21 +111,24 @@ async fn an_interrupting_start_in_a_sub_process_cancels_only_its_work() {
 #[tokio::test(start_paused = true)]
 async fn event_sub_processes_of_a_sub_process_are_armed_only_while_it_runs() {
     let engine = Engine::new();
-    let handle = engine.start(&SCOPED, order("S-2"));
+    let handle = engine.start(&SCOPED, order("S-2")).await.unwrap();
     complete(&handle, "before", |_| {}).await;
     expect_open_work(&handle, "inner").await;
-    assert_eq!(engine.broadcast_signal("poke", ()), 1);
+    assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 1);
     expect_that(&handle, "the poke ran", |h| ends(h, "noted") == 1).await;
-    assert_eq!(engine.broadcast_signal("poke", ()), 1);
+    assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 1);
     expect_that(&handle, "the second poke ran", |h| ends(h, "noted") == 2).await;
     complete(&handle, "inner", |_| {}).await;
     expect_that(&handle, "the token waits at the join", |h| {
         count(h, "join", &Happening::Waiting) == 1
     })
     .await;
-    assert_eq!(engine.broadcast_signal("poke", ()), 0);
+    assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 0);
     assert_eq!(
-        engine.publish_message("abort", "S-2", "late".to_string()),
+        engine
+            .publish_message("abort", "S-2", "late".to_string())
+            .await
+            .unwrap(),
         Published::Buffered
     );
     complete(&handle, "side", |_| {}).await;
@@ -143,13 +149,13 @@ async fn event_sub_processes_of_a_sub_process_are_armed_only_while_it_runs() {
 #[tokio::test(start_paused = true)]
 async fn an_interrupting_start_of_the_process_cancels_a_sub_process_with_its_starts() {
     let engine = Engine::new();
-    let handle = engine.start(&ARMED, order("N-1"));
+    let handle = engine.start(&ARMED, order("N-1")).await.unwrap();
     expect_open_work(&handle, "review").await;
     expect_open_work(&handle, "inner").await;
-    assert_eq!(engine.broadcast_signal("poke", ()), 1);
+    assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 1);
     expect_open_work(&handle, "poke_ack").await;
     assert_eq!(
-        engine.publish_message("cancel", "N-1", ()),
+        engine.publish_message("cancel", "N-1", ()).await.unwrap(),
         Published::Delivered
     );
     let (outcome, history) = outcome_of(&handle).await;
@@ -162,10 +168,10 @@ async fn an_interrupting_start_of_the_process_cancels_a_sub_process_with_its_sta
     cancelled.sort_unstable();
     assert_eq!(cancelled, ["inner", "poke_ack", "review", "work"]);
     assert_eq!(history.steps().last().unwrap().node, "cancelled");
-    assert_eq!(engine.broadcast_signal("poke", ()), 0);
-    assert_eq!(engine.broadcast_signal("ping", ()), 0);
+    assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 0);
+    assert_eq!(engine.broadcast_signal("ping", ()).await.unwrap(), 0);
     assert_eq!(
-        engine.publish_message("abort", "N-1", ()),
+        engine.publish_message("abort", "N-1", ()).await.unwrap(),
         Published::Buffered
     );
 }
@@ -176,16 +182,16 @@ async fn an_interrupting_start_of_the_process_cancels_a_sub_process_with_its_sta
 #[tokio::test(start_paused = true)]
 async fn a_sub_process_waits_for_its_running_event_sub_processes() {
     let engine = Engine::new();
-    let handle = engine.start(&ARMED, order("N-2"));
+    let handle = engine.start(&ARMED, order("N-2")).await.unwrap();
     complete(&handle, "review", |_| {}).await;
     expect_open_work(&handle, "inner").await;
-    assert_eq!(engine.broadcast_signal("poke", ()), 1);
+    assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 1);
     expect_open_work(&handle, "poke_ack").await;
     complete(&handle, "inner", |_| {}).await;
     expect_that(&handle, "the inner path ended", |h| ends(h, "w_done") == 1).await;
     let history = handle.history().await;
     assert_eq!(count(&history, "work", &done(&[])), 0, "{history}");
-    assert_eq!(engine.broadcast_signal("poke", ()), 1);
+    assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 1);
     expect_that(&handle, "the second poke waits", |h| {
         count(h, "poke_ack", &Happening::Parked) == 2
     })
@@ -204,7 +210,7 @@ async fn a_sub_process_waits_for_its_running_event_sub_processes() {
         .rposition(|s| s.node == "poked")
         .unwrap();
     assert!(last_poke < work_done, "{history}");
-    assert_eq!(engine.broadcast_signal("poke", ()), 0);
+    assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 0);
 }
 
 process! {
@@ -242,13 +248,13 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn each_instance_of_a_sub_process_has_its_own_event_sub_processes() {
     let engine = Engine::new();
-    let handle = engine.start(&TWICE, order("N-5"));
+    let handle = engine.start(&TWICE, order("N-5")).await.unwrap();
     expect_that(&handle, "both instances wait", |h| {
         count(h, "inner", &Happening::Parked) == 2
     })
     .await;
     assert_eq!(
-        engine.publish_message("abort", "N-5", ()),
+        engine.publish_message("abort", "N-5", ()).await.unwrap(),
         Published::Delivered
     );
     expect_that(&handle, "one was aborted", |h| ends(h, "aborted") == 1).await;
@@ -258,7 +264,7 @@ async fn each_instance_of_a_sub_process_has_its_own_event_sub_processes() {
     assert_eq!(count(&history, "inner", &Happening::Cancelled), 1);
     assert_eq!(ends(&history, "done"), 1, "{history}");
     assert_eq!(
-        engine.publish_message("abort", "N-5", ()),
+        engine.publish_message("abort", "N-5", ()).await.unwrap(),
         Published::Delivered
     );
     let (outcome, history) = outcome_of(&handle).await;

@@ -214,7 +214,7 @@ fn storm(engine: &Engine, name: &'static str) -> std::thread::JoinHandle<usize> 
         let _ = ready.blocking_recv();
         (0..40)
             .map(|_| {
-                let reached = engine.broadcast_signal(name, ());
+                let reached = at_once(engine.broadcast_signal(name, ())).unwrap();
                 std::thread::sleep(Duration::from_micros(100));
                 reached
             })

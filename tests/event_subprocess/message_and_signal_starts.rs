@@ -39,23 +39,29 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn an_interrupting_message_start_cancels_the_process_and_completes_it() {
     let engine = Engine::new();
-    let handle = engine.start(&CANCELLABLE, order("A-1"));
+    let handle = engine.start(&CANCELLABLE, order("A-1")).await.unwrap();
     expect_open_work(&handle, "review").await;
     expect_that(&handle, "slow runs", |h| {
         count(h, "slow", &Happening::TaskStarted) == 1
     })
     .await;
-    assert_eq!(engine.broadcast_signal("ping", 2_u32), 1);
+    assert_eq!(engine.broadcast_signal("ping", 2_u32).await.unwrap(), 1);
     expect_open_work(&handle, "ack").await;
     assert_eq!(
-        engine.publish_message("cancel", "A-1", "customer".to_string()),
+        engine
+            .publish_message("cancel", "A-1", "customer".to_string())
+            .await
+            .unwrap(),
         Published::Delivered
     );
     expect_open_work(&handle, "confirm").await;
     assert_eq!(open_work(&handle).await, ["confirm"]);
-    assert_eq!(engine.broadcast_signal("ping", 1_u32), 0);
+    assert_eq!(engine.broadcast_signal("ping", 1_u32).await.unwrap(), 0);
     assert_eq!(
-        engine.publish_message("cancel", "A-1", "again".to_string()),
+        engine
+            .publish_message("cancel", "A-1", "again".to_string())
+            .await
+            .unwrap(),
         Published::Buffered
     );
     assert!(handle.complete("review", |_| {}).await.is_err());
@@ -127,20 +133,26 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn non_interrupting_starts_run_beside_the_main_path_as_often_as_triggered() {
     let engine = Engine::new();
-    let handle = engine.start(&PINGED, order("P-1"));
+    let handle = engine.start(&PINGED, order("P-1")).await.unwrap();
     expect_open_work(&handle, "review").await;
-    assert_eq!(engine.broadcast_signal("ping", 2_u32), 1);
+    assert_eq!(engine.broadcast_signal("ping", 2_u32).await.unwrap(), 1);
     expect_that(&handle, "the first ping is caught", |h| {
         count(h, "ping", &caught(&["pings"])) == 1
     })
     .await;
-    assert_eq!(engine.broadcast_signal("ping", 5_u32), 1);
+    assert_eq!(engine.broadcast_signal("ping", 5_u32).await.unwrap(), 1);
     assert_eq!(
-        engine.publish_message("nudge", "P-1", "a".to_string()),
+        engine
+            .publish_message("nudge", "P-1", "a".to_string())
+            .await
+            .unwrap(),
         Published::Delivered
     );
     assert_eq!(
-        engine.publish_message("nudge", "P-1", "b".to_string()),
+        engine
+            .publish_message("nudge", "P-1", "b".to_string())
+            .await
+            .unwrap(),
         Published::Buffered
     );
     expect_that(&handle, "every run ended", |h| {
@@ -160,9 +172,12 @@ async fn non_interrupting_starts_run_beside_the_main_path_as_often_as_triggered(
     assert_eq!((runs(&history, "ping"), runs(&history, "nudge")), (2, 2));
     assert_eq!(count(&history, "review", &done(&[])), 1);
     assert_eq!(ends(&history, "done"), 1);
-    assert_eq!(engine.broadcast_signal("ping", 1_u32), 0);
+    assert_eq!(engine.broadcast_signal("ping", 1_u32).await.unwrap(), 0);
     assert_eq!(
-        engine.publish_message("nudge", "P-1", "c".to_string()),
+        engine
+            .publish_message("nudge", "P-1", "c".to_string())
+            .await
+            .unwrap(),
         Published::Buffered
     );
     assert_eq!(engine.broker_stats().delivered, 2);
@@ -172,7 +187,7 @@ async fn non_interrupting_starts_run_beside_the_main_path_as_often_as_triggered(
 #[tokio::test(start_paused = true)]
 async fn armed_event_sub_processes_do_not_keep_an_instance_alive() {
     let engine = Engine::new();
-    let handle = engine.start(&PINGED, order("P-2"));
+    let handle = engine.start(&PINGED, order("P-2")).await.unwrap();
     complete(&handle, "review", |_| {}).await;
     let (outcome, history) = outcome_of(&handle).await;
     completed(outcome, &history);
@@ -185,5 +200,5 @@ async fn armed_event_sub_processes_do_not_keep_an_instance_alive() {
             (0, "done", Happening::Ended),
         ]
     );
-    assert_eq!(engine.broadcast_signal("ping", 1_u32), 0);
+    assert_eq!(engine.broadcast_signal("ping", 1_u32).await.unwrap(), 0);
 }

@@ -49,7 +49,7 @@ async fn an_interrupting_message_racing_the_end_of_the_main_path(_: Engine, i: u
     } else {
         (&RACE_TASK, "quick")
     };
-    let handle = engine.start(process, order(&id));
+    let handle = engine.start(process, order(&id)).await.unwrap();
     let completer = if user {
         expect_open_work(&handle, "hold").await;
         let handle = handle.clone();
@@ -61,7 +61,10 @@ async fn an_interrupting_message_racing_the_end_of_the_main_path(_: Engine, i: u
         None
     };
     jitter().await;
-    let published = engine.publish_message("cancel", &id, "late".to_string());
+    let published = engine
+        .publish_message("cancel", &id, "late".to_string())
+        .await
+        .unwrap();
     let (outcome, history) = outcome_of(&handle).await;
     let completion = match completer {
         Some(task) => Some(task.await.expect("the completer")),
@@ -133,9 +136,12 @@ process! {
 async fn an_interrupting_message_racing_the_end_of_a_sub_process(_: Engine, i: usize) {
     let engine = Engine::new();
     let id = format!("scoped-race-{i}");
-    let handle = engine.start(&RACE_SCOPED, order(&id));
+    let handle = engine.start(&RACE_SCOPED, order(&id)).await.unwrap();
     jitter().await;
-    let published = engine.publish_message("abort", &id, "late".to_string());
+    let published = engine
+        .publish_message("abort", &id, "late".to_string())
+        .await
+        .unwrap();
     let (outcome, history) = outcome_of(&handle).await;
     let data = completed(outcome, &history);
     let (by_main, by_event) = (ends(&history, "w_done"), ends(&history, "aborted"));
@@ -192,7 +198,10 @@ process! {
 /// subscribed.
 async fn a_signal_storm_while_the_instance_ends(_: Engine, i: usize) {
     let engine = Engine::new();
-    let handle = engine.start(&STORM, order(&format!("storm-{i}")));
+    let handle = engine
+        .start(&STORM, order(&format!("storm-{i}")))
+        .await
+        .unwrap();
     expect_open_work(&handle, "review").await;
     let storm = storm(&engine, "ping");
     jitter().await;
@@ -211,7 +220,7 @@ async fn a_signal_storm_while_the_instance_ends(_: Engine, i: usize) {
     // field by field, the later write wins, so some increments may be overwritten.
     assert!(started == 0 || (1..=started).contains(&(data.notes as usize)));
     assert_eq!(ends(&history, "done"), 1);
-    assert_eq!(engine.broadcast_signal("ping", ()), 0);
+    assert_eq!(engine.broadcast_signal("ping", ()).await.unwrap(), 0);
 }
 
 /// One instance at a time, 100 times: with 200 at once on a small machine every

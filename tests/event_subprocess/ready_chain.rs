@@ -43,7 +43,7 @@ process! {
 #[tokio::test]
 async fn a_ready_chain_fires_the_conditions_of_each_commit_before_its_next_task() {
     let engine = Engine::new();
-    let handle = engine.start(&COUNTING, order("C-1"));
+    let handle = engine.start(&COUNTING, order("C-1")).await.unwrap();
     let (outcome, history) = outcome_of(&handle).await;
     assert_eq!(
         steps(&history),

@@ -12,12 +12,12 @@ async fn stopping_with_event_sub_processes_armed(_: Engine, i: usize) {
     let id = format!("armed-{i}");
     let shutdown = i % 2 == 1;
     let pings = i / 2 % 3;
-    let handle = engine.start(&ARMED, order(&id));
+    let handle = engine.start(&ARMED, order(&id)).await.unwrap();
     expect_open_work(&handle, "review").await;
     expect_open_work(&handle, "inner").await;
     for k in 1..=pings {
-        assert_eq!(engine.broadcast_signal("ping", ()), 1);
-        assert_eq!(engine.broadcast_signal("poke", ()), 1);
+        assert_eq!(engine.broadcast_signal("ping", ()).await.unwrap(), 1);
+        assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 1);
         expect_that(&handle, "the pings wait", |h| {
             count(h, "ping_ack", &Happening::Parked) == k
                 && count(h, "poke_ack", &Happening::Parked) == k
@@ -50,10 +50,13 @@ async fn stopping_with_event_sub_processes_armed(_: Engine, i: usize) {
         engine.running_instances() == 0
     })
     .await;
-    assert_eq!(engine.broadcast_signal("ping", ()), 0);
-    assert_eq!(engine.broadcast_signal("poke", ()), 0);
+    assert_eq!(engine.broadcast_signal("ping", ()).await.unwrap(), 0);
+    assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 0);
     for name in ["cancel", "abort"] {
-        assert_eq!(engine.publish_message(name, &id, ()), Published::Buffered);
+        assert_eq!(
+            engine.publish_message(name, &id, ()).await.unwrap(),
+            Published::Buffered
+        );
     }
     assert_eq!(engine.broker_stats().buffered, 2);
     assert_eq!(engine.broker_stats().delivered, 0);
@@ -67,7 +70,7 @@ flavors!(stopping_with_event_sub_processes_armed);
 async fn a_cancel_racing_event_sub_process_signals(_: Engine, i: usize) {
     let engine = Engine::new();
     let id = format!("storm-{i}");
-    let handle = engine.start(&ARMED, order(&id));
+    let handle = engine.start(&ARMED, order(&id)).await.unwrap();
     expect_open_work(&handle, "review").await;
     expect_open_work(&handle, "inner").await;
     let storm = storm(&engine, "ping");
@@ -86,9 +89,9 @@ async fn a_cancel_racing_event_sub_process_signals(_: Engine, i: usize) {
     let cancelled = count(&history, "ping", &Happening::Cancelled)
         + count(&history, "ping_ack", &Happening::Cancelled);
     assert_eq!(cancelled, started, "{history}");
-    assert_eq!(engine.broadcast_signal("ping", ()), 0);
+    assert_eq!(engine.broadcast_signal("ping", ()).await.unwrap(), 0);
     assert_eq!(
-        engine.publish_message("cancel", &id, ()),
+        engine.publish_message("cancel", &id, ()).await.unwrap(),
         Published::Buffered
     );
 }

@@ -31,7 +31,7 @@ process! {
 async fn timer_starts_at_the_top_level_cycle_then_interrupt() {
     let engine = Engine::new();
     let t0 = tokio::time::Instant::now();
-    let handle = engine.start(&TIMED, order("T-1"));
+    let handle = engine.start(&TIMED, order("T-1")).await.unwrap();
     expect_open_work(&handle, "review").await;
     tokio::time::advance(Duration::from_secs(9)).await;
     settle().await;
@@ -56,7 +56,7 @@ async fn timer_starts_at_the_top_level_cycle_then_interrupt() {
 #[tokio::test(start_paused = true)]
 async fn timer_starts_at_the_top_level_end_with_the_instance() {
     let engine = Engine::new();
-    let handle = engine.start(&TIMED, order("T-2"));
+    let handle = engine.start(&TIMED, order("T-2")).await.unwrap();
     expect_open_work(&handle, "review").await;
     tokio::time::sleep(Duration::from_secs(25)).await;
     complete(&handle, "review", |_| {}).await;
@@ -100,7 +100,7 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn timer_starts_in_a_sub_process_stop_when_it_completes() {
     let engine = Engine::new();
-    let handle = engine.start(&TIMED_SCOPE, order("T-3"));
+    let handle = engine.start(&TIMED_SCOPE, order("T-3")).await.unwrap();
     expect_open_work(&handle, "inner").await;
     tokio::time::sleep(Duration::from_secs(25)).await;
     complete(&handle, "inner", |_| {}).await;
@@ -125,7 +125,7 @@ async fn timer_starts_in_a_sub_process_stop_when_it_completes() {
 async fn an_interrupting_timer_in_a_sub_process_lets_the_parent_go_on() {
     let engine = Engine::new();
     let t0 = tokio::time::Instant::now();
-    let handle = engine.start(&TIMED_SCOPE, order("T-4"));
+    let handle = engine.start(&TIMED_SCOPE, order("T-4")).await.unwrap();
     expect_open_work(&handle, "inner").await;
     tokio::time::sleep(Duration::from_secs(44)).await;
     assert_eq!(open_work(&handle).await, ["inner"]);

@@ -27,10 +27,10 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_payload_of_the_wrong_type_fails_the_catch() {
     let engine = Engine::new();
-    let h = engine.start(&WANTS_PAYMENT, deal("w"));
+    let h = engine.start(&WANTS_PAYMENT, deal("w")).await.unwrap();
     expect_parked(&h, "paid").await;
     assert_eq!(
-        engine.publish_message("payment", "w", 5_u64),
+        engine.publish_message("payment", "w", 5_u64).await.unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&h).await;
@@ -54,15 +54,18 @@ async fn a_payload_of_the_wrong_type_fails_the_catch() {
     assert_eq!(h.data().await, Some(deal("w")));
 
     // The right type is caught.
-    let h = engine.start(&WANTS_PAYMENT, deal("ok"));
-    engine.publish_message("payment", "ok", Payment { amount: 8 });
+    let h = engine.start(&WANTS_PAYMENT, deal("ok")).await.unwrap();
+    engine
+        .publish_message("payment", "ok", Payment { amount: 8 })
+        .await
+        .unwrap();
     let (outcome, history) = finish(&h).await;
     assert_eq!(completed(outcome, &history).paid, 8);
 
     // A signal too.
-    let h = engine.start(&WANTS_TEXT, deal("t"));
+    let h = engine.start(&WANTS_TEXT, deal("t")).await.unwrap();
     expect_parked(&h, "heard").await;
-    assert_eq!(engine.broadcast_signal("ping", 3_u64), 1);
+    assert_eq!(engine.broadcast_signal("ping", 3_u64).await.unwrap(), 1);
     let (outcome, history) = finish(&h).await;
     let InstanceError::TaskFailed { node, message } = failed(outcome, &history) else {
         panic!("expected TaskFailed\n{history}");
@@ -91,9 +94,9 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_panicking_mapping_fails_the_catch() {
     let engine = Engine::new();
-    let h = engine.start(&FRAGILE, deal("f"));
+    let h = engine.start(&FRAGILE, deal("f")).await.unwrap();
     expect_parked(&h, "paid").await;
-    engine.publish_message("payment", "f", 0_u64);
+    engine.publish_message("payment", "f", 0_u64).await.unwrap();
     let (outcome, history) = finish(&h).await;
     assert_eq!(
         failed(outcome, &history),

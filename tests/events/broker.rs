@@ -12,15 +12,15 @@ async fn the_buffer_is_bounded() {
         ttl: Duration::from_secs(60),
     });
     assert_eq!(
-        engine.publish_message("payment", "a", 1_u64),
+        engine.publish_message("payment", "a", 1_u64).await.unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("payment", "b", 2_u64),
+        engine.publish_message("payment", "b", 2_u64).await.unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("payment", "c", 3_u64),
+        engine.publish_message("payment", "c", 3_u64).await.unwrap(),
         Published::Dropped
     );
     assert_eq!(
@@ -35,18 +35,18 @@ async fn the_buffer_is_bounded() {
         let (outcome, history) = run(&engine, &PAY, deal(id)).await;
         assert_eq!(completed(outcome, &history).paid, paid);
     }
-    let c = engine.start(&PAY, deal("c"));
+    let c = engine.start(&PAY, deal("c")).await.unwrap();
     expect_parked(&c, "paid").await;
     an_hour_later().await;
     assert!(!c.is_finished());
     assert_eq!(steps(&c.history().await), pay_parked());
     // The buffer has room again.
     assert_eq!(
-        engine.publish_message("payment", "d", 4_u64),
+        engine.publish_message("payment", "d", 4_u64).await.unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("payment", "c", 3_u64),
+        engine.publish_message("payment", "c", 3_u64).await.unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&c).await;
@@ -69,17 +69,23 @@ async fn a_buffered_message_expires() {
     let ttl = Duration::from_secs(5);
     let engine = Engine::with_broker(BrokerConfig { capacity: 10, ttl });
     assert_eq!(
-        engine.publish_message("payment", "late", 1_u64),
+        engine
+            .publish_message("payment", "late", 1_u64)
+            .await
+            .unwrap(),
         Published::Buffered
     );
     tokio::time::sleep(ttl - Duration::from_millis(1)).await;
     assert_eq!(
-        engine.publish_message("payment", "fresh", 2_u64),
+        engine
+            .publish_message("payment", "fresh", 2_u64)
+            .await
+            .unwrap(),
         Published::Buffered
     );
     tokio::time::sleep(Duration::from_millis(2)).await;
     // `late` is past its time-to-live, `fresh` is not.
-    let late = engine.start(&PAY, deal("late"));
+    let late = engine.start(&PAY, deal("late")).await.unwrap();
     expect_parked(&late, "paid").await;
     assert_eq!(
         engine.broker_stats(),
@@ -95,7 +101,10 @@ async fn a_buffered_message_expires() {
     assert!(!late.is_finished());
     assert_eq!(steps(&late.history().await), pay_parked());
     assert_eq!(
-        engine.publish_message("payment", "late", 3_u64),
+        engine
+            .publish_message("payment", "late", 3_u64)
+            .await
+            .unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&late).await;
@@ -118,16 +127,16 @@ async fn a_full_buffer_purges_expired_messages() {
         ttl: Duration::from_secs(5),
     });
     assert_eq!(
-        engine.publish_message("payment", "a", 1_u64),
+        engine.publish_message("payment", "a", 1_u64).await.unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("payment", "b", 2_u64),
+        engine.publish_message("payment", "b", 2_u64).await.unwrap(),
         Published::Dropped
     );
     tokio::time::sleep(Duration::from_secs(6)).await;
     assert_eq!(
-        engine.publish_message("payment", "c", 3_u64),
+        engine.publish_message("payment", "c", 3_u64).await.unwrap(),
         Published::Buffered
     );
     assert_eq!(
@@ -153,20 +162,29 @@ async fn a_message_published_with_its_own_time_to_live_waits_that_long() {
     });
     let day = Duration::from_secs(24 * 3600);
     assert_eq!(
-        engine.publish_message_ttl("payment", "long", 1_u64, day),
+        engine
+            .publish_message_ttl("payment", "long", 1_u64, day)
+            .await
+            .unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message_ttl("payment", "short", 2_u64, Duration::from_secs(1)),
+        engine
+            .publish_message_ttl("payment", "short", 2_u64, Duration::from_secs(1))
+            .await
+            .unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("payment", "default", 3_u64),
+        engine
+            .publish_message("payment", "default", 3_u64)
+            .await
+            .unwrap(),
         Published::Buffered
     );
     tokio::time::sleep(Duration::from_secs(2)).await;
     // `short` is gone; `default` (5 s) and `long` wait.
-    let short = engine.start(&PAY, deal("short"));
+    let short = engine.start(&PAY, deal("short")).await.unwrap();
     expect_parked(&short, "paid").await;
     let (outcome, history) = run(&engine, &PAY, deal("default")).await;
     assert_eq!(completed(outcome, &history).paid, 3);

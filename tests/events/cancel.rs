@@ -15,18 +15,21 @@ process! {
     }
 }
 
-fn start_parked_kind(
+async fn start_parked_kind(
     engine: &Engine,
     kind: usize,
     id: &str,
 ) -> (InstanceHandle<Deal>, &'static str) {
     match kind % PARKED_KINDS {
-        0 => (engine.start(&PAY, deal(id)), "paid"),
-        1 => (engine.start(&RECEIVER, deal(id)), "take"),
-        2 => (engine.start(&APPROVAL, deal(id)), "approve"),
-        3 => (engine.start(&PAY_OR_GIVE_UP, deal(id)), "gate"),
-        4 => (engine.start(&NAP, deal(id)), "nap"),
-        _ => (engine.start(&LISTENER, deal(id)), "heard"),
+        0 => (engine.start(&PAY, deal(id)).await.unwrap(), "paid"),
+        1 => (engine.start(&RECEIVER, deal(id)).await.unwrap(), "take"),
+        2 => (engine.start(&APPROVAL, deal(id)).await.unwrap(), "approve"),
+        3 => (
+            engine.start(&PAY_OR_GIVE_UP, deal(id)).await.unwrap(),
+            "gate",
+        ),
+        4 => (engine.start(&NAP, deal(id)).await.unwrap(), "nap"),
+        _ => (engine.start(&LISTENER, deal(id)).await.unwrap(), "heard"),
     }
 }
 
@@ -38,7 +41,7 @@ fn start_parked_kind(
 async fn t5_cancel_a_parked_instance(_: Engine, i: usize) {
     let engine = Engine::new();
     let id = format!("t5-{i}");
-    let (h, at) = start_parked_kind(&engine, i, &id);
+    let (h, at) = start_parked_kind(&engine, i, &id).await;
     let before = steps(&expect_parked(&h, at).await);
     assert_eq!(before.last(), Some(&(0, at, Happening::Parked)));
     let t0 = Instant::now();
@@ -53,13 +56,13 @@ async fn t5_cancel_a_parked_instance(_: Engine, i: usize) {
     expected.push((0, at, Happening::Cancelled));
     assert_eq!(steps(&history), expected);
 
-    assert_eq!(engine.broadcast_signal("ping", 1_u64), 0);
+    assert_eq!(engine.broadcast_signal("ping", 1_u64).await.unwrap(), 0);
     assert_eq!(
-        engine.publish_message("payment", &id, 1_u64),
+        engine.publish_message("payment", &id, 1_u64).await.unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("order", &id, 1_u64),
+        engine.publish_message("order", &id, 1_u64).await.unwrap(),
         Published::Buffered
     );
     assert_eq!(h.open_work().await, []);
@@ -81,7 +84,7 @@ async fn t5_shutdown_with_parked_instances() {
     let engine = Engine::new();
     let mut parked = Vec::new();
     for i in 0..120 {
-        let (h, at) = start_parked_kind(&engine, i, &format!("s{i}"));
+        let (h, at) = start_parked_kind(&engine, i, &format!("s{i}")).await;
         parked.push((h, at));
     }
     for (h, at) in &parked {
@@ -105,17 +108,16 @@ async fn t5_shutdown_with_parked_instances() {
             "{history}"
         );
     }
-    assert_eq!(engine.broadcast_signal("ping", 1_u64), 0);
+    assert_eq!(engine.broadcast_signal("ping", 1_u64).await.unwrap(), 0);
     assert_eq!(
-        engine.publish_message("payment", "s0", 1_u64),
+        engine
+            .publish_message("payment", "s0", 1_u64)
+            .await
+            .unwrap(),
         Published::Buffered
     );
-    let late = engine.start(&PAY, deal("after"));
-    let (outcome, history) = finish(&late).await;
-    assert!(
-        matches!(outcome, Outcome::Cancelled(_)),
-        "{outcome:?}\n{history}"
-    );
+    let late = engine.start(&PAY, deal("after")).await;
+    assert!(matches!(late, Err(EngineError::ShuttingDown)), "{late:?}");
 }
 
 #[tokio::test(start_paused = true)]
@@ -137,11 +139,14 @@ async fn t5_shutdown_with_parked_instances_multi_thread() {
 async fn t5_a_message_racing_a_cancel_goes_back_to_the_broker() {
     for kind in [0, 3] {
         let engine = Engine::new();
-        let (h, at) = start_parked_kind(&engine, kind, "racy");
+        let (h, at) = start_parked_kind(&engine, kind, "racy").await;
         expect_parked(&h, at).await;
         h.cancel();
         assert_eq!(
-            engine.publish_message("payment", "racy", 4_u64),
+            engine
+                .publish_message("payment", "racy", 4_u64)
+                .await
+                .unwrap(),
             Published::Delivered
         );
         let (outcome, history) = finish(&h).await;
@@ -171,7 +176,7 @@ async fn t5_a_message_racing_a_cancel_goes_back_to_the_broker() {
 async fn t5_cancel_and_message_race(_: Engine, i: usize) {
     let engine = Engine::new();
     let id = format!("cr{i}");
-    let h = engine.start(&PAY, deal(&id));
+    let h = engine.start(&PAY, deal(&id)).await.unwrap();
     if i.is_multiple_of(2) {
         expect_parked(&h, "paid").await;
     }
@@ -185,7 +190,7 @@ async fn t5_cancel_and_message_race(_: Engine, i: usize) {
     let (publisher, key) = (engine.clone(), id.clone());
     let publish = std::thread::spawn(move || {
         b2.wait();
-        publisher.publish_message("payment", key, 6_u64)
+        at_once(publisher.publish_message("payment", key, 6_u64)).unwrap()
     });
     cancel.join().expect("canceller");
     let published = publish.join().expect("publisher");

@@ -8,14 +8,14 @@ use super::*;
 #[tokio::test(start_paused = true)]
 async fn t6_a_mismatching_key_leaves_the_receiver_waiting() {
     let engine = Engine::new();
-    let h = engine.start(&PAY, deal("A"));
+    let h = engine.start(&PAY, deal("A")).await.unwrap();
     expect_parked(&h, "paid").await;
     assert_eq!(
-        engine.publish_message("payment", "B", 1_u64),
+        engine.publish_message("payment", "B", 1_u64).await.unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("pay", "A", 1_u64),
+        engine.publish_message("pay", "A", 1_u64).await.unwrap(),
         Published::Buffered
     );
     an_hour_later().await;
@@ -29,7 +29,7 @@ async fn t6_a_mismatching_key_leaves_the_receiver_waiting() {
         }
     );
     assert_eq!(
-        engine.publish_message("payment", "A", 2_u64),
+        engine.publish_message("payment", "A", 2_u64).await.unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&h).await;
@@ -99,21 +99,30 @@ async fn t6_the_subscription_follows_the_current_key(_: Engine, i: usize) {
     let early = i % 2 == 1;
     if early {
         assert_eq!(
-            engine.publish_message("payment", &new, 2_u64),
+            engine
+                .publish_message("payment", &new, 2_u64)
+                .await
+                .unwrap(),
             Published::Buffered
         );
     }
-    let h = engine.start(
-        &KEYED,
-        Deal {
-            key: old.clone(),
-            ..deal(&id)
-        },
-    );
+    let h = engine
+        .start(
+            &KEYED,
+            Deal {
+                key: old.clone(),
+                ..deal(&id)
+            },
+        )
+        .await
+        .unwrap();
     if !early {
         history_becomes(&h, &keyed_waiting()).await;
         assert_eq!(
-            engine.publish_message("payment", &old, 1_u64),
+            engine
+                .publish_message("payment", &old, 1_u64)
+                .await
+                .unwrap(),
             Published::Buffered
         );
         for _ in 0..50 {
@@ -129,7 +138,10 @@ async fn t6_the_subscription_follows_the_current_key(_: Engine, i: usize) {
             }
         );
         assert_eq!(
-            engine.publish_message("payment", &new, 2_u64),
+            engine
+                .publish_message("payment", &new, 2_u64)
+                .await
+                .unwrap(),
             Published::Delivered
         );
     }
@@ -157,7 +169,10 @@ async fn t6_the_subscription_follows_the_current_key(_: Engine, i: usize) {
     );
     if !early {
         assert_eq!(
-            engine.publish_message("payment", &old, 3_u64),
+            engine
+                .publish_message("payment", &old, 3_u64)
+                .await
+                .unwrap(),
             Published::Buffered
         );
     }

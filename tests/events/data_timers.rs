@@ -44,7 +44,7 @@ process! {
 async fn took(process: &'static thresh::Process<Loan>, loan: Loan) -> Duration {
     let engine = Engine::new();
     let t0 = Instant::now();
-    let outcome = engine.start(process, loan).outcome().await;
+    let outcome = engine.start(process, loan).await.unwrap().outcome().await;
     assert!(outcome.completed().is_some());
     t0.elapsed()
 }
@@ -89,7 +89,7 @@ async fn a_boundary_timer_from_the_data_fires_at_the_deadline_it_was_armed_with(
         ..Loan::default()
     };
     let t0 = Instant::now();
-    let handle = engine.start(&SIGN, loan);
+    let handle = engine.start(&SIGN, loan).await.unwrap();
     tokio::time::sleep(Duration::from_secs(10)).await;
     assert!(!handle.is_finished());
     let outcome = handle.outcome().await;

@@ -35,18 +35,21 @@ async fn a_receive_task_follows_its_key(i: usize) {
     let engine = Engine::new();
     let (old, new) = (format!("r{i}-old"), format!("r{i}-new"));
     let early = i % 2 == 1;
-    let h = engine.start(
-        &RECEIVE_REKEYED,
-        Deal {
-            key: old.clone(),
-            ..deal(format!("r{i}"))
-        },
-    );
+    let h = engine
+        .start(
+            &RECEIVE_REKEYED,
+            Deal {
+                key: old.clone(),
+                ..deal(format!("r{i}"))
+            },
+        )
+        .await
+        .unwrap();
     expect_open_work(&h, "rekey").await;
     thresh::testing::expect_parked(&h, "take").await;
     if early {
         assert_eq!(
-            engine.publish_message("order", &new, 7_u64),
+            engine.publish_message("order", &new, 7_u64).await.unwrap(),
             Published::Buffered
         );
     }
@@ -57,12 +60,12 @@ async fn a_receive_task_follows_its_key(i: usize) {
     completed_at(&h, "rekey", 1).await;
     if !early {
         assert_eq!(
-            engine.publish_message("order", &old, 1_u64),
+            engine.publish_message("order", &old, 1_u64).await.unwrap(),
             Published::Buffered
         );
         assert!(!h.is_finished());
         assert_eq!(
-            engine.publish_message("order", &new, 7_u64),
+            engine.publish_message("order", &new, 7_u64).await.unwrap(),
             Published::Delivered
         );
     }
@@ -111,13 +114,16 @@ process! {
 async fn a_gateways_arms_follow_their_key(i: usize) {
     let engine = Engine::new();
     let (old, new) = (format!("g{i}-old"), format!("g{i}-new"));
-    let h = engine.start(
-        &GATE_REKEYED,
-        Deal {
-            key: old.clone(),
-            ..deal(format!("g{i}"))
-        },
-    );
+    let h = engine
+        .start(
+            &GATE_REKEYED,
+            Deal {
+                key: old.clone(),
+                ..deal(format!("g{i}"))
+            },
+        )
+        .await
+        .unwrap();
     thresh::testing::expect_parked(&h, "gate").await;
     let key = new.clone();
     h.complete("rekey", move |d: &mut Deal| d.key = key)
@@ -125,20 +131,26 @@ async fn a_gateways_arms_follow_their_key(i: usize) {
         .expect("rekey is open");
     completed_at(&h, "rekey", 1).await;
     assert_eq!(
-        engine.publish_message("yes", &old, 1_u64),
+        engine.publish_message("yes", &old, 1_u64).await.unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("no", &old, "old".to_string()),
+        engine
+            .publish_message("no", &old, "old".to_string())
+            .await
+            .unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("no", &new, "new".to_string()),
+        engine
+            .publish_message("no", &new, "new".to_string())
+            .await
+            .unwrap(),
         Published::Delivered
     );
     expect_ended(&h).await;
     assert_eq!(
-        engine.publish_message("yes", &new, 2_u64),
+        engine.publish_message("yes", &new, 2_u64).await.unwrap(),
         Published::Buffered
     );
     observe(&h)
@@ -180,13 +192,16 @@ process! {
 async fn a_message_event_sub_process_follows_its_key(i: usize) {
     let engine = Engine::new();
     let (old, new) = (format!("e{i}-old"), format!("e{i}-new"));
-    let h = engine.start(
-        &EVENT_SUB_REKEYED,
-        Deal {
-            key: old.clone(),
-            ..deal(format!("e{i}"))
-        },
-    );
+    let h = engine
+        .start(
+            &EVENT_SUB_REKEYED,
+            Deal {
+                key: old.clone(),
+                ..deal(format!("e{i}"))
+            },
+        )
+        .await
+        .unwrap();
     expect_open_work(&h, "rekey").await;
     let key = new.clone();
     h.complete("rekey", move |d: &mut Deal| d.key = key)
@@ -194,11 +209,17 @@ async fn a_message_event_sub_process_follows_its_key(i: usize) {
         .expect("rekey is open");
     expect_open_work(&h, "finish").await;
     assert_eq!(
-        engine.publish_message("note", &old, "old".to_string()),
+        engine
+            .publish_message("note", &old, "old".to_string())
+            .await
+            .unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("note", &new, "new".to_string()),
+        engine
+            .publish_message("note", &new, "new".to_string())
+            .await
+            .unwrap(),
         Published::Delivered
     );
     expect_that(&h, "the event sub-process ran", |h| {
@@ -237,19 +258,22 @@ async fn a_key_change_races_a_publish() {
                 let engine = Engine::new();
                 let (old, new) = (format!("x{i}-old"), format!("x{i}-new"));
                 let old_key = i % 2 == 0;
-                let h = engine.start(
-                    &RECEIVE_REKEYED,
-                    Deal {
-                        key: old.clone(),
-                        ..deal(format!("x{i}"))
-                    },
-                );
+                let h = engine
+                    .start(
+                        &RECEIVE_REKEYED,
+                        Deal {
+                            key: old.clone(),
+                            ..deal(format!("x{i}"))
+                        },
+                    )
+                    .await
+                    .unwrap();
                 expect_open_work(&h, "rekey").await;
                 thresh::testing::expect_parked(&h, "take").await;
                 let publisher = engine.clone();
                 let key = if old_key { old.clone() } else { new.clone() };
                 let publish = tokio::task::spawn_blocking(move || {
-                    publisher.publish_message("order", key, 5_u64)
+                    at_once(publisher.publish_message("order", key, 5_u64)).unwrap()
                 });
                 let to = new.clone();
                 h.complete("rekey", move |d: &mut Deal| d.key = to)
@@ -263,7 +287,7 @@ async fn a_key_change_races_a_publish() {
                     // After the move: the old key's message waits for someone else.
                     assert_eq!((stats.delivered, stats.buffered), (0, 1), "{said}");
                     assert_eq!(
-                        engine.publish_message("order", &new, 6_u64),
+                        engine.publish_message("order", &new, 6_u64).await.unwrap(),
                         Published::Delivered,
                         "{said}"
                     );
@@ -334,13 +358,16 @@ process! {
 async fn a_key_is_evaluated_again_only_when_a_field_it_reads_changed() {
     use std::sync::atomic::Ordering::SeqCst;
     let engine = Engine::new();
-    let h = engine.start(
-        &COUNTED,
-        Deal {
-            key: "c-old".into(),
-            ..deal("c")
-        },
-    );
+    let h = engine
+        .start(
+            &COUNTED,
+            Deal {
+                key: "c-old".into(),
+                ..deal("c")
+            },
+        )
+        .await
+        .unwrap();
     thresh::testing::expect_parked(&h, "seen").await;
     thresh::testing::expect_parked(&h, "opaque").await;
     let (seen, opaque) = (SEEN_KEYS.load(SeqCst), OPAQUE_KEYS.load(SeqCst));
@@ -362,15 +389,15 @@ async fn a_key_is_evaluated_again_only_when_a_field_it_reads_changed() {
     assert_eq!(SEEN_KEYS.load(SeqCst), 2, "`key` changed");
     assert_eq!(OPAQUE_KEYS.load(SeqCst), 3);
     assert_eq!(
-        engine.publish_message("seen", "c-old", ()),
+        engine.publish_message("seen", "c-old", ()).await.unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("seen", "c-new", ()),
+        engine.publish_message("seen", "c-new", ()).await.unwrap(),
         Published::Delivered
     );
     assert_eq!(
-        engine.publish_message("opaque", "c-new", ()),
+        engine.publish_message("opaque", "c-new", ()).await.unwrap(),
         Published::Delivered
     );
     expect_ended(&h).await;

@@ -27,8 +27,8 @@ use std::time::{Duration, SystemTime};
 
 use common::*;
 use thresh::{
-    process, BrokerConfig, BrokerStats, Engine, Happening, History, InstanceError, InstanceHandle,
-    OpenWork, Outcome, ProcessData, Published, TrackId, WorkError,
+    process, BrokerConfig, BrokerStats, Engine, EngineError, Happening, History, InstanceError,
+    InstanceHandle, OpenWork, Outcome, ProcessData, Published, TrackId, WorkError,
 };
 use tokio::time::Instant;
 

@@ -9,13 +9,16 @@ use super::*;
 #[tokio::test(start_paused = true)]
 async fn a_message_serves_exactly_one_correlated_waiter() {
     let engine = Engine::new();
-    let first = engine.start(&PAY, deal("same"));
+    let first = engine.start(&PAY, deal("same")).await.unwrap();
     expect_parked(&first, "paid").await;
-    let second = engine.start(&PAY, deal("same"));
+    let second = engine.start(&PAY, deal("same")).await.unwrap();
     expect_parked(&second, "paid").await;
 
     assert_eq!(
-        engine.publish_message("payment", "same", 1_u64),
+        engine
+            .publish_message("payment", "same", 1_u64)
+            .await
+            .unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&first).await;
@@ -25,7 +28,10 @@ async fn a_message_serves_exactly_one_correlated_waiter() {
     assert_eq!(steps(&second.history().await), pay_parked());
 
     assert_eq!(
-        engine.publish_message("payment", "same", 2_u64),
+        engine
+            .publish_message("payment", "same", 2_u64)
+            .await
+            .unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&second).await;
@@ -46,8 +52,8 @@ async fn a_message_serves_exactly_one_correlated_waiter() {
 async fn two_messages_two_waiters(_: Engine, i: usize) {
     let engine = Engine::new();
     let key = format!("pair-{i}");
-    let a = engine.start(&PAY, deal(&key));
-    let b = engine.start(&PAY, deal(&key));
+    let a = engine.start(&PAY, deal(&key)).await.unwrap();
+    let b = engine.start(&PAY, deal(&key)).await.unwrap();
     if i.is_multiple_of(2) {
         expect_parked(&a, "paid").await;
         expect_parked(&b, "paid").await;
@@ -56,7 +62,9 @@ async fn two_messages_two_waiters(_: Engine, i: usize) {
         .into_iter()
         .map(|amount| {
             let (engine, key) = (engine.clone(), key.clone());
-            std::thread::spawn(move || engine.publish_message("payment", key, amount))
+            std::thread::spawn(move || {
+                at_once(engine.publish_message("payment", key, amount)).unwrap()
+            })
         })
         .collect();
     for publisher in publishers {
@@ -101,12 +109,12 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_signal_serves_every_waiter() {
     let engine = Engine::new();
-    let both = engine.start(&TWO_LISTENERS, deal("both"));
-    let one = engine.start(&LISTENER, deal("one"));
+    let both = engine.start(&TWO_LISTENERS, deal("both")).await.unwrap();
+    let one = engine.start(&LISTENER, deal("one")).await.unwrap();
     expect_parked(&both, "left").await;
     expect_parked(&both, "right").await;
     expect_parked(&one, "heard").await;
-    assert_eq!(engine.broadcast_signal("ping", 9_u64), 3);
+    assert_eq!(engine.broadcast_signal("ping", 9_u64).await.unwrap(), 3);
     let (outcome, history) = finish(&both).await;
     let data = completed(outcome, &history);
     assert_eq!((data.paid, data.amount), (9, 9));
@@ -123,12 +131,12 @@ async fn a_signal_serves_every_waiter() {
 #[tokio::test(start_paused = true)]
 async fn a_signal_is_not_kept_for_a_later_catcher() {
     let engine = Engine::new();
-    assert_eq!(engine.broadcast_signal("ping", 5_u64), 0);
-    let h = engine.start(&LISTENER, deal("later"));
+    assert_eq!(engine.broadcast_signal("ping", 5_u64).await.unwrap(), 0);
+    let h = engine.start(&LISTENER, deal("later")).await.unwrap();
     expect_parked(&h, "heard").await;
     an_hour_later().await;
     assert!(!h.is_finished());
-    assert_eq!(engine.broadcast_signal("ping", 6_u64), 1);
+    assert_eq!(engine.broadcast_signal("ping", 6_u64).await.unwrap(), 1);
     let (outcome, history) = finish(&h).await;
     assert_eq!(completed(outcome, &history).paid, 6);
 }
@@ -155,7 +163,7 @@ process! {
 async fn each_timer_fires_on_its_own_registration() {
     let engine = Engine::new();
     let t0 = Instant::now();
-    let h = engine.start(&THREE_TIMERS, deal("timers"));
+    let h = engine.start(&THREE_TIMERS, deal("timers")).await.unwrap();
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let history = h.history().await;
     assert_eq!(history.count("one", |w| *w == caught(&[])), 1, "{history}");
@@ -190,16 +198,28 @@ async fn each_timer_fires_on_its_own_registration() {
 async fn t4_a_signal_reaches_every_catcher_across_instances() {
     for round in 0..5_u64 {
         let engine = Engine::new();
-        let listeners: Vec<_> = (0..200)
-            .map(|i| engine.start(&LISTENER, deal(format!("l{i}"))))
-            .collect();
-        let bystander = engine.start(&PAY, deal("bystander"));
+        let mut listeners: Vec<_> = Vec::new();
+        for i in 0..200 {
+            listeners.push(
+                engine
+                    .start(&LISTENER, deal(format!("l{i}")))
+                    .await
+                    .unwrap(),
+            );
+        }
+        let bystander = engine.start(&PAY, deal("bystander")).await.unwrap();
         for h in &listeners {
             expect_parked(h, "heard").await;
         }
         expect_parked(&bystander, "paid").await;
 
-        assert_eq!(engine.broadcast_signal("nobody-listens", 1_u64), 0);
+        assert_eq!(
+            engine
+                .broadcast_signal("nobody-listens", 1_u64)
+                .await
+                .unwrap(),
+            0
+        );
         for _ in 0..100 {
             tokio::task::yield_now().await;
         }
@@ -216,10 +236,11 @@ async fn t4_a_signal_reaches_every_catcher_across_instances() {
 
         let payload = 1_000 + round;
         let broadcaster = engine.clone();
-        let reached =
-            tokio::task::spawn_blocking(move || broadcaster.broadcast_signal("ping", payload))
-                .await
-                .expect("broadcaster");
+        let reached = tokio::task::spawn_blocking(move || {
+            at_once(broadcaster.broadcast_signal("ping", payload)).unwrap()
+        })
+        .await
+        .expect("broadcaster");
         assert_eq!(reached, 200);
         for h in &listeners {
             let (outcome, history) = finish(h).await;
@@ -234,7 +255,7 @@ async fn t4_a_signal_reaches_every_catcher_across_instances() {
                 ]
             );
         }
-        assert_eq!(engine.broadcast_signal("ping", 0_u64), 0);
+        assert_eq!(engine.broadcast_signal("ping", 0_u64).await.unwrap(), 0);
         assert!(!bystander.is_finished());
         assert_eq!(steps(&bystander.history().await), pay_parked());
         assert_eq!(engine.broker_stats(), BrokerStats::default());

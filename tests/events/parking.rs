@@ -15,10 +15,14 @@ use super::*;
 fn t1_waiting_instances_are_parked_and_let_the_clock_jump() {
     on_paused_runtime(async {
         let engine = Engine::new();
-        let waiting: Vec<_> = (0..100)
-            .map(|i| engine.start(&PAY, deal(format!("t1-{i}"))))
-            .collect();
-        let gated = engine.start(&PAY_OR_GIVE_UP, deal("t1-gate"));
+        let mut waiting: Vec<_> = Vec::new();
+        for i in 0..100 {
+            waiting.push(engine.start(&PAY, deal(format!("t1-{i}"))).await.unwrap());
+        }
+        let gated = engine
+            .start(&PAY_OR_GIVE_UP, deal("t1-gate"))
+            .await
+            .unwrap();
         for h in &waiting {
             expect_parked(h, "paid").await;
         }
@@ -44,11 +48,17 @@ fn t1_waiting_instances_are_parked_and_let_the_clock_jump() {
         );
 
         for i in 0..waiting.len() {
-            let published = engine.publish_message("payment", format!("t1-{i}"), i as u64 + 1);
+            let published = engine
+                .publish_message("payment", format!("t1-{i}"), i as u64 + 1)
+                .await
+                .unwrap();
             assert_eq!(published, Published::Delivered);
         }
         assert_eq!(
-            engine.publish_message("payment", "t1-gate", 7_u64),
+            engine
+                .publish_message("payment", "t1-gate", 7_u64)
+                .await
+                .unwrap(),
             Published::Delivered
         );
         for (i, h) in waiting.iter().enumerate() {
@@ -93,9 +103,10 @@ fn t1_waiting_instances_keep_the_worker_idle() {
         .expect("a runtime");
     runtime.block_on(async {
         let engine = Engine::new();
-        let waiting: Vec<_> = (0..200)
-            .map(|i| engine.start(&PAY, deal(format!("idle-{i}"))))
-            .collect();
+        let mut waiting: Vec<_> = Vec::new();
+        for i in 0..200 {
+            waiting.push(engine.start(&PAY, deal(format!("idle-{i}"))).await.unwrap());
+        }
         for h in &waiting {
             expect_parked(h, "paid").await;
         }
@@ -110,7 +121,10 @@ fn t1_waiting_instances_keep_the_worker_idle() {
         );
         for (i, h) in waiting.iter().enumerate() {
             assert!(!h.is_finished());
-            engine.publish_message("payment", format!("idle-{i}"), 1_u64);
+            engine
+                .publish_message("payment", format!("idle-{i}"), 1_u64)
+                .await
+                .unwrap();
         }
         for h in &waiting {
             let (outcome, history) = finish(h).await;
@@ -137,35 +151,53 @@ async fn t3_a_message_in_the_park_window_is_not_lost(_: Engine, i: usize) {
     };
     let (handle, published) = match i % 5 {
         0 => {
-            let published = engine.publish_message("payment", &id, amount);
+            let published = engine
+                .publish_message("payment", &id, amount)
+                .await
+                .unwrap();
             assert_eq!(published, Published::Buffered);
-            (engine.start(&PAY, data), published)
+            (engine.start(&PAY, data).await.unwrap(), published)
         }
         1 => {
-            let handle = engine.start(&PAY, data);
-            (handle, engine.publish_message("payment", &id, amount))
+            let handle = engine.start(&PAY, data).await.unwrap();
+            (
+                handle,
+                engine
+                    .publish_message("payment", &id, amount)
+                    .await
+                    .unwrap(),
+            )
         }
         2 => {
-            let handle = engine.start(&PAY, data);
+            let handle = engine.start(&PAY, data).await.unwrap();
             jitter().await;
-            (handle, engine.publish_message("payment", &id, amount))
+            (
+                handle,
+                engine
+                    .publish_message("payment", &id, amount)
+                    .await
+                    .unwrap(),
+            )
         }
         3 => {
-            let handle = engine.start(&PAY, data);
+            let handle = engine.start(&PAY, data).await.unwrap();
             let publisher = engine.clone();
             let key = id.clone();
             let published = std::thread::spawn(move || {
                 std::thread::yield_now();
-                publisher.publish_message("payment", key, amount)
+                at_once(publisher.publish_message("payment", key, amount)).unwrap()
             })
             .join()
             .expect("publisher thread");
             (handle, published)
         }
         _ => {
-            let handle = engine.start(&PAY, data);
+            let handle = engine.start(&PAY, data).await.unwrap();
             expect_parked(&handle, "paid").await;
-            let published = engine.publish_message("payment", &id, amount);
+            let published = engine
+                .publish_message("payment", &id, amount)
+                .await
+                .unwrap();
             assert_eq!(published, Published::Delivered);
             (handle, published)
         }
@@ -193,7 +225,10 @@ on_both_runtimes!(500 => t3_a_message_in_the_park_window_is_not_lost);
 async fn a_message_buffered_before_subscribe_is_delivered() {
     let engine = Engine::new();
     assert_eq!(
-        engine.publish_message("payment", "early", 42_u64),
+        engine
+            .publish_message("payment", "early", 42_u64)
+            .await
+            .unwrap(),
         Published::Buffered
     );
     assert_eq!(

@@ -7,16 +7,16 @@ use super::*;
 #[tokio::test(start_paused = true)]
 async fn a_receive_task_waits_for_its_message() {
     let engine = Engine::new();
-    let h = engine.start(&RECEIVER, deal("r1"));
+    let h = engine.start(&RECEIVER, deal("r1")).await.unwrap();
     expect_parked(&h, "take").await;
     assert_eq!(
-        engine.publish_message("order", "r2", 5_u64),
+        engine.publish_message("order", "r2", 5_u64).await.unwrap(),
         Published::Buffered
     );
     an_hour_later().await;
     assert!(!h.is_finished());
     assert_eq!(
-        engine.publish_message("order", "r1", 7_u64),
+        engine.publish_message("order", "r1", 7_u64).await.unwrap(),
         Published::Delivered
     );
     let (outcome, history) = finish(&h).await;
@@ -38,7 +38,7 @@ async fn a_receive_task_waits_for_its_message() {
 #[tokio::test(start_paused = true)]
 async fn a_user_task_is_completed_through_the_handle() {
     let engine = Engine::new();
-    let h = engine.start(&APPROVAL, deal("u1"));
+    let h = engine.start(&APPROVAL, deal("u1")).await.unwrap();
     expect_parked(&h, "approve").await;
     assert_eq!(
         h.open_work().await,
@@ -108,7 +108,10 @@ process! {
 async fn parallel_user_tasks_are_completed_in_any_order() {
     let engine = Engine::new();
     for i in 0..200 {
-        let h = engine.start(&TWO_APPROVALS, deal(format!("p{i}")));
+        let h = engine
+            .start(&TWO_APPROVALS, deal(format!("p{i}")))
+            .await
+            .unwrap();
         expect_parked(&h, "legal").await;
         expect_parked(&h, "finance").await;
         assert_eq!(
@@ -159,7 +162,7 @@ async fn parallel_user_tasks_are_completed_in_any_order() {
 #[tokio::test(start_paused = true)]
 async fn failing_a_user_task_fails_the_instance() {
     let engine = Engine::new();
-    let h = engine.start(&APPROVAL, deal("u2"));
+    let h = engine.start(&APPROVAL, deal("u2")).await.unwrap();
     expect_parked(&h, "approve").await;
     assert_eq!(h.fail_work("approve", "rejected by Bob").await, Ok(()));
     let (outcome, history) = finish(&h).await;
@@ -221,7 +224,10 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn open_work_keeps_the_order_reached_after_an_event() {
     let engine = Engine::new();
-    let h = engine.start(&MESSAGE_THEN_APPROVALS, deal("ow"));
+    let h = engine
+        .start(&MESSAGE_THEN_APPROVALS, deal("ow"))
+        .await
+        .unwrap();
     expect_parked(&h, "finance").await;
     let legal = OpenWork {
         node: "legal",
@@ -235,7 +241,7 @@ async fn open_work_keeps_the_order_reached_after_an_event() {
     };
     assert_eq!(h.open_work().await, [legal.clone(), finance.clone()]);
     assert_eq!(
-        engine.publish_message("ack", "ow", ()),
+        engine.publish_message("ack", "ow", ()).await.unwrap(),
         Published::Delivered
     );
     caught_at(&h, "ack").await;

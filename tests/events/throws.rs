@@ -18,9 +18,15 @@ process! {
 async fn a_signal_throw_reaches_other_instances() {
     for round in 0..50_u64 {
         let engine = Engine::new();
-        let listeners: Vec<_> = (0..3)
-            .map(|i| engine.start(&LISTENER, deal(format!("l{i}"))))
-            .collect();
+        let mut listeners: Vec<_> = Vec::new();
+        for i in 0..3 {
+            listeners.push(
+                engine
+                    .start(&LISTENER, deal(format!("l{i}")))
+                    .await
+                    .unwrap(),
+            );
+        }
         for h in &listeners {
             expect_parked(h, "heard").await;
         }
@@ -64,8 +70,14 @@ process! {
 async fn a_message_throw_reaches_the_correlated_receiver() {
     let engine = Engine::new();
     for i in 0..100_u64 {
-        let waiting = engine.start(&RECEIVER, deal(format!("o{i}")));
-        let other = engine.start(&RECEIVER, deal(format!("x{i}")));
+        let waiting = engine
+            .start(&RECEIVER, deal(format!("o{i}")))
+            .await
+            .unwrap();
+        let other = engine
+            .start(&RECEIVER, deal(format!("x{i}")))
+            .await
+            .unwrap();
         expect_parked(&waiting, "take").await;
         expect_parked(&other, "take").await;
         let sender = Deal {
@@ -131,8 +143,8 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn throwing_ends_send_as_they_end() {
     let engine = Engine::new();
-    let listener = engine.start(&LISTENER, deal("l"));
-    let receiver = engine.start(&RECEIVER, deal("r"));
+    let listener = engine.start(&LISTENER, deal("l")).await.unwrap();
+    let receiver = engine.start(&RECEIVER, deal("r")).await.unwrap();
     expect_parked(&listener, "heard").await;
     expect_parked(&receiver, "take").await;
 

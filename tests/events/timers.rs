@@ -136,7 +136,7 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_far_timer_just_waits() {
     let engine = Engine::new();
-    let h = engine.start(&CENTURY, deal("far"));
+    let h = engine.start(&CENTURY, deal("far")).await.unwrap();
     expect_parked(&h, "wait").await;
     an_hour_later().await;
     assert!(!h.is_finished());
@@ -171,7 +171,7 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn an_unrepresentable_timer_does_not_kill_the_loop() {
     let engine = Engine::new();
-    let h = engine.start(&NEVER, deal("never"));
+    let h = engine.start(&NEVER, deal("never")).await.unwrap();
     an_hour_later().await;
     match tokio::time::timeout(Duration::from_secs(1), h.outcome()).await {
         Ok(outcome) => {

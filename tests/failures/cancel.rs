@@ -9,7 +9,7 @@ async fn cancel_stops_waiting_tasks(engine: Engine, i: usize) {
     let mut job = Job::new();
     job.spin = can_spin();
     let id = job.id;
-    let handle = engine.start(&WAITS, job.clone());
+    let handle = engine.start(&WAITS, job.clone()).await.unwrap();
     let at_once = i.is_multiple_of(4);
     if !at_once {
         started(&handle, &["wait", "spin"]).await;
@@ -50,7 +50,7 @@ flavors!(cancel_stops_waiting_tasks);
 
 async fn cancel_after_the_end_changes_nothing(engine: Engine, _: usize) {
     let job = Job::new();
-    let handle = engine.start(&QUICK, job.clone());
+    let handle = engine.start(&QUICK, job.clone()).await.unwrap();
     let (outcome, h) = finish(&handle).await;
     let expected = Job { quick: true, ..job };
     assert_eq!(outcome, Outcome::Completed(expected.clone()));
@@ -82,7 +82,7 @@ async fn dropped_handle_leaves_the_instance_running(_: Engine, _: usize) {
     let engine = Engine::new();
     let job = Job::new();
     let id = job.id;
-    drop(engine.start(&RELEASED_BY_ID, job));
+    drop(engine.start(&RELEASED_BY_ID, job).await.unwrap());
     entered(id, "gate").await;
     assert_eq!(engine.running_instances(), 1);
     note(&FINISHED, id, "release");

@@ -204,7 +204,7 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_conditional_event_sub_process_alone_does_not_hold_off_deadlock() {
     let engine = Engine::new();
-    let h = engine.start(&STUCK_COND, D::default());
+    let h = engine.start(&STUCK_COND, D::default()).await.unwrap();
     let outcome = tokio::time::timeout(Duration::from_secs(3600), h.outcome()).await;
     let history = h.history().await;
     assert!(
@@ -216,7 +216,7 @@ async fn a_conditional_event_sub_process_alone_does_not_hold_off_deadlock() {
 #[tokio::test(start_paused = true)]
 async fn a_conditional_boundary_alone_does_not_hold_off_deadlock() {
     let engine = Engine::new();
-    let h = engine.start(&STUCK_SUB_COND, D::default());
+    let h = engine.start(&STUCK_SUB_COND, D::default()).await.unwrap();
     let outcome = tokio::time::timeout(Duration::from_secs(3600), h.outcome()).await;
     let history = h.history().await;
     assert!(
@@ -256,15 +256,18 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn an_armed_message_start_keeps_stuck_tokens_waiting_for_their_rescue() {
     let engine = Engine::new();
-    let h = engine.start(
-        &RESCUABLE,
-        D {
-            x: 0,
-            id: "k".into(),
-        },
-    );
+    let h = engine
+        .start(
+            &RESCUABLE,
+            D {
+                x: 0,
+                id: "k".into(),
+            },
+        )
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(10)).await;
-    let _ = engine.publish_message("ping", "k", ());
+    let _ = engine.publish_message("ping", "k", ()).await.unwrap();
     let outcome = tokio::time::timeout(Duration::from_secs(60), h.outcome())
         .await
         .expect("outcome");

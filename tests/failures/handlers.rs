@@ -23,7 +23,7 @@ async fn failing_handler_fails_the_instance(engine: Engine, i: usize) {
     let mut job = Job::new();
     job.how = (i % 2) as u8;
     let id = job.id;
-    let handle = engine.start(&FAILING, job.clone());
+    let handle = engine.start(&FAILING, job.clone()).await.unwrap();
     let (outcome, h) = finish(&handle).await;
     let message = match job.how {
         0 => "card declined",
@@ -79,7 +79,7 @@ async fn panicking_handler_fails_the_instance(engine: Engine, i: usize) {
     let mut job = Job::new();
     job.how = (i % 3) as u8;
     let id = job.id;
-    let handle = engine.start(&PANICKING, job.clone());
+    let handle = engine.start(&PANICKING, job.clone()).await.unwrap();
     let (outcome, h) = finish(&handle).await;
     let message = match job.how {
         0 => "kaboom".to_string(),

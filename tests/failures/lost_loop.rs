@@ -23,7 +23,7 @@ fn a_handle_answers_after_its_runtime_was_dropped() {
         .unwrap();
     let (engine, h) = rt.block_on(async {
         let engine = Engine::new();
-        let h = engine.start(&WAITS, D::default());
+        let h = engine.start(&WAITS, D::default()).await.unwrap();
         expect_open_work(&h, "u").await;
         (engine, h)
     });
@@ -62,13 +62,16 @@ fn a_message_for_a_lost_instance_is_buffered() {
         .unwrap();
     let (engine, h) = rt.block_on(async {
         let engine = Engine::new();
-        let h = engine.start(
-            &RECEIVES,
-            D {
-                x: 0,
-                id: "lost".into(),
-            },
-        );
+        let h = engine
+            .start(
+                &RECEIVES,
+                D {
+                    x: 0,
+                    id: "lost".into(),
+                },
+            )
+            .await
+            .unwrap();
         for _ in 0..1000 {
             if h.history()
                 .await
@@ -88,7 +91,7 @@ fn a_message_for_a_lost_instance_is_buffered() {
         .unwrap();
     rt2.block_on(async {
         assert_eq!(h.outcome().await.error(), Some(&InstanceError::Lost));
-        let published = engine.publish_message("probe-m", "lost", ());
+        let published = engine.publish_message("probe-m", "lost", ()).await.unwrap();
         assert_ne!(
             published,
             thresh::Published::Delivered,

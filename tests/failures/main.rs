@@ -19,7 +19,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use common::*;
-use thresh::{process, Engine, Happening, InstanceError, Outcome, ProcessData, TaskError};
+use thresh::{
+    process, Engine, EngineError, Happening, InstanceError, Outcome, ProcessData, TaskError,
+};
 
 mod cancel;
 mod deadlocks;

@@ -62,7 +62,7 @@ async fn no_flow_taken_fails_naming_the_node(engine: Engine, i: usize) {
     let mut job = Job::new();
     // Every sixth run takes a flow, to show the same process can complete.
     job.a = i % 6 >= 3;
-    let handle = engine.start(process, job.clone());
+    let handle = engine.start(process, job.clone()).await.unwrap();
     let (outcome, h) = finish(&handle).await;
     if job.a {
         completed(outcome, &h);
@@ -116,7 +116,7 @@ process! {
 #[tokio::test]
 async fn no_join_fires_after_a_split_failed() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-    let h = engine.start(&TWO_OR_JOINS, D::default());
+    let h = engine.start(&TWO_OR_JOINS, D::default()).await.unwrap();
     let outcome = tokio::time::timeout(Duration::from_secs(5), h.outcome())
         .await
         .expect("outcome");
@@ -141,7 +141,7 @@ fn handle_requests_after_a_lost_loop_do_not_hang() {
         .unwrap();
     let h = doomed.block_on(async {
         let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-        let h = engine.start(&WAITS, D::default());
+        let h = engine.start(&WAITS, D::default()).await.unwrap();
         // The loop has parked the token at `u` once the work is listed.
         let open = h.open_work().await;
         assert_eq!(open.len(), 1, "{open:?}");

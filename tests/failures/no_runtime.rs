@@ -1,29 +1,17 @@
-//! No runtime: an instance whose runtime is gone ends `Lost`; its handle still answers.
+//! No runtime: a start outside one is refused; an instance whose runtime is gone
+//! ends `Lost`; its handle still answers.
 
 use super::*;
 
+/// A start outside any tokio runtime is refused with `NoRuntime`, not a panic, and
+/// leaves nothing running.
 #[test]
 fn start_outside_a_runtime_fails_with_no_runtime() {
     let engine = Engine::new();
-    let job = Job::new();
-    let handle = engine.start(&WAITS, job.clone());
-    assert!(handle.is_finished());
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    runtime.block_on(async {
-        assert_eq!(
-            handle.outcome().await,
-            Outcome::Failed(InstanceError::NoRuntime)
-        );
-        assert_eq!(handle.data().await, Some(job));
-        assert!(handle.history().await.steps().is_empty());
-        handle.cancel();
-        assert_eq!(
-            handle.outcome().await,
-            Outcome::Failed(InstanceError::NoRuntime)
-        );
-    });
+    let started = at_once(engine.start(&WAITS, Job::new()));
+    assert!(
+        matches!(started, Err(EngineError::NoRuntime)),
+        "{started:?}"
+    );
     assert_eq!(engine.running_instances(), 0);
 }

@@ -3,18 +3,16 @@
 use super::*;
 
 /// `shutdown` cancels every running instance, waits for their loops and returns
-/// `Ok`; instances that had ended keep their outcome; an instance started afterwards
-/// is cancelled at once.
+/// `Ok`; instances that had ended keep their outcome; a start afterwards is refused.
 async fn shutdown_cancels_running_instances(_: Engine, i: usize) {
     let engine = Engine::new();
-    let waiting: Vec<_> = (0..4)
-        .map(|k| {
-            let mut job = Job::new();
-            job.spin = (i + k).is_multiple_of(2) && can_spin();
-            (job.id, engine.start(&WAITS, job))
-        })
-        .collect();
-    let quick = engine.start(&QUICK, Job::new());
+    let mut waiting = Vec::new();
+    for k in 0..4 {
+        let mut job = Job::new();
+        job.spin = (i + k).is_multiple_of(2) && can_spin();
+        waiting.push((job.id, engine.start(&WAITS, job).await.unwrap()));
+    }
+    let quick = engine.start(&QUICK, Job::new()).await.unwrap();
     assert_eq!(finish(&quick).await.0.kind(), "completed");
     for (id, handle) in &waiting {
         started(handle, &["wait", "spin"]).await;
@@ -42,8 +40,8 @@ async fn shutdown_cancels_running_instances(_: Engine, i: usize) {
         assert_stopped(*id, "long");
     }
     assert_eq!(finish(&quick).await.0.kind(), "completed");
-    let late = engine.start(&WAITS, Job::new());
-    assert_eq!(finish(&late).await.0.kind(), "cancelled");
+    let late = engine.start(&WAITS, Job::new()).await;
+    assert!(matches!(late, Err(EngineError::ShuttingDown)), "{late:?}");
 }
 
 flavors!(shutdown_cancels_running_instances);
@@ -72,7 +70,7 @@ async fn shutdown_reports_instances_past_the_deadline() {
     let engine = Engine::new();
     let job = Job::new();
     let id = job.id;
-    let handle = engine.start(&BLOCKING, job);
+    let handle = engine.start(&BLOCKING, job).await.unwrap();
     // Shut down only once the handler blocks its thread: a track's task aborted
     // before its first poll stops at once.
     entered(id, "block").await;

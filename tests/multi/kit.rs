@@ -8,7 +8,7 @@ static COVERAGE: Coverage = Coverage::new();
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn coverage_assertions_and_the_overlay_read_a_multi_instance_run() {
     let engine = Engine::new();
-    let h = engine.start(&PACK, order(&[2, 1, 0]));
+    let h = engine.start(&PACK, order(&[2, 1, 0])).await.unwrap();
     h.outcome().await;
     observe(&h)
         .await

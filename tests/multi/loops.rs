@@ -61,13 +61,16 @@ process! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_loop_runs_until_its_condition_fails_tested_after_each_run() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-    let h = engine.start(
-        &RETRY,
-        Call {
-            answer_on: 3,
-            ..Call::default()
-        },
-    );
+    let h = engine
+        .start(
+            &RETRY,
+            Call {
+                answer_on: 3,
+                ..Call::default()
+            },
+        )
+        .await
+        .unwrap();
     let done = h.outcome().await.completed().unwrap();
     assert_eq!((done.attempts, done.seen), (3, vec![0, 1, 2]));
     let runs: Vec<u32> = h
@@ -82,26 +85,32 @@ async fn a_loop_runs_until_its_condition_fails_tested_after_each_run() {
         .collect();
     assert_eq!(runs, [0, 1, 2]);
     // At least once, even when the condition is false at once.
-    let h = engine.start(
-        &RETRY,
-        Call {
-            answer_on: 0,
-            ..Call::default()
-        },
-    );
+    let h = engine
+        .start(
+            &RETRY,
+            Call {
+                answer_on: 0,
+                ..Call::default()
+            },
+        )
+        .await
+        .unwrap();
     assert_eq!(h.outcome().await.completed().unwrap().attempts, 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn max_bounds_the_runs() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-    let h = engine.start(
-        &RETRY,
-        Call {
-            answer_on: 100,
-            ..Call::default()
-        },
-    );
+    let h = engine
+        .start(
+            &RETRY,
+            Call {
+                answer_on: 100,
+                ..Call::default()
+            },
+        )
+        .await
+        .unwrap();
     let done = h.outcome().await.completed().unwrap();
     assert_eq!((done.attempts, done.answered), (5, false));
 }
@@ -109,16 +118,19 @@ async fn max_bounds_the_runs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn tested_before_a_false_condition_runs_nothing() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-    let h = engine.start(&BEFORE, Call::default());
+    let h = engine.start(&BEFORE, Call::default()).await.unwrap();
     assert_eq!(h.outcome().await.completed().unwrap().attempts, 0);
     assert_eq!(h.history().await.ended_at(), ["e"]);
-    let h = engine.start(
-        &BEFORE,
-        Call {
-            go: true,
-            ..Call::default()
-        },
-    );
+    let h = engine
+        .start(
+            &BEFORE,
+            Call {
+                go: true,
+                ..Call::default()
+            },
+        )
+        .await
+        .unwrap();
     let done = h.outcome().await.completed().unwrap();
     assert_eq!((done.attempts, done.seen), (3, vec![0, 1, 2]));
 }
@@ -127,13 +139,16 @@ async fn tested_before_a_false_condition_runs_nothing() {
 async fn a_looped_sub_process_is_a_fresh_scope_each_run() {
     for _ in 0..100 {
         let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-        let h = engine.start(
-            &LOOPED_SUB,
-            Call {
-                answer_on: 3,
-                ..Call::default()
-            },
-        );
+        let h = engine
+            .start(
+                &LOOPED_SUB,
+                Call {
+                    answer_on: 3,
+                    ..Call::default()
+                },
+            )
+            .await
+            .unwrap();
         let done = h.outcome().await.completed().unwrap();
         assert_eq!((done.attempts, done.seen), (3, vec![0, 1, 2]));
         assert_eq!(h.history().await.fired("join"), 3);

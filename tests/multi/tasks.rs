@@ -149,7 +149,7 @@ pub fn order(qtys: &[u32]) -> Order {
 async fn parallel_outputs_merge_in_index_order_whatever_the_completion_order() {
     for _ in 0..200 {
         let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-        let h = engine.start(&PACK, order(&[9, 7, 5, 3, 1]));
+        let h = engine.start(&PACK, order(&[9, 7, 5, 3, 1])).await.unwrap();
         let done = h.outcome().await.completed().expect("completes");
         assert_eq!(
             done.labels,
@@ -174,7 +174,7 @@ async fn parallel_outputs_merge_in_index_order_whatever_the_completion_order() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sequential_runs_one_instance_after_the_other() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-    let h = engine.start(&PACK_SEQ, order(&[3, 1, 2]));
+    let h = engine.start(&PACK_SEQ, order(&[3, 1, 2])).await.unwrap();
     let done = h.outcome().await.completed().expect("completes");
     assert_eq!(done.labels, ["0:S0x3", "1:S1x1", "2:S2x2"]);
     // Each instance completes before the next is spawned.
@@ -197,28 +197,34 @@ async fn sequential_runs_one_instance_after_the_other() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_count_runs_that_many_instances_each_with_its_index() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-    let h = engine.start(
-        &PRINT,
-        Order {
-            copies: 4,
-            ..Order::default()
-        },
-    );
+    let h = engine
+        .start(
+            &PRINT,
+            Order {
+                copies: 4,
+                ..Order::default()
+            },
+        )
+        .await
+        .unwrap();
     assert_eq!(h.outcome().await.completed().unwrap().printed, 4);
-    let h = engine.start(
-        &PRINT,
-        Order {
-            copies: 0,
-            ..Order::default()
-        },
-    );
+    let h = engine
+        .start(
+            &PRINT,
+            Order {
+                copies: 0,
+                ..Order::default()
+            },
+        )
+        .await
+        .unwrap();
     assert_eq!(h.outcome().await.completed().unwrap().printed, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_empty_collection_completes_at_once() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
-    let h = engine.start(&PACK, order(&[]));
+    let h = engine.start(&PACK, order(&[])).await.unwrap();
     let done = h.outcome().await.completed().expect("completes");
     assert!(done.labels.is_empty());
     let history = h.history().await;
@@ -236,7 +242,7 @@ async fn the_completion_condition_cancels_the_rest() {
         // Lines 3 and 4 finish first (1 ms, and ready at once); two are enough.
         let mut o = order(&[40, 30, 20, 1, 0]);
         o.enough = 2;
-        let h = engine.start(&ENOUGH, o);
+        let h = engine.start(&ENOUGH, o).await.unwrap();
         let done = h.outcome().await.completed().expect("completes");
         assert_eq!(done.labels, ["3=3:S3x1", "4=4:S4x0"]);
         let history = h.history().await;
@@ -254,7 +260,7 @@ async fn an_error_in_one_instance_is_raised_as_from_the_activity() {
         let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
         let mut o = order(&[20, 1, 30]);
         o.fail_sku = "S1".into();
-        let h = engine.start(&FAILING, o);
+        let h = engine.start(&FAILING, o).await.unwrap();
         let done = h
             .outcome()
             .await
@@ -276,7 +282,7 @@ async fn an_error_in_one_instance_is_raised_as_from_the_activity() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     let mut o = order(&[0, 0]);
     o.fail_sku = "S1".into();
-    let outcome = engine.start(&UNCAUGHT, o).outcome().await;
+    let outcome = engine.start(&UNCAUGHT, o).await.unwrap().outcome().await;
     assert!(
         matches!(
             &outcome,
@@ -290,7 +296,7 @@ async fn an_error_in_one_instance_is_raised_as_from_the_activity() {
 async fn an_interrupting_boundary_cancels_every_instance_a_non_interrupting_leaves_them() {
     let engine = Engine::with_config(thresh::EngineConfig::fail_fast());
     // Every instance waits longer than the 50 ms timer.
-    let h = engine.start(&SLOW, order(&[60, 70, 80]));
+    let h = engine.start(&SLOW, order(&[60, 70, 80])).await.unwrap();
     let done = h.outcome().await.completed().expect("completes");
     assert!(done.labels.is_empty(), "nothing completed before the timer");
     assert_eq!(done.printed, 1, "the reminder ran beside the instances");
@@ -303,7 +309,7 @@ async fn an_interrupting_boundary_cancels_every_instance_a_non_interrupting_leav
     ends.sort();
     assert_eq!(ends, ["reminded", "timed_out"]);
     // Fast instances: the activity completes before the timer, the reminder fired.
-    let h = engine.start(&SLOW, order(&[10, 20]));
+    let h = engine.start(&SLOW, order(&[10, 20])).await.unwrap();
     let done = h.outcome().await.completed().expect("completes");
     assert_eq!(done.labels, ["0:S0x10", "1:S1x20"]);
     assert_eq!(done.printed, 1);

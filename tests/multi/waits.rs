@@ -73,13 +73,16 @@ fn names(n: usize) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_multi_instance_user_task_opens_one_work_item_per_instance() {
     let engine = Engine::new();
-    let h = engine.start(
-        &APPROVE,
-        Review {
-            reviewers: names(3),
-            ..Review::default()
-        },
-    );
+    let h = engine
+        .start(
+            &APPROVE,
+            Review {
+                reviewers: names(3),
+                ..Review::default()
+            },
+        )
+        .await
+        .unwrap();
     thresh::testing::wait_until_open_work(&h, "approve")
         .await
         .unwrap();
@@ -105,19 +108,27 @@ async fn a_multi_instance_user_task_opens_one_work_item_per_instance() {
 async fn a_multi_instance_receive_task_takes_one_message_per_instance() {
     for _ in 0..100 {
         let engine = Engine::new();
-        let h = engine.start(
-            &PAYMENTS,
-            Review {
-                id: "R1".into(),
-                reviewers: names(3),
-                ..Review::default()
-            },
-        );
+        let h = engine
+            .start(
+                &PAYMENTS,
+                Review {
+                    id: "R1".into(),
+                    reviewers: names(3),
+                    ..Review::default()
+                },
+            )
+            .await
+            .unwrap();
         thresh::testing::wait_until_parked(&h, "pay").await.unwrap();
         let publishers: Vec<_> = (1..=3u32)
             .map(|amount| {
                 let engine = engine.clone();
-                tokio::spawn(async move { engine.publish_message("payment", "R1", amount) })
+                tokio::spawn(async move {
+                    engine
+                        .publish_message("payment", "R1", amount)
+                        .await
+                        .unwrap()
+                })
             })
             .collect();
         for p in publishers {
@@ -140,13 +151,16 @@ async fn a_multi_instance_receive_task_takes_one_message_per_instance() {
 async fn each_instance_of_a_sub_process_is_its_own_scope_with_its_item() {
     for _ in 0..100 {
         let engine = Engine::new();
-        let h = engine.start(
-            &BOXES,
-            Review {
-                reviewers: names(3),
-                ..Review::default()
-            },
-        );
+        let h = engine
+            .start(
+                &BOXES,
+                Review {
+                    reviewers: names(3),
+                    ..Review::default()
+                },
+            )
+            .await
+            .unwrap();
         let done = h.outcome().await.completed().unwrap();
         // In index order; `weighed` is one field three parallel instances wrote (the
         // later commit wins a field both changed: ARCHITECTURE.md, "The instance loop").
@@ -164,14 +178,17 @@ async fn each_instance_of_a_sub_process_is_its_own_scope_with_its_item() {
 async fn an_error_in_one_sub_process_instance_leaves_through_the_activity_boundary() {
     for _ in 0..100 {
         let engine = Engine::new();
-        let h = engine.start(
-            &BOXES,
-            Review {
-                reviewers: names(3),
-                bad: "r1".into(),
-                ..Review::default()
-            },
-        );
+        let h = engine
+            .start(
+                &BOXES,
+                Review {
+                    reviewers: names(3),
+                    bad: "r1".into(),
+                    ..Review::default()
+                },
+            )
+            .await
+            .unwrap();
         let done = h.outcome().await.completed().unwrap();
         assert!(done.rejected);
         assert_eq!(h.history().await.ended_at().last(), Some(&"rejected"));
@@ -219,13 +236,16 @@ async fn open_work_carries_its_instance_index_and_completes_earliest_first() {
     // 40 instances: more than the armed set scans, so the lookups are the index's.
     for _ in 0..10 {
         let engine = Engine::new();
-        let h = engine.start(
-            &APPROVE_ALL,
-            Review {
-                reviewers: names(40),
-                ..Review::default()
-            },
-        );
+        let h = engine
+            .start(
+                &APPROVE_ALL,
+                Review {
+                    reviewers: names(40),
+                    ..Review::default()
+                },
+            )
+            .await
+            .unwrap();
         let work = open(&h, 40).await;
         let iterations: Vec<Option<u32>> = work.iter().map(|w| w.iteration).collect();
         assert_eq!(iterations, (0..40).map(Some).collect::<Vec<_>>());
@@ -246,7 +266,7 @@ async fn open_work_carries_its_instance_index_and_completes_earliest_first() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_user_task_in_a_multi_instance_sub_process_carries_the_sub_process_index() {
     let engine = Engine::new();
-    let h = engine.start(&SIGN_ROUNDS, Review::default());
+    let h = engine.start(&SIGN_ROUNDS, Review::default()).await.unwrap();
     for round in 0..2 {
         let work = thresh::testing::wait_until_open_work(&h, "sign")
             .await
@@ -261,14 +281,17 @@ async fn a_user_task_in_a_multi_instance_sub_process_carries_the_sub_process_ind
 async fn forty_receive_instances_each_take_one_message() {
     for _ in 0..10 {
         let engine = Engine::new();
-        let h = engine.start(
-            &PAYMENTS,
-            Review {
-                id: "R2".into(),
-                reviewers: names(40),
-                ..Review::default()
-            },
-        );
+        let h = engine
+            .start(
+                &PAYMENTS,
+                Review {
+                    id: "R2".into(),
+                    reviewers: names(40),
+                    ..Review::default()
+                },
+            )
+            .await
+            .unwrap();
         while h
             .history()
             .await
@@ -278,7 +301,7 @@ async fn forty_receive_instances_each_take_one_message() {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         for _ in 0..40 {
-            engine.publish_message("payment", "R2", 1u32);
+            engine.publish_message("payment", "R2", 1u32).await.unwrap();
         }
         h.outcome().await.completed().unwrap();
         assert_eq!(engine.broker_stats().delivered, 40);
@@ -304,7 +327,7 @@ process! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_looped_user_task_carries_its_run() {
     let engine = Engine::new();
-    let h = engine.start(&SIGN_TWICE, Review::default());
+    let h = engine.start(&SIGN_TWICE, Review::default()).await.unwrap();
     for run in 0..2 {
         let work = thresh::testing::wait_until_open_work(&h, "sign")
             .await

@@ -15,13 +15,16 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn two_failed_attempts_then_the_third_completes_with_one_commit() {
     let engine = Engine::new();
-    let handle = engine.start(
-        &CHARGE,
-        Order {
-            fail_first: 2,
-            ..Order::default()
-        },
-    );
+    let handle = engine
+        .start(
+            &CHARGE,
+            Order {
+                fail_first: 2,
+                ..Order::default()
+            },
+        )
+        .await
+        .unwrap();
     let order = handle
         .outcome()
         .await
@@ -69,7 +72,7 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn spent_attempts_open_an_incident_and_retry_after_a_fix_completes() {
     let engine = Engine::new();
-    let handle = engine.start(&PAY, Order::default());
+    let handle = engine.start(&PAY, Order::default()).await.unwrap();
     let incident = next_incident(&engine).await;
     assert_eq!(
         (
@@ -96,7 +99,7 @@ async fn spent_attempts_open_an_incident_and_retry_after_a_fix_completes() {
     // A retry of the wrong type changes nothing; the incident stays.
     let wrong = engine.retry_with(incident.id, |n: &mut u32| *n += 1).await;
     assert_eq!(wrong, Err(thresh::RetryError::WrongData(incident.id)));
-    assert_eq!(engine.incidents().len(), 1);
+    assert_eq!(engine.incidents().await.unwrap().len(), 1);
     engine
         .retry_with(incident.id, |o: &mut Order| o.card = "4242".into())
         .await
@@ -107,7 +110,7 @@ async fn spent_attempts_open_an_incident_and_retry_after_a_fix_completes() {
         .completed()
         .expect("completes after the fix");
     assert_eq!((order.card.as_str(), order.charged), ("4242", 3));
-    assert!(engine.incidents().is_empty());
+    assert!(engine.incidents().await.unwrap().is_empty());
     assert_eq!(
         engine.retry(incident.id).await,
         Err(thresh::RetryError::NoIncident(incident.id))
@@ -122,7 +125,7 @@ async fn spent_attempts_open_an_incident_and_retry_after_a_fix_completes() {
 #[tokio::test(start_paused = true)]
 async fn a_retry_that_fails_again_opens_the_incident_again() {
     let engine = Engine::new();
-    let handle = engine.start(&PAY, Order::default());
+    let handle = engine.start(&PAY, Order::default()).await.unwrap();
     let first = next_incident(&engine).await;
     handle.retry(first.id).await.unwrap();
     let second = next_incident(&engine).await;
@@ -131,7 +134,7 @@ async fn a_retry_that_fails_again_opens_the_incident_again() {
     handle.cancel();
     assert!(matches!(handle.outcome().await, Outcome::Cancelled(_)));
     assert!(
-        engine.incidents().is_empty(),
+        engine.incidents().await.unwrap().is_empty(),
         "a cancel resolves its incidents"
     );
 }
@@ -154,7 +157,7 @@ process! {
 async fn a_permanent_error_opens_an_incident_at_once() {
     let engine = Engine::new();
     let started = tokio::time::Instant::now();
-    let handle = engine.start(&DECLINED, Order::default());
+    let handle = engine.start(&DECLINED, Order::default()).await.unwrap();
     let incident = next_incident(&engine).await;
     assert_eq!(
         (incident.error.as_str(), incident.attempts),
@@ -190,7 +193,10 @@ process! {
 
 #[tokio::test(start_paused = true)]
 async fn a_panic_counts_as_a_failed_attempt() {
-    let handle = Engine::new().start(&PANICS, Order::default());
+    let handle = Engine::new()
+        .start(&PANICS, Order::default())
+        .await
+        .unwrap();
     let order = handle
         .outcome()
         .await
@@ -227,7 +233,7 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_timeout_cancels_an_attempt() {
     let started = tokio::time::Instant::now();
-    let handle = Engine::new().start(&SLOW, Order::default());
+    let handle = Engine::new().start(&SLOW, Order::default()).await.unwrap();
     let order = handle
         .outcome()
         .await
@@ -263,7 +269,7 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_boundary_timer_fires_while_the_task_waits_for_its_next_attempt() {
     let engine = Engine::new();
-    let handle = engine.start(&GUARDED, Order::default());
+    let handle = engine.start(&GUARDED, Order::default()).await.unwrap();
     let order = handle
         .outcome()
         .await
@@ -283,7 +289,7 @@ async fn a_boundary_timer_fires_while_the_task_waits_for_its_next_attempt() {
         .iter()
         .any(|s| s.node == "charge" && s.what == Happening::Interrupted { by: "late" }));
     assert!(history.steps().iter().any(|s| s.node == "gave_up"));
-    assert!(engine.incidents().is_empty());
+    assert!(engine.incidents().await.unwrap().is_empty());
 }
 
 #[tokio::test(start_paused = true)]
@@ -300,11 +306,11 @@ async fn an_interrupting_boundary_resolves_an_open_incident() {
         }
     }
     let engine = Engine::new();
-    let handle = engine.start(&HELD, Order::default());
+    let handle = engine.start(&HELD, Order::default()).await.unwrap();
     next_incident(&engine).await;
     assert!(handle.outcome().await.completed().is_some());
     assert!(
-        engine.incidents().is_empty(),
+        engine.incidents().await.unwrap().is_empty(),
         "leaving the task resolves it"
     );
 }
@@ -312,7 +318,7 @@ async fn an_interrupting_boundary_resolves_an_open_incident() {
 #[tokio::test(start_paused = true)]
 async fn cancel_during_a_backoff_cancels() {
     let engine = Engine::new();
-    let handle = engine.start(&GUARDED, Order::default());
+    let handle = engine.start(&GUARDED, Order::default()).await.unwrap();
     tokio::time::sleep(Duration::from_secs(10)).await;
     handle.cancel();
     assert!(matches!(handle.outcome().await, Outcome::Cancelled(_)));
@@ -361,9 +367,10 @@ process! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn parallel_branches_retry_independently() {
     let engine = Engine::new();
-    let handles: Vec<_> = (0..50)
-        .map(|_| engine.start(&BRANCHES, Order::default()))
-        .collect();
+    let mut handles: Vec<_> = Vec::new();
+    for _ in 0..50 {
+        handles.push(engine.start(&BRANCHES, Order::default()).await.unwrap());
+    }
     for handle in handles {
         let order = handle
             .outcome()
@@ -397,13 +404,16 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_gateway_with_no_flow_opens_an_incident_and_a_retry_after_a_fix_routes() {
     let engine = Engine::new();
-    let handle = engine.start(
-        &ROUTE,
-        Order {
-            amount: -5,
-            ..Order::default()
-        },
-    );
+    let handle = engine
+        .start(
+            &ROUTE,
+            Order {
+                amount: -5,
+                ..Order::default()
+            },
+        )
+        .await
+        .unwrap();
     let incident = next_incident(&engine).await;
     assert_eq!((incident.node, incident.attempts), ("size", 0));
     assert!(incident.error.contains("size"), "{}", incident.error);
@@ -420,13 +430,13 @@ async fn a_gateway_with_no_flow_opens_an_incident_and_a_retry_after_a_fix_routes
 #[tokio::test(start_paused = true)]
 async fn fail_fast_fails_the_instance_as_before() {
     let engine = Engine::with_config(EngineConfig::fail_fast());
-    let handle = engine.start(&ROUTE, Order::default());
+    let handle = engine.start(&ROUTE, Order::default()).await.unwrap();
     assert_eq!(
         handle.outcome().await.error(),
         Some(&InstanceError::NoFlowTaken { node: "size" })
     );
     // A task's own policy still retries; spent, the instance fails.
-    let handle = engine.start(&PAY, Order::default());
+    let handle = engine.start(&PAY, Order::default()).await.unwrap();
     match handle.outcome().await {
         Outcome::Failed(InstanceError::TaskFailed { node, message }) => {
             assert_eq!((node, message.as_str()), ("charge", "no card"))
@@ -452,22 +462,28 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn the_engine_default_policy_retries_a_task_without_its_own() {
     let engine = Engine::new();
-    let handle = engine.start(
-        &PLAIN,
-        Order {
-            fail_first: 2,
-            ..Order::default()
-        },
-    );
+    let handle = engine
+        .start(
+            &PLAIN,
+            Order {
+                fail_first: 2,
+                ..Order::default()
+            },
+        )
+        .await
+        .unwrap();
     assert_eq!(handle.outcome().await.completed().unwrap().charged, 3);
     // Three attempts by default: a fourth would be needed here.
-    let handle = engine.start(
-        &PLAIN,
-        Order {
-            fail_first: 3,
-            ..Order::default()
-        },
-    );
+    let handle = engine
+        .start(
+            &PLAIN,
+            Order {
+                fail_first: 3,
+                ..Order::default()
+            },
+        )
+        .await
+        .unwrap();
     assert_eq!(next_incident(&engine).await.attempts, 3);
     handle.cancel();
 }

@@ -200,9 +200,11 @@ async fn an_open_incident_survives_sigkill_and_is_retried_after_resume() {
     );
     std::env::set_var("THRESH_ATTEMPTS", attempts.path());
     engine.resume().await.unwrap();
-    // The resumed loop puts its incident back on the board as it restores.
-    let incident = &next_incident(engine.engine()).await;
-    assert_eq!(engine.engine().incidents().len(), 1);
+    // The resumed loop puts its incident back on the board as it restores: its
+    // handle's answer comes from the loop, once restored.
+    let handle = engine.handle(&DURABLE_PAY, thresh::InstanceId(id)).unwrap();
+    let incident = &handle.incidents().await[0];
+    assert_eq!(engine.incidents().await.unwrap().len(), 1);
     assert_eq!(
         (
             incident.id.instance.0,
@@ -222,7 +224,6 @@ async fn an_open_incident_survives_sigkill_and_is_retried_after_resume() {
         .retry_with(incident.id, |o: &mut Order| o.card = "4242".into())
         .await
         .unwrap();
-    let handle = engine.handle(&DURABLE_PAY, thresh::InstanceId(id)).unwrap();
     let order = handle
         .outcome()
         .await

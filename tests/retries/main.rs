@@ -57,7 +57,7 @@ pub async fn needs_card(order: &mut Order) -> Result<(), TaskError> {
 /// Waits for the next incident of `engine` (the paused clock moves while it sleeps).
 pub async fn next_incident(engine: &Engine) -> Incident {
     for _ in 0..100_000 {
-        if let Some(incident) = engine.incidents().into_iter().next() {
+        if let Some(incident) = engine.incidents().await.unwrap().into_iter().next() {
             return incident;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;

@@ -25,7 +25,7 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn the_backoff_schedule_on_the_paused_clock() {
     let engine = Engine::new();
-    let handle = engine.start(&SCHEDULE, Order::default());
+    let handle = engine.start(&SCHEDULE, Order::default()).await.unwrap();
     let incident = next_incident(&engine).await;
     assert_eq!(incident.attempts, 5);
     let id = handle.id().0;

@@ -55,18 +55,24 @@ async fn message_and_signal_boundaries_on_a_sub_process(i: usize) {
     let nudges = i % 3;
     let pokes = i / 3 % 3;
     let ending = [Ending::Normally, Ending::Stopped, Ending::Halted][i / 9 % 3];
-    let handle = engine.start(&GUARDED, claim(&id));
+    let handle = engine.start(&GUARDED, claim(&id)).await.unwrap();
     expect_open_work(&handle, "review").await;
     assert_eq!(
-        engine.publish_message("nudge", format!("{id}-other"), ()),
+        engine
+            .publish_message("nudge", format!("{id}-other"), ())
+            .await
+            .unwrap(),
         Published::Buffered
     );
     for k in 0..nudges.max(pokes) {
         if k < nudges {
-            assert_ne!(engine.publish_message("nudge", &id, ()), Published::Dropped);
+            assert_ne!(
+                engine.publish_message("nudge", &id, ()).await.unwrap(),
+                Published::Dropped
+            );
         }
         if k < pokes {
-            assert_eq!(engine.broadcast_signal("poke", ()), 1);
+            assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 1);
         }
     }
     expect_that(&handle, "every nudge and poke was caught", |h| {
@@ -77,22 +83,40 @@ async fn message_and_signal_boundaries_on_a_sub_process(i: usize) {
     match ending {
         Ending::Normally => complete(&handle, "review", |c: &mut Claim| c.a = 1).await,
         Ending::Stopped => assert_eq!(
-            engine.publish_message("stop", &id, String::from("stopped")),
+            engine
+                .publish_message("stop", &id, String::from("stopped"))
+                .await
+                .unwrap(),
             Published::Delivered
         ),
-        Ending::Halted => assert_eq!(engine.broadcast_signal("halt", String::from("halted")), 1),
+        Ending::Halted => assert_eq!(
+            engine
+                .broadcast_signal("halt", String::from("halted"))
+                .await
+                .unwrap(),
+            1
+        ),
     }
     expect_open_work(&handle, "after").await;
     // The user task inside is done or withdrawn; the boundaries are gone.
     assert_eq!(open_work(&handle).await, ["after"]);
-    assert_eq!(engine.broadcast_signal("poke", ()), 0);
-    assert_eq!(engine.broadcast_signal("halt", String::new()), 0);
+    assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 0);
     assert_eq!(
-        engine.publish_message("nudge", &id, ()),
+        engine
+            .broadcast_signal("halt", String::new())
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        engine.publish_message("nudge", &id, ()).await.unwrap(),
         Published::Buffered
     );
     assert_eq!(
-        engine.publish_message("stop", &id, String::new()),
+        engine
+            .publish_message("stop", &id, String::new())
+            .await
+            .unwrap(),
         Published::Buffered
     );
     assert_eq!(
@@ -196,23 +220,23 @@ async fn a_message_boundary_on_a_sub_process_correlates_on_the_current_key(i: us
         key: old.clone(),
         ..claim(format!("rekeyed-{i}"))
     };
-    let handle = engine.start(&REKEYED, data);
+    let handle = engine.start(&REKEYED, data).await.unwrap();
     let key = new.clone();
     complete(&handle, "rekey", move |c: &mut Claim| c.key = key).await;
     expect_open_work(&handle, "review").await;
     assert_eq!(
-        engine.publish_message("nudge", &old, ()),
+        engine.publish_message("nudge", &old, ()).await.unwrap(),
         Published::Buffered
     );
     settle().await;
     assert_eq!(spawns(&handle.history().await, "nudge"), 0);
     assert_eq!(
-        engine.publish_message("nudge", &new, ()),
+        engine.publish_message("nudge", &new, ()).await.unwrap(),
         Published::Delivered
     );
     expect_that(&handle, "the boundary fired", |h| spawns(h, "nudge") == 1).await;
     assert_eq!(
-        engine.publish_message("nudge", &old, ()),
+        engine.publish_message("nudge", &old, ()).await.unwrap(),
         Published::Buffered
     );
     complete(&handle, "review", |_: &mut Claim| {}).await;
@@ -229,7 +253,7 @@ async fn a_message_boundary_on_a_sub_process_correlates_on_the_current_key(i: us
     );
     // The new key's subscription went with the sub-process.
     assert_eq!(
-        engine.publish_message("nudge", &new, ()),
+        engine.publish_message("nudge", &new, ()).await.unwrap(),
         Published::Buffered
     );
 }
@@ -266,7 +290,10 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn condition_boundaries_on_a_sub_process_see_commits_inside() {
     let engine = Engine::new();
-    let handle = engine.start(&CONDITIONS, claim("conditions"));
+    let handle = engine
+        .start(&CONDITIONS, claim("conditions"))
+        .await
+        .unwrap();
     expect_open_work(&handle, "wait_in").await;
     expect_that(&handle, "note fired", |h| {
         count(h, "noted", &Happening::Ended) == 1

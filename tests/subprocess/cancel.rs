@@ -90,7 +90,7 @@ async fn cancel_deep(i: usize, storm: bool, paused: bool) {
     let engine = Engine::new();
     let id = format!("deep-{i}");
     let pings = i % 3;
-    let handle = engine.start(&DEEP, claim(&id));
+    let handle = engine.start(&DEEP, claim(&id)).await.unwrap();
     for user in ["u1", "u2", "side"] {
         expect_open_work(&handle, user).await;
     }
@@ -104,8 +104,8 @@ async fn cancel_deep(i: usize, storm: bool, paused: bool) {
     work.sort_unstable();
     assert_eq!(work, ["side", "u1", "u2"]);
     for _ in 0..pings {
-        assert_eq!(engine.broadcast_signal("watch", ()), 1);
-        assert_eq!(engine.broadcast_signal("outer_poke", ()), 1);
+        assert_eq!(engine.broadcast_signal("watch", ()).await.unwrap(), 1);
+        assert_eq!(engine.broadcast_signal("outer_poke", ()).await.unwrap(), 1);
     }
     expect_that(&handle, "every ping ended", |h| {
         count(h, "we", &Happening::Ended) == pings && count(h, "poked", &Happening::Ended) == pings
@@ -116,8 +116,8 @@ async fn cancel_deep(i: usize, storm: bool, paused: bool) {
         std::thread::spawn(move || {
             (0..20)
                 .map(|_| {
-                    let reached = engine.broadcast_signal("watch", ())
-                        + engine.broadcast_signal("outer_poke", ());
+                    let reached = common::at_once(engine.broadcast_signal("watch", ())).unwrap()
+                        + common::at_once(engine.broadcast_signal("outer_poke", ())).unwrap();
                     std::thread::yield_now();
                     reached
                 })
@@ -144,11 +144,15 @@ async fn cancel_deep(i: usize, storm: bool, paused: bool) {
     }
     assert!(handle.open_work().await.is_empty());
     for signal in ["deep_sig", "inner_halt", "watch", "outer_poke"] {
-        assert_eq!(engine.broadcast_signal(signal, ()), 0, "{signal}");
+        assert_eq!(
+            engine.broadcast_signal(signal, ()).await.unwrap(),
+            0,
+            "{signal}"
+        );
     }
     for message in ["deep_msg", "outer_stop"] {
         assert_eq!(
-            engine.publish_message(message, &id, ()),
+            engine.publish_message(message, &id, ()).await.unwrap(),
             Published::Buffered,
             "{message}"
         );

@@ -100,14 +100,17 @@ process! {
 /// Start `ERRORS` with `pay` ending in `code` after a second, once both user tasks
 /// wait; the history then.
 async fn start_errors(engine: &Engine, code: &str) -> (InstanceHandle<Claim>, History) {
-    let handle = engine.start(
-        &ERRORS,
-        Claim {
-            code: code.into(),
-            secs: 1,
-            ..claim(format!("err-{code}"))
-        },
-    );
+    let handle = engine
+        .start(
+            &ERRORS,
+            Claim {
+                code: code.into(),
+                secs: 1,
+                ..claim(format!("err-{code}"))
+            },
+        )
+        .await
+        .unwrap();
     expect_open_work(&handle, "review").await;
     expect_open_work(&handle, "sign").await;
     let history = handle.history().await;
@@ -419,15 +422,18 @@ async fn an_uncaught_error_from_inside_fails_the_instance() {
             },
         ),
     ] {
-        let handle = engine.start(
-            &UNCAUGHT,
-            Claim {
-                code: code.into(),
-                secs: 1,
-                want_x,
-                ..claim("uncaught")
-            },
-        );
+        let handle = engine
+            .start(
+                &UNCAUGHT,
+                Claim {
+                    code: code.into(),
+                    secs: 1,
+                    want_x,
+                    ..claim("uncaught")
+                },
+            )
+            .await
+            .unwrap();
         expect_open_work(&handle, "review").await;
         let (outcome, history) = finish(&handle).await;
         assert_eq!(common::failed(outcome, &history), error);
@@ -497,7 +503,7 @@ async fn an_error_end_event_inside_is_caught_by_the_boundary_on_the_sub_process(
         message: "unset".into(),
         ..claim("boom")
     };
-    let (outcome, history) = finish(&engine.start(&ERROR_END, data)).await;
+    let (outcome, history) = finish(&engine.start(&ERROR_END, data).await.unwrap()).await;
     let data = completed(outcome, &history);
     assert_eq!(
         (data.caught.as_str(), data.message.as_str(), data.a),
@@ -521,7 +527,7 @@ async fn an_error_end_event_inside_is_caught_by_the_boundary_on_the_sub_process(
         ]
     );
 
-    let (outcome, history) = finish(&engine.start(&ERROR_END, claim("fine"))).await;
+    let (outcome, history) = finish(&engine.start(&ERROR_END, claim("fine")).await.unwrap()).await;
     assert_eq!(completed(outcome, &history).a, 1);
     assert_eq!(history.ended_at(), ["e1", "done"]);
     assert_eq!(spawns(&history, "boomed"), 0);

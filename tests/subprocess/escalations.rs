@@ -45,7 +45,7 @@ async fn escalations_from_inside(i: usize) {
         code: code.into(),
         ..claim(format!("esc-{i}"))
     };
-    let (outcome, history) = finish(&engine.start(&ESCALATE, data)).await;
+    let (outcome, history) = finish(&engine.start(&ESCALATE, data).await.unwrap()).await;
     let data = completed(outcome, &history);
     let rows = steps(&history);
     let head = [
@@ -176,7 +176,8 @@ async fn escalation_events_inside_reach_the_boundaries_on_the_sub_process() {
             want_x,
             ..claim("esc-events")
         };
-        let (outcome, history) = finish(&engine.start(&ESCALATION_EVENTS, data)).await;
+        let (outcome, history) =
+            finish(&engine.start(&ESCALATION_EVENTS, data).await.unwrap()).await;
         let data = completed(outcome, &history);
         let stop = if want_x { "STOP" } else { "" };
         assert_eq!(

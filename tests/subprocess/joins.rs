@@ -41,7 +41,7 @@ async fn gateways_inside_a_sub_process(engine: Engine, i: usize) {
         want_y,
         ..claim(format!("gw-{i}"))
     };
-    let (outcome, history) = finish(&engine.start(&GATEWAYS, data)).await;
+    let (outcome, history) = finish(&engine.start(&GATEWAYS, data).await.unwrap()).await;
     let data = completed(outcome, &history);
     assert_eq!(
         (data.left, data.right, data.x, data.y, data.after),
@@ -110,13 +110,16 @@ process! {
 async fn an_or_join_after_a_sub_process_waits_for_its_completion() {
     let engine = Engine::new();
     let t0 = Instant::now();
-    let handle = engine.start(
-        &BRANCH,
-        Claim {
-            secs: 5,
-            ..claim("branch")
-        },
-    );
+    let handle = engine
+        .start(
+            &BRANCH,
+            Claim {
+                secs: 5,
+                ..claim("branch")
+            },
+        )
+        .await
+        .unwrap();
     expect_open_work(&handle, "approve").await;
     let history = expect_that(&handle, "quick waits at the join", |h| {
         count(h, "oj", &Happening::Waiting) == 1
@@ -181,7 +184,10 @@ async fn an_or_join_after_a_sub_process_waits_for_its_completion() {
 /// always after the sub-process completed.
 async fn an_or_join_after_a_sub_process_racing(i: usize) {
     let engine = Engine::new();
-    let handle = engine.start(&BRANCH, claim(format!("or-{i}")));
+    let handle = engine
+        .start(&BRANCH, claim(format!("or-{i}")))
+        .await
+        .unwrap();
     yield_jitter().await;
     complete(&handle, "approve", |_: &mut Claim| {}).await;
     let (outcome, history) = finish(&handle).await;
@@ -238,7 +244,7 @@ async fn an_or_join_does_not_wait_for_a_sub_process_that_cannot_reach_it() {
         want_x: true,
         ..claim("unreachable")
     };
-    let handle = engine.start(&UNREACHABLE, data);
+    let handle = engine.start(&UNREACHABLE, data).await.unwrap();
     expect_open_work(&handle, "wait_in").await;
     let history = expect_that(&handle, "the join fired", |h| h.fired("oj") == 1).await;
     assert_eq!(count(&history, "sub", &done(&[])), 0, "{history}");
@@ -287,7 +293,7 @@ async fn an_or_join_inside_ignores_tokens_outside_its_scope() {
         want_x: true,
         ..claim("inner-or")
     };
-    let handle = engine.start(&INNER_OR, data);
+    let handle = engine.start(&INNER_OR, data).await.unwrap();
     expect_open_work(&handle, "later").await;
     let history = expect_that(&handle, "the first entry completed", |h| {
         count(h, "done", &Happening::Ended) == 1
@@ -339,14 +345,17 @@ async fn an_or_join_reached_through_a_boundary_waits_for_the_sub_process() {
     for poke in [false, true] {
         // A signal reaches every instance of its engine: an engine per run.
         let engine = Engine::new();
-        let handle = engine.start(&VIA_BOUNDARY, claim("via-boundary"));
+        let handle = engine
+            .start(&VIA_BOUNDARY, claim("via-boundary"))
+            .await
+            .unwrap();
         expect_open_work(&handle, "wait_in").await;
         expect_that(&handle, "quick waits at the join", |h| {
             count(h, "oj", &Happening::Waiting) == 1
         })
         .await;
         if poke {
-            assert_eq!(engine.broadcast_signal("poke", ()), 1);
+            assert_eq!(engine.broadcast_signal("poke", ()).await.unwrap(), 1);
         }
         tokio::time::sleep(Duration::from_secs(3600)).await;
         let history = handle.history().await;
@@ -414,7 +423,7 @@ process! {
 async fn an_or_join_inside_counts_only_its_own_entry() {
     let engine = Engine::new();
     let t0 = Instant::now();
-    let handle = engine.start(&TWICE_OR, claim("twice-or"));
+    let handle = engine.start(&TWICE_OR, claim("twice-or")).await.unwrap();
     until_slept(&handle, "ux opened", |h| {
         count(h, "ux", &Happening::Parked) == 1
     })

@@ -81,7 +81,7 @@ async fn or_join_after_a_sub_process_that_may_error() {
             bad,
             ..r("p1")
         };
-        let handle = engine.start(&MAY_ERR, data);
+        let handle = engine.start(&MAY_ERR, data).await.unwrap();
         expect_open_work(&handle, "wait_in").await;
         expect_that(&handle, "quick waits at oj", |h| {
             count(h, "oj", &Happening::Waiting) == 1
@@ -132,15 +132,15 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn or_join_inside_an_event_sub_process_run_twice() {
     let engine = Engine::new();
-    let handle = engine.start(&ESP_OR, r("p2"));
+    let handle = engine.start(&ESP_OR, r("p2")).await.unwrap();
     expect_open_work(&handle, "main_wait").await;
-    assert_eq!(engine.broadcast_signal("ping", 1_u32), 1);
+    assert_eq!(engine.broadcast_signal("ping", 1_u32).await.unwrap(), 1);
     expect_open_work(&handle, "ux").await;
     expect_that(&handle, "run 1's quick waits at ej", |h| {
         count(h, "ej", &Happening::Waiting) == 1
     })
     .await;
-    assert_eq!(engine.broadcast_signal("ping", 2_u32), 1);
+    assert_eq!(engine.broadcast_signal("ping", 2_u32).await.unwrap(), 1);
     // Run 2 takes `quick` only: its join fires at once, run 1's `ux` is another scope.
     expect_that(&handle, "run 2's join fired", |h| h.fired("ej") == 1).await;
     assert_eq!(count(&handle.history().await, "pe", &Happening::Ended), 1);
@@ -183,7 +183,7 @@ async fn join_reached_through_and_around_a_sub_process() {
             want_y,
             ..r("p3")
         };
-        let handle = engine.start(&AROUND, data);
+        let handle = engine.start(&AROUND, data).await.unwrap();
         if want_x {
             expect_open_work(&handle, "wait_in").await;
             settle().await;
@@ -225,10 +225,10 @@ process! {
 async fn sub_process_and_its_non_interrupting_boundary_feed_one_join() {
     for ticks in [0usize, 1, 2] {
         let engine = Engine::new();
-        let handle = engine.start(&TICKS, r("p4"));
+        let handle = engine.start(&TICKS, r("p4")).await.unwrap();
         expect_open_work(&handle, "wait_in").await;
         for k in 0..ticks {
-            assert_eq!(engine.broadcast_signal("tick", ()), 1);
+            assert_eq!(engine.broadcast_signal("tick", ()).await.unwrap(), 1);
             expect_that(&handle, "tick waits", |h| {
                 count(h, "oj", &Happening::Waiting) == k + 1
             })
@@ -287,7 +287,7 @@ async fn or_join_after_a_loop_through_a_sub_process() {
         limit: 3,
         ..r("p5")
     };
-    let handle = engine.start(&LOOP_OR, data);
+    let handle = engine.start(&LOOP_OR, data).await.unwrap();
     complete(&handle, "side", |_: &mut R| {}).await;
     for lap in 0..3 {
         expect_open_work(&handle, "step").await;
@@ -345,14 +345,14 @@ async fn or_join_inside_fed_by_a_nested_sub_process_and_its_boundary() {
             want_y: true,
             ..r("p7")
         };
-        let handle = engine.start(&NESTED_OR, data);
+        let handle = engine.start(&NESTED_OR, data).await.unwrap();
         expect_open_work(&handle, "wait2").await;
         expect_that(&handle, "quick waits at oj", |h| {
             count(h, "oj", &Happening::Waiting) == 1
         })
         .await;
         if nb {
-            assert_eq!(engine.broadcast_signal("nb", ()), 1);
+            assert_eq!(engine.broadcast_signal("nb", ()).await.unwrap(), 1);
         }
         settle().await;
         let fired_early = handle.history().await.fired("oj");
@@ -397,13 +397,13 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn interrupting_event_sub_process_inside_the_awaited_sub_process() {
     let engine = Engine::new();
-    let handle = engine.start(&ESP_STOP, r("p9"));
+    let handle = engine.start(&ESP_STOP, r("p9")).await.unwrap();
     expect_open_work(&handle, "wait_in").await;
     expect_that(&handle, "quick waits", |h| {
         count(h, "oj", &Happening::Waiting) == 1
     })
     .await;
-    assert_eq!(engine.broadcast_signal("stop", ()), 1);
+    assert_eq!(engine.broadcast_signal("stop", ()).await.unwrap(), 1);
     expect_open_work(&handle, "cleanup").await;
     settle().await;
     assert_eq!(
@@ -422,7 +422,10 @@ async fn interrupting_event_sub_process_inside_the_awaited_sub_process() {
 /// parent fires exactly once, after the sub-process, with both tokens.
 async fn race(i: usize) {
     let engine = Engine::new();
-    let handle = engine.start(&ESP_STOP, r(&format!("race-{i}")));
+    let handle = engine
+        .start(&ESP_STOP, r(&format!("race-{i}")))
+        .await
+        .unwrap();
     expect_open_work(&handle, "wait_in").await;
     let h2 = handle.clone();
     let e2 = engine.clone();
@@ -432,7 +435,7 @@ async fn race(i: usize) {
     });
     let b = tokio::spawn(async move {
         common::yield_jitter().await;
-        e2.broadcast_signal("stop", ());
+        e2.broadcast_signal("stop", ()).await.unwrap();
     });
     a.await.unwrap();
     b.await.unwrap();
@@ -503,7 +506,7 @@ async fn complex_join_requiring_a_nested_sub_process() {
     for bad in [false, true] {
         let engine = Engine::new();
         let data = R { bad, ..r("p10") };
-        let handle = engine.start(&COMPLEX_REQ, data);
+        let handle = engine.start(&COMPLEX_REQ, data).await.unwrap();
         expect_open_work(&handle, "wait2").await;
         expect_that(&handle, "quick waits", |h| {
             count(h, "cx", &Happening::Waiting) == 1

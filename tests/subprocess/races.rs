@@ -31,12 +31,15 @@ process! {
 async fn a_message_boundary_races_the_work_inside(i: usize) {
     let engine = Engine::new();
     let id = format!("race-{i}");
-    let handle = engine.start(&RACE, claim(&id));
+    let handle = engine.start(&RACE, claim(&id)).await.unwrap();
     let publisher = {
         let (engine, id) = (engine.clone(), id.clone());
         tokio::spawn(async move {
             yield_jitter().await;
-            engine.publish_message("stop", &id, String::from("stopped"))
+            engine
+                .publish_message("stop", &id, String::from("stopped"))
+                .await
+                .unwrap()
         })
     };
     let (outcome, history) = finish(&handle).await;
@@ -145,12 +148,18 @@ process! {
 /// subscription is left.
 async fn an_error_inside_races_a_signal_boundary(i: usize) {
     let engine = Engine::new();
-    let handle = engine.start(&ERROR_RACE, claim(format!("error-race-{i}")));
+    let handle = engine
+        .start(&ERROR_RACE, claim(format!("error-race-{i}")))
+        .await
+        .unwrap();
     let sender = {
         let engine = engine.clone();
         tokio::spawn(async move {
             yield_jitter().await;
-            engine.broadcast_signal("halt", String::from("halted"))
+            engine
+                .broadcast_signal("halt", String::from("halted"))
+                .await
+                .unwrap()
         })
     };
     let (outcome, history) = finish(&handle).await;
@@ -192,7 +201,13 @@ async fn an_error_inside_races_a_signal_boundary(i: usize) {
         "{history}"
     );
     assert!(handle.open_work().await.is_empty());
-    assert_eq!(engine.broadcast_signal("halt", String::new()), 0);
+    assert_eq!(
+        engine
+            .broadcast_signal("halt", String::new())
+            .await
+            .unwrap(),
+        0
+    );
 }
 
 multi_thread!(common::RUNS => an_error_inside_races_a_signal_boundary);

@@ -29,7 +29,7 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_plain_sub_process_runs_between_its_neighbours() {
     let engine = Engine::new();
-    let (outcome, history) = finish(&engine.start(&PLAIN, claim("plain"))).await;
+    let (outcome, history) = finish(&engine.start(&PLAIN, claim("plain")).await.unwrap()).await;
     let data = completed(outcome, &history);
     // `two` multiplies what `one` added: they ran in order, inside.
     assert_eq!((data.a, data.b, data.after), (1, 10, 1));
@@ -89,7 +89,7 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn a_nested_sub_process_completes_innermost_first() {
     let engine = Engine::new();
-    let (outcome, history) = finish(&engine.start(&NESTED, claim("nested"))).await;
+    let (outcome, history) = finish(&engine.start(&NESTED, claim("nested")).await.unwrap()).await;
     let data = completed(outcome, &history);
     assert_eq!((data.a, data.b, data.after), (1, 1, 0));
     assert_eq!(
@@ -117,7 +117,7 @@ async fn a_nested_sub_process_completes_innermost_first() {
         code: "FRAUD".into(),
         ..claim("nested")
     };
-    let (outcome, history) = finish(&engine.start(&NESTED, data)).await;
+    let (outcome, history) = finish(&engine.start(&NESTED, data).await.unwrap()).await;
     let data = completed(outcome, &history);
     assert_eq!(
         (
@@ -188,7 +188,7 @@ async fn a_sub_process_in_a_loop(i: usize) {
         limit,
         ..claim(format!("loop-{i}"))
     };
-    let (outcome, history) = finish(&engine.start(&LOOP, data)).await;
+    let (outcome, history) = finish(&engine.start(&LOOP, data).await.unwrap()).await;
     let data = completed(outcome, &history);
     assert_eq!((data.a, data.left, data.right), (limit, limit, limit));
     let laps = limit as usize;
@@ -279,13 +279,16 @@ process! {
 async fn a_sub_process_entered_twice_at_once_keeps_its_joins_apart() {
     let engine = Engine::new();
     let t0 = Instant::now();
-    let handle = engine.start(
-        &TWICE,
-        Claim {
-            secs: 1,
-            ..claim("twice")
-        },
-    );
+    let handle = engine
+        .start(
+            &TWICE,
+            Claim {
+                secs: 1,
+                ..claim("twice")
+            },
+        )
+        .await
+        .unwrap();
     let history = until_slept(&handle, "both entries wait", |h| {
         count(h, "left", &Happening::Parked) == 2 && count(h, "join", &Happening::Waiting) == 1
     })

@@ -40,13 +40,16 @@ process! {
 async fn terminate_inside_a_sub_process_ends_only_that_scope() {
     let engine = Engine::new();
     let t0 = Instant::now();
-    let handle = engine.start(
-        &TERMINATE_INSIDE,
-        Claim {
-            secs: 10,
-            ..claim("term-in")
-        },
-    );
+    let handle = engine
+        .start(
+            &TERMINATE_INSIDE,
+            Claim {
+                secs: 10,
+                ..claim("term-in")
+            },
+        )
+        .await
+        .unwrap();
     expect_open_work(&handle, "wait_in").await;
     expect_open_work(&handle, "quit").await;
     expect_that(&handle, "side runs", |h| {
@@ -132,7 +135,10 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn terminate_at_the_top_level_ends_the_instance() {
     let engine = Engine::new();
-    let handle = engine.start(&TERMINATE_TOP, claim("term-top"));
+    let handle = engine
+        .start(&TERMINATE_TOP, claim("term-top"))
+        .await
+        .unwrap();
     expect_open_work(&handle, "wait_in").await;
     expect_open_work(&handle, "kill").await;
     complete(&handle, "kill", |c: &mut Claim| c.a = 7).await;
@@ -192,7 +198,10 @@ process! {
 #[tokio::test(start_paused = true)]
 async fn terminate_two_levels_down_ends_only_the_innermost_scope() {
     let engine = Engine::new();
-    let handle = engine.start(&TERMINATE_NESTED, claim("term-nested"));
+    let handle = engine
+        .start(&TERMINATE_NESTED, claim("term-nested"))
+        .await
+        .unwrap();
     expect_open_work(&handle, "keep").await;
     expect_open_work(&handle, "wait2").await;
     complete(&handle, "quit", |_: &mut Claim| {}).await;

@@ -71,13 +71,16 @@ process! {
 async fn a_timer_boundary_interrupts_everything_inside() {
     let engine = Engine::new();
     let t0 = Instant::now();
-    let handle = engine.start(
-        &TIMED,
-        Claim {
-            secs: 1000,
-            ..claim("timed")
-        },
-    );
+    let handle = engine
+        .start(
+            &TIMED,
+            Claim {
+                secs: 1000,
+                ..claim("timed")
+            },
+        )
+        .await
+        .unwrap();
     expect_open_work(&handle, "wait_in").await;
     // A sleep lets the paused clock jump from timer to timer.
     tokio::time::sleep(Duration::from_secs(29)).await;
@@ -125,13 +128,16 @@ async fn a_timer_boundary_interrupts_everything_inside() {
 #[tokio::test(start_paused = true)]
 async fn a_timer_boundary_is_gone_once_its_sub_process_completes() {
     let engine = Engine::new();
-    let handle = engine.start(
-        &TIMED,
-        Claim {
-            secs: 3,
-            ..claim("in-time")
-        },
-    );
+    let handle = engine
+        .start(
+            &TIMED,
+            Claim {
+                secs: 3,
+                ..claim("in-time")
+            },
+        )
+        .await
+        .unwrap();
     expect_open_work(&handle, "wait_in").await;
     tokio::time::sleep(Duration::from_secs(10)).await;
     complete(&handle, "wait_in", |c: &mut Claim| c.y = 1).await;
@@ -179,13 +185,16 @@ async fn a_timer_boundary_is_gone_once_its_sub_process_completes() {
 #[tokio::test(start_paused = true)]
 async fn a_timer_cycle_keeps_its_schedule_across_a_clock_jump() {
     let engine = Engine::new();
-    let handle = engine.start(
-        &TIMED,
-        Claim {
-            secs: 1000,
-            ..claim("jump")
-        },
-    );
+    let handle = engine
+        .start(
+            &TIMED,
+            Claim {
+                secs: 1000,
+                ..claim("jump")
+            },
+        )
+        .await
+        .unwrap();
     expect_open_work(&handle, "wait_in").await;
     tokio::time::advance(Duration::from_secs(29)).await;
     let (outcome, history) = finish_in(&handle, DAY).await;

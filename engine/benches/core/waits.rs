@@ -103,18 +103,15 @@ async fn parked(
     node: &str,
     n: usize,
 ) -> Vec<InstanceHandle<Waits>> {
-    let handles: Vec<_> = (0..WAITS / n)
-        .map(|i| {
-            engine.start(
-                process,
-                Waits {
-                    id: format!("B{i}"),
-                    n,
-                    done: 0,
-                },
-            )
-        })
-        .collect();
+    let mut handles = Vec::new();
+    for i in 0..WAITS / n {
+        let waits = Waits {
+            id: format!("B{i}"),
+            n,
+            done: 0,
+        };
+        handles.push(engine.start(process, waits).await.unwrap());
+    }
     for h in &handles {
         while h
             .history()
@@ -193,7 +190,7 @@ fn many(kind: Kind, n: usize) {
                                     h.complete(node, |w| w.done += 1).await.expect("open work")
                                 }
                                 Kind::Receive => {
-                                    engine.publish_message("pay", &key, 1u32);
+                                    engine.publish_message("pay", &key, 1u32).await.unwrap();
                                 }
                             }
                         }
@@ -221,13 +218,16 @@ fn calls(n: usize) {
             let engine = engine.clone();
             timed(WAITS as u64, async move {
                 for _ in 0..WAITS / n {
-                    let h = engine.start(
-                        &MANY_CALLS,
-                        Waits {
-                            n,
-                            ..Waits::default()
-                        },
-                    );
+                    let h = engine
+                        .start(
+                            &MANY_CALLS,
+                            Waits {
+                                n,
+                                ..Waits::default()
+                            },
+                        )
+                        .await
+                        .unwrap();
                     match h.outcome().await {
                         Outcome::Completed(w) => assert_eq!(w.done as usize, n),
                         other => panic!("not completed: {other:?}"),

@@ -144,7 +144,7 @@ impl<D> Process<D> {
     /// }
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let engine = Engine::new();
-    /// let handle = engine.start(&JOB, Job::default());
+    /// let handle = engine.start(&JOB, Job::default()).await.unwrap();
     /// while handle.open_work().await.is_empty() {
     ///     tokio::task::yield_now().await;
     /// }

@@ -2,9 +2,9 @@
 
 mod config;
 mod deploy;
-mod error;
 #[cfg(feature = "durable")]
 pub(crate) mod durable;
+mod error;
 pub(crate) mod feature_off;
 mod ids;
 mod incidents;
@@ -45,7 +45,7 @@ use crate::retry::{Board, OnFailure, RetryPolicy};
 /// # process! { pub NOOP: Nothing { start s; end e; s -> e; } }
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let engine = Engine::new();
-/// let handle = engine.start(&NOOP, Nothing::default());
+/// let handle = engine.start(&NOOP, Nothing::default()).await.unwrap();
 /// assert_eq!(handle.outcome().await.kind(), "completed");
 /// engine.shutdown(std::time::Duration::from_secs(1)).await.unwrap();
 /// # }
@@ -277,7 +277,9 @@ impl Engine {
         // worker starting instances would share.
         let runtime = match tokio::task::try_id() {
             Some(_) => None,
-            None => Some(tokio::runtime::Handle::try_current().map_err(|_| EngineError::NoRuntime)?),
+            None => {
+                Some(tokio::runtime::Handle::try_current().map_err(|_| EngineError::NoRuntime)?)
+            }
         };
         let admitted = self.inner.admit().ok_or(EngineError::ShuttingDown)?;
         Ok(spawn(&self.inner, admitted, runtime.as_ref(), data))

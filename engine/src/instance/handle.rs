@@ -38,7 +38,7 @@ use crate::mem::intake::Intake;
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let engine = Engine::new();
-/// let handle = engine.start(&HELLO, Greeting::default());
+/// let handle = engine.start(&HELLO, Greeting::default()).await.unwrap();
 /// let Outcome::Completed(data) = handle.outcome().await else { panic!() };
 /// assert_eq!(data.text, "hello");
 /// assert_eq!(handle.history().await.completed_tasks(), ["say"]);
@@ -67,6 +67,18 @@ impl<D> Clone for InstanceHandle<D> {
             ending: self.ending.clone(),
             data: PhantomData,
         }
+    }
+}
+
+/// The instance's id and parent, and whether it ended — what a log line or an
+/// `unwrap` message needs.
+impl<D> std::fmt::Debug for InstanceHandle<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InstanceHandle")
+            .field("id", &self.id)
+            .field("parent", &self.parent)
+            .field("finished", &self.ending.get().is_some())
+            .finish()
     }
 }
 
@@ -283,7 +295,7 @@ impl<D: Clone> InstanceHandle<D> {
     ///     pub LEAVE: Leave { start s; user approve; end e; s -> approve -> e; }
     /// }
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// let handle = Engine::new().start(&LEAVE, Leave::default());
+    /// let handle = Engine::new().start(&LEAVE, Leave::default()).await.unwrap();
     /// while handle.open_work().await.is_empty() { tokio::task::yield_now().await; }
     /// handle.complete("approve", |l: &mut Leave| l.approved = true).await.unwrap();
     /// assert!(handle.outcome().await.completed().unwrap().approved);
@@ -342,7 +354,7 @@ impl<D: Clone> InstanceHandle<D> {
     /// }
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let engine = Engine::new();
-    /// let handle = engine.start(&REVIEW, Doc::default());
+    /// let handle = engine.start(&REVIEW, Doc::default()).await.unwrap();
     /// # while handle.open_work().await.is_empty() { tokio::task::yield_now().await; }
     /// handle.raise_error("review", "REJECTED", "missing a signature").await.unwrap();
     /// let Outcome::Completed(doc) = handle.outcome().await else { panic!() };

@@ -29,7 +29,7 @@ fn fail(message: String, picture: &Picture) -> ! {
 ///     }
 /// }
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// let handle = Engine::new().start(&JOB, Job::default());
+/// let handle = Engine::new().start(&JOB, Job::default()).await.unwrap();
 /// handle.outcome().await;
 /// handle
 ///     .history()
@@ -220,7 +220,7 @@ fn quoted(nodes: &[&str]) -> String {
 /// # process! { pub JOB: Job { start s; task a = |j| async move { j.n += 1; Ok(()) }; end e; s -> a -> e; } }
 /// use thresh::testing::{expect_ended, observe};
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// let handle = Engine::new().start(&JOB, Job::default());
+/// let handle = Engine::new().start(&JOB, Job::default()).await.unwrap();
 /// expect_ended(&handle).await;
 /// observe(&handle)
 ///     .await

@@ -55,7 +55,7 @@ struct Taken {
 /// static COVERAGE: Coverage = Coverage::new();
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let engine = Engine::new();
-/// let handle = engine.start(&JOB, Job { big: false });
+/// let handle = engine.start(&JOB, Job { big: false }).await.unwrap();
 /// expect_ended(&handle).await;
 /// COVERAGE.add(&JOB, &handle).await;
 /// assert_eq!(COVERAGE.percent(&JOB), Some(100.0 * 5.0 / 7.0));

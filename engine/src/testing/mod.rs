@@ -34,7 +34,7 @@
 //! }
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
-//! let handle = Engine::new().start(&LEAVE, Leave::default());
+//! let handle = Engine::new().start(&LEAVE, Leave::default()).await.unwrap();
 //! expect_open_work(&handle, "approve").await;
 //! observe(&handle).await.assert_waits_at("approve");
 //! handle.complete("approve", |l| l.approved = true).await.unwrap();

@@ -96,7 +96,7 @@ pub enum OverrideError {
 ///     .raise_error("charge", "DECLINED", "card expired")
 ///     .unwrap()
 ///     .install(&engine);
-/// let handle = engine.start(&ORDER, Order::default());
+/// let handle = engine.start(&ORDER, Order::default()).await.unwrap();
 /// expect_ended(&handle).await;
 /// observe(&handle).await.assert_ended_at(["refused"]);
 ///

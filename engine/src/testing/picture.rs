@@ -160,7 +160,7 @@ pub fn what(happening: &Happening) -> String {
 ///     pub JOB: Job { start s; task work = |j| async move { j.n += 1; Ok(()) }; end e; s -> work -> e; }
 /// }
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// let handle = Engine::new().start(&JOB, Job::default());
+/// let handle = Engine::new().start(&JOB, Job::default()).await.unwrap();
 /// handle.outcome().await;
 /// let rows = thresh::testing::rows(&handle.history().await);
 /// assert!(rows.contains("work                  completed (changed n)"));

@@ -83,7 +83,7 @@ impl std::error::Error for Stuck {}
 /// # process! { pub LEAVE: Leave { start s; user approve; end e; s -> approve -> e; } }
 /// use thresh::testing::Wait;
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// let handle = Engine::new().start(&LEAVE, Leave::default());
+/// let handle = Engine::new().start(&LEAVE, Leave::default()).await.unwrap();
 /// Wait::within(Duration::from_secs(2)).open_work(&handle, "approve").await.unwrap();
 /// # handle.cancel();
 /// # }
@@ -247,7 +247,7 @@ pub async fn wait_until_ended<D: Clone>(handle: &InstanceHandle<D>) -> Result<Ou
 /// # #[derive(Clone, Debug, Default, ProcessData)] pub struct Leave { pub ok: bool }
 /// # process! { pub LEAVE: Leave { start s; user approve; end e; s -> approve -> e; } }
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// let handle = Engine::new().start(&LEAVE, Leave::default());
+/// let handle = Engine::new().start(&LEAVE, Leave::default()).await.unwrap();
 /// let history = thresh::testing::wait_for(&handle, "approve reached", |h| {
 ///     h.count("approve", |w| *w == Happening::Parked) == 1
 /// })
@@ -371,7 +371,7 @@ pub async fn advance(by: Duration) -> Result<(), ClockError> {
 ///     pub LATER: Job { start s; catch day: timer(Duration::from_secs(86_400)); end e; s -> day -> e; }
 /// }
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// let handle = Engine::new().start(&LATER, Job::default());
+/// let handle = Engine::new().start(&LATER, Job::default()).await.unwrap();
 /// expect_parked(&handle, "day").await;
 /// let moved = advance_to_next_timer(&handle).await.unwrap();
 /// assert_eq!(moved, Duration::from_secs(86_400));

@@ -61,9 +61,7 @@ impl DurableEngine {
                 shared,
             )),
         };
-        let (deployment, adopter) = self
-            .engine
-            .deploy_with(process, data, Some(durable))?;
+        let (deployment, adopter) = self.engine.deploy_with(process, data, Some(durable))?;
         let adopt: Arc<Adopt> = Arc::new(move |key, handle| {
             adopter.adopt(key.to_string(), handle.clone());
         });

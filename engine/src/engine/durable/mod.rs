@@ -394,11 +394,7 @@ impl DurableEngine {
             }
             Err(error) => return Err(error.into()),
         }
-        let admitted = self
-            .engine
-            .inner
-            .admit()
-            .ok_or(EngineError::ShuttingDown)?;
+        let admitted = self.engine.inner.admit().ok_or(EngineError::ShuttingDown)?;
         let durable = Durable::new(self.inner.writer.clone(), codec, id, 1, None);
         let born = (data, Entry::NoneStart);
         Ok(self.spawn_stored(admitted, &runtime, process, born, durable, None))

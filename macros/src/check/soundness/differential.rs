@@ -430,7 +430,7 @@ async fn outcome(engine: &Engine, process: &'static Process<D>, bits: u64) -> Ou
         bits,
         ..D::default()
     };
-    engine.start(process, data).outcome().await
+    engine.start(process, data).await.unwrap().outcome().await
 }
 
 /// No model called sound deadlocks, over many runs with random conditions.
