@@ -531,6 +531,13 @@ fn exports_keep_names_task_types_and_flow_labels() {
         "{xml}"
     );
     assert!(SPIFF_TRANSACTION.to_bpmn().contains("<bpmn:scriptTask "));
+    // The picture draws each type's icon: the manual task a hand, the script task a
+    // scroll — not a service task's gear.
+    assert!(SPIFF_BOUNDARY.to_svg().contains("q1,0 1,1.3"), "a hand");
+    assert!(
+        SPIFF_TRANSACTION.to_svg().contains("c-4,4 4,8 0,14"),
+        "a scroll"
+    );
     // A named flow is labelled by its name, in the export and the picture.
     let flow = r#"<bpmn:sequenceFlow id="Flow_Greater2" sourceRef="Activity_Greater" targetRef="Event_End" name="Greater" />"#;
     assert!(SPIFF_EXCLUSIVE_GATEWAY_NO_DEFAULT.to_bpmn().contains(flow));

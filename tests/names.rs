@@ -95,3 +95,21 @@ fn the_export_imports_back_with_its_names_and_types() {
     assert!(back.contains(&("check", "Check stock", "businessRuleTask")));
     assert!(of(&NAMED).contains(&("notify", "Notify customer", "sendTask")));
 }
+
+/// The SVG draws each task type's own icon, not a service task's gear for all: the
+/// send task a filled envelope, the business rule task a table, the service task
+/// (only it) a gear; a manual task (imported) a hand, a plain `task` none.
+#[test]
+fn the_svg_draws_each_task_types_icon() {
+    let svg = NAMED.to_svg();
+    let gears = svg.matches("stroke-dasharray=\"2.4 2.3\"").count();
+    assert_eq!(gears, 1, "only `pack` is a service task\n{svg}");
+    assert!(
+        svg.contains("stroke=\"white\" stroke-width=\"1.3\""),
+        "the send task's filled envelope\n{svg}"
+    );
+    assert!(
+        svg.contains("width=\"18\" height=\"4\""),
+        "the business rule task's table header\n{svg}"
+    );
+}

@@ -276,7 +276,19 @@ pub(super) fn activity(s: &mut String, model: &Model, shape: &Shape, elem: &Elem
         b.x, b.y, b.width, b.height
     );
     let (mx, my) = (b.x + 8, b.y + 8);
+    // The task type the diagram or the DSL's `kind(..)` gave draws its own icon; a
+    // plain `task` (a manual one made of a `task` element, say) draws none.
+    let tag = model.nodes.get(shape.node).map_or("", |n| n.tag.as_str());
+    let drawn = match tag {
+        "sendTask" => Some(send_icon(s, mx, my, ink)),
+        "manualTask" => Some(manual_icon(s, mx, my, ink, fill)),
+        "scriptTask" => Some(script_icon(s, mx, my, ink, fill)),
+        "businessRuleTask" => Some(rule_icon(s, mx, my, ink, fill)),
+        "task" => Some(()),
+        _ => None,
+    };
     match elem {
+        _ if drawn.is_some() => {}
         Elem::UserTask => {
             // A person: head and shoulders.
             let _ = writeln!(
@@ -318,10 +330,14 @@ pub(super) fn activity(s: &mut String, model: &Model, shape: &Shape, elem: &Elem
     }
     // The label stays inside the box and under the icon: as many lines as fit below
     // it, the last cut with an ellipsis when there are more.
-    let icon = matches!(
-        elem,
-        Elem::UserTask | Elem::ReceiveTask(_) | Elem::ServiceTask | Elem::CompensationTask
-    );
+    let icon = match tag {
+        "task" => false,
+        "sendTask" | "manualTask" | "scriptTask" | "businessRuleTask" => true,
+        _ => matches!(
+            elem,
+            Elem::UserTask | Elem::ReceiveTask(_) | Elem::ServiceTask | Elem::CompensationTask
+        ),
+    };
     let ceiling = if icon { b.y + 28 } else { b.y + 4 };
     let room = ((b.y + b.height - 4 - ceiling) / 14).max(1) as usize;
     let lines = fit(wrap(&model.label(shape.node), TASK_CHARS), room, TASK_CHARS);
@@ -372,4 +388,55 @@ mod tests {
             ["Supercalifrag…"]
         );
     }
+}
+
+/// A send task's icon: a filled envelope.
+fn send_icon(s: &mut String, mx: i32, my: i32, ink: &str) {
+    let _ = writeln!(
+        s,
+        "<rect x=\"{mx}\" y=\"{}\" width=\"18\" height=\"12\" fill=\"{ink}\" stroke=\"{ink}\" stroke-width=\"1.3\"/><polyline points=\"{mx},{} {},{} {},{}\" fill=\"none\" stroke=\"white\" stroke-width=\"1.3\"/>",
+        my + 2,
+        my + 2,
+        mx + 9,
+        my + 9,
+        mx + 18,
+        my + 2
+    );
+}
+
+/// A manual task's icon: an open hand, palm and four fingers.
+fn manual_icon(s: &mut String, mx: i32, my: i32, ink: &str, fill: &str) {
+    let _ = writeln!(
+        s,
+        "<path d=\"M{},{} v-7 q0,-2 2,-2 h12 q1.5,0 1.5,1.5 q0,1.5 -1.5,1.5 h-5 m5,0 h1 q1.5,0 1.5,1.5 q0,1.5 -1.5,1.5 h-1 m1,0 q1.5,0 1.5,1.5 q0,1.5 -1.5,1.5 h-1 m1,0 q1,0 1,1.3 q0,1.2 -1,1.2 h-10 q-2,0 -2,-2 z\" fill=\"{fill}\" stroke=\"{ink}\" stroke-width=\"1.2\" stroke-linejoin=\"round\"/>",
+        mx,
+        my + 14
+    );
+}
+
+/// A script task's icon: a scroll with lines of text.
+fn script_icon(s: &mut String, mx: i32, my: i32, ink: &str, fill: &str) {
+    let _ = writeln!(
+        s,
+        "<path d=\"M{},{} h11 c-4,4 4,8 0,14 h-11 c4,-6 -4,-10 0,-14 z\" fill=\"{fill}\" stroke=\"{ink}\" stroke-width=\"1.2\"/><path d=\"M{},{} h6 M{},{} h6 M{},{} h6\" stroke=\"{ink}\" stroke-width=\"1\"/>",
+        mx + 3,
+        my,
+        mx + 5,
+        my + 4,
+        mx + 6,
+        my + 7,
+        mx + 6,
+        my + 10
+    );
+}
+
+/// A business rule task's icon: a table with a header row.
+fn rule_icon(s: &mut String, mx: i32, my: i32, ink: &str, fill: &str) {
+    let _ = writeln!(
+        s,
+        "<rect x=\"{mx}\" y=\"{my}\" width=\"18\" height=\"13\" fill=\"{fill}\" stroke=\"{ink}\" stroke-width=\"1.2\"/><rect x=\"{mx}\" y=\"{my}\" width=\"18\" height=\"4\" fill=\"{ink}\"/><path d=\"M{mx},{} h18 M{},{} v9\" stroke=\"{ink}\" stroke-width=\"1\"/>",
+        my + 8,
+        mx + 6,
+        my + 4
+    );
 }
