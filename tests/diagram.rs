@@ -199,6 +199,22 @@ fn on_border(p: Point, b: &thresh::diagram::Bounds) -> bool {
         || ((p.y == b.y || p.y == b.y + b.height) && inside_x)
 }
 
+/// Whether `p` lies on the outline of the shape drawn in `b`: its box's border, or,
+/// for a gateway's diamond or an event's circle (`tag`, the element's BPMN type),
+/// that curve, to a pixel.
+fn on_outline(p: Point, b: &thresh::diagram::Bounds, tag: &str) -> bool {
+    let c = b.center();
+    let (dx, dy) = (f64::from((p.x - c.x).abs()), f64::from((p.y - c.y).abs()));
+    let (hw, hh) = (f64::from(b.width) / 2.0, f64::from(b.height) / 2.0);
+    if tag.ends_with("Gateway") {
+        (dx / hw + dy / hh - 1.0).abs() * hw <= 1.0
+    } else if tag.ends_with("Event") {
+        ((dx * dx + dy * dy).sqrt() - hw).abs() <= 1.0
+    } else {
+        on_border(p, b)
+    }
+}
+
 #[test]
 fn routes_are_orthogonal_and_join_their_ends() {
     for p in all() {
@@ -243,8 +259,14 @@ fn routes_are_orthogonal_and_join_their_ends() {
                 edge.id,
                 s.bounds
             );
+            let target_tag = bpmn
+                .lines()
+                .find(|l| l.contains(&format!(" id=\"{target}\"")) && !l.contains("sequenceFlow"))
+                .and_then(|l| l.trim_start().strip_prefix("<bpmn:"))
+                .and_then(|l| l.split([' ', '>']).next())
+                .unwrap_or("");
             assert!(
-                on_border(last, &t.bounds),
+                on_outline(last, &t.bounds, target_tag),
                 "{}: {} ends off {target}: {last:?} {:?}",
                 p.name,
                 edge.id,

@@ -1,6 +1,8 @@
 //! Drawings a reader can follow, checked over the layout-less exports' coordinates
-//! (issue 37): no two labels drawn over each other, and no flow crossing a shape it
-//! does not start or end at (its containers, and a boundary it leaves from, aside).
+//! (issue 37): no two labels drawn over each other, no flow crossing a shape it
+//! does not start or end at (its containers, and a boundary it leaves from, aside),
+//! and no two flows into one shape meeting it at one point (each can be followed
+//! to its end).
 
 use thresh::diagram::{Bounds, Layout, Point};
 
@@ -55,6 +57,16 @@ pub fn problems(layout: &Layout, ends: &[(usize, usize)]) -> Vec<String> {
         for (b, lb) in &labels[i + 1..] {
             if la.overlaps(lb) {
                 out.push(format!("the labels of {a} and {b} overlap"));
+            }
+        }
+    }
+    for (i, a) in layout.edges.iter().enumerate() {
+        for b in &layout.edges[i + 1..] {
+            if ends[a.flow].1 == ends[b.flow].1 && a.waypoints.last() == b.waypoints.last() {
+                out.push(format!(
+                    "flows {} and {} enter their target at one point",
+                    a.id, b.id
+                ));
             }
         }
     }

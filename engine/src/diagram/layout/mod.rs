@@ -16,9 +16,11 @@
 //!    slot wants to sit at the mean height of its neighbours and slots that collide
 //!    are packed as blocks around their mean (down, up, down again).
 //! 4. *Routes.* Flows are orthogonal: out of the source's right side, vertically in
-//!    the gap between columns (one lane per fork, join or long flow), into the
-//!    target's left side; a boundary event's flow leaves downwards under its host; a
-//!    back edge runs under the columns it spans and enters its target from the left.
+//!    the gap between columns (one lane per fork or long flow, one per flow into a
+//!    merge), into the target's left side — the flows into a merge at heights of
+//!    their own, met where the diamond, circle or box is; a boundary event's flow
+//!    leaves downwards under its host; a back edge runs under the columns it spans
+//!    and enters its target from the left.
 //! 5. *Shapes.* Boundary events sit on their host's bottom border; event sub-processes form a
 //!    row under the container's flow; everything is moved so the container's
 //!    content starts at (0, 0).
@@ -408,7 +410,15 @@ fn container(model: &Model, scope: Option<usize>) -> Block {
     let ranks = rank::rank(model, &members, &index);
     let order = order::order(&ranks, &members);
     let grid = place::coordinates(model, &members, &ranks, &order, &sizes, &below, &boundaries);
-    let (edges, flow_bottom) = route::routes(&ranks, &order, &grid, &below);
+    let outline: Vec<route::Outline> = members
+        .iter()
+        .map(|&n| match &model.nodes[n].elem {
+            Elem::Gateway(_) => route::Outline::Diamond,
+            elem if elem.is_event() => route::Outline::Circle,
+            _ => route::Outline::Box,
+        })
+        .collect();
+    let (edges, flow_bottom) = route::routes(&ranks, &order, &grid, &below, &outline);
     let mut block = Block {
         edges,
         ..Block::default()

@@ -1,7 +1,9 @@
 //! Step 4: routes. Flows are orthogonal: out of the source's right side, vertically
-//! in the gap between columns (one lane per fork, join or long flow), into the
-//! target's left side; a boundary event's flow leaves downwards under its host; a
-//! back edge runs under the columns it spans and enters its target from the left.
+//! in the gap between columns (one lane per fork or long flow, and one per flow into
+//! a merge), into the target's left side — the flows into a merge each at a height
+//! of its own, so each can be followed to its end; a boundary event's flow leaves
+//! downwards under its host; a back edge runs under the columns it spans and enters
+//! its target from the left.
 
 use std::collections::BTreeMap;
 
@@ -13,9 +15,48 @@ use super::{Bounds, Point, GAP_X, LOOP_STEP};
 /// A flow's route and its label's bounds, by flow index.
 pub(super) type Route = (usize, Vec<Point>, Option<Bounds>);
 
+/// The outline of a shape, where a flow meets it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outline {
+    /// A task's or sub-process's box: its left side is straight.
+    Box,
+    /// A gateway's diamond.
+    Diamond,
+    /// An event's circle.
+    Circle,
+}
+
+impl Outline {
+    /// Where a flow coming from the left at height `y` meets the shape `b`.
+    fn entry(self, b: &Bounds, y: i32) -> Point {
+        let c = b.center();
+        let dy = f64::from((y - c.y).abs());
+        let (hw, hh) = (f64::from(b.width) / 2.0, f64::from(b.height) / 2.0);
+        let inset = match self {
+            Outline::Box => 0.0,
+            Outline::Diamond => dy * hw / hh,
+            Outline::Circle => hw - (hh * hh - dy * dy).max(0.0).sqrt(),
+        };
+        Point {
+            x: b.x + inset.round() as i32,
+            y,
+        }
+    }
+}
+
+/// Smallest distance between two flows' entries into one shape that leaves room for
+/// each one's label over its own last stretch.
+const LABELLED_ENTRIES: i32 = 20;
+
 /// The routes of a container's flows, and the lowest point of its flow (routes and
 /// columns' content).
-pub(super) fn routes(r: &Ranks, o: &Order, grid: &Grid, below: &[i32]) -> (Vec<Route>, i32) {
+pub(super) fn routes(
+    r: &Ranks,
+    o: &Order,
+    grid: &Grid,
+    below: &[i32],
+    outline: &[Outline],
+) -> (Vec<Route>, i32) {
     let Ranks {
         redges,
         rank,
@@ -58,8 +99,10 @@ pub(super) fn routes(r: &Ranks, o: &Order, grid: &Grid, below: &[i32]) -> (Vec<R
             LaneKey::Edge(e)
         }
     };
+    // Into a merge each flow has a lane of its own (it enters at a height of its
+    // own); a back edge shares its target's.
     let tgt_key = |re: &RankEdge, e: usize| {
-        if in_count(re.to) > 1 {
+        if re.back && in_count(re.to) > 1 {
             LaneKey::Tgt(re.to)
         } else {
             LaneKey::Edge(e)
@@ -124,6 +167,39 @@ pub(super) fn routes(r: &Ranks, o: &Order, grid: &Grid, below: &[i32]) -> (Vec<R
                 .unwrap_or(0)
         })
         .collect();
+    // The height each flow enters its target at: spread over the target's height
+    // for a merge, in the order the flows arrive from (top first, back edges from
+    // below last), so they do not cross; the middle for one flow.
+    let arrives_from = |e: usize, re: &RankEdge| -> (bool, i32) {
+        if re.back {
+            return (true, 0);
+        }
+        let chain = &chains[e];
+        let y = match chain.len().checked_sub(2).map(|k| chain[k].1) {
+            Some(Slot::Dummy(d)) => dummy_y(d),
+            _ => source_y(re),
+        };
+        (false, y)
+    };
+    let mut entry_y: Vec<i32> = redges.iter().map(|re| center(re.to).y).collect();
+    let mut spread_into: BTreeMap<usize, i32> = BTreeMap::new();
+    let mut into: BTreeMap<usize, Vec<(bool, i32, usize)>> = BTreeMap::new();
+    for (e, re) in redges.iter().enumerate() {
+        let (back, y) = arrives_from(e, re);
+        into.entry(re.to).or_default().push((back, y, e));
+    }
+    for (&t, flows) in &mut into {
+        if flows.len() < 2 {
+            continue;
+        }
+        flows.sort();
+        let b = node_bounds[t];
+        let n = flows.len() as i32;
+        for (k, &(_, _, e)) in flows.iter().enumerate() {
+            entry_y[e] = b.y + b.height * (k as i32 + 1) / (n + 1);
+        }
+        spread_into.insert(t, b.height / (n + 1));
+    }
     let mut loops = 0;
     // Labels placed so far over the stretch into each target.
     let mut labelled_into: BTreeMap<usize, i32> = BTreeMap::new();
@@ -175,7 +251,10 @@ pub(super) fn routes(r: &Ranks, o: &Order, grid: &Grid, below: &[i32]) -> (Vec<R
                 y: loop_y,
             });
             points.push(Point { x: in_x, y: loop_y });
-            points.push(Point { x: in_x, y: tc.y });
+            points.push(Point {
+                x: in_x,
+                y: entry_y[e],
+            });
         } else {
             let chain = &chains[e];
             let last = chain.len().saturating_sub(2);
@@ -191,7 +270,7 @@ pub(super) fn routes(r: &Ranks, o: &Order, grid: &Grid, below: &[i32]) -> (Vec<R
                 };
                 let x = lane(g, key);
                 let next_y = match w[1].1 {
-                    Slot::Node(_) => tc.y,
+                    Slot::Node(_) => entry_y[e],
                     Slot::Dummy(d) => dummy_y(d),
                 };
                 points.push(Point { x, y });
@@ -199,21 +278,25 @@ pub(super) fn routes(r: &Ranks, o: &Order, grid: &Grid, below: &[i32]) -> (Vec<R
                 y = next_y;
             }
         }
-        points.push(Point {
-            x: target.x,
-            y: tc.y,
-        });
+        points.push(outline[re.to].entry(&target, entry_y[e]));
         let mut label = (label_w[e] > 0).then(|| Bounds {
             x: col_x[rank[re.to]] - extra[rank[re.to]] + 2,
-            y: tc.y - 18,
+            y: entry_y[e] - 18,
             width: label_w[e] - 8,
             height: 14,
         });
-        // Into a merge the last stretch is shared: its labels are stacked over it,
-        // so no two are drawn over each other.
-        if let Some(l) = &mut label {
+        // Over its own last stretch when the merge's entries leave room for it;
+        // else the merge's labels are stacked over its top entry, so no two are
+        // drawn over each other and no flow runs through one.
+        let roomy = spread_into
+            .get(&re.to)
+            .is_none_or(|&gap| gap >= LABELLED_ENTRIES);
+        if let (Some(l), false) = (&mut label, roomy) {
+            let top = into[&re.to]
+                .first()
+                .map_or(tc.y, |&(_, _, first)| entry_y[first]);
             let k = labelled_into.entry(re.to).or_insert(0);
-            l.y -= 15 * *k;
+            l.y = top - 18 - 15 * *k;
             *k += 1;
         }
         edges.push((re.flow, points, label));
