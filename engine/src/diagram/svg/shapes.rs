@@ -279,16 +279,19 @@ pub(super) fn activity(s: &mut String, model: &Model, shape: &Shape, elem: &Elem
     // The task type the diagram or the DSL's `kind(..)` gave draws its own icon; a
     // plain `task` (a manual one made of a `task` element, say) draws none.
     let tag = model.nodes.get(shape.node).map_or("", |n| n.tag.as_str());
-    let drawn = match tag {
-        "sendTask" => Some(send_icon(s, mx, my, ink)),
-        "manualTask" => Some(manual_icon(s, mx, my, ink, fill)),
-        "scriptTask" => Some(script_icon(s, mx, my, ink, fill)),
-        "businessRuleTask" => Some(rule_icon(s, mx, my, ink, fill)),
-        "task" => Some(()),
-        _ => None,
-    };
+    let by_tag = matches!(
+        tag,
+        "sendTask" | "manualTask" | "scriptTask" | "businessRuleTask" | "task"
+    );
+    match tag {
+        "sendTask" => send_icon(s, mx, my, ink),
+        "manualTask" => manual_icon(s, mx, my, ink, fill),
+        "scriptTask" => script_icon(s, mx, my, ink, fill),
+        "businessRuleTask" => rule_icon(s, mx, my, ink, fill),
+        _ => {}
+    }
     match elem {
-        _ if drawn.is_some() => {}
+        _ if by_tag => {}
         Elem::UserTask => {
             // A person: head and shoulders.
             let _ = writeln!(
