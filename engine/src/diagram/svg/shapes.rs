@@ -372,27 +372,6 @@ fn fit(mut lines: Vec<String>, room: usize, chars: usize) -> Vec<String> {
     lines
 }
 
-#[cfg(test)]
-mod tests {
-    use super::fit;
-
-    #[test]
-    fn a_long_label_is_cut_to_its_box() {
-        let lines = vec![
-            "Check the".to_string(),
-            "customer's".to_string(),
-            "credit".to_string(),
-            "history".to_string(),
-        ];
-        assert_eq!(fit(lines.clone(), 4, 14), lines);
-        assert_eq!(fit(lines, 3, 14), ["Check the", "customer's", "credit…"]);
-        assert_eq!(
-            fit(vec!["Supercalifragilistic".into()], 3, 14),
-            ["Supercalifrag…"]
-        );
-    }
-}
-
 /// A send task's icon: a filled envelope.
 fn send_icon(s: &mut String, mx: i32, my: i32, ink: &str) {
     let _ = writeln!(
@@ -442,4 +421,25 @@ fn rule_icon(s: &mut String, mx: i32, my: i32, ink: &str, fill: &str) {
         mx + 6,
         my + 4
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit;
+
+    #[test]
+    fn a_long_label_is_cut_to_its_box() {
+        let lines = vec![
+            "Check the".to_string(),
+            "customer's".to_string(),
+            "credit".to_string(),
+            "history".to_string(),
+        ];
+        assert_eq!(fit(lines.clone(), 4, 14), lines);
+        assert_eq!(fit(lines, 3, 14), ["Check the", "customer's", "credit…"]);
+        assert_eq!(
+            fit(vec!["Supercalifragilistic".into()], 3, 14),
+            ["Supercalifrag…"]
+        );
+    }
 }
