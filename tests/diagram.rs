@@ -698,9 +698,10 @@ fn bpmn_keeps_link_names_conditions_and_activation_rules() {
 /// the import corpus is checked the same way in `tests/import_corpus.rs`).
 #[test]
 fn no_labels_overlap_and_no_flow_crosses_a_shape() {
-    let mut found = Vec::new();
+    let (mut found, mut associations) = (Vec::new(), 0);
     for p in all() {
         let (layout, ends) = ((p.layout)(), (p.ends)());
+        associations += layout.associations.len();
         found.extend(
             clear::problems(&layout, &ends)
                 .into_iter()
@@ -712,5 +713,9 @@ fn no_labels_overlap_and_no_flow_crosses_a_shape() {
         "{} problems:\n{}",
         found.len(),
         found.join("\n")
+    );
+    assert!(
+        associations > 0,
+        "compensation associations are checked too"
     );
 }

@@ -70,8 +70,17 @@ pub fn problems(layout: &Layout, ends: &[(usize, usize)]) -> Vec<String> {
             }
         }
     }
-    for e in &layout.edges {
-        let (source, target) = ends[e.flow];
+    // A compensation association is checked as a flow from its boundary.
+    // (Its id is `Association_<boundary>_<handler>`.)
+    let associations = layout.associations.iter().filter_map(|a| {
+        let boundaries = layout.shapes.iter().filter(|s| s.host.is_some());
+        boundaries
+            .flat_map(|b| layout.shapes.iter().map(move |h| (b, h)))
+            .find(|(b, h)| a.id == format!("Association_{}_{}", b.id, h.id))
+            .map(|(b, h)| (a, (b.node, h.node)))
+    });
+    let flows = layout.edges.iter().map(|e| (e, ends[e.flow]));
+    for (e, (source, target)) in flows.chain(associations) {
         let allowed = allowed(layout, source, target);
         let name = |n: usize| {
             layout

@@ -203,28 +203,19 @@ pub(crate) fn write(model: &Model, layout: &Layout) -> String {
         }
         w.end();
     }
-    // Associations: a straight line from the boundary's centre to the handler's.
-    for &(b, h) in &model.associations {
-        let centre = |n: usize| {
-            layout.shapes.iter().find(|s| s.node == n).map(|s| {
-                (
-                    s.bounds.x + s.bounds.width / 2,
-                    s.bounds.y + s.bounds.height / 2,
-                )
-            })
-        };
-        let (Some(from), Some(to)) = (centre(b), centre(h)) else {
-            continue;
-        };
-        let id = association_id(model, b, h);
+    // Associations: routed as the layout routed them, from the boundary down.
+    for association in &layout.associations {
         w.open(
             "bpmndi:BPMNEdge",
-            &[("id", &format!("{id}_di")), ("bpmnElement", &id)],
+            &[
+                ("id", &format!("{}_di", association.id)),
+                ("bpmnElement", &association.id),
+            ],
         );
-        for (x, y) in [from, to] {
+        for p in &association.waypoints {
             w.empty(
                 "di:waypoint",
-                &[("x", &x.to_string()), ("y", &y.to_string())],
+                &[("x", &p.x.to_string()), ("y", &p.y.to_string())],
             );
         }
         w.end();
@@ -315,7 +306,7 @@ fn scope(w: &mut Writer, model: &Model, globals: &Globals, scope: Option<usize>)
 }
 
 /// The id of the association from compensation boundary `b` to its handler `h`.
-fn association_id(model: &Model, b: usize, h: usize) -> String {
+pub(crate) fn association_id(model: &Model, b: usize, h: usize) -> String {
     let id = |n: usize| model.nodes.get(n).map_or("", |n| n.id.as_str());
     format!("Association_{}_{}", id(b), id(h))
 }

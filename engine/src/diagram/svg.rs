@@ -119,22 +119,18 @@ pub(crate) fn draw(model: &Model, layout: &Layout, overlay: Option<&Overlay>) ->
             overlay,
         );
     }
-    // Compensation associations: dotted, from the boundary to its handler.
-    for &(b, h) in &model.associations {
-        let centre = |n: usize| {
-            layout
-                .shapes
-                .iter()
-                .find(|sh| sh.node == n)
-                .map(|sh| sh.bounds.center())
-        };
-        if let (Some(from), Some(to)) = (centre(b), centre(h)) {
-            let _ = writeln!(
-                s,
-                "<line class=\"association\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#555555\" stroke-width=\"1.2\" stroke-dasharray=\"2 3\"/>",
-                from.x, from.y, to.x, to.y
-            );
-        }
+    // Compensation associations: dotted, from the boundary down to its handler.
+    for association in &layout.associations {
+        let points: Vec<String> = association
+            .waypoints
+            .iter()
+            .map(|p| format!("{},{}", p.x, p.y))
+            .collect();
+        let _ = writeln!(
+            s,
+            "<polyline class=\"association\" points=\"{}\" fill=\"none\" stroke=\"#555555\" stroke-width=\"1.2\" stroke-dasharray=\"2 3\"/>",
+            points.join(" ")
+        );
     }
     for shape in &layout.shapes {
         let Some(node) = model.nodes.get(shape.node) else {

@@ -106,7 +106,22 @@ pub(super) fn kept(model: &Model) -> Option<Layout> {
             label,
         });
     }
-    Some(framed(shapes, edges))
+    // The file's drawing of an association is not read: drawn from the boundary
+    // down, then across to the handler.
+    let associations = model
+        .associations
+        .iter()
+        .enumerate()
+        .filter_map(|(a, &(boundary, handler))| {
+            Some(Edge {
+                id: super::super::bpmn::association_id(model, boundary, handler),
+                flow: a,
+                waypoints: from_below(bounds[boundary]?, bounds[handler]?),
+                label: None,
+            })
+        })
+        .collect();
+    Some(framed(shapes, edges, associations))
 }
 
 /// Place the nodes the import added, each beside a placed neighbour: an end right of
@@ -171,6 +186,25 @@ fn place_added(model: &Model, bounds: &mut [Option<Bounds>]) -> Option<()> {
     }
 }
 
+/// An orthogonal route from the bottom of `s` (a boundary event) down to `t`, and
+/// across into its nearer side; `t` not below `s`: as [`straight`].
+fn from_below(s: Bounds, t: Bounds) -> Vec<Point> {
+    let (sx, bottom) = (s.x + s.width / 2, s.y + s.height);
+    let tc = t.center();
+    if t.y >= bottom && sx > t.x && sx < t.x + t.width {
+        return vec![Point { x: sx, y: bottom }, Point { x: sx, y: t.y }];
+    }
+    if tc.y <= bottom {
+        return straight(s, t);
+    }
+    let side = if tc.x >= sx { t.x } else { t.x + t.width };
+    vec![
+        Point { x: sx, y: bottom },
+        Point { x: sx, y: tc.y },
+        Point { x: side, y: tc.y },
+    ]
+}
+
 /// An orthogonal route from `s`'s right side to `t`'s left side.
 fn straight(s: Bounds, t: Bounds) -> Vec<Point> {
     let (sx, sy) = (s.x + s.width, s.y + s.height / 2);
@@ -189,7 +223,7 @@ fn straight(s: Bounds, t: Bounds) -> Vec<Point> {
 
 /// The layout's size; drawn from the origin on, so a drawing that reaches left of or
 /// above it is moved right or down (only then).
-fn framed(mut shapes: Vec<Shape>, mut edges: Vec<Edge>) -> Layout {
+fn framed(mut shapes: Vec<Shape>, mut edges: Vec<Edge>, mut associations: Vec<Edge>) -> Layout {
     let xs = shapes
         .iter()
         .flat_map(|s| [Some(s.bounds), s.label].into_iter().flatten())
@@ -198,6 +232,7 @@ fn framed(mut shapes: Vec<Shape>, mut edges: Vec<Edge>) -> Layout {
         .chain(
             edges
                 .iter()
+                .chain(&associations)
                 .flat_map(|e| e.waypoints.iter().map(|p| (p.x, p.y, p.x, p.y))),
         );
     let (mut min_x, mut min_y, mut max_x, mut max_y) = (0, 0, 0, 0);
@@ -220,7 +255,7 @@ fn framed(mut shapes: Vec<Shape>, mut edges: Vec<Edge>) -> Layout {
                 mv(l);
             }
         }
-        for e in &mut edges {
+        for e in edges.iter_mut().chain(&mut associations) {
             if let Some(l) = &mut e.label {
                 mv(l);
             }
@@ -233,6 +268,7 @@ fn framed(mut shapes: Vec<Shape>, mut edges: Vec<Edge>) -> Layout {
     Layout {
         shapes,
         edges,
+        associations,
         width: max_x + dx + MARGIN,
         height: max_y + dy + MARGIN,
     }

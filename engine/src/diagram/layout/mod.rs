@@ -135,6 +135,9 @@ pub struct Layout {
     pub shapes: Vec<Shape>,
     /// The routes, in flow order.
     pub edges: Vec<Edge>,
+    /// The routes of the compensation associations (a compensation boundary to its
+    /// handler), in the model's order; `flow` is the association's place in it.
+    pub associations: Vec<Edge>,
     /// Width of the drawing, margins included.
     pub width: i32,
     /// Height of the drawing, margins included.
@@ -274,22 +277,36 @@ pub(crate) fn layout(model: &Model) -> Layout {
             host,
         });
     }
-    let mut edges: Vec<Edge> = block
-        .edges
-        .into_iter()
-        .filter_map(|(f, points, label)| {
-            Some(Edge {
-                id: model.flows.get(f)?.id.clone(),
+    let (mut edges, mut associations) = (Vec::new(), Vec::new());
+    for (f, points, label) in block.edges {
+        let waypoints = simplify(points);
+        match model.flows.get(f) {
+            Some(flow) => edges.push(Edge {
+                id: flow.id.clone(),
                 flow: f,
-                waypoints: simplify(points),
+                waypoints,
                 label,
-            })
-        })
-        .collect();
+            }),
+            None => {
+                let a = f - model.flows.len();
+                let Some(&(boundary, handler)) = model.associations.get(a) else {
+                    continue;
+                };
+                associations.push(Edge {
+                    id: super::bpmn::association_id(model, boundary, handler),
+                    flow: a,
+                    waypoints,
+                    label: None,
+                });
+            }
+        }
+    }
     edges.sort_by_key(|e| e.flow);
+    associations.sort_by_key(|e| e.flow);
     Layout {
         shapes: shapes.into_iter().flatten().collect(),
         edges,
+        associations,
         width: block.width + 2 * MARGIN,
         height: block.height + 2 * MARGIN,
     }

@@ -63,6 +63,21 @@ pub(super) fn rank(model: &Model, members: &[usize], index: &BTreeMap<usize, usi
             back: false,
         });
     }
+    // A compensation boundary's association to its handler is ranked and routed as
+    // a flow of the boundary's (numbered after the flows): the handler stands right
+    // of its host, the line leaves the boundary downwards and meets it from the left.
+    for (a, &(boundary, handler)) in model.associations.iter().enumerate() {
+        let (Some(&from), Some(&to)) = (index.get(&host_of(boundary)), index.get(&handler)) else {
+            continue;
+        };
+        redges.push(RankEdge {
+            flow: model.flows.len() + a,
+            source: boundary,
+            from,
+            to,
+            back: false,
+        });
+    }
     let mut out_edges: Vec<Vec<usize>> = vec![Vec::new(); m];
     let mut in_count = vec![0usize; m];
     for (e, re) in redges.iter().enumerate() {

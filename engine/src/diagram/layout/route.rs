@@ -189,6 +189,15 @@ pub(super) fn routes(
         into.entry(re.to).or_default().push((back, y, e));
     }
     for (&t, flows) in &mut into {
+        if let [(false, y, e)] = flows[..] {
+            // One flow in, arriving level with the target's side (a boundary's lane
+            // just under its host's middle, say): straight in, with no jog.
+            let b = node_bounds[t];
+            if y > b.y + 4 && y < b.y + b.height - 4 {
+                entry_y[e] = y;
+            }
+            continue;
+        }
         if flows.len() < 2 {
             continue;
         }
