@@ -39,6 +39,7 @@ mod instance;
 pub mod loops;
 #[allow(unsafe_code)]
 mod mem;
+pub mod refs;
 #[cfg(feature = "metrics")]
 mod metrics;
 pub mod retry;

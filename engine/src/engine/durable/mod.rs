@@ -25,6 +25,7 @@ mod report;
 mod resume;
 pub(super) mod schedule;
 mod signals;
+mod typed;
 mod watch;
 
 #[cfg(feature = "postgres")]
