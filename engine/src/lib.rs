@@ -193,7 +193,7 @@ pub mod __private {
     pub mod decode {
         use std::marker::PhantomData;
 
-        pub use crate::graph::PayloadDecode;
+        pub use crate::graph::{PayloadDecode, PayloadType};
 
         /// Names the payload type `P` of an `apply` closure.
         pub struct Probe<P>(PhantomData<P>);
@@ -209,6 +209,14 @@ pub mod __private {
         /// The probe of `apply`'s payload type (the closure is not called).
         pub fn probe<D, P, R, F: FnOnce(&mut D, &P) -> R>(_apply: F) -> Probe<P> {
             Probe::new()
+        }
+
+        /// The payload type `probe` names, at run time.
+        pub fn payload_type<P: 'static>(_probe: &Probe<P>) -> PayloadType {
+            PayloadType {
+                id: std::any::TypeId::of::<P>(),
+                name: std::any::type_name::<P>(),
+            }
         }
 
         /// A payload type read back from JSON.

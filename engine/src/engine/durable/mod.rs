@@ -121,6 +121,9 @@ pub(crate) struct Inner {
     /// The names in `payloads` whose decoder reads any payload as `()` (learnt from
     /// a catch without `apply`): a typed one found later replaces it.
     payloads_ignored: Mutex<std::collections::HashSet<String>>,
+    /// Per message name, the payload type the registered processes' catches take
+    /// (the first typed catch's): a publish of another type is refused.
+    payload_types: Mutex<HashMap<String, crate::graph::PayloadType>>,
     next_message: AtomicU64,
     /// How long a published message waits in the store for its catch.
     message_ttl: Duration,
@@ -260,6 +263,7 @@ impl DurableEngine {
             adopters: Mutex::new(HashMap::new()),
             payloads: Mutex::new(HashMap::new()),
             payloads_ignored: Mutex::new(std::collections::HashSet::new()),
+            payload_types: Mutex::new(HashMap::new()),
             next_message: AtomicU64::new(next.message),
             message_ttl,
             keep_history: std::sync::atomic::AtomicBool::new(false),
