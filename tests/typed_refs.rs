@@ -110,7 +110,10 @@ fn the_references_are_typed_constants_of_what_a_caller_can_act_on() {
     // Only the codes a caller can raise on a user task and something catches: the
     // audit task's error code is no user task's.
     let errors = format!("{:?}", EXPENSE::error);
-    assert!(errors.contains("REJECTED") && !errors.contains("AUDIT_FAILED"), "{errors}");
+    assert!(
+        errors.contains("REJECTED") && !errors.contains("AUDIT_FAILED"),
+        "{errors}"
+    );
     assert_eq!(
         format!("{:?}", EXPENSE::escalation),
         "EXPENSE_Escalations { LATE: EscalationCode<typed_refs::Expense>(\"LATE\") }"
@@ -155,7 +158,10 @@ async fn a_typed_error_and_signal_reach_their_catchers() {
 
     let recalled = engine.start(&EXPENSE, expense("x-3"));
     expect_open_work(&recalled, EXPENSE::user.review).await;
-    assert_eq!(engine.broadcast(EXPENSE::signal.recall, "withdrawn".to_string()), 1);
+    assert_eq!(
+        engine.broadcast(EXPENSE::signal.recall, "withdrawn".to_string()),
+        1
+    );
     let done = recalled.outcome().await.completed().expect("completed");
     assert_eq!(done.note, "withdrawn");
 }
@@ -208,7 +214,10 @@ async fn a_durable_engine_takes_the_typed_references_and_refuses_a_wrong_payload
     expect_open_work(&handle, EXPENSE::user.review).await;
     handle.complete(EXPENSE::user.review, |_| {}).await.unwrap();
     expect_open_work(&handle, EXPENSE::user.approve).await;
-    handle.complete(EXPENSE::user.approve, |_| {}).await.unwrap();
+    handle
+        .complete(EXPENSE::user.approve, |_| {})
+        .await
+        .unwrap();
     // The string form with a payload the catch cannot take: refused at publish.
     let refused = durable.publish_message("receipt", "d-1", 120_u64).await;
     let Err(DurableError::WrongPayload {
@@ -227,7 +236,9 @@ async fn a_durable_engine_takes_the_typed_references_and_refuses_a_wrong_payload
         .unwrap();
     let done = handle.outcome().await.completed().expect("completed");
     assert_eq!(done.paid, 120);
-    let _ = durable.broadcast(EXPENSE::signal.recall, String::new()).await;
+    let _ = durable
+        .broadcast(EXPENSE::signal.recall, String::new())
+        .await;
 }
 
 /// Two processes with the same elements, declared through a `macro_rules!` of the
@@ -312,6 +323,10 @@ async fn an_imported_process_s_ids_become_fields_and_keep_their_spelling() {
         .complete(IMPORTED::user.approve_expense, |_| {})
         .await
         .unwrap();
-    engine.publish(IMPORTED::message.receipt_received, "i-1", Receipt { amount: 3 });
+    engine.publish(
+        IMPORTED::message.receipt_received,
+        "i-1",
+        Receipt { amount: 3 },
+    );
     assert_eq!(handle.outcome().await.completed().unwrap().paid, 3);
 }

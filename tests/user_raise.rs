@@ -50,7 +50,11 @@ async fn an_error_is_caught_by_the_user_tasks_own_boundary() {
     let handle = engine.start(&OWN_BOUNDARY, Doc::default()).await.unwrap();
     expect_parked(&handle, "review").await;
     handle
-        .raise_error(OWN_BOUNDARY::user.review, OWN_BOUNDARY::error.REJECTED, "no signature")
+        .raise_error(
+            OWN_BOUNDARY::user.review,
+            OWN_BOUNDARY::error.REJECTED,
+            "no signature",
+        )
         .await
         .unwrap();
     let outcome = handle.outcome().await;
@@ -91,7 +95,10 @@ async fn raising_on_work_that_is_not_open_is_refused() {
         handle.raise_escalation("nowhere", "LATE").await,
         Err(WorkError::NoSuchUserTask { .. })
     ));
-    handle.complete(OWN_BOUNDARY::user.review, |_| {}).await.unwrap();
+    handle
+        .complete(OWN_BOUNDARY::user.review, |_| {})
+        .await
+        .unwrap();
     assert_eq!(
         handle.outcome().await.completed().expect("completed").path,
         ["approved"]

@@ -39,9 +39,9 @@ mod instance;
 pub mod loops;
 #[allow(unsafe_code)]
 mod mem;
-pub mod refs;
 #[cfg(feature = "metrics")]
 mod metrics;
+pub mod refs;
 pub mod retry;
 #[cfg(feature = "durable")]
 #[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
@@ -101,21 +101,6 @@ pub mod __private {
     };
     pub use crate::graph::{CallActivity, Graph};
     pub use crate::retry::TaskPolicy;
-
-    /// Call a task handler on the task's copy. The bounds give a closure its
-    /// parameter type and pin its output, so neither `|order| ...` nor `Ok(())` in it
-    /// needs an annotation. The output is named in the return type, so a handler of
-    /// the wrong output is one error, here, not a second one where the run is boxed.
-    pub fn call_task<'a, D, F, Fut>(
-        handler: F,
-        data: &'a mut D,
-    ) -> impl std::future::Future<Output = Result<(), crate::TaskError>> + Send + 'a
-    where
-        F: FnOnce(&'a mut D) -> Fut,
-        Fut: std::future::Future<Output = Result<(), crate::TaskError>> + Send + 'a,
-    {
-        handler(data)
-    }
 
     /// Box one run of a task, made by `make`: the returned future owns the copy and
     /// gives it back. The box is the thread's spare one when it fits

@@ -11,8 +11,8 @@ use super::input::{Command, Input};
 use super::outcome::{Finished, InstanceError, InstanceId, Outcome};
 use super::work::{OpenWork, Raised, WorkError};
 use crate::data::Erased;
-use crate::refs::{CodeRef, ForError, ForEscalation, UserTaskRef};
 use crate::mem::intake::Intake;
+use crate::refs::{CodeRef, ForError, ForEscalation, UserTaskRef};
 
 /// A handle on a started instance: await its outcome, read its history and data,
 /// cancel it. Clones observe the same instance; dropping them does not stop it.

@@ -49,7 +49,13 @@ impl<D: ProcessData> Instance<D> {
         WorkError::NoSuchUserTask {
             node: node.to_string(),
             process: self.process.name,
-            known: self.process.nodes.iter().filter(user).map(|n| n.id).collect(),
+            known: self
+                .process
+                .nodes
+                .iter()
+                .filter(user)
+                .map(|n| n.id)
+                .collect(),
         }
     }
 
@@ -86,9 +92,7 @@ impl<D: ProcessData> Instance<D> {
     pub(crate) fn raise_from_work(&mut self, node: &str, raised: Raised) -> Result<(), WorkError> {
         let (p, track) = match raised {
             // An escalation leaves the user task open: no race with its boundaries.
-            Raised::Escalation { .. } => {
-                self.find_work(node).ok_or_else(|| self.no_work(node))?
-            }
+            Raised::Escalation { .. } => self.find_work(node).ok_or_else(|| self.no_work(node))?,
             Raised::Error { .. } => self.open_at(node)?,
         };
         let at = self.armed.entry(p).at;

@@ -197,7 +197,7 @@ fn task_fn(f: UserFn, data: &syn::Type, handler: &syn::Expr) -> TokenStream {
     // The run borrows the erased copy as a `D` for the handler and gives the same
     // copy back: no allocation beyond the copy's own.
     let call = super::hygienic(
-        quote_spanned!(span=> ::thresh::__private::call_task(#handler, ::thresh::__private::Erased::typed_mut::<#data>(&mut data)).await),
+        quote_spanned!(span=> ::thresh::task::handler(#handler, ::thresh::__private::Erased::typed_mut::<#data>(&mut data)).await),
     );
     let run = super::hygienic(
         quote_spanned!(span=> ::thresh::__private::task_run(move || async move {

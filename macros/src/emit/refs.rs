@@ -153,7 +153,10 @@ fn events(model: &Model, trigger: EventTrigger) -> Vec<Field> {
             let (ty, said) = match (written, applied) {
                 (Some(p), _) => (quote!(::thresh::refs::#typed<#p>), "its payload type"),
                 (None, true) => (quote!(::thresh::refs::#any), "any payload"),
-                (None, false) => (quote!(::thresh::refs::#typed<()>), "`()`: no catch reads it"),
+                (None, false) => (
+                    quote!(::thresh::refs::#typed<()>),
+                    "`()`: no catch reads it",
+                ),
             };
             let value = match written.is_some() || !applied {
                 true => quote!(::thresh::refs::#typed::new(#name)),
@@ -216,10 +219,16 @@ fn codes(model: &Model, trigger: EventTrigger) -> Vec<Field> {
                 .members(scope)
                 .filter(|&n| model.nodes[n].kind == Kind::EventSubProcess);
             for sub in subs.collect::<Vec<_>>() {
-                model.starts_in(Some(sub)).into_iter().for_each(|s| add(catches(s)));
+                model
+                    .starts_in(Some(sub))
+                    .into_iter()
+                    .for_each(|s| add(catches(s)));
             }
             let Some(sp) = scope else { break };
-            model.nodes[sp].boundaries.iter().for_each(|&b| add(catches(b)));
+            model.nodes[sp]
+                .boundaries
+                .iter()
+                .for_each(|&b| add(catches(b)));
             scope = model.nodes[sp].scope;
         }
     }

@@ -1,12 +1,12 @@
 //! Durable messages: stored before they are acknowledged, consumed with the
 //! checkpoint of the instance that applies them, published again on resume.
 
+use crate::data::Storable;
 use std::any::Any;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
-use serde::Serialize;
 
 use super::{DurableEngine, EngineError, PayloadDecoder, ResumeReport};
 use crate::events::Published;
@@ -27,7 +27,7 @@ impl DurableEngine {
         payload: P,
     ) -> Result<Published, EngineError>
     where
-        P: Serialize + DeserializeOwned + Any + Send + Sync,
+        P: Storable + Any + Send + Sync,
     {
         self.publish_message_ttl(name, key, payload, self.inner.message_ttl)
             .await
@@ -46,7 +46,7 @@ impl DurableEngine {
         ttl: std::time::Duration,
     ) -> Result<Published, EngineError>
     where
-        P: Serialize + DeserializeOwned + Any + Send + Sync,
+        P: Storable + Any + Send + Sync,
     {
         self.payload_fits::<P>(name)?;
         self.message_type::<P>(name);

@@ -3,13 +3,11 @@
 //! survive a crash, a deploy or a restart, and [`DurableEngine::resume`] goes on with
 //! them.
 
+use crate::data::Storable;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 
 mod calls;
 #[cfg(feature = "postgres")]
@@ -310,7 +308,7 @@ impl DurableEngine {
     /// processes catches.
     pub fn register<D>(&self, process: &'static Process<D>) -> Result<(), EngineError>
     where
-        D: ProcessData + Serialize + DeserializeOwned,
+        D: ProcessData + Storable,
     {
         self.learn_payload_types(process)?;
         let mut registry = self
@@ -346,7 +344,7 @@ impl DurableEngine {
         data: D,
     ) -> Result<InstanceHandle<D>, EngineError>
     where
-        D: ProcessData + Serialize + DeserializeOwned,
+        D: ProcessData + Storable,
     {
         self.register(process)?;
         let handle = self

@@ -1,9 +1,7 @@
 //! The durable engine's typed forms, as the in-memory engine's (`engine/typed.rs`).
 
+use crate::data::Storable;
 use std::any::Any;
-
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 
 use super::{DurableEngine, DurableError};
 use crate::events::Published;
@@ -22,7 +20,7 @@ impl DurableEngine {
         payload: P,
     ) -> Result<Published, DurableError>
     where
-        P: Serialize + DeserializeOwned + Any + Send + Sync,
+        P: Storable + Any + Send + Sync,
     {
         self.publish_message(message.message(), key, payload).await
     }
