@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 use thresh::refs::{AnyMessage, AnySignal, ErrorCode, EscalationCode, Message, Signal, UserTask};
 use thresh::testing::{expect_open_work, expect_parked, TestStore};
-use thresh::{process, DurableError, Engine, Outcome, ProcessData, WorkError};
+use thresh::{process, Engine, EngineError, Outcome, ProcessData, WorkError};
 
 #[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
 pub struct Expense {
@@ -123,11 +123,14 @@ fn the_references_are_typed_constants_of_what_a_caller_can_act_on() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instance_is_driven_by_its_typed_references() {
     let engine = Engine::new();
-    let handle = engine.start(&EXPENSE, expense("x-1"));
+    let handle = engine.start(&EXPENSE, expense("x-1")).await.unwrap();
     expect_open_work(&handle, EXPENSE::user.review).await;
     handle.complete(EXPENSE::user.review, |_| {}).await.unwrap();
     expect_open_work(&handle, EXPENSE::user.approve).await;
-    engine.publish(EXPENSE::message.nudge, "x-1", ());
+    engine
+        .publish(EXPENSE::message.nudge, "x-1", ())
+        .await
+        .unwrap();
     handle
         .raise_escalation(EXPENSE::user.approve, EXPENSE::escalation.LATE)
         .await
@@ -136,7 +139,10 @@ async fn an_instance_is_driven_by_its_typed_references() {
         .complete(EXPENSE::user.approve, |e| e.approved = true)
         .await
         .unwrap();
-    engine.publish(EXPENSE::message.receipt, "x-1", Receipt { amount: 120 });
+    engine
+        .publish(EXPENSE::message.receipt, "x-1", Receipt { amount: 120 })
+        .await
+        .unwrap();
     let Outcome::Completed(done) = handle.outcome().await else {
         panic!("not completed")
     };
@@ -147,7 +153,7 @@ async fn an_instance_is_driven_by_its_typed_references() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_typed_error_and_signal_reach_their_catchers() {
     let engine = Engine::new();
-    let rejected = engine.start(&EXPENSE, expense("x-2"));
+    let rejected = engine.start(&EXPENSE, expense("x-2")).await.unwrap();
     expect_open_work(&rejected, EXPENSE::user.review).await;
     rejected
         .raise_error(EXPENSE::user.review, EXPENSE::error.REJECTED, "no receipt")
@@ -156,10 +162,13 @@ async fn a_typed_error_and_signal_reach_their_catchers() {
     let done = rejected.outcome().await.completed().expect("completed");
     assert_eq!(done.note, "no receipt");
 
-    let recalled = engine.start(&EXPENSE, expense("x-3"));
+    let recalled = engine.start(&EXPENSE, expense("x-3")).await.unwrap();
     expect_open_work(&recalled, EXPENSE::user.review).await;
     assert_eq!(
-        engine.broadcast(EXPENSE::signal.recall, "withdrawn".to_string()),
+        engine
+            .broadcast(EXPENSE::signal.recall, "withdrawn".to_string())
+            .await
+            .unwrap(),
         1
     );
     let done = recalled.outcome().await.completed().expect("completed");
@@ -169,7 +178,7 @@ async fn a_typed_error_and_signal_reach_their_catchers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_string_naming_no_user_task_lists_the_known_ones() {
     let engine = Engine::new();
-    let handle = engine.start(&EXPENSE, expense("x-4"));
+    let handle = engine.start(&EXPENSE, expense("x-4")).await.unwrap();
     expect_open_work(&handle, "review").await;
     let error = handle.complete("aprove", |_| {}).await.unwrap_err();
     assert_eq!(
@@ -197,10 +206,13 @@ async fn a_string_naming_no_user_task_lists_the_known_ones() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_path_apply_takes_any_payload_through_its_reference() {
     let engine = Engine::new();
-    let handle = engine.start(&BY_PATH, expense("x-5"));
-    engine.publish(BY_PATH::message.receipt, "x-5", Receipt { amount: 7 });
+    let handle = engine.start(&BY_PATH, expense("x-5")).await.unwrap();
+    engine
+        .publish(BY_PATH::message.receipt, "x-5", Receipt { amount: 7 })
+        .await
+        .unwrap();
     expect_parked(&handle, "alarm").await;
-    engine.broadcast(BY_PATH::signal.alarm, 1_u8);
+    engine.broadcast(BY_PATH::signal.alarm, 1_u8).await.unwrap();
     let done = handle.outcome().await.completed().expect("completed");
     assert_eq!((done.paid, done.nudged), (7, true));
 }
@@ -220,7 +232,7 @@ async fn a_durable_engine_takes_the_typed_references_and_refuses_a_wrong_payload
         .unwrap();
     // The string form with a payload the catch cannot take: refused at publish.
     let refused = durable.publish_message("receipt", "d-1", 120_u64).await;
-    let Err(DurableError::WrongPayload {
+    let Err(EngineError::WrongPayload {
         message,
         expected,
         given,
@@ -269,10 +281,13 @@ async fn processes_through_macro_rules_with_the_same_names_do_not_clash() {
         (&FIRST, FIRST::user.approve, FIRST::message.receipt, 5),
         (&SECOND, SECOND::user.approve, SECOND::message.receipt, 10),
     ] {
-        let handle = engine.start(process, expense("m-1"));
+        let handle = engine.start(process, expense("m-1")).await.unwrap();
         expect_open_work(&handle, approve).await;
         handle.complete(approve, |_| {}).await.unwrap();
-        engine.publish(receipt, "m-1", Receipt { amount: 5 });
+        engine
+            .publish(receipt, "m-1", Receipt { amount: 5 })
+            .await
+            .unwrap();
         assert_eq!(handle.outcome().await.completed().unwrap().paid, paid);
     }
 }
@@ -292,7 +307,7 @@ async fn a_process_declared_in_a_function_has_its_references() {
         }
     }
     let engine = Engine::new();
-    let handle = engine.start(&LEAVE, Leave::default());
+    let handle = engine.start(&LEAVE, Leave::default()).await.unwrap();
     expect_open_work(&handle, LEAVE::user.grant).await;
     handle
         .complete(LEAVE::user.grant, |l| l.granted = true)
@@ -317,16 +332,19 @@ async fn an_imported_process_s_ids_become_fields_and_keep_their_spelling() {
         "receipt-received"
     );
     let engine = Engine::new();
-    let handle = engine.start(&IMPORTED, expense("i-1"));
+    let handle = engine.start(&IMPORTED, expense("i-1")).await.unwrap();
     expect_open_work(&handle, IMPORTED::user.approve_expense).await;
     handle
         .complete(IMPORTED::user.approve_expense, |_| {})
         .await
         .unwrap();
-    engine.publish(
-        IMPORTED::message.receipt_received,
-        "i-1",
-        Receipt { amount: 3 },
-    );
+    engine
+        .publish(
+            IMPORTED::message.receipt_received,
+            "i-1",
+            Receipt { amount: 3 },
+        )
+        .await
+        .unwrap();
     assert_eq!(handle.outcome().await.completed().unwrap().paid, 3);
 }

@@ -4,7 +4,7 @@
 
 use std::any::Any;
 
-use super::Engine;
+use super::{Engine, EngineError};
 use crate::events::Published;
 use crate::refs::{MessageRef, SignalRef};
 
@@ -27,23 +27,27 @@ impl Engine {
     /// }
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let engine = Engine::new();
-    /// let handle = engine.start(&ORDER, Order { id: "o-1".into(), ..Order::default() });
-    /// engine.publish(ORDER::message.receipt, "o-1", Receipt { amount: 250 });
+    /// let handle = engine.start(&ORDER, Order { id: "o-1".into(), ..Order::default() }).await.unwrap();
+    /// engine.publish(ORDER::message.receipt, "o-1", Receipt { amount: 250 }).await.unwrap();
     /// assert_eq!(handle.outcome().await.completed().unwrap().paid, 250);
     /// # }
     /// ```
-    pub fn publish<P: Any + Send + Sync>(
+    pub async fn publish<P: Any + Send + Sync>(
         &self,
         message: impl MessageRef<P>,
         key: impl AsRef<str>,
         payload: P,
-    ) -> Published {
-        self.publish_message(message.message(), key, payload)
+    ) -> Result<Published, EngineError> {
+        self.publish_message(message.message(), key, payload).await
     }
 
     /// Broadcast `signal` ([`broadcast_signal`](Self::broadcast_signal)) by its typed
     /// reference (`ORDER::signal.recall`), with the payload type its catches take.
-    pub fn broadcast<P: Any + Send + Sync>(&self, signal: impl SignalRef<P>, payload: P) -> usize {
-        self.broadcast_signal(signal.signal(), payload)
+    pub async fn broadcast<P: Any + Send + Sync>(
+        &self,
+        signal: impl SignalRef<P>,
+        payload: P,
+    ) -> Result<usize, EngineError> {
+        self.broadcast_signal(signal.signal(), payload).await
     }
 }

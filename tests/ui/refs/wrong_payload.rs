@@ -22,8 +22,8 @@ process! {
     }
 }
 
-fn pay(engine: &Engine) {
-    engine.publish(ORDER::message.receipt, "order-1", 250_u64);
+async fn pay(engine: &Engine) {
+    engine.publish(ORDER::message.receipt, "order-1", 250_u64).await.unwrap();
 }
 
 fn main() {

@@ -3,7 +3,7 @@
 use crate::data::Storable;
 use std::any::Any;
 
-use super::{DurableEngine, DurableError};
+use super::{DurableEngine, EngineError};
 use crate::events::Published;
 use crate::refs::{MessageRef, SignalRef};
 
@@ -18,7 +18,7 @@ impl DurableEngine {
         message: impl MessageRef<P>,
         key: impl AsRef<str>,
         payload: P,
-    ) -> Result<Published, DurableError>
+    ) -> Result<Published, EngineError>
     where
         P: Storable + Any + Send + Sync,
     {
@@ -34,7 +34,7 @@ impl DurableEngine {
         &self,
         signal: impl SignalRef<P>,
         payload: P,
-    ) -> Result<usize, DurableError> {
+    ) -> Result<usize, EngineError> {
         self.broadcast_signal(signal.signal(), payload).await
     }
 }
