@@ -108,31 +108,25 @@ macro_rules! marked {
 
 marked!(UserTask: "user task", Message: "message", Signal: "signal", ErrorCode: "error code", EscalationCode: "escalation code");
 
-impl AnyMessage {
-    /// The message `name` (`process!` makes these).
-    #[doc(hidden)]
-    pub const fn new(name: &'static str) -> Self {
-        AnyMessage { name }
-    }
+/// The constructor and name of a reference that takes any payload.
+macro_rules! any {
+    ($($ty:ident: $what:literal),*) => {$(
+        impl $ty {
+            #[doc = concat!("The ", $what, " `name` (`process!` makes these).")]
+            #[doc(hidden)]
+            pub const fn new(name: &'static str) -> Self {
+                $ty { name }
+            }
 
-    /// The message's name, as the string forms take it.
-    pub const fn name(&self) -> &'static str {
-        self.name
-    }
+            #[doc = concat!("The ", $what, "'s name, as the string forms take it.")]
+            pub const fn name(&self) -> &'static str {
+                self.name
+            }
+        }
+    )*};
 }
 
-impl AnySignal {
-    /// The signal `name` (`process!` makes these).
-    #[doc(hidden)]
-    pub const fn new(name: &'static str) -> Self {
-        AnySignal { name }
-    }
-
-    /// The signal's name, as the string forms take it.
-    pub const fn name(&self) -> &'static str {
-        self.name
-    }
-}
+any!(AnyMessage: "message", AnySignal: "signal");
 
 /// What names a user task of a process over `D`: a [`UserTask<D>`] (checked at
 /// compile time), or its name as a string (checked when it is used).
