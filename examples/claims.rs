@@ -103,7 +103,7 @@ async fn main() {
             amount,
             suspicious,
         };
-        engine.publish_message("claim", id, filed)
+        engine.publish(CLAIMS::message.claim, id, filed)
     };
     // A small claim, paid at once; a suspicious one, rejected.
     file("C-1", 400, false).await.expect("published");
@@ -118,10 +118,13 @@ async fn main() {
     wait_for_documents(&documented).await;
     wait_for_documents(&withdrawn).await;
     engine
-        .publish_message("documents", "C-3", ())
+        .publish(CLAIMS::message.documents, "C-3", ())
         .await
         .unwrap();
-    engine.publish_message("withdraw", "C-4", ()).await.unwrap();
+    engine
+        .publish(CLAIMS::message.withdraw, "C-4", ())
+        .await
+        .unwrap();
 
     for (handle, expected) in [
         (small, "paid"),

@@ -117,7 +117,7 @@ fn second_life(path: &std::path::Path) {
                 tokio::task::yield_now().await;
             }
             handle
-                .complete("approve", |o: &mut Order| o.approved = true)
+                .complete(APPROVAL::user.approve, |o| o.approved = true)
                 .await
                 .expect("approved");
             match handle.outcome().await {

@@ -85,14 +85,14 @@ async fn main() {
     println!(
         "publish payment for A-1: {:?}",
         engine
-            .publish_message("payment", "A-1", Payment { amount: 250 })
+            .publish(PAYMENT::message.payment, "A-1", Payment { amount: 250 })
             .await
             .unwrap()
     );
     println!(
         "publish payment for Z-9: {:?}",
         engine
-            .publish_message("payment", "Z-9", Payment { amount: 5 })
+            .publish(PAYMENT::message.payment, "Z-9", Payment { amount: 5 })
             .await
             .unwrap()
     );

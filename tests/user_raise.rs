@@ -9,8 +9,10 @@
 //! - an escalation caught by a non-interrupting boundary starts its path and leaves the
 //!   user task open (it can still be completed); by an interrupting one it ends the
 //!   user task; uncaught, nothing happens and the user task stays open;
-//! - raising on a user task that is not open is `WorkError::NoOpenWork`, and after the
-//!   instance ended `WorkError::InstanceEnded`.
+//! - raising on a name the process has no user task of is `WorkError::NoSuchUserTask`,
+//!   listing the ones it has, and after the instance ended `WorkError::InstanceEnded`;
+//! - the typed references (`OWN_BOUNDARY::user.review`, `::error.REJECTED`) name the
+//!   same user task and code as the strings.
 //!
 //! The waits are the public test kit's (`thresh::testing`).
 
@@ -48,7 +50,11 @@ async fn an_error_is_caught_by_the_user_tasks_own_boundary() {
     let handle = engine.start(&OWN_BOUNDARY, Doc::default()).await.unwrap();
     expect_parked(&handle, "review").await;
     handle
-        .raise_error("review", "REJECTED", "no signature")
+        .raise_error(
+            OWN_BOUNDARY::user.review,
+            OWN_BOUNDARY::error.REJECTED,
+            "no signature",
+        )
         .await
         .unwrap();
     let outcome = handle.outcome().await;
@@ -72,19 +78,27 @@ async fn raising_on_work_that_is_not_open_is_refused() {
     let engine = Engine::new();
     let handle = engine.start(&OWN_BOUNDARY, Doc::default()).await.unwrap();
     expect_parked(&handle, "review").await;
+    let refused = handle.raise_error("approve", "REJECTED", "x").await;
     assert_eq!(
-        handle.raise_error("approve", "REJECTED", "x").await,
-        Err(WorkError::NoOpenWork {
-            node: "approve".into()
+        refused,
+        Err(WorkError::NoSuchUserTask {
+            node: "approve".into(),
+            process: "OWN_BOUNDARY",
+            known: vec!["review"],
         })
     );
     assert_eq!(
+        refused.unwrap_err().to_string(),
+        "the process `OWN_BOUNDARY` has no user task `approve` (its user tasks: review)"
+    );
+    assert!(matches!(
         handle.raise_escalation("nowhere", "LATE").await,
-        Err(WorkError::NoOpenWork {
-            node: "nowhere".into()
-        })
-    );
-    handle.complete("review", |_| {}).await.unwrap();
+        Err(WorkError::NoSuchUserTask { .. })
+    ));
+    handle
+        .complete(OWN_BOUNDARY::user.review, |_| {})
+        .await
+        .unwrap();
     assert_eq!(
         handle.outcome().await.completed().expect("completed").path,
         ["approved"]

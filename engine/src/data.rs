@@ -8,9 +8,14 @@
 use std::fmt;
 
 mod erased;
+#[cfg(feature = "durable")]
+mod storable;
 pub(crate) use erased::diff_into;
 pub use erased::Erased;
 pub(crate) use erased::{DataPanic, ErasedRef};
+#[cfg(feature = "durable")]
+#[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
+pub use storable::Storable;
 
 /// Implement [`ProcessData`] for test types with no fields to diff or merge (the
 /// engine's own unit tests: boxes, ends).

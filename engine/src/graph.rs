@@ -345,7 +345,9 @@ mod next;
 mod reading;
 
 pub use call::{CallActivity, CallItemStart};
-pub use events::{ApplyFailure, ApplyPayload, Payload, PayloadDecode, Throw, TimerDef, Trigger};
+pub use events::{
+    ApplyFailure, ApplyPayload, Payload, PayloadDecode, PayloadType, Throw, TimerDef, Trigger,
+};
 pub use next::Next;
 
 /// One triple of a complex gateway's activation rule: it holds when its condition is

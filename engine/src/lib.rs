@@ -41,6 +41,7 @@ pub mod loops;
 mod mem;
 #[cfg(feature = "metrics")]
 mod metrics;
+pub mod refs;
 pub mod retry;
 #[cfg(feature = "durable")]
 #[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
@@ -100,21 +101,6 @@ pub mod __private {
     };
     pub use crate::graph::{CallActivity, Graph};
     pub use crate::retry::TaskPolicy;
-
-    /// Call a task handler on the task's copy. The bounds give a closure its
-    /// parameter type and pin its output, so neither `|order| ...` nor `Ok(())` in it
-    /// needs an annotation. The output is named in the return type, so a handler of
-    /// the wrong output is one error, here, not a second one where the run is boxed.
-    pub fn call_task<'a, D, F, Fut>(
-        handler: F,
-        data: &'a mut D,
-    ) -> impl std::future::Future<Output = Result<(), crate::TaskError>> + Send + 'a
-    where
-        F: FnOnce(&'a mut D) -> Fut,
-        Fut: std::future::Future<Output = Result<(), crate::TaskError>> + Send + 'a,
-    {
-        handler(data)
-    }
 
     /// Box one run of a task, made by `make`: the returned future owns the copy and
     /// gives it back. The box is the thread's spare one when it fits
@@ -192,7 +178,7 @@ pub mod __private {
     pub mod decode {
         use std::marker::PhantomData;
 
-        pub use crate::graph::PayloadDecode;
+        pub use crate::graph::{PayloadDecode, PayloadType};
 
         /// Names the payload type `P` of an `apply` closure.
         pub struct Probe<P>(PhantomData<P>);
@@ -208,6 +194,14 @@ pub mod __private {
         /// The probe of `apply`'s payload type (the closure is not called).
         pub fn probe<D, P, R, F: FnOnce(&mut D, &P) -> R>(_apply: F) -> Probe<P> {
             Probe::new()
+        }
+
+        /// The payload type `probe` names, at run time.
+        pub fn payload_type<P: 'static>(_probe: &Probe<P>) -> PayloadType {
+            PayloadType {
+                id: std::any::TypeId::of::<P>(),
+                name: std::any::type_name::<P>(),
+            }
         }
 
         /// A payload type read back from JSON.

@@ -25,6 +25,7 @@
 use std::cell::Cell;
 use std::future::Future;
 
+use crate::data::TaskError;
 use crate::instance::InstanceId;
 
 tokio::task_local! {
@@ -56,6 +57,23 @@ pub struct TaskContext {
     /// compensation event sub-process undoing one), that run's or instance's. `None`
     /// for a task that runs once.
     pub iteration: Option<u32>,
+}
+
+/// The shape of a task's handler, `handler` called on `data`: an
+/// `async fn(&mut D) -> Result<(), TaskError>`, or a closure `|d| async move { ..;
+/// Ok(()) }`, whose future is `Send`. `process!` calls every task's handler through
+/// this function, so a handler of another shape is reported against these bounds,
+/// at the handler (the bounds give a closure its parameter's type and its `Ok(())`
+/// its error type).
+pub fn handler<'a, D, F, Fut>(
+    handler: F,
+    data: &'a mut D,
+) -> impl Future<Output = Result<(), TaskError>> + Send + 'a
+where
+    F: FnOnce(&'a mut D) -> Fut,
+    Fut: Future<Output = Result<(), TaskError>> + Send + 'a,
+{
+    handler(data)
 }
 
 /// The task being run, when called from within a task's handler (`None` elsewhere).

@@ -10,6 +10,7 @@ mod ids;
 mod incidents;
 
 mod stop;
+mod typed;
 
 pub use config::EngineConfig;
 

@@ -20,6 +20,16 @@ pub type PayloadDecode = Option<fn(serde_json::Value) -> Result<Payload, String>
 #[cfg(not(feature = "durable"))]
 pub type PayloadDecode = Option<fn()>;
 
+/// The payload type a message catch's `apply` takes, as the graph names it at run
+/// time: its id and its name for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PayloadType {
+    /// The type's id.
+    pub id: std::any::TypeId,
+    /// The type's name (`std::any::type_name`).
+    pub name: &'static str,
+}
+
 /// Why a catch's `apply` mapping did not map its payload.
 #[derive(Debug)]
 pub enum ApplyFailure {
@@ -50,6 +60,9 @@ pub enum Trigger<D: 'static> {
         /// Reads a stored payload back as the type `apply` takes.
         #[doc(hidden)]
         decode: fn() -> PayloadDecode,
+        /// The type `apply` takes (`None`: no `apply`, any payload will do).
+        #[doc(hidden)]
+        payload_type: fn() -> Option<PayloadType>,
     },
     /// A signal by name: every waiting catcher gets it.
     Signal {

@@ -12,6 +12,7 @@ use super::outcome::{Finished, InstanceError, InstanceId, Outcome};
 use super::work::{OpenWork, Raised, WorkError};
 use crate::data::Erased;
 use crate::mem::intake::Intake;
+use crate::refs::{CodeRef, ForError, ForEscalation, UserTaskRef};
 
 /// A handle on a started instance: await its outcome, read its history and data,
 /// cancel it. Clones observe the same instance; dropping them does not stop it.
@@ -286,7 +287,10 @@ impl<D: Clone> InstanceHandle<D> {
 
     /// Complete the user task `node` (the earliest token waiting there): `update` is
     /// applied to the task's copy of the data, which the loop commits, and the token
-    /// goes on.
+    /// goes on. `node` is the process's typed reference (`LEAVE::user.approve`,
+    /// module [`refs`](crate::refs)) or the user task's name as a string; a name the
+    /// process has no user task of is [`WorkError::NoSuchUserTask`], listing those it
+    /// has.
     ///
     /// ```
     /// # use thresh::{process, Engine, Outcome, ProcessData};
@@ -297,16 +301,16 @@ impl<D: Clone> InstanceHandle<D> {
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let handle = Engine::new().start(&LEAVE, Leave::default()).await.unwrap();
     /// while handle.open_work().await.is_empty() { tokio::task::yield_now().await; }
-    /// handle.complete("approve", |l: &mut Leave| l.approved = true).await.unwrap();
+    /// handle.complete(LEAVE::user.approve, |l| l.approved = true).await.unwrap();
     /// assert!(handle.outcome().await.completed().unwrap().approved);
     /// # }
     /// ```
     pub async fn complete(
         &self,
-        node: &str,
+        node: impl UserTaskRef<D>,
         update: impl FnOnce(&mut D) + Send + 'static,
     ) -> Result<(), WorkError> {
-        let node = node.to_string();
+        let node = node.user_task().to_string();
         let update = Box::new(move |data: &mut Erased| update(data.data_mut::<D>()));
         let reply = self
             .ask(|reply| Command::Complete {
@@ -320,8 +324,12 @@ impl<D: Clone> InstanceHandle<D> {
 
     /// Fail the user task `node`: the instance fails with
     /// [`InstanceError::TaskFailed`] naming it.
-    pub async fn fail_work(&self, node: &str, message: impl Into<String>) -> Result<(), WorkError> {
-        let (node, message) = (node.to_string(), message.into());
+    pub async fn fail_work(
+        &self,
+        node: impl UserTaskRef<D>,
+        message: impl Into<String>,
+    ) -> Result<(), WorkError> {
+        let (node, message) = (node.user_task().to_string(), message.into());
         let reply = self
             .ask(|reply| Command::FailWork {
                 node,
@@ -356,22 +364,22 @@ impl<D: Clone> InstanceHandle<D> {
     /// let engine = Engine::new();
     /// let handle = engine.start(&REVIEW, Doc::default()).await.unwrap();
     /// # while handle.open_work().await.is_empty() { tokio::task::yield_now().await; }
-    /// handle.raise_error("review", "REJECTED", "missing a signature").await.unwrap();
+    /// handle.raise_error(REVIEW::user.review, REVIEW::error.REJECTED, "missing a signature").await.unwrap();
     /// let Outcome::Completed(doc) = handle.outcome().await else { panic!() };
     /// assert_eq!(doc.note, "missing a signature");
     /// # }
     /// ```
     pub async fn raise_error(
         &self,
-        node: &str,
-        code: impl Into<String>,
+        node: impl UserTaskRef<D>,
+        code: impl CodeRef<D, ForError>,
         message: impl Into<String>,
     ) -> Result<(), WorkError> {
         let raised = Raised::Error {
-            code: code.into(),
+            code: code.code(),
             message: message.into(),
         };
-        self.raise(node, raised).await
+        self.raise(node.user_task(), raised).await
     }
 
     /// The user task `node` raises an escalation, as a task's handler does with
@@ -381,11 +389,11 @@ impl<D: Clone> InstanceHandle<D> {
     /// open. Uncaught, it is no error and the user task stays open.
     pub async fn raise_escalation(
         &self,
-        node: &str,
-        code: impl Into<String>,
+        node: impl UserTaskRef<D>,
+        code: impl CodeRef<D, ForEscalation>,
     ) -> Result<(), WorkError> {
-        let raised = Raised::Escalation { code: code.into() };
-        self.raise(node, raised).await
+        let raised = Raised::Escalation { code: code.code() };
+        self.raise(node.user_task(), raised).await
     }
 
     async fn raise(&self, node: &str, raised: Raised) -> Result<(), WorkError> {

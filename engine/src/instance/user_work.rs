@@ -37,13 +37,33 @@ impl<D: ProcessData> Instance<D> {
         self.armed.find_work(at)
     }
 
+    /// Why no work at `node` could be found: the process has no user task of that
+    /// name (a misspelt string form: the known ones are listed), or none waits now.
+    fn no_work(&self, node: &str) -> WorkError {
+        let user = |n: &&crate::graph::Node<_>| matches!(n.kind, crate::graph::NodeKind::User);
+        if self.process.nodes.iter().filter(user).any(|n| n.id == node) {
+            return WorkError::NoOpenWork {
+                node: node.to_string(),
+            };
+        }
+        WorkError::NoSuchUserTask {
+            node: node.to_string(),
+            process: self.process.name,
+            known: self
+                .process
+                .nodes
+                .iter()
+                .filter(user)
+                .map(|n| n.id)
+                .collect(),
+        }
+    }
+
     /// The earliest open work at `node` that its caller may end now: not one whose
     /// interrupting boundary the hub has served a message or signal meanwhile —
     /// that delivery is on its way and interrupts the user task when it comes.
     fn open_at(&mut self, node: &str) -> Result<(usize, TrackId), WorkError> {
-        let (p, track) = self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
-            node: node.to_string(),
-        })?;
+        let (p, track) = self.find_work(node).ok_or_else(|| self.no_work(node))?;
         match self.completion_wins(track) {
             true => Ok((p, track)),
             false => Err(WorkError::Interrupted {
@@ -72,11 +92,7 @@ impl<D: ProcessData> Instance<D> {
     pub(crate) fn raise_from_work(&mut self, node: &str, raised: Raised) -> Result<(), WorkError> {
         let (p, track) = match raised {
             // An escalation leaves the user task open: no race with its boundaries.
-            Raised::Escalation { .. } => {
-                self.find_work(node).ok_or_else(|| WorkError::NoOpenWork {
-                    node: node.to_string(),
-                })?
-            }
+            Raised::Escalation { .. } => self.find_work(node).ok_or_else(|| self.no_work(node))?,
             Raised::Error { .. } => self.open_at(node)?,
         };
         let at = self.armed.entry(p).at;

@@ -23,11 +23,23 @@ pub struct OpenWork {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum WorkError {
-    /// No token waits at a user task of that name.
-    #[error("no open work at `{node}`: no token waits at a user task of that name")]
+    /// The process has a user task of that name, but no token waits there now.
+    #[error("no open work at `{node}`: no token waits at that user task now")]
     NoOpenWork {
         /// The name asked for.
         node: String,
+    },
+    /// The process has no user task of that name (a string form misspelt, or the
+    /// name of another kind of element): `known` lists the ones it has. The typed
+    /// form (`ORDER::user.approve`, emitted by `process!`) cannot be misspelt.
+    #[error("the process `{process}` has no user task `{node}` (its user tasks: {})", known_list(.known))]
+    NoSuchUserTask {
+        /// The name asked for.
+        node: String,
+        /// The instance's process.
+        process: &'static str,
+        /// The process's user tasks, in declaration order.
+        known: Vec<&'static str>,
     },
     /// An interrupting boundary event of the user task (a message or a signal)
     /// came first: the user task is being interrupted, and this did not take effect.
@@ -67,4 +79,12 @@ pub(crate) enum Raised {
     Error { code: String, message: String },
     /// An escalation: caught beside it, or not at all, the user task stays open.
     Escalation { code: String },
+}
+
+/// `a, b, c`, or `none` for an empty list.
+fn known_list(known: &[&str]) -> String {
+    match known.is_empty() {
+        true => "none".to_string(),
+        false => known.join(", "),
+    }
 }

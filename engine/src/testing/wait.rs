@@ -5,6 +5,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::picture::{last_steps, Picture};
+use crate::refs::UserTaskRef;
 use crate::{Happening, History, InstanceHandle, OpenWork, Outcome};
 
 /// How long a wait of the kit lasts by default before it fails: 10 seconds of real
@@ -150,12 +151,14 @@ impl Wait {
         self.until(handle, &what, |h| parked_now(h, node)).await
     }
 
-    /// Wait until the user task `node` is open; that work.
+    /// Wait until the user task `node` (a typed reference, `ORDER::user.approve`,
+    /// or its name) is open; that work.
     pub async fn open_work<D: Clone>(
         &self,
         handle: &InstanceHandle<D>,
-        node: &str,
+        node: impl UserTaskRef<D>,
     ) -> Result<OpenWork, Stuck> {
+        let node = node.user_task();
         let what = format!("user task `{node}` to be open");
         let began = std::time::Instant::now();
         loop {
@@ -228,7 +231,7 @@ pub async fn wait_until_parked<D: Clone>(
 /// [`Wait::open_work`].
 pub async fn wait_until_open_work<D: Clone>(
     handle: &InstanceHandle<D>,
-    node: &str,
+    node: impl UserTaskRef<D>,
 ) -> Result<OpenWork, Stuck> {
     Wait::default().open_work(handle, node).await
 }
@@ -279,7 +282,7 @@ pub fn expect_parked<'a, D: Clone>(
 #[track_caller]
 pub fn expect_open_work<'a, D: Clone>(
     handle: &'a InstanceHandle<D>,
-    node: &'a str,
+    node: impl UserTaskRef<D> + 'a,
 ) -> impl std::future::Future<Output = OpenWork> + 'a {
     let at = std::panic::Location::caller();
     async move { or_fail(wait_until_open_work(handle, node).await, at) }

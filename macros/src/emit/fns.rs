@@ -26,6 +26,8 @@ pub enum UserFn {
     Key(usize),
     /// A message catch's payload decoder (for durable engines).
     Decode(usize),
+    /// The payload type a message catch's `apply` takes, if it takes one.
+    PayloadType(usize),
     /// A conditional event's condition.
     When(usize),
     /// A conditional event's `on = [..]` fields, each read once (never called).
@@ -50,6 +52,7 @@ impl UserFn {
             UserFn::Apply(n) => format_ident!("__thresh_apply_{}", n),
             UserFn::Key(n) => format_ident!("__thresh_key_{}", n),
             UserFn::Decode(n) => format_ident!("__thresh_decode_{}", n),
+            UserFn::PayloadType(n) => format_ident!("__thresh_payload_type_{}", n),
             UserFn::When(n) => format_ident!("__thresh_when_{}", n),
             UserFn::On(n) => format_ident!("__thresh_on_{}", n),
             UserFn::Timer(n) => format_ident!("__thresh_timer_{}", n),
@@ -194,7 +197,7 @@ fn task_fn(f: UserFn, data: &syn::Type, handler: &syn::Expr) -> TokenStream {
     // The run borrows the erased copy as a `D` for the handler and gives the same
     // copy back: no allocation beyond the copy's own.
     let call = super::hygienic(
-        quote_spanned!(span=> ::thresh::__private::call_task(#handler, ::thresh::__private::Erased::typed_mut::<#data>(&mut data)).await),
+        quote_spanned!(span=> ::thresh::task::handler(#handler, ::thresh::__private::Erased::typed_mut::<#data>(&mut data)).await),
     );
     let run = super::hygienic(
         quote_spanned!(span=> ::thresh::__private::task_run(move || async move {
@@ -270,9 +273,14 @@ fn apply_fn(f: UserFn, data: &syn::Type, expr: &syn::Expr) -> TokenStream {
 /// A message catch's payload decoder: by the type its `apply` takes — written on a
 /// closure's payload parameter (an unwritten one is the apply fn's error, reported
 /// once, there), or a function's, looked at through the function (never called) —
-/// or any payload without `apply`.
+/// or any payload without `apply`. Beside it, the fn naming that type at run time
+/// ([`UserFn::PayloadType`]), so a durable engine refuses a publish of another type.
 fn decode_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
+    let UserFn::Decode(n) = f else {
+        unreachable!("decode_fn makes a Decode fn")
+    };
     let name = f.name();
+    let type_name = UserFn::PayloadType(n).name();
     let probe = match &event.apply {
         None => None,
         Some((_, syn::Expr::Closure(closure))) => match closure.inputs.iter().nth(1) {
@@ -289,6 +297,10 @@ fn decode_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
                     fn #name() -> ::thresh::__private::decode::PayloadDecode {
                         ::core::option::Option::None
                     }
+                    #[allow(non_snake_case)]
+                    fn #type_name() -> ::core::option::Option<::thresh::__private::decode::PayloadType> {
+                        ::core::option::Option::None
+                    }
                 }
             }
         },
@@ -296,19 +308,27 @@ fn decode_fn(f: UserFn, data: &syn::Type, event: &EventAst) -> TokenStream {
             Some(quote!(::thresh::__private::decode::probe::<#data, _, _, _>(#expr)))
         }
     };
-    let body = match probe {
-        Some(probe) => quote! {
-            #[allow(unused_imports)]
-            use ::thresh::__private::decode::{Deserializable as _, Opaque as _};
-            let probe = #probe;
-            (&probe).decoder()
-        },
-        None => quote!(::thresh::__private::decode::ignored()),
+    let (body, type_body) = match probe {
+        Some(probe) => (
+            quote! {
+                #[allow(unused_imports)]
+                use ::thresh::__private::decode::{Deserializable as _, Opaque as _};
+                let probe = #probe;
+                (&probe).decoder()
+            },
+            quote!(::core::option::Option::Some(::thresh::__private::decode::payload_type(&#probe))),
+        ),
+        None => (
+            quote!(::thresh::__private::decode::ignored()),
+            quote!(::core::option::Option::None),
+        ),
     };
     quote! {
         // The borrow chooses the decoder (`__private::decode`).
         #[allow(non_snake_case, clippy::needless_borrow)]
         fn #name() -> ::thresh::__private::decode::PayloadDecode { #body }
+        #[allow(non_snake_case)]
+        fn #type_name() -> ::core::option::Option<::thresh::__private::decode::PayloadType> { #type_body }
     }
 }
 

@@ -6,13 +6,15 @@
 //!
 //! - [`fns`]: the user's code as plain fns, each named once;
 //! - [`nodes`]: the node table, one function per family of nodes;
-//! - [`fingerprint`]: the model's stable hash, for the durable store.
+//! - [`fingerprint`]: the model's stable hash, for the durable store;
+//! - [`refs`]: the typed references beside the static (`ORDER::user.approve`).
 
 mod fingerprint;
 mod fns;
 pub mod loops;
 mod nodes;
 mod reads;
+mod refs;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
@@ -62,7 +64,9 @@ pub fn process(model: &Model, graph: Graph, notes: &[String]) -> TokenStream {
         },
     };
     let notes = notes.iter().map(|n| quote!(#[doc = #n]));
+    let refs = refs::emit(model);
     quote! {
+        #refs
         #doc_attr
         #(#notes)*
         #(#attrs)*

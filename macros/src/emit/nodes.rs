@@ -232,7 +232,8 @@ fn trigger(n: usize, event: &EventAst) -> TokenStream {
                 None => quote!(::core::option::Option::None),
             };
             let decode = UserFn::Decode(n).name();
-            quote!(::thresh::__private::Trigger::Message { name: #name, key: #key, reads: #reads, apply: #apply, decode: #decode })
+            let payload_type = UserFn::PayloadType(n).name();
+            quote!(::thresh::__private::Trigger::Message { name: #name, key: #key, reads: #reads, apply: #apply, decode: #decode, payload_type: #payload_type })
         }
         EventTrigger::Signal => {
             quote!(::thresh::__private::Trigger::Signal { name: #name, apply: #apply })

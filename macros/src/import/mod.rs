@@ -30,7 +30,7 @@
 
 mod di;
 mod element;
-mod ids;
+pub(crate) mod ids;
 mod implicit;
 mod marker;
 mod read;

@@ -2,11 +2,9 @@
 //! schedules) that a deploy after a restart takes up again; on a node of several,
 //! one record shared by the nodes that deploy the process.
 
+use crate::data::Storable;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 
 use super::{schedule, Adopt, DurableEngine, EngineError};
 use crate::data::{Erased, ProcessData};
@@ -29,7 +27,7 @@ impl DurableEngine {
         data: D,
     ) -> Result<crate::engine::Deployment<D>, EngineError>
     where
-        D: ProcessData + Serialize + DeserializeOwned,
+        D: ProcessData + Storable,
     {
         self.register(process)?;
         let deployment =

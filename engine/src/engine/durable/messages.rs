@@ -1,12 +1,12 @@
 //! Durable messages: stored before they are acknowledged, consumed with the
 //! checkpoint of the instance that applies them, published again on resume.
 
+use crate::data::Storable;
 use std::any::Any;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
-use serde::Serialize;
 
 use super::{DurableEngine, EngineError, PayloadDecoder, ResumeReport};
 use crate::events::Published;
@@ -27,7 +27,7 @@ impl DurableEngine {
         payload: P,
     ) -> Result<Published, EngineError>
     where
-        P: Serialize + DeserializeOwned + Any + Send + Sync,
+        P: Storable + Any + Send + Sync,
     {
         self.publish_message_ttl(name, key, payload, self.inner.message_ttl)
             .await
@@ -46,8 +46,9 @@ impl DurableEngine {
         ttl: std::time::Duration,
     ) -> Result<Published, EngineError>
     where
-        P: Serialize + DeserializeOwned + Any + Send + Sync,
+        P: Storable + Any + Send + Sync,
     {
+        self.payload_fits::<P>(name)?;
         self.message_type::<P>(name);
         let json = serde_json::to_string(&payload).map_err(|e| EngineError::Data {
             process: "",
@@ -79,6 +80,23 @@ impl DurableEngine {
             self.inner.writer.send(vec![Write::DropMessage { id }]);
         }
         Ok(published)
+    }
+
+    /// Whether a `P` is what the registered catches of `name` take (any type, for a
+    /// name none of them types).
+    fn payload_fits<P: Any>(&self, name: &str) -> Result<(), EngineError> {
+        let types = self.inner.payload_types.lock();
+        let types = types.unwrap_or_else(|p| p.into_inner());
+        match types.get(name) {
+            Some(expected) if expected.id != std::any::TypeId::of::<P>() => {
+                Err(EngineError::WrongPayload {
+                    message: name.to_string(),
+                    expected: expected.name,
+                    given: std::any::type_name::<P>(),
+                })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// What the broker did with the messages published here so far (delivered,
@@ -145,8 +163,16 @@ impl DurableEngine {
                     name,
                     apply,
                     decode,
+                    payload_type,
                     ..
-                }) => Some((*name, apply.is_some(), decode(), node.id)),
+                }) => {
+                    if let Some(payload_type) = payload_type() {
+                        let types = self.inner.payload_types.lock();
+                        let mut types = types.unwrap_or_else(|p| p.into_inner());
+                        types.entry(name.to_string()).or_insert(payload_type);
+                    }
+                    Some((*name, apply.is_some(), decode(), node.id))
+                }
                 _ => None,
             });
         let catches: Vec<_> = catches.collect();

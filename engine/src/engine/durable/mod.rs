@@ -3,13 +3,11 @@
 //! survive a crash, a deploy or a restart, and [`DurableEngine::resume`] goes on with
 //! them.
 
+use crate::data::Storable;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 
 mod calls;
 #[cfg(feature = "postgres")]
@@ -25,6 +23,7 @@ mod report;
 mod resume;
 pub(super) mod schedule;
 mod signals;
+mod typed;
 mod watch;
 
 #[cfg(feature = "postgres")]
@@ -120,6 +119,9 @@ pub(crate) struct Inner {
     /// The names in `payloads` whose decoder reads any payload as `()` (learnt from
     /// a catch without `apply`): a typed one found later replaces it.
     payloads_ignored: Mutex<std::collections::HashSet<String>>,
+    /// Per message name, the payload type the registered processes' catches take
+    /// (the first typed catch's): a publish of another type is refused.
+    payload_types: Mutex<HashMap<String, crate::graph::PayloadType>>,
     next_message: AtomicU64,
     /// How long a published message waits in the store for its catch.
     message_ttl: Duration,
@@ -259,6 +261,7 @@ impl DurableEngine {
             adopters: Mutex::new(HashMap::new()),
             payloads: Mutex::new(HashMap::new()),
             payloads_ignored: Mutex::new(std::collections::HashSet::new()),
+            payload_types: Mutex::new(HashMap::new()),
             next_message: AtomicU64::new(next.message),
             message_ttl,
             keep_history: std::sync::atomic::AtomicBool::new(false),
@@ -305,7 +308,7 @@ impl DurableEngine {
     /// processes catches.
     pub fn register<D>(&self, process: &'static Process<D>) -> Result<(), EngineError>
     where
-        D: ProcessData + Serialize + DeserializeOwned,
+        D: ProcessData + Storable,
     {
         self.learn_payload_types(process)?;
         let mut registry = self
@@ -341,7 +344,7 @@ impl DurableEngine {
         data: D,
     ) -> Result<InstanceHandle<D>, EngineError>
     where
-        D: ProcessData + Serialize + DeserializeOwned,
+        D: ProcessData + Storable,
     {
         self.register(process)?;
         let handle = self

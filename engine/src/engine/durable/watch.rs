@@ -1,5 +1,6 @@
 //! [`Watched`]: an instance seen through the store, whichever engine (node) runs it.
 
+use crate::data::Storable;
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -45,7 +46,7 @@ impl DurableEngine {
     /// [`NodeConfig::poll`](super::NodeConfig) on a node of several, else every 50 ms).
     pub fn watch<D>(&self, process: &'static Process<D>, id: InstanceId) -> Watched<D>
     where
-        D: ProcessData + Serialize + DeserializeOwned,
+        D: ProcessData + Storable,
     {
         #[cfg(feature = "postgres")]
         let poll = self
