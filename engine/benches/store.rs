@@ -46,6 +46,10 @@ fn record(id: u64, seq: u64) -> InstanceRecord {
         state: state(id),
         outcome: None,
         updated_ms: 1_700_000_000_000,
+        business_key: None,
+        started_ms: 1_700_000_000_000,
+        waits: Vec::new(),
+        incidents: 0,
     }
 }
 

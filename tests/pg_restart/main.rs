@@ -445,6 +445,10 @@ fn a_write_lost_in_a_crash_runs_again_and_is_not_taken_for_stored() {
             state: format!("{{\"seq\":{seq}}}"),
             outcome: None,
             updated_ms: 0,
+            business_key: None,
+            started_ms: 0,
+            waits: Vec::new(),
+            incidents: 0,
         };
         store
             .apply(&[thresh::store::Write::Put(record)])

@@ -85,6 +85,9 @@ impl Tables {
                 record.status = *status;
                 record.outcome.clone_from(outcome);
                 record.updated_ms = *at_ms;
+                // An ended instance waits nowhere and has no open incident.
+                record.waits.clear();
+                record.incidents = 0;
                 undo.push(Undo::Instance(*id, Some(old)));
             }
             Write::Buffer(message) => {

@@ -42,13 +42,13 @@ mod memory;
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
 mod tick;
 mod writer;
 
 #[cfg(test)]
 mod tests;
-
-use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
@@ -62,63 +62,9 @@ pub use postgres::{
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore, SCHEMA_VERSION};
+pub use crate::query::{After, InstanceQuery, SortBy, Status};
 pub use tick::{parse_anchors, stored_tick, TimerAnchors, TimerTick};
 pub use writer::{Receipt, Writer, WriterConfig, WriterStats};
-
-/// Where an instance is in its life. Stored as its lowercase name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// Still running (or waiting): resumed after a restart.
-    Running,
-    /// Reached its end.
-    Completed,
-    /// Ended by a terminate end event.
-    Terminated,
-    /// Cancelled from outside (its handle, or engine shutdown policy).
-    Cancelled,
-    /// Failed (an uncaught error, a failed task).
-    Failed,
-}
-
-impl Status {
-    /// Every status, in declaration order.
-    pub const ALL: [Status; 5] = [
-        Status::Running,
-        Status::Completed,
-        Status::Terminated,
-        Status::Cancelled,
-        Status::Failed,
-    ];
-
-    /// The name stored on disk: `running`, `completed`, `terminated`, `cancelled`,
-    /// `failed`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Running => "running",
-            Status::Completed => "completed",
-            Status::Terminated => "terminated",
-            Status::Cancelled => "cancelled",
-            Status::Failed => "failed",
-        }
-    }
-
-    /// The status named `name` (as [`Status::as_str`] spells it), if any.
-    pub fn from_name(name: &str) -> Option<Status> {
-        Status::ALL.into_iter().find(|s| s.as_str() == name)
-    }
-
-    /// Whether the instance has ended (any status but `Running`).
-    pub fn is_ended(self) -> bool {
-        self != Status::Running
-    }
-}
-
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// One instance's checkpoint: what recovery needs to find and resume it, and its
 /// state as an opaque JSON document.
@@ -143,6 +89,63 @@ pub struct InstanceRecord {
     /// When this record was written (for an ended instance: when it ended), in
     /// milliseconds since the Unix epoch.
     pub updated_ms: i64,
+    /// The business key it was started with (`start_keyed`), if any: the caller's
+    /// name for it (an order number), not a correlation key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub business_key: Option<String>,
+    /// When it started, in milliseconds since the Unix epoch (the same in every
+    /// checkpoint of an instance).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub started_ms: i64,
+    /// The ids of the elements its tokens wait at in this checkpoint (catches,
+    /// receive and user tasks, joins, call activities, tokens held at an incident or
+    /// a backoff), each once, sorted; the stores keep them in an indexed side table.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waits: Vec<String>,
+    /// How many incidents are open in this checkpoint.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub incidents: u32,
+}
+
+fn is_zero<N: Default + PartialEq>(n: &N) -> bool {
+    *n == N::default()
+}
+
+impl InstanceRecord {
+    /// When it ended (its `updated_ms`), if it did.
+    pub fn ended_ms(&self) -> Option<i64> {
+        self.status.is_ended().then_some(self.updated_ms)
+    }
+}
+
+impl crate::query::Row for InstanceRecord {
+    fn id(&self) -> u64 {
+        self.id
+    }
+    fn process(&self) -> &str {
+        &self.process
+    }
+    fn status(&self) -> Status {
+        self.status
+    }
+    fn waits(&self) -> &[String] {
+        &self.waits
+    }
+    fn business_key(&self) -> Option<&str> {
+        self.business_key.as_deref()
+    }
+    fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+    fn incidents(&self) -> u32 {
+        self.incidents
+    }
+    fn started_ms(&self) -> i64 {
+        self.started_ms
+    }
+    fn ended_ms(&self) -> Option<i64> {
+        InstanceRecord::ended_ms(self)
+    }
 }
 
 /// A message the broker buffered for a catch that is not armed yet.
@@ -302,6 +305,20 @@ pub trait Store: Send + Sync {
         process: Option<&str>,
         status: Option<Status>,
     ) -> Result<Vec<InstanceRecord>, StoreError>;
+
+    /// The instances `query` selects, in its order, at most its `limit`. The
+    /// default reads every record (the reference semantics, [`MemoryStore`]'s);
+    /// the SQL stores answer from their indexes.
+    fn query(&self, query: &InstanceQuery) -> Result<Vec<InstanceRecord>, StoreError> {
+        Ok(query.select(self.list(query.process.as_deref(), None)?))
+    }
+
+    /// How many instances `query` selects (its order, cursor, offset and limit
+    /// ignored).
+    fn count(&self, query: &InstanceQuery) -> Result<u64, StoreError> {
+        let all = self.list(query.process.as_deref(), None)?;
+        Ok(all.iter().filter(|r| query.matches(*r)).count() as u64)
+    }
 
     /// Every buffered message, by id.
     fn messages(&self) -> Result<Vec<MessageRecord>, StoreError>;

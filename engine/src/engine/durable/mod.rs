@@ -348,7 +348,35 @@ impl DurableEngine {
     {
         self.register(process)?;
         let handle = self
-            .start_graph(process.graph(), Codec::json_of::<D>(), Erased::new(data))
+            .start_graph(process.graph(), Codec::json_of::<D>(), Erased::new(data), None)
+            .await?;
+        Ok(handle.typed())
+    }
+
+    /// [`DurableEngine::start`] with a business key: the caller's name for the
+    /// instance (an order number), stored in its own indexed column and found again
+    /// with [`Query::key`](crate::Query::key). Not unique: several instances of a
+    /// process may share one (as in Camunda); a query by key lists them all. An
+    /// empty key, or one holding a NUL, is [`EngineError::BadBusinessKey`].
+    pub async fn start_keyed<D>(
+        &self,
+        process: &'static Process<D>,
+        business_key: impl Into<String>,
+        data: D,
+    ) -> Result<InstanceHandle<D>, DurableError>
+    where
+        D: ProcessData + Serialize + DeserializeOwned,
+    {
+        let business_key = crate::query::check_business_key(business_key.into())
+            .map_err(|reason| EngineError::BadBusinessKey { reason })?;
+        self.register(process)?;
+        let handle = self
+            .start_graph(
+                process.graph(),
+                Codec::json_of::<D>(),
+                Erased::new(data),
+                Some(business_key),
+            )
             .await?;
         Ok(handle.typed())
     }
@@ -360,6 +388,7 @@ impl DurableEngine {
         process: &'static Graph<Erased>,
         codec: Codec<Erased>,
         data: Erased,
+        business_key: Option<String>,
     ) -> Result<InstanceHandle<Erased>, EngineError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| EngineError::NoRuntime)?;
         let encoded = (codec.encode)(&data).map_err(|message| EngineError::Data {
@@ -375,6 +404,7 @@ impl DurableEngine {
             message: e.to_string(),
         })?;
         let id = self.engine.inner.next_id().0;
+        let started_ms = now_ms();
         let record = InstanceRecord {
             id,
             process: process.name().to_string(),
@@ -385,6 +415,10 @@ impl DurableEngine {
             state,
             outcome: None,
             updated_ms: now_ms(),
+            business_key: business_key.clone(),
+            started_ms,
+            waits: Vec::new(),
+            incidents: 0,
         };
         match self.inner.writer.submit(vec![Write::Put(record)]).await {
             Ok(()) => {}
@@ -398,7 +432,9 @@ impl DurableEngine {
             Err(error) => return Err(error.into()),
         }
         let admitted = self.engine.inner.admit().ok_or(EngineError::ShuttingDown)?;
-        let durable = Durable::new(self.inner.writer.clone(), codec, id, 1, None);
+        let mut durable = Durable::new(self.inner.writer.clone(), codec, id, 1, None);
+        durable.business_key = business_key;
+        durable.started_ms = started_ms;
         let born = (data, Entry::NoneStart);
         Ok(self.spawn_stored(admitted, &runtime, process, born, durable, None))
     }

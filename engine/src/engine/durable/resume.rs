@@ -183,13 +183,19 @@ impl DurableEngine {
             .inner
             .admit()
             .ok_or_else(|| SkipReason::Unreadable("the engine is shutting down".to_string()))?;
-        let durable = Durable::new(
+        let mut durable = Durable::new(
             self.inner.writer.clone(),
             codec,
             record.id,
             record.seq,
             record.key,
         );
+        durable.business_key = record.business_key;
+        // A record of before the store kept start times has none: its last write's.
+        durable.started_ms = match record.started_ms {
+            0 => record.updated_ms,
+            started => started,
+        };
         Ok(self.spawn_stored(admitted, &runtime, process, (data, entry), durable, parent))
     }
 }

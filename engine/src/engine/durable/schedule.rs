@@ -265,6 +265,10 @@ async fn start_tick(
         state,
         outcome: None,
         updated_ms: now_ms(),
+        business_key: None,
+        started_ms: now_ms(),
+        waits: Vec::new(),
+        incidents: 0,
     });
     match schedules.record_tick(node, from, to, instance).await {
         Ok(()) => {}

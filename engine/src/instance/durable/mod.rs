@@ -41,6 +41,11 @@ pub(crate) struct Durable<D> {
     /// The checkpoint number of the last write.
     pub seq: u64,
     pub key: Option<String>,
+    /// The business key it was started with (`start_keyed`), written in every
+    /// checkpoint (the writer may coalesce the first away).
+    pub business_key: Option<String>,
+    /// When it started (wall clock, ms), likewise.
+    pub started_ms: i64,
     /// The last checkpoint written, to skip a step that changed nothing.
     last: Option<String>,
     /// Stopped by a shutdown: it stays stored as running.
@@ -69,6 +74,8 @@ impl<D> Durable<D> {
             id,
             seq,
             key,
+            business_key: None,
+            started_ms: now_ms(),
             last: None,
             suspended: false,
             acks: Vec::new(),
@@ -203,6 +210,7 @@ impl<D: ProcessData> Instance<D> {
         };
         let process = self.process;
         let intake = self.intake_tx.made().clone();
+        let (waits, incidents) = self.rests_at();
         let Some(durable) = &mut self.durable else {
             return;
         };
@@ -227,6 +235,10 @@ impl<D: ProcessData> Instance<D> {
             state: state.clone(),
             outcome: None,
             updated_ms: now_ms(),
+            business_key: durable.business_key.clone(),
+            started_ms: durable.started_ms,
+            waits,
+            incidents,
         };
         durable.last = Some(state);
         // One transaction: the state with the messages it applied (exactly once).
@@ -250,6 +262,31 @@ impl<D: ProcessData> Instance<D> {
                 }
             }
         });
+    }
+
+    /// What a query reads of the instance at rest: the ids of the elements its
+    /// tokens wait at (each once, sorted) and its open incidents.
+    pub(crate) fn rests_at(&self) -> (Vec<String>, u32) {
+        let nodes = &self.process.nodes;
+        let mut waits: Vec<String> = self
+            .tracks
+            .iter()
+            .filter(|t| match t.state() {
+                TrackState::Parked | TrackState::AtJoin | TrackState::Held => true,
+                // A call activity waits for its child.
+                TrackState::Working => matches!(nodes[t.at].kind, NodeKind::Call(_)),
+                _ => false,
+            })
+            .map(|t| nodes[t.at].id.to_string())
+            .collect();
+        waits.sort_unstable();
+        waits.dedup();
+        let incidents = self
+            .retries
+            .iter()
+            .filter(|h| matches!(h.wait, super::state::retries::HeldFor::Incident(_)))
+            .count();
+        (waits, u32::try_from(incidents).unwrap_or(u32::MAX))
     }
 
     /// A checkpoint was not stored: the instance fails — unless another node owns it
@@ -325,6 +362,10 @@ impl<D: ProcessData> Instance<D> {
                     state,
                     outcome: None,
                     updated_ms: now_ms(),
+                    business_key: durable.business_key.clone(),
+                    started_ms: durable.started_ms,
+                    waits: Vec::new(),
+                    incidents: 0,
                 }),
             );
         }

@@ -18,13 +18,16 @@ impl SqliteStore {
                 let changed = tx
                     .prepare_cached(
                         "INSERT INTO instances
-                           (id, process, fingerprint, status, key, seq, state, outcome, updated_ms)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                           (id, process, fingerprint, status, key, seq, state, outcome, updated_ms,
+                            business_key, started_ms, incidents)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
                          ON CONFLICT (id) DO UPDATE SET
                            process = excluded.process, fingerprint = excluded.fingerprint,
                            status = excluded.status, key = excluded.key, seq = excluded.seq,
                            state = excluded.state, outcome = excluded.outcome,
-                           updated_ms = excluded.updated_ms
+                           updated_ms = excluded.updated_ms,
+                           business_key = excluded.business_key,
+                           started_ms = excluded.started_ms, incidents = excluded.incidents
                          WHERE instances.status = 'running' AND excluded.seq > instances.seq",
                     )
                     .and_then(|mut s| {
@@ -37,7 +40,10 @@ impl SqliteStore {
                             to_i64(r.seq),
                             r.state,
                             r.outcome,
-                            r.updated_ms
+                            r.updated_ms,
+                            r.business_key,
+                            r.started_ms,
+                            r.incidents
                         ])
                     })
                     .map_err(|e| fail("storing a checkpoint", e))?;
@@ -188,6 +194,51 @@ impl SqliteStore {
                 )
                 .and_then(|mut s| s.execute([ended_before_ms]))
                 .map_err(|e| fail("purging ended instances", e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The side table of waits after a batch that applied: each instance put gets
+    /// its last put's waits, each ended one none (and no open incident).
+    pub(super) fn sync_waits(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        batch: &[Write],
+    ) -> Result<(), StoreError> {
+        let fail = |e| self.fail("storing an instance's waits", e);
+        for write in batch {
+            match write {
+                Write::Put(r) => {
+                    tx.prepare_cached("DELETE FROM instance_waits WHERE instance = ?1")
+                        .and_then(|mut s| s.execute([to_i64(r.id)]))
+                        .map_err(fail)?;
+                    if r.status.is_ended() {
+                        continue;
+                    }
+                    let mut insert = tx
+                        .prepare_cached(
+                            "INSERT OR IGNORE INTO instance_waits
+                               (instance, process, node, started_ms) VALUES (?1, ?2, ?3, ?4)",
+                        )
+                        .map_err(fail)?;
+                    for node in &r.waits {
+                        insert
+                            .execute(params![to_i64(r.id), r.process, node, r.started_ms])
+                            .map_err(fail)?;
+                    }
+                }
+                Write::End { id, .. } => {
+                    tx.prepare_cached("DELETE FROM instance_waits WHERE instance = ?1")
+                        .and_then(|mut s| s.execute([to_i64(*id)]))
+                        .map_err(fail)?;
+                    tx.prepare_cached(
+                        "UPDATE instances SET incidents = 0 WHERE id = ?1 AND incidents > 0",
+                    )
+                    .and_then(|mut s| s.execute([to_i64(*id)]))
+                    .map_err(fail)?;
+                }
+                _ => {}
             }
         }
         Ok(())

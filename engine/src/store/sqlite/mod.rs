@@ -22,7 +22,10 @@ const APPLICATION_ID: i32 = 0x7468_7273;
 const MAGIC: &str = "thresh-store";
 /// The migrations: `MIGRATIONS[v]` takes a store from schema `v` to `v + 1` (schema
 /// 0 is an empty database). Append only; never edit a released one.
-const MIGRATIONS: &[&str] = &[include_str!("../schema_v1.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../schema_v1.sql"),
+    include_str!("../schema_v2.sql"),
+];
 /// The newest schema version this build reads and writes.
 ///
 /// Needs the `sqlite` feature.
@@ -77,9 +80,10 @@ impl Default for SqliteOptions {
 /// ([`StoreError::Corrupt`], skipped with [`SqliteOptions::quick_check`] off). Only
 /// then are migrations applied (in that transaction), WAL mode set and the lock taken.
 ///
-/// ## Schema (version 1)
+/// ## Schema (version 2: version 1, then its migration)
 /// ```sql
 #[doc = include_str!("../schema_v1.sql")]
+#[doc = include_str!("../schema_v2.sql")]
 /// ```
 /// Documents are `TEXT` holding JSON (`CHECK (json_valid(...))`); a fingerprint is
 /// stored as the `INTEGER` with the same 64 bits (`printf('%016x', fingerprint)`

@@ -3,8 +3,9 @@
 
 use rusqlite::{params, TransactionBehavior};
 
+use super::super::sql::{Param, Sql};
 use super::super::{
-    raise_ids, DeploymentRecord, Ids, InstanceRecord, MessageRecord, Status, Store, StoreError,
+    raise_ids, InstanceQuery, DeploymentRecord, Ids, InstanceRecord, MessageRecord, Status, Store, StoreError,
     Write,
 };
 use super::{to_i64, SqliteStore};
@@ -36,6 +37,10 @@ impl SqliteStore {
             state: row.get(6)?,
             outcome: row.get(7)?,
             updated_ms: row.get(8)?,
+            business_key: row.get(9)?,
+            started_ms: row.get(10)?,
+            incidents: row.get(11)?,
+            waits: row.get(12)?,
         })
     }
 
@@ -50,6 +55,11 @@ impl SqliteStore {
             state: raw.state,
             outcome: raw.outcome,
             updated_ms: raw.updated_ms,
+            business_key: raw.business_key,
+            started_ms: raw.started_ms,
+            incidents: u32::try_from(raw.incidents)
+                .map_err(|_| self.corrupt(format!("incident count {}", raw.incidents)))?,
+            waits: split_waits(raw.waits),
         })
     }
 
@@ -58,13 +68,18 @@ impl SqliteStore {
         filter: &str,
         params: &[&dyn rusqlite::ToSql],
     ) -> Result<Vec<InstanceRecord>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM instances i {filter} ORDER BY id");
+        self.read_instances(&sql, params)
+    }
+
+    fn read_instances(
+        &self,
+        sql: &str,
+        params: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<InstanceRecord>, StoreError> {
         let conn = self.conn();
-        let sql = format!(
-            "SELECT id, process, fingerprint, status, key, seq, state, outcome, updated_ms
-             FROM instances {filter} ORDER BY id"
-        );
         let raws = conn
-            .prepare_cached(&sql)
+            .prepare_cached(sql)
             .and_then(|mut s| {
                 s.query_map(params, |row| self.instance_row(row))?
                     .collect::<rusqlite::Result<Vec<_>>>()
@@ -73,6 +88,35 @@ impl SqliteStore {
         drop(conn);
         raws.into_iter().map(|raw| self.record(raw)).collect()
     }
+}
+
+/// An instance's columns, its waits as one text (`instances i`).
+const COLUMNS: &str = "i.id, i.process, i.fingerprint, i.status, i.key, i.seq, i.state, i.outcome,
+     i.updated_ms, i.business_key, i.started_ms, i.incidents,
+     (SELECT group_concat(node, char(31)) FROM instance_waits WHERE instance = i.id)";
+
+/// The waits' ids, joined by U+001F (no element id holds it), sorted.
+fn split_waits(joined: Option<String>) -> Vec<String> {
+    let mut waits: Vec<String> = joined
+        .map(|j| j.split('\u{1f}').map(str::to_string).collect())
+        .unwrap_or_default();
+    waits.sort();
+    waits
+}
+
+/// `?1`, `?2`, ...
+fn mark(n: usize) -> String {
+    format!("?{n}")
+}
+
+fn sql_params(sql: &Sql) -> Vec<&dyn rusqlite::ToSql> {
+    sql.params
+        .iter()
+        .map(|p| match p {
+            Param::Text(t) => t as &dyn rusqlite::ToSql,
+            Param::Int(n) => n as &dyn rusqlite::ToSql,
+        })
+        .collect()
 }
 
 struct RawInstance {
@@ -85,6 +129,10 @@ struct RawInstance {
     state: String,
     outcome: Option<String>,
     updated_ms: i64,
+    business_key: Option<String>,
+    started_ms: i64,
+    incidents: i64,
+    waits: Option<String>,
 }
 
 impl Store for SqliteStore {
@@ -102,6 +150,7 @@ impl Store for SqliteStore {
             self.apply_one(&tx, write)?;
             raise_ids(&mut next, write);
         }
+        self.sync_waits(&tx, batch)?;
         for (key, id) in [
             ("next_instance_id", next.instance),
             ("next_message_id", next.message),
@@ -141,6 +190,21 @@ impl Store for SqliteStore {
                 self.query_instances("WHERE status = ?2 AND process = ?1", &[&p, &s])
             }
         }
+    }
+
+    fn query(&self, query: &InstanceQuery) -> Result<Vec<InstanceRecord>, StoreError> {
+        let sql = Sql::select(query, COLUMNS, mark);
+        self.read_instances(&sql.text, &sql_params(&sql))
+    }
+
+    fn count(&self, query: &InstanceQuery) -> Result<u64, StoreError> {
+        let sql = Sql::count(query, mark);
+        let conn = self.conn();
+        let n: i64 = conn
+            .prepare_cached(&sql.text)
+            .and_then(|mut s| s.query_row(sql_params(&sql).as_slice(), |r| r.get(0)))
+            .map_err(|e| self.fail("counting instances", e))?;
+        self.unsigned("count", n)
     }
 
     fn messages(&self) -> Result<Vec<MessageRecord>, StoreError> {

@@ -27,6 +27,10 @@ pub(super) fn rec(id: u64, seq: u64, state: &str) -> InstanceRecord {
         state: state.into(),
         outcome: None,
         updated_ms: 1_000 + seq as i64,
+        business_key: None,
+        started_ms: 1_000,
+        waits: Vec::new(),
+        incidents: 0,
     }
 }
 
@@ -73,7 +77,7 @@ fn records_serialise_with_stable_names() {
     let json = serde_json::to_string(&r).unwrap();
     assert_eq!(
         json,
-        r#"{"id":1,"process":"odd","fingerprint":18369338455114121217,"status":"cancelled","key":"k1","seq":2,"state":"{}","outcome":null,"updated_ms":1002}"#
+        r#"{"id":1,"process":"odd","fingerprint":18369338455114121217,"status":"cancelled","key":"k1","seq":2,"state":"{}","outcome":null,"updated_ms":1002,"started_ms":1000}"#
     );
     assert_eq!(serde_json::from_str::<InstanceRecord>(&json).unwrap(), r);
     for s in Status::ALL {
