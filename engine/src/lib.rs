@@ -41,6 +41,7 @@ pub mod loops;
 mod mem;
 #[cfg(feature = "metrics")]
 mod metrics;
+pub mod query;
 pub mod refs;
 pub mod retry;
 #[cfg(feature = "durable")]
@@ -72,6 +73,7 @@ pub use instance::{
     Happening, History, InstanceError, InstanceHandle, InstanceId, OpenWork, Outcome, Step,
     TrackId, WorkError,
 };
+pub use query::{InstanceSummary, Page, Query, QueryError, SortBy, Status};
 pub use retry::{Incident, IncidentId, OnFailure, RetryError, RetryPolicy};
 /// Declare a process. See the crate README for the DSL.
 pub use thresh_macros::process;

@@ -25,6 +25,13 @@ pub struct EngineConfig {
     /// What happens when a task's attempts are spent, its error is permanent or a
     /// gateway has no flow to take: an incident (the default) or the instance fails.
     pub on_failure: OnFailure,
+    /// How many ended instances' summaries the engine keeps for
+    /// [`Engine::instances`](crate::Engine::instances) (0 by default: an in-memory
+    /// engine forgets an instance when it ends, and a query lists only running
+    /// ones). The last `keep_ended` to end are kept, oldest dropped first; with it
+    /// set, every ending instance pays a clone of its data. A durable engine's
+    /// queries read its store, which keeps ended instances until purged.
+    pub keep_ended: usize,
 }
 
 impl Default for EngineConfig {
@@ -35,6 +42,7 @@ impl Default for EngineConfig {
             max_call_depth: 64,
             retry: RetryPolicy::default(),
             on_failure: OnFailure::Incident,
+            keep_ended: 0,
         }
     }
 }

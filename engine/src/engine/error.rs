@@ -105,6 +105,15 @@ pub enum EngineError {
         /// The serializer's message.
         message: String,
     },
+    /// A business key that cannot be one (`start_keyed`).
+    #[error("bad business key: {reason}")]
+    BadBusinessKey {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An instance query could not run as written.
+    #[error(transparent)]
+    Query(#[from] crate::query::QueryError),
     /// The engine is shutting down: no instance starts.
     #[error("the engine is shutting down: no instance starts")]
     ShuttingDown,

@@ -8,6 +8,7 @@ mod error;
 pub(crate) mod feature_off;
 mod ids;
 mod incidents;
+mod queries;
 
 mod stop;
 mod typed;
@@ -135,13 +136,16 @@ impl Engine {
             max_call_depth,
             retry,
             on_failure,
+            keep_ended,
         } = config;
+        let hub = Hub::new(config);
+        hub.listing.set_keep_ended(keep_ended);
         Self {
             inner: Arc::new(Inner {
                 instance_ids: ids::InstanceIds::new(),
                 next_deployment: AtomicU64::new(0),
                 deployments: Mutex::new(HashMap::new()),
-                hub: Arc::new(Hub::new(config)),
+                hub: Arc::new(hub),
                 stop: Stop::new(),
                 loops: TaskTracker::new(),
                 timer_starts: TaskTracker::new(),
@@ -257,7 +261,7 @@ impl Engine {
         data: Erased,
     ) -> Result<InstanceHandle<Erased>, EngineError> {
         self.start_by(data, |inner, admitted, runtime, data| {
-            inner.spawn(admitted, runtime, graph, data, Entry::NoneStart)
+            inner.spawn(admitted, runtime, graph, data, Entry::NoneStart, None)
         })
     }
 
@@ -429,9 +433,11 @@ impl Inner {
         process: &'static Graph<Erased>,
         data: Erased,
         entry: Entry,
+        business_key: Option<Box<str>>,
     ) -> InstanceHandle<Erased> {
         let id = self.next_id();
         let mut birth = self.birth(runtime, process, None);
+        birth.business_key = business_key;
         // `Engine::start`: no handle exists before it returns, so its first step
         // can run here (see `Birth::inline_first_step`).
         birth.inline_first_step = matches!(entry, Entry::NoneStart);
@@ -480,6 +486,7 @@ impl Inner {
             stop: &self.stop,
             history: self.history,
             inline_first_step: false,
+            business_key: None,
             #[cfg(feature = "testing")]
             overrides: self.overrides_of(process),
         }

@@ -243,6 +243,9 @@ pub(crate) struct Hub {
     #[cfg(feature = "postgres")]
     on_wait: std::sync::OnceLock<Arc<tokio::sync::Notify>>,
     stale: AtomicU64,
+    /// The engine's listing of its in-memory instances, for queries
+    /// (`query/memory.rs`): here because every instance holds the hub.
+    pub(crate) listing: crate::query::memory::Listing,
 }
 
 impl Hub {
@@ -257,6 +260,7 @@ impl Hub {
             #[cfg(feature = "postgres")]
             on_wait: std::sync::OnceLock::new(),
             stale: AtomicU64::new(0),
+            listing: crate::query::memory::Listing::default(),
         }
     }
 

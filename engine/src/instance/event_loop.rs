@@ -69,6 +69,8 @@ pub(crate) struct Birth<'a> {
     /// No cancel can come before that step, as no handle exists yet; a stop that
     /// came first is honoured as at any birth.
     pub inline_first_step: bool,
+    /// The business key of an in-memory `Engine::start_keyed`.
+    pub business_key: Option<Box<str>>,
     /// The engine's replaced task handlers for this process, if a test installed
     /// any (feature `testing`): a `testing::HandlerTable<D>`, erased.
     #[cfg(feature = "testing")]
@@ -94,6 +96,7 @@ pub(crate) fn spawn(
         stop,
         history,
         inline_first_step,
+        business_key,
         #[cfg(feature = "testing")]
         overrides,
     } = birth;
@@ -111,6 +114,9 @@ pub(crate) fn spawn(
         crate::metrics::instance_started(process.name, resumed);
     }
     instance.engine = Some(engine);
+    if business_key.is_some() {
+        instance.listed = Some(super::listing::Listed::new(business_key));
+    }
     let parent_id = parent.as_ref().map(|link| link.parent);
     instance.parent = parent.map(Box::new);
     #[cfg(feature = "durable")]
@@ -159,9 +165,11 @@ pub(crate) fn spawn(
                 // Entered rather than `in_scope(move || ..)`: the instance's parts
                 // move out once, into `finish`, not through a closure.
                 let _entered = span.enter();
+                instance.unlist();
                 let finished = leaving!(instance).finish(intake);
                 return InstanceHandle::ended_early(id, commands, parent_id, finished, packed);
             }
+            instance.list_at_rest();
             None
         }
         entry => {
@@ -202,6 +210,7 @@ pub(crate) fn spawn(
         }
         #[cfg(feature = "durable")]
         instance.checkpoint();
+        instance.list_at_rest();
         instance.serve(&mut intake, &stop).await;
         // Every track is stopped and awaited before the outcome is published, so an
         // ended instance leaves no task behind.
@@ -209,6 +218,7 @@ pub(crate) fn spawn(
         // A durable instance's end is stored before its handles see it.
         #[cfg(feature = "durable")]
         instance.store_end().await;
+        instance.unlist();
         leaving!(instance).finish(Some(intake))
     };
     // A panic in the loop (the data type's `Clone`, `diff` or `merge`, or a bug in
@@ -277,6 +287,7 @@ impl<D: ProcessData> Instance<D> {
             while self.workers.try_join_next().is_some() {}
             #[cfg(feature = "durable")]
             self.checkpoint();
+            self.list_at_rest();
         }
     }
 

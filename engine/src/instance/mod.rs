@@ -40,6 +40,7 @@ mod input;
 
 mod joining;
 mod leaving;
+pub(crate) mod listing;
 mod looping;
 mod outcome;
 mod park;

@@ -67,7 +67,8 @@ pub(crate) trait Row {
     fn id(&self) -> u64;
     fn process(&self) -> &str;
     fn status(&self) -> Status;
-    fn waits(&self) -> &[String];
+    /// Whether a token waits at element `node`.
+    fn waits_at(&self, node: &str) -> bool;
     fn business_key(&self) -> Option<&str>;
     fn key(&self) -> Option<&str>;
     fn incidents(&self) -> u32;
@@ -158,7 +159,7 @@ impl InstanceQuery {
             && self
                 .waiting_at
                 .as_ref()
-                .is_none_or(|n| r.waits().iter().any(|w| w == n))
+                .is_none_or(|n| r.waits_at(n))
             && self
                 .business_key
                 .as_ref()

@@ -128,8 +128,8 @@ impl crate::query::Row for InstanceRecord {
     fn status(&self) -> Status {
         self.status
     }
-    fn waits(&self) -> &[String] {
-        &self.waits
+    fn waits_at(&self, node: &str) -> bool {
+        self.waits.iter().any(|w| w == node)
     }
     fn business_key(&self) -> Option<&str> {
         self.business_key.as_deref()

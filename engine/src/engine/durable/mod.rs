@@ -19,6 +19,7 @@ mod incidents;
 mod messages;
 #[cfg(feature = "postgres")]
 mod node_config;
+mod queries;
 mod report;
 mod resume;
 pub(super) mod schedule;
@@ -363,7 +364,7 @@ impl DurableEngine {
         process: &'static Process<D>,
         business_key: impl Into<String>,
         data: D,
-    ) -> Result<InstanceHandle<D>, DurableError>
+    ) -> Result<InstanceHandle<D>, EngineError>
     where
         D: ProcessData + Serialize + DeserializeOwned,
     {

@@ -210,7 +210,8 @@ impl<D: ProcessData> Instance<D> {
         };
         let process = self.process;
         let intake = self.intake_tx.made().clone();
-        let (waits, incidents) = self.rests_at();
+        let (waits, incidents) = self.waits_and_incidents();
+        let waits = waits.into_iter().map(str::to_string).collect();
         let Some(durable) = &mut self.durable else {
             return;
         };
@@ -262,31 +263,6 @@ impl<D: ProcessData> Instance<D> {
                 }
             }
         });
-    }
-
-    /// What a query reads of the instance at rest: the ids of the elements its
-    /// tokens wait at (each once, sorted) and its open incidents.
-    pub(crate) fn rests_at(&self) -> (Vec<String>, u32) {
-        let nodes = &self.process.nodes;
-        let mut waits: Vec<String> = self
-            .tracks
-            .iter()
-            .filter(|t| match t.state() {
-                TrackState::Parked | TrackState::AtJoin | TrackState::Held => true,
-                // A call activity waits for its child.
-                TrackState::Working => matches!(nodes[t.at].kind, NodeKind::Call(_)),
-                _ => false,
-            })
-            .map(|t| nodes[t.at].id.to_string())
-            .collect();
-        waits.sort_unstable();
-        waits.dedup();
-        let incidents = self
-            .retries
-            .iter()
-            .filter(|h| matches!(h.wait, super::state::retries::HeldFor::Incident(_)))
-            .count();
-        (waits, u32::try_from(incidents).unwrap_or(u32::MAX))
     }
 
     /// A checkpoint was not stored: the instance fails — unless another node owns it

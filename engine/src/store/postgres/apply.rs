@@ -36,13 +36,16 @@ impl PostgresStore {
             Write::Put(r) => {
                 let changed = run(
                     "INSERT INTO instances
-                       (id, process, fingerprint, status, key, seq, state, outcome, updated_ms)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7::text::json, $8::text::json, $9)
+                       (id, process, fingerprint, status, key, seq, state, outcome, updated_ms,
+                        business_key, started_ms, incidents)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7::text::json, $8::text::json, $9,
+                             $10, $11, $12)
                      ON CONFLICT (id) DO UPDATE SET
                        process = excluded.process, fingerprint = excluded.fingerprint,
                        status = excluded.status, key = excluded.key, seq = excluded.seq,
                        state = excluded.state, outcome = excluded.outcome,
-                       updated_ms = excluded.updated_ms
+                       updated_ms = excluded.updated_ms, business_key = excluded.business_key,
+                       started_ms = excluded.started_ms, incidents = excluded.incidents
                      WHERE instances.status = 'running' AND excluded.seq > instances.seq",
                     &[
                         &to_i64(r.id),
@@ -54,6 +57,9 @@ impl PostgresStore {
                         &r.state,
                         &r.outcome,
                         &r.updated_ms,
+                        &r.business_key,
+                        &r.started_ms,
+                        &(r.incidents as i32),
                     ],
                     "storing a checkpoint",
                 )?;
@@ -274,5 +280,78 @@ fn no_nul(write: &Write) -> Result<(), StoreError> {
             format!("{what} holds a NUL character, which PostgreSQL text cannot store"),
         )),
         None => Ok(()),
+    }
+}
+
+impl PostgresStore {
+    /// The side table of waits after a batch's writes: each instance put gets its
+    /// last put's waits, each ended one none (and no open incident). Three
+    /// statements for the whole batch, whatever its size.
+    pub(super) fn sync_waits(
+        &self,
+        tx: &mut postgres::Transaction<'_>,
+        statements: &mut HashMap<&'static str, Statement>,
+        batch: &[Write],
+    ) -> Result<(), StoreError> {
+        let mut last: HashMap<u64, Option<&super::super::InstanceRecord>> = HashMap::new();
+        for write in batch {
+            match write {
+                Write::Put(r) => {
+                    last.insert(r.id, (!r.status.is_ended()).then_some(r));
+                }
+                Write::End { id, .. } => {
+                    last.insert(*id, None);
+                }
+                _ => {}
+            }
+        }
+        if last.is_empty() {
+            return Ok(());
+        }
+        let touched: Vec<i64> = last.keys().map(|id| to_i64(*id)).collect();
+        let ended: Vec<i64> = last
+            .iter()
+            .filter(|(_, r)| r.is_none())
+            .map(|(id, _)| to_i64(*id))
+            .collect();
+        let (mut ids, mut processes, mut nodes, mut started) = (vec![], vec![], vec![], vec![]);
+        for r in last.values().flatten() {
+            for node in &r.waits {
+                ids.push(to_i64(r.id));
+                processes.push(r.process.as_str());
+                nodes.push(node.as_str());
+                started.push(r.started_ms);
+            }
+        }
+        let fail = |e| self.fail("storing instances' waits", e);
+        let delete = cached(
+            statements,
+            tx,
+            "DELETE FROM instance_waits WHERE instance = ANY($1)",
+            &self.location,
+        )?;
+        tx.execute(&delete, &[&touched]).map_err(fail)?;
+        if !ids.is_empty() {
+            let insert = cached(
+                statements,
+                tx,
+                "INSERT INTO instance_waits (instance, process, node, started_ms)
+                 SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[])
+                 ON CONFLICT DO NOTHING",
+                &self.location,
+            )?;
+            tx.execute(&insert, &[&ids, &processes, &nodes, &started])
+                .map_err(fail)?;
+        }
+        if !ended.is_empty() {
+            let clear = cached(
+                statements,
+                tx,
+                "UPDATE instances SET incidents = 0 WHERE id = ANY($1) AND incidents > 0",
+                &self.location,
+            )?;
+            tx.execute(&clear, &[&ended]).map_err(fail)?;
+        }
+        Ok(())
     }
 }

@@ -99,22 +99,30 @@ impl PostgresStore {
         let states: Vec<&str> = records.iter().map(|r| r.state.as_str()).collect();
         let outcomes: Vec<Option<&str>> = records.iter().map(|r| r.outcome.as_deref()).collect();
         let updated: Vec<i64> = records.iter().map(|r| r.updated_ms).collect();
+        let business: Vec<Option<&str>> =
+            records.iter().map(|r| r.business_key.as_deref()).collect();
+        let started: Vec<i64> = records.iter().map(|r| r.started_ms).collect();
+        let incidents: Vec<i32> = records.iter().map(|r| r.incidents as i32).collect();
         let Some(node) = &self.node else {
             let statement = cached(
                 statements,
                 tx,
                 "INSERT INTO instances
-                   (id, process, fingerprint, status, key, seq, state, outcome, updated_ms)
+                   (id, process, fingerprint, status, key, seq, state, outcome, updated_ms,
+                    business_key, started_ms, incidents)
                  SELECT id, process, fingerprint, status, key, seq, state::json, outcome::json,
-                        updated_ms
+                        updated_ms, business_key, started_ms, incidents
                  FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[],
-                             $6::bigint[], $7::text[], $8::text[], $9::bigint[])
-                   AS t(id, process, fingerprint, status, key, seq, state, outcome, updated_ms)
+                             $6::bigint[], $7::text[], $8::text[], $9::bigint[],
+                             $10::text[], $11::bigint[], $12::int[])
+                   AS t(id, process, fingerprint, status, key, seq, state, outcome, updated_ms,
+                        business_key, started_ms, incidents)
                  ON CONFLICT (id) DO UPDATE SET
                    process = excluded.process, fingerprint = excluded.fingerprint,
                    status = excluded.status, key = excluded.key, seq = excluded.seq,
                    state = excluded.state, outcome = excluded.outcome,
-                   updated_ms = excluded.updated_ms
+                   updated_ms = excluded.updated_ms, business_key = excluded.business_key,
+                   started_ms = excluded.started_ms, incidents = excluded.incidents
                  WHERE instances.status = 'running' AND excluded.seq > instances.seq",
                 &self.location,
             )?;
@@ -123,7 +131,7 @@ impl PostgresStore {
                     &statement,
                     &[
                         &ids, &processes, &prints, &statuses, &keys, &seqs, &states, &outcomes,
-                        &updated,
+                        &updated, &business, &started, &incidents,
                     ],
                 )
                 .map_err(|e| self.fail("storing checkpoints", e));
@@ -134,18 +142,22 @@ impl PostgresStore {
             tx,
             "INSERT INTO instances
                (id, process, fingerprint, status, key, seq, state, outcome, updated_ms,
-                owner, lease_until, fence)
+                owner, lease_until, fence, business_key, started_ms, incidents)
              SELECT id, process, fingerprint, status, key, seq, state::json, outcome::json,
-                    updated_ms, $10, now() + $11 * interval '1 millisecond', fence
+                    updated_ms, $10, now() + $11 * interval '1 millisecond', fence,
+                    business_key, started_ms, incidents
              FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[],
-                         $6::bigint[], $7::text[], $8::text[], $9::bigint[], $12::bigint[])
+                         $6::bigint[], $7::text[], $8::text[], $9::bigint[], $12::bigint[],
+                         $13::text[], $14::bigint[], $15::int[])
                AS t(id, process, fingerprint, status, key, seq, state, outcome, updated_ms,
-                    fence)
+                    fence, business_key, started_ms, incidents)
              ON CONFLICT (id) DO UPDATE SET
                process = excluded.process, fingerprint = excluded.fingerprint,
                status = excluded.status, key = excluded.key, seq = excluded.seq,
                state = excluded.state, outcome = excluded.outcome,
-               updated_ms = excluded.updated_ms, lease_until = excluded.lease_until
+               updated_ms = excluded.updated_ms, lease_until = excluded.lease_until,
+               business_key = excluded.business_key, started_ms = excluded.started_ms,
+               incidents = excluded.incidents
              WHERE instances.status = 'running' AND excluded.seq > instances.seq
                AND instances.owner = $10 AND instances.fence = excluded.fence",
             &self.location,
@@ -166,6 +178,9 @@ impl PostgresStore {
                 &node.node,
                 &(node.lease_ms as f64),
                 &fences,
+                &business,
+                &started,
+                &incidents,
             ],
         )
         .map_err(|e| self.fail("storing checkpoints", e))

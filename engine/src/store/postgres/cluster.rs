@@ -252,15 +252,17 @@ impl PostgresStore {
                     tx,
                     "INSERT INTO instances
                        (id, process, fingerprint, status, key, seq, state, outcome, updated_ms,
-                        owner, lease_until, fence)
+                        owner, lease_until, fence, business_key, started_ms, incidents)
                      VALUES ($1, $2, $3, $4, $5, $6, $7::text::json, $8::text::json, $9,
-                             $10, now() + $11 * interval '1 millisecond', 1)
+                             $10, now() + $11 * interval '1 millisecond', 1, $13, $14, $15)
                      ON CONFLICT (id) DO UPDATE SET
                        process = excluded.process, fingerprint = excluded.fingerprint,
                        status = excluded.status, key = excluded.key, seq = excluded.seq,
                        state = excluded.state, outcome = excluded.outcome,
                        updated_ms = excluded.updated_ms,
-                       lease_until = excluded.lease_until
+                       lease_until = excluded.lease_until,
+                       business_key = excluded.business_key,
+                       started_ms = excluded.started_ms, incidents = excluded.incidents
                      WHERE instances.status = 'running' AND excluded.seq > instances.seq
                        AND instances.owner = $10 AND instances.fence = $12",
                     &self.location,
@@ -284,6 +286,9 @@ impl PostgresStore {
                             &node.node,
                             &(node.lease_ms as f64),
                             &fence,
+                            &r.business_key,
+                            &r.started_ms,
+                            &(r.incidents as i32),
                         ],
                     )
                     .map_err(|e| self.fail("storing a checkpoint", e));

@@ -40,6 +40,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../postgres_v2.sql"),
     include_str!("../postgres_v3.sql"),
     include_str!("../postgres_v4.sql"),
+    include_str!("../postgres_v5.sql"),
 ];
 /// The newest PostgreSQL schema version this build reads and writes.
 ///
@@ -121,6 +122,10 @@ pub const DEFAULT_SCHEMA: &str = "thresh";
 /// ## Schema (version 4: commit marks, to learn a lost commit's outcome)
 /// ```sql
 #[doc = include_str!("../postgres_v4.sql")]
+/// ```
+/// ## Schema (version 5: instance queries — business key, start and end times, open incidents, waits)
+/// ```sql
+#[doc = include_str!("../postgres_v5.sql")]
 /// ```
 /// Documents are `json`: PostgreSQL checks they are JSON and keeps their text as
 /// written (`jsonb` would re-format it: the records would not read back byte for

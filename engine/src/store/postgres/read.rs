@@ -4,11 +4,21 @@
 use postgres::types::ToSql;
 use postgres::Row;
 
+use super::super::sql::{Param, Sql};
 use super::super::{
-    raise_ids, DeploymentRecord, Ids, InstanceRecord, MessageRecord, Status, Store, StoreError,
+    raise_ids, InstanceQuery, DeploymentRecord, Ids, InstanceRecord, MessageRecord, Status, Store, StoreError,
     Write,
 };
 use super::{cached, to_i64, PostgresStore};
+
+/// An instance's columns, its waits as an array (`instances i`).
+macro_rules! columns {
+    () => {
+        "SELECT i.id, i.process, i.fingerprint, i.status, i.key, i.seq, i.state::text,
+                i.outcome::text, i.updated_ms, i.business_key, i.started_ms, i.incidents,
+                array(SELECT node FROM instance_waits WHERE instance = i.id ORDER BY node)"
+    };
+}
 
 impl PostgresStore {
     pub(super) fn unsigned(&self, what: &str, n: i64) -> Result<u64, StoreError> {
@@ -32,6 +42,10 @@ impl PostgresStore {
             state: row.try_get(6).map_err(get)?,
             outcome: row.try_get(7).map_err(get)?,
             updated_ms: row.try_get(8).map_err(get)?,
+            business_key: row.try_get(9).map_err(get)?,
+            started_ms: row.try_get(10).map_err(get)?,
+            incidents: u32::try_from(row.try_get::<_, i32>(11).map_err(get)?).unwrap_or(0),
+            waits: row.try_get(12).map_err(get)?,
         })
     }
 
@@ -58,6 +72,7 @@ impl Store for PostgresStore {
         }
         self.transact(|tx, statements| {
             self.apply_batch(tx, statements, batch)?;
+            self.sync_waits(tx, statements, batch)?;
             let mut next = Ids::default();
             for write in batch {
                 raise_ids(&mut next, write);
@@ -92,9 +107,7 @@ impl Store for PostgresStore {
         };
         Ok(self
             .query_instances(
-                "SELECT id, process, fingerprint, status, key, seq, state::text, outcome::text,
-                        updated_ms
-                 FROM instances WHERE id = $1",
+                concat!(columns!(), " FROM instances i WHERE id = $1"),
                 &[&id],
             )?
             .pop())
@@ -108,9 +121,8 @@ impl Store for PostgresStore {
         macro_rules! select {
             ($filter:literal) => {
                 concat!(
-                    "SELECT id, process, fingerprint, status, key, seq, state::text,
-                            outcome::text, updated_ms
-                     FROM instances ",
+                    columns!(),
+                    " FROM instances i ",
                     $filter,
                     " ORDER BY id"
                 )
@@ -127,6 +139,30 @@ impl Store for PostgresStore {
                 self.query_instances(select!("WHERE status = $2 AND process = $1"), &[&p, &s])
             }
         }
+    }
+
+    fn query(&self, query: &InstanceQuery) -> Result<Vec<InstanceRecord>, StoreError> {
+        let columns = columns!().trim_start_matches("SELECT ");
+        let sql = Sql::select(query, columns, mark);
+        let rows = self.with(|inner| {
+            inner
+                .client
+                .query(sql.text.as_str(), &sql_params(&sql))
+                .map_err(|e| self.fail("querying instances", e))
+        })?;
+        rows.iter().map(|row| self.record(row)).collect()
+    }
+
+    fn count(&self, query: &InstanceQuery) -> Result<u64, StoreError> {
+        let sql = Sql::count(query, mark);
+        let row = self.with(|inner| {
+            inner
+                .client
+                .query_one(sql.text.as_str(), &sql_params(&sql))
+                .map_err(|e| self.fail("counting instances", e))
+        })?;
+        let n: i64 = row.try_get(0).map_err(|e| self.fail("counting instances", e))?;
+        self.unsigned("count", n)
     }
 
     fn messages(&self) -> Result<Vec<MessageRecord>, StoreError> {
@@ -216,4 +252,19 @@ impl Store for PostgresStore {
             deployment,
         })
     }
+}
+
+/// `$1`, `$2`, ...
+fn mark(n: usize) -> String {
+    format!("${n}")
+}
+
+fn sql_params(sql: &Sql) -> Vec<&(dyn ToSql + Sync)> {
+    sql.params
+        .iter()
+        .map(|p| match p {
+            Param::Text(t) => t as &(dyn ToSql + Sync),
+            Param::Int(n) => n as &(dyn ToSql + Sync),
+        })
+        .collect()
 }

@@ -80,8 +80,11 @@ impl PostgresStore {
                    fence = i.fence + 1
                FROM expired WHERE i.id = expired.id
                RETURNING i.id, i.process, i.fingerprint, i.status, i.key, i.seq,
-                         i.state::text, i.outcome::text, i.updated_ms, i.fence,
-                         expired.owner AS from_owner),
+                         i.state::text, i.outcome::text, i.updated_ms, i.business_key,
+                         i.started_ms, i.incidents,
+                         array(SELECT node FROM instance_waits
+                               WHERE instance = i.id ORDER BY node) AS waits,
+                         i.fence, expired.owner AS from_owner),
              logged AS (
                INSERT INTO handovers (instance, fence, from_owner, to_owner)
                SELECT id, fence, from_owner, $1 FROM moved)
@@ -101,8 +104,8 @@ impl PostgresStore {
         let mut taken = Vec::with_capacity(rows.len());
         for row in &rows {
             let record = self.record(row)?;
-            let fence: i64 = row.get(9);
-            let from: Option<String> = row.get(10);
+            let fence: i64 = row.get(13);
+            let from: Option<String> = row.get(14);
             taken.push(TakenOver {
                 record,
                 fence,

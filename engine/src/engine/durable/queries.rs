@@ -1,0 +1,110 @@
+//! Instance queries from the store: the filter as SQL on the store's indexed
+//! columns (`store/sql.rs`), each row's data read back from its checkpoint or
+//! outcome as the query's type.
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+use super::DurableEngine;
+use crate::engine::EngineError;
+use crate::instance::InstanceId;
+use crate::query::{page_of, InstanceQuery, InstanceSummary, Page, Query, QueryError};
+use crate::store::InstanceRecord;
+
+impl DurableEngine {
+    /// The stored instances `query` selects, one page, each with its data as `D`:
+    /// a running instance's from its last checkpoint, an ended one's from its
+    /// outcome. Runs as one SQL statement on the store's indexes (`SqliteStore`,
+    /// `PostgresStore`; a `MemoryStore` reads every record). The same call as
+    /// [`Engine::instances`](crate::Engine::instances).
+    pub async fn instances<D>(&self, query: &Query<D>) -> Result<Page<D>, EngineError>
+    where
+        D: DeserializeOwned + 'static,
+    {
+        let filter = self.resolve(query)?;
+        let store = self.inner.store.clone();
+        let select = filter.clone();
+        let records = tokio::task::spawn_blocking(move || store.query(&select))
+            .await
+            .map_err(|_| EngineError::NoRuntime)??;
+        Ok(page_of(&filter, records, summary)?)
+    }
+
+    /// How many stored instances `query` selects (its order and page ignored).
+    pub async fn count<D: 'static>(&self, query: &Query<D>) -> Result<u64, EngineError> {
+        let filter = self.resolve(query)?;
+        let store = self.inner.store.clone();
+        Ok(tokio::task::spawn_blocking(move || store.count(&filter))
+            .await
+            .map_err(|_| EngineError::NoRuntime)??)
+    }
+
+    /// The query's filter, its process and element checked.
+    fn resolve<D: 'static>(&self, query: &Query<D>) -> Result<InstanceQuery, QueryError> {
+        let graph = match query.process() {
+            Some(process) => process.graph(),
+            None => {
+                let registry = self
+                    .inner
+                    .registry
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                match registry.get(query.process_name()) {
+                    Some(known) => known.graph,
+                    None => {
+                        let mut known: Vec<&str> = registry.keys().copied().collect();
+                        known.sort_unstable();
+                        return Err(QueryError::UnknownProcess {
+                            name: query.process_name().to_string(),
+                            known: known.join(", "),
+                        });
+                    }
+                }
+            }
+        };
+        let ids: Vec<&str> = graph.nodes.iter().map(|n| n.id).collect();
+        query.resolve(&ids)
+    }
+}
+
+/// The parts of a stored document a query reads: the data.
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum StoredData {
+    Born { data: serde_json::Value },
+    Running { data: serde_json::Value },
+}
+
+#[derive(Deserialize)]
+struct OutcomeData {
+    #[serde(default)]
+    data: serde_json::Value,
+}
+
+fn summary<D: DeserializeOwned>(r: InstanceRecord) -> Result<InstanceSummary<D>, QueryError> {
+    let id = InstanceId(r.id);
+    let bad = |e: serde_json::Error| QueryError::Data {
+        id,
+        message: e.to_string(),
+    };
+    let ended = r.outcome.as_deref().map(serde_json::from_str::<OutcomeData>);
+    let data = match ended {
+        Some(outcome) => outcome.map_err(bad)?.data,
+        None => match serde_json::from_str::<StoredData>(&r.state).map_err(bad)? {
+            StoredData::Born { data } | StoredData::Running { data } => data,
+        },
+    };
+    Ok(InstanceSummary {
+        id,
+        ended_ms: r.ended_ms(),
+        process: r.process,
+        fingerprint: r.fingerprint,
+        status: r.status,
+        business_key: r.business_key,
+        key: r.key,
+        started_ms: r.started_ms,
+        waiting_at: r.waits,
+        incidents: r.incidents,
+        data: serde_json::from_value(data).map_err(bad)?,
+    })
+}

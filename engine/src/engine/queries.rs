@@ -1,0 +1,81 @@
+//! The in-memory engine's instance queries (from its listing, `query/memory.rs`)
+//! and its keyed start.
+
+use super::{Engine, EngineError};
+use crate::data::{Erased, ProcessData};
+use crate::instance::{Entry, InstanceHandle, InstanceId};
+use crate::query::memory::Entry as Listed;
+use crate::query::{page_of, InstanceSummary, Page, Query, QueryError};
+
+impl Engine {
+    /// [`Engine::start`] with a business key: the caller's name for the instance
+    /// (an order number), found again with [`Query::key`]. Not unique: several
+    /// instances of a process may share one (as in Camunda); a query by key lists
+    /// them all. An empty key, or one holding a NUL, is
+    /// [`EngineError::BadBusinessKey`]. The same call as
+    /// [`DurableEngine::start_keyed`](crate::DurableEngine::start_keyed).
+    pub async fn start_keyed<D: ProcessData>(
+        &self,
+        process: &'static crate::Process<D>,
+        business_key: impl Into<String>,
+        data: D,
+    ) -> Result<InstanceHandle<D>, EngineError> {
+        let key = crate::query::check_business_key(business_key.into())
+            .map_err(|reason| EngineError::BadBusinessKey { reason })?;
+        let graph = process.graph();
+        let key = Some(key.into_boxed_str());
+        self.start_by(Erased::new(data), |inner, admitted, runtime, data| {
+            inner.spawn(admitted, runtime, graph, data, Entry::NoneStart, key)
+        })
+        .map(InstanceHandle::typed)
+    }
+
+    /// The instances `query` selects, one page, each with its data as `D` as the
+    /// instance last rested (every token waiting) or ended. From memory: the
+    /// running instances that have rested at least once (one that ends in its
+    /// first step is never listed) and the last
+    /// [`EngineConfig::keep_ended`](crate::EngineConfig::keep_ended) ended ones. A
+    /// query by name ([`Query::named`]) is [`QueryError::Untyped`] here. The same
+    /// call as `DurableEngine::instances`.
+    pub async fn instances<D: ProcessData>(
+        &self,
+        query: &Query<D>,
+    ) -> Result<Page<D>, EngineError> {
+        let filter = resolve(query)?;
+        let rows = self.inner.hub.listing.select(&filter, summary::<D>);
+        Ok(page_of(&filter, rows, Ok)?)
+    }
+
+    /// How many instances `query` selects (its order and page ignored).
+    pub async fn count<D: ProcessData>(&self, query: &Query<D>) -> Result<u64, EngineError> {
+        Ok(self.inner.hub.listing.count(&resolve(query)?))
+    }
+}
+
+fn resolve<D: ProcessData>(query: &Query<D>) -> Result<crate::query::InstanceQuery, QueryError> {
+    let process = query.process().ok_or(QueryError::Untyped)?;
+    let ids: Vec<&str> = process.graph().nodes.iter().map(|n| n.id).collect();
+    query.resolve(&ids)
+}
+
+fn summary<D: ProcessData>(e: &Listed) -> InstanceSummary<D> {
+    let data = e
+        .data
+        .downcast_ref::<Erased>()
+        .and_then(|d| d.get::<D>())
+        .cloned()
+        .expect("a listed instance's data is its process's type");
+    InstanceSummary {
+        id: InstanceId(e.id),
+        process: e.process.to_string(),
+        fingerprint: e.fingerprint,
+        status: e.status,
+        business_key: e.business_key.as_deref().map(str::to_string),
+        key: None,
+        started_ms: e.started_ms,
+        ended_ms: e.ended_ms,
+        waiting_at: e.waits.iter().map(|w| w.to_string()).collect(),
+        incidents: e.incidents,
+        data,
+    }
+}
