@@ -1,6 +1,7 @@
 //! Conformance: the same bodies against every store.
 
 use super::*;
+use super::queries::queries_match_the_reference;
 
 /// Every kind of write, applied and read back.
 fn every_write_round_trips(s: &dyn Store) {
@@ -423,5 +424,6 @@ conformance!(
     refusals_and_atomic_batches,
     ids_are_never_reused,
     timer_ticks_compare_and_set,
-    stale_repeats_drop_by_names_and_key
+    stale_repeats_drop_by_names_and_key,
+    queries_match_the_reference
 );

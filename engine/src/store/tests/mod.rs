@@ -3,6 +3,7 @@
 //! (feature `postgres`) the PostgreSQL store's (against `THRESH_POSTGRES_URL`).
 
 mod conformance;
+mod queries;
 mod writer;
 
 #[cfg(feature = "sqlite")]

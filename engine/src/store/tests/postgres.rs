@@ -130,6 +130,7 @@ fn a_new_schema_becomes_a_store_and_keeps_its_records() {
             "commit_marks",
             "deployments",
             "handovers",
+            "instance_waits",
             "instances",
             "messages",
             "meta"
