@@ -24,7 +24,7 @@ fn raw() -> ::postgres::Client {
 }
 
 /// A fresh schema, `thresh_test_<pid>_<n>`, dropped (with everything in it) at drop.
-pub(crate) struct TestSchema(String);
+pub(crate) struct TestSchema(pub(crate) String);
 
 impl TestSchema {
     pub(crate) fn new() -> TestSchema {
@@ -44,7 +44,7 @@ impl TestSchema {
     }
 
     /// Run `sql` on a connection of its own (off any tokio context).
-    fn sql(&self, sql: &str) {
+    pub(crate) fn sql(&self, sql: &str) {
         let sql = sql.to_owned();
         std::thread::spawn(move || raw().batch_execute(&sql).unwrap())
             .join()
@@ -52,7 +52,7 @@ impl TestSchema {
     }
 
     /// The schema's tables and the rows of its `meta` (to see it was left untouched).
-    fn contents(&self) -> (Vec<String>, Vec<String>) {
+    pub(crate) fn contents(&self) -> (Vec<String>, Vec<String>) {
         let name = self.0.clone();
         std::thread::spawn(move || {
             let mut c = raw();

@@ -165,3 +165,89 @@ pub(super) fn queries_match_the_reference(s: &dyn Store) {
         [2, 7, 17, 22, 27]
     );
 }
+
+/// What a store migrated from before queries holds: its instance, with its last
+/// write's time as its start, no key, no waits until its next checkpoint — and
+/// queries run on it.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(super) fn migrated_instance_is_queryable(s: &dyn Store) {
+    let old = s.instance(4).unwrap().unwrap();
+    assert_eq!(old.started_ms, old.updated_ms);
+    assert_eq!((old.business_key.as_deref(), old.waits.len()), (None, 0));
+    let by_start = InstanceQuery {
+        sort: SortBy::Started,
+        ..InstanceQuery::default()
+    };
+    assert_eq!(s.query(&by_start).unwrap(), vec![old.clone()]);
+    let mut next = old.clone();
+    next.seq += 1;
+    next.waits = vec!["approve".into()];
+    s.apply(&[Write::Put(next.clone())]).unwrap();
+    let waiting = InstanceQuery {
+        waiting_at: Some("approve".into()),
+        ..InstanceQuery::default()
+    };
+    assert_eq!(s.query(&waiting).unwrap(), vec![next]);
+    s.apply(&[Write::End {
+        id: 4,
+        status: Status::Completed,
+        outcome: Some("{}".into()),
+        at_ms: old.updated_ms + 5,
+    }])
+    .unwrap();
+    let ended = InstanceQuery {
+        sort: SortBy::Ended,
+        ..InstanceQuery::default()
+    };
+    let ended = s.query(&ended).unwrap();
+    assert_eq!(ended[0].ended_ms(), Some(old.updated_ms + 5));
+    assert!(s.query(&waiting).unwrap().is_empty());
+}
+
+/// A SQLite store of schema 1 (before queries) migrates to 2 with its records.
+#[cfg(feature = "sqlite")]
+#[test]
+fn a_schema_1_sqlite_store_migrates_for_queries() {
+    let dir = super::sqlite::TempDir::new();
+    {
+        let raw = rusqlite::Connection::open(dir.file()).unwrap();
+        raw.pragma_update(None, "application_id", 0x7468_7273).unwrap();
+        raw.execute_batch(include_str!("../schema_v1.sql")).unwrap();
+        raw.execute_batch(
+            "UPDATE meta SET value = 1 WHERE key = 'schema_version';
+             INSERT INTO instances (id, process, fingerprint, status, key, seq, state, outcome,
+                                    updated_ms)
+               VALUES (4, 'order', 9, 'running', NULL, 3, '{\"running\":{}}', NULL, 1234);",
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(dir.file()).unwrap();
+    assert_eq!(SCHEMA_VERSION, 2);
+    migrated_instance_is_queryable(&store);
+}
+
+/// A PostgreSQL store of schema 4 (before queries) migrates to 5 with its records.
+#[cfg(feature = "postgres")]
+#[test]
+fn a_schema_4_postgres_store_migrates_for_queries() {
+    let schema = super::postgres::TestSchema::new();
+    let v: Vec<&str> = vec![
+        include_str!("../postgres_v1.sql"),
+        include_str!("../postgres_v2.sql"),
+        include_str!("../postgres_v3.sql"),
+        include_str!("../postgres_v4.sql"),
+    ];
+    schema.sql(&format!(
+        "CREATE SCHEMA {0}; SET search_path TO {0}; {1}
+         UPDATE meta SET value = '4' WHERE key = 'schema_version';
+         INSERT INTO instances (id, process, fingerprint, status, key, seq, state, outcome,
+                                updated_ms)
+           VALUES (4, 'order', 9, 'running', NULL, 3, '{{\"running\":{{}}}}', NULL, 1234);",
+        schema.0,
+        v.join("\n")
+    ));
+    let store = schema.connect().unwrap();
+    let (_, meta) = schema.contents();
+    assert!(meta.contains(&"(schema_version,5)".to_string()), "{meta:?}");
+    migrated_instance_is_queryable(&store);
+}
