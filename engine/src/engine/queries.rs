@@ -37,7 +37,7 @@ impl Engine {
     /// [`EngineConfig::keep_ended`](crate::EngineConfig::keep_ended) ended ones. A
     /// query by name ([`Query::named`]) is [`QueryError::Untyped`] here. The same
     /// call as `DurableEngine::instances`.
-    pub async fn instances<D: ProcessData>(
+    pub async fn instances<D: Clone + 'static>(
         &self,
         query: &Query<D>,
     ) -> Result<Page<D>, EngineError> {
@@ -47,18 +47,18 @@ impl Engine {
     }
 
     /// How many instances `query` selects (its order and page ignored).
-    pub async fn count<D: ProcessData>(&self, query: &Query<D>) -> Result<u64, EngineError> {
+    pub async fn count<D: 'static>(&self, query: &Query<D>) -> Result<u64, EngineError> {
         Ok(self.inner.hub.listing.count(&resolve(query)?))
     }
 }
 
-fn resolve<D: ProcessData>(query: &Query<D>) -> Result<crate::query::InstanceQuery, QueryError> {
+fn resolve<D: 'static>(query: &Query<D>) -> Result<crate::query::InstanceQuery, QueryError> {
     let process = query.process().ok_or(QueryError::Untyped)?;
     let ids: Vec<&str> = process.graph().nodes.iter().map(|n| n.id).collect();
     query.resolve(&ids)
 }
 
-fn summary<D: ProcessData>(e: &Listed) -> InstanceSummary<D> {
+fn summary<D: Clone + 'static>(e: &Listed) -> InstanceSummary<D> {
     let data = e
         .data
         .downcast_ref::<Erased>()

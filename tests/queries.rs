@@ -1,0 +1,211 @@
+//! Instance queries on the in-memory engine: from its listing, which each loop
+//! renews when it rests (every token waits) — by process, status, element, business
+//! key, incident, time; sorted and paged by cursor while instances start; bad input
+//! answered with errors that say what is wrong. The durable engine's are in
+//! `tests/durable/instance_queries.rs`.
+
+use std::time::Duration;
+
+use thresh::{
+    process, Engine, EngineConfig, EngineError, ProcessData, Query, QueryError, SortBy, Status,
+    TaskError,
+};
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData)]
+pub struct Expense {
+    pub amount: u32,
+    pub approved: bool,
+    pub card: String,
+}
+
+async fn charge(e: &mut Expense) -> Result<(), TaskError> {
+    match e.card.is_empty() {
+        true => Err(TaskError::new("no card")),
+        false => Ok(()),
+    }
+}
+
+process! {
+    pub EXPENSE: Expense {
+        start s;
+        task  check = |e| async move { e.amount += 1; Ok(()) };
+        user  approve;
+        task  pay = charge: retry(1);
+        end   done;
+        s -> check -> approve -> pay -> done;
+    }
+}
+
+process! {
+    pub QUICK: Expense {
+        start s;
+        task  t = |e| async move { e.amount *= 2; Ok(()) };
+        end   e;
+        s -> t -> e;
+    }
+}
+
+/// Yield until `engine` lists `n` instances of `query`.
+async fn until_listed(engine: &Engine, query: &Query<Expense>, n: u64) {
+    for _ in 0..10_000 {
+        if engine.count(query).await.expect("count") == n {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("never {n} instances listed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_are_found_by_key_element_and_status_with_their_data() {
+    let engine = Engine::with_config(EngineConfig {
+        keep_ended: 10,
+        ..EngineConfig::default()
+    });
+    let seven = engine
+        .start_keyed(&EXPENSE, "expense-7", Expense { amount: 70, ..Expense::default() })
+        .await
+        .expect("started");
+    engine
+        .start_keyed(&EXPENSE, "expense-8", Expense { amount: 80, ..Expense::default() })
+        .await
+        .expect("started");
+    let waiting = Query::of(&EXPENSE).waiting_at("approve");
+    until_listed(&engine, &waiting, 2).await;
+
+    let page = engine
+        .instances(&Query::of(&EXPENSE).key("expense-7"))
+        .await
+        .expect("query");
+    assert_eq!(page.items.len(), 1);
+    let found = &page.items[0];
+    assert_eq!(found.id, seven.id());
+    assert_eq!(found.business_key.as_deref(), Some("expense-7"));
+    assert_eq!(found.status, Status::Running);
+    assert_eq!(found.waiting_at, ["approve"]);
+    assert_eq!((found.process.as_str(), found.fingerprint), ("EXPENSE", EXPENSE.fingerprint()));
+    // Typed data as it rested: `check` ran.
+    assert_eq!(found.data.amount, 71);
+    assert!(found.ended_ms.is_none());
+
+    // Approved with a card: it ends, and is kept (keep_ended = 10).
+    seven
+        .complete("approve", |e: &mut Expense| {
+            e.approved = true;
+            e.card = "visa".into();
+        })
+        .await
+        .expect("completed");
+    tokio::time::timeout(Duration::from_secs(20), seven.outcome()).await.expect("ended");
+    until_listed(&engine, &Query::of(&EXPENSE).status(Status::Completed), 1).await;
+    let done = engine
+        .instances(&Query::of(&EXPENSE).status(Status::Completed).sort_by(SortBy::Ended))
+        .await
+        .expect("query");
+    assert_eq!(done.items[0].id, seven.id());
+    assert!(done.items[0].data.approved);
+    assert!(done.items[0].ended_ms.is_some());
+    assert_eq!(engine.count(&waiting).await.expect("count"), 1);
+    // Ready-at-once instances are listed only as ended ones.
+    engine
+        .start(&QUICK, Expense { amount: 2, ..Expense::default() })
+        .await
+        .expect("started");
+    let quick = engine.instances(&Query::of(&QUICK)).await.expect("query");
+    assert_eq!(quick.items.len(), 1);
+    assert_eq!((quick.items[0].status, quick.items[0].data.amount), (Status::Completed, 4));
+    engine.shutdown(Duration::from_secs(20)).await.expect("shutdown");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_open_incident_is_found_and_ended_instances_are_forgotten_by_default() {
+    let engine = Engine::new();
+    let handle = engine
+        .start(&EXPENSE, Expense::default())
+        .await
+        .expect("started");
+    until_listed(&engine, &Query::of(&EXPENSE).waiting_at("approve"), 1).await;
+    // No card: `pay` fails its one attempt and opens an incident.
+    handle.complete("approve", |_: &mut Expense| {}).await.expect("completed");
+    let stuck = Query::of(&EXPENSE).incident(true);
+    until_listed(&engine, &stuck, 1).await;
+    let page = engine.instances(&stuck).await.expect("query");
+    assert_eq!((page.items[0].incidents, page.items[0].waiting_at.clone()), (1, vec!["pay".to_string()]));
+    assert_eq!(engine.count(&Query::of(&EXPENSE).incident(false)).await.expect("count"), 0);
+    handle.cancel();
+    tokio::time::timeout(Duration::from_secs(20), handle.outcome()).await.expect("ended");
+    until_listed(&engine, &Query::of(&EXPENSE), 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_by_cursor_neither_repeat_nor_miss_while_instances_start() {
+    let engine = Engine::new();
+    let mut first = Vec::new();
+    for n in 0..25 {
+        let h = engine
+            .start_keyed(&EXPENSE, format!("e-{n}"), Expense::default())
+            .await
+            .expect("started");
+        first.push(h.id());
+    }
+    let waiting = Query::of(&EXPENSE).waiting_at("approve").sort_by(SortBy::Started);
+    until_listed(&engine, &waiting, 25).await;
+    let mut seen = Vec::new();
+    let mut next: Option<String> = None;
+    loop {
+        let mut query = waiting.clone().limit(7);
+        if let Some(cursor) = &next {
+            query = query.after(cursor);
+        }
+        let page = engine.instances(&query).await.expect("page");
+        seen.extend(page.items.iter().map(|i| i.id));
+        // New instances start between pages: they sort after every page so far.
+        engine.start(&EXPENSE, Expense::default()).await.expect("started");
+        match page.next {
+            Some(cursor) => next = Some(cursor),
+            None => break,
+        }
+        assert!(seen.len() < 200, "paging does not end");
+    }
+    let mut unique = seen.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), seen.len(), "an instance came twice: {seen:?}");
+    for id in &first {
+        assert!(seen.contains(id), "{id:?} missed");
+    }
+    engine.shutdown(Duration::from_secs(20)).await.expect("shutdown");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_a_clear_error() {
+    let engine = Engine::new();
+    let unknown = engine
+        .instances(&Query::of(&EXPENSE).waiting_at("aprove"))
+        .await
+        .expect_err("no such element");
+    let text = unknown.to_string();
+    assert!(matches!(unknown, EngineError::Query(QueryError::UnknownElement { .. })), "{text}");
+    assert!(text.contains("`aprove`") && text.contains("approve"), "{text}");
+    let garbage = engine
+        .instances(&Query::of(&EXPENSE).after("garbage"))
+        .await
+        .expect_err("bad cursor");
+    assert!(matches!(garbage, EngineError::Query(QueryError::BadCursor { .. })), "{garbage}");
+    // A cursor of another order is refused, not misread.
+    let by_start = "s:a:1700000000000:4";
+    let other = engine
+        .instances(&Query::of(&EXPENSE).after(by_start))
+        .await
+        .expect_err("another order");
+    assert!(other.to_string().contains("sorted another way"), "{other}");
+    let Err(empty) = engine.start_keyed(&EXPENSE, "", Expense::default()).await else {
+        panic!("an empty business key started an instance");
+    };
+    assert!(matches!(empty, EngineError::BadBusinessKey { .. }), "{empty}");
+    let untyped = engine
+        .instances(&Query::named("EXPENSE"))
+        .await
+        .expect_err("in memory: typed only");
+    assert!(matches!(untyped, EngineError::Query(QueryError::Untyped)), "{untyped}");
+}
