@@ -78,6 +78,7 @@ async fn restart(store: &TestStore, old: DurableEngine) -> (DurableEngine, thres
 mod checkpoints;
 mod deployments;
 mod faults;
+mod instance_queries;
 mod messages;
 mod models;
 mod queries;
