@@ -63,11 +63,25 @@ async fn instances_are_found_by_key_element_and_status_with_their_data() {
         ..EngineConfig::default()
     });
     let seven = engine
-        .start_keyed(&EXPENSE, "expense-7", Expense { amount: 70, ..Expense::default() })
+        .start_keyed(
+            &EXPENSE,
+            "expense-7",
+            Expense {
+                amount: 70,
+                ..Expense::default()
+            },
+        )
         .await
         .expect("started");
     engine
-        .start_keyed(&EXPENSE, "expense-8", Expense { amount: 80, ..Expense::default() })
+        .start_keyed(
+            &EXPENSE,
+            "expense-8",
+            Expense {
+                amount: 80,
+                ..Expense::default()
+            },
+        )
         .await
         .expect("started");
     let waiting = Query::of(&EXPENSE).waiting_at("approve");
@@ -83,7 +97,10 @@ async fn instances_are_found_by_key_element_and_status_with_their_data() {
     assert_eq!(found.business_key.as_deref(), Some("expense-7"));
     assert_eq!(found.status, Status::Running);
     assert_eq!(found.waiting_at, ["approve"]);
-    assert_eq!((found.process.as_str(), found.fingerprint), ("EXPENSE", EXPENSE.fingerprint()));
+    assert_eq!(
+        (found.process.as_str(), found.fingerprint),
+        ("EXPENSE", EXPENSE.fingerprint())
+    );
     // Typed data as it rested: `check` ran.
     assert_eq!(found.data.amount, 71);
     assert!(found.ended_ms.is_none());
@@ -96,10 +113,16 @@ async fn instances_are_found_by_key_element_and_status_with_their_data() {
         })
         .await
         .expect("completed");
-    tokio::time::timeout(Duration::from_secs(20), seven.outcome()).await.expect("ended");
+    tokio::time::timeout(Duration::from_secs(20), seven.outcome())
+        .await
+        .expect("ended");
     until_listed(&engine, &Query::of(&EXPENSE).status(Status::Completed), 1).await;
     let done = engine
-        .instances(&Query::of(&EXPENSE).status(Status::Completed).sort_by(SortBy::Ended))
+        .instances(
+            &Query::of(&EXPENSE)
+                .status(Status::Completed)
+                .sort_by(SortBy::Ended),
+        )
         .await
         .expect("query");
     assert_eq!(done.items[0].id, seven.id());
@@ -108,13 +131,25 @@ async fn instances_are_found_by_key_element_and_status_with_their_data() {
     assert_eq!(engine.count(&waiting).await.expect("count"), 1);
     // Ready-at-once instances are listed only as ended ones.
     engine
-        .start(&QUICK, Expense { amount: 2, ..Expense::default() })
+        .start(
+            &QUICK,
+            Expense {
+                amount: 2,
+                ..Expense::default()
+            },
+        )
         .await
         .expect("started");
     let quick = engine.instances(&Query::of(&QUICK)).await.expect("query");
     assert_eq!(quick.items.len(), 1);
-    assert_eq!((quick.items[0].status, quick.items[0].data.amount), (Status::Completed, 4));
-    engine.shutdown(Duration::from_secs(20)).await.expect("shutdown");
+    assert_eq!(
+        (quick.items[0].status, quick.items[0].data.amount),
+        (Status::Completed, 4)
+    );
+    engine
+        .shutdown(Duration::from_secs(20))
+        .await
+        .expect("shutdown");
 }
 
 #[tokio::test(start_paused = true)]
@@ -126,14 +161,28 @@ async fn an_open_incident_is_found_and_ended_instances_are_forgotten_by_default(
         .expect("started");
     until_listed(&engine, &Query::of(&EXPENSE).waiting_at("approve"), 1).await;
     // No card: `pay` fails its one attempt and opens an incident.
-    handle.complete("approve", |_: &mut Expense| {}).await.expect("completed");
+    handle
+        .complete("approve", |_: &mut Expense| {})
+        .await
+        .expect("completed");
     let stuck = Query::of(&EXPENSE).incident(true);
     until_listed(&engine, &stuck, 1).await;
     let page = engine.instances(&stuck).await.expect("query");
-    assert_eq!((page.items[0].incidents, page.items[0].waiting_at.clone()), (1, vec!["pay".to_string()]));
-    assert_eq!(engine.count(&Query::of(&EXPENSE).incident(false)).await.expect("count"), 0);
+    assert_eq!(
+        (page.items[0].incidents, page.items[0].waiting_at.clone()),
+        (1, vec!["pay".to_string()])
+    );
+    assert_eq!(
+        engine
+            .count(&Query::of(&EXPENSE).incident(false))
+            .await
+            .expect("count"),
+        0
+    );
     handle.cancel();
-    tokio::time::timeout(Duration::from_secs(20), handle.outcome()).await.expect("ended");
+    tokio::time::timeout(Duration::from_secs(20), handle.outcome())
+        .await
+        .expect("ended");
     until_listed(&engine, &Query::of(&EXPENSE), 0).await;
 }
 
@@ -148,7 +197,9 @@ async fn pages_by_cursor_neither_repeat_nor_miss_while_instances_start() {
             .expect("started");
         first.push(h.id());
     }
-    let waiting = Query::of(&EXPENSE).waiting_at("approve").sort_by(SortBy::Started);
+    let waiting = Query::of(&EXPENSE)
+        .waiting_at("approve")
+        .sort_by(SortBy::Started);
     until_listed(&engine, &waiting, 25).await;
     let mut seen = Vec::new();
     let mut next: Option<String> = None;
@@ -160,7 +211,10 @@ async fn pages_by_cursor_neither_repeat_nor_miss_while_instances_start() {
         let page = engine.instances(&query).await.expect("page");
         seen.extend(page.items.iter().map(|i| i.id));
         // New instances start between pages: they sort after every page so far.
-        engine.start(&EXPENSE, Expense::default()).await.expect("started");
+        engine
+            .start(&EXPENSE, Expense::default())
+            .await
+            .expect("started");
         match page.next {
             Some(cursor) => next = Some(cursor),
             None => break,
@@ -174,7 +228,10 @@ async fn pages_by_cursor_neither_repeat_nor_miss_while_instances_start() {
     for id in &first {
         assert!(seen.contains(id), "{id:?} missed");
     }
-    engine.shutdown(Duration::from_secs(20)).await.expect("shutdown");
+    engine
+        .shutdown(Duration::from_secs(20))
+        .await
+        .expect("shutdown");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -185,13 +242,25 @@ async fn bad_input_is_a_clear_error() {
         .await
         .expect_err("no such element");
     let text = unknown.to_string();
-    assert!(matches!(unknown, EngineError::Query(QueryError::UnknownElement { .. })), "{text}");
-    assert!(text.contains("`aprove`") && text.contains("approve"), "{text}");
+    assert!(
+        matches!(
+            unknown,
+            EngineError::Query(QueryError::UnknownElement { .. })
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("`aprove`") && text.contains("approve"),
+        "{text}"
+    );
     let garbage = engine
         .instances(&Query::of(&EXPENSE).after("garbage"))
         .await
         .expect_err("bad cursor");
-    assert!(matches!(garbage, EngineError::Query(QueryError::BadCursor { .. })), "{garbage}");
+    assert!(
+        matches!(garbage, EngineError::Query(QueryError::BadCursor { .. })),
+        "{garbage}"
+    );
     // A cursor of another order is refused, not misread.
     let by_start = "s:a:1700000000000:4";
     let other = engine
@@ -202,10 +271,16 @@ async fn bad_input_is_a_clear_error() {
     let Err(empty) = engine.start_keyed(&EXPENSE, "", Expense::default()).await else {
         panic!("an empty business key started an instance");
     };
-    assert!(matches!(empty, EngineError::BadBusinessKey { .. }), "{empty}");
+    assert!(
+        matches!(empty, EngineError::BadBusinessKey { .. }),
+        "{empty}"
+    );
     let untyped = engine
         .instances(&Query::named("EXPENSE"))
         .await
         .expect_err("in memory: typed only");
-    assert!(matches!(untyped, EngineError::Query(QueryError::Untyped)), "{untyped}");
+    assert!(
+        matches!(untyped, EngineError::Query(QueryError::Untyped)),
+        "{untyped}"
+    );
 }

@@ -11,11 +11,25 @@ async fn stored_instances_are_found_by_key_element_and_status_with_their_data() 
     let store = test_store();
     let engine = store.engine().expect("open");
     let seven = engine
-        .start_keyed(&APPROVAL, "expense-7", Order { id: "7".into(), ..Order::default() })
+        .start_keyed(
+            &APPROVAL,
+            "expense-7",
+            Order {
+                id: "7".into(),
+                ..Order::default()
+            },
+        )
         .await
         .expect("stored");
     let eight = engine
-        .start_keyed(&APPROVAL, "expense-8", Order { id: "8".into(), ..Order::default() })
+        .start_keyed(
+            &APPROVAL,
+            "expense-8",
+            Order {
+                id: "8".into(),
+                ..Order::default()
+            },
+        )
         .await
         .expect("stored");
     until_open(&seven, "approve").await;
@@ -36,7 +50,10 @@ async fn stored_instances_are_found_by_key_element_and_status_with_their_data() 
     let found = &page.items[0];
     assert_eq!(found.id, seven.id());
     assert_eq!(found.business_key.as_deref(), Some("expense-7"));
-    assert_eq!((found.status, found.waiting_at.clone()), (Status::Running, vec!["approve".to_string()]));
+    assert_eq!(
+        (found.status, found.waiting_at.clone()),
+        (Status::Running, vec!["approve".to_string()])
+    );
     assert_eq!(found.fingerprint, APPROVAL.fingerprint());
     // Typed data from the checkpoint: `check` ran.
     assert_eq!((found.data.id.as_str(), found.data.checked), ("7", 1));
@@ -47,12 +64,19 @@ async fn stored_instances_are_found_by_key_element_and_status_with_their_data() 
         .expect("completed");
     outcome(&seven).await;
     let done = engine
-        .instances(&Query::of(&APPROVAL).status(Status::Completed).sort_by(SortBy::Ended))
+        .instances(
+            &Query::of(&APPROVAL)
+                .status(Status::Completed)
+                .sort_by(SortBy::Ended),
+        )
         .await
         .expect("query");
     assert_eq!(done.items.len(), 1);
     // From the outcome: approved and shipped.
-    assert_eq!((done.items[0].data.approved, done.items[0].data.shipped), (true, 1));
+    assert_eq!(
+        (done.items[0].data.approved, done.items[0].data.shipped),
+        (true, 1)
+    );
     assert!(done.items[0].ended_ms.is_some() && done.items[0].waiting_at.is_empty());
     assert_eq!(engine.count(&waiting).await.expect("count"), 1);
     // By name, as JSON.
@@ -70,7 +94,10 @@ async fn stored_pages_neither_repeat_nor_miss_while_instances_start() {
     let engine = store.engine().expect("open");
     let mut first = Vec::new();
     for _ in 0..12 {
-        let h = engine.start(&APPROVAL, Order::default()).await.expect("stored");
+        let h = engine
+            .start(&APPROVAL, Order::default())
+            .await
+            .expect("stored");
         first.push(h.id());
     }
     let by_start = Query::of(&APPROVAL).sort_by(SortBy::Started).descending();
@@ -84,7 +111,10 @@ async fn stored_pages_neither_repeat_nor_miss_while_instances_start() {
         let page = engine.instances(&query).await.expect("page");
         seen.extend(page.items.iter().map(|i| i.id));
         // Newest first: one started now sorts before every page so far.
-        engine.start(&APPROVAL, Order::default()).await.expect("stored");
+        engine
+            .start(&APPROVAL, Order::default())
+            .await
+            .expect("stored");
         match page.next {
             Some(cursor) => next = Some(cursor),
             None => break,
@@ -111,8 +141,17 @@ async fn bad_queries_say_what_is_wrong() {
         .await
         .expect_err("no such process");
     let text = unknown.to_string();
-    assert!(matches!(unknown, EngineError::Query(QueryError::UnknownProcess { .. })), "{text}");
-    assert!(text.contains("`APROVAL`") && text.contains("APPROVAL"), "{text}");
+    assert!(
+        matches!(
+            unknown,
+            EngineError::Query(QueryError::UnknownProcess { .. })
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("`APROVAL`") && text.contains("APPROVAL"),
+        "{text}"
+    );
     let element = engine
         .instances(&Query::of(&APPROVAL).waiting_at("aprove"))
         .await
@@ -122,8 +161,14 @@ async fn bad_queries_say_what_is_wrong() {
         .count(&Query::of(&APPROVAL).after("1:2"))
         .await
         .expect_err("bad cursor");
-    assert!(matches!(cursor, EngineError::Query(QueryError::BadCursor { .. })), "{cursor}");
-    let Err(key) = engine.start_keyed(&APPROVAL, "a\0b", Order::default()).await else {
+    assert!(
+        matches!(cursor, EngineError::Query(QueryError::BadCursor { .. })),
+        "{cursor}"
+    );
+    let Err(key) = engine
+        .start_keyed(&APPROVAL, "a\0b", Order::default())
+        .await
+    else {
         panic!("a key with a NUL started an instance");
     };
     assert!(key.to_string().contains("NUL"), "{key}");

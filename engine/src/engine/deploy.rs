@@ -399,7 +399,14 @@ impl DeployTarget {
             let _ = self.started.send(handle.clone());
             return Some(handle);
         }
-        let handle = engine.spawn(admitted, Some(&self.runtime), self.process, data, entry, None);
+        let handle = engine.spawn(
+            admitted,
+            Some(&self.runtime),
+            self.process,
+            data,
+            entry,
+            None,
+        );
         let _ = self.started.send(handle.clone());
         if let Some(ack) = ack {
             let _ = ack.send(Ok(())); // nothing to store

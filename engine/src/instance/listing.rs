@@ -70,8 +70,17 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// The instance ended: its entry leaves the listing, its summary kept if the
-    /// engine keeps ended ones.
+    /// engine keeps ended ones. Asked inline: an instance never listed, in an
+    /// engine that keeps no ended ones, pays two loads.
+    #[inline]
     pub(crate) fn unlist(&mut self) {
+        if self.listed.is_some() || self.hub.listing.keep_ended() > 0 {
+            self.unlist_made();
+        }
+    }
+
+    #[inline(never)]
+    fn unlist_made(&mut self) {
         let keep = self.hub.listing.keep_ended() > 0;
         let listed = self.listed.as_ref().is_some_and(|l| l.listed);
         if !keep && !listed {

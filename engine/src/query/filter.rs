@@ -156,15 +156,15 @@ impl InstanceQuery {
         };
         self.process.as_ref().is_none_or(|p| p == r.process())
             && (self.statuses.is_empty() || self.statuses.contains(&r.status()))
-            && self
-                .waiting_at
-                .as_ref()
-                .is_none_or(|n| r.waits_at(n))
+            && self.waiting_at.as_ref().is_none_or(|n| r.waits_at(n))
             && self
                 .business_key
                 .as_ref()
                 .is_none_or(|k| r.business_key() == Some(k.as_str()))
-            && self.key.as_ref().is_none_or(|k| r.key() == Some(k.as_str()))
+            && self
+                .key
+                .as_ref()
+                .is_none_or(|k| r.key() == Some(k.as_str()))
             && self.incident.is_none_or(|open| (r.incidents() > 0) == open)
             && within(Some(r.started_ms()), self.started)
             && within(r.ended_ms(), self.ended)
@@ -197,4 +197,3 @@ impl InstanceQuery {
             .collect()
     }
 }
-

@@ -30,7 +30,7 @@ use crate::instance::InstanceId;
 ///     .sort_by(SortBy::Started)
 ///     .limit(50);
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Query<D: 'static> {
     target: Target<D>,
     filter: InstanceQuery,
@@ -41,6 +41,17 @@ enum Target<D: 'static> {
     Static(&'static Process<D>),
     #[cfg_attr(not(feature = "durable"), allow(dead_code))]
     Named(String),
+}
+
+// By hand: a query clones whatever its data type is.
+impl<D> Clone for Query<D> {
+    fn clone(&self) -> Self {
+        Query {
+            target: self.target.clone(),
+            filter: self.filter.clone(),
+            cursor: self.cursor.clone(),
+        }
+    }
 }
 
 impl<D> std::fmt::Debug for Target<D> {
@@ -330,14 +341,20 @@ pub enum QueryError {
         message: String,
     },
     /// The in-memory engine answers typed queries only ([`Query::of`]).
-    #[error("the in-memory engine has no codec to give data as JSON: query with Query::of(&PROCESS)")]
+    #[error(
+        "the in-memory engine has no codec to give data as JSON: query with Query::of(&PROCESS)"
+    )]
     Untyped,
 }
 
 /// The cursor after `row`: the order it belongs to, then the row's sort value and
 /// id (`s:a:1700000000000:42`).
 pub(crate) fn cursor_after(filter: &InstanceQuery, value: i64, id: u64) -> String {
-    format!("{}:{}:{value}:{id}", order_tag(filter.sort), dir_tag(filter.descending))
+    format!(
+        "{}:{}:{value}:{id}",
+        order_tag(filter.sort),
+        dir_tag(filter.descending)
+    )
 }
 
 fn order_tag(sort: SortBy) -> &'static str {
@@ -391,13 +408,18 @@ pub(crate) fn page_of<D, R: Row>(
     rows: Vec<R>,
     mut summary: impl FnMut(R) -> Result<InstanceSummary<D>, QueryError>,
 ) -> Result<Page<D>, QueryError> {
-    let full = filter.limit.is_some_and(|l| l > 0 && rows.len() >= l as usize);
+    let full = filter
+        .limit
+        .is_some_and(|l| l > 0 && rows.len() >= l as usize);
     let next = match rows.last() {
         Some(last) if full => filter
             .sort_value(last)
             .map(|value| cursor_after(filter, value, last.id())),
         _ => None,
     };
-    let items = rows.into_iter().map(&mut summary).collect::<Result<_, _>>()?;
+    let items = rows
+        .into_iter()
+        .map(&mut summary)
+        .collect::<Result<_, _>>()?;
     Ok(Page { items, next })
 }

@@ -40,10 +40,10 @@ mod error;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
-#[cfg(feature = "sqlite")]
-mod sqlite;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 mod tick;
 mod writer;
 
@@ -52,6 +52,7 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::query::{After, InstanceQuery, SortBy, Status};
 pub use error::StoreError;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
@@ -62,7 +63,6 @@ pub use postgres::{
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore, SCHEMA_VERSION};
-pub use crate::query::{After, InstanceQuery, SortBy, Status};
 pub use tick::{parse_anchors, stored_tick, TimerAnchors, TimerTick};
 pub use writer::{Receipt, Writer, WriterConfig, WriterStats};
 

@@ -25,11 +25,14 @@ impl Sql {
             text: String::new(),
             params: Vec::new(),
         };
-        let (sort, id) = sql.from_where(query, columns, mark);
+        let (sort, id) = sql.filtered(query, columns, mark);
         if let Some(after) = query.after {
             let op = if query.descending { "<" } else { ">" };
             let value = sql.bind(Param::Int(after.value), mark);
-            let after_id = sql.bind(Param::Int(i64::try_from(after.id).unwrap_or(i64::MAX)), mark);
+            let after_id = sql.bind(
+                Param::Int(i64::try_from(after.id).unwrap_or(i64::MAX)),
+                mark,
+            );
             sql.text += &format!(" AND ({sort}, {id}) {op} ({value}, {after_id})");
         }
         let dir = if query.descending { "DESC" } else { "ASC" };
@@ -60,7 +63,7 @@ impl Sql {
             after: None,
             ..query.clone()
         };
-        sql.from_where(&unpaged, "count(*)", mark);
+        sql.filtered(&unpaged, "count(*)", mark);
         sql
     }
 
@@ -70,7 +73,7 @@ impl Sql {
     }
 
     /// `SELECT columns FROM .. WHERE ..`; returns the sort and id columns.
-    fn from_where(
+    fn filtered(
         &mut self,
         q: &InstanceQuery,
         columns: &str,
@@ -82,7 +85,10 @@ impl Sql {
             self.text = format!(
                 "SELECT {columns} FROM instance_waits w JOIN instances i ON i.id = w.instance"
             );
-            filters.push(format!("w.node = {}", self.bind(Param::Text(node.clone()), mark)));
+            filters.push(format!(
+                "w.node = {}",
+                self.bind(Param::Text(node.clone()), mark)
+            ));
             if let Some(process) = &q.process {
                 filters.push(format!(
                     "w.process = {}",
@@ -113,7 +119,10 @@ impl Sql {
             ));
         }
         if let Some(key) = &q.key {
-            filters.push(format!("i.key = {}", self.bind(Param::Text(key.clone()), mark)));
+            filters.push(format!(
+                "i.key = {}",
+                self.bind(Param::Text(key.clone()), mark)
+            ));
         }
         match q.incident {
             // Literally so: the partial index is on `incidents > 0`.
@@ -121,7 +130,11 @@ impl Sql {
             Some(false) => filters.push("i.incidents = 0".to_string()),
             None => {}
         }
-        let started = if waits { "w.started_ms" } else { "i.started_ms" };
+        let started = if waits {
+            "w.started_ms"
+        } else {
+            "i.started_ms"
+        };
         for (column, (from, to)) in [(started, q.started), ("i.ended_ms", q.ended)] {
             if let Some(from) = from {
                 filters.push(format!("{column} >= {}", self.bind(Param::Int(from), mark)));

@@ -349,7 +349,12 @@ impl DurableEngine {
     {
         self.register(process)?;
         let handle = self
-            .start_graph(process.graph(), Codec::json_of::<D>(), Erased::new(data), None)
+            .start_graph(
+                process.graph(),
+                Codec::json_of::<D>(),
+                Erased::new(data),
+                None,
+            )
             .await?;
         Ok(handle.typed())
     }

@@ -87,7 +87,10 @@ fn summary<D: DeserializeOwned>(r: InstanceRecord) -> Result<InstanceSummary<D>,
         id,
         message: e.to_string(),
     };
-    let ended = r.outcome.as_deref().map(serde_json::from_str::<OutcomeData>);
+    let ended = r
+        .outcome
+        .as_deref()
+        .map(serde_json::from_str::<OutcomeData>);
     let data = match ended {
         Some(outcome) => outcome.map_err(bad)?.data,
         None => match serde_json::from_str::<StoredData>(&r.state).map_err(bad)? {

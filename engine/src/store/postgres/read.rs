@@ -6,8 +6,8 @@ use postgres::Row;
 
 use super::super::sql::{Param, Sql};
 use super::super::{
-    raise_ids, InstanceQuery, DeploymentRecord, Ids, InstanceRecord, MessageRecord, Status, Store, StoreError,
-    Write,
+    raise_ids, DeploymentRecord, Ids, InstanceQuery, InstanceRecord, MessageRecord, Status, Store,
+    StoreError, Write,
 };
 use super::{cached, to_i64, PostgresStore};
 
@@ -120,12 +120,7 @@ impl Store for PostgresStore {
     ) -> Result<Vec<InstanceRecord>, StoreError> {
         macro_rules! select {
             ($filter:literal) => {
-                concat!(
-                    columns!(),
-                    " FROM instances i ",
-                    $filter,
-                    " ORDER BY id"
-                )
+                concat!(columns!(), " FROM instances i ", $filter, " ORDER BY id")
             };
         }
         // One statement per filter, so each gets a plan that fits it (the status index
@@ -161,7 +156,9 @@ impl Store for PostgresStore {
                 .query_one(sql.text.as_str(), &sql_params(&sql))
                 .map_err(|e| self.fail("counting instances", e))
         })?;
-        let n: i64 = row.try_get(0).map_err(|e| self.fail("counting instances", e))?;
+        let n: i64 = row
+            .try_get(0)
+            .map_err(|e| self.fail("counting instances", e))?;
         self.unsigned("count", n)
     }
 

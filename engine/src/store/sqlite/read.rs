@@ -5,8 +5,8 @@ use rusqlite::{params, TransactionBehavior};
 
 use super::super::sql::{Param, Sql};
 use super::super::{
-    raise_ids, InstanceQuery, DeploymentRecord, Ids, InstanceRecord, MessageRecord, Status, Store, StoreError,
-    Write,
+    raise_ids, DeploymentRecord, Ids, InstanceQuery, InstanceRecord, MessageRecord, Status, Store,
+    StoreError, Write,
 };
 use super::{to_i64, SqliteStore};
 

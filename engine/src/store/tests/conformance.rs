@@ -1,7 +1,7 @@
 //! Conformance: the same bodies against every store.
 
-use super::*;
 use super::queries::queries_match_the_reference;
+use super::*;
 
 /// Every kind of write, applied and read back.
 fn every_write_round_trips(s: &dyn Store) {

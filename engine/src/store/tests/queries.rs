@@ -5,8 +5,8 @@ use super::*;
 
 fn instance(id: u64) -> InstanceRecord {
     let mut r = rec(id, 1, r#"{"data":1}"#);
-    r.process = if id % 3 == 0 { "order" } else { "refund" }.into();
-    r.business_key = (id % 4 != 0).then(|| format!("b{}", id % 5));
+    r.process = if id.is_multiple_of(3) { "order" } else { "refund" }.into();
+    r.business_key = (!id.is_multiple_of(4)).then(|| format!("b{}", id % 5));
     // Some share a start time: the order goes on by id.
     r.started_ms = 10_000 + (id as i64 % 7) * 100;
     r.waits = match id % 4 {
@@ -15,7 +15,7 @@ fn instance(id: u64) -> InstanceRecord {
         2 => vec!["approve".into(), "pay".into()],
         _ => vec!["pay".into()],
     };
-    r.incidents = u32::from(id % 6 == 0);
+    r.incidents = u32::from(id.is_multiple_of(6));
     r
 }
 
@@ -108,7 +108,7 @@ fn queries() -> Vec<InstanceQuery> {
 pub(super) fn queries_match_the_reference(s: &dyn Store) {
     let mut writes: Vec<Write> = (1..=30).map(|id| Write::Put(instance(id))).collect();
     // Some end: completed, failed; their waits and incidents go with the end.
-    for id in (1..=30).filter(|id| id % 5 == 0 || id % 6 == 0) {
+    for id in (1..=30).filter(|id: &u64| id.is_multiple_of(5) || id.is_multiple_of(6)) {
         writes.push(Write::End {
             id,
             status: if id % 2 == 0 {
@@ -155,7 +155,13 @@ pub(super) fn queries_match_the_reference(s: &dyn Store) {
         waiting_at: Some(node.into()),
         ..InstanceQuery::default()
     };
-    let ids = |q: InstanceQuery| s.query(&q).unwrap().iter().map(|r| r.id).collect::<Vec<_>>();
+    let ids = |q: InstanceQuery| {
+        s.query(&q)
+            .unwrap()
+            .iter()
+            .map(|r| r.id)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(ids(waiting("ship")), [7]);
     assert_eq!(
         ids(InstanceQuery {
@@ -211,7 +217,8 @@ fn a_schema_1_sqlite_store_migrates_for_queries() {
     let dir = super::sqlite::TempDir::new();
     {
         let raw = rusqlite::Connection::open(dir.file()).unwrap();
-        raw.pragma_update(None, "application_id", 0x7468_7273).unwrap();
+        raw.pragma_update(None, "application_id", 0x7468_7273)
+            .unwrap();
         raw.execute_batch(include_str!("../schema_v1.sql")).unwrap();
         raw.execute_batch(
             "UPDATE meta SET value = 1 WHERE key = 'schema_version';
