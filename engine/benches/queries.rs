@@ -7,6 +7,7 @@
 //! cargo bench -p thresh --features sqlite --bench queries
 //! cargo bench -p thresh --features sqlite,postgres --bench queries
 //! THRESH_BENCH_INSTANCES=100000 cargo bench ... --bench queries   # fewer rows
+//! THRESH_BENCH_KEEP=1 cargo bench ... --bench queries  # keep the PostgreSQL schema
 //! ```
 //!
 //! The rows are what the engine writes: a real durable engine (on a memory store)
@@ -351,5 +352,10 @@ async fn postgres(t: &Templates, n: u64) {
         .await
         .expect("shutdown");
     drop(engine);
-    drop_schema();
+    if std::env::var_os("THRESH_BENCH_KEEP").is_some() {
+        // To look at the plans: `EXPLAIN ANALYZE` in psql.
+        println!("postgres: kept schema {schema}");
+    } else {
+        drop_schema();
+    }
 }

@@ -2,8 +2,9 @@
 //! file store needs feature `sqlite`, the PostgreSQL store feature `postgres`).
 //!
 //! The store knows nothing of an instance's types: it keeps **records** — a few
-//! columns recovery needs (ids, process name and fingerprint, status, correlation key,
-//! checkpoint number, timestamps) beside opaque JSON documents (the instance's state,
+//! columns recovery and queries need (ids, process name and fingerprint, status,
+//! correlation and business key, checkpoint number, timestamps, open incidents, the
+//! elements its tokens wait at) beside opaque JSON documents (the instance's state,
 //! its outcome, a message's payload, a deployment's data). The engine serialises; the
 //! store only checks that a document is JSON, so a person can read a store with
 //! `sqlite3` and no record holds text the engine cannot parse back.
@@ -34,7 +35,10 @@
 //!   message and deployment ids it has seen ([`Store::next_ids`]), raised in the same
 //!   transaction as the write that uses an id and kept when the record is purged.
 //! - Ids and `seq` must fit in an `i64` (SQLite's integer); a fingerprint is any `u64`.
-//! - Reads return records ordered by id.
+//! - Reads return records ordered by id; [`Store::query`] in the query's order.
+//! - A record's `waits` are its last put's; an end clears them and its `incidents`.
+//!   Its `business_key` and `started_ms` are what every put carries (the engine
+//!   writes the same in each).
 
 mod error;
 mod memory;

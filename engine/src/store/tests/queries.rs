@@ -5,7 +5,12 @@ use super::*;
 
 fn instance(id: u64) -> InstanceRecord {
     let mut r = rec(id, 1, r#"{"data":1}"#);
-    r.process = if id.is_multiple_of(3) { "order" } else { "refund" }.into();
+    r.process = if id.is_multiple_of(3) {
+        "order"
+    } else {
+        "refund"
+    }
+    .into();
     r.business_key = (!id.is_multiple_of(4)).then(|| format!("b{}", id % 5));
     // Some share a start time: the order goes on by id.
     r.started_ms = 10_000 + (id as i64 % 7) * 100;
