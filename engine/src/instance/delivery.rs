@@ -284,6 +284,8 @@ impl<D: ProcessData> Instance<D> {
             let process = self.process;
             let to = std::slice::from_ref(&process.nodes[arm].id).into();
             self.record(track, at, Happening::Routed { to });
+            // Working first: a waiting track's node does not change (`Tracks::count`).
+            self.tracks.set_state(track, TrackState::Working);
             if let Some(slot) = self.tracks.get_mut(track) {
                 slot.at = arm;
             }

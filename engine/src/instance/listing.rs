@@ -51,6 +51,7 @@ impl<D: ProcessData> Instance<D> {
         if self.outcome.is_some() || !self.rests() {
             return;
         }
+        self.tracks.count();
         let (waits, incidents) = self.waits_and_incidents();
         let listed = self.listed.get_or_insert_with(|| Listed::new(None));
         listed.listed = true;
@@ -122,6 +123,9 @@ impl<D: ProcessData> Instance<D> {
     /// Whether every token waits (none works at a task; a call activity waits for
     /// its child).
     fn rests(&self) -> bool {
+        if let Some((_, 0)) = self.tracks.counted() {
+            return true;
+        }
         self.tracks.iter().all(|t| {
             t.state() != TrackState::Working
                 || matches!(self.process.nodes[t.at].kind, NodeKind::Call(_))
@@ -131,6 +135,35 @@ impl<D: ProcessData> Instance<D> {
     /// The ids of the elements its tokens wait at (each once, sorted) and its open
     /// incidents: what a query reads of it at rest.
     pub(crate) fn waits_and_incidents(&self) -> (Vec<&'static str>, u32) {
+        let nodes = &self.process.nodes;
+        let incidents = self
+            .retries
+            .iter()
+            .filter(|h| matches!(h.wait, super::state::retries::HeldFor::Incident(_)))
+            .count();
+        let incidents = u32::try_from(incidents).unwrap_or(u32::MAX);
+        if let Some((waiting, working)) = self.tracks.counted() {
+            let mut waits: Vec<&'static str> = waiting.map(|n| nodes[n].id).collect();
+            if working > 0 {
+                // A call activity waits for its child while its track works.
+                waits.extend(
+                    self.tracks
+                        .iter()
+                        .filter(|t| t.state() == TrackState::Working)
+                        .filter(|t| matches!(nodes[t.at].kind, NodeKind::Call(_)))
+                        .map(|t| nodes[t.at].id),
+                );
+            }
+            waits.sort_unstable();
+            waits.dedup();
+            debug_assert_eq!(waits, self.scan_waits(), "the track counts drifted");
+            return (waits, incidents);
+        }
+        (self.scan_waits(), incidents)
+    }
+
+    /// The waits by a scan of every track.
+    fn scan_waits(&self) -> Vec<&'static str> {
         let nodes = &self.process.nodes;
         let mut waits: Vec<&'static str> = self
             .tracks
@@ -144,11 +177,6 @@ impl<D: ProcessData> Instance<D> {
             .collect();
         waits.sort_unstable();
         waits.dedup();
-        let incidents = self
-            .retries
-            .iter()
-            .filter(|h| matches!(h.wait, super::state::retries::HeldFor::Incident(_)))
-            .count();
-        (waits, u32::try_from(incidents).unwrap_or(u32::MAX))
+        waits
     }
 }

@@ -163,6 +163,17 @@ impl<D: ProcessData> Instance<D> {
     #[inline(always)]
     pub(crate) fn move_to(&mut self, track: TrackId, at: NodeIdx) -> Option<ScopeId> {
         let slot = self.tracks.get_mut(track)?;
+        // A waiting track is counted at its node (`Tracks::count`): it moves only
+        // once its state says it no longer waits.
+        debug_assert!(
+            !matches!(
+                slot.state(),
+                super::state::tracks::TrackState::Parked
+                    | super::state::tracks::TrackState::AtJoin
+                    | super::state::tracks::TrackState::Held
+            ),
+            "a waiting track moved"
+        );
         slot.at = at;
         slot.attempt = 1;
         Some(slot.scope)

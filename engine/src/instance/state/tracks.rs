@@ -86,6 +86,10 @@ pub(crate) struct Tracks<D> {
     indexes: Option<Box<Indexes>>,
     /// Tracks in an active state ([`TrackState::is_active`]).
     active: usize,
+    /// Waiting tracks per node and working tracks, kept once asked for
+    /// ([`count`](Self::count)): the in-memory listing reads them at every rest,
+    /// which must not scan 10 000 parked tracks.
+    counts: Option<Box<Counts>>,
     next: u32,
     /// Where the last track looked up was: the loop asks for one track several
     /// times in a row (a task's start, commit, split), or for the next one in
@@ -106,6 +110,46 @@ struct Indexes {
     emptied: Vec<ScopeId>,
 }
 
+/// What [`Tracks::count`] keeps: a track counts at the node it waits at from
+/// the state change that parks it (or holds it, or brings it to a join) to the one
+/// that moves it on; a waiting track's node does not change.
+#[derive(Default)]
+pub(crate) struct Counts {
+    waiting: HashMap<NodeIdx, u32>,
+    working: usize,
+}
+
+impl TrackState {
+    /// Whether a track in this state waits at its node for something else to come.
+    fn waits(self) -> bool {
+        matches!(
+            self,
+            TrackState::Parked | TrackState::AtJoin | TrackState::Held
+        )
+    }
+}
+
+impl Counts {
+    fn change(&mut self, at: NodeIdx, from: TrackState, to: TrackState) {
+        if from.waits() {
+            if let Some(n) = self.waiting.get_mut(&at) {
+                *n -= 1;
+                if *n == 0 {
+                    self.waiting.remove(&at);
+                }
+            }
+        }
+        if to.waits() {
+            *self.waiting.entry(at).or_default() += 1;
+        }
+        match (from == TrackState::Working, to == TrackState::Working) {
+            (false, true) => self.working += 1,
+            (true, false) => self.working -= 1,
+            _ => {}
+        }
+    }
+}
+
 /// From how many live tracks on [`Tracks`] keeps its index.
 const INDEXED_FROM: usize = 32;
 
@@ -121,6 +165,7 @@ impl<D> Tracks<D> {
             slots: Vec::with_capacity(capacity),
             indexes: None,
             active: 0,
+            counts: None,
             next: 0,
             hint: Cell::new(0),
         }
@@ -264,8 +309,29 @@ impl<D> Tracks<D> {
             (true, false) => self.active -= 1,
             _ => {}
         }
+        if let Some(counts) = &mut self.counts {
+            counts.change(slot.at, slot.state, state);
+        }
         slot.state = state;
         true
+    }
+
+    /// Keep [`Counts`] from now on (a scan, once).
+    pub fn count(&mut self) {
+        if self.counts.is_none() {
+            let mut counts = Box::<Counts>::default();
+            for slot in &self.slots {
+                counts.change(slot.at, TrackState::Moving, slot.state);
+            }
+            self.counts = Some(counts);
+        }
+    }
+
+    /// The nodes tracks wait at (unordered) and how many tracks work, once
+    /// [`count`](Self::count) was asked.
+    pub fn counted(&self) -> Option<(impl Iterator<Item = NodeIdx> + '_, usize)> {
+        let counts = self.counts.as_deref()?;
+        Some((counts.waiting.keys().copied(), counts.working))
     }
 
     /// Whether `id` is live, at `node`, in `state`.
@@ -286,6 +352,9 @@ impl<D> Tracks<D> {
         }
         if slot.state.is_active() {
             self.active -= 1;
+        }
+        if let Some(counts) = &mut self.counts {
+            counts.change(slot.at, slot.state, TrackState::Moving);
         }
         if let Some(task) = &slot.task {
             task.abort();
@@ -342,12 +411,18 @@ impl<D> Tracks<D> {
         if state.is_active() {
             self.active += 1;
         }
+        if let Some(counts) = &mut self.counts {
+            counts.change(at, TrackState::Moving, state);
+        }
         self.next = self.next.max(id.0 + 1);
     }
 
     /// Take every track out (the instance is stopping).
     pub fn take_all(&mut self) -> Vec<TrackSlot<D>> {
         self.active = 0;
+        if let Some(counts) = &mut self.counts {
+            **counts = Counts::default();
+        }
         if let Some(indexes) = &mut self.indexes {
             indexes.by_id = None;
             indexes.per_scope.clear();
