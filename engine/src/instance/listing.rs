@@ -55,7 +55,16 @@ impl<D: ProcessData> Instance<D> {
         let (waits, incidents) = self.waits_and_incidents();
         let listed = self.listed.get_or_insert_with(|| Listed::new(None));
         listed.listed = true;
-        let entry = Entry {
+        let data: &D = &self.data;
+        let renew = |entry: &mut Entry| {
+            entry.waits.clone_from(&waits);
+            entry.incidents = incidents;
+            match entry.data.downcast_mut::<D>() {
+                Some(old) => old.clone_from(data),
+                None => entry.data = Box::new(data.clone()),
+            }
+        };
+        let make = || Entry {
             id: self.id.0,
             process: self.process.name,
             fingerprint: self.process.fingerprint,
@@ -63,11 +72,11 @@ impl<D: ProcessData> Instance<D> {
             business_key: listed.business_key.clone(),
             started_ms: listed.started_ms,
             ended_ms: None,
-            waits,
+            waits: waits.clone(),
             incidents,
-            data: Box::new((*self.data).clone()),
+            data: Box::new(data.clone()),
         };
-        self.hub.listing.rested(entry);
+        self.hub.listing.rested(self.id.0, renew, make);
     }
 
     /// The instance ended: its entry leaves the listing, its summary kept if the
@@ -123,8 +132,9 @@ impl<D: ProcessData> Instance<D> {
     /// Whether every token waits (none works at a task; a call activity waits for
     /// its child).
     fn rests(&self) -> bool {
-        if let Some((_, 0)) = self.tracks.counted() {
-            return true;
+        if let Some((_, working)) = self.tracks.counted() {
+            // Every working track is a call activity's, waiting for its child.
+            return working == 0 || working == self.live_calls().len();
         }
         self.tracks.iter().all(|t| {
             t.state() != TrackState::Working
@@ -146,13 +156,7 @@ impl<D: ProcessData> Instance<D> {
             let mut waits: Vec<&'static str> = waiting.map(|n| nodes[n].id).collect();
             if working > 0 {
                 // A call activity waits for its child while its track works.
-                waits.extend(
-                    self.tracks
-                        .iter()
-                        .filter(|t| t.state() == TrackState::Working)
-                        .filter(|t| matches!(nodes[t.at].kind, NodeKind::Call(_)))
-                        .map(|t| nodes[t.at].id),
-                );
+                waits.extend(self.live_calls().iter().map(|c| nodes[c.node].id));
             }
             waits.sort_unstable();
             waits.dedup();

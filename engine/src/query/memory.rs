@@ -87,11 +87,17 @@ impl Listing {
         self.keep_ended.store(n, Ordering::Relaxed);
     }
 
-    /// A running instance rested: its entry now.
-    pub fn rested(&self, entry: Entry) {
-        let old = self.state().live.insert(entry.id, entry);
-        // The old data drops outside the lock (the user's `Drop`).
-        drop(old);
+    /// A running instance rested: its entry is renewed in place by `renew` (its
+    /// data cloned into the box it has, its waits into its vector: nothing
+    /// allocated), or made by `make` the first time.
+    pub fn rested(&self, id: u64, renew: impl FnOnce(&mut Entry), make: impl FnOnce() -> Entry) {
+        let mut state = self.state();
+        match state.live.get_mut(&id) {
+            Some(entry) => renew(entry),
+            None => {
+                state.live.insert(id, make());
+            }
+        }
     }
 
     /// Instance `id` ended: its live entry goes, and `ended` is kept if any is.

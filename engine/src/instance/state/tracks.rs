@@ -86,10 +86,6 @@ pub(crate) struct Tracks<D> {
     indexes: Option<Box<Indexes>>,
     /// Tracks in an active state ([`TrackState::is_active`]).
     active: usize,
-    /// Waiting tracks per node and working tracks, kept once asked for
-    /// ([`count`](Self::count)): the in-memory listing reads them at every rest,
-    /// which must not scan 10 000 parked tracks.
-    counts: Option<Box<Counts>>,
     next: u32,
     /// Where the last track looked up was: the loop asks for one track several
     /// times in a row (a task's start, commit, split), or for the next one in
@@ -108,6 +104,10 @@ struct Indexes {
     /// Nested scopes whose last track was removed since
     /// [`take_emptied`](Tracks::take_emptied).
     emptied: Vec<ScopeId>,
+    /// Waiting tracks per node and working tracks, kept once asked for
+    /// ([`count`](Tracks::count)): the in-memory listing reads them at every rest,
+    /// which must not scan 10 000 parked tracks.
+    counts: Option<Counts>,
 }
 
 /// What [`Tracks::count`] keeps: a track counts at the node it waits at from
@@ -130,6 +130,10 @@ impl TrackState {
 }
 
 impl Counts {
+    // Out of line: only listed instances (ones that rest) count, and the calls
+    // stay small where every instance passes.
+    #[cold]
+    #[inline(never)]
     fn change(&mut self, at: NodeIdx, from: TrackState, to: TrackState) {
         if from.waits() {
             if let Some(n) = self.waiting.get_mut(&at) {
@@ -165,7 +169,6 @@ impl<D> Tracks<D> {
             slots: Vec::with_capacity(capacity),
             indexes: None,
             active: 0,
-            counts: None,
             next: 0,
             hint: Cell::new(0),
         }
@@ -309,8 +312,10 @@ impl<D> Tracks<D> {
             (true, false) => self.active -= 1,
             _ => {}
         }
-        if let Some(counts) = &mut self.counts {
-            counts.change(slot.at, slot.state, state);
+        if let Some(indexes) = &mut self.indexes {
+            if let Some(counts) = &mut indexes.counts {
+                counts.change(slot.at, slot.state, state);
+            }
         }
         slot.state = state;
         true
@@ -318,19 +323,20 @@ impl<D> Tracks<D> {
 
     /// Keep [`Counts`] from now on (a scan, once).
     pub fn count(&mut self) {
-        if self.counts.is_none() {
-            let mut counts = Box::<Counts>::default();
+        let indexes = self.indexes.get_or_insert_with(Box::default);
+        if indexes.counts.is_none() {
+            let mut counts = Counts::default();
             for slot in &self.slots {
                 counts.change(slot.at, TrackState::Moving, slot.state);
             }
-            self.counts = Some(counts);
+            indexes.counts = Some(counts);
         }
     }
 
     /// The nodes tracks wait at (unordered) and how many tracks work, once
     /// [`count`](Self::count) was asked.
     pub fn counted(&self) -> Option<(impl Iterator<Item = NodeIdx> + '_, usize)> {
-        let counts = self.counts.as_deref()?;
+        let counts = self.indexes.as_deref()?.counts.as_ref()?;
         Some((counts.waiting.keys().copied(), counts.working))
     }
 
@@ -348,13 +354,10 @@ impl<D> Tracks<D> {
         let i = self.position(id)?;
         let slot = self.slots.swap_remove(i);
         if self.indexes.is_some() {
-            self.unindex(id, i, slot.scope);
+            self.unindex(id, i, &slot);
         }
         if slot.state.is_active() {
             self.active -= 1;
-        }
-        if let Some(counts) = &mut self.counts {
-            counts.change(slot.at, slot.state, TrackState::Moving);
         }
         if let Some(task) = &slot.task {
             task.abort();
@@ -365,10 +368,14 @@ impl<D> Tracks<D> {
     /// Track `id`, in `scope`, was removed from position `i` (the last slot moved
     /// there): the indexes follow. Out of line: most instances have none.
     #[inline(never)]
-    fn unindex(&mut self, id: TrackId, i: usize, scope: ScopeId) {
+    fn unindex(&mut self, id: TrackId, i: usize, removed: &TrackSlot<D>) {
         let Some(indexes) = &mut self.indexes else {
             return;
         };
+        let scope = removed.scope;
+        if let Some(counts) = &mut indexes.counts {
+            counts.change(removed.at, removed.state, TrackState::Moving);
+        }
         if let Some(by_id) = &mut indexes.by_id {
             by_id.remove(&id);
             if let Some(moved) = self.slots.get(i) {
@@ -411,7 +418,7 @@ impl<D> Tracks<D> {
         if state.is_active() {
             self.active += 1;
         }
-        if let Some(counts) = &mut self.counts {
+        if let Some(counts) = self.indexes.as_mut().and_then(|i| i.counts.as_mut()) {
             counts.change(at, TrackState::Moving, state);
         }
         self.next = self.next.max(id.0 + 1);
@@ -420,12 +427,12 @@ impl<D> Tracks<D> {
     /// Take every track out (the instance is stopping).
     pub fn take_all(&mut self) -> Vec<TrackSlot<D>> {
         self.active = 0;
-        if let Some(counts) = &mut self.counts {
-            **counts = Counts::default();
-        }
         if let Some(indexes) = &mut self.indexes {
             indexes.by_id = None;
             indexes.per_scope.clear();
+            if let Some(counts) = &mut indexes.counts {
+                *counts = Counts::default();
+            }
         }
         std::mem::take(&mut self.slots)
     }
