@@ -4,7 +4,7 @@
 use super::{Engine, EngineError};
 use crate::data::{Erased, ProcessData};
 use crate::instance::{Entry, InstanceHandle, InstanceId};
-use crate::query::memory::Entry as Listed;
+use crate::query::memory::Listed;
 use crate::query::{page_of, InstanceSummary, Page, Query, QueryError};
 
 impl Engine {
@@ -58,23 +58,22 @@ fn resolve<D: 'static>(query: &Query<D>) -> Result<crate::query::InstanceQuery, 
     query.resolve(&ids)
 }
 
-fn summary<D: Clone + 'static>(e: &Listed) -> InstanceSummary<D> {
+fn summary<D: Clone + 'static>((id, e): Listed<'_>) -> InstanceSummary<D> {
     let data = e
         .data
-        .downcast_ref::<Erased>()
-        .and_then(|d| d.get::<D>())
+        .get::<D>()
         .cloned()
         .expect("a listed instance's data is its process's type");
     InstanceSummary {
-        id: InstanceId(e.id),
-        process: e.process.to_string(),
-        fingerprint: e.fingerprint,
+        id: InstanceId(id),
+        process: e.graph.name.to_string(),
+        fingerprint: e.graph.fingerprint,
         status: e.status,
         business_key: e.business_key.as_deref().map(str::to_string),
         key: None,
         started_ms: e.started_ms,
-        ended_ms: e.ended_ms,
-        waiting_at: e.waits.iter().map(|w| w.to_string()).collect(),
+        ended_ms: (e.ended_ms != i64::MIN).then_some(e.ended_ms),
+        waiting_at: e.waits.as_slice().iter().map(|w| w.to_string()).collect(),
         incidents: e.incidents,
         data,
     }

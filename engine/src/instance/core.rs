@@ -193,9 +193,9 @@ pub(crate) struct Instance<D: ProcessData> {
     pub(super) parent: Option<Box<ParentLink>>,
     /// The children of this instance's working call activities (pruned as calls end).
     pub(super) calls: Calls,
-    /// Its entry in the engine's listing (`listing.rs`): made at a keyed start or
-    /// its first rest.
-    pub(super) listed: Option<Box<super::listing::Listed>>,
+    /// Whether it has an entry in the engine's listing (`listing.rs`): from a
+    /// keyed start or its first rest.
+    pub(super) listed: bool,
     /// Where a durable instance checkpoints; `None` in memory.
     #[cfg(feature = "durable")]
     pub(super) durable: Option<Box<crate::instance::durable::Durable<D>>>,
@@ -252,7 +252,7 @@ impl<D: ProcessData> Instance<D> {
             engine: None,
             parent: None,
             calls: Calls::default(),
-            listed: None,
+            listed: false,
             #[cfg(feature = "durable")]
             durable: None,
             #[cfg(feature = "testing")]

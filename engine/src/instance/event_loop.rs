@@ -114,8 +114,8 @@ pub(crate) fn spawn(
         crate::metrics::instance_started(process.name, resumed);
     }
     instance.engine = Some(engine);
-    if business_key.is_some() {
-        instance.listed = Some(super::listing::Listed::new(business_key));
+    if let Some(key) = business_key {
+        instance.list_keyed(key);
     }
     let parent_id = parent.as_ref().map(|link| link.parent);
     instance.parent = parent.map(Box::new);

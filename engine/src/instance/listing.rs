@@ -8,30 +8,27 @@ use super::core::Instance;
 use super::outcome::Ended;
 use super::state::tracks::TrackState;
 use crate::data::ProcessData;
-use crate::graph::NodeKind;
-use crate::query::memory::Entry;
+use crate::graph::{Graph, NodeKind};
+use crate::data::Erased;
+use crate::mem::cell::Base;
+use crate::query::memory::{Entry, Waits};
 use crate::query::Status;
 
-/// What the listing needs that the instance does not otherwise keep; made at a
-/// keyed start, or at its first rest.
-pub(crate) struct Listed {
-    /// When it started (its first rest, for an instance started without a key:
-    /// the first step runs at once, on the starter's call or its loop's first poll).
-    pub started_ms: i64,
-    /// The business key it was started with (`Engine::start_keyed`).
-    pub business_key: Option<Box<str>>,
-    /// Whether its entry is in the listing.
-    pub listed: bool,
+/// From how many tracks a listed instance counts them rather than scan them.
+const COUNT_FROM: usize = 32;
+
+/// The loop's data as the listing keeps it (the loop's `D` is `Erased`: its code
+/// is compiled once), without a copy.
+fn erased<D: 'static>(data: Base<D>) -> Option<Base<Erased>> {
+    let mut data = Some(data);
+    (&mut data as &mut dyn std::any::Any)
+        .downcast_mut::<Option<Base<Erased>>>()
+        .and_then(Option::take)
 }
 
-impl Listed {
-    pub fn new(business_key: Option<Box<str>>) -> Box<Listed> {
-        Box::new(Listed {
-            started_ms: now_ms(),
-            business_key,
-            listed: false,
-        })
-    }
+/// The loop's graph as the listing keeps it.
+fn erased_graph<D: 'static>(graph: &'static Graph<D>) -> Option<&'static Graph<Erased>> {
+    (graph as &dyn std::any::Any).downcast_ref::<Graph<Erased>>()
 }
 
 fn now_ms() -> i64 {
@@ -41,8 +38,34 @@ fn now_ms() -> i64 {
 }
 
 impl<D: ProcessData> Instance<D> {
+    /// An in-memory instance started with a business key is listed at once, so
+    /// it is found by its key before it first rests.
+    pub(crate) fn list_keyed(&mut self, business_key: Box<str>) {
+        let (Some(graph), Some(data)) = (erased_graph(self.process), erased(self.data.snapshot()))
+        else {
+            return;
+        };
+        self.listed = true;
+        let mut key = Some(business_key);
+        let entry = || Entry {
+            graph,
+            business_key: key.take(),
+            started_ms: now_ms(),
+            ended_ms: i64::MIN,
+            waits: Waits::Many(Box::new([])),
+            data,
+            incidents: 0,
+            status: Status::Running,
+        };
+        self.hub.listing.rested(self.id.0, |_| {}, entry);
+    }
+
     /// After an input: if the instance rests, its entry in the listing is renewed.
     pub(crate) fn list_at_rest(&mut self) {
+        // A few tracks are scanned; past that they are counted (`Tracks::count`).
+        if self.tracks.len() > COUNT_FROM {
+            self.tracks.count();
+        }
         #[cfg(feature = "durable")]
         if self.durable.is_some() {
             // A durable instance is listed by its store.
@@ -51,32 +74,35 @@ impl<D: ProcessData> Instance<D> {
         if self.outcome.is_some() || !self.rests() {
             return;
         }
-        self.tracks.count();
         let (waits, incidents) = self.waits_and_incidents();
-        let listed = self.listed.get_or_insert_with(|| Listed::new(None));
-        listed.listed = true;
-        let data: &D = &self.data;
+        let (Some(graph), Some(data)) = (erased_graph(self.process), erased(self.data.snapshot()))
+        else {
+            return;
+        };
+        self.listed = true;
+        let mut old = None;
         let renew = |entry: &mut Entry| {
-            entry.waits.clone_from(&waits);
-            entry.incidents = incidents;
-            match entry.data.downcast_mut::<D>() {
-                Some(old) => old.clone_from(data),
-                None => entry.data = Box::new(data.clone()),
+            if entry.waits.as_slice() != waits.as_slice() {
+                entry.waits = Waits::of(&waits);
             }
+            entry.incidents = incidents;
+            // The count it replaces is dropped after the lock (maybe the data).
+            old = Some(std::mem::replace(&mut entry.data, data.clone()));
         };
         let make = || Entry {
-            id: self.id.0,
-            process: self.process.name,
-            fingerprint: self.process.fingerprint,
-            status: Status::Running,
-            business_key: listed.business_key.clone(),
-            started_ms: listed.started_ms,
-            ended_ms: None,
-            waits: waits.clone(),
+            graph,
+            business_key: None,
+            // Its first rest: the first step ran at once, on the starter's call
+            // or on its loop's first poll.
+            started_ms: now_ms(),
+            ended_ms: i64::MIN,
+            waits: Waits::of(&waits),
+            data: data.clone(),
             incidents,
-            data: Box::new(data.clone()),
+            status: Status::Running,
         };
         self.hub.listing.rested(self.id.0, renew, make);
+        drop(old);
     }
 
     /// The instance ended: its entry leaves the listing, its summary kept if the
@@ -84,18 +110,13 @@ impl<D: ProcessData> Instance<D> {
     /// engine that keeps no ended ones, pays two loads.
     #[inline]
     pub(crate) fn unlist(&mut self) {
-        if self.listed.is_some() || self.hub.listing.keep_ended() > 0 {
+        if self.listed || self.hub.listing.keep_ended() > 0 {
             self.unlist_made();
         }
     }
 
     #[inline(never)]
     fn unlist_made(&mut self) {
-        let keep = self.hub.listing.keep_ended() > 0;
-        let listed = self.listed.as_ref().is_some_and(|l| l.listed);
-        if !keep && !listed {
-            return;
-        }
         #[cfg(feature = "durable")]
         if self.durable.is_some() {
             return;
@@ -106,27 +127,36 @@ impl<D: ProcessData> Instance<D> {
             Some(Ended::Cancelled) => Status::Cancelled,
             Some(Ended::Failed(_)) | None => Status::Failed,
         };
-        let ended = keep.then(|| {
-            let now = now_ms();
-            let (started_ms, business_key) = match self.listed.take() {
-                Some(l) => (l.started_ms, l.business_key),
-                // Ended in its first step: it started just now.
-                None => (now, None),
-            };
-            Entry {
-                id: self.id.0,
-                process: self.process.name,
-                fingerprint: self.process.fingerprint,
-                status,
-                business_key,
-                started_ms,
-                ended_ms: Some(now),
-                waits: Vec::new(),
-                incidents: 0,
-                data: Box::new((*self.data).clone()),
+        let (Some(graph), Some(data)) = (erased_graph(self.process), erased(self.data.snapshot()))
+        else {
+            return;
+        };
+        let now = now_ms();
+        let mut data = Some(data);
+        let mut kept = data.clone();
+        let end = |entry: &mut Entry| {
+            entry.status = status;
+            entry.ended_ms = now;
+            entry.waits = Waits::Many(Box::new([]));
+            entry.incidents = 0;
+            if let Some(data) = data.take() {
+                entry.data = data;
             }
-        });
-        self.hub.listing.ended(self.id.0, ended);
+        };
+        // Ended in its first step: it started just now.
+        let make = || {
+            Some(Entry {
+                graph,
+                business_key: None,
+                started_ms: now,
+                ended_ms: now,
+                waits: Waits::Many(Box::new([])),
+                data: kept.take()?,
+                incidents: 0,
+                status,
+            })
+        };
+        self.hub.listing.ended(self.id.0, end, make);
     }
 
     /// Whether every token waits (none works at a task; a call activity waits for

@@ -4,56 +4,86 @@
 //! checkpoints) and takes it out when it ends; the listing keeps the summaries of
 //! the last `EngineConfig::keep_ended` ended instances (none by default).
 
-use std::any::Any;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::{InstanceQuery, Row, Status};
+use crate::data::Erased;
+use crate::graph::Graph;
+use crate::mem::cell::Base;
 
-/// One instance as it last rested (or ended).
+/// One instance as it last rested (or ended). Compact: the listing holds one per
+/// waiting instance (a parked instance's memory, `--bench events -- park-memory`).
 pub(crate) struct Entry {
-    pub id: u64,
-    pub process: &'static str,
-    pub fingerprint: u64,
-    pub status: Status,
+    pub graph: &'static Graph<Erased>,
     pub business_key: Option<Box<str>>,
     pub started_ms: i64,
-    pub ended_ms: Option<i64>,
-    pub waits: Vec<&'static str>,
+    /// When it ended; `i64::MIN` while it runs.
+    pub ended_ms: i64,
+    pub waits: Waits,
+    /// The loop's committed data as it was then: a count on it, not a copy (the
+    /// loop's next commit makes a new cell rather than change this one).
+    pub data: Base<Erased>,
     pub incidents: u32,
-    /// The loop's data (`Erased`), as it was then.
-    pub data: Box<dyn Any + Send + Sync>,
+    pub status: Status,
 }
 
-impl Row for &Entry {
+/// The ids of the elements an instance waits at, sorted: most wait at one, which
+/// needs no allocation.
+#[derive(Clone, PartialEq)]
+pub(crate) enum Waits {
+    One(&'static str),
+    Many(Box<[&'static str]>),
+}
+
+impl Waits {
+    pub fn of(waits: &[&'static str]) -> Waits {
+        match waits {
+            [one] => Waits::One(one),
+            many => Waits::Many(many.into()),
+        }
+    }
+
+    pub fn as_slice(&self) -> &[&'static str] {
+        match self {
+            Waits::One(one) => std::slice::from_ref(one),
+            Waits::Many(many) => many,
+        }
+    }
+}
+
+/// An entry with its instance's id, as a query reads it.
+pub(crate) type Listed<'a> = (u64, &'a Entry);
+
+impl Row for Listed<'_> {
     fn id(&self) -> u64 {
-        self.id
+        self.0
     }
     fn process(&self) -> &str {
-        self.process
+        self.1.graph.name
     }
     fn status(&self) -> Status {
-        self.status
+        self.1.status
     }
     fn waits_at(&self, node: &str) -> bool {
-        self.waits.contains(&node)
+        self.1.waits.as_slice().contains(&node)
     }
     fn business_key(&self) -> Option<&str> {
-        self.business_key.as_deref()
+        self.1.business_key.as_deref()
     }
     fn key(&self) -> Option<&str> {
         // In memory, correlation lives in the instance's waits, not on it.
         None
     }
     fn incidents(&self) -> u32 {
-        self.incidents
+        self.1.incidents
     }
     fn started_ms(&self) -> i64 {
-        self.started_ms
+        self.1.started_ms
     }
     fn ended_ms(&self) -> Option<i64> {
-        self.ended_ms
+        (self.1.ended_ms != i64::MIN).then_some(self.1.ended_ms)
     }
 }
 
@@ -68,7 +98,7 @@ pub(crate) struct Listing {
 struct State {
     live: HashMap<u64, Entry>,
     /// Oldest first, at most `keep_ended`.
-    ended: VecDeque<Entry>,
+    ended: VecDeque<(u64, Entry)>,
 }
 
 impl Listing {
@@ -87,9 +117,8 @@ impl Listing {
         self.keep_ended.store(n, Ordering::Relaxed);
     }
 
-    /// A running instance rested: its entry is renewed in place by `renew` (its
-    /// data cloned into the box it has, its waits into its vector: nothing
-    /// allocated), or made by `make` the first time.
+    /// A running instance rested (or was started with a business key): its
+    /// entry is renewed in place by `renew`, or made by `make` the first time.
     pub fn rested(&self, id: u64, renew: impl FnOnce(&mut Entry), make: impl FnOnce() -> Entry) {
         let mut state = self.state();
         match state.live.get_mut(&id) {
@@ -100,38 +129,53 @@ impl Listing {
         }
     }
 
-    /// Instance `id` ended: its live entry goes, and `ended` is kept if any is.
-    pub fn ended(&self, id: u64, ended: Option<Entry>) {
+    /// Instance `id` ended: its live entry goes — kept as ended (by `end`) if the
+    /// engine keeps ended ones, or made by `make` for one never listed.
+    pub fn ended(
+        &self,
+        id: u64,
+        end: impl FnOnce(&mut Entry),
+        make: impl FnOnce() -> Option<Entry>,
+    ) {
         let keep = self.keep_ended();
         let mut state = self.state();
-        let old = state.live.remove(&id);
+        let mut gone = state.live.remove(&id);
         let mut evicted = None;
-        if let Some(entry) = ended.filter(|_| keep > 0) {
-            state.ended.push_back(entry);
-            if state.ended.len() > keep {
-                evicted = state.ended.pop_front();
+        if keep > 0 {
+            let kept = match gone.take() {
+                Some(mut entry) => {
+                    end(&mut entry);
+                    Some(entry)
+                }
+                None => make(),
+            };
+            if let Some(entry) = kept {
+                state.ended.push_back((id, entry));
+                if state.ended.len() > keep {
+                    evicted = state.ended.pop_front();
+                }
             }
         }
         drop(state);
-        drop((old, evicted));
+        // The data they hold drops outside the lock (the user's `Drop`).
+        drop((gone, evicted));
     }
 
     /// The entries `filter` selects, in its order, each read by `read` under the
     /// lock (a clone of its data).
-    pub fn select<T>(&self, filter: &InstanceQuery, mut read: impl FnMut(&Entry) -> T) -> Vec<T> {
+    pub fn select<T>(&self, filter: &InstanceQuery, mut read: impl FnMut(Listed<'_>) -> T) -> Vec<T> {
         let state = self.state();
-        let rows = state.live.values().chain(state.ended.iter());
+        let live = state.live.iter().map(|(id, e)| (*id, e));
+        let rows = live.chain(state.ended.iter().map(|(id, e)| (*id, e)));
         filter.select(rows).into_iter().map(&mut read).collect()
     }
 
     /// How many entries `filter` selects.
     pub fn count(&self, filter: &InstanceQuery) -> u64 {
         let state = self.state();
-        state
-            .live
-            .values()
-            .chain(state.ended.iter())
-            .filter(|e| filter.matches(e))
+        let live = state.live.iter().map(|(id, e)| (*id, e));
+        live.chain(state.ended.iter().map(|(id, e)| (*id, e)))
+            .filter(|row| filter.matches(row))
             .count() as u64
     }
 }

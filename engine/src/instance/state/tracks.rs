@@ -448,6 +448,12 @@ impl<D> Tracks<D> {
         self.slots.is_empty()
     }
 
+    /// How many tracks are live.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &TrackSlot<D>> {
         self.slots.iter()
     }
