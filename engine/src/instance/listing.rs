@@ -7,9 +7,9 @@
 use super::core::Instance;
 use super::outcome::Ended;
 use super::state::tracks::TrackState;
+use crate::data::Erased;
 use crate::data::ProcessData;
 use crate::graph::{Graph, NodeKind};
-use crate::data::Erased;
 use crate::mem::cell::Base;
 use crate::query::memory::{Entry, Waits};
 use crate::query::Status;

@@ -163,7 +163,11 @@ impl Listing {
 
     /// The entries `filter` selects, in its order, each read by `read` under the
     /// lock (a clone of its data).
-    pub fn select<T>(&self, filter: &InstanceQuery, mut read: impl FnMut(Listed<'_>) -> T) -> Vec<T> {
+    pub fn select<T>(
+        &self,
+        filter: &InstanceQuery,
+        mut read: impl FnMut(Listed<'_>) -> T,
+    ) -> Vec<T> {
         let state = self.state();
         let live = state.live.iter().map(|(id, e)| (*id, e));
         let rows = live.chain(state.ended.iter().map(|(id, e)| (*id, e)));
