@@ -347,16 +347,7 @@ impl DurableEngine {
     where
         D: ProcessData + Storable,
     {
-        self.register(process)?;
-        let handle = self
-            .start_graph(
-                process.graph(),
-                Codec::json_of::<D>(),
-                Erased::new(data),
-                None,
-            )
-            .await?;
-        Ok(handle.typed())
+        self.start_as(process, data, None).await
     }
 
     /// [`DurableEngine::start`] with a business key: the caller's name for the
@@ -375,14 +366,23 @@ impl DurableEngine {
     {
         let business_key = crate::query::check_business_key(business_key.into())
             .map_err(|reason| EngineError::BadBusinessKey { reason })?;
+        self.start_as(process, data, Some(business_key)).await
+    }
+
+    /// `start` and `start_keyed`: register, then start past the typed edge.
+    async fn start_as<D>(
+        &self,
+        process: &'static Process<D>,
+        data: D,
+        business_key: Option<String>,
+    ) -> Result<InstanceHandle<D>, EngineError>
+    where
+        D: ProcessData + Serialize + DeserializeOwned,
+    {
         self.register(process)?;
+        let codec = Codec::json_of::<D>();
         let handle = self
-            .start_graph(
-                process.graph(),
-                Codec::json_of::<D>(),
-                Erased::new(data),
-                Some(business_key),
-            )
+            .start_graph(process.graph(), codec, Erased::new(data), business_key)
             .await?;
         Ok(handle.typed())
     }
