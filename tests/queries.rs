@@ -284,3 +284,56 @@ async fn bad_input_is_a_clear_error() {
         "{untyped}"
     );
 }
+
+process! {
+    pub TWO_WAYS: Expense {
+        start s;
+        parallel split;
+        user  approve;
+        user  review;
+        parallel join;
+        end   done;
+        s -> split;
+        split -> approve -> join;
+        split -> review -> join;
+        join -> done;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_waiting_at_several_elements_is_found_at_each() {
+    let engine = Engine::new();
+    let handle = engine
+        .start_keyed(&TWO_WAYS, "both", Expense::default())
+        .await
+        .expect("started");
+    until_listed(&engine, &Query::of(&TWO_WAYS).waiting_at("review"), 1).await;
+    let page = engine
+        .instances(&Query::of(&TWO_WAYS).waiting_at("approve"))
+        .await
+        .expect("query");
+    assert_eq!(page.items[0].waiting_at, ["approve", "review"]);
+    assert_eq!(page.items[0].business_key.as_deref(), Some("both"));
+    handle
+        .complete("approve", |_: &mut Expense| {})
+        .await
+        .expect("completed");
+    // Now at the join and at review.
+    until_listed(&engine, &Query::of(&TWO_WAYS).waiting_at("join"), 1).await;
+    let page = engine
+        .instances(&Query::of(&TWO_WAYS))
+        .await
+        .expect("query");
+    assert_eq!(page.items[0].waiting_at, ["join", "review"]);
+    assert_eq!(
+        engine
+            .count(&Query::of(&TWO_WAYS).waiting_at("approve"))
+            .await
+            .expect("count"),
+        0
+    );
+    engine
+        .shutdown(Duration::from_secs(20))
+        .await
+        .expect("shutdown");
+}

@@ -4,7 +4,7 @@
 use super::{Engine, EngineError};
 use crate::data::{Erased, ProcessData};
 use crate::instance::{Entry, InstanceHandle, InstanceId};
-use crate::query::memory::Listed;
+use crate::query::memory::View;
 use crate::query::{page_of, InstanceSummary, Page, Query, QueryError};
 
 impl Engine {
@@ -58,23 +58,27 @@ fn resolve<D: 'static>(query: &Query<D>) -> Result<crate::query::InstanceQuery, 
     query.resolve(&ids)
 }
 
-fn summary<D: Clone + 'static>((id, e): Listed<'_>) -> InstanceSummary<D> {
-    let data = e
+fn summary<D: Clone + 'static>(v: View<'_>) -> InstanceSummary<D> {
+    let data = v
         .data
         .get::<D>()
         .cloned()
         .expect("a listed instance's data is its process's type");
     InstanceSummary {
-        id: InstanceId(id),
-        process: e.graph.name.to_string(),
-        fingerprint: e.graph.fingerprint,
-        status: e.status,
-        business_key: e.business_key.as_deref().map(str::to_string),
+        id: InstanceId(v.id),
+        process: v.graph.name.to_string(),
+        fingerprint: v.graph.fingerprint,
+        status: v.status,
+        business_key: v.business_key.map(str::to_string),
         key: None,
-        started_ms: e.started_ms,
-        ended_ms: (e.ended_ms != i64::MIN).then_some(e.ended_ms),
-        waiting_at: e.waits.as_slice().iter().map(|w| w.to_string()).collect(),
-        incidents: e.incidents,
+        started_ms: v.started_ms,
+        ended_ms: v.ended_ms,
+        waiting_at: v
+            .waits
+            .iter()
+            .map(|&n| v.graph.nodes[n].id.to_string())
+            .collect(),
+        incidents: v.incidents,
         data,
     }
 }

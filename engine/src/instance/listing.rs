@@ -9,9 +9,9 @@ use super::outcome::Ended;
 use super::state::tracks::TrackState;
 use crate::data::Erased;
 use crate::data::ProcessData;
-use crate::graph::{Graph, NodeKind};
+use crate::graph::{Graph, NodeIdx, NodeKind};
 use crate::mem::cell::Base;
-use crate::query::memory::{Entry, Waits};
+use crate::query::memory::Rest;
 use crate::query::Status;
 
 /// From how many tracks a listed instance counts them rather than scan them.
@@ -46,18 +46,14 @@ impl<D: ProcessData> Instance<D> {
             return;
         };
         self.listed = true;
-        let mut key = Some(business_key);
-        let entry = || Entry {
+        let rest = Rest {
             graph,
-            business_key: key.take(),
-            started_ms: now_ms(),
-            ended_ms: i64::MIN,
-            waits: Waits::Many(Box::new([])),
-            data,
+            waits: &[],
             incidents: 0,
-            status: Status::Running,
+            data,
+            started_ms: now_ms(),
         };
-        self.hub.listing.rested(self.id.0, |_| {}, entry);
+        self.hub.listing.rested(self.id.0, rest, Some(business_key));
     }
 
     /// After an input: if the instance rests, its entry in the listing is renewed.
@@ -74,35 +70,22 @@ impl<D: ProcessData> Instance<D> {
         if self.outcome.is_some() || !self.rests() {
             return;
         }
-        let (waits, incidents) = self.waits_and_incidents();
+        let (waits, incidents) = self.wait_nodes_and_incidents();
         let (Some(graph), Some(data)) = (erased_graph(self.process), erased(self.data.snapshot()))
         else {
             return;
         };
         self.listed = true;
-        let mut old = None;
-        let renew = |entry: &mut Entry| {
-            if entry.waits.as_slice() != waits.as_slice() {
-                entry.waits = Waits::of(&waits);
-            }
-            entry.incidents = incidents;
-            // The count it replaces is dropped after the lock (maybe the data).
-            old = Some(std::mem::replace(&mut entry.data, data.clone()));
-        };
-        let make = || Entry {
+        let rest = Rest {
             graph,
-            business_key: None,
-            // Its first rest: the first step ran at once, on the starter's call
-            // or on its loop's first poll.
-            started_ms: now_ms(),
-            ended_ms: i64::MIN,
-            waits: Waits::of(&waits),
-            data: data.clone(),
+            waits: &waits,
             incidents,
-            status: Status::Running,
+            data,
+            // If not listed yet, its first rest: the first step ran at once, on
+            // the starter's call or on its loop's first poll.
+            started_ms: now_ms(),
         };
-        self.hub.listing.rested(self.id.0, renew, make);
-        drop(old);
+        self.hub.listing.rested(self.id.0, rest, None);
     }
 
     /// The instance ended: its entry leaves the listing, its summary kept if the
@@ -127,36 +110,16 @@ impl<D: ProcessData> Instance<D> {
             Some(Ended::Cancelled) => Status::Cancelled,
             Some(Ended::Failed(_)) | None => Status::Failed,
         };
-        let (Some(graph), Some(data)) = (erased_graph(self.process), erased(self.data.snapshot()))
-        else {
+        let Some(graph) = erased_graph(self.process) else {
             return;
         };
-        let now = now_ms();
-        let mut data = Some(data);
-        let mut kept = data.clone();
-        let end = |entry: &mut Entry| {
-            entry.status = status;
-            entry.ended_ms = now;
-            entry.waits = Waits::Many(Box::new([]));
-            entry.incidents = 0;
-            if let Some(data) = data.take() {
-                entry.data = data;
-            }
-        };
-        // Ended in its first step: it started just now.
-        let make = || {
-            Some(Entry {
-                graph,
-                business_key: None,
-                started_ms: now,
-                ended_ms: now,
-                waits: Waits::Many(Box::new([])),
-                data: kept.take()?,
-                incidents: 0,
-                status,
-            })
-        };
-        self.hub.listing.ended(self.id.0, end, make);
+        // A count on the data only if it is kept.
+        let data = (self.hub.listing.keep_ended() > 0)
+            .then(|| erased(self.data.snapshot()))
+            .flatten();
+        self.hub
+            .listing
+            .ended(self.id.0, graph, status, now_ms(), data);
     }
 
     /// Whether every token waits (none works at a task; a call activity waits for
@@ -173,8 +136,20 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// The ids of the elements its tokens wait at (each once, sorted) and its open
-    /// incidents: what a query reads of it at rest.
+    /// incidents: what a durable checkpoint stores for queries.
+    #[cfg(feature = "durable")]
     pub(crate) fn waits_and_incidents(&self) -> (Vec<&'static str>, u32) {
+        let (nodes, incidents) = self.wait_nodes_and_incidents();
+        let ids = nodes
+            .into_iter()
+            .map(|n| self.process.nodes[n].id)
+            .collect();
+        (ids, incidents)
+    }
+
+    /// The nodes its tokens wait at, each once, sorted by id; and its open
+    /// incidents.
+    fn wait_nodes_and_incidents(&self) -> (Vec<NodeIdx>, u32) {
         let nodes = &self.process.nodes;
         let incidents = self
             .retries
@@ -182,35 +157,44 @@ impl<D: ProcessData> Instance<D> {
             .filter(|h| matches!(h.wait, super::state::retries::HeldFor::Incident(_)))
             .count();
         let incidents = u32::try_from(incidents).unwrap_or(u32::MAX);
-        if let Some((waiting, working)) = self.tracks.counted() {
-            let mut waits: Vec<&'static str> = waiting.map(|n| nodes[n].id).collect();
-            if working > 0 {
-                // A call activity waits for its child while its track works.
-                waits.extend(self.live_calls().iter().map(|c| nodes[c.node].id));
+        let mut waits: Vec<NodeIdx> = match self.tracks.counted() {
+            Some((waiting, working)) => {
+                let mut waits: Vec<NodeIdx> = waiting.collect();
+                if working > 0 {
+                    // A call activity waits for its child while its track works.
+                    waits.extend(self.live_calls().iter().map(|c| c.node));
+                }
+                waits
             }
-            waits.sort_unstable();
-            waits.dedup();
-            debug_assert_eq!(waits, self.scan_waits(), "the track counts drifted");
-            return (waits, incidents);
-        }
-        (self.scan_waits(), incidents)
-    }
-
-    /// The waits by a scan of every track.
-    fn scan_waits(&self) -> Vec<&'static str> {
-        let nodes = &self.process.nodes;
-        let mut waits: Vec<&'static str> = self
-            .tracks
-            .iter()
-            .filter(|t| match t.state() {
-                TrackState::Parked | TrackState::AtJoin | TrackState::Held => true,
-                TrackState::Working => matches!(nodes[t.at].kind, NodeKind::Call(_)),
-                _ => false,
-            })
-            .map(|t| nodes[t.at].id)
-            .collect();
-        waits.sort_unstable();
+            None => self
+                .tracks
+                .iter()
+                .filter(|t| match t.state() {
+                    TrackState::Parked | TrackState::AtJoin | TrackState::Held => true,
+                    TrackState::Working => matches!(nodes[t.at].kind, NodeKind::Call(_)),
+                    _ => false,
+                })
+                .map(|t| t.at)
+                .collect(),
+        };
+        waits.sort_unstable_by_key(|&n| nodes[n].id);
         waits.dedup();
-        waits
+        #[cfg(debug_assertions)]
+        if self.tracks.counted().is_some() {
+            let mut scanned: Vec<NodeIdx> = self
+                .tracks
+                .iter()
+                .filter(|t| match t.state() {
+                    TrackState::Parked | TrackState::AtJoin | TrackState::Held => true,
+                    TrackState::Working => matches!(nodes[t.at].kind, NodeKind::Call(_)),
+                    _ => false,
+                })
+                .map(|t| t.at)
+                .collect();
+            scanned.sort_unstable_by_key(|&n| nodes[n].id);
+            scanned.dedup();
+            debug_assert_eq!(waits, scanned, "the track counts drifted");
+        }
+        (waits, incidents)
     }
 }

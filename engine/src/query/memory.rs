@@ -3,6 +3,12 @@
 //! entry here when it rests (every token waits: where a durable instance
 //! checkpoints) and takes it out when it ends; the listing keeps the summaries of
 //! the last `EngineConfig::keep_ended` ended instances (none by default).
+//!
+//! A waiting instance's entry is most of what it pays for being queryable (a
+//! parked instance's memory, `--bench events -- park-memory`), so it is 24 bytes:
+//! its process as an index into the listing's graphs, the first element it waits
+//! at as a node index, its data as a count on the committed data (no copy). What
+//! few instances have — more waits, a business key — is in side maps.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,80 +16,75 @@ use std::sync::Mutex;
 
 use super::{InstanceQuery, Row, Status};
 use crate::data::Erased;
-use crate::graph::Graph;
+use crate::graph::{Graph, NodeIdx};
 use crate::mem::cell::Base;
 
-/// One instance as it last rested (or ended). Compact: the listing holds one per
-/// waiting instance (a parked instance's memory, `--bench events -- park-memory`).
-pub(crate) struct Entry {
+/// A running instance as it last rested.
+struct Live {
+    started_ms: i64,
+    /// The loop's committed data then: a count on it, not a copy (the loop's next
+    /// commit makes a new cell rather than change this one).
+    data: Base<Erased>,
+    /// The first node it waits at (by index, sorted by id), `NONE` if none.
+    wait: u32,
+    graph: u16,
+    incidents: u16,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// An ended instance, kept while `keep_ended` asks.
+struct Gone {
+    graph: &'static Graph<Erased>,
+    business_key: Option<Box<str>>,
+    started_ms: i64,
+    ended_ms: i64,
+    status: Status,
+    data: Base<Erased>,
+}
+
+/// One instance as a query reads it.
+pub(crate) struct View<'a> {
+    pub id: u64,
     pub graph: &'static Graph<Erased>,
-    pub business_key: Option<Box<str>>,
-    pub started_ms: i64,
-    /// When it ended; `i64::MIN` while it runs.
-    pub ended_ms: i64,
-    pub waits: Waits,
-    /// The loop's committed data as it was then: a count on it, not a copy (the
-    /// loop's next commit makes a new cell rather than change this one).
-    pub data: Base<Erased>,
-    pub incidents: u32,
     pub status: Status,
+    pub business_key: Option<&'a str>,
+    pub started_ms: i64,
+    pub ended_ms: Option<i64>,
+    /// Node indexes, sorted by id.
+    pub waits: Vec<NodeIdx>,
+    pub incidents: u32,
+    pub data: &'a Base<Erased>,
 }
 
-/// The ids of the elements an instance waits at, sorted: most wait at one, which
-/// needs no allocation.
-#[derive(Clone, PartialEq)]
-pub(crate) enum Waits {
-    One(&'static str),
-    Many(Box<[&'static str]>),
-}
-
-impl Waits {
-    pub fn of(waits: &[&'static str]) -> Waits {
-        match waits {
-            [one] => Waits::One(one),
-            many => Waits::Many(many.into()),
-        }
-    }
-
-    pub fn as_slice(&self) -> &[&'static str] {
-        match self {
-            Waits::One(one) => std::slice::from_ref(one),
-            Waits::Many(many) => many,
-        }
-    }
-}
-
-/// An entry with its instance's id, as a query reads it.
-pub(crate) type Listed<'a> = (u64, &'a Entry);
-
-impl Row for Listed<'_> {
+impl Row for View<'_> {
     fn id(&self) -> u64 {
-        self.0
+        self.id
     }
     fn process(&self) -> &str {
-        self.1.graph.name
+        self.graph.name
     }
     fn status(&self) -> Status {
-        self.1.status
+        self.status
     }
     fn waits_at(&self, node: &str) -> bool {
-        self.1.waits.as_slice().contains(&node)
+        self.waits.iter().any(|&n| self.graph.nodes[n].id == node)
     }
     fn business_key(&self) -> Option<&str> {
-        self.1.business_key.as_deref()
+        self.business_key
     }
     fn key(&self) -> Option<&str> {
         // In memory, correlation lives in the instance's waits, not on it.
         None
     }
     fn incidents(&self) -> u32 {
-        self.1.incidents
+        self.incidents
     }
     fn started_ms(&self) -> i64 {
-        self.1.started_ms
+        self.started_ms
     }
     fn ended_ms(&self) -> Option<i64> {
-        (self.1.ended_ms != i64::MIN).then_some(self.1.ended_ms)
+        self.ended_ms
     }
 }
 
@@ -96,9 +97,73 @@ pub(crate) struct Listing {
 
 #[derive(Default)]
 struct State {
-    live: HashMap<u64, Entry>,
+    graphs: Vec<&'static Graph<Erased>>,
+    live: HashMap<u64, Live>,
+    /// The waits after the first, of the instances that wait at several elements.
+    more_waits: HashMap<u64, Box<[u32]>>,
+    /// The business keys of the running instances started with one.
+    keys: HashMap<u64, Box<str>>,
     /// Oldest first, at most `keep_ended`.
-    ended: VecDeque<(u64, Entry)>,
+    ended: VecDeque<(u64, Gone)>,
+}
+
+impl State {
+    fn graph_index(&mut self, graph: &'static Graph<Erased>) -> u16 {
+        let at = match self.graphs.iter().position(|g| std::ptr::eq(*g, graph)) {
+            Some(at) => at,
+            None => {
+                self.graphs.push(graph);
+                self.graphs.len() - 1
+            }
+        };
+        u16::try_from(at).unwrap_or(u16::MAX)
+    }
+
+    fn views(&self) -> impl Iterator<Item = View<'_>> {
+        let live = self.live.iter().map(|(&id, l)| {
+            let mut waits = Vec::new();
+            if l.wait != NONE {
+                waits.push(l.wait as NodeIdx);
+                if let Some(more) = self.more_waits.get(&id) {
+                    waits.extend(more.iter().map(|&n| n as NodeIdx));
+                }
+            }
+            View {
+                id,
+                graph: self.graphs[usize::from(l.graph)],
+                status: Status::Running,
+                business_key: self.keys.get(&id).map(|k| &**k),
+                started_ms: l.started_ms,
+                ended_ms: None,
+                waits,
+                incidents: u32::from(l.incidents),
+                data: &l.data,
+            }
+        });
+        let gone = self.ended.iter().map(|(id, g)| View {
+            id: *id,
+            graph: g.graph,
+            status: g.status,
+            business_key: g.business_key.as_deref(),
+            started_ms: g.started_ms,
+            ended_ms: Some(g.ended_ms),
+            waits: Vec::new(),
+            incidents: 0,
+            data: &g.data,
+        });
+        live.chain(gone)
+    }
+}
+
+/// What an instance tells the listing when it rests.
+pub(crate) struct Rest<'a> {
+    pub graph: &'static Graph<Erased>,
+    /// Node indexes, sorted by id.
+    pub waits: &'a [NodeIdx],
+    pub incidents: u32,
+    pub data: Base<Erased>,
+    /// Its start, if it is not listed yet.
+    pub started_ms: i64,
 }
 
 impl Listing {
@@ -117,69 +182,98 @@ impl Listing {
         self.keep_ended.store(n, Ordering::Relaxed);
     }
 
-    /// A running instance rested (or was started with a business key): its
-    /// entry is renewed in place by `renew`, or made by `make` the first time.
-    pub fn rested(&self, id: u64, renew: impl FnOnce(&mut Entry), make: impl FnOnce() -> Entry) {
+    /// A running instance rested (or was started with `business_key`): its entry
+    /// now.
+    pub fn rested(&self, id: u64, rest: Rest<'_>, business_key: Option<Box<str>>) {
+        let node = |n: NodeIdx| u32::try_from(n).unwrap_or(NONE);
         let mut state = self.state();
-        match state.live.get_mut(&id) {
-            Some(entry) => renew(entry),
+        let graph = state.graph_index(rest.graph);
+        let incidents = u16::try_from(rest.incidents).unwrap_or(u16::MAX);
+        let wait = rest.waits.first().map_or(NONE, |&n| node(n));
+        let old = match state.live.get_mut(&id) {
+            Some(live) => {
+                live.wait = wait;
+                live.incidents = incidents;
+                Some(std::mem::replace(&mut live.data, rest.data))
+            }
             None => {
-                state.live.insert(id, make());
+                let live = Live {
+                    started_ms: rest.started_ms,
+                    data: rest.data,
+                    wait,
+                    graph,
+                    incidents,
+                };
+                state.live.insert(id, live);
+                None
+            }
+        };
+        match rest.waits {
+            [_, more @ ..] if !more.is_empty() => {
+                let more: Box<[u32]> = more.iter().map(|&n| node(n)).collect();
+                state.more_waits.insert(id, more);
+            }
+            _ => {
+                if !state.more_waits.is_empty() {
+                    state.more_waits.remove(&id);
+                }
             }
         }
+        if let Some(key) = business_key {
+            state.keys.insert(id, key);
+        }
+        drop(state);
+        // The count it replaces drops outside the lock (maybe the data, and with
+        // it the user's `Drop`).
+        drop(old);
     }
 
-    /// Instance `id` ended: its live entry goes — kept as ended (by `end`) if the
-    /// engine keeps ended ones, or made by `make` for one never listed.
+    /// Instance `id` ended with `status` at `ended_ms`: its entry goes, and is
+    /// kept (with `data`) if the engine keeps ended ones.
     pub fn ended(
         &self,
         id: u64,
-        end: impl FnOnce(&mut Entry),
-        make: impl FnOnce() -> Option<Entry>,
+        graph: &'static Graph<Erased>,
+        status: Status,
+        ended_ms: i64,
+        data: Option<Base<Erased>>,
     ) {
         let keep = self.keep_ended();
         let mut state = self.state();
-        let mut gone = state.live.remove(&id);
+        let live = state.live.remove(&id);
+        state.more_waits.remove(&id);
+        let business_key = state.keys.remove(&id);
         let mut evicted = None;
-        if keep > 0 {
-            let kept = match gone.take() {
-                Some(mut entry) => {
-                    end(&mut entry);
-                    Some(entry)
-                }
-                None => make(),
+        if let (true, Some(data)) = (keep > 0, data) {
+            let gone = Gone {
+                graph,
+                business_key,
+                // Ended in its first step, it started just now.
+                started_ms: live.as_ref().map_or(ended_ms, |l| l.started_ms),
+                ended_ms,
+                status,
+                data,
             };
-            if let Some(entry) = kept {
-                state.ended.push_back((id, entry));
-                if state.ended.len() > keep {
-                    evicted = state.ended.pop_front();
-                }
+            state.ended.push_back((id, gone));
+            if state.ended.len() > keep {
+                evicted = state.ended.pop_front();
             }
         }
         drop(state);
-        // The data they hold drops outside the lock (the user's `Drop`).
-        drop((gone, evicted));
+        // The data they hold drops outside the lock.
+        drop((live, evicted));
     }
 
-    /// The entries `filter` selects, in its order, each read by `read` under the
-    /// lock (a clone of its data).
-    pub fn select<T>(
-        &self,
-        filter: &InstanceQuery,
-        mut read: impl FnMut(Listed<'_>) -> T,
-    ) -> Vec<T> {
+    /// The instances `filter` selects, in its order, each read by `read` under
+    /// the lock (a clone of its data).
+    pub fn select<T>(&self, filter: &InstanceQuery, read: impl FnMut(View<'_>) -> T) -> Vec<T> {
         let state = self.state();
-        let live = state.live.iter().map(|(id, e)| (*id, e));
-        let rows = live.chain(state.ended.iter().map(|(id, e)| (*id, e)));
-        filter.select(rows).into_iter().map(&mut read).collect()
+        filter.select(state.views()).into_iter().map(read).collect()
     }
 
-    /// How many entries `filter` selects.
+    /// How many instances `filter` selects.
     pub fn count(&self, filter: &InstanceQuery) -> u64 {
         let state = self.state();
-        let live = state.live.iter().map(|(id, e)| (*id, e));
-        live.chain(state.ended.iter().map(|(id, e)| (*id, e)))
-            .filter(|row| filter.matches(row))
-            .count() as u64
+        state.views().filter(|row| filter.matches(row)).count() as u64
     }
 }
