@@ -84,8 +84,11 @@ async fn instances_are_found_by_key_element_and_status_with_their_data() {
         )
         .await
         .expect("started");
-    let waiting = Query::of(&EXPENSE).waiting_at("approve");
+    // By its typed reference (a misspelt one does not compile), or by id.
+    let waiting = Query::of(&EXPENSE).waiting_at(EXPENSE::user.approve);
     until_listed(&engine, &waiting, 2).await;
+    let by_id = Query::of(&EXPENSE).waiting_at("approve");
+    assert_eq!(engine.count(&by_id).await.expect("count"), 2);
 
     let page = engine
         .instances(&Query::of(&EXPENSE).key("expense-7"))

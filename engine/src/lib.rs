@@ -73,7 +73,7 @@ pub use instance::{
     Happening, History, InstanceError, InstanceHandle, InstanceId, OpenWork, Outcome, Step,
     TrackId, WorkError,
 };
-pub use query::{InstanceSummary, Page, Query, QueryError, SortBy, Status};
+pub use query::{Element, InstanceSummary, Page, Query, QueryError, SortBy, Status};
 pub use retry::{Incident, IncidentId, OnFailure, RetryError, RetryPolicy};
 /// Declare a process. See the crate README for the DSL.
 pub use thresh_macros::process;

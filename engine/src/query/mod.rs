@@ -93,11 +93,13 @@ impl<D: 'static> Query<D> {
         self
     }
 
-    /// Only instances with a token waiting at the element `id` (a catch, a receive
-    /// or user task, a join, a call activity, a task held at an incident). An id
-    /// the process does not have is [`QueryError::UnknownElement`].
-    pub fn waiting_at(mut self, id: &str) -> Self {
-        self.filter.waiting_at = Some(id.to_string());
+    /// Only instances with a token waiting at `element` (a catch, a receive or
+    /// user task, a join, a call activity, a task held at an incident): a typed
+    /// user task (`PROCESS::user.approve`, checked at compile time) or an element's
+    /// id as a string — one the process does not have is
+    /// [`QueryError::UnknownElement`].
+    pub fn waiting_at(mut self, element: impl Element<D>) -> Self {
+        self.filter.waiting_at = Some(element.element().to_string());
         self
     }
 
@@ -198,6 +200,43 @@ impl<D: 'static> Query<D> {
             filter.after = Some(read_cursor(cursor, &filter)?);
         }
         Ok(filter)
+    }
+}
+
+/// What names an element of a process over `D` that a token may wait at: a typed
+/// user task ([`UserTask<D>`](crate::refs::UserTask)), or any element's id as a
+/// string (checked when the query runs).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not name an element of a process over `{D}`",
+    label = "not an element of this query's process",
+    note = "name a user task by the process's typed reference, `PROCESS::user.name`, or any element by its id as a string"
+)]
+pub trait Element<D> {
+    /// The element's id.
+    fn element(&self) -> &str;
+}
+
+impl<D> Element<D> for crate::refs::UserTask<D> {
+    fn element(&self) -> &str {
+        self.name()
+    }
+}
+
+impl<D> Element<D> for &str {
+    fn element(&self) -> &str {
+        self
+    }
+}
+
+impl<D> Element<D> for String {
+    fn element(&self) -> &str {
+        self
+    }
+}
+
+impl<D> Element<D> for &String {
+    fn element(&self) -> &str {
+        self
     }
 }
 

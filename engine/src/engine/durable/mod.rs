@@ -362,7 +362,7 @@ impl DurableEngine {
         data: D,
     ) -> Result<InstanceHandle<D>, EngineError>
     where
-        D: ProcessData + Serialize + DeserializeOwned,
+        D: ProcessData + Storable,
     {
         let business_key = crate::query::check_business_key(business_key.into())
             .map_err(|reason| EngineError::BadBusinessKey { reason })?;
@@ -377,7 +377,7 @@ impl DurableEngine {
         business_key: Option<String>,
     ) -> Result<InstanceHandle<D>, EngineError>
     where
-        D: ProcessData + Serialize + DeserializeOwned,
+        D: ProcessData + Storable,
     {
         self.register(process)?;
         let codec = Codec::json_of::<D>();
