@@ -178,6 +178,10 @@ pub struct Node<D: 'static> {
     /// for the engine's default and no timeout.
     #[doc(hidden)]
     pub policy: Option<&'static crate::retry::TaskPolicy>,
+    /// A user task's assignment (`: assignee(..) | groups(..) | due(..) |
+    /// priority(..)`), evaluated on the data when it opens; `None` for none.
+    #[doc(hidden)]
+    pub assign: Option<fn(&D) -> crate::tasklist::Assigned>,
     /// Where a token that completes here goes straight on (`Next`).
     #[doc(hidden)]
     pub next: Next<D>,

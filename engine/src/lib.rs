@@ -48,6 +48,7 @@ pub mod retry;
 #[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
 pub mod store;
 pub mod task;
+pub mod tasklist;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
@@ -75,6 +76,7 @@ pub use instance::{
 };
 pub use query::{Element, InstanceSummary, Page, Query, QueryError, SortBy, Status};
 pub use retry::{Incident, IncidentId, OnFailure, RetryError, RetryPolicy};
+pub use tasklist::{IntoAssignee, Task, TaskListError, TaskId, TaskOrder, TaskQuery};
 /// Declare a process. See the crate README for the DSL.
 pub use thresh_macros::process;
 /// Derive [`ProcessData`] for a struct with named or tuple fields; every field must be
@@ -103,6 +105,17 @@ pub mod __private {
     };
     pub use crate::graph::{CallActivity, Graph};
     pub use crate::retry::TaskPolicy;
+    pub use crate::tasklist::Assigned;
+
+    /// A user task's candidate groups read off the data: any collection of names.
+    pub fn task_groups<S: Into<String>>(groups: impl IntoIterator<Item = S>) -> Vec<String> {
+        groups.into_iter().map(Into::into).collect()
+    }
+
+    /// A user task's priority (its type pins a closure's integer literals).
+    pub fn task_priority(priority: i32) -> i32 {
+        priority
+    }
 
     /// Box one run of a task, made by `make`: the returned future owns the copy and
     /// gives it back. The box is the thread's spare one when it fits

@@ -68,6 +68,12 @@ pub const KIND: &str = "kind";
 pub const RETRY: &str = "retry";
 /// A task's timeout per attempt: `task t = h: timeout(30s);`.
 pub const TIMEOUT: &str = "timeout";
+/// A user task's assignment: `user approve: assignee(|e| e.manager.clone()) |
+/// groups("finance") | due(2d) | priority(80);`.
+pub const ASSIGNEE: &str = "assignee";
+pub const GROUPS: &str = "groups";
+pub const DUE: &str = "due";
+pub const PRIORITY: &str = "priority";
 
 // Events.
 pub const MESSAGE: &str = "message";

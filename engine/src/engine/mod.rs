@@ -9,6 +9,7 @@ pub(crate) mod feature_off;
 mod ids;
 mod incidents;
 mod queries;
+mod tasks;
 
 mod stop;
 mod typed;
@@ -83,6 +84,8 @@ pub(crate) struct Inner {
     failures: Mutex<(RetryPolicy, OnFailure)>,
     /// The open incidents of every instance.
     incidents: Board,
+    /// The open user tasks of every instance.
+    tasks: crate::tasklist::TaskList,
     /// The durable engine on top of this one, if any: call activities' children
     /// then start durably.
     #[cfg(feature = "durable")]
@@ -153,6 +156,7 @@ impl Engine {
                 max_call_depth,
                 failures: Mutex::new((retry, on_failure)),
                 incidents: Board::default(),
+                tasks: Default::default(),
                 #[cfg(feature = "durable")]
                 durable: std::sync::OnceLock::new(),
                 #[cfg(feature = "testing")]
@@ -510,6 +514,10 @@ impl ChildEngine for Inner {
 
     fn incidents(&self) -> &Board {
         &self.incidents
+    }
+
+    fn tasks(&self) -> &crate::tasklist::TaskList {
+        &self.tasks
     }
 
     fn start_child(

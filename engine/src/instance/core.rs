@@ -164,6 +164,8 @@ pub(crate) struct Instance<D: ProcessData> {
     pub(super) timers: Timers,
     /// Tokens held where they failed: for a backoff, or at an open incident.
     pub(super) retries: Retries,
+    /// Open user tasks as the task list shows them.
+    pub(super) user_tasks: super::state::user_tasks::UserTasks,
     pub(super) conditions: Conditions<D>,
     /// Completed activities that can be compensated, per scope, and the
     /// compensations under way.
@@ -236,6 +238,7 @@ impl<D: ProcessData> Instance<D> {
             armed: Armed::default(),
             timers: Timers::default(),
             retries: Retries::default(),
+            user_tasks: Default::default(),
             conditions: Conditions::default(),
             compensation: Compensation::default(),
             history: if history {

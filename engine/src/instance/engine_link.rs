@@ -25,6 +25,8 @@ pub(crate) trait ChildEngine: Send + Sync {
     fn failures(&self) -> (crate::retry::RetryPolicy, crate::retry::OnFailure);
     /// The engine's open incidents.
     fn incidents(&self) -> &crate::retry::Board;
+    /// The engine's open user tasks.
+    fn tasks(&self) -> &crate::tasklist::TaskList;
     /// Start `process` with `data` as a child of `link.parent`. `Ok(None)` when the
     /// engine is stopping (no child: the parent stops too); `Err` why it cannot
     /// start.
@@ -94,6 +96,24 @@ impl EngineRef {
                 Some((incident, target)) => engine.incidents().opened(incident, target),
                 None => engine.incidents().closed(id),
             }
+        }
+    }
+
+    /// Tell the engine's task list that a user task opened, with the way to its loop.
+    pub(crate) fn task_opened(
+        &self,
+        task: crate::tasklist::Task,
+        target: Arc<dyn crate::tasklist::TaskTarget>,
+    ) {
+        if let Some(engine) = self.0.upgrade() {
+            engine.tasks().opened(task, target);
+        }
+    }
+
+    /// Tell the engine's task list that a user task closed.
+    pub(crate) fn task_closed(&self, id: crate::tasklist::TaskId) {
+        if let Some(engine) = self.0.upgrade() {
+            engine.tasks().closed(id);
         }
     }
 

@@ -482,7 +482,7 @@ impl<D: ProcessData> Instance<D> {
                 update,
                 reply,
             } => {
-                let result = self.complete_work(&node, update);
+                let result = self.complete_work(super::work::WorkAt::Node(&node), update);
                 // A durable instance answers once the completion's effect is stored.
                 #[cfg(feature = "durable")]
                 if let (Ok(()), Some(durable)) = (&result, &mut self.durable) {
@@ -498,7 +498,7 @@ impl<D: ProcessData> Instance<D> {
             } => {
                 // A step: what the raise cancels or starts settles like any move.
                 let mut result = Ok(());
-                self.step(|this, _| result = this.raise_from_work(&node, raised));
+                self.step(|this, _| result = this.raise_from_work(super::work::WorkAt::Node(&node), raised));
                 let _ = reply.send(result);
             }
             Command::FailWork {
@@ -506,7 +506,19 @@ impl<D: ProcessData> Instance<D> {
                 message,
                 reply,
             } => {
-                let _ = reply.send(self.fail_work(&node, message));
+                let _ = reply.send(self.fail_work(super::work::WorkAt::Node(&node), message));
+            }
+            Command::Task(work) => {
+                let completes = matches!(work.what, super::work::TaskAct::Complete(_));
+                let result = self.act_on_task(work.number, work.what);
+                // A durable instance answers a completion once its effect is stored.
+                #[cfg(feature = "durable")]
+                if let (true, Ok(()), Some(durable)) = (completes, &result, &mut self.durable) {
+                    durable.acks.push(work.reply.into());
+                    return;
+                }
+                let _ = completes;
+                let _ = work.reply.send(result);
             }
             #[cfg(feature = "testing")]
             Command::NextTimer(reply) => {

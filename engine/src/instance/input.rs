@@ -64,6 +64,8 @@ pub(crate) enum Command<D> {
         message: String,
         reply: oneshot::Sender<Result<(), WorkError>>,
     },
+    /// Act on the open task `TaskWork::number` (the task list).
+    Task(crate::tasklist::TaskWork),
     /// The instance's open incidents.
     Incidents(oneshot::Sender<Vec<crate::retry::Incident>>),
     /// Retry incident `number`, changing the data first if `change` says.

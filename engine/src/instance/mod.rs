@@ -67,3 +67,4 @@ pub use history::{Happening, History, Step, TrackId};
 pub(crate) use outcome::panic_message;
 pub use outcome::{InstanceError, InstanceId, Outcome};
 pub use work::{OpenWork, WorkError};
+pub(crate) use work::{Raised, TaskAct};

@@ -39,6 +39,9 @@ impl<D: ProcessData> Instance<D> {
                 NodeKind::Receive(_) | NodeKind::User
             )
         {
+            if matches!(self.process.nodes[at].kind, NodeKind::User) {
+                self.open_task(track, at);
+            }
             self.guard(track, at);
         }
         // Conditions true when armed fire now that the wait is complete.
@@ -342,7 +345,12 @@ impl<D: ProcessData> Instance<D> {
                 EventSource::Hub(sub) => self.hub.unsubscribe(sub),
                 EventSource::Condition(id) => self.conditions.disarm(id),
                 EventSource::Timer(id) => self.timers.cancel(id),
-                EventSource::UserTask => {}
+                // Its task leaves the list.
+                EventSource::UserTask => {
+                    if let Holder::Track(track) = entry.holder {
+                        self.close_task(track, entry.at);
+                    }
+                }
             }
         }
     }

@@ -1,5 +1,10 @@
-//! User tasks worked from outside through the instance's handle: listing open work,
-//! completing it, failing it, raising an error or escalation from it.
+//! User tasks worked from outside through the instance's handle or by task id (the
+//! task list): listing open work, completing it, failing it, raising an error or
+//! escalation from it; the task list's records as user tasks open and close.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::SystemTime;
 
 use tracing::warn;
 
@@ -9,8 +14,13 @@ use super::outcome::InstanceError;
 use super::park::Apply;
 use super::state::armed::{EventSource, Holder};
 use super::state::ids::TrackId;
-use super::work::{OpenWork, Raised, WorkError, WorkUpdate};
-use crate::data::ProcessData;
+use super::work::{OpenWork, Raised, WorkAt, WorkError, WorkUpdate};
+use super::input::{Command, Input};
+use super::work::TaskAct;
+use crate::data::{Erased, ProcessData};
+use crate::graph::NodeIdx;
+use crate::mem::intake::Intake;
+use crate::tasklist::{Assigned, Task, TaskId, TaskTarget, TaskWork};
 
 impl<D: ProcessData> Instance<D> {
     pub(crate) fn open_work(&self) -> Vec<OpenWork> {
@@ -59,26 +69,48 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// The earliest open work at `node` that its caller may end now: not one whose
+    /// Why no work `work` names could be found.
+    fn no_work_at(&self, work: WorkAt) -> WorkError {
+        match work {
+            WorkAt::Node(node) => self.no_work(node),
+            WorkAt::Task(number) => WorkError::NoOpenWork {
+                node: format!("task {number}"),
+            },
+        }
+    }
+
+    /// The open work `work` names: its armed entry and track.
+    fn work_at(&self, work: WorkAt) -> Option<(usize, TrackId)> {
+        match work {
+            WorkAt::Node(node) => self.find_work(node),
+            WorkAt::Task(number) => {
+                let open = self.user_tasks.get(number)?;
+                self.armed.find_work_of(open.at, open.track)
+            }
+        }
+    }
+
+    /// The open work `work` names that its caller may end now: not one whose
     /// interrupting boundary the hub has served a message or signal meanwhile —
     /// that delivery is on its way and interrupts the user task when it comes.
-    fn open_at(&mut self, node: &str) -> Result<(usize, TrackId), WorkError> {
-        let (p, track) = self.find_work(node).ok_or_else(|| self.no_work(node))?;
+    fn open_at(&mut self, work: WorkAt) -> Result<(usize, TrackId), WorkError> {
+        let (p, track) = self.work_at(work).ok_or_else(|| self.no_work_at(work))?;
         match self.completion_wins(track) {
             true => Ok((p, track)),
             false => Err(WorkError::Interrupted {
-                node: node.to_string(),
+                node: self.process.nodes[self.armed.entry(p).at].id.to_string(),
             }),
         }
     }
 
     pub(crate) fn complete_work(
         &mut self,
-        node: &str,
+        work: WorkAt,
         update: WorkUpdate<D>,
     ) -> Result<(), WorkError> {
-        let (p, track) = self.open_at(node)?;
+        let (p, track) = self.open_at(work)?;
         let parked = self.armed.remove(p);
+        self.close_task(track, parked.at);
         let apply: Apply<D> = Box::new(move |data: &mut D| {
             update(data);
             Ok(())
@@ -89,11 +121,11 @@ impl<D: ProcessData> Instance<D> {
 
     /// The user task `node` raises an error or an escalation: its
     /// own boundary catches it first, then the scopes around it.
-    pub(crate) fn raise_from_work(&mut self, node: &str, raised: Raised) -> Result<(), WorkError> {
+    pub(crate) fn raise_from_work(&mut self, work: WorkAt, raised: Raised) -> Result<(), WorkError> {
         let (p, track) = match raised {
             // An escalation leaves the user task open: no race with its boundaries.
-            Raised::Escalation { .. } => self.find_work(node).ok_or_else(|| self.no_work(node))?,
-            Raised::Error { .. } => self.open_at(node)?,
+            Raised::Escalation { .. } => self.work_at(work).ok_or_else(|| self.no_work_at(work))?,
+            Raised::Error { .. } => self.open_at(work)?,
         };
         let at = self.armed.entry(p).at;
         match raised {
@@ -113,9 +145,10 @@ impl<D: ProcessData> Instance<D> {
         Ok(())
     }
 
-    pub(crate) fn fail_work(&mut self, node: &str, message: String) -> Result<(), WorkError> {
-        let (p, track) = self.open_at(node)?;
+    pub(crate) fn fail_work(&mut self, work: WorkAt, message: String) -> Result<(), WorkError> {
+        let (p, track) = self.open_at(work)?;
         let parked = self.armed.remove(p);
+        self.close_task(track, parked.at);
         let id = self.process.nodes[parked.at].id;
         warn!(track = %track, node = id, %message, "user task failed");
         self.record(
@@ -127,5 +160,91 @@ impl<D: ProcessData> Instance<D> {
         );
         self.fail(InstanceError::TaskFailed { node: id, message });
         Ok(())
+    }
+
+    /// The user task at `at` opens for the token on `track`: its assignment is
+    /// evaluated on the data as it is, and its record joins the task list.
+    pub(crate) fn open_task(&mut self, track: TrackId, at: NodeIdx) {
+        let node = &self.process.nodes[at];
+        let assigned = match node.assign {
+            Some(assign) => match self.user_code(node.id, || assign(&self.data)) {
+                Ok(assigned) => assigned,
+                Err(error) => return self.fail(error),
+            },
+            None => Assigned::none(),
+        };
+        let created = SystemTime::now();
+        let number = self.user_tasks.next_number();
+        let task = Task {
+            id: TaskId {
+                instance: self.id,
+                number,
+            },
+            process: self.process.name.to_string(),
+            element: node.id.to_string(),
+            name: node.label.to_string(),
+            iteration: self.iteration_of(track),
+            due: assigned.due_at(created),
+            assignee: assigned.assignee,
+            groups: assigned.groups,
+            priority: assigned.priority,
+            claimed_by: None,
+            created,
+        };
+        self.list_task(&task);
+        self.user_tasks.open(track, at, task);
+    }
+
+    /// Tell the engine's task list about an open task (also a restore's).
+    pub(crate) fn list_task(&mut self, task: &Task) {
+        if let Some(engine) = &self.engine {
+            let target: Arc<dyn TaskTarget> = Arc::new(self.intake_tx.made().clone());
+            engine.task_opened(task.clone(), target);
+        }
+    }
+
+    /// The user task the token on `track` waits at (`at`) leaves the task list:
+    /// completed, failed, withdrawn.
+    pub(crate) fn close_task(&mut self, track: TrackId, at: NodeIdx) {
+        if let Some(open) = self.user_tasks.close(track, at) {
+            if let Some(engine) = &self.engine {
+                engine.task_closed(open.task.id);
+            }
+        }
+    }
+
+    /// Act on the open task `work.number`, as its handle's `complete`, `fail_work`
+    /// or `raise_*` would on its user task.
+    pub(crate) fn act_on_task(&mut self, number: u32, act: TaskAct) -> Result<(), WorkError> {
+        let at = WorkAt::Task(number);
+        match act {
+            TaskAct::Complete(change) => {
+                let update: WorkUpdate<D> = Box::new(move |data: &mut D| {
+                    // The loop's data is the erased data; the change checks its type.
+                    if let Some(data) = (data as &mut dyn Any).downcast_mut::<Erased>() {
+                        change(data);
+                    }
+                });
+                self.complete_work(at, update)
+            }
+            TaskAct::Fail(message) => self.fail_work(at, message),
+            TaskAct::Raise(raised) => {
+                let mut result = Ok(());
+                self.step(|this, _| result = this.raise_from_work(at, raised));
+                result
+            }
+        }
+    }
+}
+
+/// A task's request reaches its instance's loop through the loop's intake.
+impl<D: ProcessData> TaskTarget for Intake<Input<D>> {
+    fn post(&self, work: TaskWork) -> bool {
+        self.send(Input::Handle(Box::new(Command::Task(work))))
+            .is_ok()
+    }
+
+    fn gone(&self) -> bool {
+        self.is_closed()
     }
 }

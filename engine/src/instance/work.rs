@@ -70,6 +70,26 @@ pub enum WorkError {
     },
 }
 
+/// What is asked of an open task by its id ([`crate::tasklist`]).
+pub(crate) enum TaskAct {
+    /// Complete it, changing the data first (a typed change, erased: `false` if
+    /// the data is of another type).
+    Complete(crate::retry::RetryChange),
+    /// Fail it: the instance fails.
+    Fail(String),
+    /// Raise a BPMN error or an escalation from it.
+    Raise(Raised),
+}
+
+/// Which open work a request names.
+#[derive(Clone, Copy)]
+pub(crate) enum WorkAt<'a> {
+    /// The earliest token waiting at the user task of that name.
+    Node(&'a str),
+    /// The open task of that number (`TaskId::number`).
+    Task(u32),
+}
+
 /// How a user task's completion changes the data.
 pub(crate) type WorkUpdate<D> = Box<dyn FnOnce(&mut D) + Send>;
 

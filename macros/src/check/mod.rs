@@ -2,6 +2,7 @@
 //! "Compile-time checks"). Every rule reports into the context with the span of the
 //! element at fault and keeps going, so one build shows every error.
 
+mod assign;
 mod boundary;
 pub mod compensation;
 mod complex;
@@ -28,4 +29,5 @@ pub fn all(ctx: &Ctx, model: &Model) {
     loops::check(ctx, model);
     compensation::check(ctx, model);
     policy::check(ctx, model);
+    assign::check(ctx, model);
 }

@@ -40,6 +40,8 @@ pub enum UserFn {
     Call(usize),
     /// A multi-instance call activity's starter of one instance, with its item.
     CallItem(usize),
+    /// A user task's assignment (`emit/assign.rs`).
+    Assign(usize),
 }
 
 impl UserFn {
@@ -59,6 +61,7 @@ impl UserFn {
             UserFn::Payload(n) => format_ident!("__thresh_payload_{}", n),
             UserFn::Call(n) => format_ident!("__thresh_call_{}", n),
             UserFn::CallItem(n) => format_ident!("__thresh_call_item_{}", n),
+            UserFn::Assign(n) => format_ident!("__thresh_assign_{}", n),
         }
     }
 
@@ -118,6 +121,7 @@ pub fn all(model: &Model) -> Vec<TokenStream> {
         node_fns(n, node, handler, data, &mut fns);
     }
     fns.extend(super::loops::fns(model));
+    fns.extend(super::assign::fns(model));
     for (i, flow) in model.flows.iter().enumerate() {
         if let Some(expr) = flow.condition {
             fns.push(condition_fn(UserFn::Condition(i), data, expr));

@@ -9,6 +9,7 @@
 //! - [`fingerprint`]: the model's stable hash, for the durable store;
 //! - [`refs`]: the typed references beside the static (`ORDER::user.approve`).
 
+mod assign;
 mod fingerprint;
 mod fns;
 pub mod loops;
@@ -107,6 +108,7 @@ fn node(model: &Model, n: usize) -> TokenStream {
     let text = text(node);
     let spawn = node.spawn;
     let policy = policy(node);
+    let assign = assign::field(model, n);
     let next = next(model, n);
     let targets = outgoing
         .iter()
@@ -127,6 +129,7 @@ fn node(model: &Model, n: usize) -> TokenStream {
             text: #text,
             spawn: #spawn,
             policy: #policy,
+            assign: #assign,
             next: #next,
             targets: &[#(#targets),*],
         }

@@ -139,6 +139,9 @@ impl Importer<'_> {
             scope: None,
             label: None,
             kind: None,
+            // A user task's assignment is the binding's to give (the diagram's
+            // extensions are not read).
+            assign: binding.map(|b| b.assign.clone()).unwrap_or_default(),
         };
         self.marker(e, keyword, &mut node.attrs);
         let attr = |name: &str| e.attrs.get(name).map(String::as_str);

@@ -143,6 +143,7 @@ fn plain(keyword: &str, id: Ident, scope: Option<usize>, span: Span) -> NodeAst 
         scope,
         label: None,
         kind: None,
+        assign: Vec::new(),
     }
 }
 

@@ -97,6 +97,10 @@ pub struct Node<'a> {
     /// `task t = h: retry(..) | timeout(..);`: its retry policy and timeout, as
     /// written (checked by `check/policy.rs`).
     pub policy: Option<crate::parse::policy::PolicyAst>,
+    /// `user u: assignee(..) | groups(..) | due(..) | priority(..);`: who works a
+    /// user task and when, as written (checked by `check/assign.rs`; not in the
+    /// fingerprint: it says who works the task, not how the process runs).
+    pub assign: Option<crate::parse::assign::AssignAst>,
     /// A loop or multi-instance marker (`#[multi_instance(..)]`, `#[standard_loop(..)]`).
     pub looping: Option<crate::parse::loops::LoopAst>,
     /// `#[item]`: a task inside a multi-instance sub-process that takes its item.

@@ -85,6 +85,11 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
                 label: decl.label.as_ref().map(syn::LitStr::value),
                 element: parts::element_of(ctx, decl, kind),
                 policy: parts::policy_of(ctx, decl),
+                assign: {
+                    let (assign, errors) = crate::parse::assign::parse(&decl.assign);
+                    errors.into_iter().for_each(|e| ctx.push(e));
+                    assign
+                },
                 looping: loop_marker(ctx, decl),
                 item: decl
                     .attrs

@@ -29,6 +29,7 @@ use syn::parse::{Parse, ParseStream};
 use syn::{braced, parenthesized, Attribute, Expr, Ident, Token, Type, Visibility};
 
 mod args;
+pub mod assign;
 pub mod label;
 pub mod loops;
 pub mod policy;
@@ -148,9 +149,13 @@ pub struct NodeAst {
     pub label: Option<syn::LitStr>,
     /// `kind(send)`: a task's BPMN type for the pictures, with the `kind` keyword.
     pub kind: Option<(Ident, Ident)>,
+    /// A user task's `assignee(..)`, `groups(..)`, `due(..)`, `priority(..)`
+    /// (`assign.rs`), kept apart from its other specs.
+    pub assign: Vec<Spec>,
 }
 
 /// What follows the `:` of a node: `terminate`, `message("name", ...)`, `activate(...)`.
+#[derive(Clone)]
 pub struct Spec {
     pub name: Ident,
     pub args: Option<TokenStream>,
@@ -405,6 +410,7 @@ fn parse_body(
                     scope,
                     label: None,
                     kind: None,
+                    assign: Vec::new(),
                 });
                 let inner;
                 braced!(inner in body);
@@ -463,6 +469,7 @@ fn parse_node_rest(
     let mut more = Vec::new();
     let mut non_interrupting = None;
     let (mut label, mut kind) = (None, None);
+    let mut assign = Vec::new();
     if input.peek(Token![:]) {
         input.parse::<Token![:]>()?;
         if input.peek(Ident)
@@ -473,7 +480,10 @@ fn parse_node_rest(
         }
         let items = label::items(input)?;
         (label, kind) = (items.label, items.kind);
-        let mut specs = items.specs.into_iter();
+        let (assigning, specs): (Vec<Spec>, Vec<Spec>) =
+            items.specs.into_iter().partition(assign::is_assignment);
+        assign = assigning;
+        let mut specs = specs.into_iter();
         spec = specs.next();
         more = specs.collect();
     }
@@ -498,6 +508,7 @@ fn parse_node_rest(
         scope: None,
         label,
         kind,
+        assign,
     })
 }
 

@@ -115,10 +115,23 @@ pub fn timeout(spec: &Spec) -> syn::Result<DurationAst> {
 
 /// A duration literal: a whole number with a unit.
 fn duration(input: ParseStream) -> syn::Result<DurationAst> {
+    duration_in(input, false)
+}
+
+/// A duration literal whose units go up to days (`2d`: a user task's due date).
+pub fn long_duration(input: ParseStream) -> syn::Result<DurationAst> {
+    duration_in(input, true)
+}
+
+fn duration_in(input: ParseStream, days: bool) -> syn::Result<DurationAst> {
+    let units = match days {
+        true => "`30min`, `8h` or `2d`",
+        false => "`500ms`, `30s`, `5min` or `1h`",
+    };
     let lit: syn::LitInt = input.parse().map_err(|e| {
         syn::Error::new(
             e.span(),
-            "expected a duration: a whole number with a unit, `500ms`, `30s`, `5min` or `1h`",
+            format!("expected a duration: a whole number with a unit, {units}"),
         )
     })?;
     let unit: u64 = match lit.suffix() {
@@ -126,14 +139,19 @@ fn duration(input: ParseStream) -> syn::Result<DurationAst> {
         "s" => 1_000,
         "min" => 60_000,
         "h" => 3_600_000,
+        "d" if days => 86_400_000,
         other => {
             let said = match other {
                 "" => "no unit".to_string(),
                 other => format!("the unit `{other}`"),
             };
+            let (names, e_g) = match days {
+                true => ("`ms`, `s`, `min`, `h` or `d`", "`2d`"),
+                false => ("`ms`, `s`, `min` or `h`", "`30s`"),
+            };
             return Err(syn::Error::new(
                 lit.span(),
-                format!("`{lit}` has {said}: write a duration as a whole number with `ms`, `s`, `min` or `h`, e.g. `30s`"),
+                format!("`{lit}` has {said}: write a duration as a whole number with {names}, e.g. {e_g}"),
             ));
         }
     };

@@ -336,6 +336,17 @@ impl Armed {
         }
     }
 
+    /// The open work of the token on `track` at `node`.
+    pub fn find_work_of(&self, node: NodeIdx, track: TrackId) -> Option<(usize, TrackId)> {
+        match &self.store {
+            Store::Few(entries) => entries
+                .iter()
+                .position(|entry| open_work_at(entry, node) == Some(track))
+                .map(|e| (e, track)),
+            Store::Many(index) => index.work.get(&(node, track)).map(|&e| (e, track)),
+        }
+    }
+
     /// Whether nothing is armed.
     #[inline]
     pub fn is_empty(&self) -> bool {

@@ -23,6 +23,7 @@ pub(crate) mod retries;
 pub(crate) mod scopes;
 pub(crate) mod timers;
 pub(crate) mod tracks;
+pub(crate) mod user_tasks;
 
 /// Drop what a state's box (made on first need) holds, out of line: a state's
 /// `Drop` then checks inline whether it made one. Left to the drop glue, each

@@ -1,0 +1,102 @@
+//! The instance's open user tasks as task-list records (`tasklist::Task`): numbered
+//! from 1 in the instance and never renumbered, found by number (a completion by task
+//! id) and by place (the track waiting at the node: a wait withdrawn). Made on the
+//! first user task: an instance without one carries a pointer.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::ids::TrackId;
+use crate::graph::NodeIdx;
+use crate::tasklist::Task;
+
+/// An open user task: where its token waits, and its record.
+pub(crate) struct OpenTask {
+    pub track: TrackId,
+    pub at: NodeIdx,
+    pub task: Task,
+}
+
+#[derive(Default)]
+pub(crate) struct UserTasks(Option<Box<Open>>);
+
+#[derive(Default)]
+struct Open {
+    /// The last number given (numbers are never reused in an instance).
+    last: u32,
+    by_number: BTreeMap<u32, OpenTask>,
+    by_place: HashMap<(TrackId, NodeIdx), u32>,
+    /// Whether a task opened or closed since [`UserTasks::take_changed`] last asked
+    /// (a durable instance's checkpoint then writes the instance's open tasks).
+    changed: bool,
+}
+
+impl Drop for UserTasks {
+    #[inline]
+    fn drop(&mut self) {
+        super::drop_if_made(&mut self.0);
+    }
+}
+
+impl UserTasks {
+    fn made(&mut self) -> &mut Open {
+        self.0.get_or_insert_with(Box::default)
+    }
+
+    /// The next task's number.
+    pub fn next_number(&mut self) -> u32 {
+        let open = self.made();
+        open.last += 1;
+        open.last
+    }
+
+    /// The last number given (for a checkpoint).
+    pub fn last(&self) -> u32 {
+        self.0.as_ref().map_or(0, |o| o.last)
+    }
+
+    /// Record `task` (numbered by [`next_number`](Self::next_number), or restored)
+    /// as open at `track` waiting at `at`.
+    pub fn open(&mut self, track: TrackId, at: NodeIdx, task: Task) {
+        let open = self.made();
+        let number = task.id.number;
+        open.last = open.last.max(number);
+        open.by_place.insert((track, at), number);
+        open.by_number.insert(number, OpenTask { track, at, task });
+        open.changed = true;
+    }
+
+    /// The task of the token on `track` waiting at `at` leaves: its record.
+    pub fn close(&mut self, track: TrackId, at: NodeIdx) -> Option<OpenTask> {
+        let open = self.0.as_mut()?;
+        let number = open.by_place.remove(&(track, at))?;
+        open.changed = true;
+        open.by_number.remove(&number)
+    }
+
+    /// The open task numbered `number`.
+    pub fn get(&self, number: u32) -> Option<&OpenTask> {
+        self.0.as_ref()?.by_number.get(&number)
+    }
+
+    /// The open tasks, by number.
+    pub fn iter(&self) -> impl Iterator<Item = &OpenTask> {
+        self.0.iter().flat_map(|o| o.by_number.values())
+    }
+
+    /// Whether a task opened or closed since the last ask.
+    pub fn take_changed(&mut self) -> bool {
+        self.0
+            .as_mut()
+            .is_some_and(|o| std::mem::take(&mut o.changed))
+    }
+
+    /// A restored instance's last number (its open tasks are restored with their
+    /// waits).
+    pub fn restore_last(&mut self, last: u32) {
+        if last > 0 {
+            let open = self.made();
+            open.last = open.last.max(last);
+            open.changed = false;
+        }
+    }
+}
