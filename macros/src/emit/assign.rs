@@ -18,7 +18,10 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
             continue;
         };
         let none = quote!(::core::option::Option::None);
+        // The conversion is spanned on the closure too: a value of the wrong type
+        // is reported there, not on the whole `process!`.
         let read = |closure: &syn::Expr, wrap: TokenStream| {
+            let wrap = respan(wrap, closure.span());
             super::hygienic(quote_spanned!(closure.span()=> #wrap(::thresh::__private::read_data(#closure, data))))
         };
         let assignee = match &assign.assignee {
@@ -75,4 +78,23 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
 pub fn field(model: &Model, n: usize) -> TokenStream {
     let node = &model.nodes[n];
     UserFn::Assign(n).some_if(node.assign.is_some() && node.kind == Kind::User)
+}
+
+/// `tokens` with every span set to `span`.
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    tokens
+        .into_iter()
+        .map(|tree| match tree {
+            TokenTree::Group(group) => {
+                let mut new = Group::new(group.delimiter(), respan(group.stream(), span));
+                new.set_span(span);
+                TokenTree::Group(new)
+            }
+            mut other => {
+                other.set_span(span);
+                other
+            }
+        })
+        .collect()
 }

@@ -129,9 +129,7 @@ fn part(spec: &Spec, name: &str) -> syn::Result<Part> {
                 let groups = Punctuated::<Expr, Token![,]>::parse_terminated(input)?;
                 Part::Groups(Value::Constant(groups.into_iter().collect()))
             }
-            DUE => Part::Due(Value::Constant(long_duration(input).map_err(|e| {
-                syn::Error::new(e.span(), format!("{e}; `due` takes {}", form(DUE)))
-            })?)),
+            DUE => Part::Due(Value::Constant(long_duration(input)?)),
             _ => {
                 let lit: syn::LitInt = input.parse().map_err(|e| {
                     syn::Error::new(e.span(), format!("`priority` takes {}", form(PRIORITY)))

@@ -1,0 +1,25 @@
+//! `groups()` names no group.
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub x: u32,
+}
+
+#[allow(dead_code)]
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub P: D {
+        start begin;
+        user a: groups();
+        end done;
+
+        begin -> a -> done;
+    }
+}
+
+fn main() {}

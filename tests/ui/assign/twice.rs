@@ -1,0 +1,25 @@
+//! Each part of an assignment is given once.
+
+use thresh::{process, ProcessData, TaskError};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct D {
+    pub x: u32,
+}
+
+#[allow(dead_code)]
+async fn work(_: &mut D) -> Result<(), TaskError> {
+    Ok(())
+}
+
+process! {
+    pub P: D {
+        start begin;
+        user a: assignee("alice") | assignee("bob");
+        end done;
+
+        begin -> a -> done;
+    }
+}
+
+fn main() {}
