@@ -57,6 +57,8 @@ pub struct Task {
     pub claimed_by: Option<String>,
     /// When it opened.
     pub created: SystemTime,
+    /// Its instance's correlation key (a durable instance's; `None` in memory).
+    pub key: Option<String>,
 }
 
 impl Task {
@@ -95,6 +97,10 @@ pub enum TaskListError {
     /// it ended, its store failed).
     #[error("task {0}: {1}")]
     Work(TaskId, WorkError),
+    /// The task is open in the store, but its instance runs on no loop of this
+    /// engine (not resumed: its process is not registered, or `resume` has not run).
+    #[error("task {0} is open in the store, but its instance does not run here: register its process and resume")]
+    NotRunning(TaskId),
     /// The store could not be read or written.
     #[error("the task list's store failed: {0}")]
     Store(String),

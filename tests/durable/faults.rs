@@ -41,6 +41,20 @@ impl Store for FullAfter {
     fn next_ids(&self) -> Result<thresh::store::Ids, thresh::store::StoreError> {
         self.inner.next_ids()
     }
+    fn tasks(
+        &self,
+        query: &thresh::TaskQuery,
+    ) -> Result<Vec<thresh::store::TaskRecord>, thresh::store::StoreError> {
+        self.inner.tasks(query)
+    }
+    fn claim_task(
+        &self,
+        instance: u64,
+        number: u32,
+        user: Option<&str>,
+    ) -> Result<Option<thresh::store::TaskRecord>, thresh::store::StoreError> {
+        self.inner.claim_task(instance, number, user)
+    }
 }
 
 /// A full disk: the start that cannot be stored is refused with the cause; an

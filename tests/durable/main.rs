@@ -84,5 +84,6 @@ mod models;
 mod queries;
 mod sigkill;
 mod signals;
+mod tasks;
 mod timer_starts;
 mod waits;

@@ -190,9 +190,19 @@ impl<D: ProcessData> Instance<D> {
             priority: assigned.priority,
             claimed_by: None,
             created,
+            key: self.correlation_key(),
         };
         self.list_task(&task);
         self.user_tasks.open(track, at, task);
+    }
+
+    /// The instance's correlation key, where it keeps one (a durable instance).
+    fn correlation_key(&self) -> Option<String> {
+        #[cfg(feature = "durable")]
+        if let Some(durable) = &self.durable {
+            return durable.key.clone();
+        }
+        None
     }
 
     /// Tell the engine's task list about an open task (also a restore's).

@@ -5,7 +5,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::{
     check, raise_ids, DeploymentRecord, Ids, InstanceRecord, MessageRecord, Status, Store,
-    StoreError, Write,
+    StoreError, TaskRecord, Write,
 };
 
 /// A store in memory: the reference semantics every store follows, and the store for
@@ -20,6 +20,8 @@ struct Tables {
     instances: BTreeMap<u64, InstanceRecord>,
     messages: BTreeMap<u64, MessageRecord>,
     deployments: BTreeMap<u64, DeploymentRecord>,
+    /// Open user tasks, by instance and number.
+    tasks: BTreeMap<u64, BTreeMap<u32, TaskRecord>>,
     next: Ids,
 }
 
@@ -28,6 +30,7 @@ enum Undo {
     Instance(u64, Option<InstanceRecord>),
     Message(u64, Option<MessageRecord>),
     Deployment(u64, Option<DeploymentRecord>),
+    Tasks(u64, Option<BTreeMap<u32, TaskRecord>>),
 }
 
 impl MemoryStore {
@@ -89,6 +92,8 @@ impl Tables {
                 record.waits.clear();
                 record.incidents = 0;
                 undo.push(Undo::Instance(*id, Some(old)));
+                let tasks = self.tasks.remove(id);
+                undo.push(Undo::Tasks(*id, tasks));
             }
             Write::Buffer(message) => {
                 if self.messages.contains_key(&message.id) {
@@ -154,6 +159,18 @@ impl Tables {
                     undo.push(Undo::Deployment(*id, Some(old)));
                 }
             }
+            Write::Tasks { instance, open } => {
+                let old = self.tasks.remove(instance);
+                let mut kept = old.clone().unwrap_or_default();
+                kept.retain(|number, _| open.iter().any(|t| t.number == *number));
+                for task in open {
+                    kept.entry(task.number).or_insert_with(|| task.clone());
+                }
+                if !kept.is_empty() {
+                    self.tasks.insert(*instance, kept);
+                }
+                undo.push(Undo::Tasks(*instance, old));
+            }
             Write::Purge { ended_before_ms } => {
                 let purged: Vec<u64> = self
                     .instances
@@ -177,6 +194,7 @@ impl Tables {
                 Undo::Instance(id, old) => restore(&mut self.instances, id, old),
                 Undo::Message(id, old) => restore(&mut self.messages, id, old),
                 Undo::Deployment(id, old) => restore(&mut self.deployments, id, old),
+                Undo::Tasks(id, old) => restore(&mut self.tasks, id, old),
             }
         }
         self.next = next;
@@ -237,5 +255,37 @@ impl Store for MemoryStore {
 
     fn next_ids(&self) -> Result<Ids, StoreError> {
         Ok(self.tables().next)
+    }
+
+    fn tasks(&self, query: &crate::tasklist::TaskQuery) -> Result<Vec<TaskRecord>, StoreError> {
+        let tables = self.tables();
+        Ok(super::select_tasks(
+            tables.tasks.values().flat_map(|open| open.values()),
+            query,
+        ))
+    }
+
+    fn claim_task(
+        &self,
+        instance: u64,
+        number: u32,
+        user: Option<&str>,
+    ) -> Result<Option<TaskRecord>, StoreError> {
+        let mut tables = self.tables();
+        let Some(task) = tables
+            .tasks
+            .get_mut(&instance)
+            .and_then(|open| open.get_mut(&number))
+        else {
+            return Ok(None);
+        };
+        let free = match (&task.claimed_by, user) {
+            (Some(by), Some(user)) => by == user,
+            _ => true,
+        };
+        if free {
+            task.claimed_by = user.map(str::to_string);
+        }
+        Ok(Some(task.clone()))
     }
 }

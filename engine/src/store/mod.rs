@@ -48,6 +48,7 @@ mod postgres;
 mod sql;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod tasks;
 mod tick;
 mod writer;
 
@@ -67,6 +68,8 @@ pub use postgres::{
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore, SCHEMA_VERSION};
+pub use tasks::TaskRecord;
+pub(crate) use tasks::{due_before_ms, select as select_tasks};
 pub use tick::{parse_anchors, stored_tick, TimerAnchors, TimerTick};
 pub use writer::{Receipt, Writer, WriterConfig, WriterStats};
 
@@ -261,6 +264,16 @@ pub enum Write {
         /// The deployment id.
         id: u64,
     },
+    /// The running instance `instance`'s open user tasks are `open` (written with
+    /// the checkpoint that opened or closed one): rows of others are deleted, new
+    /// ones inserted, and the rest kept as they are (with their claims). An `End`
+    /// deletes the instance's rows.
+    Tasks {
+        /// The instance id.
+        instance: u64,
+        /// Its open tasks (each with this instance id).
+        open: Vec<TaskRecord>,
+    },
     /// Remove every ended instance whose `updated_ms` is before `ended_before_ms`.
     Purge {
         /// The cut-off, in milliseconds since the Unix epoch.
@@ -282,6 +295,7 @@ impl Write {
             Write::PutDeployment(_) => "put-deployment",
             Write::Tick { .. } => "tick",
             Write::RemoveDeployment { .. } => "remove-deployment",
+            Write::Tasks { .. } => "tasks",
             Write::Purge { .. } => "purge",
         }
     }
@@ -333,6 +347,20 @@ pub trait Store: Send + Sync {
     /// The next free id of each kind (ids are never reused, even after a purge or a
     /// restart).
     fn next_ids(&self) -> Result<Ids, StoreError>;
+
+    /// The open user tasks `query` selects, in its order and page (on a node of
+    /// several, every node's).
+    fn tasks(&self, query: &crate::tasklist::TaskQuery) -> Result<Vec<TaskRecord>, StoreError>;
+
+    /// `user` claims the open task `number` of instance `instance` (`None`: whoever
+    /// holds it lets it go) — unless another user holds it. Its row after, `None` if
+    /// no such task is open: a claim refused leaves another's name in `claimed_by`.
+    fn claim_task(
+        &self,
+        instance: u64,
+        number: u32,
+        user: Option<&str>,
+    ) -> Result<Option<TaskRecord>, StoreError>;
 }
 
 /// Checks every store makes of a write before applying it, so that all stores accept
@@ -399,6 +427,15 @@ pub(crate) fn check(write: &Write) -> Result<(), StoreError> {
             json("data", &deployment.data)?;
         }
         Write::RemoveDeployment { id: i } => id("deployment id", *i)?,
+        Write::Tasks { instance, open } => {
+            id("instance id", *instance)?;
+            if open.iter().any(|t| t.instance != *instance) {
+                return Err(StoreError::invalid(
+                    write,
+                    "a task of another instance among the instance's tasks",
+                ));
+            }
+        }
         Write::DropStale { .. } | Write::Expire { .. } | Write::Purge { .. } => {}
     }
     Ok(())

@@ -39,6 +39,7 @@ pub struct TaskQuery {
     pub(crate) element: Option<String>,
     pub(crate) due_before: Option<SystemTime>,
     pub(crate) instance: Option<crate::InstanceId>,
+    pub(crate) key: Option<String>,
     pub(crate) unassigned: bool,
     pub(crate) order: TaskOrder,
     pub(crate) offset: usize,
@@ -93,6 +94,13 @@ impl TaskQuery {
         self
     }
 
+    /// Tasks of the instance with the correlation key `key` (a durable engine's:
+    /// in memory, tasks have no key).
+    pub fn key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
     /// Tasks nobody is assigned to and nobody has claimed.
     pub fn unassigned(mut self) -> Self {
         self.unassigned = true;
@@ -130,6 +138,10 @@ impl TaskQuery {
                 .due_before
                 .is_none_or(|before| task.due.is_some_and(|due| due < before))
             && self.instance.is_none_or(|i| task.id.instance == i)
+            && self
+                .key
+                .as_deref()
+                .is_none_or(|k| task.key.as_deref() == Some(k))
             && (!self.unassigned || (task.assignee.is_none() && task.claimed_by.is_none()))
     }
 

@@ -24,6 +24,7 @@ mod report;
 mod resume;
 pub(super) mod schedule;
 mod signals;
+mod tasks;
 mod typed;
 mod watch;
 

@@ -11,6 +11,7 @@ mod loops;
 pub(crate) mod records;
 mod restore;
 mod retries;
+mod tasks;
 pub(crate) use retries::stored_incidents;
 mod take;
 
@@ -243,8 +244,14 @@ impl<D: ProcessData> Instance<D> {
         };
         durable.last = Some(state);
         // One transaction: the state with the messages it applied (exactly once).
+        let instance = durable.id;
         let mut writes = std::mem::take(&mut durable.taken);
         writes.insert(0, Write::Put(record));
+        let tasks = self.tasks_write(instance);
+        let Some(durable) = &mut self.durable else {
+            return;
+        };
+        writes.extend(tasks);
         let receipt = durable.writer.submit(writes);
         let acks = std::mem::take(&mut durable.acks);
         // The loop does not wait for the disk; a failure comes back as an input.

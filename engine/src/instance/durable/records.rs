@@ -112,6 +112,9 @@ pub(crate) struct Snapshot {
         skip_serializing_if = "super::retries::RetriesRecord::is_empty"
     )]
     pub retries: super::retries::RetriesRecord,
+    /// Open user tasks and the last task number (absent when none was ever open).
+    #[serde(default, skip_serializing_if = "super::tasks::TasksRecord::is_empty")]
+    pub tasks: super::tasks::TasksRecord,
 }
 
 /// What compensation keeps (`state/compensation.rs`): per scope, its completed

@@ -219,6 +219,7 @@ impl<D: ProcessData> Instance<D> {
         }
         self.restore_activations(snapshot.activations, decode, &node)?;
         self.restore_retries(snapshot.retries, &node)?;
+        self.restore_tasks(snapshot.tasks, &node)?;
         // A parked track's task waits on its channel again.
         let parked: Vec<TrackId> = self
             .tracks

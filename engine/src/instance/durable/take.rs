@@ -143,6 +143,7 @@ impl<D: ProcessData> Instance<D> {
             parent,
             compensation: self.compensation_record(encode)?,
             retries: self.retries_record(),
+            tasks: self.tasks_record(),
         })
     }
 

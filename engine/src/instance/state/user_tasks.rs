@@ -91,12 +91,11 @@ impl UserTasks {
     }
 
     /// A restored instance's last number (its open tasks are restored with their
-    /// waits).
+    /// waits, and marked changed: the next checkpoint writes their rows again).
     pub fn restore_last(&mut self, last: u32) {
         if last > 0 {
             let open = self.made();
             open.last = open.last.max(last);
-            open.changed = false;
         }
     }
 }

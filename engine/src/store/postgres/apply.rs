@@ -18,6 +18,10 @@ impl PostgresStore {
     ) -> Result<(), StoreError> {
         check(write)?;
         no_nul(write)?;
+        // Before the end itself (fenced or not): a failed end rolls this back too.
+        if let Write::End { id, .. } = write {
+            self.end_tasks(tx, statements, *id)?;
+        }
         if let Some(node) = &self.node {
             // A node's checkpoints and ends are fenced (`cluster.rs`).
             if let Some(done) = self.apply_fenced(node, tx, statements, write) {
@@ -199,6 +203,9 @@ impl PostgresStore {
                     &[&to_i64(*id)],
                     "removing a deployment",
                 )?;
+            }
+            Write::Tasks { instance, open } => {
+                self.put_tasks(tx, statements, *instance, open)?;
             }
             Write::Purge { ended_before_ms } => {
                 run(

@@ -10,6 +10,7 @@ mod messages;
 mod read;
 mod schema;
 mod takeover;
+mod tasks;
 
 use schema::prepare;
 
@@ -41,6 +42,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../postgres_v3.sql"),
     include_str!("../postgres_v4.sql"),
     include_str!("../postgres_v5.sql"),
+    include_str!("../postgres_v6.sql"),
 ];
 /// The newest PostgreSQL schema version this build reads and writes.
 ///
@@ -126,6 +128,10 @@ pub const DEFAULT_SCHEMA: &str = "thresh";
 /// ## Schema (version 5: instance queries — business key, start and end times, open incidents, waits)
 /// ```sql
 #[doc = include_str!("../postgres_v5.sql")]
+/// ```
+/// ## Schema (version 6: the task list)
+/// ```sql
+#[doc = include_str!("../postgres_v6.sql")]
 /// ```
 /// Documents are `json`: PostgreSQL checks they are JSON and keeps their text as
 /// written (`jsonb` would re-format it: the records would not read back byte for

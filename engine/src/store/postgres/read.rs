@@ -7,7 +7,7 @@ use postgres::Row;
 use super::super::sql::{Param, Sql};
 use super::super::{
     raise_ids, DeploymentRecord, Ids, InstanceQuery, InstanceRecord, MessageRecord, Status, Store,
-    StoreError, Write,
+    StoreError, TaskRecord, Write,
 };
 use super::{cached, to_i64, PostgresStore};
 
@@ -248,6 +248,19 @@ impl Store for PostgresStore {
             message,
             deployment,
         })
+    }
+
+    fn tasks(&self, query: &crate::tasklist::TaskQuery) -> Result<Vec<TaskRecord>, StoreError> {
+        self.query_tasks(query)
+    }
+
+    fn claim_task(
+        &self,
+        instance: u64,
+        number: u32,
+        user: Option<&str>,
+    ) -> Result<Option<TaskRecord>, StoreError> {
+        self.claim(instance, number, user)
     }
 }
 

@@ -92,6 +92,7 @@ impl SqliteStore {
                         Some(_) => StoreError::InstanceEnded { id: *id },
                     });
                 }
+                self.end_tasks(tx, *id)?;
             }
             Write::Buffer(m) => {
                 let added = tx
@@ -188,6 +189,7 @@ impl SqliteStore {
                     .and_then(|mut s| s.execute([to_i64(*id)]))
                     .map_err(|e| fail("removing a deployment", e))?;
             }
+            Write::Tasks { instance, open } => self.put_tasks(tx, *instance, open)?,
             Write::Purge { ended_before_ms } => {
                 tx.prepare_cached(
                     "DELETE FROM instances WHERE status <> 'running' AND updated_ms < ?1",

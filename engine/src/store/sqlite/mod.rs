@@ -4,6 +4,7 @@
 
 mod apply;
 mod read;
+mod tasks;
 
 use std::fs::File;
 use std::io::Read;
@@ -25,6 +26,7 @@ const MAGIC: &str = "thresh-store";
 const MIGRATIONS: &[&str] = &[
     include_str!("../schema_v1.sql"),
     include_str!("../schema_v2.sql"),
+    include_str!("../schema_v3.sql"),
 ];
 /// The newest schema version this build reads and writes.
 ///
@@ -80,10 +82,12 @@ impl Default for SqliteOptions {
 /// ([`StoreError::Corrupt`], skipped with [`SqliteOptions::quick_check`] off). Only
 /// then are migrations applied (in that transaction), WAL mode set and the lock taken.
 ///
-/// ## Schema (version 2: version 1, then its migration)
+/// ## Schema (version 3: version 1, then its migrations — 2 instance queries, 3 the
+/// task list)
 /// ```sql
 #[doc = include_str!("../schema_v1.sql")]
 #[doc = include_str!("../schema_v2.sql")]
+#[doc = include_str!("../schema_v3.sql")]
 /// ```
 /// Documents are `TEXT` holding JSON (`CHECK (json_valid(...))`); a fingerprint is
 /// stored as the `INTEGER` with the same 64 bits (`printf('%016x', fingerprint)`

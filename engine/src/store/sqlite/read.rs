@@ -6,7 +6,7 @@ use rusqlite::{params, TransactionBehavior};
 use super::super::sql::{Param, Sql};
 use super::super::{
     raise_ids, DeploymentRecord, Ids, InstanceQuery, InstanceRecord, MessageRecord, Status, Store,
-    StoreError, Write,
+    StoreError, TaskRecord, Write,
 };
 use super::{to_i64, SqliteStore};
 
@@ -273,5 +273,18 @@ impl Store for SqliteStore {
             message: get("next_message_id")?,
             deployment: get("next_deployment_id")?,
         })
+    }
+
+    fn tasks(&self, query: &crate::tasklist::TaskQuery) -> Result<Vec<TaskRecord>, StoreError> {
+        self.query_tasks(query)
+    }
+
+    fn claim_task(
+        &self,
+        instance: u64,
+        number: u32,
+        user: Option<&str>,
+    ) -> Result<Option<TaskRecord>, StoreError> {
+        self.claim(instance, number, user)
     }
 }

@@ -110,6 +110,20 @@ impl Store for Recording {
     fn next_ids(&self) -> Result<Ids, StoreError> {
         self.inner.next_ids()
     }
+    fn tasks(
+        &self,
+        query: &crate::tasklist::TaskQuery,
+    ) -> Result<Vec<super::super::TaskRecord>, StoreError> {
+        self.inner.tasks(query)
+    }
+    fn claim_task(
+        &self,
+        instance: u64,
+        number: u32,
+        user: Option<&str>,
+    ) -> Result<Option<super::super::TaskRecord>, StoreError> {
+        self.inner.claim_task(instance, number, user)
+    }
 }
 
 impl Recording {

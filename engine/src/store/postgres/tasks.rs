@@ -1,0 +1,208 @@
+//! [`PostgresStore`]'s task list (`user_tasks`, schema 5): the rows a checkpoint
+//! writes, the listing (every node's), the claim.
+
+use std::collections::HashMap;
+
+use postgres::types::ToSql;
+use postgres::{Row, Statement};
+
+use super::super::{due_before_ms, StoreError, TaskRecord};
+use super::{cached, to_i64, PostgresStore};
+use crate::tasklist::{TaskOrder, TaskQuery};
+
+const COLUMNS: &str = "instance, number, process, element, name, iteration, assignee, groups, \
+                       due_ms, priority, claimed_by, created_ms, key";
+
+impl PostgresStore {
+    /// `Write::Tasks`: the instance's open tasks are `open`.
+    pub(super) fn put_tasks(
+        &self,
+        tx: &mut postgres::Transaction<'_>,
+        statements: &mut HashMap<&'static str, Statement>,
+        instance: u64,
+        open: &[TaskRecord],
+    ) -> Result<(), StoreError> {
+        let fail = |e| self.fail("writing the task list", e);
+        let numbers: Vec<i64> = open.iter().map(|t| i64::from(t.number)).collect();
+        let statement = cached(
+            statements,
+            tx,
+            "DELETE FROM user_tasks WHERE instance = $1 AND NOT (number = ANY($2::bigint[]))",
+            &self.location,
+        )?;
+        tx.execute(&statement, &[&to_i64(instance), &numbers])
+            .map_err(fail)?;
+        let statement = cached(
+            statements,
+            tx,
+            "INSERT INTO user_tasks (instance, number, process, element, name, iteration,
+               assignee, groups, due_ms, priority, claimed_by, created_ms, key)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+             ON CONFLICT (instance, number) DO NOTHING",
+            &self.location,
+        )?;
+        for t in open {
+            tx.execute(
+                &statement,
+                &[
+                    &to_i64(t.instance),
+                    &i64::from(t.number),
+                    &t.process,
+                    &t.element,
+                    &t.name,
+                    &t.iteration.map(i64::from),
+                    &t.assignee,
+                    &t.groups,
+                    &t.due_ms,
+                    &t.priority,
+                    &t.claimed_by,
+                    &t.created_ms,
+                    &t.key,
+                ],
+            )
+            .map_err(fail)?;
+        }
+        Ok(())
+    }
+
+    /// An instance ended: its tasks leave the list.
+    pub(super) fn end_tasks(
+        &self,
+        tx: &mut postgres::Transaction<'_>,
+        statements: &mut HashMap<&'static str, Statement>,
+        instance: u64,
+    ) -> Result<(), StoreError> {
+        let statement = cached(
+            statements,
+            tx,
+            "DELETE FROM user_tasks WHERE instance = $1",
+            &self.location,
+        )?;
+        tx.execute(&statement, &[&to_i64(instance)])
+            .map_err(|e| self.fail("ending an instance's tasks", e))?;
+        Ok(())
+    }
+
+    pub(super) fn query_tasks(&self, query: &TaskQuery) -> Result<Vec<TaskRecord>, StoreError> {
+        let mut clauses: Vec<String> = Vec::new();
+        let mut args: Vec<Box<dyn ToSql + Sync + Send>> = Vec::new();
+        let mut arg = |clause: &str, value: Box<dyn ToSql + Sync + Send>| {
+            args.push(value);
+            clauses.push(clause.replace('?', &format!("${}", args.len())));
+        };
+        for (column, value) in [
+            ("process", &query.process),
+            ("element", &query.element),
+            ("assignee", &query.assignee),
+            ("claimed_by", &query.claimed_by),
+            ("key", &query.key),
+        ] {
+            if let Some(value) = value {
+                arg(&format!("{column} = ?"), Box::new(value.clone()));
+            }
+        }
+        if let Some(i) = query.instance {
+            arg("instance = ?", Box::new(to_i64(i.0)));
+        }
+        if let Some(before) = due_before_ms(query) {
+            arg("due_ms < ?", Box::new(before));
+        }
+        if !query.groups.is_empty() {
+            arg("groups && ?::text[]", Box::new(query.groups.clone()));
+        }
+        if query.unassigned {
+            clauses.push("assignee IS NULL AND claimed_by IS NULL".into());
+        }
+        let filter = match clauses.is_empty() {
+            true => String::new(),
+            false => format!("WHERE {}", clauses.join(" AND ")),
+        };
+        let order = match query.order {
+            TaskOrder::Priority => {
+                "priority DESC, due_ms ASC NULLS LAST, created_ms, instance, number"
+            }
+            TaskOrder::Due => "due_ms ASC NULLS LAST, priority DESC, created_ms, instance, number",
+            TaskOrder::Created => "created_ms, instance, number",
+        };
+        let limit = query.limit.map(|l| i64::try_from(l).unwrap_or(i64::MAX));
+        let offset = i64::try_from(query.offset).unwrap_or(i64::MAX);
+        let (l, o) = (args.len() + 1, args.len() + 2);
+        args.push(Box::new(limit));
+        args.push(Box::new(offset));
+        let sql = format!(
+            "SELECT {COLUMNS} FROM user_tasks {filter} ORDER BY {order} LIMIT ${l} OFFSET ${o}"
+        );
+        let rows = self.with(|inner| {
+            let params: Vec<&(dyn ToSql + Sync)> = args
+                .iter()
+                .map(|a| a.as_ref() as &(dyn ToSql + Sync))
+                .collect();
+            inner
+                .client
+                .query(sql.as_str(), &params)
+                .map_err(|e| self.fail("listing tasks", e))
+        })?;
+        rows.iter().map(|row| self.task_record(row)).collect()
+    }
+
+    pub(super) fn claim(
+        &self,
+        instance: u64,
+        number: u32,
+        user: Option<&str>,
+    ) -> Result<Option<TaskRecord>, StoreError> {
+        let Ok(instance) = i64::try_from(instance) else {
+            return Ok(None);
+        };
+        let number = i64::from(number);
+        let rows = self.with(|inner| {
+            let fail = |e| self.fail("claiming a task", e);
+            // One statement: no other claim comes between the check and the write.
+            let claim = inner.statement(
+                "UPDATE user_tasks SET claimed_by = $3
+                 WHERE instance = $1 AND number = $2
+                   AND ($3::text IS NULL OR claimed_by IS NULL OR claimed_by = $3)",
+                &self.location,
+            )?;
+            inner
+                .client
+                .execute(&claim, &[&instance, &number, &user])
+                .map_err(fail)?;
+            let read = inner.statement(
+                "SELECT instance, number, process, element, name, iteration, assignee, groups,
+                        due_ms, priority, claimed_by, created_ms, key
+                 FROM user_tasks WHERE instance = $1 AND number = $2",
+                &self.location,
+            )?;
+            inner
+                .client
+                .query(&read, &[&instance, &number])
+                .map_err(fail)
+        })?;
+        rows.first().map(|row| self.task_record(row)).transpose()
+    }
+
+    fn task_record(&self, row: &Row) -> Result<TaskRecord, StoreError> {
+        let get = |e| self.fail("reading a task", e);
+        let number: i64 = row.try_get(1).map_err(get)?;
+        let iteration: Option<i64> = row.try_get(5).map_err(get)?;
+        let small = |what: &str, n: i64| {
+            u32::try_from(n).map_err(|_| self.corrupt(format!("a task's {what} {n}")))
+        };
+        Ok(TaskRecord {
+            instance: self.unsigned("task instance", row.try_get(0).map_err(get)?)?,
+            number: small("number", number)?,
+            process: row.try_get(2).map_err(get)?,
+            element: row.try_get(3).map_err(get)?,
+            name: row.try_get(4).map_err(get)?,
+            iteration: iteration.map(|i| small("iteration", i)).transpose()?,
+            assignee: row.try_get(6).map_err(get)?,
+            groups: row.try_get(7).map_err(get)?,
+            due_ms: row.try_get(8).map_err(get)?,
+            priority: row.try_get(9).map_err(get)?,
+            claimed_by: row.try_get(10).map_err(get)?,
+            created_ms: row.try_get(11).map_err(get)?,
+            key: row.try_get(12).map_err(get)?,
+        })
+    }
+}
