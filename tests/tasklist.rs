@@ -145,9 +145,15 @@ async fn tasks_are_filtered_sorted_and_paged_across_instances() {
     );
     let all = tasks_when(&engine, &TaskQuery::new(), 4).await;
     // Priority first (80 before the 50s), then the earliest due.
-    let amounts: Vec<_> = all.iter().map(|t| (t.process.as_str(), t.priority)).collect();
+    let amounts: Vec<_> = all
+        .iter()
+        .map(|t| (t.process.as_str(), t.priority))
+        .collect();
     assert_eq!(amounts[0], ("EXPENSE", 80));
-    let li = engine.tasks(&TaskQuery::new().assignee("li")).await.unwrap();
+    let li = engine
+        .tasks(&TaskQuery::new().assignee("li"))
+        .await
+        .unwrap();
     assert_eq!(li.len(), 2);
     let finance = TaskQuery::new().candidate_groups(["finance", "ops"]);
     assert_eq!(engine.tasks(&finance).await.unwrap().len(), 3);
@@ -215,7 +221,10 @@ async fn a_claim_held_by_another_user_is_refused_until_unclaimed() {
             by: "ann".into()
         })
     );
-    let ann = engine.tasks(&TaskQuery::new().claimed_by("ann")).await.unwrap();
+    let ann = engine
+        .tasks(&TaskQuery::new().claimed_by("ann"))
+        .await
+        .unwrap();
     assert_eq!(ann.len(), 1);
     assert!(engine
         .tasks(&TaskQuery::new().unassigned())
@@ -347,12 +356,20 @@ async fn a_timer_boundary_on_a_user_task_takes_it_off_the_list() {
 async fn each_instance_of_a_multi_instance_user_task_is_a_task_of_its_own() {
     let engine = Engine::new();
     let handle = engine.start(&REVIEWS, Expense::default());
-    let tasks = tasks_when(&engine, &TaskQuery::new().candidate_groups(["reviewers"]), 3).await;
+    let tasks = tasks_when(
+        &engine,
+        &TaskQuery::new().candidate_groups(["reviewers"]),
+        3,
+    )
+    .await;
     let mut iterations: Vec<_> = tasks.iter().map(|t| t.iteration).collect();
     iterations.sort();
     assert_eq!(iterations, [Some(0), Some(1), Some(2)]);
     for task in &tasks {
-        engine.complete_task(&REVIEWS, task.id, |_| {}).await.unwrap();
+        engine
+            .complete_task(&REVIEWS, task.id, |_| {})
+            .await
+            .unwrap();
     }
     assert!(handle.outcome().await.completed().is_some());
     assert!(engine.tasks(&TaskQuery::new()).await.unwrap().is_empty());

@@ -76,7 +76,7 @@ pub use instance::{
 };
 pub use query::{Element, InstanceSummary, Page, Query, QueryError, SortBy, Status};
 pub use retry::{Incident, IncidentId, OnFailure, RetryError, RetryPolicy};
-pub use tasklist::{IntoAssignee, Task, TaskListError, TaskId, TaskOrder, TaskQuery};
+pub use tasklist::{IntoAssignee, Task, TaskId, TaskListError, TaskOrder, TaskQuery};
 /// Declare a process. See the crate README for the DSL.
 pub use thresh_macros::process;
 /// Derive [`ProcessData`] for a struct with named or tuple fields; every field must be

@@ -84,7 +84,9 @@ pub enum TaskListError {
     },
     /// The completion's process is not the task's: a typed change of another
     /// process's data.
-    #[error("task {id} is of process `{task}`, not of `{given}` whose data the completion changes")]
+    #[error(
+        "task {id} is of process `{task}`, not of `{given}` whose data the completion changes"
+    )]
     OtherProcess {
         /// The task.
         id: TaskId,
@@ -217,7 +219,6 @@ impl TaskList {
     pub(crate) fn closed(&self, id: TaskId) {
         self.open().remove(&id);
     }
-
 
     /// The open tasks `query` selects, in its order and page.
     pub(crate) fn list(&self, query: &TaskQuery) -> Vec<Task> {

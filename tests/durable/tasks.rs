@@ -76,7 +76,10 @@ async fn tasks_are_listed_claimed_and_completed_from_the_store() {
     assert_eq!(tasks[0].element, "approve");
     assert!(tasks[0].created >= before - Duration::from_millis(1));
     assert_eq!(tasks[1].priority, 50);
-    let li = engine.tasks(&TaskQuery::new().assignee("li")).await.unwrap();
+    let li = engine
+        .tasks(&TaskQuery::new().assignee("li"))
+        .await
+        .unwrap();
     assert_eq!(li.len(), 1);
     assert_eq!(li[0].id.instance, small.id());
     let page = engine.tasks(&finance.clone().page(1, 1)).await.unwrap();
@@ -93,7 +96,10 @@ async fn tasks_are_listed_claimed_and_completed_from_the_store() {
             by: "ann".into()
         })
     );
-    let ann = engine.tasks(&TaskQuery::new().claimed_by("ann")).await.unwrap();
+    let ann = engine
+        .tasks(&TaskQuery::new().claimed_by("ann"))
+        .await
+        .unwrap();
     assert_eq!(ann.len(), 1);
 
     engine
@@ -115,7 +121,10 @@ async fn tasks_are_listed_claimed_and_completed_from_the_store() {
         instance: InstanceId(987_654),
         number: 1,
     };
-    assert_eq!(engine.task(unknown).await, Err(TaskListError::NoTask(unknown)));
+    assert_eq!(
+        engine.task(unknown).await,
+        Err(TaskListError::NoTask(unknown))
+    );
     assert_eq!(
         engine.claim(unknown, "ann").await,
         Err(TaskListError::NoTask(unknown))
@@ -154,7 +163,10 @@ async fn a_restart_keeps_the_task_list_its_ids_and_claims() {
     let next = stored_tasks(&engine, &TaskQuery::new().element("file"), 1).await;
     assert_eq!(next[0].id.number, 2);
     // Written again with a checkpoint after the restart, the claim was kept.
-    engine.complete_task(&EXPENSES, next[0].id, |_| {}).await.unwrap();
+    engine
+        .complete_task(&EXPENSES, next[0].id, |_| {})
+        .await
+        .unwrap();
     let handle = engine.handle(&EXPENSES, id).expect("resumed handle");
     let outcome = tokio::time::timeout(HANG, handle.outcome()).await.unwrap();
     assert!(outcome.completed().unwrap().approved);

@@ -4,7 +4,7 @@
 use super::Engine;
 use crate::instance::TaskAct;
 use crate::instance::WorkError;
-use crate::tasklist::{Task, TaskListError, TaskId, TaskQuery, TaskWork};
+use crate::tasklist::{Task, TaskId, TaskListError, TaskQuery, TaskWork};
 use crate::Process;
 
 impl Engine {
@@ -72,7 +72,11 @@ impl Engine {
 
     /// Fail the open task `id`: its instance fails with
     /// [`InstanceError::TaskFailed`](crate::InstanceError::TaskFailed) naming it.
-    pub async fn fail_task(&self, id: TaskId, message: impl Into<String>) -> Result<(), TaskListError> {
+    pub async fn fail_task(
+        &self,
+        id: TaskId,
+        message: impl Into<String>,
+    ) -> Result<(), TaskListError> {
         self.act_on_task(id, TaskAct::Fail(message.into())).await
     }
 

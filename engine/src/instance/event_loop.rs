@@ -498,7 +498,9 @@ impl<D: ProcessData> Instance<D> {
             } => {
                 // A step: what the raise cancels or starts settles like any move.
                 let mut result = Ok(());
-                self.step(|this, _| result = this.raise_from_work(super::work::WorkAt::Node(&node), raised));
+                self.step(|this, _| {
+                    result = this.raise_from_work(super::work::WorkAt::Node(&node), raised)
+                });
                 let _ = reply.send(result);
             }
             Command::FailWork {

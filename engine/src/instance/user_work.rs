@@ -10,13 +10,13 @@ use tracing::warn;
 
 use super::core::Instance;
 use super::history::Happening;
+use super::input::{Command, Input};
 use super::outcome::InstanceError;
 use super::park::Apply;
 use super::state::armed::{EventSource, Holder};
 use super::state::ids::TrackId;
-use super::work::{OpenWork, Raised, WorkAt, WorkError, WorkUpdate};
-use super::input::{Command, Input};
 use super::work::TaskAct;
+use super::work::{OpenWork, Raised, WorkAt, WorkError, WorkUpdate};
 use crate::data::{Erased, ProcessData};
 use crate::graph::NodeIdx;
 use crate::mem::intake::Intake;
@@ -121,7 +121,11 @@ impl<D: ProcessData> Instance<D> {
 
     /// The user task `node` raises an error or an escalation: its
     /// own boundary catches it first, then the scopes around it.
-    pub(crate) fn raise_from_work(&mut self, work: WorkAt, raised: Raised) -> Result<(), WorkError> {
+    pub(crate) fn raise_from_work(
+        &mut self,
+        work: WorkAt,
+        raised: Raised,
+    ) -> Result<(), WorkError> {
         let (p, track) = match raised {
             // An escalation leaves the user task open: no race with its boundaries.
             Raised::Escalation { .. } => self.work_at(work).ok_or_else(|| self.no_work_at(work))?,

@@ -65,7 +65,10 @@ impl TaskQuery {
     }
 
     /// Tasks whose candidate groups include one of `groups` (a user's groups).
-    pub fn candidate_groups<S: Into<String>>(mut self, groups: impl IntoIterator<Item = S>) -> Self {
+    pub fn candidate_groups<S: Into<String>>(
+        mut self,
+        groups: impl IntoIterator<Item = S>,
+    ) -> Self {
         self.groups = groups.into_iter().map(Into::into).collect();
         self
     }
@@ -163,10 +166,12 @@ impl TaskQuery {
         let due = |t: &Task| (t.due.is_none(), t.due);
         let priority = |t: &Task| std::cmp::Reverse(t.priority);
         match self.order {
-            TaskOrder::Priority => (priority(a), due(a), a.created, a.id)
-                .cmp(&(priority(b), due(b), b.created, b.id)),
-            TaskOrder::Due => (due(a), priority(a), a.created, a.id)
-                .cmp(&(due(b), priority(b), b.created, b.id)),
+            TaskOrder::Priority => {
+                (priority(a), due(a), a.created, a.id).cmp(&(priority(b), due(b), b.created, b.id))
+            }
+            TaskOrder::Due => {
+                (due(a), priority(a), a.created, a.id).cmp(&(due(b), priority(b), b.created, b.id))
+            }
             TaskOrder::Created => (a.created, a.id).cmp(&(b.created, b.id)),
         }
     }

@@ -42,7 +42,11 @@ pub fn check(ctx: &Ctx, model: &Model) {
                     if seen.contains(&name.value()) {
                         ctx.error(
                             name,
-                            format!("the group \"{}\" is named twice on `{}`; keep one", name.value(), node.id),
+                            format!(
+                                "the group \"{}\" is named twice on `{}`; keep one",
+                                name.value(),
+                                node.id
+                            ),
                         );
                     }
                     seen.push(name.value());

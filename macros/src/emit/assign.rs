@@ -22,7 +22,9 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
         // is reported there, not on the whole `process!`.
         let read = |closure: &syn::Expr, wrap: TokenStream| {
             let wrap = respan(wrap, closure.span());
-            super::hygienic(quote_spanned!(closure.span()=> #wrap(::thresh::__private::read_data(#closure, data))))
+            super::hygienic(
+                quote_spanned!(closure.span()=> #wrap(::thresh::__private::read_data(#closure, data))),
+            )
         };
         let assignee = match &assign.assignee {
             Some(Value::Constant(e)) => super::hygienic(
@@ -33,9 +35,9 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
         };
         let groups = match &assign.groups {
             Some(Value::Constant(groups)) => {
-                let groups = groups.iter().map(
-                    |g| quote_spanned!(g.span()=> ::std::string::String::from(#g)),
-                );
+                let groups = groups
+                    .iter()
+                    .map(|g| quote_spanned!(g.span()=> ::std::string::String::from(#g)));
                 quote!(::std::vec![#(#groups),*])
             }
             Some(Value::FromData(c)) => read(c, quote!(::thresh::__private::task_groups)),
@@ -53,7 +55,9 @@ pub fn fns(model: &Model) -> Vec<TokenStream> {
             None => none.clone(),
         };
         let priority = match &assign.priority {
-            Some(Value::Constant(p)) => quote_spanned!(p.span()=> ::thresh::__private::task_priority(#p)),
+            Some(Value::Constant(p)) => {
+                quote_spanned!(p.span()=> ::thresh::__private::task_priority(#p))
+            }
             Some(Value::FromData(c)) => read(c, quote!(::thresh::__private::task_priority)),
             None => quote!(::thresh::Task::DEFAULT_PRIORITY),
         };

@@ -49,10 +49,9 @@ impl DurableEngine {
             .await?
             .ok_or(TaskListError::NoTask(id))?;
         match (&row.claimed_by, &user) {
-            (Some(by), Some(user)) if by != user => Err(TaskListError::ClaimedByOther {
-                id,
-                by: by.clone(),
-            }),
+            (Some(by), Some(user)) if by != user => {
+                Err(TaskListError::ClaimedByOther { id, by: by.clone() })
+            }
             _ => Ok(Task::from(row)),
         }
     }

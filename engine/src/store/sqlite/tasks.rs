@@ -138,7 +138,9 @@ impl SqliteStore {
             TaskOrder::Due => "due_ms IS NULL, due_ms, priority DESC, created_ms, instance, number",
             TaskOrder::Created => "created_ms, instance, number",
         };
-        let limit = query.limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
+        let limit = query
+            .limit
+            .map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
         let offset = i64::try_from(query.offset).unwrap_or(i64::MAX);
         let (l, o) = (args.len() + 1, args.len() + 2);
         args.extend([Value::Integer(limit), Value::Integer(offset)]);

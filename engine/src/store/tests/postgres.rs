@@ -133,7 +133,8 @@ fn a_new_schema_becomes_a_store_and_keeps_its_records() {
             "instance_waits",
             "instances",
             "messages",
-            "meta"
+            "meta",
+            "user_tasks"
         ]
     );
     assert!(
