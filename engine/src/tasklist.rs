@@ -220,6 +220,12 @@ impl TaskList {
         self.open().remove(&id);
     }
 
+    /// Whether no task is open.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.open().is_empty()
+    }
+
     /// The open tasks `query` selects, in its order and page.
     pub(crate) fn list(&self, query: &TaskQuery) -> Vec<Task> {
         let mut open = self.open();

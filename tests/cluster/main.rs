@@ -21,6 +21,7 @@ mod crash;
 mod incidents;
 mod starts;
 mod takeover_seen;
+mod tasks;
 
 const HANG: Duration = Duration::from_secs(30);
 

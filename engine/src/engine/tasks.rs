@@ -112,6 +112,18 @@ impl Engine {
         self.inner.tasks.get(id).is_some()
     }
 
+    /// The process of the open task `id`, if it is one of this engine's.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn task_process(&self, id: TaskId) -> Option<String> {
+        self.inner.tasks.get(id).map(|(task, _)| task.process)
+    }
+
+    /// Whether any task is open here.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn has_tasks(&self) -> bool {
+        !self.inner.tasks.is_empty()
+    }
+
     /// Post `what` to the loop of the open task `id` and wait for its answer.
     pub(crate) async fn act_on_task(&self, id: TaskId, what: TaskAct) -> Result<(), TaskListError> {
         let (_, target) = self.inner.tasks.get(id).ok_or(TaskListError::NoTask(id))?;

@@ -208,6 +208,10 @@ impl Node {
         if engine.engine.has_incidents() {
             wanted.waits.push(RETRY_REQUEST.to_string());
         }
+        // And requests for the open tasks here (`tasks.rs`).
+        if engine.engine.has_tasks() {
+            wanted.waits.push(super::tasks::TASK_REQUEST.to_string());
+        }
         if wanted.waits.is_empty() && wanted.starts.is_empty() {
             return Ok(0);
         }
@@ -224,6 +228,10 @@ impl Node {
                 .into_iter()
                 .partition(|c| c.name == RETRY_REQUEST);
             taken += self.retry_requested(engine, requests, now).await?;
+            let (requests, candidates): (Vec<Candidate>, Vec<Candidate>) = candidates
+                .into_iter()
+                .partition(|c| c.name == super::tasks::TASK_REQUEST);
+            taken += self.task_requested(engine, requests, now).await?;
             let (waited, starts): (Vec<Candidate>, Vec<Candidate>) = candidates
                 .into_iter()
                 .partition(|c| hub.waits(&c.name, &c.key));
@@ -289,6 +297,51 @@ impl Node {
                     Ok(()) => debug!(incident = %id, "retried at another node's request"),
                     Err(error) => {
                         debug!(incident = %id, %error, "a retry requested by another node")
+                    }
+                }
+                engine
+                    .inner
+                    .writer
+                    .send(vec![Write::DropMessage { id: request.id }]);
+            });
+        }
+        Ok(count)
+    }
+
+    /// Claim the requests for tasks open here, act on them, and remove each once
+    /// answered, as [`retry_requested`](Self::retry_requested) does for incidents.
+    async fn task_requested(
+        &self,
+        engine: &DurableEngine,
+        requests: Vec<Candidate>,
+        now: i64,
+    ) -> Result<usize, DurableError> {
+        let ids: Vec<u64> = requests
+            .iter()
+            .filter(|c| super::tasks::task_of(&c.key).is_some_and(|id| engine.engine.runs_task(id)))
+            .map(|c| c.id)
+            .collect();
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let store = self.store.clone();
+        let claimed = blocking(move || store.claim_waited(&ids, now)).await?;
+        let count = claimed.len();
+        for request in claimed {
+            let (id, act) = match engine.task_request(&request.key, &request.payload) {
+                Ok(read) => read,
+                Err(error) => {
+                    // Unreadable here: the request stays for the lease of its claim.
+                    warn!(key = %request.key, %error, "a task request does not read");
+                    continue;
+                }
+            };
+            let engine = engine.clone();
+            tokio::spawn(async move {
+                match engine.engine.act_on_task(id, act).await {
+                    Ok(()) => debug!(task = %id, "acted on at another node's request"),
+                    Err(error) => {
+                        warn!(task = %id, %error, "a task request of another node failed")
                     }
                 }
                 engine

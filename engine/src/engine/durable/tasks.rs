@@ -67,6 +67,11 @@ impl DurableEngine {
     ) -> Result<(), TaskListError> {
         let task = self.task(id).await?;
         check_process(&task, process)?;
+        #[cfg(feature = "postgres")]
+        if self.inner.node.get().is_some() && !self.engine.runs_task(id) {
+            let request = self.remote_completion(process, id, update).await?;
+            return self.hand_over(id, request).await;
+        }
         let change = crate::retry::erase_change(update);
         self.act_on(id, TaskAct::Complete(change)).await
     }
@@ -105,13 +110,24 @@ impl DurableEngine {
         self.act_on(id, TaskAct::Raise(raised)).await
     }
 
-    /// Act on the open task `id` where its instance runs.
+    /// Act on the open task `id` where its instance runs: here, or on a node of
+    /// several, the node that runs it (a stored request, [`Request`]).
     async fn act_on(&self, id: TaskId, act: TaskAct) -> Result<(), TaskListError> {
         if self.engine.runs_task(id) {
             return self.engine.act_on_task(id, act).await;
         }
         // Open in the store, run by no loop here.
         self.task(id).await?;
+        #[cfg(feature = "postgres")]
+        if self.inner.node.get().is_some() {
+            let request = match act {
+                TaskAct::Fail(message) => Request::Fail { message },
+                TaskAct::Raise(Raised::Error { code, message }) => Request::Error { code, message },
+                TaskAct::Raise(Raised::Escalation { code }) => Request::Escalation { code },
+                TaskAct::Complete(_) => unreachable!("a completion is handed over as data"),
+            };
+            return self.hand_over(id, request).await;
+        }
         Err(TaskListError::NotRunning(id))
     }
 
@@ -126,4 +142,164 @@ impl DurableEngine {
             .map_err(|e| TaskListError::Store(e.to_string()))?
             .map_err(|e| TaskListError::Store(e.to_string()))
     }
+}
+
+/// What a node asks of a task another node's instance holds: stored as a message
+/// of the reserved name [`TASK_REQUEST`] keyed by the task, claimed by the node that
+/// runs the instance (`claims.rs`, as a retry request), the way an incident's retry
+/// is handed over.
+#[cfg(feature = "postgres")]
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(tag = "act", rename_all = "lowercase")]
+pub(super) enum Request {
+    /// Complete it: the update ran on the instance's stored data (`base`) and gave
+    /// `edited`; the owner merges what it changed into the data as it is now.
+    Complete {
+        base: serde_json::Value,
+        edited: serde_json::Value,
+    },
+    Fail {
+        message: String,
+    },
+    Error {
+        code: String,
+        message: String,
+    },
+    Escalation {
+        code: String,
+    },
+}
+
+/// The reserved message name of a task request. A process's message names are
+/// never this.
+#[cfg(feature = "postgres")]
+pub(super) const TASK_REQUEST: &str = "\u{1}task";
+
+/// How long a task request waits to be claimed (its instance may be between
+/// owners for a lease).
+#[cfg(feature = "postgres")]
+const TASK_REQUEST_TTL: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+#[cfg(feature = "postgres")]
+impl DurableEngine {
+    /// A completion for another node: `update` run on the instance's stored data.
+    async fn remote_completion<D: 'static>(
+        &self,
+        process: &Process<D>,
+        id: TaskId,
+        update: impl FnOnce(&mut D) + Send + 'static,
+    ) -> Result<Request, TaskListError> {
+        let codec = self.codec_of(process.name(), id)?;
+        let record = self
+            .blocking(move |store| store.instance(id.instance.0))
+            .await?
+            .ok_or(TaskListError::NoTask(id))?;
+        let unreadable = |e: String| TaskListError::Elsewhere(id, e);
+        let base =
+            match serde_json::from_str(&record.state).map_err(|e| unreadable(e.to_string()))? {
+                crate::instance::durable::records::Checkpoint::Born { data, .. } => data,
+                crate::instance::durable::records::Checkpoint::Running(snapshot) => snapshot.data,
+            };
+        let mut edited = (codec.decode)(base.clone()).map_err(unreadable)?;
+        let data = edited
+            .get_mut::<D>()
+            .ok_or_else(|| TaskListError::OtherProcess {
+                id,
+                task: record.process.clone(),
+                given: process.name(),
+            })?;
+        update(data);
+        let edited = (codec.encode)(&edited).map_err(unreadable)?;
+        Ok(Request::Complete { base, edited })
+    }
+
+    /// The codec of the registered process `name`.
+    fn codec_of(
+        &self,
+        name: &str,
+        id: TaskId,
+    ) -> Result<crate::instance::durable::records::Codec<crate::data::Erased>, TaskListError> {
+        self.inner
+            .registry
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .map(|r| r.codec)
+            .ok_or_else(|| {
+                TaskListError::Elsewhere(id, format!("its process `{name}` is not registered here"))
+            })
+    }
+
+    /// Store `request` for the node that runs task `id`'s instance; `Ok` once
+    /// stored (that node acts on it when it next claims, or the node that takes the
+    /// instance over does).
+    async fn hand_over(&self, id: TaskId, request: Request) -> Result<(), TaskListError> {
+        let payload = serde_json::to_string(&request)
+            .map_err(|e| TaskListError::Elsewhere(id, e.to_string()))?;
+        let Some(node) = self.inner.node.get() else {
+            return Err(TaskListError::NotRunning(id));
+        };
+        let record = crate::store::MessageRecord {
+            id: self
+                .inner
+                .next_message
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            name: TASK_REQUEST.to_string(),
+            key: task_key(id),
+            payload,
+            expires_ms: crate::instance::durable::now_ms() + TASK_REQUEST_TTL.as_millis() as i64,
+        };
+        let store = node.store.clone();
+        tokio::task::spawn_blocking(move || store.store_message(&record, false, &[]))
+            .await
+            .map_err(|e| TaskListError::Elsewhere(id, e.to_string()))?
+            .map_err(|e| TaskListError::Elsewhere(id, e.to_string()))?;
+        Ok(())
+    }
+
+    /// A claimed task request read back: the task and what to do, or why not.
+    pub(super) fn task_request(
+        &self,
+        key: &str,
+        payload: &str,
+    ) -> Result<(TaskId, TaskAct), String> {
+        let id = task_of(key).ok_or("a task request's key names no task")?;
+        let request: Request = serde_json::from_str(payload).map_err(|e| e.to_string())?;
+        let act = match request {
+            Request::Complete { base, edited } => {
+                let process = self
+                    .engine
+                    .task_process(id)
+                    .ok_or("the task is not open here")?;
+                let codec = self.codec_of(&process, id).map_err(|e| e.to_string())?;
+                let base = (codec.decode)(base)?;
+                let edited = (codec.decode)(edited)?;
+                let merge: crate::retry::RetryChange = Box::new(move |now| {
+                    crate::ProcessData::merge(now, &base, edited);
+                    true
+                });
+                TaskAct::Complete(merge)
+            }
+            Request::Fail { message } => TaskAct::Fail(message),
+            Request::Error { code, message } => TaskAct::Raise(Raised::Error { code, message }),
+            Request::Escalation { code } => TaskAct::Raise(Raised::Escalation { code }),
+        };
+        Ok((id, act))
+    }
+}
+
+/// A task request's key: the task's instance and number.
+#[cfg(feature = "postgres")]
+fn task_key(id: TaskId) -> String {
+    format!("{}:{}", id.instance.0, id.number)
+}
+
+/// The task a task request's key names.
+#[cfg(feature = "postgres")]
+pub(super) fn task_of(key: &str) -> Option<TaskId> {
+    let (instance, number) = key.split_once(':')?;
+    Some(TaskId {
+        instance: crate::InstanceId(instance.parse().ok()?),
+        number: number.parse().ok()?,
+    })
 }
