@@ -201,7 +201,7 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// The instance's correlation key, where it keeps one (a durable instance).
-    fn correlation_key(&self) -> Option<String> {
+    pub(crate) fn correlation_key(&self) -> Option<String> {
         #[cfg(feature = "durable")]
         if let Some(durable) = &self.durable {
             return durable.key.clone();

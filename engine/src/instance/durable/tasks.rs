@@ -26,11 +26,23 @@ impl TasksRecord {
     }
 }
 
+/// An open task: where it waits, and what was evaluated when it opened (the rest —
+/// process, element, name, key — is the instance's and the node's).
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct OpenTaskRecord {
     pub track: u32,
     pub at: String,
-    pub task: TaskRecord,
+    pub number: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iteration: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assignee: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_ms: Option<i64>,
+    pub priority: i32,
+    pub created_ms: i64,
 }
 
 impl<D: ProcessData> Instance<D> {
@@ -40,10 +52,19 @@ impl<D: ProcessData> Instance<D> {
             open: self
                 .user_tasks
                 .iter()
-                .map(|open| OpenTaskRecord {
-                    track: open.track.0,
-                    at: self.process.nodes[open.at].id.to_string(),
-                    task: TaskRecord::from(&open.task),
+                .map(|open| {
+                    let task = TaskRecord::from(&open.task);
+                    OpenTaskRecord {
+                        track: open.track.0,
+                        at: self.process.nodes[open.at].id.to_string(),
+                        number: task.number,
+                        iteration: task.iteration,
+                        assignee: task.assignee,
+                        groups: task.groups,
+                        due_ms: task.due_ms,
+                        priority: task.priority,
+                        created_ms: task.created_ms,
+                    }
                 })
                 .collect(),
         }
@@ -73,7 +94,21 @@ impl<D: ProcessData> Instance<D> {
         }
         for open in record.open {
             let at = node(&open.at)?;
-            let task = Task::from(open.task);
+            let task = Task::from(TaskRecord {
+                instance: self.id.0,
+                number: open.number,
+                process: self.process.name.to_string(),
+                element: self.process.nodes[at].id.to_string(),
+                name: self.process.nodes[at].label.to_string(),
+                iteration: open.iteration,
+                assignee: open.assignee,
+                groups: open.groups,
+                due_ms: open.due_ms,
+                priority: open.priority,
+                claimed_by: None,
+                created_ms: open.created_ms,
+                key: self.correlation_key(),
+            });
             // Listed again here; the store's rows are written again with the next
             // checkpoint (kept as they are, claims too, where they exist).
             self.list_task(&task);
