@@ -16,6 +16,9 @@ use crate::symbol::{ASSIGNEE, DUE, GROUPS, PRIORITY};
 pub const NAMES: &[&str] = &[ASSIGNEE, GROUPS, DUE, PRIORITY];
 
 /// A value as written: a constant, or a closure reading the data.
+// Spans with locations make syn's trees larger; these live briefly in one macro
+// run (as `parse::Guard`).
+#[allow(clippy::large_enum_variant)]
 pub enum Value<T> {
     Constant(T),
     FromData(Expr),

@@ -27,6 +27,7 @@ struct Open {
     by_place: HashMap<(TrackId, NodeIdx), u32>,
     /// Whether a task opened or closed since [`UserTasks::take_changed`] last asked
     /// (a durable instance's checkpoint then writes the instance's open tasks).
+    #[cfg_attr(not(feature = "durable"), allow(dead_code))]
     changed: bool,
 }
 
@@ -49,6 +50,7 @@ impl UserTasks {
         open.last
     }
 
+    #[cfg(feature = "durable")]
     /// The last number given (for a checkpoint).
     pub fn last(&self) -> u32 {
         self.0.as_ref().map_or(0, |o| o.last)
@@ -78,11 +80,13 @@ impl UserTasks {
         self.0.as_ref()?.by_number.get(&number)
     }
 
+    #[cfg(feature = "durable")]
     /// The open tasks, by number.
     pub fn iter(&self) -> impl Iterator<Item = &OpenTask> {
         self.0.iter().flat_map(|o| o.by_number.values())
     }
 
+    #[cfg(feature = "durable")]
     /// Whether a task opened or closed since the last ask.
     pub fn take_changed(&mut self) -> bool {
         self.0
@@ -90,6 +94,7 @@ impl UserTasks {
             .is_some_and(|o| std::mem::take(&mut o.changed))
     }
 
+    #[cfg(feature = "durable")]
     /// A restored instance's last number (its open tasks are restored with their
     /// waits, and marked changed: the next checkpoint writes their rows again).
     pub fn restore_last(&mut self, last: u32) {
