@@ -106,7 +106,10 @@ async fn tasks_when(engine: &Engine, query: &TaskQuery, count: usize) -> Vec<Tas
 async fn a_user_task_is_listed_with_its_assignment_read_off_the_data() {
     let engine = Engine::new();
     let before = SystemTime::now();
-    let handle = engine.start(&EXPENSE, expense("x1", 2500, "maria"));
+    let handle = engine
+        .start(&EXPENSE, expense("x1", 2500, "maria"))
+        .await
+        .unwrap();
     let [task] = &tasks_when(&engine, &TaskQuery::new(), 1).await[..] else {
         unreachable!()
     };
@@ -132,17 +135,29 @@ async fn a_user_task_is_listed_with_its_assignment_read_off_the_data() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_are_filtered_sorted_and_paged_across_instances() {
     let engine = Engine::new();
-    let _a = engine.start(&EXPENSE, expense("a", 100, "maria"));
-    let _b = engine.start(&EXPENSE, expense("b", 5000, "li"));
-    let _c = engine.start(&EXPENSE, expense("c", 200, "li"));
+    let _a = engine
+        .start(&EXPENSE, expense("a", 100, "maria"))
+        .await
+        .unwrap();
+    let _b = engine
+        .start(&EXPENSE, expense("b", 5000, "li"))
+        .await
+        .unwrap();
+    let _c = engine
+        .start(&EXPENSE, expense("c", 200, "li"))
+        .await
+        .unwrap();
     let deadline = SystemTime::now() + Duration::from_secs(60);
-    let plain = engine.start(
-        &PLAIN,
-        Expense {
-            deadline: Some(deadline),
-            ..Default::default()
-        },
-    );
+    let plain = engine
+        .start(
+            &PLAIN,
+            Expense {
+                deadline: Some(deadline),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
     let all = tasks_when(&engine, &TaskQuery::new(), 4).await;
     // Priority first (80 before the 50s), then the earliest due.
     let amounts: Vec<_> = all
@@ -208,7 +223,10 @@ async fn plain_check_done(engine: &Engine, instance: thresh::InstanceId) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_held_by_another_user_is_refused_until_unclaimed() {
     let engine = Engine::new();
-    let _handle = engine.start(&EXPENSE, expense("x", 10, "maria"));
+    let _handle = engine
+        .start(&EXPENSE, expense("x", 10, "maria"))
+        .await
+        .unwrap();
     let id = tasks_when(&engine, &TaskQuery::new(), 1).await[0].id;
     let claimed = engine.claim(id, "ann").await.unwrap();
     assert_eq!(claimed.claimed_by.as_deref(), Some("ann"));
@@ -249,7 +267,10 @@ async fn a_claim_held_by_another_user_is_refused_until_unclaimed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_completed_by_id_commits_its_change_and_leaves_the_list() {
     let engine = Engine::new();
-    let handle = engine.start(&EXPENSE, expense("x", 10, "maria"));
+    let handle = engine
+        .start(&EXPENSE, expense("x", 10, "maria"))
+        .await
+        .unwrap();
     let id = tasks_when(&engine, &TaskQuery::new(), 1).await[0].id;
     engine
         .complete_task(&EXPENSE, id, |e| e.approved = true)
@@ -275,7 +296,10 @@ async fn a_task_completed_by_id_commits_its_change_and_leaves_the_list() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_completion_written_for_another_process_is_refused() {
     let engine = Engine::new();
-    let _handle = engine.start(&EXPENSE, expense("x", 10, "maria"));
+    let _handle = engine
+        .start(&EXPENSE, expense("x", 10, "maria"))
+        .await
+        .unwrap();
     let id = tasks_when(&engine, &TaskQuery::new(), 1).await[0].id;
     assert_eq!(
         engine.complete_task(&PLAIN, id, |_| {}).await,
@@ -291,9 +315,18 @@ async fn a_completion_written_for_another_process_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_and_escalations_are_raised_and_tasks_failed_by_id() {
     let engine = Engine::new();
-    let rejected = engine.start(&EXPENSE, expense("r", 10, "maria"));
-    let escalated = engine.start(&EXPENSE, expense("e", 10, "maria"));
-    let failed = engine.start(&EXPENSE, expense("f", 10, "maria"));
+    let rejected = engine
+        .start(&EXPENSE, expense("r", 10, "maria"))
+        .await
+        .unwrap();
+    let escalated = engine
+        .start(&EXPENSE, expense("e", 10, "maria"))
+        .await
+        .unwrap();
+    let failed = engine
+        .start(&EXPENSE, expense("f", 10, "maria"))
+        .await
+        .unwrap();
     tasks_when(&engine, &TaskQuery::new(), 3).await;
     let of = |instance| TaskQuery::new().instance(instance);
     let id = |tasks: Vec<Task>| tasks[0].id;
@@ -327,7 +360,10 @@ async fn errors_and_escalations_are_raised_and_tasks_failed_by_id() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_instance_takes_its_task_off_the_list() {
     let engine = Engine::new();
-    let handle = engine.start(&EXPENSE, expense("x", 10, "maria"));
+    let handle = engine
+        .start(&EXPENSE, expense("x", 10, "maria"))
+        .await
+        .unwrap();
     let id = tasks_when(&engine, &TaskQuery::new(), 1).await[0].id;
     handle.cancel();
     assert!(matches!(handle.outcome().await, Outcome::Cancelled(_)));
@@ -339,7 +375,10 @@ async fn a_cancelled_instance_takes_its_task_off_the_list() {
 #[tokio::test(start_paused = true)]
 async fn a_timer_boundary_on_a_user_task_takes_it_off_the_list() {
     let engine = Engine::new();
-    let handle = engine.start(&TIMED, expense("x", 10, "maria"));
+    let handle = engine
+        .start(&TIMED, expense("x", 10, "maria"))
+        .await
+        .unwrap();
     let id = tasks_when(&engine, &TaskQuery::new(), 1).await[0].id;
     tokio::time::sleep(Duration::from_secs(3599)).await;
     assert_eq!(engine.tasks(&TaskQuery::new()).await.unwrap().len(), 1);
@@ -355,7 +394,7 @@ async fn a_timer_boundary_on_a_user_task_takes_it_off_the_list() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_instance_of_a_multi_instance_user_task_is_a_task_of_its_own() {
     let engine = Engine::new();
-    let handle = engine.start(&REVIEWS, Expense::default());
+    let handle = engine.start(&REVIEWS, Expense::default()).await.unwrap();
     let tasks = tasks_when(
         &engine,
         &TaskQuery::new().candidate_groups(["reviewers"]),

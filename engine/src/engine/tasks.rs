@@ -23,7 +23,7 @@ impl Engine {
     /// }
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let engine = Engine::new();
-    /// let handle = engine.start(&EXPENSE, Expense { amount: 2000, ..Default::default() });
+    /// let handle = engine.start(&EXPENSE, Expense { amount: 2000, ..Default::default() }).await.unwrap();
     /// let tasks = engine.tasks(&TaskQuery::new().candidate_groups(["finance"])).await.unwrap();
     /// assert_eq!((tasks[0].element.as_str(), tasks[0].priority), ("approve", 80));
     /// engine.claim(tasks[0].id, "ann").await.unwrap();

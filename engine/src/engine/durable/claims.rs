@@ -315,7 +315,7 @@ impl Node {
         engine: &DurableEngine,
         requests: Vec<Candidate>,
         now: i64,
-    ) -> Result<usize, DurableError> {
+    ) -> Result<usize, EngineError> {
         let ids: Vec<u64> = requests
             .iter()
             .filter(|c| super::tasks::task_of(&c.key).is_some_and(|id| engine.engine.runs_task(id)))
