@@ -258,6 +258,28 @@ impl Node {
         }
     }
 
+    /// Claim the stored requests among `requests` whose key `runs_here` says this
+    /// node holds (an incident, a task): each is removed once answered
+    /// ([`answered`]), and one that does not read here stays for the lease of its
+    /// claim, then any node may take it.
+    async fn claim_requests(
+        &self,
+        requests: Vec<Candidate>,
+        now: i64,
+        runs_here: impl Fn(&str) -> bool,
+    ) -> Result<Vec<MessageRecord>, EngineError> {
+        let ids: Vec<u64> = requests
+            .iter()
+            .filter(|c| runs_here(&c.key))
+            .map(|c| c.id)
+            .collect();
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let store = self.store.clone();
+        blocking(move || store.claim_waited(&ids, now)).await
+    }
+
     /// Claim the retry requests for incidents open here, retry them, and remove
     /// each request once its retry was answered (a request for an incident already
     /// resolved goes too). Returns how many it claimed.
@@ -267,16 +289,8 @@ impl Node {
         requests: Vec<Candidate>,
         now: i64,
     ) -> Result<usize, EngineError> {
-        let ids: Vec<u64> = requests
-            .iter()
-            .filter(|c| retry_of(&c.key).is_some_and(|id| engine.engine.runs_incident(id)))
-            .map(|c| c.id)
-            .collect();
-        if ids.is_empty() {
-            return Ok(0);
-        }
-        let store = self.store.clone();
-        let claimed = blocking(move || store.claim_waited(&ids, now)).await?;
+        let runs_here = |key: &str| retry_of(key).is_some_and(|id| engine.engine.runs_incident(id));
+        let claimed = self.claim_requests(requests, now, runs_here).await?;
         let count = claimed.len();
         for request in claimed {
             let Some(id) = retry_of(&request.key) else {
@@ -285,8 +299,6 @@ impl Node {
             let change = match engine.retry_data(id, &request.payload) {
                 Ok(change) => change,
                 Err(error) => {
-                    // Unreadable here: the request stays for the lease of its claim,
-                    // then any node may take it (one that reads it, or none).
                     warn!(incident = %id, %error, "a retry request's data does not read");
                     continue;
                 }
@@ -299,39 +311,28 @@ impl Node {
                         debug!(incident = %id, %error, "a retry requested by another node")
                     }
                 }
-                engine
-                    .inner
-                    .writer
-                    .send(vec![Write::DropMessage { id: request.id }]);
+                answered(&engine, request.id);
             });
         }
         Ok(count)
     }
 
-    /// Claim the requests for tasks open here, act on them, and remove each once
-    /// answered, as [`retry_requested`](Self::retry_requested) does for incidents.
+    /// Claim the requests for tasks open here (`tasks.rs`), act on them, and remove
+    /// each once answered. Returns how many it claimed.
     async fn task_requested(
         &self,
         engine: &DurableEngine,
         requests: Vec<Candidate>,
         now: i64,
     ) -> Result<usize, EngineError> {
-        let ids: Vec<u64> = requests
-            .iter()
-            .filter(|c| super::tasks::task_of(&c.key).is_some_and(|id| engine.engine.runs_task(id)))
-            .map(|c| c.id)
-            .collect();
-        if ids.is_empty() {
-            return Ok(0);
-        }
-        let store = self.store.clone();
-        let claimed = blocking(move || store.claim_waited(&ids, now)).await?;
+        let runs_here =
+            |key: &str| super::tasks::task_of(key).is_some_and(|id| engine.engine.runs_task(id));
+        let claimed = self.claim_requests(requests, now, runs_here).await?;
         let count = claimed.len();
         for request in claimed {
             let (id, act) = match engine.task_request(&request.key, &request.payload) {
                 Ok(read) => read,
                 Err(error) => {
-                    // Unreadable here: the request stays for the lease of its claim.
                     warn!(key = %request.key, %error, "a task request does not read");
                     continue;
                 }
@@ -344,10 +345,7 @@ impl Node {
                         warn!(task = %id, %error, "a task request of another node failed")
                     }
                 }
-                engine
-                    .inner
-                    .writer
-                    .send(vec![Write::DropMessage { id: request.id }]);
+                answered(&engine, request.id);
             });
         }
         Ok(count)
@@ -453,4 +451,12 @@ impl DurableEngine {
             .copied()?;
         decode(value).ok()
     }
+}
+
+/// A stored request (a retry's, a task's) was answered: it leaves the store.
+fn answered(engine: &DurableEngine, request: u64) {
+    engine
+        .inner
+        .writer
+        .send(vec![Write::DropMessage { id: request }]);
 }
