@@ -205,14 +205,15 @@ pub(crate) struct TaskList {
     open: Mutex<Open>,
 }
 
-type Open = BTreeMap<TaskId, (Task, Arc<dyn TaskTarget>)>;
+/// Each task shares its record with its loop (`Arc`); a claim copies it on write.
+type Open = BTreeMap<TaskId, (Arc<Task>, Arc<dyn TaskTarget>)>;
 
 impl TaskList {
     fn open(&self) -> std::sync::MutexGuard<'_, Open> {
         self.open.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) fn opened(&self, task: Task, target: Arc<dyn TaskTarget>) {
+    pub(crate) fn opened(&self, task: Arc<Task>, target: Arc<dyn TaskTarget>) {
         self.open().insert(task.id, (task, target));
     }
 
@@ -230,7 +231,7 @@ impl TaskList {
     pub(crate) fn list(&self, query: &TaskQuery) -> Vec<Task> {
         let mut open = self.open();
         open.retain(|_, (_, target)| !target.gone());
-        query.select(open.values().map(|(t, _)| t))
+        query.select(open.values().map(|(t, _)| &**t))
     }
 
     /// The open task `id`.
@@ -239,7 +240,8 @@ impl TaskList {
         if open.get(&id).is_some_and(|(_, t)| t.gone()) {
             open.remove(&id);
         }
-        open.get(&id).map(|(task, t)| (task.clone(), Arc::clone(t)))
+        open.get(&id)
+            .map(|(task, t)| (Task::clone(task), Arc::clone(t)))
     }
 
     /// `user` claims task `id` (`None`: unclaims it); the task as it is now.
@@ -247,6 +249,7 @@ impl TaskList {
         let mut open = self.open();
         let (task, _) = open.get_mut(&id).ok_or(TaskListError::NoTask(id))?;
         claim_rule(task, user)?;
+        let task = Arc::make_mut(task);
         task.claimed_by = user.map(str::to_string);
         Ok(task.clone())
     }

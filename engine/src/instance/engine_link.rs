@@ -102,7 +102,7 @@ impl EngineRef {
     /// Tell the engine's task list that a user task opened, with the way to its loop.
     pub(crate) fn task_opened(
         &self,
-        task: crate::tasklist::Task,
+        task: Arc<crate::tasklist::Task>,
         target: Arc<dyn crate::tasklist::TaskTarget>,
     ) {
         if let Some(engine) = self.0.upgrade() {

@@ -196,6 +196,7 @@ impl<D: ProcessData> Instance<D> {
             created,
             key: self.correlation_key(),
         };
+        let task = Arc::new(task);
         self.list_task(&task);
         self.user_tasks.open(track, at, task);
     }
@@ -210,11 +211,15 @@ impl<D: ProcessData> Instance<D> {
     }
 
     /// Tell the engine's task list about an open task (also a restore's).
-    pub(crate) fn list_task(&mut self, task: &Task) {
-        if let Some(engine) = &self.engine {
-            let target: Arc<dyn TaskTarget> = Arc::new(self.intake_tx.made().clone());
-            engine.task_opened(task.clone(), target);
-        }
+    pub(crate) fn list_task(&mut self, task: &Arc<Task>) {
+        let Some(engine) = &self.engine else {
+            return;
+        };
+        let intake = &mut self.intake_tx;
+        let target = self
+            .user_tasks
+            .target(|| Arc::new(intake.made().clone()) as Arc<dyn TaskTarget>);
+        engine.task_opened(Arc::clone(task), target);
     }
 
     /// The user task the token on `track` waits at (`at`) leaves the task list:

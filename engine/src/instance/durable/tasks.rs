@@ -53,7 +53,7 @@ impl<D: ProcessData> Instance<D> {
                 .user_tasks
                 .iter()
                 .map(|open| {
-                    let task = TaskRecord::from(&open.task);
+                    let task = TaskRecord::from(&*open.task);
                     OpenTaskRecord {
                         track: open.track.0,
                         at: self.process.nodes[open.at].id.to_string(),
@@ -79,7 +79,7 @@ impl<D: ProcessData> Instance<D> {
         let open = self
             .user_tasks
             .iter()
-            .map(|open| TaskRecord::from(&open.task))
+            .map(|open| TaskRecord::from(&*open.task))
             .collect();
         Some(Write::Tasks { instance, open })
     }
@@ -94,7 +94,7 @@ impl<D: ProcessData> Instance<D> {
         }
         for open in record.open {
             let at = node(&open.at)?;
-            let task = Task::from(TaskRecord {
+            let task = std::sync::Arc::new(Task::from(TaskRecord {
                 instance: self.id.0,
                 number: open.number,
                 process: self.process.name.to_string(),
@@ -108,7 +108,7 @@ impl<D: ProcessData> Instance<D> {
                 claimed_by: None,
                 created_ms: open.created_ms,
                 key: self.correlation_key(),
-            });
+            }));
             // Listed again here; the store's rows are written again with the next
             // checkpoint (kept as they are, claims too, where they exist).
             self.list_task(&task);

@@ -4,16 +4,18 @@
 //! first user task: an instance without one carries a pointer.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use super::ids::TrackId;
 use crate::graph::NodeIdx;
-use crate::tasklist::Task;
+use crate::tasklist::{Task, TaskTarget};
 
 /// An open user task: where its token waits, and its record.
 pub(crate) struct OpenTask {
     pub track: TrackId,
     pub at: NodeIdx,
-    pub task: Task,
+    /// Shared with the engine's task list: one record, not a copy per task.
+    pub task: Arc<Task>,
 }
 
 #[derive(Default)]
@@ -29,6 +31,8 @@ struct Open {
     /// (a durable instance's checkpoint then writes the instance's open tasks).
     #[cfg_attr(not(feature = "durable"), allow(dead_code))]
     changed: bool,
+    /// The way to the loop the engine's task list keeps with each task, made once.
+    target: Option<Arc<dyn TaskTarget>>,
 }
 
 impl Drop for UserTasks {
@@ -58,7 +62,7 @@ impl UserTasks {
 
     /// Record `task` (numbered by [`next_number`](Self::next_number), or restored)
     /// as open at `track` waiting at `at`.
-    pub fn open(&mut self, track: TrackId, at: NodeIdx, task: Task) {
+    pub fn open(&mut self, track: TrackId, at: NodeIdx, task: Arc<Task>) {
         let open = self.made();
         let number = task.id.number;
         open.last = open.last.max(number);
@@ -73,6 +77,11 @@ impl UserTasks {
         let number = open.by_place.remove(&(track, at))?;
         open.changed = true;
         open.by_number.remove(&number)
+    }
+
+    /// The way to the loop the engine's task list keeps (made by `make` once).
+    pub fn target(&mut self, make: impl FnOnce() -> Arc<dyn TaskTarget>) -> Arc<dyn TaskTarget> {
+        Arc::clone(self.made().target.get_or_insert_with(make))
     }
 
     /// The open task numbered `number`.
