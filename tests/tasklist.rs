@@ -413,3 +413,26 @@ async fn each_instance_of_a_multi_instance_user_task_is_a_task_of_its_own() {
     assert!(handle.outcome().await.completed().is_some());
     assert!(engine.tasks(&TaskQuery::new()).await.unwrap().is_empty());
 }
+
+process! {
+    /// An assignment read off the data that panics when the task opens.
+    pub BROKEN: Expense {
+        start s;
+        user approve: priority(|e| if e.amount == 0 { panic!("no amount") } else { 1 });
+        end e;
+        s -> approve -> e;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_assignment_that_panics_fails_the_instance_naming_the_user_task() {
+    let engine = Engine::new();
+    let handle = engine.start(&BROKEN, Expense::default()).await.unwrap();
+    match handle.outcome().await {
+        Outcome::Failed(InstanceError::TaskPanicked { node, message }) => {
+            assert_eq!((node, message.as_str()), ("approve", "no amount"))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(engine.tasks(&TaskQuery::new()).await.unwrap().is_empty());
+}

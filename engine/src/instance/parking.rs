@@ -41,6 +41,10 @@ impl<D: ProcessData> Instance<D> {
         {
             if matches!(self.process.nodes[at].kind, NodeKind::User) {
                 self.open_task(track, at);
+                // Its assignment panicked: the instance failed.
+                if self.outcome.is_some() {
+                    return;
+                }
             }
             self.guard(track, at);
         }
