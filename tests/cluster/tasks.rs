@@ -120,3 +120,42 @@ async fn a_task_another_node_runs_is_listed_claimed_and_completed_from_this_one(
         node.shutdown(HANG).await.expect("shutdown");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_taken_over_instances_task_keeps_its_id_and_claim_and_completes_on_the_new_node() {
+    let _serial = one_at_a_time().await;
+    let schema = Schema::new("tasks_moved");
+    let a = schema.node("a").await;
+    let b = schema.node("b").await;
+    for node in [&a, &b] {
+        node.register(&SIGNOFF).expect("register");
+    }
+    let handle = a.start(&SIGNOFF, order("M-1")).await.expect("start");
+    let task = listed(&b, &TaskQuery::new(), 1).await.remove(0);
+    b.claim(task.id, "ann").await.expect("claimed");
+    // a stops: its lease runs out and b takes the instance over.
+    a.shutdown(HANG).await.expect("shutdown");
+    let moved = tokio::time::timeout(HANG, async {
+        loop {
+            if let Some(handle) = b.handle(&SIGNOFF, handle.id()) {
+                return handle;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("taken over");
+    let after = b.task(task.id).await.expect("still open");
+    assert_eq!(after.claimed_by.as_deref(), Some("ann"));
+    b.complete_task(&SIGNOFF, task.id, |o| o.approved = true)
+        .await
+        .expect("completed where it runs now");
+    let done = tokio::time::timeout(HANG, moved.outcome())
+        .await
+        .expect("ended")
+        .completed()
+        .expect("completed");
+    assert!(done.approved);
+    listed(&b, &TaskQuery::new(), 0).await;
+    b.shutdown(HANG).await.expect("shutdown");
+}
