@@ -194,3 +194,30 @@ async fn a_cancelled_instance_takes_its_stored_task_off_the_list() {
     );
     engine.shutdown(HANG).await.expect("shutdown");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_task_no_loop_runs_says_so_until_resumed() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    engine.register(&EXPENSES).expect("register");
+    engine
+        .start(&EXPENSES, expense("e-1", 10, "maria"))
+        .await
+        .expect("stored");
+    let id = stored_tasks(&engine, &TaskQuery::new(), 1).await[0].id;
+    engine.shutdown(HANG).await.expect("shutdown");
+    // Reopened, registered, not resumed: listed from the store, run by no loop.
+    let engine = store.engine().expect("reopen");
+    engine.register(&EXPENSES).expect("register");
+    assert_eq!(engine.tasks(&TaskQuery::new()).await.unwrap().len(), 1);
+    assert_eq!(
+        engine.complete_task(&EXPENSES, id, |_| {}).await,
+        Err(TaskListError::NotRunning(id))
+    );
+    engine.resume().await.expect("resumed");
+    engine
+        .complete_task(&EXPENSES, id, |e| e.approved = true)
+        .await
+        .expect("completed once resumed");
+    engine.shutdown(HANG).await.expect("shutdown");
+}
