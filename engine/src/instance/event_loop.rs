@@ -510,18 +510,7 @@ impl<D: ProcessData> Instance<D> {
             } => {
                 let _ = reply.send(self.fail_work(super::work::WorkAt::Node(&node), message));
             }
-            Command::Task(work) => {
-                let completes = matches!(work.what, super::work::TaskAct::Complete(_));
-                let result = self.act_on_task(work.number, work.what);
-                // A durable instance answers a completion once its effect is stored.
-                #[cfg(feature = "durable")]
-                if let (true, Ok(()), Some(durable)) = (completes, &result, &mut self.durable) {
-                    durable.acks.push(work.reply.into());
-                    return;
-                }
-                let _ = completes;
-                let _ = work.reply.send(result);
-            }
+            Command::Task(work) => self.task_command(work),
             #[cfg(feature = "testing")]
             Command::NextTimer(reply) => {
                 let _ = reply.send(self.timers.earliest());

@@ -232,8 +232,22 @@ impl<D: ProcessData> Instance<D> {
         }
     }
 
-    /// Act on the open task `work.number`, as its handle's `complete`, `fail_work`
-    /// or `raise_*` would on its user task.
+    /// A request by task id (the task list), answered — a durable instance's
+    /// completion once its effect is stored, as `handle.complete`'s.
+    pub(crate) fn task_command(&mut self, work: TaskWork) {
+        let completes = matches!(work.what, TaskAct::Complete(_));
+        let result = self.act_on_task(work.number, work.what);
+        #[cfg(feature = "durable")]
+        if let (true, Ok(()), Some(durable)) = (completes, &result, &mut self.durable) {
+            durable.acks.push(work.reply.into());
+            return;
+        }
+        let _ = completes;
+        let _ = work.reply.send(result);
+    }
+
+    /// Act on the open task `number`, as its handle's `complete`, `fail_work` or
+    /// `raise_*` would on its user task.
     pub(crate) fn act_on_task(&mut self, number: u32, act: TaskAct) -> Result<(), WorkError> {
         let at = WorkAt::Task(number);
         match act {
