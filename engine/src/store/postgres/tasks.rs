@@ -1,4 +1,4 @@
-//! [`PostgresStore`]'s task list (`user_tasks`, schema 5): the rows a checkpoint
+//! [`PostgresStore`]'s task list (`user_tasks`, schema 6): the rows a checkpoint
 //! writes, the listing (every node's), the claim.
 
 use std::collections::HashMap;

@@ -1,4 +1,4 @@
-//! [`SqliteStore`]'s task list (`user_tasks`, schema 2): the rows a checkpoint
+//! [`SqliteStore`]'s task list (`user_tasks`, schema 3): the rows a checkpoint
 //! writes, the listing, the claim.
 
 use rusqlite::types::Value;
