@@ -1,5 +1,6 @@
 //! Instance queries as SQL: the one statement both SQL stores run for a
-//! [`InstanceQuery`] (`Sql::select`, `Sql::count`: only the placeholders differ).
+//! [`InstanceQuery`] (`Sql::select`, `Sql::count`: only the placeholders differ),
+//! and for a task listing (`Sql::tasks`: the candidate-group test differs too).
 
 use crate::query::{InstanceQuery, SortBy};
 
@@ -159,5 +160,95 @@ impl Sql {
         self.text += " WHERE ";
         self.text += &filters.join(" AND ");
         (sort, id)
+    }
+}
+
+/// How a store's schema keeps a task's candidate groups.
+pub(crate) enum TaskGroups {
+    /// Rows of `user_task_groups` (SQLite).
+    #[cfg(feature = "sqlite")]
+    SideTable,
+    /// A `text[]` column (PostgreSQL).
+    #[cfg(feature = "postgres")]
+    Array,
+}
+
+impl Sql {
+    /// The open tasks `query` selects from `user_tasks` (SQLite schema 3,
+    /// PostgreSQL 6), as `columns`, in its order and page.
+    pub fn tasks(
+        query: &crate::tasklist::TaskQuery,
+        columns: &str,
+        mark: fn(usize) -> String,
+        groups: TaskGroups,
+    ) -> Sql {
+        use crate::tasklist::TaskOrder;
+        let mut sql = Sql {
+            text: format!("SELECT {columns} FROM user_tasks"),
+            params: Vec::new(),
+        };
+        let mut clauses = Vec::new();
+        for (column, value) in [
+            ("process", &query.process),
+            ("element", &query.element),
+            ("assignee", &query.assignee),
+            ("claimed_by", &query.claimed_by),
+            ("key", &query.key),
+        ] {
+            if let Some(value) = value {
+                let value = sql.bind(Param::Text(value.clone()), mark);
+                clauses.push(format!("{column} = {value}"));
+            }
+        }
+        if let Some(instance) = query.instance {
+            let id = i64::try_from(instance.0).unwrap_or(i64::MAX);
+            clauses.push(format!("instance = {}", sql.bind(Param::Int(id), mark)));
+        }
+        if let Some(before) = super::due_before_ms(query) {
+            clauses.push(format!("due_ms < {}", sql.bind(Param::Int(before), mark)));
+        }
+        if query.unassigned {
+            clauses.push("assignee IS NULL AND claimed_by IS NULL".into());
+        }
+        if !query.groups.is_empty() {
+            let marks: Vec<String> = query
+                .groups
+                .iter()
+                .map(|g| sql.bind(Param::Text(g.clone()), mark))
+                .collect();
+            let list = marks.join(", ");
+            clauses.push(match groups {
+                #[cfg(feature = "sqlite")]
+                TaskGroups::SideTable => format!(
+                    "EXISTS (SELECT 1 FROM user_task_groups g WHERE g.grp IN ({list}) \
+                     AND g.instance = user_tasks.instance AND g.number = user_tasks.number)"
+                ),
+                #[cfg(feature = "postgres")]
+                TaskGroups::Array => format!("groups && ARRAY[{list}]::text[]"),
+            });
+        }
+        if !clauses.is_empty() {
+            sql.text += &format!(" WHERE {}", clauses.join(" AND "));
+        }
+        // No due date sorts after every date, in both dialects.
+        let order = match query.order {
+            TaskOrder::Priority => {
+                "priority DESC, due_ms IS NULL, due_ms, created_ms, instance, number"
+            }
+            TaskOrder::Due => "due_ms IS NULL, due_ms, priority DESC, created_ms, instance, number",
+            TaskOrder::Created => "created_ms, instance, number",
+        };
+        sql.text += &format!(" ORDER BY {order}");
+        if query.limit.is_some() || query.offset > 0 {
+            // No limit, an offset: as many as there are, in both dialects.
+            let limit = query
+                .limit
+                .map_or(i64::MAX, |l| i64::try_from(l).unwrap_or(i64::MAX));
+            let limit = sql.bind(Param::Int(limit), mark);
+            let offset = i64::try_from(query.offset).unwrap_or(i64::MAX);
+            let offset = sql.bind(Param::Int(offset), mark);
+            sql.text += &format!(" LIMIT {limit} OFFSET {offset}");
+        }
+        sql
     }
 }

@@ -6,9 +6,10 @@ use std::collections::HashMap;
 use postgres::types::ToSql;
 use postgres::{Row, Statement};
 
-use super::super::{due_before_ms, StoreError, TaskRecord};
+use super::super::sql::{Param, Sql, TaskGroups};
+use super::super::{StoreError, TaskRecord};
 use super::{cached, to_i64, PostgresStore};
-use crate::tasklist::{TaskOrder, TaskQuery};
+use crate::tasklist::TaskQuery;
 
 const COLUMNS: &str = "instance, number, process, element, name, iteration, assignee, groups, \
                        due_ms, priority, claimed_by, created_ms, key";
@@ -84,62 +85,19 @@ impl PostgresStore {
     }
 
     pub(super) fn query_tasks(&self, query: &TaskQuery) -> Result<Vec<TaskRecord>, StoreError> {
-        let mut clauses: Vec<String> = Vec::new();
-        let mut args: Vec<Box<dyn ToSql + Sync + Send>> = Vec::new();
-        let mut arg = |clause: &str, value: Box<dyn ToSql + Sync + Send>| {
-            args.push(value);
-            clauses.push(clause.replace('?', &format!("${}", args.len())));
-        };
-        for (column, value) in [
-            ("process", &query.process),
-            ("element", &query.element),
-            ("assignee", &query.assignee),
-            ("claimed_by", &query.claimed_by),
-            ("key", &query.key),
-        ] {
-            if let Some(value) = value {
-                arg(&format!("{column} = ?"), Box::new(value.clone()));
-            }
-        }
-        if let Some(i) = query.instance {
-            arg("instance = ?", Box::new(to_i64(i.0)));
-        }
-        if let Some(before) = due_before_ms(query) {
-            arg("due_ms < ?", Box::new(before));
-        }
-        if !query.groups.is_empty() {
-            arg("groups && ?::text[]", Box::new(query.groups.clone()));
-        }
-        if query.unassigned {
-            clauses.push("assignee IS NULL AND claimed_by IS NULL".into());
-        }
-        let filter = match clauses.is_empty() {
-            true => String::new(),
-            false => format!("WHERE {}", clauses.join(" AND ")),
-        };
-        let order = match query.order {
-            TaskOrder::Priority => {
-                "priority DESC, due_ms ASC NULLS LAST, created_ms, instance, number"
-            }
-            TaskOrder::Due => "due_ms ASC NULLS LAST, priority DESC, created_ms, instance, number",
-            TaskOrder::Created => "created_ms, instance, number",
-        };
-        let limit = query.limit.map(|l| i64::try_from(l).unwrap_or(i64::MAX));
-        let offset = i64::try_from(query.offset).unwrap_or(i64::MAX);
-        let (l, o) = (args.len() + 1, args.len() + 2);
-        args.push(Box::new(limit));
-        args.push(Box::new(offset));
-        let sql = format!(
-            "SELECT {COLUMNS} FROM user_tasks {filter} ORDER BY {order} LIMIT ${l} OFFSET ${o}"
-        );
+        let sql = Sql::tasks(query, COLUMNS, |n| format!("${n}"), TaskGroups::Array);
         let rows = self.with(|inner| {
-            let params: Vec<&(dyn ToSql + Sync)> = args
+            let params: Vec<&(dyn ToSql + Sync)> = sql
+                .params
                 .iter()
-                .map(|a| a.as_ref() as &(dyn ToSql + Sync))
+                .map(|p| match p {
+                    Param::Text(t) => t as &(dyn ToSql + Sync),
+                    Param::Int(n) => n as &(dyn ToSql + Sync),
+                })
                 .collect();
             inner
                 .client
-                .query(sql.as_str(), &params)
+                .query(sql.text.as_str(), &params)
                 .map_err(|e| self.fail("listing tasks", e))
         })?;
         rows.iter().map(|row| self.task_record(row)).collect()

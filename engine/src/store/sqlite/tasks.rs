@@ -1,12 +1,12 @@
 //! [`SqliteStore`]'s task list (`user_tasks`, schema 3): the rows a checkpoint
 //! writes, the listing, the claim.
 
-use rusqlite::types::Value;
-use rusqlite::{params, params_from_iter, OptionalExtension};
+use rusqlite::{params, OptionalExtension};
 
-use super::super::{due_before_ms, StoreError, TaskRecord};
+use super::super::sql::{Param, Sql, TaskGroups};
+use super::super::{StoreError, TaskRecord};
 use super::{to_i64, SqliteStore};
-use crate::tasklist::{TaskOrder, TaskQuery};
+use crate::tasklist::TaskQuery;
 
 const COLUMNS: &str = "instance, number, process, element, name, iteration, assignee, groups, \
                        due_ms, priority, claimed_by, created_ms, key";
@@ -86,73 +86,21 @@ impl SqliteStore {
     }
 
     pub(super) fn query_tasks(&self, query: &TaskQuery) -> Result<Vec<TaskRecord>, StoreError> {
-        let mut clauses: Vec<String> = Vec::new();
-        let mut args: Vec<Value> = Vec::new();
-        let mut arg = |clause: &str, value: Value, clauses: &mut Vec<String>| {
-            args.push(value);
-            clauses.push(clause.replace('?', &format!("?{}", args.len())));
-        };
-        let text = |s: &String| Value::Text(s.clone());
-        if let Some(p) = &query.process {
-            arg("process = ?", text(p), &mut clauses);
-        }
-        if let Some(e) = &query.element {
-            arg("element = ?", text(e), &mut clauses);
-        }
-        if let Some(a) = &query.assignee {
-            arg("assignee = ?", text(a), &mut clauses);
-        }
-        if let Some(c) = &query.claimed_by {
-            arg("claimed_by = ?", text(c), &mut clauses);
-        }
-        if let Some(k) = &query.key {
-            arg("key = ?", text(k), &mut clauses);
-        }
-        if let Some(i) = query.instance {
-            arg("instance = ?", Value::Integer(to_i64(i.0)), &mut clauses);
-        }
-        if let Some(before) = due_before_ms(query) {
-            arg("due_ms < ?", Value::Integer(before), &mut clauses);
-        }
-        if query.unassigned {
-            clauses.push("assignee IS NULL AND claimed_by IS NULL".into());
-        }
-        if !query.groups.is_empty() {
-            let groups = serde_json::to_string(&query.groups).unwrap_or_else(|_| "[]".into());
-            arg(
-                "EXISTS (SELECT 1 FROM user_task_groups g WHERE g.grp IN
-                   (SELECT value FROM json_each(?))
-                   AND g.instance = user_tasks.instance AND g.number = user_tasks.number)",
-                Value::Text(groups),
-                &mut clauses,
-            );
-        }
-        let filter = match clauses.is_empty() {
-            true => String::new(),
-            false => format!("WHERE {}", clauses.join(" AND ")),
-        };
-        let order = match query.order {
-            TaskOrder::Priority => {
-                "priority DESC, due_ms IS NULL, due_ms, created_ms, instance, number"
-            }
-            TaskOrder::Due => "due_ms IS NULL, due_ms, priority DESC, created_ms, instance, number",
-            TaskOrder::Created => "created_ms, instance, number",
-        };
-        let limit = query
-            .limit
-            .map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
-        let offset = i64::try_from(query.offset).unwrap_or(i64::MAX);
-        let (l, o) = (args.len() + 1, args.len() + 2);
-        args.extend([Value::Integer(limit), Value::Integer(offset)]);
-        let sql = format!(
-            "SELECT {COLUMNS} FROM user_tasks {filter} ORDER BY {order} LIMIT ?{l} OFFSET ?{o}"
-        );
+        let sql = Sql::tasks(query, COLUMNS, |n| format!("?{n}"), TaskGroups::SideTable);
+        let params: Vec<&dyn rusqlite::ToSql> = sql
+            .params
+            .iter()
+            .map(|p| match p {
+                Param::Text(t) => t as &dyn rusqlite::ToSql,
+                Param::Int(n) => n as &dyn rusqlite::ToSql,
+            })
+            .collect();
         let conn = self.conn();
         let mut statement = conn
-            .prepare_cached(&sql)
+            .prepare_cached(&sql.text)
             .map_err(|e| self.fail("listing tasks", e))?;
         let rows = statement
-            .query_map(params_from_iter(args), task_row)
+            .query_map(params.as_slice(), task_row)
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(|e| self.fail("listing tasks", e))?;
         rows.into_iter().map(|raw| self.task_record(raw)).collect()
