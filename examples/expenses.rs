@@ -1,14 +1,16 @@
 //! A small task-list service on a durable engine: expenses arrive as messages keyed
 //! by their expense id; each waits on the task list for its manager, or for finance,
-//! most urgent first; a clerk claims and approves the two at the top, and one is
-//! looked up by its expense id.
+//! most urgent first; a clerk claims and approves the two at the top, and expenses
+//! are looked up by their expense id — their open approval, or the instance with its
+//! typed data. Every name the service uses is checked by the compiler
+//! (`EXPENSE::message.expense` takes only an `(u32, String)`).
 //!
 //! Run: `cargo run --example expenses`
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use thresh::{process, Engine, ProcessData, TaskQuery};
+use thresh::{process, Engine, ProcessData, Query, Status, TaskQuery};
 
 #[derive(Clone, Debug, Default, ProcessData, Serialize, Deserialize)]
 pub struct Expense {
@@ -50,7 +52,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("EXP-4", 2_300, "omar"),
     ] {
         engine
-            .publish_message("expense", id, (amount, manager.to_string()))
+            .publish(EXPENSE::message.expense, id, (amount, manager.to_string()))
             .await?;
     }
     let finance = TaskQuery::new().candidate_groups(["finance"]);
@@ -89,6 +91,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "EXP-3 waits at `{}` for {}",
         found[0].element,
         found[0].assignee.as_deref().unwrap_or("-")
+    );
+    // An approved one, by its expense id: the instance and its typed data.
+    let approved = waiting[0].key.clone().unwrap_or_default();
+    let by_id = Query::of(&EXPENSE).correlation_key(&approved);
+    let summary = loop {
+        let page = engine.instances(&by_id).await?;
+        match page.items.into_iter().next() {
+            Some(s) if s.status == Status::Completed => break s,
+            _ => tokio::time::sleep(Duration::from_millis(5)).await,
+        }
+    };
+    println!(
+        "{approved}: {} of {}, approved {}, paid {}",
+        summary.status, summary.data.amount, summary.data.approved, summary.data.paid
     );
     let left = engine.tasks(&TaskQuery::new()).await?.len();
     println!("{left} approvals left");
