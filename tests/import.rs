@@ -322,6 +322,9 @@ mod claims;
 #[path = "../examples/durable.rs"]
 mod durable;
 #[allow(clippy::all, unused)]
+#[path = "../examples/expenses.rs"]
+mod expenses;
+#[allow(clippy::all, unused)]
 #[path = "../examples/loan.rs"]
 mod loan;
 #[allow(clippy::all, unused)]
@@ -352,6 +355,7 @@ macro_rules! each_example_process {
             $m!(approval, APPROVAL),
             $m!(claims, CLAIMS),
             $m!(durable, APPROVAL),
+            $m!(expenses, EXPENSE),
             $m!(loan, LOAN),
             $m!(order, ORDER),
             $m!(payment, PAYMENT),

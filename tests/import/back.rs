@@ -46,6 +46,21 @@ pub mod claims {
     }
 }
 
+pub mod expenses {
+    use crate::expenses::Expense;
+    use thresh::process;
+
+    process! {
+        pub EXPENSE: Expense from "tests/import/roundtrip/expenses/expense.bpmn" {
+            start received: message("expense", apply = |e, claim: &(u32, String)| {
+                e.amount = claim.0;
+                e.manager = claim.1.clone();
+            });
+            task  pay = |e| async move { e.paid = e.approved; Ok(()) };
+        }
+    }
+}
+
 pub mod durable {
     use super::Duration;
     use crate::durable::{check_stock, Order};
