@@ -25,6 +25,7 @@
 
 mod call_link;
 mod calling;
+mod commands;
 mod commit;
 mod compensating;
 mod core;
