@@ -67,6 +67,7 @@ impl DurableEngine {
     ) -> Result<(), TaskListError> {
         let task = self.task(id).await?;
         check_process(&task, process)?;
+        self.restored(id).await;
         #[cfg(feature = "postgres")]
         if self.inner.node.get().is_some() && !self.engine.runs_task(id) {
             let request = self.remote_completion(process, id, update).await?;
@@ -113,6 +114,7 @@ impl DurableEngine {
     /// Act on the open task `id` where its instance runs: here, or on a node of
     /// several, the node that runs it (a stored request, [`Request`]).
     async fn act_on(&self, id: TaskId, act: TaskAct) -> Result<(), TaskListError> {
+        self.restored(id).await;
         if self.engine.runs_task(id) {
             return self.engine.act_on_task(id, act).await;
         }
@@ -129,6 +131,22 @@ impl DurableEngine {
             return self.hand_over(id, request).await;
         }
         Err(TaskListError::NotRunning(id))
+    }
+
+    /// Wait, if task `id`'s instance was resumed here and its loop does not list the
+    /// task yet, for that loop to have restored: it puts its open tasks back on the
+    /// list as it restores, and answers a handle's question only after.
+    async fn restored(&self, id: TaskId) {
+        if self.engine.runs_task(id) {
+            return;
+        }
+        let handle = {
+            let resumed = self.inner.resumed.lock().unwrap_or_else(|p| p.into_inner());
+            resumed.get(&id.instance.0).map(|r| r.handle.clone())
+        };
+        if let Some(handle) = handle {
+            let _ = handle.open_work().await;
+        }
     }
 
     /// Run `read` on the store off the runtime's workers.
