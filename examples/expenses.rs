@@ -86,7 +86,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .await?;
         println!("ann approved {}", task.key.as_deref().unwrap_or("?"));
     }
-    let found = engine.tasks(&TaskQuery::new().key("EXP-3")).await?;
+    let found = engine
+        .tasks(&TaskQuery::new().correlation_key("EXP-3"))
+        .await?;
     println!(
         "EXP-3 waits at `{}` for {}",
         found[0].element,

@@ -436,3 +436,71 @@ async fn an_assignment_that_panics_fails_the_instance_naming_the_user_task() {
     }
     assert!(engine.tasks(&TaskQuery::new()).await.unwrap().is_empty());
 }
+
+process! {
+    /// Started by a keyed message: the key is the instance's correlation key.
+    pub BY_MESSAGE: Expense {
+        start received: message("expense", apply = |e, amount: &u32| e.amount = *amount);
+        user approve: groups("finance");
+        end e;
+        received -> approve -> e;
+    }
+}
+
+/// A task carries its instance's keys in memory as in a store: the business key of
+/// `start_keyed` and the correlation key of a keyed message start, and the listing
+/// is filtered by each (the query's keys are those of `Query`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_carries_its_instances_business_and_correlation_keys() {
+    let engine = Engine::new();
+    let keyed = engine
+        .start_keyed(&EXPENSE, "ORDER-7", expense("x", 10, "maria"))
+        .await
+        .unwrap();
+    engine
+        .start(&EXPENSE, expense("y", 10, "li"))
+        .await
+        .unwrap();
+    engine.deploy(&BY_MESSAGE, Expense::default()).unwrap();
+    engine
+        .publish(BY_MESSAGE::message.expense, "EXP-9", 300)
+        .await
+        .unwrap();
+    let all = tasks_when(&engine, &TaskQuery::new(), 3).await;
+    let by_order = tasks_when(&engine, &TaskQuery::new().key("ORDER-7"), 1).await;
+    assert_eq!(by_order[0].id.instance, keyed.id());
+    assert_eq!(by_order[0].business_key.as_deref(), Some("ORDER-7"));
+    assert_eq!(by_order[0].key, None);
+    let by_message = tasks_when(&engine, &TaskQuery::new().correlation_key("EXP-9"), 1).await;
+    assert_eq!(by_message[0].process, "BY_MESSAGE");
+    assert_eq!(by_message[0].key.as_deref(), Some("EXP-9"));
+    assert_eq!(by_message[0].business_key, None);
+    // Neither key stands for the other.
+    assert!(engine
+        .tasks(&TaskQuery::new().correlation_key("ORDER-7"))
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(engine
+        .tasks(&TaskQuery::new().key("EXP-9"))
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        all.iter()
+            .filter(|t| t.business_key.is_none() && t.key.is_none())
+            .count(),
+        1
+    );
+    // The instance the message started is found by its correlation key, with its
+    // data, in memory as in a store.
+    let found = engine
+        .instances(&thresh::Query::of(&BY_MESSAGE).correlation_key("EXP-9"))
+        .await
+        .unwrap();
+    assert_eq!(found.items.len(), 1);
+    assert_eq!(found.items[0].id, by_message[0].id.instance);
+    assert_eq!(found.items[0].key.as_deref(), Some("EXP-9"));
+    assert_eq!(found.items[0].data.amount, 300);
+    engine.shutdown(Duration::from_secs(5)).await;
+}

@@ -57,7 +57,9 @@ pub struct Task {
     pub claimed_by: Option<String>,
     /// When it opened.
     pub created: SystemTime,
-    /// Its instance's correlation key (a durable instance's; `None` in memory).
+    /// Its instance's business key (`start_keyed`), if it has one.
+    pub business_key: Option<String>,
+    /// Its instance's correlation key (set by a keyed message start), if it has one.
     pub key: Option<String>,
 }
 

@@ -132,6 +132,34 @@ async fn tasks_are_listed_claimed_and_completed_from_the_store() {
     engine.shutdown(HANG).await.expect("shutdown");
 }
 
+/// A stored task carries its instance's business key (`start_keyed`), and the list
+/// is filtered by it in the store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_task_carries_its_instances_business_key() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    engine.register(&EXPENSES).expect("register");
+    let keyed = engine
+        .start_keyed(&EXPENSES, "ORDER-7", expense("e-1", 10, "maria"))
+        .await
+        .expect("stored");
+    engine
+        .start(&EXPENSES, expense("e-2", 10, "li"))
+        .await
+        .expect("stored");
+    stored_tasks(&engine, &TaskQuery::new(), 2).await;
+    let found = stored_tasks(&engine, &TaskQuery::new().key("ORDER-7"), 1).await;
+    assert_eq!(found[0].id.instance, keyed.id());
+    assert_eq!(found[0].business_key.as_deref(), Some("ORDER-7"));
+    assert_eq!(found[0].key, None);
+    assert!(engine
+        .tasks(&TaskQuery::new().correlation_key("ORDER-7"))
+        .await
+        .expect("listed")
+        .is_empty());
+    engine.shutdown(HANG).await.expect("shutdown");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_keeps_the_task_list_its_ids_and_claims() {
     let store = test_store();

@@ -399,13 +399,18 @@ impl DeployTarget {
             let _ = self.started.send(handle.clone());
             return Some(handle);
         }
+        // A keyed message start's key is the instance's correlation key.
+        let keys = crate::query::memory::Keys {
+            business: None,
+            correlation: key.map(Box::from),
+        };
         let handle = engine.spawn(
             admitted,
             Some(&self.runtime),
             self.process,
             data,
             entry,
-            None,
+            keys,
         );
         let _ = self.started.send(handle.clone());
         if let Some(ack) = ack {

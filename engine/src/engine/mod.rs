@@ -265,7 +265,14 @@ impl Engine {
         data: Erased,
     ) -> Result<InstanceHandle<Erased>, EngineError> {
         self.start_by(data, |inner, admitted, runtime, data| {
-            inner.spawn(admitted, runtime, graph, data, Entry::NoneStart, None)
+            inner.spawn(
+                admitted,
+                runtime,
+                graph,
+                data,
+                Entry::NoneStart,
+                Default::default(),
+            )
         })
     }
 
@@ -437,11 +444,11 @@ impl Inner {
         process: &'static Graph<Erased>,
         data: Erased,
         entry: Entry,
-        business_key: Option<Box<str>>,
+        keys: crate::query::memory::Keys,
     ) -> InstanceHandle<Erased> {
         let id = self.next_id();
         let mut birth = self.birth(runtime, process, None);
-        birth.business_key = business_key;
+        birth.keys = keys;
         // `Engine::start`: no handle exists before it returns, so its first step
         // can run here (see `Birth::inline_first_step`).
         birth.inline_first_step = matches!(entry, Entry::NoneStart);
@@ -490,7 +497,7 @@ impl Inner {
             stop: &self.stop,
             history: self.history,
             inline_first_step: false,
-            business_key: None,
+            keys: Default::default(),
             #[cfg(feature = "testing")]
             overrides: self.overrides_of(process),
         }

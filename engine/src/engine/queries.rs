@@ -4,7 +4,7 @@
 use super::{Engine, EngineError};
 use crate::data::{Erased, ProcessData};
 use crate::instance::{Entry, InstanceHandle, InstanceId};
-use crate::query::memory::View;
+use crate::query::memory::{Keys, View};
 use crate::query::{page_of, InstanceSummary, Page, Query, QueryError};
 
 impl Engine {
@@ -23,9 +23,12 @@ impl Engine {
         let key = crate::query::check_business_key(business_key.into())
             .map_err(|reason| EngineError::BadBusinessKey { reason })?;
         let graph = process.graph();
-        let key = Some(key.into_boxed_str());
+        let keys = Keys {
+            business: Some(key.into_boxed_str()),
+            correlation: None,
+        };
         self.start_by(Erased::new(data), |inner, admitted, runtime, data| {
-            inner.spawn(admitted, runtime, graph, data, Entry::NoneStart, key)
+            inner.spawn(admitted, runtime, graph, data, Entry::NoneStart, keys)
         })
         .map(InstanceHandle::typed)
     }
@@ -70,7 +73,7 @@ fn summary<D: Clone + 'static>(v: View<'_>) -> InstanceSummary<D> {
         fingerprint: v.graph.fingerprint,
         status: v.status,
         business_key: v.business_key.map(str::to_string),
-        key: None,
+        key: v.key.map(str::to_string),
         started_ms: v.started_ms,
         ended_ms: v.ended_ms,
         waiting_at: v

@@ -69,8 +69,9 @@ pub(crate) struct Birth<'a> {
     /// No cancel can come before that step, as no handle exists yet; a stop that
     /// came first is honoured as at any birth.
     pub inline_first_step: bool,
-    /// The business key of an in-memory `Engine::start_keyed`.
-    pub business_key: Option<Box<str>>,
+    /// The keys of an in-memory instance: `Engine::start_keyed`'s business key, a
+    /// keyed message start's correlation key.
+    pub keys: crate::query::memory::Keys,
     /// The engine's replaced task handlers for this process, if a test installed
     /// any (feature `testing`): a `testing::HandlerTable<D>`, erased.
     #[cfg(feature = "testing")]
@@ -96,7 +97,7 @@ pub(crate) fn spawn(
         stop,
         history,
         inline_first_step,
-        business_key,
+        keys,
         #[cfg(feature = "testing")]
         overrides,
     } = birth;
@@ -114,8 +115,8 @@ pub(crate) fn spawn(
         crate::metrics::instance_started(process.name, resumed);
     }
     instance.engine = Some(engine);
-    if let Some(key) = business_key {
-        instance.list_keyed(key);
+    if !keys.is_empty() {
+        instance.list_keyed(keys);
     }
     let parent_id = parent.as_ref().map(|link| link.parent);
     instance.parent = parent.map(Box::new);

@@ -11,7 +11,7 @@ use crate::data::Erased;
 use crate::data::ProcessData;
 use crate::graph::{Graph, NodeIdx, NodeKind};
 use crate::mem::cell::Base;
-use crate::query::memory::Rest;
+use crate::query::memory::{Keys, Rest};
 use crate::query::Status;
 
 /// From how many tracks a listed instance counts them rather than scan them.
@@ -38,9 +38,11 @@ fn now_ms() -> i64 {
 }
 
 impl<D: ProcessData> Instance<D> {
-    /// An in-memory instance started with a business key is listed at once, so
-    /// it is found by its key before it first rests.
-    pub(crate) fn list_keyed(&mut self, business_key: Box<str>) {
+    /// An in-memory instance started with a business or correlation key keeps
+    /// them, and is listed at once, so it is found by its key before it first
+    /// rests.
+    pub(crate) fn list_keyed(&mut self, keys: Keys) {
+        self.keys = Some(Box::new(keys.clone()));
         let (Some(graph), Some(data)) = (erased_graph(self.process), erased(self.data.snapshot()))
         else {
             return;
@@ -53,7 +55,7 @@ impl<D: ProcessData> Instance<D> {
             data,
             started_ms: now_ms(),
         };
-        self.hub.listing.rested(self.id.0, rest, Some(business_key));
+        self.hub.listing.rested(self.id.0, rest, Some(keys));
     }
 
     /// After an input: if the instance rests, its entry in the listing is renewed.

@@ -195,19 +195,31 @@ impl<D: ProcessData> Instance<D> {
             claimed_by: None,
             created,
             key: self.correlation_key(),
+            business_key: self.business_key(),
         };
         let task = Arc::new(task);
         self.list_task(&task);
         self.user_tasks.open(track, at, task);
     }
 
-    /// The instance's correlation key, where it keeps one (a durable instance).
+    /// The instance's correlation key, if it has one.
     pub(crate) fn correlation_key(&self) -> Option<String> {
         #[cfg(feature = "durable")]
         if let Some(durable) = &self.durable {
             return durable.key.clone();
         }
-        None
+        let keys = self.keys.as_deref()?;
+        keys.correlation.as_deref().map(str::to_string)
+    }
+
+    /// The instance's business key, if it has one.
+    pub(crate) fn business_key(&self) -> Option<String> {
+        #[cfg(feature = "durable")]
+        if let Some(durable) = &self.durable {
+            return durable.business_key.clone();
+        }
+        let keys = self.keys.as_deref()?;
+        keys.business.as_deref().map(str::to_string)
     }
 
     /// Tell the engine's task list about an open task (also a restore's).

@@ -33,10 +33,26 @@ struct Live {
 
 const NONE: u32 = u32::MAX;
 
+/// The keys an in-memory instance is found by: few have any, so they are kept
+/// beside its entry, not in it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Keys {
+    /// Its business key (`Engine::start_keyed`).
+    pub business: Option<Box<str>>,
+    /// Its correlation key (a keyed message start's).
+    pub correlation: Option<Box<str>>,
+}
+
+impl Keys {
+    pub fn is_empty(&self) -> bool {
+        self.business.is_none() && self.correlation.is_none()
+    }
+}
+
 /// An ended instance, kept while `keep_ended` asks.
 struct Gone {
     graph: &'static Graph<Erased>,
-    business_key: Option<Box<str>>,
+    keys: Keys,
     started_ms: i64,
     ended_ms: i64,
     status: Status,
@@ -49,6 +65,8 @@ pub(crate) struct View<'a> {
     pub graph: &'static Graph<Erased>,
     pub status: Status,
     pub business_key: Option<&'a str>,
+    /// Its correlation key.
+    pub key: Option<&'a str>,
     pub started_ms: i64,
     pub ended_ms: Option<i64>,
     /// Node indexes, sorted by id.
@@ -74,8 +92,7 @@ impl Row for View<'_> {
         self.business_key
     }
     fn key(&self) -> Option<&str> {
-        // In memory, correlation lives in the instance's waits, not on it.
-        None
+        self.key
     }
     fn incidents(&self) -> u32 {
         self.incidents
@@ -101,8 +118,8 @@ struct State {
     live: HashMap<u64, Live>,
     /// The waits after the first, of the instances that wait at several elements.
     more_waits: HashMap<u64, Box<[u32]>>,
-    /// The business keys of the running instances started with one.
-    keys: HashMap<u64, Box<str>>,
+    /// The keys of the running instances that have any.
+    keys: HashMap<u64, Keys>,
     /// Oldest first, at most `keep_ended`.
     ended: VecDeque<(u64, Gone)>,
 }
@@ -128,11 +145,13 @@ impl State {
                     waits.extend(more.iter().map(|&n| n as NodeIdx));
                 }
             }
+            let keys = self.keys.get(&id);
             View {
                 id,
                 graph: self.graphs[usize::from(l.graph)],
                 status: Status::Running,
-                business_key: self.keys.get(&id).map(|k| &**k),
+                business_key: keys.and_then(|k| k.business.as_deref()),
+                key: keys.and_then(|k| k.correlation.as_deref()),
                 started_ms: l.started_ms,
                 ended_ms: None,
                 waits,
@@ -144,7 +163,8 @@ impl State {
             id: *id,
             graph: g.graph,
             status: g.status,
-            business_key: g.business_key.as_deref(),
+            business_key: g.keys.business.as_deref(),
+            key: g.keys.correlation.as_deref(),
             started_ms: g.started_ms,
             ended_ms: Some(g.ended_ms),
             waits: Vec::new(),
@@ -182,9 +202,8 @@ impl Listing {
         self.keep_ended.store(n, Ordering::Relaxed);
     }
 
-    /// A running instance rested (or was started with `business_key`): its entry
-    /// now.
-    pub fn rested(&self, id: u64, rest: Rest<'_>, business_key: Option<Box<str>>) {
+    /// A running instance rested (or was started with `keys`): its entry now.
+    pub fn rested(&self, id: u64, rest: Rest<'_>, keys: Option<Keys>) {
         let node = |n: NodeIdx| u32::try_from(n).unwrap_or(NONE);
         let mut state = self.state();
         let graph = state.graph_index(rest.graph);
@@ -219,8 +238,8 @@ impl Listing {
                 }
             }
         }
-        if let Some(key) = business_key {
-            state.keys.insert(id, key);
+        if let Some(keys) = keys {
+            state.keys.insert(id, keys);
         }
         drop(state);
         // The count it replaces drops outside the lock (maybe the data, and with
@@ -242,12 +261,12 @@ impl Listing {
         let mut state = self.state();
         let live = state.live.remove(&id);
         state.more_waits.remove(&id);
-        let business_key = state.keys.remove(&id);
+        let keys = state.keys.remove(&id).unwrap_or_default();
         let mut evicted = None;
         if let (true, Some(data)) = (keep > 0, data) {
             let gone = Gone {
                 graph,
-                business_key,
+                keys,
                 // Ended in its first step, it started just now.
                 started_ms: live.as_ref().map_or(ended_ms, |l| l.started_ms),
                 ended_ms,

@@ -174,8 +174,8 @@ pub(crate) enum TaskGroups {
 }
 
 impl Sql {
-    /// The open tasks `query` selects from `user_tasks` (SQLite schema 3,
-    /// PostgreSQL 6), as `columns`, in its order and page.
+    /// The open tasks `query` selects from `user_tasks` (SQLite schema 3 and 4,
+    /// PostgreSQL 6 and 7), as `columns`, in its order and page.
     pub fn tasks(
         query: &crate::tasklist::TaskQuery,
         columns: &str,
@@ -194,6 +194,7 @@ impl Sql {
             ("assignee", &query.assignee),
             ("claimed_by", &query.claimed_by),
             ("key", &query.key),
+            ("business_key", &query.business_key),
         ] {
             if let Some(value) = value {
                 let value = sql.bind(Param::Text(value.clone()), mark);

@@ -46,6 +46,9 @@ pub struct TaskRecord {
     /// The instance's correlation key.
     #[serde(default)]
     pub key: Option<String>,
+    /// The instance's business key.
+    #[serde(default)]
+    pub business_key: Option<String>,
 }
 
 fn ms(time: SystemTime) -> i64 {
@@ -73,6 +76,7 @@ impl From<&Task> for TaskRecord {
             claimed_by: task.claimed_by.clone(),
             created_ms: ms(task.created),
             key: task.key.clone(),
+            business_key: task.business_key.clone(),
         }
     }
 }
@@ -95,6 +99,7 @@ impl From<TaskRecord> for Task {
             claimed_by: r.claimed_by,
             created: time(r.created_ms),
             key: r.key,
+            business_key: r.business_key,
         }
     }
 }

@@ -39,6 +39,7 @@ pub struct TaskQuery {
     pub(crate) element: Option<String>,
     pub(crate) due_before: Option<SystemTime>,
     pub(crate) instance: Option<crate::InstanceId>,
+    pub(crate) business_key: Option<String>,
     pub(crate) key: Option<String>,
     pub(crate) unassigned: bool,
     pub(crate) order: TaskOrder,
@@ -97,9 +98,16 @@ impl TaskQuery {
         self
     }
 
-    /// Tasks of the instance with the correlation key `key` (a durable engine's:
-    /// in memory, tasks have no key).
-    pub fn key(mut self, key: impl Into<String>) -> Self {
+    /// Tasks of the instances started with the business key `key` (`start_keyed`),
+    /// as [`Query::key`](crate::Query::key).
+    pub fn key(mut self, business_key: impl Into<String>) -> Self {
+        self.business_key = Some(business_key.into());
+        self
+    }
+
+    /// Tasks of the instance with the correlation key `key` (set by a keyed message
+    /// start), as [`Query::correlation_key`](crate::Query::correlation_key).
+    pub fn correlation_key(mut self, key: impl Into<String>) -> Self {
         self.key = Some(key.into());
         self
     }
@@ -141,6 +149,10 @@ impl TaskQuery {
                 .due_before
                 .is_none_or(|before| task.due.is_some_and(|due| due < before))
             && self.instance.is_none_or(|i| task.id.instance == i)
+            && self
+                .business_key
+                .as_deref()
+                .is_none_or(|k| task.business_key.as_deref() == Some(k))
             && self
                 .key
                 .as_deref()

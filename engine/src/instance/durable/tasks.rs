@@ -108,6 +108,7 @@ impl<D: ProcessData> Instance<D> {
                 claimed_by: None,
                 created_ms: open.created_ms,
                 key: self.correlation_key(),
+                business_key: self.business_key(),
             }));
             // Listed again here; the store's rows are written again with the next
             // checkpoint (kept as they are, claims too, where they exist).

@@ -43,6 +43,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../postgres_v4.sql"),
     include_str!("../postgres_v5.sql"),
     include_str!("../postgres_v6.sql"),
+    include_str!("../postgres_v7.sql"),
 ];
 /// The newest PostgreSQL schema version this build reads and writes.
 ///
@@ -132,6 +133,10 @@ pub const DEFAULT_SCHEMA: &str = "thresh";
 /// ## Schema (version 6: the task list)
 /// ```sql
 #[doc = include_str!("../postgres_v6.sql")]
+/// ```
+/// ## Schema (version 7: tasks' business keys)
+/// ```sql
+#[doc = include_str!("../postgres_v7.sql")]
 /// ```
 /// Documents are `json`: PostgreSQL checks they are JSON and keeps their text as
 /// written (`jsonb` would re-format it: the records would not read back byte for

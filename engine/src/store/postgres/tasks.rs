@@ -12,7 +12,7 @@ use super::{cached, to_i64, PostgresStore};
 use crate::tasklist::TaskQuery;
 
 const COLUMNS: &str = "instance, number, process, element, name, iteration, assignee, groups, \
-                       due_ms, priority, claimed_by, created_ms, key";
+                       due_ms, priority, claimed_by, created_ms, key, business_key";
 
 impl PostgresStore {
     /// `Write::Tasks`: the instance's open tasks are `open`.
@@ -37,8 +37,8 @@ impl PostgresStore {
             statements,
             tx,
             "INSERT INTO user_tasks (instance, number, process, element, name, iteration,
-               assignee, groups, due_ms, priority, claimed_by, created_ms, key)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+               assignee, groups, due_ms, priority, claimed_by, created_ms, key, business_key)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
              ON CONFLICT (instance, number) DO NOTHING",
             &self.location,
         )?;
@@ -59,6 +59,7 @@ impl PostgresStore {
                     &t.claimed_by,
                     &t.created_ms,
                     &t.key,
+                    &t.business_key,
                 ],
             )
             .map_err(fail)?;
@@ -128,7 +129,7 @@ impl PostgresStore {
                 .map_err(fail)?;
             let read = inner.statement(
                 "SELECT instance, number, process, element, name, iteration, assignee, groups,
-                        due_ms, priority, claimed_by, created_ms, key
+                        due_ms, priority, claimed_by, created_ms, key, business_key
                  FROM user_tasks WHERE instance = $1 AND number = $2",
                 &self.location,
             )?;
@@ -161,6 +162,7 @@ impl PostgresStore {
             claimed_by: row.try_get(10).map_err(get)?,
             created_ms: row.try_get(11).map_err(get)?,
             key: row.try_get(12).map_err(get)?,
+            business_key: row.try_get(13).map_err(get)?,
         })
     }
 }

@@ -27,6 +27,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../schema_v1.sql"),
     include_str!("../schema_v2.sql"),
     include_str!("../schema_v3.sql"),
+    include_str!("../schema_v4.sql"),
 ];
 /// The newest schema version this build reads and writes.
 ///
@@ -82,12 +83,13 @@ impl Default for SqliteOptions {
 /// ([`StoreError::Corrupt`], skipped with [`SqliteOptions::quick_check`] off). Only
 /// then are migrations applied (in that transaction), WAL mode set and the lock taken.
 ///
-/// ## Schema (version 3: version 1, then its migrations — 2 instance queries, 3 the
-/// task list)
+/// ## Schema (version 4: version 1, then its migrations — 2 instance queries, 3 the
+/// task list, 4 tasks' business keys)
 /// ```sql
 #[doc = include_str!("../schema_v1.sql")]
 #[doc = include_str!("../schema_v2.sql")]
 #[doc = include_str!("../schema_v3.sql")]
+#[doc = include_str!("../schema_v4.sql")]
 /// ```
 /// Documents are `TEXT` holding JSON (`CHECK (json_valid(...))`); a fingerprint is
 /// stored as the `INTEGER` with the same 64 bits (`printf('%016x', fingerprint)`

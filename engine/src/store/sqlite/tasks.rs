@@ -9,7 +9,7 @@ use super::{to_i64, SqliteStore};
 use crate::tasklist::TaskQuery;
 
 const COLUMNS: &str = "instance, number, process, element, name, iteration, assignee, groups, \
-                       due_ms, priority, claimed_by, created_ms, key";
+                       due_ms, priority, claimed_by, created_ms, key, business_key";
 
 impl SqliteStore {
     /// `Write::Tasks`: the instance's open tasks are `open`.
@@ -35,7 +35,7 @@ impl SqliteStore {
             let added = tx
                 .prepare_cached(&format!(
                     "INSERT INTO user_tasks ({COLUMNS})
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
                      ON CONFLICT (instance, number) DO NOTHING"
                 ))
                 .and_then(|mut s| {
@@ -52,7 +52,8 @@ impl SqliteStore {
                         t.priority,
                         t.claimed_by,
                         t.created_ms,
-                        t.key
+                        t.key,
+                        t.business_key
                     ])
                 })
                 .map_err(fail)?;
@@ -152,6 +153,7 @@ impl SqliteStore {
             claimed_by: raw.claimed_by,
             created_ms: raw.created_ms,
             key: raw.key,
+            business_key: raw.business_key,
         })
     }
 }
@@ -170,6 +172,7 @@ struct RawTask {
     claimed_by: Option<String>,
     created_ms: i64,
     key: Option<String>,
+    business_key: Option<String>,
 }
 
 fn task_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawTask> {
@@ -187,5 +190,6 @@ fn task_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawTask> {
         claimed_by: row.get(10)?,
         created_ms: row.get(11)?,
         key: row.get(12)?,
+        business_key: row.get(13)?,
     })
 }

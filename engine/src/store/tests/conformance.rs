@@ -397,6 +397,7 @@ fn task_row(
         claimed_by: None,
         created_ms,
         key: None,
+        business_key: None,
     }
 }
 
@@ -414,6 +415,7 @@ fn tasks_are_listed_claimed_and_ended(s: &dyn Store) {
     let mut c = task_row(2, 1, 50, Some(50), 5);
     c.groups = vec!["audit".into()];
     c.key = Some("K".into());
+    c.business_key = Some("ORDER-7".into());
     c.process = "even".into();
     s.apply(&[
         Write::Put(rec(1, 0, "{}")),
@@ -455,7 +457,9 @@ fn tasks_are_listed_claimed_and_ended(s: &dyn Store) {
         ids(TaskQuery::new().candidate_groups(["audit", "x"])),
         [(2, 1), (1, 1)]
     );
-    assert_eq!(ids(TaskQuery::new().key("K")), [(2, 1)]);
+    assert_eq!(ids(TaskQuery::new().correlation_key("K")), [(2, 1)]);
+    assert_eq!(ids(TaskQuery::new().key("ORDER-7")), [(2, 1)]);
+    assert_eq!(ids(TaskQuery::new().key("K")), []);
     assert_eq!(
         ids(TaskQuery::new().instance(crate::InstanceId(1))),
         [(1, 2), (1, 1)]

@@ -234,8 +234,9 @@ fn a_schema_1_sqlite_store_migrates_for_queries() {
         .unwrap();
     }
     let store = SqliteStore::open(dir.file()).unwrap();
-    // Through the queries' migration (2) and the task list's (3).
-    assert_eq!(SCHEMA_VERSION, 3);
+    // Through the queries' migration (2), the task list's (3) and its business
+    // keys' (4).
+    assert_eq!(SCHEMA_VERSION, 4);
     migrated_instance_is_queryable(&store);
 }
 
@@ -261,7 +262,8 @@ fn a_schema_4_postgres_store_migrates_for_queries() {
     ));
     let store = schema.connect().unwrap();
     let (_, meta) = schema.contents();
-    // Through the queries' migration (5) and the task list's (6).
-    assert!(meta.contains(&"(schema_version,6)".to_string()), "{meta:?}");
+    // Through the queries' migration (5), the task list's (6) and its business
+    // keys' (7).
+    assert!(meta.contains(&"(schema_version,7)".to_string()), "{meta:?}");
     migrated_instance_is_queryable(&store);
 }
