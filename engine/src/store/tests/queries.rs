@@ -240,6 +240,43 @@ fn a_schema_1_sqlite_store_migrates_for_queries() {
     migrated_instance_is_queryable(&store);
 }
 
+/// A SQLite store of schema 3 migrates to 4: a task open before it takes its
+/// instance's business key, and is found by it.
+#[cfg(feature = "sqlite")]
+#[test]
+fn a_schema_3_sqlite_store_gives_open_tasks_their_business_keys() {
+    use crate::tasklist::TaskQuery;
+    let dir = super::sqlite::TempDir::new();
+    {
+        let raw = rusqlite::Connection::open(dir.file()).unwrap();
+        raw.pragma_update(None, "application_id", 0x7468_7273)
+            .unwrap();
+        for schema in [
+            include_str!("../schema_v1.sql"),
+            include_str!("../schema_v2.sql"),
+            include_str!("../schema_v3.sql"),
+        ] {
+            raw.execute_batch(schema).unwrap();
+        }
+        raw.execute_batch(
+            "UPDATE meta SET value = 3 WHERE key = 'schema_version';
+             INSERT INTO instances (id, process, fingerprint, status, key, seq, state, outcome,
+                                    updated_ms, business_key, started_ms)
+               VALUES (4, 'order', 9, 'running', NULL, 3, '{}', NULL, 1234, 'ORDER-7', 1200);
+             INSERT INTO user_tasks (instance, number, process, element, name, iteration,
+                                     assignee, groups, due_ms, priority, claimed_by,
+                                     created_ms, key)
+               VALUES (4, 1, 'order', 'approve', '', NULL, NULL, '[]', NULL, 50, NULL,
+                       1230, NULL);",
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(dir.file()).unwrap();
+    let found = store.tasks(&TaskQuery::new().key("ORDER-7")).unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].business_key.as_deref(), Some("ORDER-7"));
+}
+
 /// A PostgreSQL store of schema 4 (before queries) migrates to 5 with its records.
 #[cfg(feature = "postgres")]
 #[test]
