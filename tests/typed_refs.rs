@@ -4,8 +4,8 @@
 //! on the in-memory and the durable engine alike; for processes declared in a
 //! function, through a `macro_rules!` of the user's, and imported from a .bpmn file
 //! whose ids are no Rust identifiers. The string forms stay, and a name the process
-//! has no user task of is an error listing the ones it has; a durable engine refuses
-//! a string-form publish of the wrong payload type.
+//! has no user task of is an error listing the ones it has; both engines refuse a
+//! string-form publish of the wrong payload type.
 
 // The parentheses make each closure one token tree for `two_of!`.
 #![allow(unused_parens)]
@@ -215,6 +215,40 @@ async fn a_path_apply_takes_any_payload_through_its_reference() {
     engine.broadcast(BY_PATH::signal.alarm, 1_u8).await.unwrap();
     let done = handle.outcome().await.completed().expect("completed");
     assert_eq!((done.paid, done.nudged), (7, true));
+}
+
+/// In memory too, a string-form publish of another payload type than the catch
+/// maps is refused once such a catch has waited; one buffered before is dropped
+/// when the catch comes (counted, logged), and the instance goes on waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_in_memory_engine_refuses_a_wrong_payload_and_drops_a_buffered_one() {
+    let engine = Engine::new();
+    // No catch of "receipt" has waited: any payload is taken, into the buffer.
+    let early = engine.publish_message("receipt", "m-1", 120_u64).await;
+    assert_eq!(early.unwrap(), thresh::Published::Buffered);
+    let handle = engine.start(&EXPENSE, expense("m-1")).await.unwrap();
+    expect_open_work(&handle, EXPENSE::user.review).await;
+    handle.complete(EXPENSE::user.review, |_| {}).await.unwrap();
+    expect_open_work(&handle, EXPENSE::user.approve).await;
+    handle
+        .complete(EXPENSE::user.approve, |_| {})
+        .await
+        .unwrap();
+    // The catch waits, and dropped the buffered `u64` rather than fail on it.
+    expect_parked(&handle, "receipt").await;
+    let stats = engine.broker_stats();
+    assert_eq!((stats.mistyped, stats.buffered), (1, 0));
+    let refused = engine.publish_message("receipt", "m-1", 7_u64).await;
+    let Err(EngineError::WrongPayload { message, given, .. }) = refused else {
+        panic!("not refused: {refused:?}")
+    };
+    assert_eq!((message.as_str(), given), ("receipt", "u64"));
+    engine
+        .publish_message("receipt", "m-1", Receipt { amount: 5 })
+        .await
+        .unwrap();
+    let done = handle.outcome().await.completed().expect("completed");
+    assert_eq!(done.paid, 5);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,7 +13,8 @@
 //! - `thresh_attempts_failed_total{process, node}`, `thresh_incidents_opened_total{process}`,
 //!   `thresh_incidents_resolved_total{process}` — retries and incidents;
 //! - `thresh_messages_expired_total`, `thresh_messages_dropped_total`,
-//!   `thresh_messages_unknown_total` — the broker's losses;
+//!   `thresh_messages_unknown_total`, `thresh_messages_mistyped_total` — the
+//!   broker's losses;
 //! - `thresh_store_commit_seconds`, `thresh_store_batch_submissions`,
 //!   `thresh_store_failed_batches_total` — the store writer's group commits.
 
@@ -54,6 +55,7 @@ pub(crate) fn messages_lost(why: &'static str, n: u64) {
         let name = match why {
             "expired" => "thresh_messages_expired_total",
             "dropped" => "thresh_messages_dropped_total",
+            "mistyped" => "thresh_messages_mistyped_total",
             _ => "thresh_messages_unknown_total",
         };
         counter!(name).increment(n);

@@ -70,10 +70,11 @@ pub enum EngineError {
         /// The message's name.
         message: &'static str,
     },
-    /// A publish whose payload is of another type than the registered catches of
-    /// that message take (a durable engine knows them from `register`): refused,
-    /// rather than failing the instance whose catch takes it. The typed form
-    /// (`ORDER::message.receipt`) makes it a compile error.
+    /// A publish whose payload is of another type than the catches of that message
+    /// take (a durable engine knows them from `register`, an in-memory one from
+    /// the catches that waited on it): refused, rather than failing the instance
+    /// whose catch takes it. The typed form (`ORDER::message.receipt`) makes it a
+    /// compile error.
     #[error("the message `{message}` carries a `{expected}` (the type its catches' `apply` takes), not a `{given}`: publish a `{expected}`")]
     WrongPayload {
         /// The message's name.

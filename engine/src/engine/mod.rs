@@ -180,18 +180,39 @@ impl Engine {
     /// # }
     /// ```
     ///
-    /// The same call as [`DurableEngine::publish_message`](crate::DurableEngine::publish_message);
-    /// in memory it does not fail.
+    /// A `payload` of another type than the catches of `name` map is refused
+    /// ([`EngineError::WrongPayload`]), once a catch of that name has waited here
+    /// (a durable engine knows them from `register`); the typed form,
+    /// [`publish`](Self::publish), makes it a compile error. The same call as
+    /// [`DurableEngine::publish_message`](crate::DurableEngine::publish_message).
     pub async fn publish_message<P: Any + Send + Sync>(
         &self,
         name: &str,
         key: impl AsRef<str>,
         payload: P,
     ) -> Result<Published, EngineError> {
-        Ok(self
-            .inner
-            .hub
-            .publish(name, key.as_ref(), Arc::new(payload)))
+        let payload = self.fitting::<P>(name, Arc::new(payload))?;
+        Ok(self.inner.hub.publish(name, key.as_ref(), payload))
+    }
+
+    /// `payload`, if it is of the type the catches of `name` take: a catch's
+    /// `apply` names its payload type, and a catch that waited on the name here
+    /// taught it to the broker. Before any did, any type is taken (and a buffered
+    /// message of another type is dropped when such a catch comes:
+    /// [`BrokerStats::mistyped`]).
+    fn fitting<P: Any + Send + Sync>(
+        &self,
+        name: &str,
+        payload: crate::graph::Payload,
+    ) -> Result<crate::graph::Payload, EngineError> {
+        match self.inner.hub.payload_fits(name, &payload) {
+            Ok(()) => Ok(payload),
+            Err(expected) => Err(EngineError::WrongPayload {
+                message: name.to_string(),
+                expected: expected.name,
+                given: std::any::type_name::<P>(),
+            }),
+        }
     }
 
     /// [`publish_message`](Self::publish_message), but a message no catch takes at
@@ -215,10 +236,11 @@ impl Engine {
         payload: P,
         ttl: std::time::Duration,
     ) -> Result<Published, EngineError> {
+        let payload = self.fitting::<P>(name, Arc::new(payload))?;
         Ok(self
             .inner
             .hub
-            .publish_for(name, key.as_ref(), Arc::new(payload), None, ttl))
+            .publish_for(name, key.as_ref(), payload, None, ttl))
     }
 
     /// Broadcast a signal to every waiting catcher, in every instance; returns how

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use crate::graph::Payload;
+use crate::graph::{Payload, PayloadType};
 
 mod buffer;
 mod signals;
@@ -177,6 +177,11 @@ pub struct BrokerStats {
     /// with their key ran and dropped when it ended (README, "Start events and
     /// deployments").
     pub stale: u64,
+    /// Buffered messages dropped when a catch came whose `apply` takes another
+    /// payload type (a string-form publish of the wrong type before any such catch
+    /// waited; once one has, the publish itself is refused with
+    /// `EngineError::WrongPayload`). Each is logged at warn.
+    pub mistyped: u64,
 }
 
 type MessageKey = (Arc<str>, Arc<str>);
@@ -201,6 +206,10 @@ struct State {
     /// The names waiters wait on, each allocated once (`State::intern`), and the
     /// names registered processes take (`Hub::know`): never shrinks.
     names: HashSet<Arc<str>>,
+    /// The payload type each message name's catches take, learned as a catch with
+    /// an `apply` mapping first waits on it: what a publish of another type is
+    /// refused by.
+    payload_types: HashMap<Arc<str>, PayloadType>,
     /// The unknown names published to, each warned of once.
     warned_unknown: HashSet<Box<str>>,
     /// Whether the engine registers its processes (`Hub::know`: a durable engine),
@@ -243,6 +252,7 @@ pub(crate) struct Hub {
     #[cfg(feature = "postgres")]
     on_wait: std::sync::OnceLock<Arc<tokio::sync::Notify>>,
     stale: AtomicU64,
+    mistyped: AtomicU64,
     /// The engine's listing of its in-memory instances, for queries
     /// (`query/memory.rs`): here because every instance holds the hub.
     pub(crate) listing: crate::query::memory::Listing,
@@ -260,6 +270,7 @@ impl Hub {
             #[cfg(feature = "postgres")]
             on_wait: std::sync::OnceLock::new(),
             stale: AtomicU64::new(0),
+            mistyped: AtomicU64::new(0),
             listing: crate::query::memory::Listing::default(),
         }
     }
@@ -316,15 +327,20 @@ impl Hub {
     /// Subscribe `mailbox` to the message `name` with `key` (as a member of
     /// `choice`, if any). A buffered message that matches is delivered at once (the
     /// subscription, and its choice, are then already spent).
+    ///
+    /// `payload` is the type the catch's `apply` takes, if it maps one: learned
+    /// for the name, and a buffered message of another type is dropped rather than
+    /// handed to it.
     pub fn subscribe_message(
         &self,
-        name: &str,
+        (name, payload): (&str, Option<PayloadType>),
         key: &Arc<str>,
         mailbox: &Arc<dyn Mailbox>,
         choice: Option<ChoiceId>,
     ) -> SubId {
         let mut state = self.lock();
-        let (sub, delivery) = self.subscribe_message_locked(&mut state, name, key, mailbox, choice);
+        let (sub, delivery) =
+            self.subscribe_message_locked(&mut state, (name, payload), key, mailbox, choice);
         drop(state);
         match delivery {
             Some(delivery) => self.hand_over(mailbox, delivery),
@@ -349,7 +365,7 @@ impl Hub {
     pub fn resubscribe_message(
         &self,
         old: SubId,
-        name: &str,
+        name: (&str, Option<PayloadType>),
         key: &Arc<str>,
         mailbox: &Arc<dyn Mailbox>,
     ) -> Option<SubId> {
@@ -370,7 +386,7 @@ impl Hub {
     fn subscribe_message_locked(
         &self,
         state: &mut State,
-        name: &str,
+        (name, payload): (&str, Option<PayloadType>),
         key: &Arc<str>,
         mailbox: &Arc<dyn Mailbox>,
         choice: Option<ChoiceId>,
@@ -383,7 +399,12 @@ impl Hub {
         // The waiting instance's key itself, and the name shared by every waiter on
         // it: a parked catch costs the hub no string of its own.
         let at = (state.intern(name), Arc::clone(key));
-        if let Some((payload, stored)) = self.take_buffered(state, &at) {
+        if let Some(payload) = payload {
+            if !state.payload_types.contains_key(&at.0) {
+                state.payload_types.insert(Arc::clone(&at.0), payload);
+            }
+        }
+        if let Some((payload, stored)) = self.take_buffered(state, &at, payload) {
             if let Some(choice) = choice {
                 state.claim(choice);
             }
@@ -456,6 +477,17 @@ impl Hub {
     /// already (its message is on its way).
     pub fn unsubscribe_message(&self, sub: SubId) -> bool {
         self.lock().remove(sub).is_some()
+    }
+
+    /// Whether `payload` is of the type the catches of messages called `name` take
+    /// (any type, for a name no catch with an `apply` mapping has waited on yet):
+    /// the expected type if not.
+    pub fn payload_fits(&self, name: &str, payload: &Payload) -> Result<(), PayloadType> {
+        let state = self.lock();
+        match state.payload_types.get(name) {
+            Some(expected) if expected.id != (**payload).type_id() => Err(*expected),
+            _ => Ok(()),
+        }
     }
 
     /// Publish a message: to the first waiter for (name, key), else into the buffer.

@@ -213,14 +213,23 @@ impl<D: ProcessData> Instance<D> {
                     self.timers.schedule(id, next);
                 }
             }
-            (Trigger::Message { name, key, .. }, EventSource::Hub(_)) => {
+            (
+                Trigger::Message {
+                    name,
+                    key,
+                    payload_type,
+                    ..
+                },
+                EventSource::Hub(_),
+            ) => {
                 // A message served this subscription: subscribe again for the next.
                 let id = self.process.nodes[node].id;
                 match self.user_code(id, || key(&self.data)) {
                     Ok(key) => {
                         let key: std::sync::Arc<str> = key.into();
                         let mailbox = self.mailbox();
-                        let sub = self.hub.subscribe_message(name, &key, &mailbox, None);
+                        let on = (*name, payload_type());
+                        let sub = self.hub.subscribe_message(on, &key, &mailbox, None);
                         self.armed.resubscribed(g, w, EventSource::Hub(sub), key);
                     }
                     Err(error) => self.fail(error),

@@ -289,10 +289,16 @@ impl<D: ProcessData> Instance<D> {
         };
         Ok((
             match trigger {
-                Trigger::Message { name, key, .. } => {
+                Trigger::Message {
+                    name,
+                    key,
+                    payload_type,
+                    ..
+                } => {
                     let key: Arc<str> = self.user_code(node.id, || key(&self.data))?.into();
                     let mailbox = self.mailbox();
-                    let sub = self.hub.subscribe_message(name, &key, &mailbox, choice);
+                    let on = (*name, payload_type());
+                    let sub = self.hub.subscribe_message(on, &key, &mailbox, choice);
                     tracing::debug!(node = node.id, message = name, %key, ?sub, "waiting for a message");
                     return Ok((EventSource::Hub(sub), Some(key)));
                 }
@@ -397,7 +403,11 @@ impl<D: ProcessData> Instance<D> {
         for arm in self.armed.message_catches() {
             let node = &self.process.nodes[arm];
             let Some(Trigger::Message {
-                name, key, reads, ..
+                name,
+                key,
+                reads,
+                payload_type,
+                ..
             }) = node.kind.trigger()
             else {
                 continue;
@@ -418,7 +428,10 @@ impl<D: ProcessData> Instance<D> {
             for (e, w, sub) in stale {
                 // Already served under the old key: that message is on its way, and
                 // is this wait's (it matched when the broker took it).
-                if let Some(moved) = self.hub.resubscribe_message(sub, name, &current, &mailbox) {
+                if let Some(moved) =
+                    self.hub
+                        .resubscribe_message(sub, (name, payload_type()), &current, &mailbox)
+                {
                     self.armed
                         .resubscribed(e, w, EventSource::Hub(moved), current.clone());
                 }

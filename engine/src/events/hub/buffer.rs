@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tracing::{debug, warn};
 
-use super::{BrokerStats, Hub, MessageKey, Payload, Published, State};
+use super::{BrokerStats, Hub, MessageKey, Payload, PayloadType, Published, State};
 
 /// One buffered message.
 pub(super) struct Buffered {
@@ -31,6 +31,7 @@ impl Hub {
             expired: self.expired.load(Ordering::Relaxed),
             unknown: self.unknown.load(Ordering::Relaxed),
             stale: self.stale.load(Ordering::Relaxed),
+            mistyped: self.mistyped.load(Ordering::Relaxed),
         }
     }
 
@@ -70,31 +71,52 @@ impl Hub {
         Published::Buffered
     }
 
+    /// The oldest live message buffered at `at` for a catch that takes a
+    /// `payload` (any type if `None`): expired ones go, and so do ones of another
+    /// type that no store keeps (a stored one is of its name's registered type).
     pub(super) fn take_buffered(
         &self,
         state: &mut State,
         at: &MessageKey,
+        payload: Option<PayloadType>,
     ) -> Option<(Payload, Option<u64>)> {
         let queue = state.buffer.get_mut(at)?;
         let now = Instant::now();
-        let mut expired = 0;
+        let (mut expired, mut mistyped) = (0, 0);
         let mut found = None;
         while let Some(buffered) = queue.pop_front() {
-            if buffered.expires > now {
-                found = Some((buffered.payload, buffered.stored));
-                break;
+            if buffered.expires <= now {
+                expired_untaken(at);
+                expired += 1;
+                continue;
             }
-            expired_untaken(at);
-            expired += 1;
+            if let (Some(expected), None) = (payload, buffered.stored) {
+                if expected.id != (*buffered.payload).type_id() {
+                    warn!(
+                        message = &*at.0,
+                        key = &*at.1,
+                        expected = expected.name,
+                        "a buffered message is not the payload its catch maps: message dropped"
+                    );
+                    mistyped += 1;
+                    continue;
+                }
+            }
+            found = Some((buffered.payload, buffered.stored));
+            break;
         }
-        let taken = expired + usize::from(found.is_some());
+        let taken = expired + mistyped + usize::from(found.is_some());
         if queue.is_empty() {
             state.buffer.remove(at);
         }
         state.buffered -= taken;
         self.expired.fetch_add(expired as u64, Ordering::Relaxed);
+        self.mistyped.fetch_add(mistyped as u64, Ordering::Relaxed);
         #[cfg(feature = "metrics")]
-        crate::metrics::messages_lost("expired", expired as u64);
+        {
+            crate::metrics::messages_lost("expired", expired as u64);
+            crate::metrics::messages_lost("mistyped", mistyped as u64);
+        }
         found
     }
 
@@ -122,7 +144,7 @@ impl Hub {
             }
         }
         let (_, at) = oldest?;
-        let (payload, stored) = self.take_buffered(&mut state, &at)?;
+        let (payload, stored) = self.take_buffered(&mut state, &at, None)?;
         Some((at.0, payload, stored))
     }
 
