@@ -53,10 +53,31 @@ pub fn check(ctx: &Ctx, model: &Model) {
                 );
             }
             if event.trigger == EventTrigger::Message && event.key.is_none() && !message_start {
+                // An imported event gets its key from a binding of the element.
+                let keyword = match node.kind {
+                    Kind::Receive => Some("receive"),
+                    Kind::Catch(_) => Some("catch"),
+                    Kind::Boundary { .. } => Some("boundary"),
+                    Kind::Throw(_) => Some("throw"),
+                    Kind::End => Some("end"),
+                    Kind::EventSubStart { .. } => Some("start"),
+                    _ => None,
+                };
+                let add = match (model.file.is_some(), keyword) {
+                    (true, Some(keyword)) => {
+                        let named = event
+                            .name
+                            .as_ref()
+                            .map(|n| format!("{:?}, ", n.value()))
+                            .unwrap_or_default();
+                        format!("bind one to it, e.g. `{keyword} {}: message({named}key = |data| data.id.clone());`", node.id)
+                    }
+                    _ => "add one, e.g. `key = |data| data.id.clone()`".to_string(),
+                };
                 ctx.error(
                     &event.keyword,
                     format!(
-                        "`{}` {} a message but gives no correlation key, so the engine cannot tell which waiting instance the {name}message is for; add one, e.g. `key = |data| data.id.clone()` (any `ToString` value)",
+                        "`{}` {} a message but gives no correlation key, so the engine cannot tell which waiting instance the {name}message is for; {add} (any `ToString` value)",
                         node.id,
                         if catches { "waits for" } else { "sends" },
                     ),
@@ -118,6 +139,8 @@ pub fn check(ctx: &Ctx, model: &Model) {
 fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
     let gate = &model.nodes[n];
     let instantiating = gate.kind != Kind::EventGate;
+    // A process imported from a diagram is mended in the modeler, not in the DSL.
+    let imported = model.file.is_some();
     if gate.outgoing.len() < 2 && !gate.loose_out && instantiating {
         let parallel = gate.kind == (Kind::InstantiatingGate { parallel: true });
         let what = if parallel {
@@ -126,6 +149,13 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
             "each message for one of its arms starts an instance on that arm"
         };
         let mend = match gate.outgoing.first() {
+            Some(&f) if imported => {
+                let arm = model.flows[f].target_ident;
+                format!(
+                    "draw another message catch event after it in the modeler — or, to start instances on `{arm}`'s message alone, remove the gateway and make `{arm}` a message start event"
+                )
+            }
+            None if imported => "draw sequence flows from it to the message catch events (or receive tasks) that start instances, in the modeler".to_string(),
             Some(&f) => {
                 let arm = model.flows[f].target_ident;
                 format!(
@@ -151,6 +181,14 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
         );
     } else if gate.outgoing.len() < 2 && !gate.loose_out {
         let (has, example) = match gate.outgoing.first() {
+            Some(&f) if imported => (
+                format!("only one arm (`{}`)", model.flows[f].target_ident),
+                "draw another event after it in the modeler, e.g. a timer catch event for a time-out".to_string(),
+            ),
+            None if imported => (
+                "no arm".to_string(),
+                "draw sequence flows from it to the events it waits for (message, signal or timer catch events, or receive tasks) in the modeler".to_string(),
+            ),
             Some(&f) => (
                 format!("only one arm (`{}`)", model.flows[f].target_ident),
                 format!(
@@ -180,10 +218,11 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
         let flow = &model.flows[f];
         let arm = &model.nodes[flow.target];
         if let Some(guard) = flow.guard {
-            let (what, mend) = if flow.is_default() {
-                ("be the default (`else`)", "remove `else`")
-            } else {
-                ("have a condition (`when`)", "remove the condition; to choose by the data, put an exclusive gateway after the arm")
+            let (what, mend) = match (flow.is_default(), imported) {
+                (true, false) => ("be the default (`else`)", "remove `else`"),
+                (true, true) => ("be the default", "unmark it as the gateway's default flow in the modeler"),
+                (false, false) => ("have a condition (`when`)", "remove the condition; to choose by the data, put an exclusive gateway after the arm"),
+                (false, true) => ("have a condition", "remove its binding (`flow ... when`) and its condition in the modeler; to choose by the data, put an exclusive gateway after the arm"),
             };
             let (gateway, chooses) = if instantiating {
                 (
@@ -243,7 +282,15 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
                 let parallel = gate.kind == (Kind::InstantiatingGate { parallel: true });
                 let starts_alone =
                     !parallel && matches!(trigger, EventTrigger::Timer | EventTrigger::Signal);
-                let other = if starts_alone {
+                let make = match imported {
+                    true => "give it a message event definition in the modeler".to_string(),
+                    false => format!("e.g. `catch {arm_id}: message(\"name\", key = |d| ...);`"),
+                };
+                let other = if starts_alone && imported {
+                    format!(
+                        "or, to start instances on the {kw} as well, draw `{arm_id}` as a start event of its own, without the flow from `{gate_id}`"
+                    )
+                } else if starts_alone {
                     format!(
                         "or, to start instances on the {kw} as well, make `{arm_id}` a start event of its own — `start {arm_id}: {kw}(...);` — and remove the flow `{gate_id} -> {arm_id}`"
                     )
@@ -261,7 +308,7 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
                 ctx.error(
                     flow.target_ident,
                     format!(
-                        "`{arm_id}` waits for a {kw}, but it is an arm of the instantiating event-based gateway `{gate_id}`, whose arms start instances, and only a message can start one — make `{arm_id}` a message catch event, e.g. `catch {arm_id}: message(\"name\", key = |d| ...);`, {other}"
+                        "`{arm_id}` waits for a {kw}, but it is an arm of the instantiating event-based gateway `{gate_id}`, whose arms start instances, and only a message can start one — make `{arm_id}` a message catch event ({make}), {other}"
                     ),
                 );
                 continue;
@@ -306,16 +353,19 @@ fn event_gate(ctx: &Ctx, model: &Model, n: usize) {
         let (first, second) = (&model.flows[first], &model.flows[second]);
         let what =
             |flow: &crate::model::Flow| model.nodes[flow.target].kind.describe_with_article();
+        let mend = match imported {
+            true => "draw it in the modeler as the same kind as",
+            false => "declare it like",
+        };
         ctx.error(
             second.target_ident,
             format!(
-                "`{}` is {}, but the event-based gateway `{}` already waits for a message with {} (`{}`); its message arms must all be catch events or all receive tasks — declare `{}` like `{}`",
+                "`{}` is {}, but the event-based gateway `{}` already waits for a message with {} (`{}`); its message arms must all be catch events or all receive tasks — {mend} `{}`",
                 second.target_ident,
                 what(second),
                 gate.id,
                 what(first),
                 first.target_ident,
-                second.target_ident,
                 first.target_ident,
             ),
         );

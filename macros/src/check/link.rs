@@ -8,7 +8,20 @@ use crate::model::{Kind, Model};
 use crate::parse::EventTrigger;
 
 pub fn check(ctx: &Ctx, model: &Model) {
+    // A process imported from a diagram is mended in the modeler, not in the DSL.
+    let imported = model.file.is_some();
     for flow in model.flows.iter().filter(|f| !f.link) {
+        // An imported flow is named by its id, which the modeler shows.
+        let (remove, remove_it) = match flow.file {
+            Some(meta) if imported => {
+                let delete = format!("delete the sequence flow `{}` in the modeler", meta.id);
+                (delete.clone(), delete)
+            }
+            _ => (
+                format!("remove `{} -> {}`", flow.source_ident, flow.target_ident),
+                "remove it".to_string(),
+            ),
+        };
         let (source, target) = (&model.nodes[flow.source], &model.nodes[flow.target]);
         let (throw, catch) = (
             source.kind == Kind::Throw(EventTrigger::Link),
@@ -25,12 +38,10 @@ pub fn check(ctx: &Ctx, model: &Model) {
             ctx.error(
                 flow.tokens(),
                 format!(
-                    "the link throw `{}` already jumps to the link catch `{}` (both name the link \"{}\"); a flow between them is not needed, and a link allows none — remove `{} -> {}`",
+                    "the link throw `{}` already jumps to the link catch `{}` (both name the link \"{}\"); a flow between them is not needed, and a link allows none — {remove}",
                     source.id,
                     target.id,
                     name(source).unwrap_or_default(),
-                    source.id,
-                    target.id
                 ),
             );
             continue;
@@ -39,7 +50,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
             ctx.error(
                 flow.tokens(),
                 format!(
-                    "the link throw `{}` jumps to its link catch, so it cannot have an outgoing flow of its own (`{} -> {}`); flow out of the link catch instead",
+                    "the link throw `{}` jumps to its link catch, so it cannot have an outgoing flow of its own (`{} -> {}`); {remove_it}, and flow out of the link catch instead",
                     source.id, source.id, target.id
                 ),
             );
@@ -49,7 +60,7 @@ pub fn check(ctx: &Ctx, model: &Model) {
             ctx.error(
                 flow.tokens(),
                 format!(
-                    "the link catch `{}` is entered only by its link throws, so it cannot have an incoming flow (`{} -> {}`); flow into a link throw of the same name instead",
+                    "the link catch `{}` is entered only by its link throws, so it cannot have an incoming flow (`{} -> {}`); {remove_it}, and flow into a link throw of the same name instead",
                     target.id, source.id, target.id
                 ),
             );

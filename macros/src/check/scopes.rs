@@ -15,34 +15,43 @@ use crate::model::{Kind, Model};
 use crate::parse::EventTrigger;
 
 pub fn check(ctx: &Ctx, model: &Model) {
+    // A process imported from a diagram is mended in the modeler, not in the DSL.
+    let imported = model.file.is_some();
     for (n, node) in model.nodes.iter().enumerate() {
         match node.kind {
-            Kind::EventSubProcess => unconnected(ctx, model, n),
+            Kind::EventSubProcess => unconnected(ctx, model, n, imported),
             Kind::EventSubStart {
                 trigger,
                 interrupting,
             } => {
                 if let (EventTrigger::Error, Some(marker)) = (trigger, node.non_interrupting) {
+                    let mend = match imported {
+                        true => "mark it interrupting in the modeler",
+                        false => "remove `non_interrupting`",
+                    };
                     ctx.error(
                         marker,
-                        "an error start event always interrupts: the error ended the work it was thrown from, so there is nothing to run beside — remove `non_interrupting`",
+                        format!("an error start event always interrupts: the error ended the work it was thrown from, so there is nothing to run beside — {mend}"),
                     );
                 }
                 // Two compensation event sub-processes are `check::compensation`'s.
                 if interrupting && trigger != EventTrigger::Compensation {
-                    shadowed(ctx, model, n);
+                    shadowed(ctx, model, n, imported);
                 }
             }
             Kind::InstantiatingGate { .. } => {
                 if let Some(scope) = node.scope {
+                    let mend = match imported {
+                        true => "with a plain event-based gateway: untick its \"instantiate\" in the modeler and flow into it from the start event".to_string(),
+                        false => format!("with a plain `event_based {};` after the start", node.id),
+                    };
                     ctx.error(
                         node.id,
                         format!(
-                            "the instantiating event-based gateway `{}` starts instances of the deployed process, so it stands at the process's top level, not in {} `{}` — inside, wait mid-flow with a plain `event_based {};` after the start",
+                            "the instantiating event-based gateway `{}` starts instances of the deployed process, so it stands at the process's top level, not in {} `{}` — inside, wait mid-flow {mend}",
                             node.id,
                             model.nodes[scope].kind.describe(),
                             model.nodes[scope].id,
-                            node.id
                         ),
                     );
                 }
@@ -53,15 +62,27 @@ pub fn check(ctx: &Ctx, model: &Model) {
 }
 
 /// An event sub-process has no incoming and no outgoing flow.
-fn unconnected(ctx: &Ctx, model: &Model, n: usize) {
+fn unconnected(ctx: &Ctx, model: &Model, n: usize, imported: bool) {
     let node = &model.nodes[n];
+    let (plain, inside) = match imported {
+        true => (
+            "a plain sub-process (untick \"triggered by event\") in the modeler",
+            "inside it, before its end, in the modeler",
+        ),
+        false => ("a `subprocess`", "into its block, before its end"),
+    };
+    // An imported flow is named by its id, which the modeler shows.
+    let remove = |flow: &crate::model::Flow| match flow.file {
+        Some(meta) if imported => format!("delete the sequence flow `{}` in the modeler", meta.id),
+        _ => "remove the flow".to_string(),
+    };
     for &f in &node.incoming {
         let flow = &model.flows[f];
         ctx.error(
             flow.tokens(),
             format!(
-                "no flow enters the event sub-process `{}` (`{} -> {}`): it runs when the trigger of its start event comes, while its enclosing scope runs — remove the flow; to run it on this path, make it a `subprocess`",
-                node.id, flow.source_ident, node.id
+                "no flow enters the event sub-process `{}` (`{} -> {}`): it runs when the trigger of its start event comes, while its enclosing scope runs — {}; to run it on this path, make it {plain}",
+                node.id, flow.source_ident, node.id, remove(flow)
             ),
         );
     }
@@ -70,15 +91,15 @@ fn unconnected(ctx: &Ctx, model: &Model, n: usize) {
         ctx.error(
             flow.tokens(),
             format!(
-                "no flow leaves the event sub-process `{}` (`{} -> {}`): it ends at its own end events, inside its enclosing scope — move what should follow into its block, before its end",
-                node.id, node.id, flow.target_ident
+                "no flow leaves the event sub-process `{}` (`{} -> {}`): it ends at its own end events, inside its enclosing scope — {}, and move what should follow {inside}",
+                node.id, node.id, flow.target_ident, remove(flow)
             ),
         );
     }
 }
 
 /// A second interrupting event sub-process start for the same event in one scope.
-fn shadowed(ctx: &Ctx, model: &Model, n: usize) {
+fn shadowed(ctx: &Ctx, model: &Model, n: usize, imported: bool) {
     let node = &model.nodes[n];
     let Some(esp) = node.scope else { return };
     let scope = model.nodes[esp].scope;
@@ -96,10 +117,14 @@ fn shadowed(ctx: &Ctx, model: &Model, n: usize) {
             Some(s) => format!("{} `{}`", model.nodes[s].kind.describe(), model.nodes[s].id),
             None => format!("process `{}`", model.name),
         };
+        let mark = match imported {
+            true => "untick \"interrupting\" on this start event in the modeler",
+            false => "mark this start `non_interrupting`",
+        };
         ctx.error(
             node.id,
             format!(
-                "{place} already has an interrupting event sub-process `{}` for the same{} as `{}`: the first takes the scope over when it comes, so `{}` never would — remove one, or mark this start `non_interrupting` to run beside the scope",
+                "{place} already has an interrupting event sub-process `{}` for the same{} as `{}`: the first takes the scope over when it comes, so `{}` never would — remove one, or {mark} to run beside the scope",
                 model.nodes[first].id,
                 event_phrase(node),
                 node.id,
