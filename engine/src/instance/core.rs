@@ -198,9 +198,6 @@ pub(crate) struct Instance<D: ProcessData> {
     /// Whether it has an entry in the engine's listing (`listing.rs`): from a
     /// keyed start or its first rest.
     pub(super) listed: bool,
-    /// An in-memory instance's business and correlation keys, if it has any (a
-    /// durable one's are in `durable`, written with its checkpoints).
-    pub(super) keys: Option<Box<crate::query::memory::Keys>>,
     /// Where a durable instance checkpoints; `None` in memory.
     #[cfg(feature = "durable")]
     pub(super) durable: Option<Box<crate::instance::durable::Durable<D>>>,
@@ -259,7 +256,6 @@ impl<D: ProcessData> Instance<D> {
             parent: None,
             calls: Calls::default(),
             listed: false,
-            keys: None,
             #[cfg(feature = "durable")]
             durable: None,
             #[cfg(feature = "testing")]

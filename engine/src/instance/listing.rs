@@ -38,11 +38,11 @@ fn now_ms() -> i64 {
 }
 
 impl<D: ProcessData> Instance<D> {
-    /// An in-memory instance started with a business or correlation key keeps
-    /// them, and is listed at once, so it is found by its key before it first
-    /// rests.
+    /// An in-memory instance started with a business or correlation key is
+    /// listed at once, so it is found by its key before it first rests. The
+    /// listing keeps its keys (`keys`): few instances have any, and the rest pay
+    /// nothing for them.
     pub(crate) fn list_keyed(&mut self, keys: Keys) {
-        self.keys = Some(Box::new(keys.clone()));
         let (Some(graph), Some(data)) = (erased_graph(self.process), erased(self.data.snapshot()))
         else {
             return;
@@ -56,6 +56,14 @@ impl<D: ProcessData> Instance<D> {
             started_ms: now_ms(),
         };
         self.hub.listing.rested(self.id.0, rest, Some(keys));
+    }
+
+    /// An in-memory instance's keys, as the listing keeps them.
+    pub(crate) fn keys(&self) -> Option<Keys> {
+        match self.listed {
+            true => self.hub.listing.keys(self.id.0),
+            false => None,
+        }
     }
 
     /// After an input: if the instance rests, its entry in the listing is renewed.

@@ -208,8 +208,7 @@ impl<D: ProcessData> Instance<D> {
         if let Some(durable) = &self.durable {
             return durable.key.clone();
         }
-        let keys = self.keys.as_deref()?;
-        keys.correlation.as_deref().map(str::to_string)
+        self.keys()?.correlation.map(String::from)
     }
 
     /// The instance's business key, if it has one.
@@ -218,8 +217,7 @@ impl<D: ProcessData> Instance<D> {
         if let Some(durable) = &self.durable {
             return durable.business_key.clone();
         }
-        let keys = self.keys.as_deref()?;
-        keys.business.as_deref().map(str::to_string)
+        self.keys()?.business.map(String::from)
     }
 
     /// Tell the engine's task list about an open task (also a restore's).

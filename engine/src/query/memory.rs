@@ -247,6 +247,11 @@ impl Listing {
         drop(old);
     }
 
+    /// The keys of the running instance `id`, if it has any.
+    pub fn keys(&self, id: u64) -> Option<Keys> {
+        self.state().keys.get(&id).cloned()
+    }
+
     /// Instance `id` ended with `status` at `ended_ms`: its entry goes, and is
     /// kept (with `data`) if the engine keeps ended ones.
     pub fn ended(
