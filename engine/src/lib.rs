@@ -30,6 +30,9 @@
 
 #[doc(hidden)]
 pub mod call;
+#[cfg(feature = "console")]
+#[cfg_attr(docsrs, doc(cfg(feature = "console")))]
+pub mod console;
 pub mod data;
 pub mod diagram;
 mod engine;

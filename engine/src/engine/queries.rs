@@ -53,6 +53,48 @@ impl Engine {
     pub async fn count<D: 'static>(&self, query: &Query<D>) -> Result<u64, EngineError> {
         Ok(self.inner.hub.listing.count(&resolve(query)?))
     }
+
+    /// A listed instance of `process` drawn on its process (SVG): a token at each
+    /// element it waits at as it last rested, an incident where one is open. `None`
+    /// if this engine lists no such instance (see [`Engine::instances`]). The same
+    /// call as [`DurableEngine::picture`](crate::DurableEngine::picture), which
+    /// reads the store.
+    pub async fn picture<D: 'static>(
+        &self,
+        process: &'static crate::Process<D>,
+        id: InstanceId,
+    ) -> Result<Option<String>, EngineError> {
+        let filter = resolve(&Query::of(process).id(id))?;
+        let graph = process.graph();
+        let waits: Option<Vec<&'static str>> = self
+            .inner
+            .hub
+            .listing
+            .select(&filter, |v| {
+                v.waits.iter().map(|&n| graph.nodes[n].id).collect()
+            })
+            .pop();
+        let Some(waits) = waits else {
+            return Ok(None);
+        };
+        let incidents: Vec<_> = self
+            .incidents_now()
+            .into_iter()
+            .filter(|i| i.id.instance == id)
+            .collect();
+        let mut history = crate::instance::History::default();
+        for (track, node) in waits.into_iter().enumerate() {
+            let what = match incidents.iter().find(|i| i.node == node) {
+                Some(i) => crate::instance::Happening::Incident {
+                    error: i.error.clone(),
+                    attempts: i.attempts,
+                },
+                None => crate::instance::Happening::Waiting,
+            };
+            history.push(crate::instance::TrackId(track as u32), node, what);
+        }
+        Ok(Some(process.to_svg_with(&history)))
+    }
 }
 
 fn resolve<D: 'static>(query: &Query<D>) -> Result<crate::query::InstanceQuery, QueryError> {

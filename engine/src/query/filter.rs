@@ -85,6 +85,8 @@ pub(crate) trait Row {
 pub struct InstanceQuery {
     /// The process's name.
     pub process: Option<String>,
+    /// This one instance (its id).
+    pub id: Option<u64>,
     /// Any of these statuses (empty: any status).
     pub statuses: Vec<Status>,
     /// A token waits at this element (its id).
@@ -155,6 +157,7 @@ impl InstanceQuery {
             t.is_some_and(|t| from.is_none_or(|f| t >= f) && to.is_none_or(|e| t < e))
         };
         self.process.as_ref().is_none_or(|p| p == r.process())
+            && self.id.is_none_or(|id| id == r.id())
             && (self.statuses.is_empty() || self.statuses.contains(&r.status()))
             && self.waiting_at.as_ref().is_none_or(|n| r.waits_at(n))
             && self

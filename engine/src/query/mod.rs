@@ -103,6 +103,13 @@ impl<D: 'static> Query<D> {
         self
     }
 
+    /// Only the instance `id` (a page of one, or none if it is not of this process
+    /// or not listed): how an operations console finds one instance's summary.
+    pub fn id(mut self, id: InstanceId) -> Self {
+        self.filter.id = Some(id.0);
+        self
+    }
+
     /// Only instances started with this business key (`start_keyed`).
     pub fn key(mut self, business_key: &str) -> Self {
         self.filter.business_key = Some(business_key.to_string());

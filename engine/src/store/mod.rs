@@ -69,7 +69,10 @@ pub use postgres::{
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore, SCHEMA_VERSION};
 pub use tasks::TaskRecord;
-pub(crate) use tasks::{due_before_ms, select as select_tasks};
+// The SQL stores' due bound (sql.rs), unused on `durable` alone.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use tasks::due_before_ms;
+pub(crate) use tasks::select as select_tasks;
 pub use tick::{parse_anchors, stored_tick, TimerAnchors, TimerTick};
 pub use writer::{Receipt, Writer, WriterConfig, WriterStats};
 

@@ -105,6 +105,12 @@ impl Sql {
                 ));
             }
         }
+        if let Some(id) = q.id {
+            // Ids are stored as SQL integers (i64); a larger one matches nothing.
+            let id = i64::try_from(id).unwrap_or(-1);
+            let column = if waits { "w.instance" } else { "i.id" };
+            filters.push(format!("{column} = {}", self.bind(Param::Int(id), mark)));
+        }
         if !q.statuses.is_empty() {
             let marks: Vec<String> = q
                 .statuses

@@ -105,6 +105,7 @@ impl From<TaskRecord> for Task {
 }
 
 /// A query's due bound in milliseconds, as the stores compare it.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn due_before_ms(query: &TaskQuery) -> Option<i64> {
     query.due_before.map(ms)
 }

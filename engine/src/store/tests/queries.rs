@@ -55,6 +55,23 @@ fn queries() -> Vec<InstanceQuery> {
             ..base.clone()
         },
         InstanceQuery {
+            id: Some(7),
+            ..base.clone()
+        },
+        InstanceQuery {
+            id: Some(7),
+            ..of("order")
+        },
+        InstanceQuery {
+            id: Some(5),
+            waiting_at: Some("approve".into()),
+            ..base.clone()
+        },
+        InstanceQuery {
+            id: Some(u64::MAX),
+            ..base.clone()
+        },
+        InstanceQuery {
             key: Some("k7".into()),
             ..base.clone()
         },

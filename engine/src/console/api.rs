@@ -1,0 +1,363 @@
+//! The JSON API (`/api/...`): the pages' operations for scripts and other tools.
+//! Every answer is JSON; an error is `{"error": kind, "message": ...}` with its
+//! 4xx (or 500 for a store failure) status.
+
+use axum::body::Bytes;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use super::engines::ConsoleEngine;
+use super::error::ApiError;
+use super::json::{self, Filter};
+use super::{Shared, State};
+use crate::retry::IncidentId;
+use crate::tasklist::{TaskId, TaskQuery};
+use crate::Status;
+use std::sync::Arc;
+
+pub(crate) type Pairs = Result<Query<Vec<(String, String)>>, QueryRejection>;
+
+pub(super) fn routes<E: ConsoleEngine>() -> Router<Arc<Shared<E>>> {
+    Router::new()
+        .route("/api/csrf", get(csrf::<E>))
+        .route("/api/processes", get(processes::<E>))
+        .route("/api/instances", get(instances::<E>).post(start::<E>))
+        .route("/api/instances/{id}", get(instance::<E>))
+        .route("/api/instances/{id}/diagram.svg", get(diagram::<E>))
+        .route("/api/tasks", get(tasks::<E>))
+        .route("/api/tasks/{instance}/{number}", get(task::<E>))
+        .route(
+            "/api/tasks/{instance}/{number}/{action}",
+            post(task_action::<E>),
+        )
+        .route("/api/incidents", get(incidents::<E>))
+        .route("/api/incidents/{instance}/{number}/retry", post(retry::<E>))
+        .route("/api/messages", get(messages::<E>))
+}
+
+/// The query string's pairs, or why it does not read.
+pub(crate) fn pairs(query: Pairs) -> Result<Vec<(String, String)>, ApiError> {
+    query
+        .map(|Query(pairs)| pairs)
+        .map_err(|e| ApiError::BadRequest(format!("the query string does not read: {e}")))
+}
+
+/// A POST's body as a JSON object (an empty body is `{}`).
+fn body(bytes: &Bytes) -> Result<serde_json::Map<String, Value>, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Default::default());
+    }
+    match serde_json::from_slice(bytes) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(ApiError::BadRequest(
+            "the body is JSON, but not an object".into(),
+        )),
+        Err(e) => Err(ApiError::BadRequest(format!("the body is not JSON: {e}"))),
+    }
+}
+
+fn text_field<'a>(
+    map: &'a serde_json::Map<String, Value>,
+    name: &str,
+) -> Result<Option<&'a str>, ApiError> {
+    match map.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(ApiError::BadRequest(format!("`{name}` is a string"))),
+    }
+}
+
+fn task_id(instance: &str, number: &str) -> Result<TaskId, ApiError> {
+    Ok(TaskId {
+        instance: json::instance_id(instance)?,
+        number: json::number(number)?,
+    })
+}
+
+async fn csrf<E: ConsoleEngine>(state: State<E>) -> Json<Value> {
+    Json(json!({ "token": state.token, "read_only": state.read_only }))
+}
+
+/// Each registered process with its instances counted by status and its open
+/// incidents.
+pub(crate) async fn process_rows<E: ConsoleEngine>(
+    shared: &Shared<E>,
+) -> Result<Vec<Value>, ApiError> {
+    let incidents = shared.engine.incidents().await?;
+    let mut rows = Vec::new();
+    for p in &shared.processes {
+        let mut counts = serde_json::Map::new();
+        for status in Status::ALL {
+            counts.insert(
+                status.as_str().into(),
+                p.count(&shared.engine, Some(status)).await?.into(),
+            );
+        }
+        let open = incidents.iter().filter(|i| i.process == p.name()).count();
+        rows.push(json!({
+            "name": p.name(),
+            "fingerprint": format!("{:016x}", p.fingerprint()),
+            "elements": p.elements(),
+            "counts": counts,
+            "incidents": open,
+        }));
+    }
+    Ok(rows)
+}
+
+async fn processes<E: ConsoleEngine>(state: State<E>) -> Result<Json<Value>, ApiError> {
+    Ok(Json(Value::Array(process_rows(&state).await?)))
+}
+
+async fn instances<E: ConsoleEngine>(
+    state: State<E>,
+    query: Pairs,
+) -> Result<Json<Value>, ApiError> {
+    let filter = Filter::parse(&pairs(query)?)?;
+    let name = filter.process.as_deref().ok_or_else(|| {
+        ApiError::BadRequest(
+            "name the process: `process=NAME` (GET /api/processes lists them)".into(),
+        )
+    })?;
+    let page = state.process(name)?.list(&state.engine, &filter).await?;
+    Ok(Json(json!({ "items": page.items, "next": page.next })))
+}
+
+async fn start<E: ConsoleEngine>(
+    state: State<E>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    state.check_post(&headers, None)?;
+    let mut map = body(&bytes)?;
+    let name = text_field(&map, "process")?
+        .ok_or_else(|| ApiError::BadRequest("`process` names the process to start".into()))?
+        .to_string();
+    let key = text_field(&map, "business_key")?.map(str::to_string);
+    let data = map
+        .remove("data")
+        .ok_or_else(|| ApiError::BadRequest("`data` is the new instance's data".into()))?;
+    let id = state
+        .process(&name)?
+        .start(&state.engine, key, data)
+        .await?;
+    Ok((StatusCode::CREATED, Json(json!({ "id": id.to_string() }))).into_response())
+}
+
+/// One instance: its summary, open tasks and incidents.
+pub(crate) async fn instance_view<E: ConsoleEngine>(
+    shared: &Shared<E>,
+    id: &str,
+) -> Result<Value, ApiError> {
+    let id = json::instance_id(id)?;
+    let (_, summary) = shared.find(id).await?;
+    let tasks = shared.engine.tasks(&TaskQuery::new().instance(id)).await?;
+    let incidents = shared.engine.incidents().await?;
+    let incidents: Vec<Value> = incidents
+        .iter()
+        .filter(|i| i.id.instance == id)
+        .map(json::incident)
+        .collect();
+    Ok(json!({
+        "instance": summary,
+        "tasks": tasks.iter().map(json::task).collect::<Vec<_>>(),
+        "incidents": incidents,
+    }))
+}
+
+async fn instance<E: ConsoleEngine>(
+    state: State<E>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    Ok(Json(instance_view(&state, &id).await?))
+}
+
+/// The instance on its diagram, or why not.
+pub(crate) async fn picture<E: ConsoleEngine>(
+    shared: &Shared<E>,
+    id: &str,
+) -> Result<String, ApiError> {
+    let id = json::instance_id(id)?;
+    let (process, _) = shared.find(id).await?;
+    process.picture(&shared.engine, id).await?.ok_or_else(|| {
+        ApiError::NotFound(format!(
+            "instance {id} cannot be drawn: it is no longer kept"
+        ))
+    })
+}
+
+async fn diagram<E: ConsoleEngine>(
+    state: State<E>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let svg = picture(&state, &id).await?;
+    Ok(([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response())
+}
+
+/// The task list's filter from a query string: `assignee`, `claimed_by`, `group`
+/// (repeated or comma-separated), `process`, `element`, `instance`, `unassigned`.
+pub(crate) fn task_query(pairs: &[(String, String)]) -> Result<TaskQuery, ApiError> {
+    let mut q = TaskQuery::new();
+    let mut groups = Vec::new();
+    for (name, value) in pairs {
+        if value.is_empty() {
+            continue;
+        }
+        q = match name.as_str() {
+            "assignee" => q.assignee(value),
+            "claimed_by" => q.claimed_by(value),
+            "group" => {
+                groups.extend(value.split(',').map(str::to_string));
+                q
+            }
+            "process" => q.process(value),
+            "element" => q.element(value),
+            "instance" => q.instance(json::instance_id(value).map_err(|e| ApiError::BadRequest(e.to_string()))?),
+            "unassigned" => match value.as_str() {
+                "true" | "on" | "1" => q.unassigned(),
+                _ => q,
+            },
+            _ => {
+                return Err(ApiError::BadRequest(format!(
+                    "unknown parameter `{name}` (assignee, claimed_by, group, process, element, instance, unassigned)"
+                )))
+            }
+        };
+    }
+    if !groups.is_empty() {
+        q = q.candidate_groups(groups);
+    }
+    Ok(q)
+}
+
+async fn tasks<E: ConsoleEngine>(state: State<E>, query: Pairs) -> Result<Json<Value>, ApiError> {
+    let q = task_query(&pairs(query)?)?;
+    let tasks = state.engine.tasks(&q).await?;
+    Ok(Json(Value::Array(tasks.iter().map(json::task).collect())))
+}
+
+async fn task<E: ConsoleEngine>(
+    state: State<E>,
+    Path((instance, number)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let task = state.engine.task(task_id(&instance, &number)?).await?;
+    Ok(Json(json::task(&task)))
+}
+
+/// A task's `claim` (`user`), `unclaim`, `complete` (`data`: a merge patch) or
+/// `fail` (`message`), by the engine's calls of those names.
+pub(crate) async fn act_on_task<E: ConsoleEngine>(
+    shared: &Shared<E>,
+    id: TaskId,
+    action: &str,
+    map: &mut serde_json::Map<String, Value>,
+) -> Result<Option<Value>, ApiError> {
+    let engine = &shared.engine;
+    match action {
+        "claim" => {
+            let user = text_field(map, "user")?
+                .filter(|u| !u.trim().is_empty())
+                .ok_or_else(|| ApiError::BadRequest("`user` names who claims the task".into()))?;
+            Ok(Some(json::task(&engine.claim(id, user).await?)))
+        }
+        "unclaim" => Ok(Some(json::task(&engine.unclaim(id).await?))),
+        "complete" => {
+            let task = engine.task(id).await?;
+            let patch = map.remove("data").unwrap_or_else(|| json!({}));
+            shared
+                .process(&task.process)?
+                .complete(engine, id, patch)
+                .await?;
+            Ok(None)
+        }
+        "fail" => {
+            let message = text_field(map, "message")?
+                .filter(|m| !m.trim().is_empty())
+                .ok_or_else(|| ApiError::BadRequest("`message` says why the task failed".into()))?;
+            engine.fail_task(id, message.to_string()).await?;
+            Ok(None)
+        }
+        _ => Err(ApiError::NotFound(format!(
+            "no task action `{action}` (claim, unclaim, complete, fail)"
+        ))),
+    }
+}
+
+async fn task_action<E: ConsoleEngine>(
+    state: State<E>,
+    headers: HeaderMap,
+    Path((instance, number, action)): Path<(String, String, String)>,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    state.check_post(&headers, None)?;
+    let id = task_id(&instance, &number)?;
+    let mut map = body(&bytes)?;
+    let answer = act_on_task(&state, id, &action, &mut map).await?;
+    Ok(Json(answer.unwrap_or_else(|| json!({ "ok": true }))))
+}
+
+async fn incidents<E: ConsoleEngine>(state: State<E>) -> Result<Json<Value>, ApiError> {
+    let incidents = state.engine.incidents().await?;
+    Ok(Json(Value::Array(
+        incidents.iter().map(json::incident).collect(),
+    )))
+}
+
+/// Retry incident `id`, with a merge patch over the data if one is given.
+pub(crate) async fn retry_incident<E: ConsoleEngine>(
+    shared: &Shared<E>,
+    id: IncidentId,
+    patch: Option<Value>,
+) -> Result<(), ApiError> {
+    match patch {
+        None => Ok(shared.engine.retry(id).await?),
+        Some(patch) => {
+            let incidents = shared.engine.incidents().await?;
+            let incident = incidents
+                .iter()
+                .find(|i| i.id == id)
+                .ok_or_else(|| ApiError::NotFound(format!("no open incident {id}")))?;
+            shared
+                .process(incident.process)?
+                .retry_with(&shared.engine, id, patch)
+                .await
+        }
+    }
+}
+
+async fn retry<E: ConsoleEngine>(
+    state: State<E>,
+    headers: HeaderMap,
+    Path((instance, number)): Path<(String, String)>,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    state.check_post(&headers, None)?;
+    let id = IncidentId {
+        instance: json::instance_id(&instance)?,
+        number: json::number(&number)?,
+    };
+    let mut map = body(&bytes)?;
+    retry_incident(&state, id, map.remove("data").filter(|d| !d.is_null())).await?;
+    Ok(Json(json!({ "ok": true })))
+}
+
+/// The message buffer's figures.
+pub(crate) fn broker<E: ConsoleEngine>(shared: &Shared<E>) -> Value {
+    let s = shared.engine.broker_stats();
+    json!({
+        "delivered": s.delivered,
+        "buffered": s.buffered,
+        "dropped_full": s.dropped_full,
+        "expired": s.expired,
+        "unknown": s.unknown,
+    })
+}
+
+async fn messages<E: ConsoleEngine>(state: State<E>) -> Json<Value> {
+    Json(broker(&state))
+}
