@@ -202,6 +202,7 @@ on_both!(
     fails_a_task,
     refuses_bad_input_with_a_clear_error,
     refuses_a_post_without_the_token_or_in_read_only_mode,
+    pages_show_and_act_through_forms,
 );
 
 async fn starts_lists_and_pages_instances<E: ConsoleEngine>(engine: E) {
@@ -521,4 +522,187 @@ async fn refuses_a_post_without_the_token_or_in_read_only_mode<E: ConsoleEngine>
     }
     let (_, still) = c.get(&format!("/api/tasks/{task}")).await;
     assert!(still["claimed_by"].is_null(), "{still}");
+}
+
+/// A form POST to `uri` (fields url-encoded by hand: plain ASCII here).
+async fn form(
+    router: &axum::Router,
+    uri: &str,
+    fields: &[(&str, &str)],
+) -> (StatusCode, String, String) {
+    let body: Vec<String> = fields
+        .iter()
+        .map(|(k, v)| {
+            format!(
+                "{k}={}",
+                v.replace('%', "%25")
+                    .replace(' ', "+")
+                    .replace('{', "%7B")
+                    .replace('}', "%7D")
+                    .replace('"', "%22")
+                    .replace(':', "%3A")
+                    .replace('/', "%2F")
+            )
+        })
+        .collect();
+    let request = Request::post(uri)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Body::from(body.join("&")))
+        .expect("a request");
+    let response = router.clone().oneshot(request).await.expect("infallible");
+    let status = response.status();
+    let location = response
+        .headers()
+        .get("location")
+        .map(|l| l.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .expect("a body")
+        .to_bytes();
+    (
+        status,
+        location,
+        String::from_utf8_lossy(&bytes).to_string(),
+    )
+}
+
+async fn page(router: &axum::Router, uri: &str) -> (StatusCode, String) {
+    let (status, body) = get(router, uri).await;
+    (status, body.as_str().expect("a page, not JSON").to_string())
+}
+
+async fn pages_show_and_act_through_forms<E: ConsoleEngine>(engine: E) {
+    let c = Console::new(engine, false).await;
+    let id = c.start(10, Some("A-1")).await;
+    let tasks = c
+        .until("/api/tasks", |t| t.as_array().unwrap().len() == 1)
+        .await;
+    let task = tasks[0]["id"].as_str().unwrap().to_string();
+    // Nested under a prefix, as a service mounts it: links carry the prefix.
+    let app = axum::Router::new().nest("/ops", c.router.clone());
+    let (status, home) = page(&app, "/ops").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        home.contains("href=\"/ops/instances?process=ORDER\""),
+        "{home}"
+    );
+    let (status, list) = page(&app, "/ops/instances?process=ORDER&waiting_at=approve").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        list.contains(&format!("href=\"/ops/instances/{id}\"")),
+        "{list}"
+    );
+    assert!(list.contains("A-1"));
+    let (status, none) = page(&app, "/ops/instances?process=ORDER&status=failed").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(none.contains("No instance matches."));
+    let (status, one) = page(&app, &format!("/ops/instances/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(one.contains("<svg"), "the diagram is inline");
+    assert!(
+        one.contains("&quot;amount&quot;: 10"),
+        "the data is shown: {one}"
+    );
+    assert!(one.contains(&format!("action=\"/ops/tasks/{task}/claim\"")));
+    assert!(
+        one.contains(&format!("value=\"{}\"", c.token)),
+        "forms carry the token"
+    );
+    let (status, list) = page(&app, "/ops/tasks?group=sales").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(list.contains(&task));
+    let (status, messages) = page(&app, "/ops/messages").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(messages.contains("Buffered now"));
+    // Bad input: a 404 or 400 page, not a trace.
+    for (uri, status, says) in [
+        (
+            "/ops/instances/i999999".to_string(),
+            StatusCode::NOT_FOUND,
+            "no instance i999999",
+        ),
+        (
+            "/ops/nowhere".to_string(),
+            StatusCode::NOT_FOUND,
+            "no page `/nowhere`",
+        ),
+        (
+            "/ops/instances?process=ORDER&status=stuck".to_string(),
+            StatusCode::BAD_REQUEST,
+            "no status `stuck`",
+        ),
+        (
+            "/ops/instances?process=refund".to_string(),
+            StatusCode::BAD_REQUEST,
+            "no process `refund`",
+        ),
+        (
+            "/ops/tasks?colour=red".to_string(),
+            StatusCode::BAD_REQUEST,
+            "unknown parameter",
+        ),
+    ] {
+        let (got, body) = page(&app, &uri).await;
+        assert_eq!(got, status, "{uri}: {body}");
+        assert!(body.contains(says), "{uri}: {body}");
+        assert!(body.contains("<h1>"), "a page: {body}");
+    }
+    // A form without the token is refused, and changes nothing.
+    let claim = format!("/ops/tasks/{task}/claim");
+    let (status, _, body) = form(&app, &claim, &[("user", "ann")]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let (status, _, _) = form(&app, &claim, &[("user", "ann"), ("csrf", "nope")]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (_, still) = c.get(&format!("/api/tasks/{task}")).await;
+    assert!(still["claimed_by"].is_null());
+    // With it: done, and back to the page it came from (never to another site).
+    let back = format!("/instances/{id}");
+    let (status, location, _) = form(
+        &app,
+        &claim,
+        &[("csrf", &c.token), ("back", &back), ("user", "ann")],
+    )
+    .await;
+    assert_eq!(
+        (status, location.as_str()),
+        (StatusCode::SEE_OTHER, format!("/ops{back}").as_str())
+    );
+    let (_, claimed) = c.get(&format!("/api/tasks/{task}")).await;
+    assert_eq!(claimed["claimed_by"], "ann");
+    let (_, location, _) = form(
+        &app,
+        &format!("/ops/tasks/{task}/unclaim"),
+        &[("csrf", &c.token), ("back", "//evil.example/")],
+    )
+    .await;
+    assert_eq!(location, "/ops");
+    // A completion whose data does not read: a 422 page.
+    let complete = format!("/ops/tasks/{task}/complete");
+    let (status, _, body) = form(
+        &app,
+        &complete,
+        &[("csrf", &c.token), ("data", r#"{"amount":"ten"}"#)],
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    let (status, _, body) = form(&app, &complete, &[("csrf", &c.token), ("data", "{")]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.contains("not JSON"));
+    let (status, _, _) = form(
+        &app,
+        &complete,
+        &[
+            ("csrf", &c.token),
+            ("data", r#"{"approved":true,"card":"4242"}"#),
+        ],
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    c.until(&format!("/api/instances/{id}"), |i| {
+        i["instance"]["status"] == "completed"
+    })
+    .await;
 }

@@ -110,7 +110,6 @@ impl Filter {
 
     /// The query string that gives this filter again, with `after` in place of
     /// its cursor (`None`: the first page).
-    #[allow(dead_code)]
     pub fn query_string(&self, after: Option<&str>) -> String {
         let mut parts: Vec<(String, String)> = Vec::new();
         if let Some(p) = &self.process {
@@ -151,7 +150,6 @@ impl Filter {
 }
 
 /// Percent-encoding of a query string's value.
-#[allow(dead_code)]
 pub(crate) fn encode(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for b in value.bytes() {
