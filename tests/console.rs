@@ -223,6 +223,15 @@ async fn starts_lists_and_pages_instances<E: ConsoleEngine>(engine: E) {
     assert_eq!(keyed["items"].as_array().unwrap().len(), 1);
     assert_eq!(keyed["items"][0]["id"], a.as_str());
     assert_eq!(keyed["items"][0]["data"]["amount"], 10);
+    let tasks = c
+        .until("/api/tasks", |t| t.as_array().unwrap().len() == 3)
+        .await;
+    let keyed_task = tasks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["instance"] == a.as_str());
+    assert_eq!(keyed_task.expect("its task")["business_key"], "A-1");
     // Waiting at, status, incident.
     let (_, at) = c
         .get("/api/instances?process=ORDER&waiting_at=approve&status=running&incident=false")
@@ -265,6 +274,7 @@ async fn lists_processes_messages_and_one_instance<E: ConsoleEngine>(engine: E) 
     assert_eq!(one["instance"]["id"], id.as_str());
     assert_eq!(one["instance"]["process"], "ORDER");
     assert_eq!(one["tasks"][0]["element"], "approve");
+    assert!(one["tasks"][0]["business_key"].is_null());
     assert_eq!(one["incidents"], json!([]));
     // Its number alone names it too.
     let (status, _) = c.get(&format!("/api/instances/{}", &id[1..])).await;

@@ -221,6 +221,7 @@ pub(crate) fn task(t: &Task) -> Value {
         "priority": t.priority,
         "claimed_by": t.claimed_by,
         "created_ms": ms(t.created),
+        "business_key": t.business_key,
         "key": t.key,
     })
 }
