@@ -716,3 +716,45 @@ async fn pages_show_and_act_through_forms<E: ConsoleEngine>(engine: E) {
     })
     .await;
 }
+
+/// `/metrics` serves what the application's exporter renders, or says it has none.
+#[tokio::test]
+async fn serves_the_exporters_metrics_when_given_one() {
+    let engine = memory();
+    let without = console::router(engine.clone())
+        .process(&ORDER)
+        .into_router();
+    let (status, answer) = get(&without, "/metrics").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(answer["message"]
+        .as_str()
+        .unwrap()
+        .contains("Console::metrics"));
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = calls.clone();
+    let with = console::router(engine)
+        .process(&ORDER)
+        .metrics(move || {
+            let n = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            format!("# TYPE renders counter\nrenders {n}\n")
+        })
+        .into_router();
+    let request = Request::get("/metrics").body(Body::empty()).unwrap();
+    let response = with.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        content_type.starts_with("text/plain; version=0.0.4"),
+        "{content_type}"
+    );
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(&body[..], b"# TYPE renders counter\nrenders 1\n");
+    let (_, again) = get(&with, "/metrics").await;
+    assert_eq!(
+        again.as_str().unwrap(),
+        "# TYPE renders counter\nrenders 2\n"
+    );
+}

@@ -1,5 +1,6 @@
 //! The engine's metrics (feature `metrics`), read back from a recorder that keeps
-//! them: instances started, ended by outcome and running; failed attempts and
+//! them: instances started, ended by outcome, running and parked; user tasks' time
+//! on the task list; failed attempts and
 //! incidents opened and resolved; the broker's expired messages; the store writer's
 //! commits. `cargo test --features metrics --test metrics`.
 
@@ -54,41 +55,53 @@ process! {
 /// reads): each metric's key and value.
 type Seen = Vec<(CompositeKey, DebugValue)>;
 
-/// The value of the metric `name` with `labels` (among others).
-fn value<'s>(seen: &'s Seen, name: &str, labels: &[(&str, &str)]) -> Option<&'s DebugValue> {
+fn matches(key: &CompositeKey, name: &str, labels: &[(&str, &str)]) -> bool {
+    let key = key.key();
+    key.name() == name
+        && labels
+            .iter()
+            .all(|(k, v)| key.labels().any(|l| l.key() == *k && l.value() == *v))
+}
+
+/// The metric `name` with `labels` (among others) over every snapshot: each
+/// drains what it reads, so a counter's or a gauge's changes add up across them.
+fn values<'s>(
+    seen: &'s Seen,
+    name: &'s str,
+    labels: &'s [(&str, &str)],
+) -> impl Iterator<Item = &'s DebugValue> {
     seen.iter()
-        .find(|(key, _)| {
-            let key = key.key();
-            key.name() == name
-                && labels
-                    .iter()
-                    .all(|(k, v)| key.labels().any(|l| l.key() == *k && l.value() == *v))
-        })
+        .filter(move |(key, _)| matches(key, name, labels))
         .map(|(_, value)| value)
 }
 
 fn counter(seen: &Seen, name: &str, labels: &[(&str, &str)]) -> u64 {
-    match value(seen, name, labels) {
-        Some(DebugValue::Counter(n)) => *n,
-        None => 0,
-        other => panic!("{name} is no counter: {other:?}"),
-    }
+    values(seen, name, labels)
+        .map(|value| match value {
+            DebugValue::Counter(n) => *n,
+            other => panic!("{name} is no counter: {other:?}"),
+        })
+        .sum()
 }
 
 fn gauge(seen: &Seen, name: &str, labels: &[(&str, &str)]) -> f64 {
-    match value(seen, name, labels) {
-        Some(DebugValue::Gauge(g)) => g.into_inner(),
-        None => 0.0,
-        other => panic!("{name} is no gauge: {other:?}"),
-    }
+    values(seen, name, labels)
+        .map(|value| match value {
+            DebugValue::Gauge(g) => g.into_inner(),
+            other => panic!("{name} is no gauge: {other:?}"),
+        })
+        .sum()
 }
 
+/// How many values the histogram `name` with `labels` was given, over every
+/// snapshot (each drains what it reads).
 fn histogram_len(seen: &Seen, name: &str, labels: &[(&str, &str)]) -> usize {
-    match value(seen, name, labels) {
-        Some(DebugValue::Histogram(values)) => values.len(),
-        None => 0,
-        other => panic!("{name} is no histogram: {other:?}"),
-    }
+    values(seen, name, labels)
+        .map(|value| match value {
+            DebugValue::Histogram(values) => values.len(),
+            other => panic!("{name} is no histogram: {other:?}"),
+        })
+        .sum()
 }
 
 #[test]
@@ -103,6 +116,15 @@ fn the_engine_reports_instances_incidents_messages_and_commits() {
         .enable_all()
         .build()
         .expect("runtime");
+    let read = || -> Seen {
+        snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .map(|(key, _, _, value)| (key, value))
+            .collect()
+    };
+    let mut seen: Seen = Vec::new();
     runtime.block_on(async {
         let engine = Engine::with_config(EngineConfig {
             broker: BrokerConfig {
@@ -126,6 +148,28 @@ fn the_engine_reports_instances_incidents_messages_and_commits() {
         let waiting = engine.start(&WAIT, Job::default()).await.unwrap();
         waiting.cancel();
         let _ = waiting.outcome().await;
+        // Two waiting at a user task: parked while they wait; one completed, one
+        // cancelled, each task's time on the list is recorded as it closes.
+        let a = engine.start(&WAIT, Job::default()).await.unwrap();
+        let b = engine.start(&WAIT, Job::default()).await.unwrap();
+        let wait = [("process", "WAIT")];
+        tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                seen.extend(read());
+                if gauge(&seen, "thresh_instances_parked", &wait) == 2.0 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        })
+        .await
+        .expect("both parked");
+        let tasks = engine.tasks(&thresh::TaskQuery::new()).await.unwrap();
+        let task = tasks.iter().find(|t| t.id.instance == a.id()).unwrap().id;
+        engine.complete_task(&WAIT, task, |_| {}).await.unwrap();
+        assert!(a.outcome().await.completed().is_some());
+        b.cancel();
+        let _ = b.outcome().await;
         // A message that expires before its catch waits.
         engine.publish_message("pay", "late", ()).await.unwrap();
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -153,12 +197,23 @@ fn the_engine_reports_instances_incidents_messages_and_commits() {
             .await
             .expect("shutdown");
     });
-    let seen: Seen = snapshotter
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .map(|(key, _, _, value)| (key, value))
-        .collect();
+    seen.extend(read());
+    let wait = [("process", "WAIT")];
+    assert_eq!(gauge(&seen, "thresh_instances_parked", &wait), 0.0);
+    assert_eq!(
+        gauge(&seen, "thresh_instances_parked", &[("process", "PAY")]),
+        0.0
+    );
+    // Each WAIT opened its task in its first step, run within `start`: the three
+    // tasks closed (one completed, two withdrawn by a cancel).
+    assert_eq!(
+        histogram_len(
+            &seen,
+            "thresh_user_task_duration_seconds",
+            &[("process", "WAIT"), ("task", "approve")]
+        ),
+        3
+    );
     let work = [("process", "WORK")];
     assert_eq!(counter(&seen, "thresh_instances_started_total", &work), 2);
     assert_eq!(
@@ -174,6 +229,14 @@ fn the_engine_reports_instances_incidents_messages_and_commits() {
             &seen,
             "thresh_instances_ended_total",
             &[("process", "WAIT"), ("outcome", "cancelled")]
+        ),
+        2
+    );
+    assert_eq!(
+        counter(
+            &seen,
+            "thresh_instances_ended_total",
+            &[("process", "WAIT"), ("outcome", "completed")]
         ),
         1
     );

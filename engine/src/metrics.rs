@@ -10,6 +10,10 @@
 //! - `thresh_instance_duration_seconds{process, outcome}` — from its start (or
 //!   resume) in this process to its end;
 //! - `thresh_instances_running{process}` — loops running now;
+//!   `thresh_instances_parked{process}` — of those, the ones whose every token waits
+//!   (for a message, a timer, a user, a retry, a child);
+//! - `thresh_user_task_duration_seconds{process, task}` — a user task's time on the
+//!   task list, from opening to closing (completed, failed or withdrawn);
 //! - `thresh_attempts_failed_total{process, node}`, `thresh_incidents_opened_total{process}`,
 //!   `thresh_incidents_resolved_total{process}` — retries and incidents;
 //! - `thresh_messages_expired_total`, `thresh_messages_dropped_total`,
@@ -36,6 +40,20 @@ pub(crate) fn instance_ended(process: &'static str, outcome: &'static str, born:
     histogram!("thresh_instance_duration_seconds", "process" => process, "outcome" => outcome)
         .record(born.elapsed().as_secs_f64());
     gauge!("thresh_instances_running", "process" => process).decrement(1.0);
+}
+
+pub(crate) fn parked(process: &'static str, parked: bool) {
+    let gauge = gauge!("thresh_instances_parked", "process" => process);
+    match parked {
+        true => gauge.increment(1.0),
+        false => gauge.decrement(1.0),
+    }
+}
+
+pub(crate) fn user_task_closed(process: &str, task: &str, opened: std::time::SystemTime) {
+    let open = opened.elapsed().unwrap_or_default();
+    histogram!("thresh_user_task_duration_seconds", "process" => process.to_string(), "task" => task.to_string())
+        .record(open.as_secs_f64());
 }
 
 pub(crate) fn attempt_failed(process: &'static str, node: &'static str) {

@@ -220,7 +220,13 @@ impl TaskList {
     }
 
     pub(crate) fn closed(&self, id: TaskId) {
-        self.open().remove(&id);
+        let closed = self.open().remove(&id);
+        #[cfg(feature = "metrics")]
+        if let Some((task, _)) = &closed {
+            crate::metrics::user_task_closed(&task.process, &task.element, task.created);
+        }
+        // The records drop outside the lock.
+        drop(closed);
     }
 
     /// Whether no task is open.

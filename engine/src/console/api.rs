@@ -38,6 +38,25 @@ pub(super) fn routes<E: ConsoleEngine>() -> Router<Arc<Shared<E>>> {
         .route("/api/incidents", get(incidents::<E>))
         .route("/api/incidents/{instance}/{number}/retry", post(retry::<E>))
         .route("/api/messages", get(messages::<E>))
+        .route("/metrics", get(metrics::<E>))
+}
+
+/// The application's metrics as Prometheus text.
+async fn metrics<E: ConsoleEngine>(state: State<E>) -> Result<Response, ApiError> {
+    let render = state.metrics.as_ref().ok_or_else(|| {
+        ApiError::NotFound(
+            "no metrics here: give the console the exporter's renderer (Console::metrics)".into(),
+        )
+    })?;
+    let text = render();
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response())
 }
 
 /// The query string's pairs, or why it does not read.

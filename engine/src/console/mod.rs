@@ -60,8 +60,12 @@ pub fn router<E: ConsoleEngine>(engine: E) -> Console<E> {
         processes: Vec::new(),
         read_only: false,
         token: new_token(),
+        metrics: None,
     }
 }
+
+/// What renders the metrics page: the application's exporter.
+pub(crate) type Render = Arc<dyn Fn() -> String + Send + Sync>;
 
 /// A console being set up: [`router`] makes it. Feature `console`.
 pub struct Console<E: ConsoleEngine> {
@@ -69,6 +73,7 @@ pub struct Console<E: ConsoleEngine> {
     processes: Vec<Box<dyn Registered<E>>>,
     read_only: bool,
     token: String,
+    metrics: Option<Render>,
 }
 
 impl<E: ConsoleEngine> Console<E> {
@@ -81,6 +86,16 @@ impl<E: ConsoleEngine> Console<E> {
         self
     }
 
+    /// Serve `GET /metrics` as Prometheus text from `render`: the application's
+    /// exporter, which the engine's metrics (feature `metrics`) reach through the
+    /// `metrics` facade — with `metrics-exporter-prometheus`,
+    /// `.metrics(move || handle.render())` on its `PrometheusHandle`. Without it,
+    /// `/metrics` is a 404 that says so.
+    pub fn metrics(mut self, render: impl Fn() -> String + Send + Sync + 'static) -> Self {
+        self.metrics = Some(Arc::new(render));
+        self
+    }
+
     /// Refuse every state change (403): a console to look, not to act.
     pub fn read_only(mut self) -> Self {
         self.read_only = true;
@@ -89,13 +104,15 @@ impl<E: ConsoleEngine> Console<E> {
 
     /// The routes, to nest under the service's own (authenticated) router: pages
     /// at `/`, `/instances`, `/instances/{id}`, `/tasks`, `/messages`; the JSON API
-    /// under `/api` (README, "Console").
+    /// under `/api`; `/metrics` if [`Console::metrics`] gave a renderer (README,
+    /// "Console").
     pub fn into_router(self) -> axum::Router {
         let shared = Arc::new(Shared {
             engine: self.engine,
             processes: self.processes,
             read_only: self.read_only,
             token: self.token,
+            metrics: self.metrics,
         });
         api::routes::<E>()
             .merge(pages::routes::<E>())
@@ -116,6 +133,7 @@ pub(crate) struct Shared<E> {
     processes: Vec<Box<dyn Registered<E>>>,
     read_only: bool,
     token: String,
+    metrics: Option<Render>,
 }
 
 pub(crate) type State<E> = axum::extract::State<Arc<Shared<E>>>;

@@ -198,6 +198,9 @@ pub(crate) struct Instance<D: ProcessData> {
     /// Whether it has an entry in the engine's listing (`listing.rs`): from a
     /// keyed start or its first rest.
     pub(super) listed: bool,
+    /// Whether it counts in the `thresh_instances_parked` gauge (every token waits).
+    #[cfg(feature = "metrics")]
+    pub(super) parked: bool,
     /// Where a durable instance checkpoints; `None` in memory.
     #[cfg(feature = "durable")]
     pub(super) durable: Option<Box<crate::instance::durable::Durable<D>>>,
@@ -256,6 +259,8 @@ impl<D: ProcessData> Instance<D> {
             parent: None,
             calls: Calls::default(),
             listed: false,
+            #[cfg(feature = "metrics")]
+            parked: false,
             #[cfg(feature = "durable")]
             durable: None,
             #[cfg(feature = "testing")]

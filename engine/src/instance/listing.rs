@@ -72,6 +72,8 @@ impl<D: ProcessData> Instance<D> {
         if self.tracks.len() > COUNT_FROM {
             self.tracks.count();
         }
+        #[cfg(feature = "metrics")]
+        self.count_parked();
         #[cfg(feature = "durable")]
         if self.durable.is_some() {
             // A durable instance is listed by its store.
@@ -103,6 +105,10 @@ impl<D: ProcessData> Instance<D> {
     /// engine that keeps no ended ones, pays two loads.
     #[inline]
     pub(crate) fn unlist(&mut self) {
+        #[cfg(feature = "metrics")]
+        if std::mem::take(&mut self.parked) {
+            crate::metrics::parked(self.process.name, false);
+        }
         if self.listed || self.hub.listing.keep_ended() > 0 {
             self.unlist_made();
         }
@@ -130,6 +136,16 @@ impl<D: ProcessData> Instance<D> {
         self.hub
             .listing
             .ended(self.id.0, graph, status, now_ms(), data);
+    }
+
+    /// In the parked gauge while every token waits, out of it while one works.
+    #[cfg(feature = "metrics")]
+    fn count_parked(&mut self) {
+        let parked = self.outcome.is_none() && self.rests();
+        if parked != self.parked {
+            self.parked = parked;
+            crate::metrics::parked(self.process.name, parked);
+        }
     }
 
     /// Whether every token waits (none works at a task; a call activity waits for
