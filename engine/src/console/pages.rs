@@ -204,15 +204,15 @@ async fn instances<E: ConsoleEngine>(
         h1 { "Instances of " (name) }
         form.filter method="get" action=(base.to("/instances")) {
             label { "Process " select name="process" {
-                @for p in &state.processes { option selected[p.name() == name] { (p.name()) } }
+                @for p in &state.processes { option value=(p.name()) selected[p.name() == name] { (p.name()) } }
             } }
             label { "Status " select name="status" {
                 option value="" { "any" }
-                @for s in Status::ALL { option selected[filter.statuses == [s]] { (s.as_str()) } }
+                @for s in Status::ALL { option value=(s.as_str()) selected[filter.statuses == [s]] { (s.as_str()) } }
             } }
             label { "Waiting at " select name="waiting_at" {
                 option value="" { "anywhere" }
-                @for e in process.elements() { option selected[filter.waiting_at.as_deref() == Some(e)] { (e) } }
+                @for e in process.elements() { option value=(e) selected[filter.waiting_at.as_deref() == Some(e)] { (e) } }
             } }
             label { "Business key " input name="key" value=(filter.key.clone().unwrap_or_default()); }
             label { "Incident " select name="incident" {
@@ -221,7 +221,7 @@ async fn instances<E: ConsoleEngine>(
                 option value="false" selected[filter.incident == Some(false)] { "none" }
             } }
             label { "Sort " select name="sort" {
-                @for s in ["id", "started", "ended"] { option selected[s == sort] { (s) } }
+                @for s in ["id", "started", "ended"] { option value=(s) selected[s == sort] { (s) } }
             } }
             label { input type="checkbox" name="desc" value="true" checked[filter.descending]; " descending" }
             label { "Per page " input name="limit" size="4" value=(filter.limit); }
@@ -395,7 +395,7 @@ async fn tasks<E: ConsoleEngine>(
             label { "Claimed by " input name="claimed_by" value=(field("claimed_by")); }
             label { "Process " select name="process" {
                 option value="" { "any" }
-                @for p in &state.processes { option selected[field("process") == p.name()] { (p.name()) } }
+                @for p in &state.processes { option value=(p.name()) selected[field("process") == p.name()] { (p.name()) } }
             } }
             button type="submit" { "Filter" }
         }
