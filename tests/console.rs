@@ -9,36 +9,15 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use thresh::console::axum;
 use thresh::console::{self, ConsoleEngine};
-use thresh::{process, DurableEngine, Engine, EngineConfig, ProcessData, TaskError};
+use thresh::{DurableEngine, Engine, EngineConfig};
 use tower::ServiceExt;
 
-#[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
-pub struct Order {
-    pub amount: u32,
-    pub card: String,
-    pub approved: bool,
-}
-
-async fn charge(order: &mut Order) -> Result<(), TaskError> {
-    match order.card.as_str() {
-        "" => Err(TaskError::permanent("no card")),
-        _ => Ok(()),
-    }
-}
-
-process! {
-    pub ORDER: Order {
-        start s;
-        user approve: groups("sales");
-        task charge = charge;
-        end e;
-        s -> approve -> charge -> e;
-    }
-}
+#[path = "common/console_order.rs"]
+mod order;
+use order::ORDER;
 
 /// A console over `engine` with ORDER, and its CSRF token.
 struct Console {
@@ -212,11 +191,19 @@ async fn starts_lists_and_pages_instances<E: ConsoleEngine>(engine: E) {
     c.start(30, None).await;
     let all = c
         .until("/api/instances?process=ORDER", |a| {
-            a["items"].as_array().unwrap().len() == 3
+            let items = a["items"].as_array().unwrap();
+            // A durable instance is listed from its first checkpoint, before its
+            // token reaches approve.
+            items.len() == 3 && items.iter().all(|i| i["waiting_at"] == json!(["approve"]))
         })
         .await;
-    assert_eq!(all["items"][0]["waiting_at"], json!(["approve"]));
-    assert_eq!(all["items"][0]["status"], "running");
+    assert!(all["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|i| i["status"] == "running"));
+    // Newest first by default.
+    assert_eq!(all["items"][2]["id"], a.as_str());
     assert!(all["next"].is_null());
     // By business key.
     let (_, keyed) = c.get("/api/instances?process=ORDER&key=A-1").await;
@@ -283,7 +270,7 @@ async fn lists_processes_messages_and_one_instance<E: ConsoleEngine>(engine: E) 
         .until("/api/processes", |p| p[0]["counts"]["running"] == 1)
         .await;
     assert_eq!(processes[0]["name"], "ORDER");
-    assert_eq!(processes[0]["incidents"], 0);
+    assert_eq!(processes[0]["with_incident"], 0);
     assert!(processes[0]["elements"]
         .as_array()
         .unwrap()
@@ -364,7 +351,13 @@ async fn claims_completes_and_retries_through_the_task_list<E: ConsoleEngine>(en
         .until("/api/incidents", |i| i.as_array().unwrap().len() == 1)
         .await;
     assert_eq!(incidents[0]["node"], "charge");
-    assert_eq!(incidents[0]["error"], "no card");
+    let (_, of_order) = c.get("/api/incidents?process=ORDER&limit=1").await;
+    assert_eq!(of_order, incidents);
+    let (_, processes) = c.get("/api/processes").await;
+    assert_eq!(processes[0]["with_incident"], 1);
+    let (_, stuck) = c.get("/api/instances?process=ORDER&incident=true").await;
+    assert_eq!(stuck["items"][0]["id"], id.as_str());
+    assert_eq!(incidents[0]["error"], "no card on file");
     let incident = incidents[0]["id"].as_str().unwrap().to_string();
     let one = c
         .until(&format!("/api/instances/{id}"), |i| {
@@ -380,6 +373,13 @@ async fn claims_completes_and_retries_through_the_task_list<E: ConsoleEngine>(en
         )
         .await;
     refused(&wrong, StatusCode::UNPROCESSABLE_ENTITY, "does not read");
+    let other = c
+        .post(
+            &format!("/api/incidents/{id}/9/retry"),
+            r#"{"data":{"card":"4242"}}"#,
+        )
+        .await;
+    refused(&other, StatusCode::NOT_FOUND, "no open incident");
     let (status, _) = c
         .post(
             &format!("/api/incidents/{incident}/retry"),
@@ -461,6 +461,9 @@ async fn refuses_bad_input_with_a_clear_error<E: ConsoleEngine>(engine: E) {
         (c.post(&format!("/api/tasks/{id}/1/approve"), "{}").await, StatusCode::NOT_FOUND, "no task action `approve`"),
         (c.post(&format!("/api/tasks/{id}/99/complete"), "{}").await, StatusCode::NOT_FOUND, "no open task"),
         (c.post(&format!("/api/incidents/{id}/1/retry"), "").await, StatusCode::NOT_FOUND, "no open incident"),
+        (c.post("/api/incidents/i999999/1/retry", r#"{"data":{}}"#).await, StatusCode::NOT_FOUND, "no open incident"),
+        (c.get("/api/incidents?status=running").await, StatusCode::BAD_REQUEST, "incidents are listed by"),
+        (c.get("/api/incidents?process=refund").await, StatusCode::BAD_REQUEST, "no process `refund`"),
         (c.post("/api/instances", r#"{"data":{}}"#).await, StatusCode::BAD_REQUEST, "`process`"),
         (c.post("/api/instances", r#"{"process":"ORDER"}"#).await, StatusCode::BAD_REQUEST, "`data`"),
         (c.post("/api/instances", r#"{"process":"refund","data":{}}"#).await, StatusCode::BAD_REQUEST, "no process `refund`"),

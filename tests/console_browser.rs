@@ -12,33 +12,12 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use fantoccini::{Client, ClientBuilder, Locator};
-use serde::{Deserialize, Serialize};
 use thresh::console::axum;
-use thresh::{process, Engine, ProcessData, TaskError, TaskQuery};
+use thresh::{Engine, TaskQuery};
 
-#[derive(Clone, Debug, Default, ProcessData, Serialize, Deserialize)]
-pub struct Order {
-    pub amount: u32,
-    pub card: String,
-    pub approved: bool,
-}
-
-async fn charge(order: &mut Order) -> Result<(), TaskError> {
-    match order.card.as_str() {
-        "" => Err(TaskError::permanent("no card on file")),
-        _ => Ok(()),
-    }
-}
-
-process! {
-    pub ORDER: Order {
-        start s;
-        user approve: groups("sales");
-        task charge = charge;
-        end e;
-        s -> approve -> charge -> e;
-    }
-}
+#[path = "common/console_order.rs"]
+mod order;
+use order::{Order, ORDER};
 
 /// chromedriver, ended with the test.
 struct Driver(Child);
@@ -107,6 +86,23 @@ async fn css(client: &Client, selector: &str) -> fantoccini::elements::Element {
         Ok(element) => element,
         Err(e) => panic!("no `{selector}` on {:?}: {e}", client.current_url().await),
     }
+}
+
+/// Reload the page until `shown` holds (the engine acts on its own loop: what
+/// follows a click takes a moment).
+async fn reload_until<F, Fut>(client: &Client, what: &str, shown: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let waited = tokio::time::timeout(Duration::from_secs(10), async {
+        while !shown().await {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            client.refresh().await.unwrap();
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "{what}: not within 10 s");
 }
 
 async fn rows(client: &Client, table: &str) -> usize {
@@ -245,21 +241,13 @@ async fn the_console_in_a_browser() {
         .goto(&format!("{base}/instances/{one}"))
         .await
         .unwrap();
-    let incident = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            if client
-                .find(Locator::Css(".diagram svg g[id='charge'].incident"))
-                .await
-                .is_ok()
-            {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            client.refresh().await.unwrap();
-        }
+    reload_until(&client, "the incident shows on the diagram", || async {
+        client
+            .find(Locator::Css(".diagram svg g[id='charge'].incident"))
+            .await
+            .is_ok()
     })
     .await;
-    assert!(incident.is_ok(), "the incident shows on the diagram");
     assert!(css(&client, "p.error")
         .await
         .text()
@@ -276,19 +264,17 @@ async fn the_console_in_a_browser() {
         .click()
         .await
         .unwrap();
-    let completed = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            if let Ok(status) = client.find(Locator::Css("td#status")).await {
-                if status.text().await.unwrap_or_default() == "completed" {
-                    break;
-                }
+    reload_until(
+        &client,
+        "the instance completes after the retry",
+        || async {
+            match client.find(Locator::Css("td#status")).await {
+                Ok(status) => status.text().await.unwrap_or_default() == "completed",
+                Err(_) => false,
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            client.refresh().await.unwrap();
-        }
-    })
+        },
+    )
     .await;
-    assert!(completed.is_ok(), "the instance completes after the retry");
     assert!(css(&client, "pre#data")
         .await
         .text()

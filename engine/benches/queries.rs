@@ -8,7 +8,12 @@
 //! cargo bench -p thresh --features sqlite,postgres --bench queries
 //! THRESH_BENCH_INSTANCES=100000 cargo bench ... --bench queries   # fewer rows
 //! THRESH_BENCH_KEEP=1 cargo bench ... --bench queries  # keep the PostgreSQL schema
+//! cargo bench -p thresh --features sqlite,console --bench queries  # and the console
 //! ```
+//!
+//! With the `console` feature, the console's pages over the same SQLite store too:
+//! each a GET over loopback to a router served on 127.0.0.1, timed from request to
+//! the whole answer read (server time plus a loopback round trip).
 //!
 //! The rows are what the engine writes: a real durable engine (on a memory store)
 //! runs one instance to its user task, one to its end and one to an incident; their
@@ -240,6 +245,64 @@ async fn queries(engine: &DurableEngine, n: u64) {
     .await;
 }
 
+/// The console's pages and API over the stored instances.
+#[cfg(feature = "console")]
+async fn console(engine: &DurableEngine, n: u64) {
+    use std::io::{Read, Write};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let addr = listener.local_addr().expect("an address");
+    let router = thresh::console::router(engine.clone())
+        .process(&EXPENSE)
+        .into_router();
+    let server = tokio::spawn(async move { thresh::console::axum::serve(listener, router).await });
+    // The whole answer, over a connection of its own: its status and length.
+    let get = |path: String| async move {
+        tokio::task::spawn_blocking(move || {
+            let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+            let request =
+                format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+            stream.write_all(request.as_bytes()).expect("send");
+            let mut answer = Vec::new();
+            stream.read_to_end(&mut answer).expect("read");
+            let head = String::from_utf8_lossy(&answer[..answer.len().min(64)]).to_string();
+            assert!(head.starts_with("HTTP/1.1 200"), "{path}: {head}");
+            answer.len()
+        })
+        .await
+        .expect("joined")
+    };
+    println!("console over {n} instances (answer bytes in place of rows):");
+    let key = format!("expense-{}", n / 2 + 1);
+    for (name, path) in [
+        (
+            "page: instances, newest 50 (the default)",
+            "/instances?process=EXPENSE".to_string(),
+        ),
+        (
+            "page: waiting at approve, newest 50 by start",
+            "/instances?process=EXPENSE&waiting_at=approve&sort=started&desc=true".to_string(),
+        ),
+        (
+            "page: open incidents, first 50 by start",
+            "/instances?process=EXPENSE&incident=true&sort=started".to_string(),
+        ),
+        (
+            "page: by business key",
+            format!("/instances?process=EXPENSE&key={key}"),
+        ),
+        (
+            "api: waiting at approve, first 50 by start",
+            "/api/instances?process=EXPENSE&waiting_at=approve&sort=started".to_string(),
+        ),
+        ("page: processes (counts by status)", "/".to_string()),
+    ] {
+        time(name, || get(path.clone())).await;
+    }
+    server.abort();
+}
+
 fn instances() -> u64 {
     std::env::var("THRESH_BENCH_INSTANCES")
         .ok()
@@ -275,6 +338,8 @@ fn main() {
         .expect("open");
         let engine = DurableEngine::with_store(Arc::new(store)).expect("engine");
         queries(&engine, n).await;
+        #[cfg(feature = "console")]
+        console(&engine, n).await;
         engine
             .shutdown(Duration::from_secs(5))
             .await

@@ -174,6 +174,62 @@ async fn a_permanent_error_opens_an_incident_at_once() {
         .any(|s| matches!(s.what, Happening::AttemptFailed { .. })));
 }
 
+/// One instance's incidents, without the others': `incidents_of`, the same on
+/// both engines (a durable one reads that instance's checkpoint alone).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn incidents_of_one_instance_are_its_own() {
+    let memory = Engine::new();
+    let durable =
+        thresh::DurableEngine::with_store(std::sync::Arc::new(thresh::store::MemoryStore::new()))
+            .unwrap();
+    macro_rules! check {
+        ($engine:expr) => {{
+            let engine = &$engine;
+            let a = engine
+                .start(&DECLINED, Order::default())
+                .await
+                .unwrap()
+                .id();
+            let b = engine
+                .start(&DECLINED, Order::default())
+                .await
+                .unwrap()
+                .id();
+            let both = tokio::time::timeout(Duration::from_secs(10), async {
+                loop {
+                    let open = engine.incidents().await.unwrap();
+                    if open.len() == 2 {
+                        return open;
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            })
+            .await
+            .expect("two incidents");
+            let of_a = engine.incidents_of(&DECLINED, a).await.unwrap();
+            assert_eq!(of_a.len(), 1);
+            assert_eq!(of_a[0].id.instance, a);
+            assert_eq!(both.iter().find(|i| i.id.instance == a), Some(&of_a[0]));
+            assert_eq!(
+                engine.incidents_of(&DECLINED, b).await.unwrap()[0]
+                    .id
+                    .instance,
+                b
+            );
+            // Not of another process, nor of an unknown instance.
+            assert!(engine.incidents_of(&PAY, a).await.unwrap().is_empty());
+            let unknown = thresh::InstanceId(u64::MAX / 2);
+            assert!(engine
+                .incidents_of(&DECLINED, unknown)
+                .await
+                .unwrap()
+                .is_empty());
+        }};
+    }
+    check!(memory);
+    check!(durable);
+}
+
 async fn panics_once(order: &mut Order) -> Result<(), TaskError> {
     order.charged = attempt();
     if order.charged == 1 {

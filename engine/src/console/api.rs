@@ -102,28 +102,27 @@ async fn csrf<E: ConsoleEngine>(state: State<E>) -> Json<Value> {
     Json(json!({ "token": state.token, "read_only": state.read_only }))
 }
 
-/// Each registered process with its instances counted by status and its open
-/// incidents.
+/// Each registered process with its instances counted by status and those with
+/// an open incident (counts on the stores' indexes).
 pub(crate) async fn process_rows<E: ConsoleEngine>(
     shared: &Shared<E>,
 ) -> Result<Vec<Value>, ApiError> {
-    let incidents = shared.engine.incidents().await?;
     let mut rows = Vec::new();
     for p in &shared.processes {
         let mut counts = serde_json::Map::new();
         for status in Status::ALL {
             counts.insert(
                 status.as_str().into(),
-                p.count(&shared.engine, Some(status)).await?.into(),
+                p.count(&shared.engine, Some(status), None).await?.into(),
             );
         }
-        let open = incidents.iter().filter(|i| i.process == p.name()).count();
+        let stuck = p.count(&shared.engine, None, Some(true)).await?;
         rows.push(json!({
             "name": p.name(),
             "fingerprint": format!("{:016x}", p.fingerprint()),
             "elements": p.elements(),
             "counts": counts,
-            "incidents": open,
+            "with_incident": stuck,
         }));
     }
     Ok(rows)
@@ -174,14 +173,10 @@ pub(crate) async fn instance_view<E: ConsoleEngine>(
     id: &str,
 ) -> Result<Value, ApiError> {
     let id = json::instance_id(id)?;
-    let (_, summary) = shared.find(id).await?;
+    let (process, summary) = shared.find(id).await?;
     let tasks = shared.engine.tasks(&TaskQuery::new().instance(id)).await?;
-    let incidents = shared.engine.incidents().await?;
-    let incidents: Vec<Value> = incidents
-        .iter()
-        .filter(|i| i.id.instance == id)
-        .map(json::incident)
-        .collect();
+    let incidents = process.incidents(&shared.engine, id).await?;
+    let incidents: Vec<Value> = incidents.iter().map(json::incident).collect();
     Ok(json!({
         "instance": summary,
         "tasks": tasks.iter().map(json::task).collect::<Vec<_>>(),
@@ -320,11 +315,34 @@ async fn task_action<E: ConsoleEngine>(
     Ok(Json(answer.unwrap_or_else(|| json!({ "ok": true }))))
 }
 
-async fn incidents<E: ConsoleEngine>(state: State<E>) -> Result<Json<Value>, ApiError> {
-    let incidents = state.engine.incidents().await?;
-    Ok(Json(Value::Array(
-        incidents.iter().map(json::incident).collect(),
-    )))
+/// The open incidents of the instances with one, newest first: of `process` if
+/// given, else of every registered process; at most `limit` instances' (50 if
+/// none) of each. Found by the instance query on the stores' incident index, then
+/// read instance by instance — never every running instance's checkpoint.
+async fn incidents<E: ConsoleEngine>(
+    state: State<E>,
+    query: Pairs,
+) -> Result<Json<Value>, ApiError> {
+    let mut filter = Filter::parse(&pairs(query)?)?;
+    if !filter.statuses.is_empty() || filter.waiting_at.is_some() || filter.after.is_some() {
+        return Err(ApiError::BadRequest(
+            "incidents are listed by `process`, `key`, `sort`, `desc` and `limit`".into(),
+        ));
+    }
+    filter.incident = Some(true);
+    let processes: Vec<&dyn super::typed::Registered<E>> = match &filter.process {
+        Some(name) => vec![state.process(name)?],
+        None => state.processes.iter().map(|p| &**p).collect(),
+    };
+    let mut listed = Vec::new();
+    for p in processes {
+        for instance in p.list(&state.engine, &filter).await?.items {
+            let id = json::instance_id(&instance.id)?;
+            let open = p.incidents(&state.engine, id).await?;
+            listed.extend(open.iter().map(json::incident));
+        }
+    }
+    Ok(Json(Value::Array(listed)))
 }
 
 /// Retry incident `id`, with a merge patch over the data if one is given.
@@ -336,15 +354,13 @@ pub(crate) async fn retry_incident<E: ConsoleEngine>(
     match patch {
         None => Ok(shared.engine.retry(id).await?),
         Some(patch) => {
-            let incidents = shared.engine.incidents().await?;
-            let incident = incidents
-                .iter()
-                .find(|i| i.id == id)
-                .ok_or_else(|| ApiError::NotFound(format!("no open incident {id}")))?;
-            shared
-                .process(incident.process)?
-                .retry_with(&shared.engine, id, patch)
-                .await
+            let gone = || ApiError::NotFound(format!("no open incident {id}"));
+            let (process, _) = shared.find(id.instance).await.map_err(|_| gone())?;
+            let open = process.incidents(&shared.engine, id.instance).await?;
+            if !open.iter().any(|i| i.id == id) {
+                return Err(gone());
+            }
+            process.retry_with(&shared.engine, id, patch).await
         }
     }
 }

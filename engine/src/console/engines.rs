@@ -76,8 +76,15 @@ pub trait ConsoleEngine: Clone + Send + Sync + 'static {
         id: TaskId,
         message: String,
     ) -> impl Future<Output = Result<(), TaskListError>> + Send;
-    /// Every open incident.
+    /// Every open incident (on a durable engine: read from every running instance's
+    /// checkpoint — the console asks one instance's instead, `incidents_of`).
     fn incidents(&self) -> impl Future<Output = Result<Vec<Incident>, EngineError>> + Send;
+    /// The open incidents of instance `id` of `process`.
+    fn incidents_of<D: ConsoleData>(
+        &self,
+        process: &'static Process<D>,
+        id: InstanceId,
+    ) -> impl Future<Output = Result<Vec<Incident>, EngineError>> + Send;
     /// Retry incident `id` as the data is.
     fn retry(&self, id: IncidentId) -> impl Future<Output = Result<(), RetryError>> + Send;
     /// Retry incident `id` with `data` in place of the instance's.
@@ -166,6 +173,13 @@ macro_rules! console_engine {
             }
             fn incidents(&self) -> impl Future<Output = Result<Vec<Incident>, EngineError>> + Send {
                 <$engine>::incidents(self)
+            }
+            fn incidents_of<D: ConsoleData>(
+                &self,
+                process: &'static Process<D>,
+                id: InstanceId,
+            ) -> impl Future<Output = Result<Vec<Incident>, EngineError>> + Send {
+                <$engine>::incidents_of(self, process, id)
             }
             fn retry(&self, id: IncidentId) -> impl Future<Output = Result<(), RetryError>> + Send {
                 <$engine>::retry(self, id)

@@ -20,8 +20,11 @@ pub(crate) const DEFAULT_LIMIT: u32 = 50;
 
 /// An instance listing's filter, order and page, as a query string gives it:
 /// `process`, `status` (repeated or comma-separated), `waiting_at`, `key`,
-/// `incident` (`true`/`false`), `sort` (`id`, `started`, `ended`), `desc`,
-/// `limit`, `after` (a page's `next`).
+/// `incident` (`true`/`false`), `sort` (`id`, `started`, `ended`; if none,
+/// `started` — the stores index it by process — or `id` with a `key`, whose few
+/// rows its own index finds: SQLite's planner would take the start-time index and
+/// scan), `desc` (`true` if none: newest first), `limit`, `after` (a page's
+/// `next`).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Filter {
     pub process: Option<String>,
@@ -49,13 +52,17 @@ impl Filter {
     pub fn parse(pairs: &[(String, String)]) -> Result<Filter, ApiError> {
         let mut f = Filter {
             limit: DEFAULT_LIMIT,
+            sort: SortBy::Started,
+            descending: true,
             ..Filter::default()
         };
+        let mut sorted = false;
         for (name, value) in pairs {
             // An empty field of a form is no filter.
             if value.is_empty() {
                 continue;
             }
+            sorted |= name == "sort";
             match name.as_str() {
                 "process" => f.process = Some(value.clone()),
                 "status" => {
@@ -105,6 +112,9 @@ impl Filter {
                 }
             }
         }
+        if !sorted && f.key.is_some() {
+            f.sort = SortBy::Id;
+        }
         Ok(f)
     }
 
@@ -134,9 +144,7 @@ impl Filter {
             SortBy::Ended => "ended",
         };
         parts.push(("sort".into(), sort.into()));
-        if self.descending {
-            parts.push(("desc".into(), "true".into()));
-        }
+        parts.push(("desc".into(), self.descending.to_string()));
         parts.push(("limit".into(), self.limit.to_string()));
         if let Some(a) = after {
             parts.push(("after".into(), a.to_string()));

@@ -157,7 +157,7 @@ async fn processes<E: ConsoleEngine>(
             tr {
                 th { "Process" } th { "Fingerprint" }
                 @for s in Status::ALL { th { (s.as_str()) } }
-                th { "Open incidents" }
+                th { "With an open incident" }
             }
             @for row in &rows {
                 @let name = row["name"].as_str().unwrap_or_default();
@@ -167,7 +167,7 @@ async fn processes<E: ConsoleEngine>(
                     @for s in Status::ALL {
                         td { a href=(base.to(&format!("/instances?process={}&status={}", json::encode(name), s.as_str()))) { (row["counts"][s.as_str()]) } }
                     }
-                    td { a href=(base.to(&format!("/instances?process={}&incident=true", json::encode(name)))) { (row["incidents"]) } }
+                    td { a href=(base.to(&format!("/instances?process={}&incident=true", json::encode(name)))) { (row["with_incident"]) } }
                 }
             }
         }
@@ -223,7 +223,10 @@ async fn instances<E: ConsoleEngine>(
             label { "Sort " select name="sort" {
                 @for s in ["id", "started", "ended"] { option value=(s) selected[s == sort] { (s) } }
             } }
-            label { input type="checkbox" name="desc" value="true" checked[filter.descending]; " descending" }
+            label { "Order " select name="desc" {
+                option value="true" selected[filter.descending] { "newest first" }
+                option value="false" selected[!filter.descending] { "oldest first" }
+            } }
             label { "Per page " input name="limit" size="4" value=(filter.limit); }
             button type="submit" { "Filter" }
         }

@@ -13,7 +13,7 @@ use super::error::ApiError;
 use super::json::{Filter, Summary};
 use crate::instance::InstanceId;
 use crate::query::Query;
-use crate::retry::IncidentId;
+use crate::retry::{Incident, IncidentId};
 use crate::tasklist::TaskId;
 use crate::{Process, Status};
 
@@ -32,9 +32,15 @@ pub(crate) trait Registered<E>: Send + Sync {
     /// Its elements' ids, in the model's order.
     fn elements(&self) -> Vec<&'static str>;
     fn list<'a>(&'a self, engine: &'a E, filter: &'a Filter) -> Boxed<'a, JsonPage>;
-    fn count<'a>(&'a self, engine: &'a E, status: Option<Status>) -> Boxed<'a, u64>;
+    fn count<'a>(
+        &'a self,
+        engine: &'a E,
+        status: Option<Status>,
+        incident: Option<bool>,
+    ) -> Boxed<'a, u64>;
     fn one<'a>(&'a self, engine: &'a E, id: InstanceId) -> Boxed<'a, Option<Summary>>;
     fn picture<'a>(&'a self, engine: &'a E, id: InstanceId) -> Boxed<'a, Option<String>>;
+    fn incidents<'a>(&'a self, engine: &'a E, id: InstanceId) -> Boxed<'a, Vec<Incident>>;
     fn start<'a>(
         &'a self,
         engine: &'a E,
@@ -153,11 +159,19 @@ impl<E: ConsoleEngine, D: ConsoleData> Registered<E> for Typed<D> {
         })
     }
 
-    fn count<'a>(&'a self, engine: &'a E, status: Option<Status>) -> Boxed<'a, u64> {
+    fn count<'a>(
+        &'a self,
+        engine: &'a E,
+        status: Option<Status>,
+        incident: Option<bool>,
+    ) -> Boxed<'a, u64> {
         Box::pin(async move {
             let mut q = Query::of(self.0);
             if let Some(status) = status {
                 q = q.status(status);
+            }
+            if let Some(open) = incident {
+                q = q.incident(open);
             }
             Ok(engine.count(&q).await?)
         })
@@ -172,6 +186,10 @@ impl<E: ConsoleEngine, D: ConsoleData> Registered<E> for Typed<D> {
 
     fn picture<'a>(&'a self, engine: &'a E, id: InstanceId) -> Boxed<'a, Option<String>> {
         Box::pin(async move { Ok(engine.picture(self.0, id).await?) })
+    }
+
+    fn incidents<'a>(&'a self, engine: &'a E, id: InstanceId) -> Boxed<'a, Vec<Incident>> {
+        Box::pin(async move { Ok(engine.incidents_of(self.0, id).await?) })
     }
 
     fn start<'a>(

@@ -17,6 +17,20 @@ impl Engine {
         Ok(self.incidents_now())
     }
 
+    /// The open incidents of instance `id` of `process` (none if it has none, is
+    /// not of `process` or is not known): one instance's, without listing every
+    /// instance's. The same call as
+    /// [`DurableEngine::incidents_of`](crate::DurableEngine::incidents_of).
+    pub async fn incidents_of<D>(
+        &self,
+        process: &'static crate::Process<D>,
+        id: crate::InstanceId,
+    ) -> Result<Vec<Incident>, EngineError> {
+        let mut incidents = self.incidents_now();
+        incidents.retain(|i| i.id.instance == id && i.process == process.name());
+        Ok(incidents)
+    }
+
     /// [`incidents`](Self::incidents), for the engine's own synchronous callers.
     pub(crate) fn incidents_now(&self) -> Vec<Incident> {
         self.inner.incidents.list()

@@ -37,6 +37,27 @@ impl DurableEngine {
         Ok(incidents)
     }
 
+    /// The open incidents of instance `id` of `process`, from its stored checkpoint
+    /// (none if it has none, is not of `process` or is not stored): one record
+    /// read, where [`incidents`](Self::incidents) reads every running one. The same
+    /// call as [`Engine::incidents_of`](crate::Engine::incidents_of).
+    pub async fn incidents_of<D>(
+        &self,
+        process: &'static crate::Process<D>,
+        id: InstanceId,
+    ) -> Result<Vec<Incident>, EngineError> {
+        let store = self.inner.store.clone();
+        let record = tokio::task::spawn_blocking(move || store.instance(id.0))
+            .await
+            .map_err(|_| EngineError::NoRuntime)??;
+        match record {
+            Some(record) if record.process == process.name() => {
+                incidents_of(&record, process.name(), process.graph())
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
     /// Retry the incident `id`, as [`Engine::retry`](crate::Engine::retry): the
     /// task's handler runs once more (or the gateway chooses again), and what follows
     /// is checkpointed as any step. On a node of several, an incident of an instance
