@@ -282,6 +282,7 @@ async fn lists_processes_messages_and_one_instance<E: ConsoleEngine>(engine: E) 
     let (status, messages) = c.get("/api/messages").await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(messages["buffered"], 0);
+    assert_eq!(messages["messages"], json!([]));
 }
 
 async fn claims_completes_and_retries_through_the_task_list<E: ConsoleEngine>(engine: E) {
@@ -760,4 +761,26 @@ async fn serves_the_exporters_metrics_when_given_one() {
         again.as_str().unwrap(),
         "# TYPE renders counter\nrenders 2\n"
     );
+}
+
+/// The messages page and API list what waits in the buffer.
+#[tokio::test]
+async fn lists_the_buffered_messages() {
+    let engine = memory();
+    engine
+        .publish_message_ttl("paid", "o-1", 5_u32, Duration::from_secs(600))
+        .await
+        .unwrap();
+    let c = Console::new(engine, false).await;
+    let (status, messages) = c.get("/api/messages").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(messages["buffered"], 1);
+    assert_eq!(messages["messages"][0]["name"], "paid");
+    assert_eq!(messages["messages"][0]["key"], "o-1");
+    assert_eq!(messages["messages"][0]["stored"], false);
+    let left = messages["messages"][0]["expires_in_ms"].as_u64().unwrap();
+    assert!(left > 500_000 && left <= 600_000, "{left}");
+    let (status, page) = page(&c.router, "/messages").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("<td>paid</td><td>o-1</td>"), "{page}");
 }

@@ -340,3 +340,46 @@ async fn an_instance_waiting_at_several_elements_is_found_at_each() {
         .await
         .expect("shutdown");
 }
+
+/// The message buffer listed: what waits for a catch, oldest first, with its time
+/// left — the same on the in-memory and the durable engine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn buffered_messages_are_listed_oldest_first_until_taken_or_expired() {
+    let memory = thresh::Engine::new();
+    let durable =
+        thresh::DurableEngine::with_store(std::sync::Arc::new(thresh::store::MemoryStore::new()))
+            .unwrap();
+    macro_rules! check {
+        ($engine:expr, $stored:expr) => {{
+            let engine = &$engine;
+            assert!(engine.buffered_messages(10).is_empty());
+            engine
+                .publish_message_ttl("paid", "o-1", 5_u32, Duration::from_secs(600))
+                .await
+                .unwrap();
+            engine
+                .publish_message_ttl("shipped", "o-2", 6_u32, Duration::from_secs(60))
+                .await
+                .unwrap();
+            engine
+                .publish_message_ttl("paid", "o-3", 7_u32, Duration::from_millis(1))
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let listed = engine.buffered_messages(10);
+            let names: Vec<(&str, &str)> = listed
+                .iter()
+                .map(|m| (m.name.as_str(), m.key.as_str()))
+                .collect();
+            // o-3 expired: no longer listed.
+            assert_eq!(names, [("paid", "o-1"), ("shipped", "o-2")]);
+            assert!(listed[0].expires_in > Duration::from_secs(60));
+            assert!(listed[1].expires_in <= Duration::from_secs(60));
+            assert!(listed.iter().all(|m| m.stored == $stored));
+            assert_eq!(engine.buffered_messages(1).len(), 1);
+            assert_eq!(engine.buffered_messages(1)[0].key, "o-1");
+        }};
+    }
+    check!(memory, false);
+    check!(durable, true);
+}

@@ -71,7 +71,7 @@ pub use engine::feature_off::{NeedsPostgres, NeedsSqlite};
 pub use engine::{
     DeployError, Deployment, DeploymentId, Engine, EngineConfig, EngineError, ShutdownError,
 };
-pub use events::{BrokerConfig, BrokerStats, IntoTimer, Published, TimerSpec};
+pub use events::{BrokerConfig, BrokerStats, BufferedMessage, IntoTimer, Published, TimerSpec};
 pub use graph::Process;
 pub use instance::{
     Happening, History, InstanceError, InstanceHandle, InstanceId, OpenWork, Outcome, Step,

@@ -381,15 +381,32 @@ async fn retry<E: ConsoleEngine>(
     Ok(Json(json!({ "ok": true })))
 }
 
-/// The message buffer's figures.
+/// How many buffered messages the console lists at most.
+pub(crate) const MESSAGES_LISTED: usize = 200;
+
+/// The message buffer's figures, and its oldest messages.
 pub(crate) fn broker<E: ConsoleEngine>(shared: &Shared<E>) -> Value {
     let s = shared.engine.broker_stats();
+    let messages: Vec<Value> = shared
+        .engine
+        .buffered_messages(MESSAGES_LISTED)
+        .iter()
+        .map(|m| {
+            json!({
+                "name": m.name,
+                "key": m.key,
+                "expires_in_ms": u64::try_from(m.expires_in.as_millis()).unwrap_or(u64::MAX),
+                "stored": m.stored,
+            })
+        })
+        .collect();
     json!({
         "delivered": s.delivered,
         "buffered": s.buffered,
         "dropped_full": s.dropped_full,
         "expired": s.expired,
         "unknown": s.unknown,
+        "messages": messages,
     })
 }
 

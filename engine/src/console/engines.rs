@@ -10,7 +10,7 @@ use crate::instance::InstanceId;
 use crate::query::{Page, Query};
 use crate::retry::{Incident, IncidentId, RetryError};
 use crate::tasklist::{Task, TaskId, TaskListError, TaskQuery};
-use crate::{BrokerStats, DurableEngine, Engine, Process};
+use crate::{BrokerStats, BufferedMessage, DurableEngine, Engine, Process};
 
 /// The data of a process the console shows and changes: process data that reads
 /// and writes as JSON. Feature `console`.
@@ -95,6 +95,8 @@ pub trait ConsoleEngine: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Result<(), RetryError>> + Send;
     /// The message buffer's figures.
     fn broker_stats(&self) -> BrokerStats;
+    /// The messages in the buffer, oldest first, at most `limit`.
+    fn buffered_messages(&self, limit: usize) -> Vec<BufferedMessage>;
 }
 
 macro_rules! console_engine {
@@ -193,6 +195,9 @@ macro_rules! console_engine {
             }
             fn broker_stats(&self) -> BrokerStats {
                 <$engine>::broker_stats(self)
+            }
+            fn buffered_messages(&self, limit: usize) -> Vec<BufferedMessage> {
+                <$engine>::buffered_messages(self, limit)
             }
         }
     };

@@ -423,6 +423,19 @@ async fn messages<E: ConsoleEngine>(
             tr { th { "Dropped (buffer full)" } td { (stats["dropped_full"]) } }
             tr { th { "Published to a name nothing takes" } td { (stats["unknown"]) } }
         }
+        h2 { "Waiting for a catch" }
+        table id="buffered" {
+            tr { th { "Message" } th { "Key" } th { "Kept for" } th { "Stored" } }
+            @for m in stats["messages"].as_array().into_iter().flatten() {
+                tr {
+                    td { (m["name"].as_str().unwrap_or_default()) }
+                    td { (m["key"].as_str().unwrap_or_default()) }
+                    td { (format!("{:.1} s", m["expires_in_ms"].as_u64().unwrap_or(0) as f64 / 1000.0)) }
+                    td { @if m["stored"] == true { "yes" } @else { "no" } }
+                }
+            }
+        }
+        p { "Oldest first, at most " (api::MESSAGES_LISTED) "." }
     };
     layout(&base, "Messages", body).into_response()
 }

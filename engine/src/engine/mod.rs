@@ -255,6 +255,14 @@ impl Engine {
         Ok(self.inner.hub.broadcast(name, Arc::new(payload)))
     }
 
+    /// The messages waiting in the buffer for a catch (published before one
+    /// waited), oldest first, at most `limit`, with how long each is kept still.
+    /// The same call as
+    /// [`DurableEngine::buffered_messages`](crate::DurableEngine::buffered_messages).
+    pub fn buffered_messages(&self, limit: usize) -> Vec<crate::events::BufferedMessage> {
+        self.inner.hub.buffered_messages(limit)
+    }
+
     /// The message broker's counters: delivered, buffered, dropped, expired.
     pub fn broker_stats(&self) -> BrokerStats {
         self.inner.hub.stats()

@@ -184,6 +184,21 @@ pub struct BrokerStats {
     pub mistyped: u64,
 }
 
+/// A message in the broker's buffer, published before a catch waited for it
+/// ([`Engine::buffered_messages`](crate::Engine::buffered_messages)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BufferedMessage {
+    /// Its name.
+    pub name: String,
+    /// Its correlation key.
+    pub key: String,
+    /// How long it is kept still, unless a catch takes it first.
+    pub expires_in: std::time::Duration,
+    /// Whether a durable engine's store holds it too (it outlives a restart).
+    pub stored: bool,
+}
+
 type MessageKey = (Arc<str>, Arc<str>);
 
 /// The start events registered for one name.

@@ -10,7 +10,7 @@ mod timer;
 
 #[cfg(feature = "postgres")]
 pub(crate) use hub::Wanted;
-pub use hub::{BrokerConfig, BrokerStats, Published};
+pub use hub::{BrokerConfig, BrokerStats, BufferedMessage, Published};
 pub(crate) use hub::{
     ChoiceId, Delivery, Hub, Mailbox, Offer, SignalAck, StartTrigger, Starter, SubId,
 };

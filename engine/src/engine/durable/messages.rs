@@ -99,6 +99,14 @@ impl DurableEngine {
         }
     }
 
+    /// The messages waiting in this engine's buffer for a catch, oldest first, at
+    /// most `limit`, as [`Engine::buffered_messages`](crate::Engine::buffered_messages)
+    /// (stored ones are buffered again on resume; on a node of several, this
+    /// node's).
+    pub fn buffered_messages(&self, limit: usize) -> Vec<crate::events::BufferedMessage> {
+        self.engine.buffered_messages(limit)
+    }
+
     /// What the broker did with the messages published here so far (delivered,
     /// buffered, dropped, expired, published under an unknown name), as
     /// [`Engine::broker_stats`](crate::Engine::broker_stats).

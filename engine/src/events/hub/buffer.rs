@@ -10,7 +10,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tracing::{debug, warn};
 
-use super::{BrokerStats, Hub, MessageKey, Payload, PayloadType, Published, State};
+use super::{
+    BrokerStats, BufferedMessage, Hub, MessageKey, Payload, PayloadType, Published, State,
+};
 
 /// One buffered message.
 pub(super) struct Buffered {
@@ -33,6 +35,32 @@ impl Hub {
             stale: self.stale.load(Ordering::Relaxed),
             mistyped: self.mistyped.load(Ordering::Relaxed),
         }
+    }
+
+    /// The buffered messages not yet expired, oldest first, at most `limit`: one
+    /// pass over the buffer under its lock (bounded by its capacity).
+    pub fn buffered_messages(&self, limit: usize) -> Vec<BufferedMessage> {
+        let now = Instant::now();
+        let state = self.lock();
+        let mut listed: Vec<(u64, BufferedMessage)> = state
+            .buffer
+            .iter()
+            .flat_map(|((name, key), queue)| {
+                queue.iter().filter(|b| b.expires > now).map(move |b| {
+                    let message = BufferedMessage {
+                        name: name.to_string(),
+                        key: key.to_string(),
+                        expires_in: b.expires - now,
+                        stored: b.stored.is_some(),
+                    };
+                    (b.seq, message)
+                })
+            })
+            .collect();
+        drop(state);
+        listed.sort_unstable_by_key(|(seq, _)| *seq);
+        listed.truncate(limit);
+        listed.into_iter().map(|(_, m)| m).collect()
     }
 
     pub(super) fn buffer(
