@@ -500,6 +500,21 @@ async fn refuses_a_post_without_the_token_or_in_read_only_mode<E: ConsoleEngine>
     assert_ne!(other.token, c.token);
     let foreign = post(&c.router, "/api/instances", Some(&other.token), &start).await;
     refused(&foreign, StatusCode::FORBIDDEN, "not this console's");
+    // Replicas given one token accept each other's forms; a short one is ignored.
+    let shared = "a-secret-of-the-service-0123456789";
+    let replica = |token: &str| {
+        console::router(engine.clone())
+            .process(&ORDER)
+            .csrf_token(token)
+            .into_router()
+    };
+    let (_, given) = get(&replica(shared), "/api/csrf").await;
+    assert_eq!(given["token"], shared);
+    let (_, short) = get(&replica("short"), "/api/csrf").await;
+    assert_eq!(short["token"].as_str().unwrap().len(), 32);
+    let bad = json!({ "process": "ORDER", "data": { "amount": "x" } }).to_string();
+    let across = post(&replica(shared), "/api/instances", Some(shared), &bad).await;
+    refused(&across, StatusCode::UNPROCESSABLE_ENTITY, "does not read");
     // Nothing was started.
     let (_, listed) = c.get("/api/processes").await;
     assert_eq!(listed[0]["counts"]["running"], 0);

@@ -96,6 +96,18 @@ impl<E: ConsoleEngine> Console<E> {
         self
     }
 
+    /// Use `token` as the CSRF token, in place of the random one each console
+    /// makes: for several replicas of a service behind one address, so a form one
+    /// served is accepted by another. Keep it secret as a password; one shorter
+    /// than 16 characters is ignored (the random one stays).
+    pub fn csrf_token(mut self, token: impl Into<String>) -> Self {
+        let token = token.into();
+        if token.chars().count() >= 16 {
+            self.token = token;
+        }
+        self
+    }
+
     /// Refuse every state change (403): a console to look, not to act.
     pub fn read_only(mut self) -> Self {
         self.read_only = true;
