@@ -502,5 +502,8 @@ async fn a_task_carries_its_instances_business_and_correlation_keys() {
     assert_eq!(found.items[0].id, by_message[0].id.instance);
     assert_eq!(found.items[0].key.as_deref(), Some("EXP-9"));
     assert_eq!(found.items[0].data.amount, 300);
-    engine.shutdown(Duration::from_secs(5)).await.expect("shutdown");
+    engine
+        .shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
 }
