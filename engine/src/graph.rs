@@ -63,9 +63,17 @@ impl<D> Process<D> {
         &self.graph
     }
 
-    /// The identifier the process was declared with.
+    /// The name the engines and the store know the process by: the header's
+    /// `= "order"`, or the identifier it was declared with. Several versions of a
+    /// process share it (README, "Versions").
     pub fn name(&self) -> &'static str {
         self.graph.name
+    }
+
+    /// The version the process declares (`version 2` in its header); 1 when it
+    /// declares none.
+    pub fn version(&self) -> u32 {
+        self.graph.version
     }
 
     /// The process's doc comment.
@@ -104,6 +112,9 @@ impl<D> Process<D> {
 pub struct Graph<D: 'static> {
     #[doc(hidden)]
     pub name: &'static str,
+    /// See [`Process::version`].
+    #[doc(hidden)]
+    pub version: u32,
     #[doc(hidden)]
     pub doc: &'static str,
     /// See [`Graph::fingerprint`].
@@ -415,9 +426,14 @@ impl<D> Graph<D> {
         names
     }
 
-    /// The identifier the process was declared with.
+    /// The name the process was declared with: see [`Process::name`].
     pub fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// See [`Process::version`].
+    pub fn version(&self) -> u32 {
+        self.version
     }
 
     /// The process's doc comment.
@@ -426,7 +442,7 @@ impl<D> Graph<D> {
     }
 
     /// The model's fingerprint: a 64-bit hash that `process!` computes at compile
-    /// time from the model — the process's name, every node (id, scope, kind, the
+    /// time from the model — the process's name (and its version, past 1), every node (id, scope, kind, the
     /// kind's parameters, its event's names, codes, timer and condition text) and every
     /// flow (ends, condition text, default), in declaration order. It leaves out what
     /// is code rather than model: task handlers, message keys, `apply` and `payload`

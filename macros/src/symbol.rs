@@ -49,6 +49,8 @@ pub const SCOPES: [&str; 3] = [SUBPROCESS, EVENT_SUBPROCESS, TRANSACTION];
 pub const FROM: &str = "from";
 pub const PROCESS: &str = "process";
 pub const FLOW: &str = "flow";
+// A process's version in its header: `ORDER_V2: Order = "order" version 2 { .. }`.
+pub const VERSION: &str = "version";
 
 // Words within a declaration.
 pub const ON: &str = "on";

@@ -86,4 +86,5 @@ mod sigkill;
 mod signals;
 mod tasks;
 mod timer_starts;
+mod versions;
 mod waits;

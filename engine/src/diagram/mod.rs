@@ -39,7 +39,7 @@ mod xml;
 pub use layout::{Bounds, Edge, Layout, Point, Shape};
 use overlay::Overlay;
 
-use crate::graph::Process;
+use crate::graph::{Graph, Process};
 use crate::History;
 use model::Model;
 
@@ -155,10 +155,7 @@ impl<D> Process<D> {
     /// # });
     /// ```
     pub fn to_svg_with(&self, history: &History) -> String {
-        let model = Model::of(self.graph());
-        let layout = layout::layout(&model);
-        let overlay = Overlay::of(&model, history);
-        svg::draw(&model, &layout, Some(&overlay))
+        svg_with(self.graph(), history)
     }
 
     /// The process as a Mermaid flowchart (`flowchart LR`), for Markdown that renders
@@ -223,5 +220,14 @@ pub(crate) fn svg_with_counts<D>(
             .collect(),
         flows: flows.to_vec(),
     };
+    svg::draw(&model, &layout, Some(&overlay))
+}
+
+/// [`Process::to_svg_with`] of any graph (a durable picture draws the version an
+/// instance was stored with).
+pub(crate) fn svg_with<D>(graph: &Graph<D>, history: &History) -> String {
+    let model = Model::of(graph);
+    let layout = layout::layout(&model);
+    let overlay = Overlay::of(&model, history);
     svg::draw(&model, &layout, Some(&overlay))
 }

@@ -15,8 +15,10 @@ pub(crate) use timer::{timer_text, TimerText};
 /// A process, erased of its data type.
 #[derive(Clone, Debug)]
 pub(crate) struct Model {
-    /// The process identifier (`ORDER`).
+    /// The process's name (`ORDER`, or its header's `= "order"`).
     pub name: String,
+    /// Its version (1: none declared).
+    pub version: u32,
     /// The process's doc comment.
     pub doc: String,
     pub nodes: Vec<MNode>,
@@ -280,6 +282,7 @@ impl Model {
             .collect();
         Model {
             name: process.name().to_string(),
+            version: process.version(),
             doc: process.doc().trim().to_string(),
             nodes,
             flows,

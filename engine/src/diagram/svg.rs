@@ -70,7 +70,12 @@ pub(crate) fn draw(model: &Model, layout: &Layout, overlay: Option<&Overlay>) ->
         s,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" {FONT} font-size=\"12\">"
     );
-    let _ = writeln!(s, "<title>{}</title>", escape(&model.name));
+    // A version past the first is part of what the picture shows.
+    match model.version {
+        1 => writeln!(s, "<title>{}</title>", escape(&model.name)),
+        v => writeln!(s, "<title>{} version {v}</title>", escape(&model.name)),
+    }
+    .ok();
     s.push_str(concat!(
         "<defs>\n",
         "<marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"11\" markerHeight=\"11\" markerUnits=\"userSpaceOnUse\" orient=\"auto\">",

@@ -23,6 +23,12 @@ impl Engine {
     /// signal start on every broadcast, a timer start on its schedule. Each instance
     /// starts with a clone of `data` and comes out of the returned [`Deployment`].
     ///
+    /// The process is registered as a version of its name ([`Engine::register`]),
+    /// and the start events of the newest version start instances: a deploy of a
+    /// version undeploys this engine's deployments of older ones (their
+    /// [`Deployment::next`] ends), and one older than a deployed version is
+    /// [`DeployError::NewerDeployed`].
+    ///
     /// ```
     /// # use thresh::{process, Engine, ProcessData, Published};
     /// # #[derive(Clone, Debug, Default, ProcessData)] pub struct Order { pub id: String }
@@ -47,6 +53,7 @@ impl Engine {
         process: &'static Process<D>,
         data: D,
     ) -> Result<Deployment<D>, EngineError> {
+        self.register(process)?;
         self.deploy_with(
             process.graph(),
             Erased::new(data),
@@ -71,6 +78,11 @@ impl Engine {
             return Err(DeployError::NoEventStart {
                 process: process.name,
             });
+        }
+        // The newest version's start events start its instances: this one
+        // replaces the deployments of older versions.
+        for older in self.older_deployments(process)? {
+            self.undeploy(older);
         }
         let (started_tx, started) = mpsc::unbounded_channel();
         let cancel = self.inner.stop.token().child_token();
@@ -136,7 +148,11 @@ impl Engine {
             }
         }
         let id = self.inner.next_deployment.fetch_add(1, Ordering::Relaxed);
-        let registration = Registration { subs, cancel };
+        let registration = Registration {
+            process,
+            subs,
+            cancel,
+        };
         self.inner
             .deployments
             .lock()
@@ -150,6 +166,38 @@ impl Engine {
             },
             Adopter(Arc::downgrade(&target)),
         ))
+    }
+
+    /// The deployments of older versions of `process` on this engine, which a
+    /// deploy of it replaces; [`DeployError::NewerDeployed`] if a newer version is
+    /// deployed.
+    pub(super) fn older_deployments(
+        &self,
+        process: &'static Graph<Erased>,
+    ) -> Result<Vec<DeploymentId>, DeployError> {
+        let deployments = self
+            .inner
+            .deployments
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut older = Vec::new();
+        for (&id, registration) in deployments.iter() {
+            let deployed = registration.process;
+            if deployed.name != process.name {
+                continue;
+            }
+            if deployed.version > process.version {
+                return Err(DeployError::NewerDeployed {
+                    process: process.name,
+                    deployed: deployed.version,
+                    given: process.version,
+                });
+            }
+            if deployed.version < process.version {
+                older.push(DeploymentId(id));
+            }
+        }
+        Ok(older)
     }
 
     /// Stop a deployment's start events: no further instance starts from them (the
@@ -221,10 +269,23 @@ pub enum DeployError {
     /// `Engine::deploy` was called outside a tokio runtime.
     #[error("no tokio runtime: deploy from within a tokio runtime")]
     NoRuntime,
+    /// A newer version of the process is deployed on this engine: its start
+    /// events start the newest version (README, "Versions").
+    #[error("version {deployed} of `{process}` is deployed, newer than version {given}: deployed start events start the newest version (undeploy it first to go back)")]
+    NewerDeployed {
+        /// The process's name.
+        process: &'static str,
+        /// The version deployed.
+        deployed: u32,
+        /// The version given.
+        given: u32,
+    },
 }
 
 /// What the engine keeps of a deployment.
 pub(super) struct Registration {
+    /// The version it starts.
+    process: &'static Graph<Erased>,
     subs: Vec<SubId>,
     /// Stops its timer starts.
     cancel: CancellationToken,

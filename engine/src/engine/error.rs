@@ -84,17 +84,45 @@ pub enum EngineError {
         /// The type published.
         given: &'static str,
     },
-    #[cfg(feature = "durable")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
-    /// Another process of this name, with another model, is registered.
-    #[error("a different process named `{process}` is registered (fingerprints {registered:#x} and {given:#x}): give each process its own name")]
-    NameTaken {
-        /// The name.
+    /// Another model of this process registered the same version number: a
+    /// changed model needs a version of its own (README, "Versions").
+    #[error(
+        "version {version} of `{process}` is registered with another model (fingerprints \
+         {registered:#x} and {given:#x}): give the changed model a version of its own \
+         (`= \"{process}\" version N` in its header)"
+    )]
+    VersionTaken {
+        /// The process's name.
         process: &'static str,
+        /// The version both claim.
+        version: u32,
         /// The registered one's fingerprint.
         registered: u64,
         /// The given one's.
         given: u64,
+    },
+    /// A start by name found no such registered process or version.
+    #[error("{}", unknown_version(process, *version, known))]
+    UnknownVersion {
+        /// The name asked for.
+        process: String,
+        /// The version asked for (`None`: the newest).
+        version: Option<u32>,
+        /// What is registered: the process's versions, or (none of it) the names
+        /// of the processes that are.
+        known: String,
+    },
+    /// A start by name gave data of another type than that version takes.
+    #[error("version {version} of `{process}` takes a `{expected}`, not a `{given}`")]
+    WrongData {
+        /// The process's name.
+        process: &'static str,
+        /// Its version.
+        version: u32,
+        /// The data type it takes.
+        expected: &'static str,
+        /// The data type given.
+        given: &'static str,
     },
     #[cfg(feature = "durable")]
     #[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
@@ -148,5 +176,13 @@ impl From<crate::DeployError> for EngineError {
             crate::DeployError::NoRuntime => EngineError::NoRuntime,
             other => EngineError::Deploy(other),
         }
+    }
+}
+
+/// [`EngineError::UnknownVersion`]'s message.
+fn unknown_version(process: &str, version: Option<u32>, known: &str) -> String {
+    match version {
+        Some(n) => format!("version {n} of `{process}` is not registered ({known})"),
+        None => format!("no version of `{process}` is registered ({known})"),
     }
 }

@@ -13,6 +13,7 @@ mod tasks;
 
 mod stop;
 mod typed;
+pub(crate) mod versions;
 
 pub use config::EngineConfig;
 
@@ -64,6 +65,8 @@ pub(crate) struct Inner {
     next_deployment: AtomicU64,
     /// Deployed processes: their start events' registrations, to undeploy them.
     deployments: Mutex<HashMap<u64, Registration>>,
+    /// The registered versions of each process (`versions.rs`).
+    versions: Mutex<versions::Versions>,
     /// Signals and messages between instances and the outside world.
     hub: Arc<Hub>,
     /// Begun by `shutdown`; every instance loop watches its token (a clone, not a
@@ -148,6 +151,7 @@ impl Engine {
                 instance_ids: ids::InstanceIds::new(),
                 next_deployment: AtomicU64::new(0),
                 deployments: Mutex::new(HashMap::new()),
+                versions: Mutex::default(),
                 hub: Arc::new(hub),
                 stop: Stop::new(),
                 loops: TaskTracker::new(),
@@ -445,6 +449,12 @@ impl Engine {
 }
 
 impl Inner {
+    /// The registered versions (a short lock: registrations, starts by name, and
+    /// durable lookups by fingerprint).
+    pub(crate) fn versions(&self) -> std::sync::MutexGuard<'_, versions::Versions> {
+        self.versions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// The replaced task handlers of `process` on this engine, if any.
     #[cfg(feature = "testing")]
     fn overrides_of(&self, process: &'static Graph<Erased>) -> Option<Arc<dyn Any + Send + Sync>> {

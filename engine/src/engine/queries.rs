@@ -113,6 +113,7 @@ fn summary<D: Clone + 'static>(v: View<'_>) -> InstanceSummary<D> {
         id: InstanceId(v.id),
         process: v.graph.name.to_string(),
         fingerprint: v.graph.fingerprint,
+        version: Some(v.graph.version),
         status: v.status,
         business_key: v.business_key.map(str::to_string),
         key: v.key.map(str::to_string),

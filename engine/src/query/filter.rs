@@ -66,6 +66,8 @@ impl fmt::Display for Status {
 pub(crate) trait Row {
     fn id(&self) -> u64;
     fn process(&self) -> &str;
+    /// The fingerprint of the version it runs on.
+    fn fingerprint(&self) -> u64;
     fn status(&self) -> Status;
     /// Whether a token waits at element `node`.
     fn waits_at(&self, node: &str) -> bool;
@@ -87,6 +89,9 @@ pub struct InstanceQuery {
     pub process: Option<String>,
     /// This one instance (its id).
     pub id: Option<u64>,
+    /// The version it runs on, by its fingerprint ([`Query::of`](crate::Query::of)
+    /// sets it: the instances of one version, whose data is of one type).
+    pub fingerprint: Option<u64>,
     /// Any of these statuses (empty: any status).
     pub statuses: Vec<Status>,
     /// A token waits at this element (its id).
@@ -158,6 +163,7 @@ impl InstanceQuery {
         };
         self.process.as_ref().is_none_or(|p| p == r.process())
             && self.id.is_none_or(|id| id == r.id())
+            && self.fingerprint.is_none_or(|f| f == r.fingerprint())
             && (self.statuses.is_empty() || self.statuses.contains(&r.status()))
             && self.waiting_at.as_ref().is_none_or(|n| r.waits_at(n))
             && self

@@ -82,6 +82,9 @@ impl Row for View<'_> {
     fn process(&self) -> &str {
         self.graph.name
     }
+    fn fingerprint(&self) -> u64 {
+        self.graph.fingerprint
+    }
     fn status(&self) -> Status {
         self.status
     }

@@ -73,12 +73,15 @@ impl<D> Clone for Target<D> {
 }
 
 impl<D: 'static> Query<D> {
-    /// The instances of `process`, any status, sorted by id, all of them.
+    /// The instances of `process` — of this version of it (README, "Versions"):
+    /// [`Query::named`] selects every version's —, any status, sorted by id, all
+    /// of them.
     pub fn of(process: &'static Process<D>) -> Self {
         Query {
             target: Target::Static(process),
             filter: InstanceQuery {
                 process: Some(process.name().to_string()),
+                fingerprint: Some(process.fingerprint()),
                 ..InstanceQuery::default()
             },
             cursor: None,
@@ -300,6 +303,9 @@ pub struct InstanceSummary<D> {
     pub process: String,
     /// The fingerprint of the model it runs (or ran) under.
     pub fingerprint: u64,
+    /// The version of its process it runs (or ran) on (README, "Versions");
+    /// `None` for a stored instance whose model is not registered with this engine.
+    pub version: Option<u32>,
     /// Running, or how it ended.
     pub status: Status,
     /// The business key it was started with, if any.
@@ -324,6 +330,9 @@ impl<D> Row for InstanceSummary<D> {
     }
     fn process(&self) -> &str {
         &self.process
+    }
+    fn fingerprint(&self) -> u64 {
+        self.fingerprint
     }
     fn status(&self) -> Status {
         self.status

@@ -135,6 +135,9 @@ impl crate::query::Row for InstanceRecord {
     fn process(&self) -> &str {
         &self.process
     }
+    fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
     fn status(&self) -> Status {
         self.status
     }

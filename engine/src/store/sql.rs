@@ -111,6 +111,13 @@ impl Sql {
             let column = if waits { "w.instance" } else { "i.id" };
             filters.push(format!("{column} = {}", self.bind(Param::Int(id), mark)));
         }
+        if let Some(fingerprint) = q.fingerprint {
+            // The same 64 bits, as the stores keep them.
+            filters.push(format!(
+                "i.fingerprint = {}",
+                self.bind(Param::Int(fingerprint as i64), mark)
+            ));
+        }
         if !q.statuses.is_empty() {
             let marks: Vec<String> = q
                 .statuses

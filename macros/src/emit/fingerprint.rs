@@ -5,7 +5,8 @@
 //! here, so the value depends on nothing but the model (not on the Rust version, the
 //! platform, or how the source is spaced).
 //!
-//! **In it**, in declaration order: the process's name; every node — its id, its
+//! **In it**, in declaration order: the process's name (the header's `= "name"`,
+//! else the static's identifier); every node — its id, its
 //! scope (the index of the sub-process it is written in), its kind and the kind's
 //! parameters (gateway kinds, an instantiating gate's `parallel`, a boundary's
 //! activity and interrupting flag, an event sub-process start's interrupting flag,
@@ -22,7 +23,10 @@
 //! as before markers existed), the node index, the marker (multi-instance:
 //! `sequential`, `each` or `count` with its text, the completion condition's text,
 //! whether it has an output mapping; standard loop: `test_before`, the condition's
-//! text, `max`), and every `#[item]` task with whether it is `#[item(output)]`.
+//! text, `max`), and every `#[item]` task with whether it is `#[item(output)]`;
+//! last, only for a version past 1, `version` and the number (so a process with no
+//! version, or version 1, hashes as before versions existed, and two versions of
+//! one model differ).
 //!
 //! **Not in it**: anything that is code rather than model — task handlers, message
 //! keys, `apply` and `payload` mappings (their bodies, and whether they are given),
@@ -52,7 +56,7 @@ const VERSION: &str = "thresh-fingerprint/1";
 pub fn of(model: &Model) -> u64 {
     let mut h = Fnv::new();
     h.str(VERSION);
-    h.str(&model.name.to_string());
+    h.str(&model.process_name);
     h.len(model.nodes.len());
     for node in &model.nodes {
         h.node(node);
@@ -62,6 +66,12 @@ pub fn of(model: &Model) -> u64 {
         h.flow(flow);
     }
     h.loops(model);
+    // Last, and only past 1: a process that declares no version (or version 1)
+    // keeps the fingerprint it had before versions were.
+    if model.version != 1 {
+        h.str("version");
+        h.len(usize::try_from(model.version).unwrap_or(usize::MAX));
+    }
     h.0
 }
 

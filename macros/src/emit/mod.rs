@@ -39,12 +39,13 @@ pub fn process(model: &Model, graph: Graph, notes: &[String]) -> TokenStream {
     let Model {
         vis,
         name,
+        process_name: name_str,
+        version,
         data,
         doc,
         attrs,
         ..
     } = model;
-    let name_str = name.to_string();
     let doc_attr = (!doc.is_empty()).then(|| quote!(#[doc = #doc]));
     // The user's handlers, conditions, keys and payload mappings are emitted either
     // way: with errors (unused), so they are type-checked with the other errors and
@@ -56,12 +57,12 @@ pub fn process(model: &Model, graph: Graph, notes: &[String]) -> TokenStream {
             let fingerprint = fingerprint::of(model);
             quote! {
                 #(#fns)*
-                ::thresh::Process::new(::thresh::__private::Graph { name: #name_str, doc: #doc, fingerprint: #fingerprint, #tables })
+                ::thresh::Process::new(::thresh::__private::Graph { name: #name_str, version: #version, doc: #doc, fingerprint: #fingerprint, #tables })
             }
         }
         Graph::Empty => quote! {
             #(#[allow(dead_code)] #fns)*
-            ::thresh::Process::new(::thresh::__private::Graph { name: #name_str, doc: #doc, fingerprint: 0, nodes: &[], flows: &[], starts: &[], event_subs: &[], loops: &[], item_tasks: &[] })
+            ::thresh::Process::new(::thresh::__private::Graph { name: #name_str, version: #version, doc: #doc, fingerprint: 0, nodes: &[], flows: &[], starts: &[], event_subs: &[], loops: &[], item_tasks: &[] })
         },
     };
     let notes = notes.iter().map(|n| quote!(#[doc = #n]));

@@ -74,6 +74,7 @@ pub fn build(ctx: &Ctx, ast: &ProcessAst, import: &ImportAst) -> Built {
         vis: ast.vis.clone(),
         name: ast.name.clone(),
         data: ast.data.clone(),
+        identity: ast.identity.clone(),
         nodes: Vec::new(),
         flows: Vec::new(),
         syntax_error: None,

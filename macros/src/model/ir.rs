@@ -9,6 +9,11 @@ use crate::parse::{ActivationAst, EventAst, EventTrigger, Guard};
 pub struct Model<'a> {
     pub vis: &'a Visibility,
     pub name: &'a Ident,
+    /// The name the engines know the process by: the header's `= "order"`, else
+    /// the static's identifier.
+    pub process_name: String,
+    /// The header's `version N`; 1 when not given.
+    pub version: u32,
     pub data: &'a Type,
     pub doc: String,
     /// Non-doc attributes of the process (e.g. `#[allow(...)]`), kept on the static.

@@ -151,6 +151,17 @@ pub fn build<'a>(ctx: &Ctx, ast: &'a ProcessAst) -> Model<'a> {
     Model {
         vis: &ast.vis,
         name: &ast.name,
+        process_name: ast
+            .identity
+            .name
+            .as_ref()
+            .map_or_else(|| ast.name.to_string(), syn::LitStr::value),
+        version: ast
+            .identity
+            .version
+            .as_ref()
+            .and_then(|v| v.base10_parse().ok())
+            .unwrap_or(1),
         data: &ast.data,
         doc: doc_text(&ast.attrs),
         attrs: ast

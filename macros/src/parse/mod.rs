@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! input   := process*
-//! process := attr* vis NAME ':' DataType '{' stmt* '}'
+//! process := attr* vis NAME ':' DataType identity '{' stmt* '}'
+//! identity := ('=' "name")? ('version' INT)?        the stable name and the version
 //! stmt    := attr* KIND id ('=' handler)? (':' spec ('|' spec)*)? ('->' id)? ';'   a node
 //!          | attr* ('subprocess' | 'event_subprocess' | 'transaction') id '{' stmt* '}'   a scope
 //!          | ids ('->' ids)+ ('when' condition | 'else')? ';'             flows
@@ -18,7 +19,7 @@
 //! (the `import` stage turns the file and the bindings into the same tree):
 //!
 //! ```text
-//! process := attr* vis NAME ':' DataType 'from' "file.bpmn" ('process' "Id")? '{' binding* '}'
+//! process := attr* vis NAME ':' DataType identity 'from' "file.bpmn" ('process' "Id")? '{' binding* '}'
 //! binding := attr* KIND ref ('=' handler)? (':' spec ('|' spec)*)? ';'     an element's code
 //!          | 'flow' ref 'when' condition ';'                              a flow's condition
 //! ref     := id | "id as the file writes it"
@@ -37,7 +38,7 @@ mod spec;
 
 pub use spec::{activation, event, ActivationAst, EventAst, EventTrigger, TimerAst};
 
-use crate::symbol::{FLOW, FROM, NON_INTERRUPTING, ON, PROCESS, SCOPES, WHEN};
+use crate::symbol::{FLOW, FROM, NON_INTERRUPTING, ON, PROCESS, SCOPES, VERSION, WHEN};
 
 pub struct Input {
     pub processes: Vec<ProcessAst>,
@@ -48,6 +49,8 @@ pub struct ProcessAst {
     pub vis: Visibility,
     pub name: Ident,
     pub data: Type,
+    /// The process's stable name and version (`= "order" version 2`).
+    pub identity: Identity,
     /// Every element, scopes before what they contain, in source order.
     pub nodes: Vec<NodeAst>,
     pub flows: Vec<FlowAst>,
@@ -59,6 +62,58 @@ pub struct ProcessAst {
     pub import: Option<ImportAst>,
     /// What the file says of its elements beyond the structure (made by `import`).
     pub file: Option<FileMeta>,
+}
+
+/// The header's `= "order" version 2`: the name the engines and the store know the
+/// process by (the static's identifier when not given) and its version (1 when not
+/// given). Several versions of one name are registered side by side.
+#[derive(Clone, Default)]
+pub struct Identity {
+    pub name: Option<syn::LitStr>,
+    pub version: Option<syn::LitInt>,
+}
+
+impl Identity {
+    /// `('=' "name")? ('version' INT)?`
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut identity = Identity::default();
+        if input.peek(Token![=]) {
+            input.parse::<Token![=]>()?;
+            let name: syn::LitStr = input.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "expected the process's name as a string literal: `ORDER_V2: Order = \"order\" version 2 { .. }`",
+                )
+            })?;
+            if name.value().is_empty() || name.value().contains('\0') {
+                return Err(syn::Error::new(
+                    name.span(),
+                    "a process's name is not empty and holds no NUL: `= \"order\"`",
+                ));
+            }
+            identity.name = Some(name);
+        }
+        if input.peek(Ident) && input.fork().parse::<Ident>()? == VERSION {
+            input.parse::<Ident>()?;
+            let version: syn::LitInt = input.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "expected the version as a whole number: `version 2`",
+                )
+            })?;
+            match version.base10_parse::<u32>() {
+                Ok(1..) if version.suffix().is_empty() => {}
+                _ => {
+                    return Err(syn::Error::new(
+                        version.span(),
+                        "a version is a whole number from 1 (no suffix): `version 2`",
+                    ))
+                }
+            }
+            identity.version = Some(version);
+        }
+        Ok(identity)
+    }
 }
 
 /// What a diagram says of its elements that the model does not need and the
@@ -230,6 +285,7 @@ impl Parse for ProcessAst {
         let name = input.parse()?;
         input.parse::<Token![:]>()?;
         let data = input.parse()?;
+        let identity = Identity::parse(input)?;
         let from = if input.peek(Ident) && input.fork().parse::<Ident>()? == FROM {
             input.parse::<Ident>()?;
             let path: syn::LitStr = input.parse().map_err(|e| {
@@ -276,6 +332,7 @@ impl Parse for ProcessAst {
                 vis,
                 name,
                 data,
+                identity,
                 nodes: Vec::new(),
                 flows: Vec::new(),
                 syntax_error,
@@ -307,6 +364,7 @@ impl Parse for ProcessAst {
             vis,
             name,
             data,
+            identity,
             nodes,
             flows,
             syntax_error,

@@ -7,6 +7,7 @@ use super::*;
 fn model(nodes: &[(&str, Elem, Option<usize>)], flows: &[(usize, usize)]) -> Model {
     let mut m = Model {
         name: "T".into(),
+        version: 1,
         doc: String::new(),
         nodes: nodes
             .iter()

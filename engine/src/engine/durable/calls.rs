@@ -28,15 +28,15 @@ impl Inner {
     ) -> Result<Option<InstanceHandle<Erased>>, String> {
         let codec = {
             let registry = self.registry.lock().unwrap_or_else(|p| p.into_inner());
-            match registry.get(process.name) {
-                Some(r) if r.graph.fingerprint == process.fingerprint => r.codec,
-                Some(_) => {
+            match registry.get(&process.fingerprint) {
+                Some(r) if r.graph.name == process.name => r.codec,
+                _ if registry.values().any(|r| r.graph.name == process.name) => {
                     return Err(format!(
-                        "another model of `{}` is registered with this durable engine",
-                        process.name
+                        "version {} of `{}` is not registered with this durable engine (another is): register the version the call activity names",
+                        process.version, process.name
                     ))
                 }
-                None => {
+                _ => {
                     return Err(format!(
                         "`{}` is not registered with this durable engine — register it (DurableEngine::register) so its instances are stored and resumed",
                         process.name
@@ -89,11 +89,11 @@ impl Inner {
         {
             let resumed = self.resumed.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(r) = resumed.get(&id.0) {
-                return match r.process == process.name {
+                return match r.process.name == process.name {
                     true => Resumed::Running(r.handle.clone()),
                     false => Resumed::Skipped(format!(
                         "it was resumed as an instance of `{}`",
-                        r.process
+                        r.process.name
                     )),
                 };
             }
@@ -110,8 +110,8 @@ impl Inner {
         let decode = {
             let registry = self.registry.lock().unwrap_or_else(|p| p.into_inner());
             registry
-                .get(process.name)
-                .filter(|r| r.graph.fingerprint == record.fingerprint)
+                .get(&record.fingerprint)
+                .filter(|r| r.graph.name == process.name)
                 .map(|r| r.codec.decode)
         };
         if record.status == Status::Running {

@@ -113,12 +113,10 @@ impl DurableEngine {
             .find(|i| i.id == id)
             .map(|i| i.process)
             .ok_or("the incident is not open here")?;
+        // Its newest version's: versions whose data types differ are not told
+        // apart here (README, "Versions").
         let codec = self
-            .inner
-            .registry
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(process)
+            .newest(process)
             .map(|r| r.codec)
             .ok_or("its process is not registered here")?;
         let data = (codec.decode)(value)?;

@@ -253,16 +253,16 @@ impl DurableEngine {
 }
 
 impl DurableEngine {
-    /// The registered processes: name and fingerprint.
-    fn registered(&self) -> Vec<(String, u64)> {
+    /// The registered processes: name and fingerprint of every version.
+    fn registered_versions(&self) -> Vec<(String, u64)> {
         let registry = self
             .inner
             .registry
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         registry
-            .iter()
-            .map(|(name, r)| (name.to_string(), r.graph.fingerprint))
+            .values()
+            .map(|r| (r.graph.name.to_string(), r.graph.fingerprint))
             .collect()
     }
 }
@@ -450,7 +450,7 @@ impl Node {
         engine: &DurableEngine,
         not: &[u64],
     ) -> Result<ResumeReport, EngineError> {
-        let processes = engine.registered();
+        let processes = engine.registered_versions();
         let mut report = ResumeReport::default();
         if processes.is_empty() {
             return Ok(report);
@@ -491,7 +491,7 @@ impl Node {
     ) -> Result<ResumeReport, EngineError> {
         let mut report = self.take_over(engine, &self.stopping()).await?;
         self.wake.notify_one();
-        let processes = engine.registered();
+        let processes = engine.registered_versions();
         let names: Vec<String> = processes.iter().map(|(n, _)| n.clone()).collect();
         let store = self.store.clone();
         let (leased, unregistered) = blocking(move || {

@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use super::{schedule, Adopt, DurableEngine, EngineError};
 use crate::data::{Erased, ProcessData};
+use crate::graph::Trigger;
 use crate::graph::{Graph, Process};
 use crate::instance::durable::records::Codec;
-use crate::store::{DeploymentRecord, Write};
+use crate::store::{parse_anchors, DeploymentRecord, Write};
 
 impl DurableEngine {
     /// Deploy `process` (registering it): its start events start durable instances —
@@ -20,7 +21,10 @@ impl DurableEngine {
     /// period after the last one (ticks missed meanwhile fire at once, each once, in
     /// order), a date that fired does not fire again, a finite cycle keeps its count.
     /// A deploy takes the oldest stored deployment of its process; one stored under
-    /// another fingerprint begins its schedules anew.
+    /// another fingerprint begins its schedules anew — unless it is of an older
+    /// registered version of the process (README, "Versions"): then the timer starts
+    /// of the same id go on with its schedules. A deploy of a newer version than
+    /// one deployed here replaces that deployment and goes on with its schedules.
     pub fn deploy<D>(
         &self,
         process: &'static Process<D>,
@@ -42,8 +46,33 @@ impl DurableEngine {
         codec: Codec<Erased>,
         data: Erased,
     ) -> Result<crate::engine::Deployment<Erased>, EngineError> {
+        // The newest version's start events start instances: this deployment
+        // replaces those of older versions here, and goes on with their schedules.
+        for older in self.engine.older_deployments(process)? {
+            self.engine.undeploy(older);
+            let taken = self
+                .inner
+                .deployed
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&older);
+            if let Some((_, schedules)) = taken {
+                self.inner
+                    .stored_deployments
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .entry(process.name().to_string())
+                    .or_default()
+                    .push_front(schedules.record_now());
+            }
+        }
         let (record, shared) = self.deployment_record(process, (codec.encode)(&data).ok());
         let record_id = record.id;
+        let schedules = Arc::new(schedule::Schedules::new(
+            self.inner.writer.clone(),
+            record,
+            shared,
+        ));
         let durable = crate::engine::DurableStarts {
             writer: self.inner.writer.clone(),
             codec,
@@ -53,11 +82,7 @@ impl DurableEngine {
             #[cfg(not(feature = "postgres"))]
             started: None,
             every_task: self.every_task(),
-            schedules: Arc::new(schedule::Schedules::new(
-                self.inner.writer.clone(),
-                record,
-                shared,
-            )),
+            schedules: schedules.clone(),
         };
         let (deployment, adopter) = self.engine.deploy_with(process, data, Some(durable))?;
         let adopt: Arc<Adopt> = Arc::new(move |key, handle| {
@@ -66,7 +91,10 @@ impl DurableEngine {
         // Instances resumed before this deployment keep their keys in it.
         {
             let resumed = self.inner.resumed.lock().unwrap_or_else(|p| p.into_inner());
-            for r in resumed.values().filter(|r| r.process == process.name()) {
+            for r in resumed
+                .values()
+                .filter(|r| r.process.name == process.name())
+            {
                 if let Some(key) = &r.key {
                     adopt(key, &r.handle);
                 }
@@ -81,7 +109,7 @@ impl DurableEngine {
             .deployed
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(deployment.id(), record_id);
+            .insert(deployment.id(), (record_id, schedules));
         Ok(deployment)
     }
 
@@ -106,7 +134,7 @@ impl DurableEngine {
             // The other nodes share its schedule and go on with it.
             return Ok(true);
         }
-        if let Some(id) = record {
+        if let Some((id, _)) = record {
             self.inner
                 .writer
                 .submit(vec![Write::RemoveDeployment { id }])
@@ -136,7 +164,7 @@ impl DurableEngine {
                 .unwrap_or_else(|p| p.into_inner());
             let id = (0..)
                 .map(|nth| shared_deployment_id(process.name(), process.fingerprint(), nth))
-                .find(|id| !deployed.values().any(|d| d == id))
+                .find(|id| !deployed.values().any(|(d, _)| d == id))
                 .unwrap_or_default();
             let record = DeploymentRecord {
                 id,
@@ -156,14 +184,15 @@ impl DurableEngine {
             .and_then(std::collections::VecDeque::pop_front);
         let record = match stored {
             Some(record) if record.fingerprint == process.fingerprint() => record,
-            // The model changed: its schedules begin anew, in the same record.
+            // The model changed: its schedules begin anew, in the same record —
+            // but from an older version, the timer starts it kept go on.
             Some(record) => {
                 let record = DeploymentRecord {
                     id: record.id,
                     process: process.name().to_string(),
                     fingerprint: process.fingerprint(),
                     data,
-                    timer_anchors: "{}".to_string(),
+                    timer_anchors: self.carried_anchors(process, &record),
                 };
                 self.inner
                     .writer
@@ -179,6 +208,41 @@ impl DurableEngine {
             },
         };
         (record, false)
+    }
+}
+
+impl DurableEngine {
+    /// The schedules of `stored` (a deployment of `process`'s name under another
+    /// fingerprint) that a deploy of `process` goes on with: if `stored` is of an
+    /// older registered version, those of its timer starts that `process` has too
+    /// (by id); else none.
+    fn carried_anchors(
+        &self,
+        process: &'static Graph<Erased>,
+        stored: &DeploymentRecord,
+    ) -> String {
+        let older = self
+            .engine
+            .inner
+            .versions()
+            .of_name(process.name())
+            .iter()
+            .any(|v| {
+                v.graph.fingerprint == stored.fingerprint && v.graph.version < process.version()
+            });
+        let Some(mut anchors) = older
+            .then(|| parse_anchors(&stored.timer_anchors))
+            .flatten()
+        else {
+            return "{}".to_string();
+        };
+        anchors.retain(|start, _| {
+            process.starts.iter().any(|&s| {
+                let node = &process.nodes[s];
+                node.id == start && matches!(node.kind.trigger(), Some(Trigger::Timer(_)))
+            })
+        });
+        serde_json::to_string(&anchors).unwrap_or_else(|_| "{}".to_string())
     }
 }
 

@@ -27,11 +27,17 @@ impl DurableEngine {
             .unwrap_or_else(|p| p.into_inner());
         let mut incidents = Vec::new();
         for record in running {
-            let Some((process, registered)) = registry.get_key_value(record.process.as_str())
+            let Some(registered) = registry
+                .get(&record.fingerprint)
+                .filter(|r| r.graph.name == record.process)
             else {
                 continue;
             };
-            incidents.extend(incidents_of(&record, process, registered.graph)?);
+            incidents.extend(incidents_of(
+                &record,
+                registered.graph.name,
+                registered.graph,
+            )?);
         }
         incidents.sort_by_key(|i| (i.id.instance, i.id.number));
         Ok(incidents)

@@ -108,8 +108,9 @@ pub struct DurableEngine {
 pub(crate) struct Inner {
     store: Arc<dyn Store>,
     writer: Writer,
-    /// Registered processes by name.
-    registry: Mutex<HashMap<&'static str, Registered>>,
+    /// Registered processes by fingerprint: each version of a name has its own
+    /// (the names and version numbers are the in-memory engine's `Versions`).
+    registry: Mutex<HashMap<u64, Registered>>,
     /// Handles of resumed instances, by id (each an `InstanceHandle<D>`), with their
     /// process and correlation key.
     resumed: Mutex<HashMap<u64, Resumed>>,
@@ -141,13 +142,15 @@ pub(crate) struct Inner {
     /// deploy of the process takes the first and goes on with its timer schedules.
     stored_deployments: Mutex<HashMap<String, std::collections::VecDeque<DeploymentRecord>>>,
     next_deployment: AtomicU64,
-    /// The stored deployment record of each deployment of this engine.
-    deployed: Mutex<HashMap<super::DeploymentId, u64>>,
+    /// The stored deployment record of each deployment of this engine, and its
+    /// schedules (a deploy of a newer version goes on with them).
+    deployed: Mutex<HashMap<super::DeploymentId, (u64, Arc<schedule::Schedules>)>>,
 }
 
 /// A resumed instance's handle.
 struct Resumed {
-    process: &'static str,
+    /// The version it runs on.
+    process: &'static Graph<Erased>,
     key: Option<String>,
     handle: InstanceHandle<Erased>,
 }
@@ -158,9 +161,10 @@ type Adopt = dyn Fn(&str, &InstanceHandle<Erased>) + Send + Sync;
 /// Reads a stored message's JSON payload back into the type it was published with.
 pub(super) type PayloadDecoder = fn(serde_json::Value) -> Result<Payload, String>;
 
-/// A registered process: its graph, and how its data is stored (made where its
+/// A registered version of a process: its graph, and how its data is stored (made where its
 /// type is known, at `register`) — all that resuming its instances, starting its
 /// durable children and reading a child's stored end need.
+#[derive(Clone, Copy)]
 struct Registered {
     graph: &'static Graph<Erased>,
     codec: Codec<Erased>,
@@ -312,30 +316,93 @@ impl DurableEngine {
     where
         D: ProcessData + Storable,
     {
+        // Its version first: a model claiming a registered version's number is
+        // refused before anything of it is learnt.
+        self.engine.register(process)?;
         self.learn_payload_types(process)?;
-        let mut registry = self
-            .inner
+        self.inner
             .registry
             .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if let Some(known) = registry.get(process.name()) {
-            return match known.graph.fingerprint == process.fingerprint() {
-                true => Ok(()),
-                false => Err(EngineError::NameTaken {
-                    process: process.name(),
-                    registered: known.graph.fingerprint,
-                    given: process.fingerprint(),
-                }),
-            };
-        }
-        registry.insert(
-            process.name(),
-            Registered {
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(process.fingerprint())
+            .or_insert(Registered {
                 graph: process.graph(),
                 codec: Codec::json_of::<D>(),
-            },
-        );
+            });
         Ok(())
+    }
+
+    /// The registered version of `name` stored instances of `fingerprint` run on.
+    fn registered(&self, name: &str, fingerprint: u64) -> Option<Registered> {
+        self.inner
+            .registry
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&fingerprint)
+            .filter(|r| r.graph.name == name)
+            .copied()
+    }
+
+    /// The newest registered version of `name`.
+    fn newest(&self, name: &str) -> Option<Registered> {
+        let fingerprint = self
+            .engine
+            .inner
+            .versions()
+            .of_name(name)
+            .last()?
+            .graph
+            .fingerprint;
+        self.registered(name, fingerprint)
+    }
+
+    /// Start an instance of the newest registered version of the process `name`
+    /// (it is stored before this returns), as [`Engine::start_newest`] does in
+    /// memory.
+    pub async fn start_newest<D>(
+        &self,
+        name: &str,
+        data: D,
+    ) -> Result<InstanceHandle<D>, EngineError>
+    where
+        D: ProcessData + Storable,
+    {
+        let graph = self.engine.inner.versions().pick::<D>(name, None)?;
+        self.start_registered(graph, data).await
+    }
+
+    /// Start an instance of version `version` of the process `name` (registered),
+    /// as [`Engine::start_version`] does in memory.
+    pub async fn start_version<D>(
+        &self,
+        name: &str,
+        version: u32,
+        data: D,
+    ) -> Result<InstanceHandle<D>, EngineError>
+    where
+        D: ProcessData + Storable,
+    {
+        let graph = self
+            .engine
+            .inner
+            .versions()
+            .pick::<D>(name, Some(version))?;
+        self.start_registered(graph, data).await
+    }
+
+    /// Start the registered `graph`, whose data is a `D` (`Versions::pick` said so).
+    async fn start_registered<D>(
+        &self,
+        graph: &'static Graph<Erased>,
+        data: D,
+    ) -> Result<InstanceHandle<D>, EngineError>
+    where
+        D: ProcessData + Storable,
+    {
+        let handle = self
+            .start_graph(graph, Codec::json_of::<D>(), Erased::new(data), None)
+            .await?;
+        Ok(handle.typed())
     }
 
     /// Start an instance of `process` with `data` (registering the process); it is
@@ -519,8 +586,10 @@ impl DurableEngine {
 
     /// A stored instance of `process` drawn on its process (SVG), from what the
     /// store holds — also of an instance no engine runs now: where its tokens are
-    /// (waiting for an event, at a join, in a task or sub-process). `None` if no such
-    /// instance is stored, or it was stored under another model. A resumed
+    /// (waiting for an event, at a join, in a task or sub-process). An instance of
+    /// another registered version of the process is drawn on that version (its
+    /// title names it). `None` if no such instance is stored, or it was stored
+    /// under a model not registered here. A resumed
     /// instance's passed nodes are not counted (its history is not stored).
     pub async fn picture<D>(
         &self,
@@ -534,14 +603,18 @@ impl DurableEngine {
         let Some(record) = record else {
             return Ok(None);
         };
-        if record.process != process.name() || record.fingerprint != process.fingerprint() {
-            return Ok(None);
-        }
+        let graph = match record.fingerprint == process.fingerprint() {
+            true if record.process == process.name() => process.graph(),
+            _ => match self.registered(&record.process, record.fingerprint) {
+                Some(r) if r.graph.name == process.name() => r.graph,
+                _ => return Ok(None),
+            },
+        };
         let mut history = crate::instance::History::default();
         if let Ok(Checkpoint::Running(snapshot)) = serde_json::from_str(&record.state) {
             if record.status == Status::Running {
                 for track in &snapshot.tracks {
-                    let Some(node) = process.node(&track.at) else {
+                    let Some(node) = graph.node(&track.at) else {
                         continue;
                     };
                     history.push(
@@ -552,7 +625,7 @@ impl DurableEngine {
                 }
             }
         }
-        Ok(Some(process.to_svg_with(&history)))
+        Ok(Some(crate::diagram::svg_with(graph, &history)))
     }
 
     /// Stop every instance — durable ones stay stored as running, to resume at the

@@ -2,6 +2,8 @@
 //! columns (`store/sql.rs`), each row's data read back from its checkpoint or
 //! outcome as the query's type.
 
+use std::collections::HashMap;
+
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
@@ -27,7 +29,8 @@ impl DurableEngine {
         let records = tokio::task::spawn_blocking(move || store.query(&select))
             .await
             .map_err(|_| EngineError::NoRuntime)??;
-        Ok(page_of(&filter, records, summary)?)
+        let versions = self.version_numbers();
+        Ok(page_of(&filter, records, |r| summary(r, &versions))?)
     }
 
     /// How many stored instances `query` selects (its order and page ignored).
@@ -39,30 +42,41 @@ impl DurableEngine {
             .map_err(|_| EngineError::NoRuntime)??)
     }
 
-    /// The query's filter, its process and element checked.
+    /// The version number of each registered fingerprint.
+    fn version_numbers(&self) -> HashMap<u64, u32> {
+        self.engine
+            .inner
+            .versions()
+            .all()
+            .map(|v| (v.graph.fingerprint, v.graph.version))
+            .collect()
+    }
+
+    /// The query's filter, its process and element checked (by name: against
+    /// the elements of every registered version).
     fn resolve<D: 'static>(&self, query: &Query<D>) -> Result<InstanceQuery, QueryError> {
-        let graph = match query.process() {
-            Some(process) => process.graph(),
+        let ids: Vec<&str> = match query.process() {
+            Some(process) => process.graph().nodes.iter().map(|n| n.id).collect(),
             None => {
-                let registry = self
-                    .inner
-                    .registry
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner());
-                match registry.get(query.process_name()) {
-                    Some(known) => known.graph,
-                    None => {
-                        let mut known: Vec<&str> = registry.keys().copied().collect();
-                        known.sort_unstable();
-                        return Err(QueryError::UnknownProcess {
-                            name: query.process_name().to_string(),
-                            known: known.join(", "),
-                        });
-                    }
+                let versions = self.engine.inner.versions();
+                let graphs = versions.of_name(query.process_name());
+                if graphs.is_empty() {
+                    let mut known: Vec<&str> = versions.names().collect();
+                    known.sort_unstable();
+                    return Err(QueryError::UnknownProcess {
+                        name: query.process_name().to_string(),
+                        known: known.join(", "),
+                    });
                 }
+                let mut ids: Vec<&str> = graphs
+                    .iter()
+                    .flat_map(|v| v.graph.nodes.iter().map(|n| n.id))
+                    .collect();
+                ids.sort_unstable();
+                ids.dedup();
+                ids
             }
         };
-        let ids: Vec<&str> = graph.nodes.iter().map(|n| n.id).collect();
         query.resolve(&ids)
     }
 }
@@ -81,7 +95,10 @@ struct OutcomeData {
     data: serde_json::Value,
 }
 
-fn summary<D: DeserializeOwned>(r: InstanceRecord) -> Result<InstanceSummary<D>, QueryError> {
+fn summary<D: DeserializeOwned>(
+    r: InstanceRecord,
+    versions: &HashMap<u64, u32>,
+) -> Result<InstanceSummary<D>, QueryError> {
     let id = InstanceId(r.id);
     let bad = |e: serde_json::Error| QueryError::Data {
         id,
@@ -101,6 +118,7 @@ fn summary<D: DeserializeOwned>(r: InstanceRecord) -> Result<InstanceSummary<D>,
         id,
         ended_ms: r.ended_ms(),
         process: r.process,
+        version: versions.get(&r.fingerprint).copied(),
         fingerprint: r.fingerprint,
         status: r.status,
         business_key: r.business_key,

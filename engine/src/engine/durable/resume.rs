@@ -51,37 +51,29 @@ impl DurableEngine {
     pub(super) fn resume_record(&self, record: InstanceRecord, report: &mut ResumeReport) {
         {
             let id = InstanceId(record.id);
-            let registered = {
-                let registry = self
-                    .inner
-                    .registry
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner());
-                registry
-                    .get(record.process.as_str())
-                    .map(|r| (r.graph, r.codec))
-            };
             let skip = |reason| Skipped {
                 id,
                 process: record.process.clone(),
                 reason,
             };
-            let Some((graph, codec)) = registered else {
-                report.skipped.push(skip(SkipReason::NotRegistered));
+            // On the version it was stored with, whichever is the newest.
+            let Some(registered) = self.registered(&record.process, record.fingerprint) else {
+                let reason = match self.newest(&record.process) {
+                    Some(newest) => SkipReason::ModelChanged {
+                        stored: record.fingerprint,
+                        registered: newest.graph.fingerprint,
+                    },
+                    None => SkipReason::NotRegistered,
+                };
+                report.skipped.push(skip(reason));
                 return;
             };
-            if graph.fingerprint != record.fingerprint {
-                report.skipped.push(skip(SkipReason::ModelChanged {
-                    stored: record.fingerprint,
-                    registered: graph.fingerprint,
-                }));
-                return;
-            }
+            let (graph, codec) = (registered.graph, registered.codec);
             let process = record.process.clone();
             let key = record.key.clone();
             match self.resume_one(graph, codec, record) {
                 Ok(handle) => {
-                    let name = self.process_name(&process);
+                    let name = graph.name;
                     // A deployment of its process owns its key again.
                     let adopt = self
                         .inner
@@ -100,7 +92,7 @@ impl DurableEngine {
                         .insert(
                             id.0,
                             Resumed {
-                                process: name,
+                                process: graph,
                                 key,
                                 handle,
                             },
@@ -124,17 +116,10 @@ impl DurableEngine {
     ) -> Option<InstanceHandle<D>> {
         let resumed = self.inner.resumed.lock().unwrap_or_else(|p| p.into_inner());
         let resumed = resumed.get(&id.0)?;
-        // Of its process, whose registration fixes the data type (one per name).
-        (resumed.process == process.name()).then(|| resumed.handle.clone().typed())
-    }
-
-    fn process_name(&self, name: &str) -> &'static str {
-        let registry = self
-            .inner
-            .registry
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        registry.get_key_value(name).map_or("", |(k, _)| *k)
+        // Of that version of its process, whose registration fixes the data type.
+        let of = resumed.process;
+        (of.name == process.name() && of.fingerprint == process.fingerprint())
+            .then(|| resumed.handle.clone().typed())
     }
 
     fn resume_one(

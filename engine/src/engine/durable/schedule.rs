@@ -80,6 +80,17 @@ impl Schedules {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The record with the schedules as they are now (what a deploy of a newer
+    /// version goes on with).
+    pub fn record_now(&self) -> DeploymentRecord {
+        let stored = self.lock();
+        DeploymentRecord {
+            timer_anchors: serde_json::to_string(&stored.ticks)
+                .unwrap_or_else(|_| "{}".to_string()),
+            ..stored.record.clone()
+        }
+    }
+
     /// The schedule of the timer start `node`: as stored, or — never stored — first
     /// due by `spec` from now, and stored so. `None`: the store could not be read or
     /// written (logged).

@@ -231,21 +231,16 @@ impl DurableEngine {
         Ok(Request::Complete { base, edited })
     }
 
-    /// The codec of the registered process `name`.
+    /// The codec of the registered process `name` (its newest version's: versions
+    /// whose data types differ are not told apart here, README "Versions").
     fn codec_of(
         &self,
         name: &str,
         id: TaskId,
     ) -> Result<crate::instance::durable::records::Codec<crate::data::Erased>, TaskListError> {
-        self.inner
-            .registry
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(name)
-            .map(|r| r.codec)
-            .ok_or_else(|| {
-                TaskListError::Elsewhere(id, format!("its process `{name}` is not registered here"))
-            })
+        self.newest(name).map(|r| r.codec).ok_or_else(|| {
+            TaskListError::Elsewhere(id, format!("its process `{name}` is not registered here"))
+        })
     }
 
     /// Store `request` for the node that runs task `id`'s instance; `Ok` once
