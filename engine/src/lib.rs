@@ -44,6 +44,7 @@ pub mod loops;
 mod mem;
 #[cfg(feature = "metrics")]
 mod metrics;
+mod migration;
 pub mod query;
 pub mod refs;
 pub mod retry;
@@ -77,14 +78,20 @@ pub use instance::{
     Happening, History, InstanceError, InstanceHandle, InstanceId, OpenWork, Outcome, Step,
     TrackId, WorkError,
 };
+pub use migration::{Migration, SameData};
 pub use query::{Element, InstanceSummary, Page, Query, QueryError, SortBy, Status};
 pub use retry::{Incident, IncidentId, OnFailure, RetryError, RetryPolicy};
 pub use tasklist::{IntoAssignee, Task, TaskId, TaskListError, TaskOrder, TaskQuery};
+/// A migration plan between two versions of a process, checked when it compiles:
+/// see [`Migration`].
+pub use thresh_macros::migrate;
 /// Declare a process. See the crate README for the DSL.
 pub use thresh_macros::process;
 /// Derive [`ProcessData`] for a struct with named or tuple fields; every field must be
 /// `Clone + PartialEq`.
 pub use thresh_macros::ProcessData;
+#[doc(hidden)]
+pub use thresh_macros::{__migrate_check, __migrate_next};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

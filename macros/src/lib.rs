@@ -15,6 +15,7 @@ mod ctx;
 mod derive;
 mod emit;
 mod import;
+mod migrate;
 mod model;
 mod parse;
 mod suggest;
@@ -86,6 +87,31 @@ fn expand_process(ast: &parse::ProcessAst) -> proc_macro2::TokenStream {
         )
     });
     quote::quote!(#item #rebuild #errors)
+}
+
+/// A migration plan from one version of a process to another, checked when it
+/// compiles: `migrate!(ORDER_V1 => ORDER_V2 { approve => review, data = upgrade })`.
+/// See the thresh README, "Migration plans".
+#[proc_macro]
+pub fn migrate(input: TokenStream) -> TokenStream {
+    let plan = syn::parse_macro_input!(input as migrate::Plan);
+    migrate::expand(plan).into()
+}
+
+/// `migrate!`'s second step (the new version's model). Not public API.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __migrate_next(input: TokenStream) -> TokenStream {
+    migrate::next(input.into())
+        .unwrap_or_else(|e| e.to_compile_error())
+        .into()
+}
+
+/// `migrate!`'s last step: the checks and the plan. Not public API.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __migrate_check(input: TokenStream) -> TokenStream {
+    migrate::check(input.into()).into()
 }
 
 /// Derive `thresh::ProcessData`: field-level change detection and three-way merge.

@@ -7,12 +7,14 @@
 //! - [`fns`]: the user's code as plain fns, each named once;
 //! - [`nodes`]: the node table, one function per family of nodes;
 //! - [`fingerprint`]: the model's stable hash, for the durable store;
-//! - [`refs`]: the typed references beside the static (`ORDER::user.approve`).
+//! - [`refs`]: the typed references beside the static (`ORDER::user.approve`);
+//! - [`model_macro`]: the hidden macro that hands the model to `migrate!`.
 
 mod assign;
 mod fingerprint;
 mod fns;
 pub mod loops;
+pub mod model_macro;
 mod nodes;
 mod reads;
 mod refs;
@@ -67,8 +69,10 @@ pub fn process(model: &Model, graph: Graph, notes: &[String]) -> TokenStream {
     };
     let notes = notes.iter().map(|n| quote!(#[doc = #n]));
     let refs = refs::emit(model);
+    let model_macro = model_macro::emit(model, graph == Graph::Full);
     quote! {
         #refs
+        #model_macro
         #doc_attr
         #(#notes)*
         #(#attrs)*

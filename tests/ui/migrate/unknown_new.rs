@@ -1,0 +1,29 @@
+//! The right side names no element of the new version: did you mean.
+
+use thresh::{migrate, process, Migration, ProcessData};
+
+#[derive(Clone, Debug, Default, ProcessData)]
+pub struct Order {
+    pub total: u64,
+}
+
+process! {
+    pub ORDER_V1: Order = "order" version 1 {
+        start s;
+        user  approve;
+        end   e;
+        s -> approve -> e;
+    }
+    pub ORDER_V2: Order = "order" version 2 {
+        start s;
+        user  review;
+        end   e;
+        s -> review -> e;
+    }
+}
+
+static PLAN: Migration<Order, Order> = migrate!(ORDER_V1 => ORDER_V2 { approve => reveiw });
+
+fn main() {
+    let _ = &PLAN;
+}
