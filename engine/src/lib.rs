@@ -62,7 +62,8 @@ pub use data::{ApplyOutcome, ChangedFields, ProcessData, TaskError};
 pub use engine::durable::NodeConfig;
 #[cfg(feature = "durable")]
 pub use engine::durable::{
-    Checkpoints, DurableEngine, ResumeReport, SkipReason, Skipped, Watched, WatchedOutcome,
+    Checkpoints, DurableEngine, MigrationReport, ResumeReport, SkipReason, Skipped, Watched,
+    WatchedOutcome,
 };
 /// Bounds no type meets, on the stand-ins of entry points whose cargo feature is off
 /// (`Engine::open` without `sqlite`, `Engine::connect` without `postgres`): the

@@ -80,6 +80,7 @@ mod deployments;
 mod faults;
 mod instance_queries;
 mod messages;
+mod migration;
 mod models;
 mod queries;
 mod sigkill;

@@ -17,6 +17,7 @@ mod cluster;
 mod deployments;
 mod incidents;
 mod messages;
+mod migrate;
 #[cfg(feature = "postgres")]
 mod node_config;
 mod queries;
@@ -32,6 +33,7 @@ mod watch;
 pub use node_config::NodeConfig;
 pub use watch::{Watched, WatchedOutcome};
 
+pub use migrate::MigrationReport;
 pub use report::{ResumeReport, SkipReason, Skipped};
 
 use super::{Engine, EngineError, ShutdownError};

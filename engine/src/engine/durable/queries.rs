@@ -54,7 +54,10 @@ impl DurableEngine {
 
     /// The query's filter, its process and element checked (by name: against
     /// the elements of every registered version).
-    fn resolve<D: 'static>(&self, query: &Query<D>) -> Result<InstanceQuery, QueryError> {
+    pub(super) fn resolve<D: 'static>(
+        &self,
+        query: &Query<D>,
+    ) -> Result<InstanceQuery, QueryError> {
         let ids: Vec<&str> = match query.process() {
             Some(process) => process.graph().nodes.iter().map(|n| n.id).collect(),
             None => {

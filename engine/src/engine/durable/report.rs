@@ -51,8 +51,9 @@ pub struct Skipped {
 pub enum SkipReason {
     /// No process of its name is registered.
     NotRegistered,
-    /// Its process changed since it started: an instance never resumes under another
-    /// model. Keep the old process (under its own name) registered to finish it.
+    /// The version of its process it was stored with is not registered (another
+    /// is): an instance never resumes under another model. Register that version
+    /// too (README, "Versions"), or migrate it (README, "Migration plans").
     ModelChanged {
         /// The fingerprint it was started under.
         stored: u64,

@@ -8,6 +8,7 @@
 //! instance (`InstanceError::Checkpoint`), naming the cause.
 
 mod loops;
+pub(crate) mod migrate;
 pub(crate) mod records;
 mod restore;
 mod retries;

@@ -1,0 +1,325 @@
+//! Applying a migration plan to stored instances (README, "Migration plans"):
+//! after a restart and before `resume`, `migrate` moves the selected instances of
+//! the old version to the new one — tokens where the plan puts them, a join's
+//! partial arrivals, a timer's deadline, the data converted — and `resume` runs
+//! them on the new version to the outcome its model gives.
+
+use super::*;
+use thresh::{migrate, Migration, Query};
+use tokio::time::Instant;
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
+pub struct Trip {
+    pub id: String,
+    pub price: u64,
+    pub paid: u64,
+    pub shipped: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
+pub struct TripCents {
+    pub id: String,
+    pub cents: u64,
+    pub paid: u64,
+    pub shipped: bool,
+}
+
+process! {
+    TRIP_V1: Trip = "trip" version 1 {
+        start    received;
+        task     price = |t| async move { t.price = 10; Ok(()) };
+        parallel fork;
+        user     approve;
+        receive  payment: message("trip-paid", key = |t| t.id.clone(), apply = |t, p: &u64| t.paid = *p);
+        parallel join;
+        end      done;
+        received -> price -> fork;
+        fork -> approve, payment;
+        approve, payment -> join -> done;
+    }
+
+    TRIP_V2: TripCents = "trip" version 2 {
+        start    received;
+        task     price = |t| async move { t.cents = 1_000; Ok(()) };
+        parallel fork;
+        user     review;
+        receive  payment: message("trip-paid", key = |t| t.id.clone(), apply = |t, p: &u64| t.paid = *p);
+        parallel join;
+        task     ship = |t| async move { t.shipped = true; Ok(()) };
+        end      done;
+        received -> price -> fork;
+        fork -> review, payment;
+        review, payment -> join -> ship -> done;
+    }
+}
+
+fn to_cents(trip: Trip) -> TripCents {
+    TripCents {
+        id: trip.id,
+        cents: trip.price * 100,
+        paid: trip.paid,
+        shipped: trip.shipped,
+    }
+}
+
+static TRIP_PLAN: Migration<Trip, TripCents> =
+    migrate!(TRIP_V1 => TRIP_V2 { approve => review, data = to_cents });
+
+fn trips(engine: &DurableEngine) -> Result<(), thresh::EngineError> {
+    engine.register(&TRIP_V1)?;
+    engine.register(&TRIP_V2)
+}
+
+/// An instance whose approval arrived at the join while its payment still waits
+/// moves to version 2: the arrival is kept, the payment's catch waits again under
+/// version 2's key, and version 2's shipping runs after the join. An instance the
+/// query does not select stays on version 1 and finishes there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parked_instance_moves_with_its_join_arrival_and_finishes_on_the_new_version() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    trips(&engine).expect("registered");
+    let moving = engine
+        .start_keyed(
+            &TRIP_V1,
+            "move",
+            Trip {
+                id: "T-1".into(),
+                ..Trip::default()
+            },
+        )
+        .await
+        .expect("started");
+    let staying = engine
+        .start_keyed(
+            &TRIP_V1,
+            "stay",
+            Trip {
+                id: "T-2".into(),
+                ..Trip::default()
+            },
+        )
+        .await
+        .expect("started");
+    for handle in [&moving, &staying] {
+        until_open(handle, "approve").await;
+        handle
+            .complete("approve", |_: &mut Trip| {})
+            .await
+            .expect("approved");
+    }
+    let (moving, staying) = (moving.id(), staying.id());
+
+    engine.shutdown(HANG).await.expect("shutdown");
+    drop(engine);
+    let engine = store.engine().expect("reopen");
+    trips(&engine).expect("registered");
+    let report = engine
+        .migrate(&TRIP_PLAN, &Query::of(&TRIP_V1).key("move"))
+        .await
+        .expect("migrated");
+    assert_eq!(report.migrated, [moving]);
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    let resumed = engine.resume().await.expect("resumed");
+    assert!(resumed.skipped.is_empty(), "{:?}", resumed.skipped);
+    let moved = engine.handle(&TRIP_V2, moving).expect("on version 2");
+    let stayed = engine.handle(&TRIP_V1, staying).expect("on version 1");
+    for key in ["T-1", "T-2"] {
+        engine
+            .publish_message("trip-paid", key, 7_u64)
+            .await
+            .expect("published");
+    }
+    let moved = tokio::time::timeout(HANG, moved.outcome())
+        .await
+        .expect("ended")
+        .completed()
+        .expect("completed");
+    assert_eq!(
+        moved,
+        TripCents {
+            id: "T-1".into(),
+            cents: 1_000,
+            paid: 7,
+            shipped: true
+        }
+    );
+    let stayed = tokio::time::timeout(HANG, stayed.outcome())
+        .await
+        .expect("ended")
+        .completed()
+        .expect("completed");
+    assert_eq!((stayed.price, stayed.paid), (10, 7));
+    engine.shutdown(HANG).await.expect("shutdown");
+}
+
+process! {
+    NAP_V1: Trip = "nap" version 1 {
+        start s;
+        catch wait: timer(Duration::from_secs(3600));
+        end   e;
+        s -> wait -> e;
+    }
+
+    NAP_V2: Trip = "nap" version 2 {
+        start s;
+        catch wait: timer(Duration::from_secs(3 * 3600));
+        task  ship = |t| async move { t.shipped = true; Ok(()) };
+        end   e;
+        s -> wait -> ship -> e;
+    }
+}
+
+static NAP_PLAN: Migration<Trip, Trip> = migrate!(NAP_V1 => NAP_V2 {});
+
+/// Await `work` without letting the paused clock run (see `timer_starts::busy`).
+async fn busy<F: std::future::Future>(work: F) -> F::Output {
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            biased;
+            out = &mut work => return out,
+            _ = tokio::task::yield_now() => {}
+        }
+    }
+}
+
+/// A waiting timer keeps its deadline: the instance moved to a version whose
+/// timer is three hours fires at version 1's one hour, then runs version 2.
+#[tokio::test(start_paused = true)]
+async fn a_timer_keeps_its_deadline_across_a_migration() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    let t0 = Instant::now();
+    let nap = busy(engine.start(&NAP_V1, Trip::default()))
+        .await
+        .expect("started");
+    let id = nap.id();
+    tokio::time::sleep(Duration::from_secs(1800)).await;
+    busy(engine.shutdown(HANG)).await.expect("shutdown");
+
+    let engine = store.engine().expect("reopen");
+    let report = busy(engine.migrate(&NAP_PLAN, &Query::of(&NAP_V1)))
+        .await
+        .expect("migrated");
+    assert_eq!(report.migrated, [id]);
+    busy(engine.resume()).await.expect("resumed");
+    let nap = engine.handle(&NAP_V2, id).expect("on version 2");
+    let done = nap.outcome().await.completed().expect("completed");
+    assert!(done.shipped, "version 2 ran");
+    assert_eq!(
+        t0.elapsed(),
+        Duration::from_secs(3600),
+        "at version 1's deadline"
+    );
+    busy(engine.shutdown(HANG)).await.expect("shutdown");
+}
+
+/// An engine that runs instances moves none under their loops: each is skipped,
+/// untouched, and goes on on its version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_engine_running_instances_skips_them() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    let trip = engine
+        .start(
+            &TRIP_V1,
+            Trip {
+                id: "T-9".into(),
+                ..Trip::default()
+            },
+        )
+        .await
+        .expect("started");
+    until_open(&trip, "approve").await;
+    let report = engine
+        .migrate(&TRIP_PLAN, &Query::of(&TRIP_V1))
+        .await
+        .expect("migrate");
+    assert!(report.migrated.is_empty());
+    assert_eq!(report.skipped.len(), 1);
+    assert_eq!(report.skipped[0].0, trip.id());
+    assert!(
+        report.skipped[0].1.contains("before resume"),
+        "{:?}",
+        report.skipped
+    );
+    trip.complete("approve", |_: &mut Trip| {})
+        .await
+        .expect("approved on version 1");
+    engine
+        .publish_message("trip-paid", "T-9", 3_u64)
+        .await
+        .expect("published");
+    let trip = tokio::time::timeout(HANG, trip.outcome())
+        .await
+        .expect("ended")
+        .completed()
+        .expect("completed");
+    assert_eq!((trip.price, trip.paid), (10, 3));
+    engine.shutdown(HANG).await.expect("shutdown");
+}
+
+process! {
+    CHARGE_V1: Trip = "charge" version 1 {
+        start s;
+        task  charge = |_| async move { Err(thresh::TaskError::permanent("the old code divides by zero")) };
+        end   e;
+        s -> charge -> e;
+    }
+
+    CHARGE_V2: Trip = "charge" version 2 {
+        start s;
+        task  charge_fixed = |t| async move { t.paid = 42; Ok(()) };
+        end   e;
+        s -> charge_fixed -> e;
+    }
+}
+
+static CHARGE_FIX: Migration<Trip, Trip> =
+    migrate!(CHARGE_V1 => CHARGE_V2 { charge => charge_fixed });
+
+/// The classic fix of an incident: deploy a corrected model, migrate, retry. The
+/// token held at the failing task moves to the corrected one with its incident,
+/// and the retry runs the corrected handler.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_incident_is_resolved_by_mapping_its_task_to_a_corrected_one() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    let charge = engine
+        .start(&CHARGE_V1, Trip::default())
+        .await
+        .expect("started");
+    let id = charge.id();
+    tokio::time::timeout(HANG, async {
+        while engine.incidents().await.expect("read").is_empty() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("an incident opened");
+    engine.shutdown(HANG).await.expect("shutdown");
+    drop(engine);
+
+    let engine = store.engine().expect("reopen");
+    let report = engine
+        .migrate(&CHARGE_FIX, &Query::of(&CHARGE_V1))
+        .await
+        .expect("migrated");
+    assert_eq!(report.migrated, [id]);
+    engine.resume().await.expect("resumed");
+    let incidents = engine.incidents().await.expect("read");
+    assert_eq!(incidents.len(), 1, "{incidents:?}");
+    assert_eq!(incidents[0].node, "charge_fixed");
+    let charge = engine.handle(&CHARGE_V2, id).expect("on version 2");
+    // Its loop has put the incident back on the engine's board once it answers.
+    assert_eq!(charge.incidents().await, incidents);
+    engine.retry(incidents[0].id).await.expect("retried");
+    let done = tokio::time::timeout(HANG, charge.outcome())
+        .await
+        .expect("ended")
+        .completed()
+        .expect("completed by the corrected handler");
+    assert_eq!(done.paid, 42);
+    engine.shutdown(HANG).await.expect("shutdown");
+}
