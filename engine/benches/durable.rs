@@ -5,6 +5,7 @@
 //! acknowledged and every step is checkpointed. No harness; it prints figures.
 //!
 //! cargo bench -p thresh --features sqlite --bench durable
+//! cargo bench -p thresh --features sqlite --bench durable -- migrate   (only the migration)
 
 #[path = "support/mod.rs"]
 #[allow(dead_code)] // this bench uses some of the shared helpers
@@ -15,7 +16,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use support::{report_rate, timed, Run};
 use thresh::store::MemoryStore;
-use thresh::{process, DurableEngine, Engine, ProcessData, TaskError};
+use thresh::{migrate, process, DurableEngine, Engine, Migration, ProcessData, Query, TaskError};
 
 const RUNS: usize = 5;
 const INSTANCES: u64 = 5_000;
@@ -50,6 +51,26 @@ process! {
         begin -> fork -> p1, p2, p3, p4, p5, p6, p7, p8, p9, p10 -> join -> done;
     }
 }
+
+process! {
+    /// Two versions of a waiting process, and a plan between them.
+    pub WAITING_V1: Nothing = "waiting" version 1 {
+        start begin;
+        user  approve;
+        end   done;
+        begin -> approve -> done;
+    }
+    pub WAITING_V2: Nothing = "waiting" version 2 {
+        start begin;
+        user  review;
+        task  ship = noop;
+        end   done;
+        begin -> review -> ship -> done;
+    }
+}
+
+static UPGRADE: Migration<Nothing, Nothing> =
+    migrate!(WAITING_V1 => WAITING_V2 { approve => review });
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -87,6 +108,10 @@ async fn memory_round(engine: &Engine) {
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "migrate") {
+        migrated();
+        return;
+    }
     println!("thresh durable benchmarks: median of {RUNS} runs after a warm-up [min .. max]");
     println!();
     println!("parallel10, {INSTANCES} instances started at once then all awaited, 2 workers");
@@ -141,6 +166,7 @@ fn main() {
     );
     remove(&path);
     parked_and_resumed();
+    migrated();
 }
 
 fn remove(path: &std::path::Path) {
@@ -204,6 +230,57 @@ fn parked_and_resumed() {
         "  resumed {} instances in {:.2} s (open, read, restore, re-arm; target < 5 s)",
         resumed.0,
         resumed.1.as_secs_f64()
+    );
+    remove(&path);
+}
+
+/// 100 000 instances parked at a user task on a SQLite file, migrated to a new
+/// version after a restart: instances per second (read, moved, stored).
+fn migrated() {
+    const PARKED_INSTANCES: u64 = 100_000;
+    println!();
+    println!("migrate: {PARKED_INSTANCES} instances parked at a user task on a SQLite file, moved to version 2 after a restart");
+    let path = std::env::temp_dir().join(format!("thresh-bench-migrate-{}.db", std::process::id()));
+    remove(&path);
+    runtime().block_on(async {
+        let engine = DurableEngine::open(&path).await.expect("store");
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..PARKED_INSTANCES {
+            let engine = engine.clone();
+            set.spawn(async move {
+                engine
+                    .start(&WAITING_V1, Nothing::default())
+                    .await
+                    .expect("stored");
+            });
+        }
+        while set.join_next().await.is_some() {}
+        // Let the parked checkpoints reach the store before the restart.
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        engine
+            .shutdown(std::time::Duration::from_secs(60))
+            .await
+            .expect("shutdown");
+    });
+    let (migrated, took) = runtime().block_on(async {
+        let engine = DurableEngine::open(&path).await.expect("store");
+        let began = std::time::Instant::now();
+        let report = engine
+            .migrate(&UPGRADE, &Query::of(&WAITING_V1))
+            .await
+            .expect("migrate");
+        let took = began.elapsed();
+        assert!(report.skipped.is_empty(), "{:?}", &report.skipped[..1]);
+        engine
+            .shutdown(std::time::Duration::from_secs(60))
+            .await
+            .expect("shutdown");
+        (report.migrated.len(), took)
+    });
+    println!(
+        "  migrated {migrated} instances in {:.2} s: {:.0} instances/s",
+        took.as_secs_f64(),
+        migrated as f64 / took.as_secs_f64()
     );
     remove(&path);
 }
