@@ -323,3 +323,58 @@ async fn an_incident_is_resolved_by_mapping_its_task_to_a_corrected_one() {
     assert_eq!(done.paid, 42);
     engine.shutdown(HANG).await.expect("shutdown");
 }
+
+/// An open user task moves with its instance: the task list's stored row names
+/// the new element before the instance resumes, and it is completed there after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_user_task_moves_in_the_task_list() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    let trip = engine
+        .start(
+            &TRIP_V1,
+            Trip {
+                id: "T-5".into(),
+                ..Trip::default()
+            },
+        )
+        .await
+        .expect("started");
+    until_open(&trip, "approve").await;
+    let id = trip.id();
+    engine.shutdown(HANG).await.expect("shutdown");
+    drop(engine);
+
+    let engine = store.engine().expect("reopen");
+    let report = engine
+        .migrate(&TRIP_PLAN, &Query::of(&TRIP_V1))
+        .await
+        .expect("migrated");
+    assert_eq!(report.migrated, [id]);
+    let listed = engine
+        .tasks(&thresh::TaskQuery::new().instance(id))
+        .await
+        .expect("listed");
+    let elements: Vec<_> = listed
+        .iter()
+        .map(|t| (t.process.as_str(), t.element.as_str()))
+        .collect();
+    assert_eq!(elements, [("trip", "review")]);
+    engine.resume().await.expect("resumed");
+    let trip = engine.handle(&TRIP_V2, id).expect("on version 2");
+    until_open(&trip, "review").await;
+    trip.complete("review", |_: &mut TripCents| {})
+        .await
+        .expect("reviewed");
+    engine
+        .publish_message("trip-paid", "T-5", 1_u64)
+        .await
+        .expect("published");
+    let done = tokio::time::timeout(HANG, trip.outcome())
+        .await
+        .expect("ended")
+        .completed()
+        .expect("completed");
+    assert!(done.shipped);
+    engine.shutdown(HANG).await.expect("shutdown");
+}

@@ -11,7 +11,7 @@ use crate::instance::durable::now_ms;
 use crate::instance::InstanceId;
 use crate::migration::Migration;
 use crate::query::Query;
-use crate::store::{InstanceRecord, Status, StoreError, Write};
+use crate::store::{InstanceRecord, Status, StoreError, TaskRecord, Write};
 
 /// How many instances one store transaction moves (each is whole in it either way).
 const BATCH: usize = 512;
@@ -104,15 +104,15 @@ impl DurableEngine {
     /// anew meanwhile, each on its own (that one is skipped, as it is stored).
     async fn store_moved(
         &self,
-        batch: Vec<InstanceRecord>,
+        batch: Vec<Moved>,
         report: &mut MigrationReport,
     ) -> Result<(), EngineError> {
         if batch.is_empty() {
             return Ok(());
         }
-        let ids: Vec<InstanceId> = batch.iter().map(|r| InstanceId(r.id)).collect();
-        let writes = batch.iter().cloned().map(Write::Put).collect();
-        match self.inner.writer.submit(writes).await {
+        let ids: Vec<InstanceId> = batch.iter().map(|(r, _)| InstanceId(r.id)).collect();
+        let all = batch.iter().cloned().flat_map(writes).collect();
+        match self.inner.writer.submit(all).await {
             Ok(()) => {
                 report.migrated.extend(ids);
                 return Ok(());
@@ -120,9 +120,9 @@ impl DurableEngine {
             Err(StoreError::StaleCheckpoint { .. }) => {}
             Err(error) => return Err(error.into()),
         }
-        for record in batch {
-            let id = InstanceId(record.id);
-            match self.inner.writer.submit(vec![Write::Put(record)]).await {
+        for moved in batch {
+            let id = InstanceId(moved.0.id);
+            match self.inner.writer.submit(writes(moved)).await {
                 Ok(()) => report.migrated.push(id),
                 Err(StoreError::StaleCheckpoint { .. }) => report.skipped.push((
                     id,
@@ -134,20 +134,34 @@ impl DurableEngine {
         Ok(())
     }
 
-    /// `record` moved, or why not.
-    fn moved(
-        &self,
-        moving: &Move<'_>,
-        mut record: InstanceRecord,
-    ) -> Result<InstanceRecord, String> {
+    /// `record` moved, with its open tasks' rows, or why not.
+    fn moved(&self, moving: &Move<'_>, mut record: InstanceRecord) -> Result<Moved, String> {
         #[cfg(feature = "postgres")]
         if self.inner.node.get().is_some() {
             return Err("on a node of several, migration is not supported yet".to_string());
         }
-        record.state = moving.checkpoint(&record.state, &mut record.waits)?;
+        let tasks = moving.record(&mut record)?;
         record.fingerprint = moving.to.fingerprint;
         record.seq += 1;
         record.updated_ms = now_ms();
-        Ok(record)
+        Ok((record, tasks))
     }
+}
+
+/// A moved record and its open tasks' rows (`None`: none to write).
+type Moved = (InstanceRecord, Option<Vec<TaskRecord>>);
+
+/// The writes that store a moved instance: its record, and its task-list rows
+/// anew (the old ones deleted first: a kept row would keep its old element).
+fn writes((record, tasks): Moved) -> Vec<Write> {
+    let instance = record.id;
+    let mut writes = vec![Write::Put(record)];
+    if let Some(open) = tasks {
+        writes.push(Write::Tasks {
+            instance,
+            open: Vec::new(),
+        });
+        writes.push(Write::Tasks { instance, open });
+    }
+    writes
 }

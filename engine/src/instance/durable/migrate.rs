@@ -12,8 +12,10 @@
 use serde_json::Value;
 
 use super::records::{Checkpoint, CompletionRecord, CurrentRecord};
+use super::tasks::OpenTaskRecord;
 use crate::data::Erased;
 use crate::graph::Graph;
+use crate::store::{InstanceRecord, TaskRecord};
 
 /// How a checkpoint moves: the versions, the plan's mapping and the data's
 /// conversion (JSON of the old data type to JSON of the new one).
@@ -84,10 +86,16 @@ impl Move<'_> {
             })
     }
 
-    /// The stored state `state` (a checkpoint) and the elements `waits` its
-    /// tokens wait at, moved.
-    pub(crate) fn checkpoint(&self, state: &str, waits: &mut [String]) -> Result<String, String> {
-        let checkpoint: Checkpoint = serde_json::from_str(state).map_err(|e| e.to_string())?;
+    /// `record`'s checkpoint and the elements its tokens wait at, moved; and the
+    /// rows of its open user tasks as the new version names them (`None`: it has
+    /// none to write).
+    pub(crate) fn record(
+        &self,
+        record: &mut InstanceRecord,
+    ) -> Result<Option<Vec<TaskRecord>>, String> {
+        let checkpoint: Checkpoint =
+            serde_json::from_str(&record.state).map_err(|e| e.to_string())?;
+        let mut tasks = None;
         let checkpoint = match checkpoint {
             Checkpoint::Born { data, start } => {
                 let start = match start {
@@ -156,13 +164,40 @@ impl Move<'_> {
                 for task in &mut s.tasks.open {
                     task.at = self.id(&task.at)?;
                 }
+                if !s.tasks.open.is_empty() {
+                    tasks = Some(self.task_rows(record, &s.tasks.open));
+                }
                 // Its steps are the old version's: the history begins anew.
                 s.history = None;
                 Checkpoint::Running(s)
             }
         };
-        self.ids(waits)?;
-        waits.sort_unstable();
-        serde_json::to_string(&checkpoint).map_err(|e| e.to_string())
+        self.ids(&mut record.waits)?;
+        record.waits.sort_unstable();
+        record.state = serde_json::to_string(&checkpoint).map_err(|e| e.to_string())?;
+        Ok(tasks)
+    }
+
+    /// The task-list rows of `open` (moved already), as the restore would make
+    /// them: a claim is not carried (the row is written anew).
+    fn task_rows(&self, record: &InstanceRecord, open: &[OpenTaskRecord]) -> Vec<TaskRecord> {
+        open.iter()
+            .map(|task| TaskRecord {
+                instance: record.id,
+                number: task.number,
+                process: self.to.name.to_string(),
+                element: task.at.clone(),
+                name: self.to.node(&task.at).map_or("", |n| n.label).to_string(),
+                iteration: task.iteration,
+                assignee: task.assignee.clone(),
+                groups: task.groups.clone(),
+                due_ms: task.due_ms,
+                priority: task.priority,
+                claimed_by: None,
+                created_ms: task.created_ms,
+                key: record.key.clone(),
+                business_key: record.business_key.clone(),
+            })
+            .collect()
     }
 }
