@@ -378,3 +378,293 @@ async fn an_open_user_task_moves_in_the_task_list() {
     assert!(done.shipped);
     engine.shutdown(HANG).await.expect("shutdown");
 }
+
+/// The child's part of the SIGKILL test: migrate the file's trips, saying when it
+/// begins and when it is done; the parent kills it in between.
+#[test]
+#[ignore = "run by the SIGKILL test as its child process"]
+fn migrate_child() {
+    let Ok(path) = std::env::var("THRESH_MIGRATE_STORE") else {
+        return;
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let engine = thresh::Engine::open(&path).await.expect("open");
+        println!("migrating");
+        let report = engine
+            .migrate(&TRIP_PLAN, &Query::of(&TRIP_V1))
+            .await
+            .expect("migrated");
+        println!("migrated {}", report.migrated.len());
+    });
+}
+
+/// 1 000 parked trips, migrated by a process killed with SIGKILL at several
+/// moments of the migration, then migrated to the end: every instance is wholly of
+/// one version (each resumes, none is skipped) and finishes as its version's model
+/// says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migration_killed_midway_leaves_each_instance_whole() {
+    use std::io::{BufRead, BufReader};
+    const TRIPS: u64 = 1_000;
+    let file = thresh::testing::TempFile::new("migrate-kill", "db");
+    let path = file.path().to_path_buf();
+    let engine = thresh::Engine::open(&path).await.expect("open");
+    for i in 0..TRIPS {
+        engine
+            .start(
+                &TRIP_V1,
+                Trip {
+                    id: format!("K-{i}"),
+                    ..Trip::default()
+                },
+            )
+            .await
+            .expect("stored");
+    }
+    let parked = Query::of(&TRIP_V1).waiting_at("approve");
+    tokio::time::timeout(HANG, async {
+        while engine.count(&parked).await.expect("count") < TRIPS {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("all parked");
+    engine.shutdown(HANG).await.expect("shutdown");
+    drop(engine);
+
+    let mut finished = false;
+    for delay_ms in [0, 3, 8, 20, 60, 200] {
+        let mut child = std::process::Command::new(std::env::current_exe().expect("exe"))
+            .args([
+                "--ignored",
+                "--exact",
+                "migration::migrate_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("THRESH_MIGRATE_STORE", &path)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("child");
+        let stdout = child.stdout.take().expect("stdout");
+        let (began_tx, began_rx) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let line = line.rsplit("... ").next().unwrap_or_default().to_string();
+                if line.starts_with("migrating") {
+                    let _ = began_tx.send(());
+                }
+                if line.starts_with("migrated") {
+                    return true;
+                }
+            }
+            false
+        });
+        let began = tokio::task::spawn_blocking(move || began_rx.recv().is_ok())
+            .await
+            .expect("began");
+        assert!(began, "the child began migrating");
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        child.kill().expect("SIGKILL");
+        let _ = child.wait();
+        if reader.join().expect("reader") {
+            finished = true;
+            break;
+        }
+    }
+    let engine = thresh::Engine::open(&path).await.expect("reopen");
+    trips(&engine).expect("registered");
+    if !finished {
+        let report = engine
+            .migrate(&TRIP_PLAN, &Query::of(&TRIP_V1))
+            .await
+            .expect("migrated the rest");
+        assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    }
+    let report = engine.resume().await.expect("resume");
+    assert!(report.skipped.is_empty(), "{:?}", &report.skipped[..1]);
+    assert_eq!(report.resumed.len() as u64, TRIPS);
+    for (id, _) in &report.resumed {
+        let trip = engine
+            .handle(&TRIP_V2, *id)
+            .expect("every one on version 2");
+        until_open(&trip, "review").await;
+        trip.complete("review", |_: &mut TripCents| {})
+            .await
+            .expect("reviewed");
+    }
+    for i in 0..TRIPS {
+        engine
+            .publish_message("trip-paid", format!("K-{i}"), 1_u64)
+            .await
+            .expect("published");
+    }
+    for (id, _) in &report.resumed {
+        let trip = engine.handle(&TRIP_V2, *id).expect("on version 2");
+        let done = tokio::time::timeout(HANG, trip.outcome())
+            .await
+            .expect("ended")
+            .completed()
+            .expect("completed");
+        assert_eq!((done.cents, done.paid, done.shipped), (1_000, 1, true));
+    }
+    engine.shutdown(HANG).await.expect("shutdown");
+}
+
+process! {
+    DESK_V1: Trip = "desk" version 1 {
+        start    s;
+        parallel fork;
+        user     approve;
+        user     check;
+        receive  payment: message("desk-paid", key = |t| t.id.clone(), apply = |t, p: &u64| t.paid = *p);
+        parallel join;
+        end      e;
+        s -> fork -> approve, check, payment;
+        approve, check, payment -> join -> e;
+    }
+
+    DESK_V2: Trip = "desk" version 2 {
+        start    s;
+        parallel fork;
+        user     review;
+        user     check;
+        receive  payment: message("desk-paid", key = |t| t.id.clone(), apply = |t, p: &u64| t.paid = *p);
+        parallel join;
+        task     ship = |t| async move { t.shipped = true; Ok(()) };
+        end      e;
+        s -> fork -> check, payment, review;
+        payment, review, check -> join -> ship -> e;
+    }
+}
+
+static DESK_PLAN: Migration<Trip, Trip> = migrate!(DESK_V1 => DESK_V2 { approve => review });
+
+/// Every resting state of a three-way join — each subset of its branches arrived,
+/// short of all three — migrated to a version whose join lists its flows in another order and whose
+/// user task is renamed: each instance resumes on the new version, waits for
+/// exactly the branches that had not arrived, and finishes as the new model says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_arrival_state_of_a_join_migrates_and_finishes() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    let mut ids = Vec::new();
+    // Every subset short of all three (then the join fires and the instance ends).
+    for arrived in 0..7_u8 {
+        let key = format!("D-{arrived}");
+        let desk = engine
+            .start_keyed(
+                &DESK_V1,
+                key.clone(),
+                Trip {
+                    id: key.clone(),
+                    ..Trip::default()
+                },
+            )
+            .await
+            .expect("started");
+        until_open(&desk, "approve").await;
+        until_open(&desk, "check").await;
+        if arrived & 1 != 0 {
+            desk.complete("approve", |_: &mut Trip| {})
+                .await
+                .expect("approved");
+        }
+        if arrived & 2 != 0 {
+            desk.complete("check", |_: &mut Trip| {})
+                .await
+                .expect("checked");
+        }
+        if arrived & 4 != 0 {
+            engine
+                .publish_message("desk-paid", format!("D-{arrived}"), u64::from(arrived))
+                .await
+                .expect("paid");
+            // Stored once no token of it waits at the receive task any more.
+            let waiting = Query::of(&DESK_V1).key(key.as_str()).waiting_at("payment");
+            tokio::time::timeout(HANG, async {
+                while engine.count(&waiting).await.expect("count") > 0 {
+                    tokio::task::yield_now().await;
+                }
+            })
+            .await
+            .expect("the payment arrived at the join");
+        }
+        ids.push((arrived, desk.id()));
+    }
+    engine.shutdown(HANG).await.expect("shutdown");
+    drop(engine);
+
+    let engine = store.engine().expect("reopen");
+    let report = engine
+        .migrate(&DESK_PLAN, &Query::of(&DESK_V1))
+        .await
+        .expect("migrated");
+    assert_eq!(report.migrated.len(), 7, "{:?}", report.skipped);
+    let resumed = engine.resume().await.expect("resumed");
+    assert!(resumed.skipped.is_empty(), "{:?}", resumed.skipped);
+    for (arrived, id) in ids {
+        let desk = engine.handle(&DESK_V2, id).expect("on version 2");
+        let mut open: Vec<String> = Vec::new();
+        tokio::time::timeout(HANG, async {
+            loop {
+                open = desk
+                    .open_work()
+                    .await
+                    .into_iter()
+                    .map(|w| w.node.to_string())
+                    .collect();
+                open.sort();
+                let expected = (arrived & 1 == 0) as usize + (arrived & 2 == 0) as usize;
+                if open.len() == expected {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("its open tasks restored");
+        let mut expected: Vec<String> = Vec::new();
+        if arrived & 2 == 0 {
+            expected.push("check".into());
+        }
+        if arrived & 1 == 0 {
+            expected.push("review".into());
+        }
+        assert_eq!(open, expected, "arrived {arrived:03b}");
+        for node in &expected {
+            desk.complete(node.as_str(), |_: &mut Trip| {})
+                .await
+                .expect("completed");
+        }
+        if arrived & 4 == 0 {
+            engine
+                .publish_message("desk-paid", format!("D-{arrived}"), 100_u64)
+                .await
+                .expect("paid");
+        }
+        let done = tokio::time::timeout(HANG, desk.outcome())
+            .await
+            .expect("ended")
+            .completed()
+            .expect("completed");
+        let paid = if arrived & 4 == 0 {
+            100
+        } else {
+            u64::from(arrived)
+        };
+        assert_eq!(
+            (done.paid, done.shipped),
+            (paid, true),
+            "arrived {arrived:03b}"
+        );
+    }
+    engine.shutdown(HANG).await.expect("shutdown");
+}
