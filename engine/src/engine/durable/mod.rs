@@ -314,6 +314,11 @@ impl DurableEngine {
     /// `apply` takes any payload) — [`message_type`](Self::message_type) is needed
     /// only for other types, and on a node that publishes a message none of its
     /// processes catches.
+    ///
+    /// Each version of a process is registered on its own (README, "Versions"):
+    /// register every version that has stored instances, and each resumes on its
+    /// own; another model claiming a registered version's number is
+    /// [`EngineError::VersionTaken`].
     pub fn register<D>(&self, process: &'static Process<D>) -> Result<(), EngineError>
     where
         D: ProcessData + Storable,
