@@ -175,6 +175,7 @@ macro_rules! on_both {
 }
 
 on_both!(
+    shows_each_version_on_its_own,
     starts_lists_and_pages_instances,
     lists_processes_messages_and_one_instance,
     claims_completes_and_retries_through_the_task_list,
@@ -798,4 +799,127 @@ async fn lists_the_buffered_messages() {
     let (status, page) = page(&c.router, "/messages").await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("<td>paid</td><td>o-1</td>"), "{page}");
+}
+
+#[derive(
+    Clone, Debug, Default, PartialEq, thresh::ProcessData, serde::Serialize, serde::Deserialize,
+)]
+pub struct Ticket {
+    pub title: String,
+    pub done: bool,
+}
+
+#[derive(
+    Clone, Debug, Default, PartialEq, thresh::ProcessData, serde::Serialize, serde::Deserialize,
+)]
+pub struct TicketV2 {
+    pub title: String,
+    pub done: bool,
+    pub priority: u8,
+}
+
+thresh::process! {
+    pub TICKET_V1: Ticket = "ticket" version 1 {
+        start s;
+        user work;
+        end e;
+        s -> work -> e;
+    }
+    pub TICKET_V2: TicketV2 = "ticket" version 2 {
+        start s;
+        user triage;
+        user work;
+        end e;
+        s -> triage -> work -> e;
+    }
+}
+
+/// Two versions of one process, each with its own data type: registered side by
+/// side, named `ticket` and `ticket@2`, each listing its own instances; a task of
+/// each is completed with a change its own version's data type reads.
+async fn shows_each_version_on_its_own<E: ConsoleEngine>(engine: E) {
+    let router = console::router(engine)
+        .process(&TICKET_V1)
+        .process(&TICKET_V2)
+        .into_router();
+    let (_, csrf) = get(&router, "/api/csrf").await;
+    let c = Console {
+        router,
+        token: csrf["token"].as_str().expect("a token").to_string(),
+    };
+    let (_, processes) = c.get("/api/processes").await;
+    let keys: Vec<(&str, u64)> = processes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["process"].as_str().unwrap(),
+                p["version"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(keys, [("ticket", 1), ("ticket@2", 2)]);
+    let one = json!({ "process": "ticket", "data": { "title": "old", "done": false } });
+    let (status, old) = c.post("/api/instances", &one.to_string()).await;
+    assert_eq!(status, StatusCode::CREATED, "{old}");
+    let two =
+        json!({ "process": "ticket@2", "data": { "title": "new", "done": false, "priority": 3 } });
+    let (status, new) = c.post("/api/instances", &two.to_string()).await;
+    assert_eq!(status, StatusCode::CREATED, "{new}");
+    // V1's data does not read as V2's (no priority): refused.
+    let wrong = json!({ "process": "ticket@2", "data": { "title": "x", "done": false } });
+    refused(
+        &c.post("/api/instances", &wrong.to_string()).await,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "priority",
+    );
+    let v1 = c
+        .until("/api/instances?process=ticket", |a| {
+            a["items"].as_array().unwrap().len() == 1
+                && a["items"][0]["waiting_at"] == json!(["work"])
+        })
+        .await;
+    assert_eq!(v1["items"][0]["id"], old["id"]);
+    assert_eq!(v1["items"][0]["version"], 1);
+    let v2 = c
+        .until("/api/instances?process=ticket@2", |a| {
+            a["items"].as_array().unwrap().len() == 1
+                && a["items"][0]["waiting_at"] == json!(["triage"])
+        })
+        .await;
+    assert_eq!(v2["items"][0]["id"], new["id"]);
+    assert_eq!(
+        (
+            v2["items"][0]["process"].as_str(),
+            v2["items"][0]["version"].as_u64()
+        ),
+        (Some("ticket@2"), Some(2))
+    );
+    let (status, one_view) = c
+        .get(&format!("/api/instances/{}", new["id"].as_str().unwrap()))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{one_view}");
+    assert_eq!(one_view["instance"]["process"], "ticket@2");
+    // Each task completed with its own version's data.
+    let tasks = c
+        .until("/api/tasks", |t| t.as_array().unwrap().len() == 2)
+        .await;
+    for task in tasks.as_array().unwrap() {
+        let id = task["id"].as_str().unwrap();
+        let change = match task["element"].as_str().unwrap() {
+            "triage" => json!({ "data": { "priority": 9 } }),
+            _ => json!({ "data": { "done": true } }),
+        };
+        let (status, answer) = c
+            .post(&format!("/api/tasks/{id}/complete"), &change.to_string())
+            .await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+    }
+    let v2 = c
+        .until("/api/instances?process=ticket@2", |a| {
+            a["items"][0]["waiting_at"] == json!(["work"])
+        })
+        .await;
+    assert_eq!(v2["items"][0]["data"]["priority"], 9);
 }

@@ -118,7 +118,9 @@ pub(crate) async fn process_rows<E: ConsoleEngine>(
         }
         let stuck = p.count(&shared.engine, None, Some(true)).await?;
         rows.push(json!({
+            "process": p.key(),
             "name": p.name(),
+            "version": p.version(),
             "fingerprint": format!("{:016x}", p.fingerprint()),
             "elements": p.elements(),
             "counts": counts,
@@ -281,12 +283,11 @@ pub(crate) async fn act_on_task<E: ConsoleEngine>(
         }
         "unclaim" => Ok(Some(json::task(&engine.unclaim(id).await?))),
         "complete" => {
-            let task = engine.task(id).await?;
+            // The task must be open; its instance's version types the change.
+            engine.task(id).await?;
             let patch = map.remove("data").unwrap_or_else(|| json!({}));
-            shared
-                .process(&task.process)?
-                .complete(engine, id, patch)
-                .await?;
+            let (process, _) = shared.find(id.instance).await?;
+            process.complete(engine, id, patch).await?;
             Ok(None)
         }
         "fail" => {

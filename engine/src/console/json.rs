@@ -175,7 +175,9 @@ pub(crate) fn encode(value: &str) -> String {
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct Summary {
     pub id: String,
+    /// The console's name for its process's version (`order`, `order@2`).
     pub process: String,
+    pub version: Option<u32>,
     pub status: Status,
     pub business_key: Option<String>,
     pub key: Option<String>,
@@ -196,7 +198,11 @@ impl Summary {
         })?;
         Ok(Summary {
             id: s.id.to_string(),
-            process: s.process,
+            process: match s.version {
+                Some(v) if v > 1 => format!("{}@{v}", s.process),
+                _ => s.process,
+            },
+            version: s.version,
             status: s.status,
             business_key: s.business_key,
             key: s.key,

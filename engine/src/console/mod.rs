@@ -78,9 +78,15 @@ pub struct Console<E: ConsoleEngine> {
 
 impl<E: ConsoleEngine> Console<E> {
     /// Show `process`'s instances and act on them, its data as JSON through its
-    /// serde impls. A process registered twice is listed once.
+    /// serde impls. A process registered twice is listed once; each version of a
+    /// name is registered on its own (`.process(&ORDER_V1).process(&ORDER_V2)`)
+    /// and named by the pages and the API as `order` (version 1) and `order@2`.
     pub fn process<D: ConsoleData>(mut self, process: &'static Process<D>) -> Self {
-        if !self.processes.iter().any(|p| p.name() == process.name()) {
+        if !self
+            .processes
+            .iter()
+            .any(|p| p.fingerprint() == process.fingerprint())
+        {
             self.processes.push(Box::new(Typed(process, PhantomData)));
         }
         self
@@ -154,10 +160,10 @@ impl<E: ConsoleEngine> Shared<E> {
     fn process(&self, name: &str) -> Result<&dyn Registered<E>, ApiError> {
         self.processes
             .iter()
-            .find(|p| p.name() == name)
+            .find(|p| p.key() == name)
             .map(|p| &**p)
             .ok_or_else(|| {
-                let known: Vec<&str> = self.processes.iter().map(|p| p.name()).collect();
+                let known: Vec<String> = self.processes.iter().map(|p| p.key()).collect();
                 ApiError::BadRequest(format!(
                     "no process `{name}` is registered with the console (registered: {})",
                     known.join(", ")

@@ -155,14 +155,15 @@ async fn processes<E: ConsoleEngine>(
         p { "Engine: " (state.engine.kind()) @if state.read_only { " — read-only console" } }
         table id="processes" {
             tr {
-                th { "Process" } th { "Fingerprint" }
+                th { "Process" } th { "Version" } th { "Fingerprint" }
                 @for s in Status::ALL { th { (s.as_str()) } }
                 th { "With an open incident" }
             }
             @for row in &rows {
-                @let name = row["name"].as_str().unwrap_or_default();
+                @let name = row["process"].as_str().unwrap_or_default();
                 tr {
-                    td { a href=(base.to(&format!("/instances?process={}", json::encode(name)))) { (name) } }
+                    td { a href=(base.to(&format!("/instances?process={}", json::encode(name)))) { (row["name"].as_str().unwrap_or_default()) } }
+                    td { (row["version"]) }
                     td { code { (row["fingerprint"].as_str().unwrap_or_default()) } }
                     @for s in Status::ALL {
                         td { a href=(base.to(&format!("/instances?process={}&status={}", json::encode(name), s.as_str()))) { (row["counts"][s.as_str()]) } }
@@ -187,7 +188,7 @@ async fn instances<E: ConsoleEngine>(
         .and_then(|p| Filter::parse(&p))
         .map_err(fail)?;
     if filter.process.is_none() {
-        filter.process = state.processes.first().map(|p| p.name().to_string());
+        filter.process = state.processes.first().map(|p| p.key());
     }
     let Some(name) = filter.process.clone() else {
         let body = html! { h1 { "Instances" } p { "No process is registered with the console." } };
@@ -204,7 +205,7 @@ async fn instances<E: ConsoleEngine>(
         h1 { "Instances of " (name) }
         form.filter method="get" action=(base.to("/instances")) {
             label { "Process " select name="process" {
-                @for p in &state.processes { option value=(p.name()) selected[p.name() == name] { (p.name()) } }
+                @for p in &state.processes { option value=(p.key()) selected[p.key() == name] { (p.key()) } }
             } }
             label { "Status " select name="status" {
                 option value="" { "any" }
@@ -398,7 +399,7 @@ async fn tasks<E: ConsoleEngine>(
             label { "Claimed by " input name="claimed_by" value=(field("claimed_by")); }
             label { "Process " select name="process" {
                 option value="" { "any" }
-                @for p in &state.processes { option value=(p.name()) selected[field("process") == p.name()] { (p.name()) } }
+                @for p in &state.processes { option value=(p.key()) selected[field("process") == p.key()] { (p.key()) } }
             } }
             button type="submit" { "Filter" }
         }

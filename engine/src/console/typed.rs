@@ -28,7 +28,16 @@ pub(crate) struct JsonPage {
 /// A registered process, its data type erased.
 pub(crate) trait Registered<E>: Send + Sync {
     fn name(&self) -> &'static str;
+    fn version(&self) -> u32;
     fn fingerprint(&self) -> u64;
+    /// What the console names it by: its name, and past version 1 the version
+    /// (`order`, `order@2`), so each version registered has pages of its own.
+    fn key(&self) -> String {
+        match self.version() {
+            1 => self.name().to_string(),
+            v => format!("{}@{v}", self.name()),
+        }
+    }
     /// Its elements' ids, in the model's order.
     fn elements(&self) -> Vec<&'static str>;
     fn list<'a>(&'a self, engine: &'a E, filter: &'a Filter) -> Boxed<'a, JsonPage>;
@@ -134,6 +143,10 @@ pub(crate) fn merge(target: &mut Value, patch: &Value) {
 impl<E: ConsoleEngine, D: ConsoleData> Registered<E> for Typed<D> {
     fn name(&self) -> &'static str {
         self.0.name()
+    }
+
+    fn version(&self) -> u32 {
+        self.0.version()
     }
 
     fn fingerprint(&self) -> u64 {
