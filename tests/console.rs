@@ -23,10 +23,13 @@ use order::ORDER;
 struct Console {
     router: axum::Router,
     token: String,
+    /// The engine's kind (`ConsoleEngine::kind`).
+    kind: &'static str,
 }
 
 impl Console {
     async fn new<E: ConsoleEngine>(engine: E, read_only: bool) -> Console {
+        let kind = engine.kind();
         let mut c = console::router(engine).process(&ORDER);
         if read_only {
             c = c.read_only();
@@ -37,7 +40,11 @@ impl Console {
         assert_eq!(csrf["read_only"], read_only);
         let token = csrf["token"].as_str().expect("a token").to_string();
         assert_eq!(token.len(), 32);
-        Console { router, token }
+        Console {
+            router,
+            token,
+            kind,
+        }
     }
 
     async fn get(&self, uri: &str) -> (StatusCode, Value) {
@@ -146,6 +153,8 @@ async fn sqlite() -> (DurableEngine, std::path::PathBuf) {
     ));
     let engine = Engine::open(&path).await.expect("a store");
     engine.register(&ORDER).expect("registered");
+    // The instance page shows a stored history.
+    engine.keep_history(true);
     (engine, path)
 }
 
@@ -264,6 +273,26 @@ async fn lists_processes_messages_and_one_instance<E: ConsoleEngine>(engine: E) 
     assert_eq!(one["tasks"][0]["element"], "approve");
     assert!(one["tasks"][0]["business_key"].is_null());
     assert_eq!(one["incidents"], json!([]));
+    // A durable engine that keeps histories gives the instance's from its store
+    // (up to its last checkpoint); the in-memory one has none to read by id.
+    match c.kind {
+        "durable" => {
+            let history = c
+                .until(&format!("/api/instances/{id}"), |one| {
+                    one["history"]
+                        .as_array()
+                        .is_some_and(|h| h.iter().any(|s| s["node"] == "approve"))
+                })
+                .await;
+            let steps = history["history"].as_array().unwrap();
+            assert_eq!(steps[0]["node"], "s");
+            assert_eq!(steps[0]["what"], "Started");
+            let (status, page) = page(&c.router, &format!("/instances/{id}")).await;
+            assert_eq!(status, StatusCode::OK);
+            assert!(page.contains("id=\"history\""), "{page}");
+        }
+        _ => assert!(one["history"].is_null(), "{one}"),
+    }
     // Its number alone names it too.
     let (status, _) = c.get(&format!("/api/instances/{}", &id[1..])).await;
     assert_eq!(status, StatusCode::OK);
@@ -838,6 +867,7 @@ thresh::process! {
 /// side, named `ticket` and `ticket@2`, each listing its own instances; a task of
 /// each is completed with a change its own version's data type reads.
 async fn shows_each_version_on_its_own<E: ConsoleEngine>(engine: E) {
+    let kind = engine.kind();
     let router = console::router(engine)
         .process(&TICKET_V1)
         .process(&TICKET_V2)
@@ -846,6 +876,7 @@ async fn shows_each_version_on_its_own<E: ConsoleEngine>(engine: E) {
     let c = Console {
         router,
         token: csrf["token"].as_str().expect("a token").to_string(),
+        kind,
     };
     let (_, processes) = c.get("/api/processes").await;
     let keys: Vec<(&str, u64)> = processes

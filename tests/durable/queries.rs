@@ -107,3 +107,59 @@ async fn a_kept_history_goes_on_after_a_restart() {
     assert_eq!(history.steps()[0].what, thresh::Happening::Started);
     engine.shutdown(HANG).await.expect("shutdown");
 }
+
+/// With `keep_history`, a stored instance's history is read from the store — also
+/// by an engine that does not run it — and its picture shows the flows it took as
+/// well as where its token waits; without it, there is none to read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_history_is_read_and_drawn_from_the_store() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    engine.keep_history(true);
+    let handle = engine
+        .start(&APPROVAL, Order::default())
+        .await
+        .expect("stored");
+    let id = handle.id();
+    until_open(&handle, "approve").await;
+    let plain = engine
+        .start(&APPROVAL, Order::default())
+        .await
+        .expect("stored");
+    engine.shutdown(HANG).await.expect("shutdown");
+
+    let engine = store.engine().expect("reopen");
+    engine.register(&APPROVAL).expect("register");
+    let history = engine
+        .history(&APPROVAL, id)
+        .await
+        .expect("read")
+        .expect("kept");
+    assert_eq!(history.steps()[0].what, thresh::Happening::Started);
+    assert_eq!(history.completed_tasks(), ["check"]);
+    assert!(
+        history.steps().iter().any(|s| s.node == "approve"),
+        "{history}"
+    );
+    let svg = engine
+        .picture(&APPROVAL, id)
+        .await
+        .expect("read")
+        .expect("stored");
+    assert_eq!(
+        svg.matches("class=\"waiting\"").count(),
+        1,
+        "one waiting token: {svg}"
+    );
+    assert!(
+        svg.contains("url(#arrow-passed)"),
+        "the flows it took: {svg}"
+    );
+    drop(plain);
+    assert!(engine
+        .history(&APPROVAL, thresh::InstanceId(999))
+        .await
+        .expect("read")
+        .is_none());
+    engine.shutdown(HANG).await.expect("shutdown");
+}

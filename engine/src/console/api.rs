@@ -179,10 +179,14 @@ pub(crate) async fn instance_view<E: ConsoleEngine>(
     let tasks = shared.engine.tasks(&TaskQuery::new().instance(id)).await?;
     let incidents = process.incidents(&shared.engine, id).await?;
     let incidents: Vec<Value> = incidents.iter().map(json::incident).collect();
+    // `null` where the engine keeps no history to read by id.
+    let history = process.history(&shared.engine, id).await?;
+    let history = history.map(|h| h.steps().iter().map(json::step).collect::<Vec<_>>());
     Ok(json!({
         "instance": summary,
         "tasks": tasks.iter().map(json::task).collect::<Vec<_>>(),
         "incidents": incidents,
+        "history": history,
     }))
 }
 

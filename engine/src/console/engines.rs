@@ -93,6 +93,18 @@ pub trait ConsoleEngine: Clone + Send + Sync + 'static {
         id: IncidentId,
         data: D,
     ) -> impl Future<Output = Result<(), RetryError>> + Send;
+    /// The history of instance `id` of `process`, where the engine keeps one to
+    /// read by id: a durable engine's store, when it keeps histories
+    /// (`DurableEngine::keep_history`). The in-memory engine has none by id (an
+    /// instance's handle holds its history).
+    fn history<D: ConsoleData>(
+        &self,
+        process: &'static Process<D>,
+        id: InstanceId,
+    ) -> impl Future<Output = Result<Option<crate::History>, EngineError>> + Send {
+        let _ = (process, id);
+        async { Ok(None) }
+    }
     /// The message buffer's figures.
     fn broker_stats(&self) -> BrokerStats;
     /// The messages in the buffer, oldest first, at most `limit`.
@@ -100,8 +112,9 @@ pub trait ConsoleEngine: Clone + Send + Sync + 'static {
 }
 
 macro_rules! console_engine {
-    ($engine:ty, $kind:literal) => {
+    ($engine:ty, $kind:literal $(, $more:item)*) => {
         impl ConsoleEngine for $engine {
+            $($more)*
             fn kind(&self) -> &'static str {
                 $kind
             }
@@ -204,4 +217,14 @@ macro_rules! console_engine {
 }
 
 console_engine!(Engine, "in-memory");
-console_engine!(DurableEngine, "durable");
+console_engine!(
+    DurableEngine,
+    "durable",
+    fn history<D: ConsoleData>(
+        &self,
+        process: &'static Process<D>,
+        id: InstanceId,
+    ) -> impl Future<Output = Result<Option<crate::History>, EngineError>> + Send {
+        DurableEngine::history(self, process, id)
+    }
+);

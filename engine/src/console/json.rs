@@ -240,6 +240,16 @@ pub(crate) fn task(t: &Task) -> Value {
     })
 }
 
+/// A step of an instance's history as the API shows it: its track, node and what
+/// happened there (the happening as `Debug` writes it, as a history prints).
+pub(crate) fn step(s: &crate::instance::Step) -> Value {
+    serde_json::json!({
+        "track": s.track.0,
+        "node": s.node,
+        "what": format!("{:?}", s.what),
+    })
+}
+
 /// An open incident as the API shows it.
 pub(crate) fn incident(i: &Incident) -> Value {
     serde_json::json!({

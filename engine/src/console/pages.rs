@@ -364,6 +364,16 @@ async fn instance<E: ConsoleEngine>(
         }
         h2 { "Open tasks" }
         (task_table(&state, &base, &tasks, &back))
+        h2 { "History" }
+        @match view["history"].as_array() {
+            Some(steps) => table id="history" {
+                tr { th { "Track" } th { "Element" } th { "What happened" } }
+                @for s in steps {
+                    tr { td { (s["track"]) } td { (s["node"].as_str().unwrap_or_default()) } td { code { (s["what"].as_str().unwrap_or_default()) } } }
+                }
+            },
+            None => p { "Not kept here: a durable engine keeps it with keep_history(true); in memory, an instance's handle holds it." },
+        }
     };
     Ok(layout(&base, &format!("Instance {id}"), body).into_response())
 }

@@ -50,6 +50,7 @@ pub(crate) trait Registered<E>: Send + Sync {
     fn one<'a>(&'a self, engine: &'a E, id: InstanceId) -> Boxed<'a, Option<Summary>>;
     fn picture<'a>(&'a self, engine: &'a E, id: InstanceId) -> Boxed<'a, Option<String>>;
     fn incidents<'a>(&'a self, engine: &'a E, id: InstanceId) -> Boxed<'a, Vec<Incident>>;
+    fn history<'a>(&'a self, engine: &'a E, id: InstanceId) -> Boxed<'a, Option<crate::History>>;
     fn start<'a>(
         &'a self,
         engine: &'a E,
@@ -199,6 +200,10 @@ impl<E: ConsoleEngine, D: ConsoleData> Registered<E> for Typed<D> {
 
     fn picture<'a>(&'a self, engine: &'a E, id: InstanceId) -> Boxed<'a, Option<String>> {
         Box::pin(async move { Ok(engine.picture(self.0, id).await?) })
+    }
+
+    fn history<'a>(&'a self, engine: &'a E, id: InstanceId) -> Boxed<'a, Option<crate::History>> {
+        Box::pin(async move { Ok(engine.history(self.0, id).await?) })
     }
 
     fn incidents<'a>(&'a self, engine: &'a E, id: InstanceId) -> Boxed<'a, Vec<Incident>> {

@@ -591,18 +591,13 @@ impl DurableEngine {
         Ok(())
     }
 
-    /// A stored instance of `process` drawn on its process (SVG), from what the
-    /// store holds — also of an instance no engine runs now: where its tokens are
-    /// (waiting for an event, at a join, in a task or sub-process). An instance of
-    /// another registered version of the process is drawn on that version (its
-    /// title names it). `None` if no such instance is stored, or it was stored
-    /// under a model not registered here. A resumed
-    /// instance's passed nodes are not counted (its history is not stored).
-    pub async fn picture<D>(
+    /// The stored record of instance `id` of `process` and the graph of the version
+    /// it was stored under; `None` if there is none, or its model is not registered.
+    async fn stored_of<D>(
         &self,
         process: &'static Process<D>,
         id: InstanceId,
-    ) -> Result<Option<String>, EngineError> {
+    ) -> Result<Option<(&'static Graph<Erased>, InstanceRecord)>, EngineError> {
         let store = self.inner.store.clone();
         let record = tokio::task::spawn_blocking(move || store.instance(id.0))
             .await
@@ -617,9 +612,32 @@ impl DurableEngine {
                 _ => return Ok(None),
             },
         };
+        Ok(Some((graph, record)))
+    }
+
+    /// A stored instance of `process` drawn on its process (SVG), from what the
+    /// store holds — also of an instance no engine runs now: the flows it took and
+    /// the nodes it passed (when the engine keeps histories,
+    /// [`keep_history`](Self::keep_history)) and where its tokens are (waiting for
+    /// an event, at a join, in a task or sub-process, at an incident). An instance
+    /// of another registered version of the process is drawn on that version (its
+    /// title names it). `None` if no such instance is stored, or it was stored
+    /// under a model not registered here.
+    pub async fn picture<D: ProcessData>(
+        &self,
+        process: &'static Process<D>,
+        id: InstanceId,
+    ) -> Result<Option<String>, EngineError> {
+        let Some((graph, record)) = self.stored_of(process, id).await? else {
+            return Ok(None);
+        };
         let mut history = crate::instance::History::default();
-        if let Ok(Checkpoint::Running(snapshot)) = serde_json::from_str(&record.state) {
-            if record.status == Status::Running {
+        if let Ok(Checkpoint::Running(mut snapshot)) = serde_json::from_str(&record.state) {
+            // What it did, up to where each token is now; without a kept history,
+            // where each token is now.
+            if let Some(kept) = snapshot.history(graph, D::FIELDS) {
+                history = kept;
+            } else if record.status == Status::Running {
                 for track in &snapshot.tracks {
                     let Some(node) = graph.node(&track.at) else {
                         continue;
@@ -633,6 +651,25 @@ impl DurableEngine {
             }
         }
         Ok(Some(crate::diagram::svg_with(graph, &history)))
+    }
+
+    /// The history of a stored instance of `process` as its last checkpoint keeps
+    /// it: `None` if the engine keeps none ([`keep_history`](Self::keep_history) is
+    /// off when it is written), or no such instance is stored under a registered
+    /// model. The history an instance's handle gives, read from the store — also of
+    /// an instance no engine runs now.
+    pub async fn history<D: ProcessData>(
+        &self,
+        process: &'static Process<D>,
+        id: InstanceId,
+    ) -> Result<Option<crate::History>, EngineError> {
+        let Some((graph, record)) = self.stored_of(process, id).await? else {
+            return Ok(None);
+        };
+        match serde_json::from_str(&record.state) {
+            Ok(Checkpoint::Running(mut snapshot)) => Ok(snapshot.history(graph, D::FIELDS)),
+            _ => Ok(None),
+        }
     }
 
     /// Stop every instance — durable ones stay stored as running, to resume at the

@@ -381,6 +381,26 @@ pub(crate) enum TrackStateRecord {
 }
 
 impl Snapshot {
+    /// The history it keeps (an engine that keeps histories,
+    /// `DurableEngine::keep_history`), its names resolved to `graph`'s nodes and
+    /// the data's `fields`; `None` if it keeps none or names something unknown (a
+    /// model other than `graph`).
+    pub fn history(
+        &mut self,
+        graph: &crate::graph::Graph<Erased>,
+        fields: &'static [&'static str],
+    ) -> Option<crate::instance::History> {
+        let steps = self.history.take()?;
+        let node = |id: &str| graph.node(id).map(|n| n.id);
+        let field = |f: &str| fields.iter().copied().find(|known| *known == f);
+        let mut history = crate::instance::History::default();
+        for step in steps {
+            let at = node(&step.node)?;
+            history.push(TrackId(step.track), at, step.what.happening(&node, &field)?);
+        }
+        Some(history)
+    }
+
     /// What a history would last say of `track` (for a picture): a held track is
     /// at its open incident (with its error), or waiting for its next attempt.
     pub fn happening_of(&self, track: &TrackRecord) -> crate::instance::Happening {
