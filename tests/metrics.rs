@@ -49,6 +49,12 @@ process! {
         end   e;
         s -> pay -> e;
     }
+    SIGN: Job {
+        start s;
+        user  sign;
+        end   e;
+        s -> sign -> e;
+    }
 }
 
 /// What the recorder was told, read once at the end (a snapshot drains what it
@@ -196,6 +202,20 @@ fn the_engine_reports_instances_incidents_messages_and_commits() {
             .shutdown(Duration::from_secs(5))
             .await
             .expect("shutdown");
+        // An evicted one: evicted once it waits, loaded by its completion.
+        let evicting =
+            DurableEngine::with_store(Arc::new(thresh::store::MemoryStore::new())).expect("open");
+        evicting.evict_idle(Some(Duration::ZERO));
+        let signed = evicting.start(&SIGN, Job::default()).await.expect("stored");
+        while evicting.evicted_instances() == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        signed.complete("sign", |_| {}).await.expect("completed");
+        assert!(signed.outcome().await.completed().is_some());
+        evicting
+            .shutdown(Duration::from_secs(5))
+            .await
+            .expect("shutdown");
     });
     seen.extend(read());
     let wait = [("process", "WAIT")];
@@ -241,6 +261,20 @@ fn the_engine_reports_instances_incidents_messages_and_commits() {
         1
     );
     assert_eq!(gauge(&seen, "thresh_instances_running", &work), 0.0);
+    // Evicted and loaded once; its task closed once (the eviction only took it off
+    // the engine's list); not running.
+    let sign = [("process", "SIGN")];
+    assert_eq!(counter(&seen, "thresh_instances_evicted_total", &sign), 1);
+    assert_eq!(counter(&seen, "thresh_instances_loaded_total", &sign), 1);
+    assert_eq!(gauge(&seen, "thresh_instances_running", &sign), 0.0);
+    assert_eq!(
+        histogram_len(
+            &seen,
+            "thresh_user_task_duration_seconds",
+            &[("process", "SIGN"), ("task", "sign")]
+        ),
+        1
+    );
     assert_eq!(
         histogram_len(
             &seen,

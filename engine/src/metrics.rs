@@ -34,6 +34,20 @@ pub(crate) fn instance_started(process: &'static str, resumed: bool) {
     gauge!("thresh_instances_running", "process" => process).increment(1.0);
 }
 
+/// An idle durable instance left memory (feature `durable`): no longer running here.
+#[cfg(feature = "durable")]
+pub(crate) fn instance_evicted(process: &'static str) {
+    counter!("thresh_instances_evicted_total", "process" => process).increment(1);
+    gauge!("thresh_instances_running", "process" => process).decrement(1.0);
+}
+
+/// An evicted instance was loaded again (feature `durable`).
+#[cfg(feature = "durable")]
+pub(crate) fn instance_loaded(process: &'static str) {
+    counter!("thresh_instances_loaded_total", "process" => process).increment(1);
+    gauge!("thresh_instances_running", "process" => process).increment(1.0);
+}
+
 pub(crate) fn instance_ended(process: &'static str, outcome: &'static str, born: Instant) {
     counter!("thresh_instances_ended_total", "process" => process, "outcome" => outcome)
         .increment(1);

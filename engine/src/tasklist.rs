@@ -229,6 +229,16 @@ impl TaskList {
         drop(closed);
     }
 
+    /// Take task `id` off the list without closing it: its instance was evicted
+    /// (feature `durable`; the store lists it, and it is listed again when its
+    /// instance is loaded).
+    #[cfg(feature = "durable")]
+    pub(crate) fn forget(&self, id: TaskId) {
+        let forgotten = self.open().remove(&id);
+        // The records drop outside the lock.
+        drop(forgotten);
+    }
+
     /// Whether no task is open.
     #[cfg(feature = "postgres")]
     pub(crate) fn is_empty(&self) -> bool {

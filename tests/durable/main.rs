@@ -77,6 +77,7 @@ async fn restart(store: &TestStore, old: DurableEngine) -> (DurableEngine, thres
 
 mod checkpoints;
 mod deployments;
+mod eviction;
 mod faults;
 mod instance_queries;
 mod messages;

@@ -668,3 +668,38 @@ async fn every_arrival_state_of_a_join_migrates_and_finishes() {
     }
     engine.shutdown(HANG).await.expect("shutdown");
 }
+
+/// Nor under an evicted instance: loaded, it would take up its old version's
+/// subscriptions over the moved checkpoint. It is skipped, untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_engine_with_evicted_instances_skips_them() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    engine.evict_idle(Some(Duration::ZERO));
+    let trip = engine
+        .start(
+            &TRIP_V1,
+            Trip {
+                id: "T-10".into(),
+                ..Trip::default()
+            },
+        )
+        .await
+        .expect("started");
+    tokio::time::timeout(HANG, async {
+        while engine.evicted_instances() == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("evicted");
+    assert_eq!(engine.running_instances(), 0);
+    let report = engine
+        .migrate(&TRIP_PLAN, &Query::of(&TRIP_V1))
+        .await
+        .expect("migrate");
+    assert!(report.migrated.is_empty());
+    assert_eq!(report.skipped.len(), 1);
+    assert_eq!(report.skipped[0].0, trip.id());
+    engine.shutdown(HANG).await.expect("shutdown");
+}

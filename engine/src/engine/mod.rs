@@ -596,6 +596,13 @@ impl ChildEngine for Inner {
     }
 
     #[cfg(feature = "durable")]
+    fn evicted(self: Arc<Self>, dormant: Box<crate::instance::durable::evict::Dormant>) {
+        if let Some(durable) = self.durable.get().and_then(Weak::upgrade) {
+            durable.evicted(&self, dormant);
+        }
+    }
+
+    #[cfg(feature = "durable")]
     fn resumed_child(
         &self,
         process: &'static Graph<Erased>,

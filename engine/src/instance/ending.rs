@@ -212,6 +212,13 @@ impl Publisher {
         self.set(End::Broken(error));
     }
 
+    /// Whether no handle is left to see the end (an evicted instance's is then
+    /// dropped, and made anew if it is loaded again).
+    #[cfg(feature = "durable")]
+    pub fn is_alone(&self) -> bool {
+        self.0 .0.is_unique()
+    }
+
     fn set(&self, end: End) {
         // Only the first set counts: publishing then dropping leaves the outcome.
         if self.0.end.set(end).is_ok() {

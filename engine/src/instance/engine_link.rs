@@ -36,6 +36,9 @@ pub(crate) trait ChildEngine: Send + Sync {
         data: Erased,
         link: ParentLink,
     ) -> Result<Option<InstanceHandle<Erased>>, String>;
+    /// A durable instance was evicted: keep it until something for it arrives.
+    #[cfg(feature = "durable")]
+    fn evicted(self: Arc<Self>, dormant: Box<super::durable::evict::Dormant>);
     /// The child `id` of `process` a resumed parent's call recorded.
     #[cfg(feature = "durable")]
     fn resumed_child(
@@ -110,6 +113,15 @@ impl EngineRef {
         }
     }
 
+    /// Take an evicted instance's open task off the engine's task list (it stays
+    /// open: the store lists it).
+    #[cfg(feature = "durable")]
+    pub(crate) fn task_forgotten(&self, id: crate::tasklist::TaskId) {
+        if let Some(engine) = self.0.upgrade() {
+            engine.tasks().forget(id);
+        }
+    }
+
     /// Tell the engine's task list that a user task closed.
     pub(crate) fn task_closed(&self, id: crate::tasklist::TaskId) {
         if let Some(engine) = self.0.upgrade() {
@@ -126,6 +138,15 @@ impl EngineRef {
     ) -> Result<Option<InstanceHandle<Erased>>, String> {
         let engine = self.0.upgrade().ok_or("the engine is gone")?;
         engine.start_child(process, data, link)
+    }
+
+    /// Hand an evicted instance to the engine ([`ChildEngine::evicted`]); dropped
+    /// (its handles hear it was lost) if the engine is gone.
+    #[cfg(feature = "durable")]
+    pub(crate) fn evicted(&self, dormant: Box<super::durable::evict::Dormant>) {
+        if let Some(engine) = self.0.upgrade() {
+            engine.evicted(dormant);
+        }
     }
 
     /// The child `id` of `process` a resumed parent's call recorded (see

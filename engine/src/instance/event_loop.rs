@@ -181,6 +181,83 @@ pub(crate) fn spawn(
     let stop = stop.token().clone();
     let intake = IntakeReceiver::of(&mut instance.intake_tx);
     let (handle, finished_tx) = InstanceHandle::new(id, instance.intake_tx.clone(), parent_id);
+    let run = Run {
+        instance,
+        intake,
+        entry,
+        stop,
+        publisher: finished_tx,
+        reloaded: false,
+    };
+    launch(run, span, runtime, tracker);
+    handle
+}
+
+/// A loop about to run: its instance, intake, first step (`None`: it ran
+/// already) and where its end goes.
+struct Run {
+    instance: Instance<Erased>,
+    intake: IntakeReceiver<Input<Erased>>,
+    entry: Option<Entry>,
+    stop: CancellationToken,
+    publisher: Publisher,
+    /// An evicted instance loaded again: a cancel queued for it is an input like
+    /// any other (it was past its first step long ago).
+    reloaded: bool,
+}
+
+/// Load an evicted instance again from its checkpoint (`entry`, a resume) into a
+/// new loop on its old intake, publishing its end where its handles wait for it;
+/// it takes up the hub subscriptions it kept (`durable.kept`).
+#[cfg(feature = "durable")]
+pub(crate) fn spawn_reloaded(
+    birth: Birth<'_>,
+    process: &'static Graph<Erased>,
+    data: Erased,
+    entry: Entry,
+    durable: Box<super::durable::Durable<Erased>>,
+    intake: IntakeReceiver<Input<Erased>>,
+    publisher: Publisher,
+) {
+    let id = InstanceId(durable.id);
+    let span = info_span!("instance", process = process.name, id = id.0);
+    let mut instance = Instance::new(id, process, data, birth.history, intake.sender(), birth.hub);
+    #[cfg(feature = "metrics")]
+    crate::metrics::instance_loaded(process.name);
+    instance.engine = Some(birth.engine);
+    instance.durable = Some(durable);
+    #[cfg(feature = "testing")]
+    {
+        instance.overrides = birth.overrides.and_then(|table| table.downcast().ok());
+    }
+    instance.tracks.make_room_for_first();
+    let run = Run {
+        instance,
+        intake,
+        entry: Some(entry),
+        stop: birth.stop.token().clone(),
+        publisher,
+        reloaded: true,
+    };
+    launch(run, span, birth.runtime, birth.tracker);
+}
+
+/// Spawn a loop on `runtime` (`None`: the current one).
+fn launch(
+    run: Run,
+    span: tracing::Span,
+    runtime: Option<&tokio::runtime::Handle>,
+    tracker: &tokio_util::task::TaskTracker,
+) {
+    let Run {
+        instance,
+        intake,
+        entry,
+        stop,
+        publisher: finished_tx,
+        reloaded,
+    } = run;
+    let process_name = instance.process.name;
     // The loop. Written out here rather than as an `async fn` taking the instance:
     // an async fn's state holds each argument twice (as passed and as moved into its
     // local), and this future is most of a parked instance's memory.
@@ -198,7 +275,7 @@ pub(crate) fn spawn(
         // Bound in the `if let`, so the entry's box is freed after the first step,
         // not when the loop ends.
         if let Some(entry) = entry {
-            if stopped || intake.any_queued(cancelled) {
+            if stopped || (!reloaded && intake.any_queued(cancelled)) {
                 // A durable instance a shutdown stops stays stored as running.
                 #[cfg(feature = "durable")]
                 if let (true, Some(durable)) = (stopped, &mut instance.durable) {
@@ -212,7 +289,15 @@ pub(crate) fn spawn(
         #[cfg(feature = "durable")]
         instance.checkpoint();
         instance.list_at_rest();
-        instance.serve(&mut intake, &stop).await;
+        let _evict = instance.serve(&mut intake, &stop).await;
+        #[cfg(feature = "durable")]
+        if _evict {
+            let engine = instance.engine.clone();
+            return match instance.evict(intake).await {
+                Some(dormant) => Left::Evicted(dormant, engine),
+                None => Left::Lost,
+            };
+        }
         // Every track is stopped and awaited before the outcome is published, so an
         // ended instance leaves no task behind.
         instance.workers.shutdown().await;
@@ -220,7 +305,7 @@ pub(crate) fn spawn(
         #[cfg(feature = "durable")]
         instance.store_end().await;
         instance.unlist();
-        leaving!(instance).finish(Some(intake))
+        Left::Finished(leaving!(instance).finish(Some(intake)))
     };
     // A panic in the loop (the data type's `Clone`, `diff` or `merge`, or a bug in
     // thresh) drops the instance, its tracks aborted, and leaves an end saying so.
@@ -230,14 +315,28 @@ pub(crate) fn spawn(
     let body = Publishing {
         body,
         publisher: Some(finished_tx),
-        born: loop_born(process.name),
+        born: loop_born(process_name),
     };
     let body = body.instrument(span);
     match runtime {
         Some(runtime) => tracker.spawn_on(body, runtime),
         None => tracker.spawn(body),
     };
-    handle
+}
+
+/// How a loop left: its instance ended, or (a durable one) was evicted.
+pub(crate) enum Left {
+    Finished(Finished<Erased>),
+    /// Evicted: kept by its engine until something for it arrives.
+    #[cfg(feature = "durable")]
+    Evicted(
+        Box<super::durable::evict::Dormant>,
+        Option<super::engine_link::EngineRef>,
+    ),
+    /// Leaves no end (only for what cannot happen: an evicted instance that was not
+    /// durable): its handles hear `InstanceError::Lost`.
+    #[cfg(feature = "durable")]
+    Lost,
 }
 
 /// Where an instance begins.
@@ -257,15 +356,17 @@ pub(crate) enum Entry {
 }
 
 impl<D: ProcessData> Instance<D> {
-    /// Take inputs until the instance has its outcome.
+    /// Take inputs until the instance has its outcome; `true` when it is to be
+    /// evicted instead (durable, at rest, stored, idle: `evict.rs`).
     async fn serve(
         &mut self,
         intake: &mut crate::mem::intake::IntakeReceiver<Input<D>>,
         stop: &CancellationToken,
-    ) {
+    ) -> bool {
         let cancelled = stop.cancelled();
         tokio::pin!(cancelled);
         while self.outcome.is_none() {
+            let idle = self.evictable();
             tokio::select! {
                 biased;
                 _ = &mut cancelled => {
@@ -283,6 +384,10 @@ impl<D: ProcessData> Instance<D> {
                     self.inline_budget = INLINE_BUDGET;
                     self.on_timers();
                 }
+                // Lazy: no timer is made unless the branch is polled.
+                _ = async { tokio::time::sleep(idle.unwrap_or_default()).await }, if idle.is_some() => {
+                    return true;
+                }
             }
             // Reap the tasks of tracks that ended (panics are caught in the track).
             while self.workers.try_join_next().is_some() {}
@@ -290,6 +395,13 @@ impl<D: ProcessData> Instance<D> {
             self.checkpoint();
             self.list_at_rest();
         }
+        false
+    }
+
+    /// Never: only durable instances are evicted.
+    #[cfg(not(feature = "durable"))]
+    fn evictable(&self) -> Option<std::time::Duration> {
+        None
     }
 
     pub(crate) fn on_input(&mut self, input: Input<D>) {
@@ -302,6 +414,10 @@ impl<D: ProcessData> Instance<D> {
             Input::CheckpointFailed(error) => self.checkpoint_failed(*error),
             #[cfg(feature = "durable")]
             Input::Checkpointed(starts) => self.start_deferred(starts),
+            #[cfg(feature = "durable")]
+            Input::Stored(seq) => self.checkpoint_stored(seq),
+            #[cfg(feature = "durable")]
+            Input::Wake => {}
         }
     }
 
@@ -503,7 +619,7 @@ fn loop_born(process: &'static str) -> LoopBorn {
 #[cfg(not(feature = "metrics"))]
 fn loop_born(_: &'static str) -> LoopBorn {}
 
-impl<F: std::future::Future<Output = Finished<Erased>>> std::future::Future for Publishing<F> {
+impl<F: std::future::Future<Output = Left>> std::future::Future for Publishing<F> {
     type Output = ();
 
     fn poll(
@@ -514,7 +630,22 @@ impl<F: std::future::Future<Output = Finished<Erased>>> std::future::Future for 
         let polled = std::panic::catch_unwind(AssertUnwindSafe(|| this.body.poll(cx)));
         let end = match polled {
             Ok(std::task::Poll::Pending) => return std::task::Poll::Pending,
-            Ok(std::task::Poll::Ready(finished)) => Ok(finished),
+            Ok(std::task::Poll::Ready(Left::Finished(finished))) => Ok(finished),
+            #[cfg(feature = "durable")]
+            Ok(std::task::Poll::Ready(Left::Evicted(mut dormant, engine))) => {
+                // Its end is published by the loop that loads it again — kept only
+                // for handles that wait for it.
+                dormant.publisher = this.publisher.take().filter(|p| !p.is_alone());
+                if let Some(engine) = engine {
+                    engine.evicted(dormant);
+                }
+                return std::task::Poll::Ready(());
+            }
+            #[cfg(feature = "durable")]
+            Ok(std::task::Poll::Ready(Left::Lost)) => {
+                this.publisher.take();
+                return std::task::Poll::Ready(());
+            }
             Err(panic) => Err(InstanceError::of_loop_panic(panic)),
         };
         // Polled again after its end only by a bug in the runtime: nothing to publish.

@@ -28,6 +28,14 @@ pub(crate) enum Input<D> {
     /// their handlers may run now.
     #[cfg(feature = "durable")]
     Checkpointed(Vec<(TrackId, NodeIdx)>),
+    /// Checkpoint number `n` of this instance is stored (sent only when the engine
+    /// evicts idle instances: an instance is evicted only once its state is stored).
+    #[cfg(feature = "durable")]
+    Stored(u64),
+    /// Nothing to do: posted to an evicted instance's intake to load it (one of its
+    /// timers fell due), so its restored timers fire.
+    #[cfg(feature = "durable")]
+    Wake,
 }
 
 impl<D: crate::ProcessData> crate::events::Mailbox for Intake<Input<D>> {

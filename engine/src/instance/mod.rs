@@ -60,11 +60,17 @@ mod work;
 
 pub(crate) use call_link::{ChildHandle, ChildNote, Notify, ParentLink};
 #[cfg(feature = "durable")]
+pub(crate) use ending::EndRef;
+#[cfg(feature = "durable")]
 pub(crate) use engine_link::Resumed;
 pub(crate) use engine_link::{ChildEngine, EngineRef};
+#[cfg(feature = "durable")]
+pub(crate) use event_loop::spawn_reloaded;
 pub(crate) use event_loop::{spawn, Birth, Entry};
 pub use handle::InstanceHandle;
 pub use history::{Happening, History, Step, TrackId};
+#[cfg(feature = "durable")]
+pub(crate) use input::{Command, Input};
 pub(crate) use outcome::panic_message;
 pub use outcome::{InstanceError, InstanceId, Outcome};
 pub use work::{OpenWork, WorkError};

@@ -206,6 +206,48 @@ impl<T> IntakeReceiver<T> {
         }
     }
 
+    /// A sender on this receiver's queue: a loop that goes on from an evicted
+    /// one's intake sends to itself through it (feature `durable`).
+    #[cfg(feature = "durable")]
+    pub fn sender(&self) -> Intake<T> {
+        Intake {
+            queue: Some(Arc::clone(&self.queue)),
+        }
+    }
+
+    /// Whether no sender is left and nothing is queued: nothing can arrive any more
+    /// (a sender is made only from another, or from this receiver). An evicted
+    /// instance nothing can reach is then kept without its intake (feature
+    /// `durable`).
+    #[cfg(feature = "durable")]
+    pub fn is_unreachable(&mut self) -> bool {
+        // Acquire, as `Arc::get_mut`'s look: senders dropped on other threads, and
+        // what they sent, came before.
+        if Arc::strong_count(&self.queue) != 1 {
+            return false;
+        }
+        std::sync::atomic::fence(Ordering::Acquire);
+        !self.any_queued(|_| true)
+    }
+
+    /// Wait until something is queued (or the intake is closed), receiving nothing:
+    /// what an evicted instance's intake is watched with (feature `durable`).
+    #[cfg(feature = "durable")]
+    pub async fn ready(&mut self) {
+        poll_fn(|cx| {
+            if self.closed || self.any_queued(|_| true) {
+                return Poll::Ready(());
+            }
+            // Registered before the second look, so a send in between is not missed.
+            self.queue.arrived.register(cx.waker());
+            match self.any_queued(|_| true) {
+                true => Poll::Ready(()),
+                false => Poll::Pending,
+            }
+        })
+        .await
+    }
+
     /// The next entry if one is there.
     pub fn try_recv(&mut self) -> Option<T> {
         if self.ready.is_empty() && !self.closed {
@@ -287,6 +329,28 @@ unsafe impl<T: Send> Sync for Queue<T> {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `ready` (an evicted instance's watch) wakes on a send from another thread and
+    /// leaves what was sent queued, in order; a sender made from the receiver feeds
+    /// the same queue.
+    #[cfg(feature = "durable")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ready_wakes_on_a_send_and_takes_nothing() {
+        for round in 0..200 {
+            let (tx, mut rx) = channel::<usize>();
+            let sender = std::thread::spawn(move || {
+                tx.send(round).unwrap();
+                tx.send(round + 1).unwrap();
+            });
+            rx.ready().await;
+            sender.join().unwrap();
+            rx.sender().send(round + 2).unwrap();
+            assert_eq!(rx.try_recv(), Some(round));
+            assert_eq!(rx.try_recv(), Some(round + 1));
+            assert_eq!(rx.try_recv(), Some(round + 2));
+            assert_eq!(rx.try_recv(), None);
+        }
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn every_value_arrives_once_in_each_senders_order() {

@@ -108,6 +108,14 @@ impl<H, S> Shared<H, S> {
         unsafe { self.block.as_ref() }
     }
 
+    /// Whether this is the block's only reference: then none can be made but from
+    /// it (an evicted instance whose handles are all gone drops its end's block).
+    #[cfg(feature = "durable")]
+    pub fn is_unique(&self) -> bool {
+        // Acquire, as `Arc::get_mut`'s look: drops on other threads came before.
+        self.block().refs.load(Ordering::Acquire) == 1
+    }
+
     /// The tail's elements (empty for a block made without one).
     pub fn tail(&self) -> &[S] {
         // SAFETY: the tail's elements are owned by the block and alive while it is

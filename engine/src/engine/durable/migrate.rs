@@ -78,8 +78,10 @@ impl DurableEngine {
             convert: &convert,
         };
         let mut report = MigrationReport::default();
-        // A loop here may checkpoint an instance at any time: none may run.
-        let busy = self.engine.running_instances() > 0;
+        // A loop here may checkpoint an instance at any time: none may run (nor be
+        // evicted: a load would restore the old version's waits over a moved
+        // checkpoint).
+        let busy = self.engine.running_instances() > 0 || self.evicted_instances() > 0;
         let mut batch = Vec::new();
         for record in records {
             let id = InstanceId(record.id);

@@ -15,6 +15,7 @@ mod claims;
 #[cfg(feature = "postgres")]
 mod cluster;
 mod deployments;
+mod evict;
 mod incidents;
 mod messages;
 mod migrate;
@@ -147,6 +148,8 @@ pub(crate) struct Inner {
     /// The stored deployment record of each deployment of this engine, and its
     /// schedules (a deploy of a newer version goes on with them).
     deployed: Mutex<HashMap<super::DeploymentId, (u64, Arc<schedule::Schedules>)>>,
+    /// Evicted instances ([`DurableEngine::evict_idle`]).
+    dormancy: evict::Dormancy,
 }
 
 /// A resumed instance's handle.
@@ -280,6 +283,7 @@ impl DurableEngine {
             stored_deployments: Mutex::new(stored_deployments),
             next_deployment: AtomicU64::new(next.deployment),
             deployed: Mutex::new(HashMap::new()),
+            dormancy: evict::Dormancy::default(),
         });
         // The engine's instances start their call activities' children durably.
         let _ = engine.inner.durable.set(Arc::downgrade(&inner));
@@ -533,6 +537,13 @@ impl DurableEngine {
     ) -> InstanceHandle<Erased> {
         durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
         durable.every_task = self.every_task();
+        durable.evict_after = self.inner.dormancy.after();
+        // Not on a node of several yet: its leases and takeovers know instances by
+        // their loops (issue 35, item 4).
+        #[cfg(feature = "postgres")]
+        if self.inner.node.get().is_some() {
+            durable.evict_after = None;
+        }
         let handle = self
             .engine
             .inner

@@ -168,19 +168,7 @@ impl DurableEngine {
             .inner
             .admit()
             .ok_or_else(|| SkipReason::Unreadable("the engine is shutting down".to_string()))?;
-        let mut durable = Durable::new(
-            self.inner.writer.clone(),
-            codec,
-            record.id,
-            record.seq,
-            record.key,
-        );
-        durable.business_key = record.business_key;
-        // A record of before the store kept start times has none: its last write's.
-        durable.started_ms = match record.started_ms {
-            0 => record.updated_ms,
-            started => started,
-        };
+        let durable = self.inner.stored_durable(codec, record);
         Ok(self.spawn_stored(admitted, &runtime, process, (data, entry), durable, parent))
     }
 }
@@ -213,5 +201,30 @@ fn warn_unregistered(report: &ResumeReport) {
             "resume found stored running instances of processes not registered here: \
              register them before resume (they stay stored, untouched)"
         );
+    }
+}
+
+impl super::Inner {
+    /// How a stored instance goes on being stored: its id, checkpoint number and
+    /// keys from its record (a resume, or an evicted instance's load).
+    pub(super) fn stored_durable(
+        &self,
+        codec: Codec<Erased>,
+        record: InstanceRecord,
+    ) -> Durable<Erased> {
+        let mut durable = Durable::new(
+            self.writer.clone(),
+            codec,
+            record.id,
+            record.seq,
+            record.key,
+        );
+        durable.business_key = record.business_key;
+        // A record of before the store kept start times has none: its last write's.
+        durable.started_ms = match record.started_ms {
+            0 => record.updated_ms,
+            started => started,
+        };
+        durable
     }
 }

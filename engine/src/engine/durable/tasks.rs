@@ -140,6 +140,14 @@ impl DurableEngine {
         if self.engine.runs_task(id) {
             return;
         }
+        // Evicted here: loaded, it lists its tasks again as it restores.
+        if self
+            .inner
+            .load_evicted(&self.engine.inner, id.instance.0)
+            .await
+        {
+            return;
+        }
         let handle = {
             let resumed = self.inner.resumed.lock().unwrap_or_else(|p| p.into_inner());
             resumed.get(&id.instance.0).map(|r| r.handle.clone())

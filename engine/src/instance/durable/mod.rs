@@ -7,6 +7,7 @@
 //! disk. A write that fails comes back to the loop as an input and fails the
 //! instance (`InstanceError::Checkpoint`), naming the cause.
 
+pub(crate) mod evict;
 mod loops;
 pub(crate) mod migrate;
 pub(crate) mod records;
@@ -66,6 +67,13 @@ pub(crate) struct Durable<D> {
     unstored: Vec<TrackId>,
     /// Task starts waiting for the next checkpoint, by track and node.
     deferred: Vec<(TrackId, NodeIdx)>,
+    /// Evict the instance once it has rested this long with its state stored
+    /// (`DurableEngine::evict_idle`); `None`: never.
+    pub evict_after: Option<std::time::Duration>,
+    /// The last checkpoint number known to be stored (told by `Input::Stored`).
+    pub stored: u64,
+    /// What an evicted instance kept in memory, for its reload to take up again.
+    pub kept: Option<Box<evict::Kept>>,
 }
 
 impl<D> Durable<D> {
@@ -86,6 +94,9 @@ impl<D> Durable<D> {
             every_task: true,
             unstored: Vec::new(),
             deferred: Vec::new(),
+            evict_after: None,
+            stored: seq,
+            kept: None,
         }
     }
 }
@@ -255,6 +266,8 @@ impl<D: ProcessData> Instance<D> {
         writes.extend(tasks);
         let receipt = durable.writer.submit(writes);
         let acks = std::mem::take(&mut durable.acks);
+        // Told only where it may be evicted: it waits for this before it is.
+        let stored = durable.evict_after.map(|_| durable.seq);
         // The loop does not wait for the disk; a failure comes back as an input.
         tokio::spawn(async move {
             match receipt.await {
@@ -262,6 +275,9 @@ impl<D: ProcessData> Instance<D> {
                     answer(acks, Ok(()));
                     if !deferred.is_empty() {
                         let _ = intake.send(Input::Checkpointed(deferred));
+                    }
+                    if let Some(seq) = stored {
+                        let _ = intake.send(Input::Stored(seq));
                     }
                 }
                 Err(error) => {

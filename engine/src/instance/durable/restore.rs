@@ -203,10 +203,18 @@ impl<D: ProcessData> Instance<D> {
                 HolderRecord::Guard(t) => Holder::Guard(TrackId(t)),
                 HolderRecord::Scope(s) => Holder::Scope(ScopeId(s)),
             };
-            self.begin_entry(holder, node(&e.at)?, e.waits.len());
+            let at = node(&e.at)?;
+            match self.kept_choice() {
+                // An evicted instance's entry keeps its choice in the hub.
+                Some(choice) => self.armed.push(holder, at, e.waits.len(), choice),
+                None => self.begin_entry(holder, at, e.waits.len()),
+            }
             for w in e.waits {
                 let arm = node(&w.arm)?;
-                let (source, key) = self.rearm_restored(arm, &w.source).map_err(|_| {
+                // Taken for every wait, in order (`None` but for an evicted
+                // instance's hub waits).
+                let kept = self.kept_sub();
+                let (source, key) = self.rearm_restored(arm, &w.source, kept).map_err(|_| {
                     RestoreError::Inconsistent("a wait whose trigger cannot be armed")
                 })?;
                 self.armed.push_wait(Wait {
@@ -242,6 +250,7 @@ impl<D: ProcessData> Instance<D> {
         &mut self,
         arm: NodeIdx,
         source: &SourceRecord,
+        kept: Option<crate::events::SubId>,
     ) -> Result<(EventSource, Option<std::sync::Arc<str>>), crate::instance::InstanceError> {
         let node = &self.process.nodes[arm];
         match (source, node.kind.trigger()) {
@@ -258,6 +267,15 @@ impl<D: ProcessData> Instance<D> {
                 Ok((EventSource::Condition(id), None))
             }
             (SourceRecord::UserTask, _) => Ok((EventSource::UserTask, None)),
+            // An evicted instance's subscription, kept in the hub: taken up again,
+            // with the key the data gives (the data it was made with).
+            (_, Some(Trigger::Message { key, .. })) if kept.is_some() => {
+                let key: std::sync::Arc<str> = self.user_code(node.id, || key(&self.data))?.into();
+                Ok((EventSource::Hub(kept.unwrap_or_default()), Some(key)))
+            }
+            (_, Some(Trigger::Signal { .. })) if kept.is_some() => {
+                Ok((EventSource::Hub(kept.unwrap_or_default()), None))
+            }
             // A message or signal subscription: as when it was first armed.
             _ => self.arm(arm),
         }

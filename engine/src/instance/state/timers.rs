@@ -114,8 +114,9 @@ impl Timers {
     }
 
     /// The earliest pending deadline (feature `testing`: what "advance to this
-    /// instance's next timer" advances to).
-    #[cfg(feature = "testing")]
+    /// instance's next timer" advances to; feature `durable`: when an evicted
+    /// instance is loaded again).
+    #[cfg(any(feature = "testing", feature = "durable"))]
     pub fn earliest(&self) -> Option<Instant> {
         self.0.as_ref()?.live.values().min().copied()
     }

@@ -1,0 +1,457 @@
+//! Evicted instances (README, "Durable instances"; `instance/durable/evict.rs` for
+//! the loop's side): the engine keeps of each only its intake, watched by a waker
+//! of its own (no task), and its earliest due time in one index that one timer
+//! drives. Whatever
+//! arrives on the intake — a message or signal for a kept subscription, a handle's
+//! request or cancel, a task-list completion, a retry, the timer's wake — loads the
+//! instance from its stored checkpoint into a new loop on that intake, once: what
+//! arrives meanwhile queues there and the new loop takes it in order.
+
+use std::collections::{BTreeSet, HashMap};
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::{DurableEngine, Inner};
+use crate::data::Erased;
+use crate::instance::durable::evict::Dormant;
+use crate::instance::durable::records::Checkpoint;
+use crate::instance::{Command, Entry, Input};
+use crate::store::Status;
+
+/// How many evicted instances load from the store at once: a timer due for many,
+/// or a signal to many, loads them in batches of this size.
+const LOADING_AT_ONCE: usize = 64;
+
+/// The engine's evicted instances.
+pub(super) struct Dormancy {
+    /// The idle time after which a resting instance is evicted, in ms (`u64::MAX`:
+    /// never).
+    after_ms: AtomicU64,
+    /// The evicted instances something can still send to (a handle, a hub
+    /// subscription, the incident board), by id.
+    dormant: Mutex<HashMap<u64, Box<Dormant>>>,
+    /// The evicted instances nothing can send to (no handle, no subscription: most
+    /// parked at a user task or a timer), by id: their process and due time alone.
+    /// A task-list action or their timer loads them, on a new intake.
+    asleep: Mutex<HashMap<u64, Asleep>>,
+    /// The intakes of those being loaded now, by id: a request sent there is
+    /// answered once the instance has restored.
+    loading_now: Mutex<HashMap<u64, crate::mem::intake::Intake<Input<Erased>>>>,
+    /// Evicted instances' earliest due times.
+    due: Mutex<BTreeSet<(Instant, u64)>>,
+    /// Tells the timer a new due time came (or that it is to start).
+    earlier: Arc<tokio::sync::Notify>,
+    timer_running: std::sync::atomic::AtomicBool,
+    loading: Arc<tokio::sync::Semaphore>,
+    /// Instances loaded again so far.
+    loads: AtomicU64,
+    /// The runtime evicted instances are loaded on (the first eviction's).
+    runtime: std::sync::OnceLock<tokio::runtime::Handle>,
+}
+
+impl Default for Dormancy {
+    fn default() -> Self {
+        Self {
+            after_ms: AtomicU64::new(u64::MAX),
+            dormant: Mutex::new(HashMap::new()),
+            asleep: Mutex::new(HashMap::new()),
+            loading_now: Mutex::new(HashMap::new()),
+            due: Mutex::new(BTreeSet::new()),
+            earlier: Arc::new(tokio::sync::Notify::new()),
+            timer_running: std::sync::atomic::AtomicBool::new(false),
+            loading: Arc::new(tokio::sync::Semaphore::new(LOADING_AT_ONCE)),
+            loads: AtomicU64::new(0),
+            runtime: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+/// An evicted instance nothing can send to.
+struct Asleep {
+    process: &'static crate::graph::Graph<Erased>,
+    due: Option<Instant>,
+}
+
+/// Watches an evicted instance's intake: the intake's waker, so an evicted
+/// instance costs no task. Woken by the first send, it loads the instance.
+struct Watch {
+    id: u64,
+    inner: Weak<Inner>,
+    engine: Weak<crate::engine::Inner>,
+}
+
+impl std::task::Wake for Watch {
+    fn wake(self: Arc<Self>) {
+        let (Some(inner), Some(engine)) = (self.inner.upgrade(), self.engine.upgrade()) else {
+            return;
+        };
+        let id = self.id;
+        if let Some(runtime) = inner.dormancy.runtime.get().cloned() {
+            runtime.spawn(async move { inner.load(&engine, id).await.map(|_| ()) });
+        }
+    }
+}
+
+impl Dormancy {
+    /// The idle time instances started or loaded from now on are evicted after.
+    pub(super) fn after(&self) -> Option<Duration> {
+        match self.after_ms.load(Ordering::Relaxed) {
+            u64::MAX => None,
+            ms => Some(Duration::from_millis(ms)),
+        }
+    }
+}
+
+impl DurableEngine {
+    /// Evict instances from memory once they have rested `after` (`None`, the
+    /// default: never). An instance rests when every token waits — at a user or
+    /// receive task, a catch, an event-based gateway, a timer, a join, an incident —
+    /// and its last checkpoint is stored; evicted, it costs the engine its intake,
+    /// its hub subscriptions and its end, not its loop, tracks and state (its open
+    /// tasks are listed from the store).
+    /// Whatever is for it — a message or signal it waits for, a timer falling due,
+    /// a task completion, a cancel, a retry, any request of a handle — loads it from
+    /// its checkpoint and is delivered to it as if it had stayed (a burst loads it
+    /// once); its handles keep working. A loaded instance's history starts anew
+    /// unless [`keep_history`](Self::keep_history). Instances of call activities
+    /// (parents and children) are not evicted, nor any on a node of several
+    /// (`DurableEngine::connect`, feature `postgres`) yet. Applies to instances
+    /// started or resumed from now on. A restart's [`resume`](Self::resume) loads
+    /// every running instance (and evicts them again once they rest).
+    ///
+    /// Needs the `durable` feature.
+    pub fn evict_idle(&self, after: Option<Duration>) {
+        let ms = after.map_or(u64::MAX, |d| (d.as_millis() as u64).min(u64::MAX - 1));
+        self.inner.dormancy.after_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// How many instances are evicted now (in the store, not in memory).
+    pub fn evicted_instances(&self) -> usize {
+        let dormancy = &self.inner.dormancy;
+        let dormant = dormancy
+            .dormant
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len();
+        dormant
+            + dormancy
+                .asleep
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .len()
+    }
+
+    /// How many times an evicted instance was loaded again since this engine began.
+    pub fn evicted_loads(&self) -> u64 {
+        self.inner.dormancy.loads.load(Ordering::Relaxed)
+    }
+}
+
+impl Inner {
+    /// Keep an evicted instance: watch its intake, index its due time.
+    pub(crate) fn evicted(
+        self: Arc<Self>,
+        engine: &Arc<crate::engine::Inner>,
+        dormant: Box<Dormant>,
+    ) {
+        let stop = engine.stop.token();
+        if stop.is_cancelled() {
+            // A shutdown: it stays stored as running; its handles hear it was lost.
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let _ = self.dormancy.runtime.set(runtime.clone());
+        let dormancy = &self.dormancy;
+        let id = dormant.id;
+        if let Some(due) = dormant.due {
+            dormancy
+                .due
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert((due, id));
+            if !dormancy.timer_running.swap(true, Ordering::AcqRel) {
+                // Not among the engine's loops (`running_instances`): no instance;
+                // a shutdown ends it.
+                runtime.spawn(drive_timer(
+                    Arc::downgrade(&self),
+                    Arc::downgrade(engine),
+                    stop.clone(),
+                ));
+            }
+            dormancy.earlier.notify_one();
+        }
+        let mut dormant = dormant;
+        if dormant.publisher.is_none() && dormant.kept.is_none() && dormant.intake.is_unreachable()
+        {
+            // Nothing can send to it: its intake goes too.
+            let asleep = Asleep {
+                process: dormant.process,
+                due: dormant.due,
+            };
+            let mut kept = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
+            kept.insert(id, asleep);
+            return;
+        }
+        let waker = std::task::Waker::from(Arc::new(Watch {
+            id,
+            inner: Arc::downgrade(&self),
+            engine: Arc::downgrade(engine),
+        }));
+        // Kept before its intake is watched, so a wake finds it (and waits for the
+        // lock while it is being kept).
+        let mut kept = dormancy.dormant.lock().unwrap_or_else(|p| p.into_inner());
+        let dormant = kept.entry(id).insert_entry(dormant).into_mut();
+        let ready = {
+            let mut ready = std::pin::pin!(dormant.intake.ready());
+            let mut cx = std::task::Context::from_waker(&waker);
+            ready.as_mut().poll(&mut cx).is_ready()
+        };
+        drop(kept);
+        if ready {
+            // Something came while it was being evicted.
+            let engine = Arc::clone(engine);
+            runtime.spawn(async move { self.load(&engine, id).await.map(|_| ()) });
+        }
+    }
+
+    /// If instance `id` is evicted here, load it and wait until its loop has
+    /// restored (it answers a request only then); whether it was.
+    pub(super) async fn load_evicted(
+        self: &Arc<Self>,
+        engine: &Arc<crate::engine::Inner>,
+        id: u64,
+    ) -> bool {
+        let asleep = {
+            let asleep = self.dormancy.asleep.lock();
+            asleep.unwrap_or_else(|p| p.into_inner()).contains_key(&id)
+        };
+        let loaded = match asleep {
+            // Loaded here, on a new intake.
+            true => self.load(engine, id).await,
+            false => None,
+        };
+        let intake = loaded.or_else(|| {
+            let dormant = self
+                .dormancy
+                .dormant
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            dormant.get(&id).map(|dormant| dormant.intake.sender())
+        });
+        let intake = intake.or_else(|| {
+            let loading = self.dormancy.loading_now.lock();
+            loading.unwrap_or_else(|p| p.into_inner()).get(&id).cloned()
+        });
+        let Some(intake) = intake else {
+            return false;
+        };
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let asked = intake.send(Input::Handle(Box::new(Command::OpenWork(reply))));
+        asked.is_ok() && answer.await.is_ok()
+    }
+
+    /// Load an evicted instance from its checkpoint into a new loop on its intake
+    /// (nothing if it is not evicted: loaded already).
+    /// Returns a sender on its new loop's intake.
+    async fn load(
+        self: &Arc<Self>,
+        engine: &Arc<crate::engine::Inner>,
+        id: u64,
+    ) -> Option<crate::mem::intake::Intake<Input<Erased>>> {
+        let dormancy = &self.dormancy;
+        let dormant = dormancy
+            .dormant
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+        let dormant = match dormant {
+            Some(dormant) => dormant,
+            None => {
+                let asleep = dormancy
+                    .asleep
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&id)?;
+                self.woken(asleep, id)?
+            }
+        };
+        if let Some(due) = dormant.due {
+            dormancy
+                .due
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&(due, id));
+        }
+        let loading = Loading(self, id);
+        dormancy
+            .loading_now
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, dormant.intake.sender());
+        let _permit = dormancy.loading.clone().acquire_owned().await;
+        let store = self.store.clone();
+        let record = tokio::task::spawn_blocking(move || store.instance(id)).await;
+        let record = match record {
+            Ok(Ok(Some(record))) if record.status == Status::Running => record,
+            Ok(Ok(record)) => {
+                tracing::error!(id, status = ?record.map(|r| r.status), "an evicted instance is no longer stored as running");
+                return None;
+            }
+            Ok(Err(error)) => {
+                tracing::error!(id, %error, "an evicted instance could not be read");
+                return None;
+            }
+            Err(_) => return None,
+        };
+        let process = dormant.process;
+        let decoded = serde_json::from_str::<Checkpoint>(&record.state)
+            .map_err(|e| e.to_string())
+            .and_then(|checkpoint| match checkpoint {
+                Checkpoint::Running(snapshot) => {
+                    let data = (dormant.codec.decode)(snapshot.data.clone())?;
+                    Ok((data, Entry::Resume(Box::new(snapshot))))
+                }
+                // Evicted only after a step's checkpoint.
+                Checkpoint::Born { .. } => Err("stored as just born".to_string()),
+            });
+        let (data, entry) = match decoded {
+            Ok(decoded) => decoded,
+            Err(error) => {
+                tracing::error!(id, %error, "an evicted instance's checkpoint could not be read");
+                return None;
+            }
+        };
+        let _admitted = engine.admit()?;
+        let runtime = tokio::runtime::Handle::current();
+        let Dormant {
+            codec,
+            intake,
+            kept,
+            keep_history,
+            every_task,
+            publisher,
+            ..
+        } = *dormant;
+        let mut durable = self.stored_durable(codec, record);
+        durable.keep_history = keep_history;
+        durable.every_task = every_task;
+        durable.evict_after = dormancy.after();
+        durable.kept = Some(kept.unwrap_or_default());
+        let publisher = publisher.unwrap_or_else(|| crate::instance::EndRef::pending().0);
+        dormancy.loads.fetch_add(1, Ordering::Relaxed);
+        let sender = intake.sender();
+        crate::instance::spawn_reloaded(
+            engine.birth(Some(&runtime), process, None),
+            process,
+            data,
+            entry,
+            Box::new(durable),
+            intake,
+            publisher,
+        );
+        drop(loading);
+        Some(sender)
+    }
+
+    /// The `Dormant` of an evicted instance nothing could send to: a new intake,
+    /// its process's codec, the engine's settings.
+    fn woken(&self, asleep: Asleep, id: u64) -> Option<Box<Dormant>> {
+        let codec = {
+            let registry = self.registry.lock().unwrap_or_else(|p| p.into_inner());
+            registry.get(&asleep.process.fingerprint)?.codec
+        };
+        let intake =
+            crate::mem::intake::IntakeReceiver::of(&mut crate::mem::intake::Intake::none());
+        Some(Box::new(Dormant {
+            id,
+            process: asleep.process,
+            codec,
+            intake,
+            kept: None,
+            due: asleep.due,
+            keep_history: self.keep_history.load(Ordering::Relaxed),
+            every_task: !self.wait_states_only.load(Ordering::Relaxed),
+            publisher: None,
+        }))
+    }
+}
+
+/// An instance being loaded: off `loading_now` when its load is done, however.
+struct Loading<'a>(&'a Inner, u64);
+
+impl Drop for Loading<'_> {
+    fn drop(&mut self) {
+        let loading = self.0.dormancy.loading_now.lock();
+        loading.unwrap_or_else(|p| p.into_inner()).remove(&self.1);
+    }
+}
+
+/// The one timer of the evicted instances: it wakes each at its earliest due time.
+async fn drive_timer(
+    inner: Weak<Inner>,
+    core: Weak<crate::engine::Inner>,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    loop {
+        let Some(engine) = inner.upgrade() else {
+            return;
+        };
+        let dormancy = &engine.dormancy;
+        let now = Instant::now();
+        let mut due = Vec::new();
+        let next = {
+            let mut index = dormancy.due.lock().unwrap_or_else(|p| p.into_inner());
+            while let Some(&(at, id)) = index.first() {
+                if at > now {
+                    break;
+                }
+                index.pop_first();
+                due.push(id);
+            }
+            index.first().map(|&(at, _)| at)
+        };
+        if !due.is_empty() {
+            let mut asleep = Vec::new();
+            {
+                let dormant = dormancy.dormant.lock().unwrap_or_else(|p| p.into_inner());
+                for id in due {
+                    match dormant.get(&id) {
+                        Some(dormant) => {
+                            let _ = dormant.intake.sender().send(Input::Wake);
+                        }
+                        None => asleep.push(id),
+                    }
+                }
+            }
+            // Nothing to send to: loaded here, on new intakes.
+            if let (false, Some(core), Some(runtime)) =
+                (asleep.is_empty(), core.upgrade(), dormancy.runtime.get())
+            {
+                for id in asleep {
+                    let (durable, core) = (Arc::clone(&engine), Arc::clone(&core));
+                    runtime.spawn(async move { durable.load(&core, id).await.map(|_| ()) });
+                }
+            }
+        }
+        let earlier = dormancy.earlier.clone();
+        drop(engine);
+        let earlier = earlier.notified();
+        let sleep = async {
+            match next {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = sleep => {}
+            _ = earlier => {}
+            _ = stop.cancelled() => return,
+        }
+    }
+}
