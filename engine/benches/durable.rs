@@ -6,6 +6,11 @@
 //!
 //! cargo bench -p thresh --features sqlite --bench durable
 //! cargo bench -p thresh --features sqlite --bench durable -- migrate   (only the migration)
+//!
+//! `-- parallel` runs only the parallel-10 rounds, `-- park-resume` only the parked
+//! instances' restart, `-- evict` only the eviction bench (`evicted()`:
+//! `THRESH_BENCH_PARKED` instances, 1 000 000 by default; `THRESH_BENCH_EVICT=0`
+//! keeps them in memory, as before eviction).
 
 #[path = "support/mod.rs"]
 #[allow(dead_code)] // this bench uses some of the shared helpers
@@ -37,6 +42,30 @@ process! {
         user  approve;
         end   done;
         begin -> approve -> done;
+    }
+}
+
+/// Which `PAID`'s handler ran at what time, by instance data: the wake bench's
+/// clock stops there.
+static WOKEN: std::sync::Mutex<Vec<(u64, std::time::Instant)>> = std::sync::Mutex::new(Vec::new());
+
+process! {
+    /// Parked at a user task, or first at a payment keyed by its number: the wake
+    /// bench's instance.
+    pub PAID: Nothing {
+        start begin;
+        exclusive first;
+        receive pay: message("bench-pay", key = |n| n.n.to_string());
+        task  noted = |n| async move {
+            WOKEN.lock().unwrap().push((n.n, std::time::Instant::now()));
+            Ok(())
+        };
+        user  approve;
+        end   done;
+        begin -> first;
+        first -> approve else;
+        first -> pay when |n| n.n % 1000 == 0;
+        pay -> noted -> approve -> done;
     }
 }
 
@@ -108,10 +137,26 @@ async fn memory_round(engine: &Engine) {
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "migrate") {
-        migrated();
-        return;
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let runs = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
+    if runs("parallel") {
+        parallel();
     }
+    if runs("park-resume") {
+        parked_and_resumed();
+    }
+    if runs("migrate") {
+        migrated();
+    }
+    if !only.is_empty() && runs("evict") {
+        evicted();
+    }
+}
+
+fn parallel() {
     println!("thresh durable benchmarks: median of {RUNS} runs after a warm-up [min .. max]");
     println!();
     println!("parallel10, {INSTANCES} instances started at once then all awaited, 2 workers");
@@ -165,8 +210,6 @@ fn main() {
         size
     );
     remove(&path);
-    parked_and_resumed();
-    migrated();
 }
 
 fn remove(path: &std::path::Path) {
@@ -281,6 +324,145 @@ fn migrated() {
         "  migrated {migrated} instances in {:.2} s: {:.0} instances/s",
         took.as_secs_f64(),
         migrated as f64 / took.as_secs_f64()
+    );
+    remove(&path);
+}
+
+/// Resident memory of this process, from /proc (0 where there is none).
+fn resident_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// `THRESH_BENCH_PARKED` instances (1 000 000 by default) parked on a SQLite file,
+/// one in 1 000 first at a keyed receive task, the rest at a user task: resident
+/// memory once they all wait (evicted, or in memory with `THRESH_BENCH_EVICT=0`),
+/// the time a message takes to load an evicted instance and run it to its next wait
+/// (p50/p99 over the keyed ones, published one by one), and a restart's resume.
+fn evicted() {
+    let parked: u64 = std::env::var("THRESH_BENCH_PARKED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let evict = std::env::var("THRESH_BENCH_EVICT").map_or(true, |v| v != "0");
+    println!();
+    println!(
+        "evict: {parked} instances parked on a SQLite file (one in 1 000 at a keyed receive task, the rest at a user task), {}",
+        if evict { "evicted at once" } else { "kept in memory" }
+    );
+    let path = std::env::temp_dir().join(format!("thresh-bench-evict-{}.db", std::process::id()));
+    remove(&path);
+    println!(
+        "  resident before the engine            {:.0} MB",
+        resident_mb()
+    );
+    runtime().block_on(async {
+        let engine = DurableEngine::open(&path).await.expect("store");
+        if evict {
+            engine.evict_idle(Some(std::time::Duration::ZERO));
+        }
+        engine.register(&PAID).expect("register");
+        let began = std::time::Instant::now();
+        let mut next = 0;
+        while next < parked {
+            // In batches: a task per start in flight, not a million at once.
+            let mut set = tokio::task::JoinSet::new();
+            for n in next..(next + 10_000).min(parked) {
+                let engine = engine.clone();
+                set.spawn(async move {
+                    engine.start(&PAID, Nothing { n }).await.expect("stored");
+                });
+            }
+            while set.join_next().await.is_some() {}
+            next = (next + 10_000).min(parked);
+        }
+        let started = began.elapsed();
+        if evict {
+            while (engine.evicted_instances() as u64) < parked {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        } else {
+            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        }
+        println!(
+            "  started in {:.1} s; resident once all wait {:.0} MB ({} running, {} evicted)",
+            started.as_secs_f64(),
+            resident_mb(),
+            engine.running_instances(),
+            engine.evicted_instances()
+        );
+        // Wake by message, one at a time: publish (stored first), load, apply, run
+        // `noted` — the clock stops in its handler.
+        let keyed: Vec<u64> = (0..parked).filter(|n| n % 1000 == 0).collect();
+        let mut took = Vec::with_capacity(keyed.len());
+        let mut after_store = Vec::with_capacity(keyed.len());
+        for n in keyed {
+            let sent = std::time::Instant::now();
+            engine
+                .publish_message("bench-pay", &n.to_string(), ())
+                .await
+                .expect("published");
+            let stored = std::time::Instant::now();
+            let woke = loop {
+                let found = WOKEN
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .find(|(m, _)| *m == n)
+                    .map(|(_, at)| *at);
+                if let Some(at) = found {
+                    break at;
+                }
+                tokio::task::yield_now().await;
+            };
+            took.push(woke.duration_since(sent).as_secs_f64() * 1e3);
+            after_store.push(woke.saturating_duration_since(stored).as_secs_f64() * 1e3);
+        }
+        let quantiles = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            let at = |q: f64| v[((v.len() as f64 * q) as usize).min(v.len() - 1)];
+            (at(0.5), at(0.99))
+        };
+        let count = after_store.len();
+        let (whole, loaded) = (quantiles(took), quantiles(after_store));
+        println!(
+            "  wake by message to the next wait ({} messages one by one): p50 {:.2} ms, p99 {:.2} ms from the publish, its store write included; p50 {:.2} ms, p99 {:.2} ms from its return",
+            count,
+            whole.0,
+            whole.1,
+            loaded.0,
+            loaded.1
+        );
+        engine
+            .shutdown(std::time::Duration::from_secs(120))
+            .await
+            .expect("shutdown");
+    });
+    let resumed = runtime().block_on(async {
+        let began = std::time::Instant::now();
+        let engine = DurableEngine::open(&path).await.expect("store");
+        if evict {
+            engine.evict_idle(Some(std::time::Duration::ZERO));
+        }
+        engine.register(&PAID).expect("register");
+        let report = engine.resume().await.expect("resume");
+        let took = began.elapsed();
+        let rss = resident_mb();
+        engine
+            .shutdown(std::time::Duration::from_secs(120))
+            .await
+            .expect("shutdown");
+        (report.resumed.len(), took, rss)
+    });
+    println!(
+        "  restarted: resume returned after {:.2} s with {} instances resumed (resident then {:.0} MB)",
+        resumed.1.as_secs_f64(),
+        resumed.0,
+        resumed.2
     );
     remove(&path);
 }
