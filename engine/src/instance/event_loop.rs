@@ -187,6 +187,7 @@ pub(crate) fn spawn(
         entry,
         stop,
         publisher: finished_tx,
+        #[cfg(feature = "durable")]
         reloaded: false,
     };
     launch(run, span, runtime, tracker);
@@ -202,7 +203,9 @@ struct Run {
     stop: CancellationToken,
     publisher: Publisher,
     /// An evicted instance loaded again: a cancel queued for it is an input like
-    /// any other (it was past its first step long ago).
+    /// any other (it was past its first step long ago). Only where instances are
+    /// evicted: the loop's future is most of a parked instance's memory.
+    #[cfg(feature = "durable")]
     reloaded: bool,
 }
 
@@ -237,6 +240,7 @@ pub(crate) fn spawn_reloaded(
         entry: Some(entry),
         stop: birth.stop.token().clone(),
         publisher,
+        #[cfg(feature = "durable")]
         reloaded: true,
     };
     launch(run, span, birth.runtime, birth.tracker);
@@ -255,8 +259,11 @@ fn launch(
         entry,
         stop,
         publisher: finished_tx,
+        #[cfg(feature = "durable")]
         reloaded,
     } = run;
+    #[cfg(not(feature = "durable"))]
+    let reloaded = false;
     let process_name = instance.process.name;
     // The loop. Written out here rather than as an `async fn` taking the instance:
     // an async fn's state holds each argument twice (as passed and as moved into its
@@ -324,6 +331,23 @@ fn launch(
     };
 }
 
+/// What the loop's select waits on to evict an instance idle for `idle`: the timer
+/// boxed, made on the first poll (a timer entry is large, and the loop's future is
+/// most of a parked instance's memory); nothing at all where instances are not
+/// evicted.
+#[cfg(feature = "durable")]
+async fn idle_timer(idle: Option<std::time::Duration>) {
+    match idle {
+        Some(idle) => Box::pin(tokio::time::sleep(idle)).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(not(feature = "durable"))]
+fn idle_timer(_: Option<std::time::Duration>) -> std::future::Pending<()> {
+    std::future::pending()
+}
+
 /// How a loop left: its instance ended, or (a durable one) was evicted.
 pub(crate) enum Left {
     Finished(Finished<Erased>),
@@ -385,7 +409,7 @@ impl<D: ProcessData> Instance<D> {
                     self.on_timers();
                 }
                 // Lazy: no timer is made unless the branch is polled.
-                _ = async { tokio::time::sleep(idle.unwrap_or_default()).await }, if idle.is_some() => {
+                _ = idle_timer(idle), if idle.is_some() => {
                     return true;
                 }
             }
