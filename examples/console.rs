@@ -21,7 +21,7 @@ pub struct Order {
     pub approved: bool,
 }
 
-async fn charge(order: &mut Order) -> Result<(), TaskError> {
+pub async fn charge(order: &mut Order) -> Result<(), TaskError> {
     match order.card.as_str() {
         "" => Err(TaskError::permanent("no card on file")),
         _ => Ok(()),

@@ -61,6 +61,19 @@ pub mod expenses {
     }
 }
 
+#[cfg(feature = "console")]
+pub mod console {
+    use crate::console::{charge, Order};
+    use thresh::process;
+
+    process! {
+        pub ORDER: Order from "tests/import/roundtrip/console/order.bpmn" {
+            user approve: groups("sales") | priority(|o| if o.amount > 1000 { 80 } else { 50 });
+            task charge = charge;
+        }
+    }
+}
+
 pub mod durable {
     use super::Duration;
     use crate::durable::{check_stock, Order};
