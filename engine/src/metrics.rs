@@ -94,6 +94,8 @@ pub(crate) fn messages_lost(why: &'static str, n: u64) {
     }
 }
 
+/// A group commit of the store writer (feature `durable`).
+#[cfg(feature = "durable")]
 pub(crate) fn store_batch(submissions: usize, took: std::time::Duration, ok: bool) {
     histogram!("thresh_store_commit_seconds").record(took.as_secs_f64());
     histogram!("thresh_store_batch_submissions").record(submissions as f64);
