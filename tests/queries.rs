@@ -383,3 +383,68 @@ async fn buffered_messages_are_listed_oldest_first_until_taken_or_expired() {
     check!(memory, false);
     check!(durable, true);
 }
+
+process! {
+    pub TIMED: Expense {
+        start s;
+        user  approve;
+        boundary late on approve: timer(Duration::from_secs(3600));
+        catch cool: timer(Duration::from_secs(600));
+        end   done;
+        end   expired;
+        s -> approve -> cool -> done;
+        late -> expired;
+    }
+}
+
+/// The timers page's listing: every running instance's armed timers, earliest
+/// first, renewed as each instance rests, gone when it ends.
+#[tokio::test(start_paused = true)]
+async fn armed_timers_are_listed_earliest_first() {
+    let engine = Engine::new();
+    let first = engine.start(&TIMED, Expense::default()).await.unwrap();
+    until_listed(&engine, &Query::of(&TIMED).waiting_at("approve"), 1).await;
+    tokio::time::advance(Duration::from_secs(300)).await;
+    let second = engine.start(&TIMED, Expense::default()).await.unwrap();
+    until_listed(&engine, &Query::of(&TIMED).waiting_at("approve"), 2).await;
+    let timers = engine.timers_due(10);
+    let seen: Vec<(u64, &str)> = timers
+        .iter()
+        .map(|t| (t.instance.0, t.element.as_str()))
+        .collect();
+    assert_eq!(seen, [(first.id().0, "late"), (second.id().0, "late")]);
+    assert!(timers
+        .iter()
+        .all(|t| t.process == "TIMED" && t.version == 1));
+    // Due an hour after each start, 300 s apart.
+    assert!((timers[1].due_ms - timers[0].due_ms - 300_000).abs() < 50);
+    assert_eq!(engine.timers_due(1).len(), 1);
+
+    // The first approved: its boundary disarmed, its catch armed, now the earliest.
+    first
+        .complete("approve", |_: &mut Expense| {})
+        .await
+        .unwrap();
+    until_listed(&engine, &Query::of(&TIMED).waiting_at("cool"), 1).await;
+    let timers = engine.timers_due(10);
+    let seen: Vec<(u64, &str)> = timers
+        .iter()
+        .map(|t| (t.instance.0, t.element.as_str()))
+        .collect();
+    assert_eq!(seen, [(first.id().0, "cool"), (second.id().0, "late")]);
+
+    // Ended instances leave the listing, and their timers with them.
+    tokio::time::advance(Duration::from_secs(601)).await;
+    assert!(matches!(
+        first.outcome().await,
+        thresh::Outcome::Completed(_)
+    ));
+    assert_eq!(engine.timers_due(10).len(), 1);
+    second.cancel();
+    assert!(matches!(
+        second.outcome().await,
+        thresh::Outcome::Cancelled(_)
+    ));
+    until_listed(&engine, &Query::of(&TIMED).status(Status::Running), 0).await;
+    assert!(engine.timers_due(10).is_empty());
+}

@@ -80,7 +80,7 @@ pub use instance::{
     TrackId, WorkError,
 };
 pub use migration::{Migration, SameData};
-pub use query::{Element, InstanceSummary, Page, Query, QueryError, SortBy, Status};
+pub use query::{DueTimer, Element, InstanceSummary, Page, Query, QueryError, SortBy, Status};
 pub use retry::{Incident, IncidentId, OnFailure, RetryError, RetryPolicy};
 pub use tasklist::{IntoAssignee, Task, TaskId, TaskListError, TaskOrder, TaskQuery};
 /// A migration plan between two versions of a process, checked when it compiles:

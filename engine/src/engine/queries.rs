@@ -5,7 +5,7 @@ use super::{Engine, EngineError};
 use crate::data::{Erased, ProcessData};
 use crate::instance::{Entry, InstanceHandle, InstanceId};
 use crate::query::memory::{Keys, View};
-use crate::query::{page_of, InstanceSummary, Page, Query, QueryError};
+use crate::query::{page_of, DueTimer, InstanceSummary, Page, Query, QueryError};
 
 impl Engine {
     /// [`Engine::start`] with a business key: the caller's name for the instance
@@ -52,6 +52,25 @@ impl Engine {
     /// How many instances `query` selects (its order and page ignored).
     pub async fn count<D: 'static>(&self, query: &Query<D>) -> Result<u64, EngineError> {
         Ok(self.inner.hub.listing.count(&resolve(query)?))
+    }
+
+    /// The running instances' armed timers (timer catches, boundaries, event
+    /// sub-process starts), earliest due first, at most `limit`, as each instance
+    /// last rested. The same call as `DurableEngine::timers_due`.
+    pub fn timers_due(&self, limit: usize) -> Vec<DueTimer> {
+        self.inner
+            .hub
+            .listing
+            .timers(limit)
+            .into_iter()
+            .map(|(id, graph, node, due_ms)| DueTimer {
+                instance: InstanceId(id),
+                process: graph.name.to_string(),
+                version: graph.version,
+                element: graph.nodes[node].id.to_string(),
+                due_ms,
+            })
+            .collect()
     }
 
     /// A listed instance of `process` drawn on its process (SVG): a token at each

@@ -6,6 +6,7 @@
 
 use super::core::Instance;
 use super::outcome::Ended;
+use super::state::armed::EventSource;
 use super::state::tracks::TrackState;
 use crate::data::Erased;
 use crate::data::ProcessData;
@@ -51,6 +52,7 @@ impl<D: ProcessData> Instance<D> {
         let rest = Rest {
             graph,
             waits: &[],
+            timers: &[],
             incidents: 0,
             data,
             started_ms: now_ms(),
@@ -83,6 +85,7 @@ impl<D: ProcessData> Instance<D> {
             return;
         }
         let (waits, incidents) = self.wait_nodes_and_incidents();
+        let timers = self.armed_timers();
         let (Some(graph), Some(data)) = (erased_graph(self.process), erased(self.data.snapshot()))
         else {
             return;
@@ -91,6 +94,7 @@ impl<D: ProcessData> Instance<D> {
         let rest = Rest {
             graph,
             waits: &waits,
+            timers: &timers,
             incidents,
             data,
             // If not listed yet, its first rest: the first step ran at once, on
@@ -175,6 +179,34 @@ impl<D: ProcessData> Instance<D> {
 
     /// The nodes its tokens wait at, each once, sorted by id; and its open
     /// incidents.
+    /// Each armed timer's element and deadline in milliseconds since the Unix
+    /// epoch (`Engine::timers_due`); nothing allocated for an instance with none.
+    fn armed_timers(&self) -> Vec<(NodeIdx, i64)> {
+        if !self.timers.is_armed() {
+            return Vec::new();
+        }
+        let (now, wall) = (tokio::time::Instant::now(), now_ms());
+        let to_wall = |at: tokio::time::Instant| match at.checked_duration_since(now) {
+            Some(ahead) => {
+                wall.saturating_add(i64::try_from(ahead.as_millis()).unwrap_or(i64::MAX))
+            }
+            None => wall.saturating_sub(
+                i64::try_from(now.duration_since(at).as_millis()).unwrap_or(i64::MAX),
+            ),
+        };
+        let mut timers = Vec::new();
+        for entry in self.armed.iter() {
+            for wait in &entry.waits {
+                if let EventSource::Timer(t) = wait.source {
+                    if let Some(at) = self.timers.deadline_of(t) {
+                        timers.push((wait.arm, to_wall(at)));
+                    }
+                }
+            }
+        }
+        timers
+    }
+
     fn wait_nodes_and_incidents(&self) -> (Vec<NodeIdx>, u32) {
         let nodes = &self.process.nodes;
         let incidents = self

@@ -123,6 +123,9 @@ struct State {
     more_waits: HashMap<u64, Box<[u32]>>,
     /// The keys of the running instances that have any.
     keys: HashMap<u64, Keys>,
+    /// The armed timers (element, due in ms since the epoch) of the running
+    /// instances that have any.
+    timers: HashMap<u64, Box<[(u32, i64)]>>,
     /// Oldest first, at most `keep_ended`.
     ended: VecDeque<(u64, Gone)>,
 }
@@ -183,6 +186,8 @@ pub(crate) struct Rest<'a> {
     pub graph: &'static Graph<Erased>,
     /// Node indexes, sorted by id.
     pub waits: &'a [NodeIdx],
+    /// Its armed timers: the element and the due time, in ms since the epoch.
+    pub timers: &'a [(NodeIdx, i64)],
     pub incidents: u32,
     pub data: Base<Erased>,
     /// Its start, if it is not listed yet.
@@ -241,6 +246,14 @@ impl Listing {
                 }
             }
         }
+        if rest.timers.is_empty() {
+            if !state.timers.is_empty() {
+                state.timers.remove(&id);
+            }
+        } else {
+            let timers = rest.timers.iter().map(|&(n, due)| (node(n), due)).collect();
+            state.timers.insert(id, timers);
+        }
         if let Some(keys) = keys {
             state.keys.insert(id, keys);
         }
@@ -269,6 +282,7 @@ impl Listing {
         let mut state = self.state();
         let live = state.live.remove(&id);
         state.more_waits.remove(&id);
+        state.timers.remove(&id);
         let keys = state.keys.remove(&id).unwrap_or_default();
         let mut evicted = None;
         if let (true, Some(data)) = (keep > 0, data) {
@@ -289,6 +303,29 @@ impl Listing {
         drop(state);
         // The data they hold drops outside the lock.
         drop((live, evicted));
+    }
+
+    /// The running instances' armed timers, earliest first (then by instance), at
+    /// most `limit`: (instance, its graph, the element, due in ms since the epoch).
+    pub fn timers(&self, limit: usize) -> Vec<(u64, &'static Graph<Erased>, NodeIdx, i64)> {
+        let state = self.state();
+        let mut all: Vec<(i64, u64, u32)> = state
+            .timers
+            .iter()
+            .flat_map(|(&id, ts)| ts.iter().map(move |&(node, due)| (due, id, node)))
+            .collect();
+        let limit = limit.min(all.len());
+        if limit < all.len() {
+            all.select_nth_unstable(limit);
+            all.truncate(limit);
+        }
+        all.sort_unstable();
+        all.into_iter()
+            .filter_map(|(due, id, node)| {
+                let graph = state.graphs[usize::from(state.live.get(&id)?.graph)];
+                Some((id, graph, node as NodeIdx, due))
+            })
+            .collect()
     }
 
     /// The instances `filter` selects, in its order, each read by `read` under

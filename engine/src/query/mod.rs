@@ -324,6 +324,23 @@ pub struct InstanceSummary<D> {
     pub data: D,
 }
 
+/// An armed timer of a running instance — a timer catch, boundary or event
+/// sub-process start — and when it falls due (`Engine::timers_due`,
+/// `DurableEngine::timers_due`: the console's timers page).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DueTimer {
+    /// The instance it belongs to.
+    pub instance: InstanceId,
+    /// Its process's name.
+    pub process: String,
+    /// The version of its process the instance runs.
+    pub version: u32,
+    /// The timer event's element id.
+    pub element: String,
+    /// When it falls due, in milliseconds since the Unix epoch.
+    pub due_ms: i64,
+}
+
 impl<D> Row for InstanceSummary<D> {
     fn id(&self) -> u64 {
         self.id.0

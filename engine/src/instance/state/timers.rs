@@ -108,7 +108,6 @@ impl Timers {
     }
 
     /// The pending deadline of timer `id`, if it is scheduled.
-    #[cfg(feature = "durable")]
     pub fn deadline_of(&self, id: TimerId) -> Option<Instant> {
         self.0.as_ref()?.live.get(&id).copied()
     }
