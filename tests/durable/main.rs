@@ -82,6 +82,7 @@ mod faults;
 mod instance_queries;
 mod messages;
 mod migration;
+mod migration_live;
 mod models;
 mod queries;
 mod sigkill;

@@ -215,51 +215,6 @@ async fn a_timer_keeps_its_deadline_across_a_migration() {
     busy(engine.shutdown(HANG)).await.expect("shutdown");
 }
 
-/// An engine that runs instances moves none under their loops: each is skipped,
-/// untouched, and goes on on its version.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_engine_running_instances_skips_them() {
-    let store = test_store();
-    let engine = store.engine().expect("open");
-    let trip = engine
-        .start(
-            &TRIP_V1,
-            Trip {
-                id: "T-9".into(),
-                ..Trip::default()
-            },
-        )
-        .await
-        .expect("started");
-    until_open(&trip, "approve").await;
-    let report = engine
-        .migrate(&TRIP_PLAN, &Query::of(&TRIP_V1))
-        .await
-        .expect("migrate");
-    assert!(report.migrated.is_empty());
-    assert_eq!(report.skipped.len(), 1);
-    assert_eq!(report.skipped[0].0, trip.id());
-    assert!(
-        report.skipped[0].1.contains("before resume"),
-        "{:?}",
-        report.skipped
-    );
-    trip.complete("approve", |_: &mut Trip| {})
-        .await
-        .expect("approved on version 1");
-    engine
-        .publish_message("trip-paid", "T-9", 3_u64)
-        .await
-        .expect("published");
-    let trip = tokio::time::timeout(HANG, trip.outcome())
-        .await
-        .expect("ended")
-        .completed()
-        .expect("completed");
-    assert_eq!((trip.price, trip.paid), (10, 3));
-    engine.shutdown(HANG).await.expect("shutdown");
-}
-
 process! {
     CHARGE_V1: Trip = "charge" version 1 {
         start s;
@@ -666,40 +621,5 @@ async fn every_arrival_state_of_a_join_migrates_and_finishes() {
             "arrived {arrived:03b}"
         );
     }
-    engine.shutdown(HANG).await.expect("shutdown");
-}
-
-/// Nor under an evicted instance: loaded, it would take up its old version's
-/// subscriptions over the moved checkpoint. It is skipped, untouched.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_engine_with_evicted_instances_skips_them() {
-    let store = test_store();
-    let engine = store.engine().expect("open");
-    engine.evict_idle(Some(Duration::ZERO));
-    let trip = engine
-        .start(
-            &TRIP_V1,
-            Trip {
-                id: "T-10".into(),
-                ..Trip::default()
-            },
-        )
-        .await
-        .expect("started");
-    tokio::time::timeout(HANG, async {
-        while engine.evicted_instances() == 0 {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-    })
-    .await
-    .expect("evicted");
-    assert_eq!(engine.running_instances(), 0);
-    let report = engine
-        .migrate(&TRIP_PLAN, &Query::of(&TRIP_V1))
-        .await
-        .expect("migrate");
-    assert!(report.migrated.is_empty());
-    assert_eq!(report.skipped.len(), 1);
-    assert_eq!(report.skipped[0].0, trip.id());
     engine.shutdown(HANG).await.expect("shutdown");
 }

@@ -516,7 +516,12 @@ impl Inner {
     ) -> InstanceHandle<Erased> {
         let id = InstanceId(durable.id);
         let birth = self.birth(Some(runtime), process, parent);
-        instance::spawn(birth, process, id, data, entry, Some(Box::new(durable)))
+        let handle = instance::spawn(birth, process, id, data, entry, Some(Box::new(durable)));
+        // Known by id to the durable engine, which a migration asks.
+        if let Some(durable) = self.durable.get().and_then(Weak::upgrade) {
+            durable.loop_began(id.0, handle.commands().clone());
+        }
+        handle
     }
 
     /// Where an instance started on `runtime` (`None`: the current one) lives.

@@ -76,6 +76,8 @@ impl<D: ProcessData> Instance<D> {
                 let _ = reply.send(self.fail_work(super::work::WorkAt::Node(&node), message));
             }
             Command::Task(work) => self.task_command(work),
+            #[cfg(feature = "durable")]
+            Command::Evict => self.evict_now(),
             #[cfg(feature = "testing")]
             Command::NextTimer(reply) => {
                 let _ = reply.send(self.timers.earliest());

@@ -84,6 +84,12 @@ impl<D> std::fmt::Debug for InstanceHandle<D> {
 }
 
 impl InstanceHandle<Erased> {
+    /// The loop's intake, as this handle sends to it.
+    #[cfg(feature = "durable")]
+    pub(crate) fn commands(&self) -> &Intake<Input<Erased>> {
+        &self.commands
+    }
+
     /// A handle, and the publisher the instance's loop leaves its end with.
     pub(crate) fn new(
         id: InstanceId,

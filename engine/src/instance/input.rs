@@ -82,6 +82,10 @@ pub(crate) enum Command<D> {
         change: Option<crate::retry::RetryChange>,
         reply: oneshot::Sender<Result<(), crate::retry::RetryError>>,
     },
+    /// Leave memory as soon as the instance rests (a migration takes it:
+    /// `engine/durable/migrate.rs`), whatever the engine's idle time.
+    #[cfg(feature = "durable")]
+    Evict,
     /// The earliest deadline of the instance's armed timers (feature `testing`:
     /// read-only, for advancing a paused clock to it).
     #[cfg(feature = "testing")]

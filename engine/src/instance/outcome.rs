@@ -245,6 +245,15 @@ pub enum InstanceError {
         /// The store's refusal, naming the new owner.
         message: String,
     },
+    /// A durable instance was migrated to another version of its process whose data
+    /// is of another type (`DurableEngine::migrate`, feature `durable`): it goes on
+    /// there, and a handle typed with the old version's data can no longer read it.
+    /// Read it through a query of the new version (`Query::of`).
+    #[error("the instance was migrated to version {version} of its process, whose data is of another type")]
+    Migrated {
+        /// The version it runs on now.
+        version: u32,
+    },
     /// A durable instance lost its store's connection while committing a checkpoint
     /// or its end, and could not learn whether it was stored (the server did not
     /// answer again in time): this engine stopped running it without writing more.

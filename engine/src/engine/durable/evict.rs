@@ -158,6 +158,11 @@ impl Inner {
         engine: &Arc<crate::engine::Inner>,
         dormant: Box<Dormant>,
     ) {
+        // Held while it is kept, so a migration looking for it finds it somewhere.
+        let mut held = self.held.lock();
+        let Some(dormant) = held.evicted(dormant) else {
+            return; // A migration took it.
+        };
         let stop = engine.stop.token();
         if stop.is_cancelled() {
             // A shutdown: it stays stored as running; its handles hear it was lost.
@@ -213,6 +218,7 @@ impl Inner {
             ready.as_mut().poll(&mut cx).is_ready()
         };
         drop(kept);
+        drop(held);
         if ready {
             // Something came while it was being evicted.
             let engine = Arc::clone(engine);
@@ -265,21 +271,23 @@ impl Inner {
         id: u64,
     ) -> Option<crate::mem::intake::Intake<Input<Erased>>> {
         let dormancy = &self.dormancy;
-        let dormant = dormancy
-            .dormant
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&id);
-        let dormant = match dormant {
-            Some(dormant) => dormant,
-            None => {
-                let asleep = dormancy
-                    .asleep
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .remove(&id)?;
-                self.woken(asleep, id)?
-            }
+        let dormant = {
+            // Among the loading before it leaves the evicted (locks held in this
+            // order): a migration looking for it finds it in one or the other.
+            let mut kept = dormancy.dormant.lock().unwrap_or_else(|p| p.into_inner());
+            let dormant = match kept.remove(&id) {
+                Some(dormant) => dormant,
+                None => {
+                    let mut asleep = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
+                    self.woken(asleep.remove(&id)?, id)?
+                }
+            };
+            let mut loading = dormancy
+                .loading_now
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            loading.insert(id, dormant.intake.sender());
+            dormant
         };
         if let Some(due) = dormant.due {
             dormancy
@@ -289,11 +297,6 @@ impl Inner {
                 .remove(&(due, id));
         }
         let loading = Loading(self, id);
-        dormancy
-            .loading_now
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id, dormant.intake.sender());
         let _permit = dormancy.loading.clone().acquire_owned().await;
         let store = self.store.clone();
         let record = tokio::task::spawn_blocking(move || store.instance(id)).await;
@@ -333,6 +336,7 @@ impl Inner {
             codec,
             intake,
             kept,
+            fresh,
             keep_history,
             every_task,
             publisher,
@@ -342,10 +346,12 @@ impl Inner {
         durable.keep_history = keep_history;
         durable.every_task = every_task;
         durable.evict_after = dormancy.after();
-        durable.kept = Some(kept.unwrap_or_default());
+        durable.kept = (!fresh).then(|| kept.unwrap_or_default());
         let publisher = publisher.unwrap_or_else(|| crate::instance::EndRef::pending().0);
         dormancy.loads.fetch_add(1, Ordering::Relaxed);
         let sender = intake.sender();
+        // A live loop before it leaves the loading.
+        self.loop_began(id, intake.sender());
         crate::instance::spawn_reloaded(
             engine.birth(Some(&runtime), process, None),
             process,
@@ -374,11 +380,42 @@ impl Inner {
             codec,
             intake,
             kept: None,
+            fresh: false,
             due: asleep.due,
             keep_history: self.keep_history.load(Ordering::Relaxed),
             every_task: !self.wait_states_only.load(Ordering::Relaxed),
             publisher: None,
         }))
+    }
+}
+
+impl Inner {
+    /// Take evicted instance `id` out of the dormancy (for a migration: put back
+    /// with `evicted`); one nothing could send to comes on a new intake.
+    pub(super) fn dormancy_take(&self, id: u64) -> Option<Box<Dormant>> {
+        let dormancy = &self.dormancy;
+        let mut kept = dormancy.dormant.lock().unwrap_or_else(|p| p.into_inner());
+        let dormant = match kept.remove(&id) {
+            Some(dormant) => dormant,
+            None => {
+                let mut asleep = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
+                self.woken(asleep.remove(&id)?, id)?
+            }
+        };
+        if let Some(due) = dormant.due {
+            let mut index = dormancy.due.lock().unwrap_or_else(|p| p.into_inner());
+            index.remove(&(due, id));
+        }
+        Some(dormant)
+    }
+
+    /// The intake of instance `id` if it is being loaded now.
+    pub(super) fn dormancy_loading(
+        &self,
+        id: u64,
+    ) -> Option<crate::mem::intake::Intake<Input<Erased>>> {
+        let loading = self.dormancy.loading_now.lock();
+        loading.unwrap_or_else(|p| p.into_inner()).get(&id).cloned()
     }
 }
 

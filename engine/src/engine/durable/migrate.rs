@@ -1,17 +1,73 @@
 //! Applying a migration plan to stored instances (README, "Migration plans"): each
-//! selected running instance of the old version no loop runs here gets its
-//! checkpoint moved to the new version (`instance/durable/migrate.rs`) and is
-//! stored under the new version's fingerprint in one write — wholly old or wholly
-//! new, never half. A `resume` then runs it on the new version.
+//! selected running instance of the old version gets its checkpoint moved to the
+//! new version (`instance/durable/migrate.rs`) and is stored under the new
+//! version's fingerprint in one write — wholly old or wholly new, never half. What
+//! this engine holds (a live loop, an evicted instance) is taken out of its hands
+//! first (`held.rs`) and loaded on the new version after; what the store alone
+//! holds runs on the new version at the next `resume`.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::held::Found;
 use super::{DurableEngine, EngineError};
+use crate::data::Erased;
 use crate::data::{ProcessData, Storable};
+use crate::events::{Delivery, Hub};
+use crate::instance::durable::evict::Dormant;
 use crate::instance::durable::migrate::Move;
 use crate::instance::durable::now_ms;
 use crate::instance::InstanceId;
+use crate::instance::{Input, InstanceError};
+use crate::mem::intake::{Intake, IntakeReceiver};
 use crate::migration::Migration;
 use crate::query::Query;
 use crate::store::{InstanceRecord, Status, StoreError, TaskRecord, Write};
+
+/// How long [`DurableEngine::migrate`] waits for the instances this engine runs to
+/// rest (all of them together) before it skips those still busy.
+///
+/// Needs the `durable` feature.
+pub const MIGRATION_REST: Duration = Duration::from_secs(5);
+
+/// How often a migration waiting for a loop to rest looks whether it ended.
+const ENDED_LOOK: Duration = Duration::from_millis(20);
+
+/// The instances a migration took out of the engine's hands, by id.
+type Taken = HashMap<u64, Box<Dormant>>;
+
+/// The fingerprint a taken instance's record must still have to be moved: the
+/// one its `Dormant` runs.
+fn moving_from(taken: &Taken, record: &InstanceRecord) -> u64 {
+    taken.get(&record.id).map_or(0, |d| d.process.fingerprint)
+}
+
+/// A migrated instance whose data type changed: its handles (typed with the old
+/// data) hear that it was migrated, and it goes on from a new intake — what was
+/// queued on the old one is dropped, but for messages, given back to the hub.
+fn cut_off(dormant: &mut Dormant, hub: &Hub, version: u32) {
+    let fresh = IntakeReceiver::of(&mut Intake::none());
+    let mut old = std::mem::replace(&mut dormant.intake, fresh);
+    old.close();
+    while let Some(input) = old.try_recv() {
+        if let Input::Event(delivery) = input {
+            if let Delivery::Message {
+                name,
+                key,
+                payload,
+                stored,
+                ..
+            } = *delivery
+            {
+                hub.give_back(&name, &key, payload, stored);
+            }
+        }
+    }
+    if let Some(publisher) = dormant.publisher.take() {
+        publisher.publish_broken(InstanceError::Migrated { version });
+    }
+}
 
 /// How many instances one store transaction moves (each is whole in it either way).
 const BATCH: usize = 512;
@@ -37,12 +93,19 @@ impl DurableEngine {
     /// timers with their deadlines, its data (and every snapshot of it) converted
     /// — or skipped with the reason, untouched. Registers both versions.
     ///
-    /// Migrate instances no loop runs: on an engine that runs none yet — after a
-    /// restart, before `resume` (an engine that runs instances skips every one,
-    /// "migrate before resume"); then `resume` runs them on the new version,
-    /// subscribing their message waits with its keys. An instance another writer
-    /// stored anew meanwhile is skipped as it is. On a node of several every
-    /// instance is skipped (not supported yet).
+    /// Instances this engine runs are migrated too: each leaves memory as soon as
+    /// it rests (as an evicted one does, whatever [`evict_idle`](Self::evict_idle)
+    /// says), is moved, and is loaded on the new version by whatever comes for it
+    /// next — its message waits subscribed with the new version's keys. What is
+    /// sent to it meanwhile waits on its intake. One that does not rest within
+    /// [`MIGRATION_REST`] (a task still running; a call activity's parent or child,
+    /// never evicted) is skipped with the reason. Its handles keep working when
+    /// both versions have one data type; when the plan converts the data, the old
+    /// handles end with [`InstanceError::Migrated`](crate::InstanceError::Migrated)
+    /// (read it through a query of the new version). An instance another writer
+    /// stored anew meanwhile is skipped as it is. Instances the store alone holds
+    /// (not resumed yet) are moved there; do not `resume` while migrating. On a
+    /// node of several every instance is skipped (not supported yet).
     pub async fn migrate<D1, D2>(
         &self,
         plan: &'static Migration<D1, D2>,
@@ -78,18 +141,13 @@ impl DurableEngine {
             convert: &convert,
         };
         let mut report = MigrationReport::default();
-        // A loop here may checkpoint an instance at any time: none may run (nor be
-        // evicted: a load would restore the old version's waits over a moved
-        // checkpoint).
-        let busy = self.engine.running_instances() > 0 || self.evicted_instances() > 0;
+        // What this engine holds is taken out of its hands first: no loop of its
+        // own may checkpoint, nor a load restore, the old version over a moved one.
+        let (taken, records) = self.take_held(records, &mut report).await?;
         let mut batch = Vec::new();
         for record in records {
             let id = InstanceId(record.id);
-            let moved = match busy {
-                true => Err("this engine runs instances: migrate before resume".to_string()),
-                false => self.moved(&moving, record),
-            };
-            match moved {
+            match self.moved(&moving, record) {
                 Ok(record) => batch.push(record),
                 Err(reason) => report.skipped.push((id, reason)),
             }
@@ -99,11 +157,133 @@ impl DurableEngine {
             }
         }
         self.store_moved(batch, &mut report).await?;
+        let same_type = std::any::TypeId::of::<D1>() == std::any::TypeId::of::<D2>();
+        self.give_back(taken, &report, Some(to.graph()), same_type);
         Ok(report)
     }
 
+    /// Take every instance of `records` this engine holds (evicted, or run by a
+    /// loop that leaves memory once it rests, waited for at most
+    /// [`MIGRATION_REST`]): those taken, and the records to move — the taken ones'
+    /// read again (their loops stored more since) and those no loop here runs.
+    async fn take_held(
+        &self,
+        records: Vec<InstanceRecord>,
+        report: &mut MigrationReport,
+    ) -> Result<(Taken, Vec<InstanceRecord>), EngineError> {
+        let mut taken = Taken::new();
+        let mut asked = Vec::new();
+        let mut stored_only = Vec::new();
+        for record in records {
+            match self.inner.find(record.id) {
+                Found::Taken(dormant) => {
+                    taken.insert(record.id, dormant);
+                }
+                Found::Asked(receiver, intake) => asked.push((record.id, receiver, intake)),
+                Found::Nowhere => stored_only.push(record),
+            }
+        }
+        let until = tokio::time::Instant::now() + MIGRATION_REST;
+        for (id, mut receiver, intake) in asked {
+            let dormant = loop {
+                // Looked at now and then: a loop may end rather than rest.
+                let slice = (tokio::time::Instant::now() + ENDED_LOOK).min(until);
+                match tokio::time::timeout_at(slice, &mut receiver).await {
+                    Ok(Ok(dormant)) => break Ok(dormant),
+                    // The engine is going away: its claim went with it.
+                    Ok(Err(_)) => break Err("the engine shut down"),
+                    Err(_) if intake.is_closed() || slice >= until => {
+                        break match self.inner.unclaim(id, receiver) {
+                            Some(dormant) => Ok(dormant),
+                            None if intake.is_closed() => Err("it ended meanwhile"),
+                            None => Err("it did not come to rest in time (a task running, \
+                                 or a call activity's parent or child): left as it is"),
+                        };
+                    }
+                    Err(_) => {}
+                }
+            };
+            match dormant {
+                Ok(dormant) => {
+                    taken.insert(id, dormant);
+                }
+                Err(why) => report.skipped.push((InstanceId(id), why.to_string())),
+            }
+        }
+        let ids: Vec<u64> = taken.keys().copied().collect();
+        let store = self.inner.store.clone();
+        let fresh = tokio::task::spawn_blocking(move || {
+            ids.into_iter()
+                .map(|id| store.instance(id))
+                .collect::<Result<Vec<_>, StoreError>>()
+        })
+        .await
+        .map_err(|_| EngineError::NoRuntime)?;
+        let fresh = match fresh {
+            Ok(fresh) => fresh,
+            Err(error) => {
+                // Nothing moved yet: each goes back as it was.
+                self.give_back(taken, report, None, true);
+                return Err(error.into());
+            }
+        };
+        let mut records = stored_only;
+        for record in fresh.into_iter().flatten() {
+            match (
+                record.status,
+                record.fingerprint == moving_from(&taken, &record),
+            ) {
+                (Status::Running, true) => records.push(record),
+                _ => report.skipped.push((
+                    InstanceId(record.id),
+                    "it ended or was moved meanwhile: left as it is".to_string(),
+                )),
+            }
+        }
+        Ok((taken, records))
+    }
+
+    /// Hand each taken instance back to the dormancy — one that was migrated as
+    /// the new version's (`to`): its old hub subscriptions and choices given
+    /// back, if the data type changed its old handles told so and a new intake,
+    /// and loaded at once. One not migrated stays evicted as it was.
+    fn give_back(
+        &self,
+        taken: Taken,
+        report: &MigrationReport,
+        to: Option<&'static crate::graph::Graph<Erased>>,
+        same_type: bool,
+    ) {
+        let migrated: std::collections::HashSet<u64> =
+            report.migrated.iter().map(|id| id.0).collect();
+        let hub = &self.engine.inner.hub;
+        let codec = to.and_then(|to| {
+            let registry = self.inner.registry.lock();
+            let registry = registry.unwrap_or_else(|p| p.into_inner());
+            registry.get(&to.fingerprint).map(|r| r.codec)
+        });
+        for (id, mut dormant) in taken {
+            if let (true, Some(to), Some(codec)) = (migrated.contains(&id), to, codec) {
+                dormant.process = to;
+                dormant.codec = codec;
+                if let Some(kept) = dormant.kept.take() {
+                    kept.release(hub);
+                }
+                if !same_type {
+                    cut_off(&mut dormant, hub, to.version);
+                }
+                // Loaded at once, as a resume would: its waits armed anew with the
+                // new version's keys, its incidents and tasks listed again.
+                dormant.fresh = true;
+                let _ = dormant.intake.sender().send(Input::Wake);
+            }
+            Arc::clone(&self.inner).evicted(&self.engine.inner, dormant);
+        }
+    }
+
     /// Store `batch` in one transaction; if another writer stored one of them
-    /// anew meanwhile, each on its own (that one is skipped, as it is stored).
+    /// anew meanwhile, or its end, each on its own (that one is skipped, as it is
+    /// stored).
     async fn store_moved(
         &self,
         batch: Vec<Moved>,
@@ -119,7 +299,7 @@ impl DurableEngine {
                 report.migrated.extend(ids);
                 return Ok(());
             }
-            Err(StoreError::StaleCheckpoint { .. }) => {}
+            Err(StoreError::StaleCheckpoint { .. } | StoreError::InstanceEnded { .. }) => {}
             Err(error) => return Err(error.into()),
         }
         for moved in batch {
@@ -130,6 +310,9 @@ impl DurableEngine {
                     id,
                     "it was stored anew meanwhile: left as it is".to_string(),
                 )),
+                Err(StoreError::InstanceEnded { .. }) => {
+                    report.skipped.push((id, "it ended meanwhile".to_string()))
+                }
                 Err(error) => return Err(error.into()),
             }
         }

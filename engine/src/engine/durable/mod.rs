@@ -16,6 +16,7 @@ mod claims;
 mod cluster;
 mod deployments;
 mod evict;
+mod held;
 mod incidents;
 mod messages;
 mod migrate;
@@ -35,7 +36,7 @@ mod watch;
 pub use node_config::NodeConfig;
 pub use watch::{Watched, WatchedOutcome};
 
-pub use migrate::MigrationReport;
+pub use migrate::{MigrationReport, MIGRATION_REST};
 pub use report::{ResumeReport, SkipReason, Skipped};
 
 use super::{Engine, EngineError, ShutdownError};
@@ -151,6 +152,8 @@ pub(crate) struct Inner {
     deployed: Mutex<HashMap<super::DeploymentId, (u64, Arc<schedule::Schedules>)>>,
     /// Evicted instances ([`DurableEngine::evict_idle`]).
     dormancy: evict::Dormancy,
+    /// Every loop that runs here, and the instances a migration waits to take.
+    held: held::Held,
 }
 
 /// A resumed instance's handle.
@@ -285,6 +288,7 @@ impl DurableEngine {
             next_deployment: AtomicU64::new(next.deployment),
             deployed: Mutex::new(HashMap::new()),
             dormancy: evict::Dormancy::default(),
+            held: held::Held::default(),
         });
         // The engine's instances start their call activities' children durably.
         let _ = engine.inner.durable.set(Arc::downgrade(&inner));

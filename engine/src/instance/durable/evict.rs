@@ -45,6 +45,18 @@ impl Kept {
         choice
     }
 
+    /// Give the hub back every choice and subscription kept (a migrated instance
+    /// subscribes anew with its new version's keys as it restores; a delivery
+    /// already queued for an old subscription finds no wait and is given back).
+    pub(crate) fn release(&self, hub: &crate::events::Hub) {
+        for sub in self.subs.iter().flatten() {
+            hub.unsubscribe(*sub);
+        }
+        for choice in self.choices.iter().flatten() {
+            hub.close_choice(*choice);
+        }
+    }
+
     /// The next wait's subscription, as the evicted loop had it.
     pub(crate) fn sub(&mut self) -> Option<SubId> {
         let sub = self.subs.get(self.next_sub).copied().flatten();
@@ -63,6 +75,9 @@ pub(crate) struct Dormant {
     pub intake: IntakeReceiver<Input<Erased>>,
     /// `None` when no wait is the hub's (most: a user task, a timer).
     pub kept: Option<Box<Kept>>,
+    /// Restored as a resume would (a migrated instance): its choices opened and
+    /// its waits subscribed anew, nothing kept taken up.
+    pub fresh: bool,
     /// Its earliest timer (a catch, a boundary, a backoff), if any.
     pub due: Option<Instant>,
     /// The engine's settings it was running under.
@@ -80,7 +95,10 @@ impl<D: ProcessData> Instance<D> {
     /// child or parent — those are linked through their loops).
     pub(crate) fn evictable(&self) -> Option<Duration> {
         let durable = self.durable.as_ref()?;
-        let after = durable.evict_after?;
+        let after = match durable.evict_now {
+            true => Duration::ZERO,
+            false => durable.evict_after?,
+        };
         let at_rest = self.outcome.is_none()
             && durable.stored == durable.seq
             && durable.acks.is_empty()
@@ -98,6 +116,27 @@ impl<D: ProcessData> Instance<D> {
                 )
             });
         at_rest.then_some(after)
+    }
+
+    /// Leave memory as soon as every token rests (`Command::Evict`: a migration
+    /// takes the instance). Its last checkpoint must be stored first: where
+    /// eviction is off nothing told the loop, so an empty submission to the writer,
+    /// applied after every earlier one, tells it.
+    pub(crate) fn evict_now(&mut self) {
+        let intake = self.intake_tx.made().clone();
+        let Some(durable) = &mut self.durable else {
+            return;
+        };
+        durable.evict_now = true;
+        if durable.stored >= durable.seq {
+            return;
+        }
+        let (receipt, seq) = (durable.writer.submit(Vec::new()), durable.seq);
+        tokio::spawn(async move {
+            if receipt.await.is_ok() {
+                let _ = intake.send(Input::Stored(seq));
+            }
+        });
     }
 
     /// A checkpoint is stored: the instance may be evicted once it is its last.
@@ -178,6 +217,7 @@ impl Instance<Erased> {
             codec: durable.codec,
             intake,
             kept,
+            fresh: false,
             due,
             keep_history: durable.keep_history,
             every_task: durable.every_task,

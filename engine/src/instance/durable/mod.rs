@@ -70,6 +70,8 @@ pub(crate) struct Durable<D> {
     /// Evict the instance once it has rested this long with its state stored
     /// (`DurableEngine::evict_idle`); `None`: never.
     pub evict_after: Option<std::time::Duration>,
+    /// Evict it as soon as it rests (`Command::Evict`: a migration takes it).
+    pub evict_now: bool,
     /// The last checkpoint number known to be stored (told by `Input::Stored`).
     pub stored: u64,
     /// What an evicted instance kept in memory, for its reload to take up again.
@@ -95,6 +97,7 @@ impl<D> Durable<D> {
             unstored: Vec::new(),
             deferred: Vec::new(),
             evict_after: None,
+            evict_now: false,
             stored: seq,
             kept: None,
         }
@@ -267,7 +270,7 @@ impl<D: ProcessData> Instance<D> {
         let receipt = durable.writer.submit(writes);
         let acks = std::mem::take(&mut durable.acks);
         // Told only where it may be evicted: it waits for this before it is.
-        let stored = durable.evict_after.map(|_| durable.seq);
+        let stored = (durable.evict_after.is_some() || durable.evict_now).then_some(durable.seq);
         // The loop does not wait for the disk; a failure comes back as an input.
         tokio::spawn(async move {
             match receipt.await {
