@@ -22,6 +22,7 @@ mod incidents;
 mod starts;
 mod takeover_seen;
 mod tasks;
+mod versions;
 
 const HANG: Duration = Duration::from_secs(30);
 

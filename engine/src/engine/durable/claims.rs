@@ -96,7 +96,8 @@ pub(super) fn retry_key(id: crate::retry::IncidentId) -> String {
 
 impl DurableEngine {
     /// The data change a retry request carries: none for `null`, else the JSON of
-    /// the instance's data, read with its process's registration.
+    /// the instance's data, read as the data of the version the instance runs when
+    /// the change applies (the request names only the process).
     fn retry_data(
         &self,
         id: crate::retry::IncidentId,
@@ -113,16 +114,25 @@ impl DurableEngine {
             .find(|i| i.id == id)
             .map(|i| i.process)
             .ok_or("the incident is not open here")?;
-        // Its newest version's: versions whose data types differ are not told
-        // apart here (README, "Versions").
-        let codec = self
-            .newest(process)
+        let codecs: Vec<_> = self
+            .versions_of(process)
+            .into_iter()
             .map(|r| r.codec)
-            .ok_or("its process is not registered here")?;
-        let data = (codec.decode)(value)?;
+            .collect();
+        if codecs.is_empty() {
+            return Err("its process is not registered here".to_string());
+        }
         Ok(Some(Box::new(move |now: &mut crate::data::Erased| {
-            *now = data;
-            true
+            // The version whose data type the instance has (versions are few).
+            for codec in codecs {
+                if let Ok(data) = (codec.decode)(value.clone()) {
+                    if data.type_name() == now.type_name() {
+                        *now = data;
+                        return true;
+                    }
+                }
+            }
+            false
         })))
     }
 }

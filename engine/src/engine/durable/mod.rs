@@ -359,6 +359,20 @@ impl DurableEngine {
             .copied()
     }
 
+    /// Every registered version of `name`, newest first.
+    #[cfg(feature = "postgres")]
+    fn versions_of(&self, name: &str) -> Vec<Registered> {
+        let registry = self.inner.registry.lock();
+        let registry = registry.unwrap_or_else(|p| p.into_inner());
+        let mut versions: Vec<Registered> = registry
+            .values()
+            .filter(|r| r.graph.name == name)
+            .copied()
+            .collect();
+        versions.sort_by_key(|r| std::cmp::Reverse(r.graph.version));
+        versions
+    }
+
     /// The newest registered version of `name`.
     fn newest(&self, name: &str) -> Option<Registered> {
         let fingerprint = self

@@ -183,6 +183,11 @@ pub(super) enum Request {
     Complete {
         base: serde_json::Value,
         edited: serde_json::Value,
+        /// The fingerprint of the version whose data `base` and `edited` are (the
+        /// instance's when the request was made); absent in a request of before:
+        /// the newest version's.
+        #[serde(default)]
+        fingerprint: Option<u64>,
     },
     Fail {
         message: String,
@@ -215,11 +220,12 @@ impl DurableEngine {
         id: TaskId,
         update: impl FnOnce(&mut D) + Send + 'static,
     ) -> Result<Request, TaskListError> {
-        let codec = self.codec_of(process.name(), id)?;
         let record = self
             .blocking(move |store| store.instance(id.instance.0))
             .await?
             .ok_or(TaskListError::NoTask(id))?;
+        // The data of the version the instance runs, not the newest's.
+        let codec = self.codec_of(process.name(), Some(record.fingerprint), id)?;
         let unreadable = |e: String| TaskListError::Elsewhere(id, e);
         let base =
             match serde_json::from_str(&record.state).map_err(|e| unreadable(e.to_string()))? {
@@ -236,18 +242,30 @@ impl DurableEngine {
             })?;
         update(data);
         let edited = (codec.encode)(&edited).map_err(unreadable)?;
-        Ok(Request::Complete { base, edited })
+        Ok(Request::Complete {
+            base,
+            edited,
+            fingerprint: Some(record.fingerprint),
+        })
     }
 
-    /// The codec of the registered process `name` (its newest version's: versions
-    /// whose data types differ are not told apart here, README "Versions").
+    /// The codec of version `fingerprint` of the registered process `name` (its
+    /// newest version's for `None`: a request of before requests named it).
     fn codec_of(
         &self,
         name: &str,
+        fingerprint: Option<u64>,
         id: TaskId,
     ) -> Result<crate::instance::durable::records::Codec<crate::data::Erased>, TaskListError> {
-        self.newest(name).map(|r| r.codec).ok_or_else(|| {
-            TaskListError::Elsewhere(id, format!("its process `{name}` is not registered here"))
+        let registered = match fingerprint {
+            Some(fingerprint) => self.registered(name, fingerprint),
+            None => self.newest(name),
+        };
+        registered.map(|r| r.codec).ok_or_else(|| {
+            TaskListError::Elsewhere(
+                id,
+                format!("its process `{name}` (that version) is not registered here"),
+            )
         })
     }
 
@@ -287,15 +305,25 @@ impl DurableEngine {
         let id = task_of(key).ok_or("a task request's key names no task")?;
         let request: Request = serde_json::from_str(payload).map_err(|e| e.to_string())?;
         let act = match request {
-            Request::Complete { base, edited } => {
+            Request::Complete {
+                base,
+                edited,
+                fingerprint,
+            } => {
                 let process = self
                     .engine
                     .task_process(id)
                     .ok_or("the task is not open here")?;
-                let codec = self.codec_of(&process, id).map_err(|e| e.to_string())?;
+                let codec = self
+                    .codec_of(&process, fingerprint, id)
+                    .map_err(|e| e.to_string())?;
                 let base = (codec.decode)(base)?;
                 let edited = (codec.decode)(edited)?;
                 let merge: crate::retry::RetryChange = Box::new(move |now| {
+                    // Migrated meanwhile to a version of another data type: refused.
+                    if now.type_name() != base.type_name() {
+                        return false;
+                    }
                     crate::ProcessData::merge(now, &base, edited);
                     true
                 });
