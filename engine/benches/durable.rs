@@ -5,7 +5,8 @@
 //! acknowledged and every step is checkpointed. No harness; it prints figures.
 //!
 //! cargo bench -p thresh --features sqlite --bench durable
-//! cargo bench -p thresh --features sqlite --bench durable -- migrate   (only the migration)
+//! cargo bench -p thresh --features sqlite --bench durable -- migrate   (only the migration:
+//! after a restart, then on a running engine holding the instances in memory, then evicted)
 //!
 //! `-- parallel` runs only the parallel-10 rounds, `-- park-resume` only the parked
 //! instances' restart, `-- evict` only the eviction bench (`evicted()`:
@@ -307,6 +308,60 @@ fn migrated() {
     });
     let (migrated, took) = runtime().block_on(async {
         let engine = DurableEngine::open(&path).await.expect("store");
+        let began = std::time::Instant::now();
+        let report = engine
+            .migrate(&UPGRADE, &Query::of(&WAITING_V1))
+            .await
+            .expect("migrate");
+        let took = began.elapsed();
+        assert!(report.skipped.is_empty(), "{:?}", &report.skipped[..1]);
+        engine
+            .shutdown(std::time::Duration::from_secs(60))
+            .await
+            .expect("shutdown");
+        (report.migrated.len(), took)
+    });
+    println!(
+        "  migrated {migrated} instances in {:.2} s: {:.0} instances/s",
+        took.as_secs_f64(),
+        migrated as f64 / took.as_secs_f64()
+    );
+    remove(&path);
+    for evicted in [false, true] {
+        migrated_running(PARKED_INSTANCES, evicted);
+    }
+}
+
+/// `count` instances parked at a user task on a running engine (in memory, or
+/// evicted), migrated there: each taken out of the engine's hands, moved, stored
+/// and loaded on version 2.
+fn migrated_running(count: u64, evicted: bool) {
+    let held = if evicted { "evicted" } else { "in memory" };
+    println!("migrate: {count} instances parked at a user task on a running engine ({held}), moved to version 2");
+    let path = std::env::temp_dir().join(format!(
+        "thresh-bench-migrate-live-{}.db",
+        std::process::id()
+    ));
+    remove(&path);
+    let (migrated, took) = runtime().block_on(async {
+        let engine = DurableEngine::open(&path).await.expect("store");
+        if evicted {
+            engine.evict_idle(Some(std::time::Duration::ZERO));
+        }
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..count {
+            let engine = engine.clone();
+            set.spawn(async move {
+                engine
+                    .start(&WAITING_V1, Nothing::default())
+                    .await
+                    .expect("stored");
+            });
+        }
+        while set.join_next().await.is_some() {}
+        // The starts' first checkpoints reach the store (the writer is behind by
+        // seconds after 100 000 starts): a loop evicts once its last one is stored.
+        tokio::time::sleep(std::time::Duration::from_secs(15)).await;
         let began = std::time::Instant::now();
         let report = engine
             .migrate(&UPGRADE, &Query::of(&WAITING_V1))

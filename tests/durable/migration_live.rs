@@ -348,3 +348,25 @@ async fn an_open_incident_of_a_running_engine_is_resolved_by_the_plan() {
         engine.shutdown(HANG).await.expect("shutdown");
     }
 }
+
+/// Many instances whose handles are gone, in memory: every one moves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_instances_without_handles_migrate() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    for i in 0..700 {
+        let parcel = Parcel {
+            id: format!("M-{i}"),
+            ..Parcel::default()
+        };
+        engine.start(&PARCEL_V1, parcel).await.expect("started");
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let report = engine
+        .migrate(&PARCEL_PLAN, &Query::of(&PARCEL_V1))
+        .await
+        .expect("migrate");
+    assert!(report.skipped.is_empty(), "{:?}", &report.skipped[..1]);
+    assert_eq!(report.migrated.len(), 700);
+    engine.shutdown(HANG).await.expect("shutdown");
+}

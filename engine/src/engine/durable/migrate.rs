@@ -26,7 +26,8 @@ use crate::query::Query;
 use crate::store::{InstanceRecord, Status, StoreError, TaskRecord, Write};
 
 /// How long [`DurableEngine::migrate`] waits for the instances this engine runs to
-/// rest (all of them together) before it skips those still busy.
+/// rest (a batch of them together; the time begins again whenever one comes to
+/// rest) before it skips those still busy.
 ///
 /// Needs the `durable` feature.
 pub const MIGRATION_REST: Duration = Duration::from_secs(5);
@@ -95,11 +96,12 @@ impl DurableEngine {
     ///
     /// Instances this engine runs are migrated too: each leaves memory as soon as
     /// it rests (as an evicted one does, whatever [`evict_idle`](Self::evict_idle)
-    /// says), is moved, and is loaded on the new version by whatever comes for it
-    /// next — its message waits subscribed with the new version's keys. What is
-    /// sent to it meanwhile waits on its intake. One that does not rest within
-    /// [`MIGRATION_REST`] (a task still running; a call activity's parent or child,
-    /// never evicted) is skipped with the reason. Its handles keep working when
+    /// says), is moved, and is loaded at once on the new version — its message
+    /// waits subscribed with the new version's keys. What is sent to it meanwhile
+    /// waits on its intake. They are taken 512 at a time; one that does not rest
+    /// while none of its batch came to rest for [`MIGRATION_REST`] (a task still
+    /// running; a call activity's parent or child, never evicted) is skipped with
+    /// the reason, and one that ends meanwhile. Its handles keep working when
     /// both versions have one data type; when the plan converts the data, the old
     /// handles end with [`InstanceError::Migrated`](crate::InstanceError::Migrated)
     /// (read it through a query of the new version). An instance another writer
@@ -141,31 +143,36 @@ impl DurableEngine {
             convert: &convert,
         };
         let mut report = MigrationReport::default();
-        // What this engine holds is taken out of its hands first: no loop of its
-        // own may checkpoint, nor a load restore, the old version over a moved one.
-        let (taken, records) = self.take_held(records, &mut report).await?;
-        let mut batch = Vec::new();
-        for record in records {
-            let id = InstanceId(record.id);
-            match self.moved(&moving, record) {
-                Ok(record) => batch.push(record),
-                Err(reason) => report.skipped.push((id, reason)),
-            }
-            if batch.len() == BATCH {
-                self.store_moved(std::mem::take(&mut batch), &mut report)
-                    .await?;
-            }
-        }
-        self.store_moved(batch, &mut report).await?;
         let same_type = std::any::TypeId::of::<D1>() == std::any::TypeId::of::<D2>();
-        self.give_back(taken, &report, Some(to.graph()), same_type);
+        let mut records = records.into_iter().peekable();
+        while records.peek().is_some() {
+            let chunk: Vec<InstanceRecord> = records.by_ref().take(BATCH).collect();
+            // What this engine holds is taken out of its hands first: no loop of
+            // its own may checkpoint, nor a load restore, the old version over a
+            // moved one. A batch at a time: none is out of service for long.
+            let (taken, chunk) = self.take_held(chunk, &mut report).await?;
+            let mut batch = Vec::new();
+            for record in chunk {
+                let id = InstanceId(record.id);
+                match self.moved(&moving, record) {
+                    Ok(record) => batch.push(record),
+                    Err(reason) => report.skipped.push((id, reason)),
+                }
+            }
+            let before = report.migrated.len();
+            let stored = self.store_moved(batch, &mut report).await;
+            let migrated = &report.migrated[before..];
+            self.give_back(taken, migrated, Some(to.graph()), same_type);
+            stored?;
+        }
         Ok(report)
     }
 
     /// Take every instance of `records` this engine holds (evicted, or run by a
-    /// loop that leaves memory once it rests, waited for at most
-    /// [`MIGRATION_REST`]): those taken, and the records to move — the taken ones'
-    /// read again (their loops stored more since) and those no loop here runs.
+    /// loop that leaves memory once it rests, waited for until none came to rest
+    /// for [`MIGRATION_REST`]): those taken, and the records to move — the taken
+    /// ones' read again (their loops stored more since) and those no loop here
+    /// runs.
     async fn take_held(
         &self,
         records: Vec<InstanceRecord>,
@@ -183,7 +190,7 @@ impl DurableEngine {
                 Found::Nowhere => stored_only.push(record),
             }
         }
-        let until = tokio::time::Instant::now() + MIGRATION_REST;
+        let mut until = tokio::time::Instant::now() + MIGRATION_REST;
         for (id, mut receiver, intake) in asked {
             let dormant = loop {
                 // Looked at now and then: a loop may end rather than rest.
@@ -196,7 +203,8 @@ impl DurableEngine {
                         break match self.inner.unclaim(id, receiver) {
                             Some(dormant) => Ok(dormant),
                             None if intake.is_closed() => Err("it ended meanwhile"),
-                            None => Err("it did not come to rest in time (a task running, \
+                            None => Err("it did not come to rest in time (a task running, its last checkpoint \
+                                 not stored yet, \
                                  or a call activity's parent or child): left as it is"),
                         };
                     }
@@ -205,6 +213,8 @@ impl DurableEngine {
             };
             match dormant {
                 Ok(dormant) => {
+                    // Instances come to rest: the others get the time again.
+                    until = tokio::time::Instant::now() + MIGRATION_REST;
                     taken.insert(id, dormant);
                 }
                 Err(why) => report.skipped.push((InstanceId(id), why.to_string())),
@@ -223,7 +233,7 @@ impl DurableEngine {
             Ok(fresh) => fresh,
             Err(error) => {
                 // Nothing moved yet: each goes back as it was.
-                self.give_back(taken, report, None, true);
+                self.give_back(taken, &[], None, true);
                 return Err(error.into());
             }
         };
@@ -250,12 +260,11 @@ impl DurableEngine {
     fn give_back(
         &self,
         taken: Taken,
-        report: &MigrationReport,
+        migrated: &[InstanceId],
         to: Option<&'static crate::graph::Graph<Erased>>,
         same_type: bool,
     ) {
-        let migrated: std::collections::HashSet<u64> =
-            report.migrated.iter().map(|id| id.0).collect();
+        let migrated: std::collections::HashSet<u64> = migrated.iter().map(|id| id.0).collect();
         let hub = &self.engine.inner.hub;
         let codec = to.and_then(|to| {
             let registry = self.inner.registry.lock();
