@@ -83,6 +83,7 @@ mod instance_queries;
 mod messages;
 mod migration;
 mod migration_live;
+mod migration_prop;
 mod models;
 mod queries;
 mod sigkill;
