@@ -95,3 +95,94 @@ async fn another_nodes_completion_and_retry_read_the_instances_own_version() {
         node.shutdown(HANG).await.expect("shutdown");
     }
 }
+
+process! {
+    DESK_V1: Order = "desk" version 1 {
+        start s;
+        user  approve;
+        end   e;
+        s -> approve -> e;
+    }
+
+    DESK_V2: Order = "desk" version 2 {
+        start s;
+        user  review;
+        task  ship = |o| async move { o.checked += 100; Ok(()) };
+        end   e;
+        s -> review -> ship -> e;
+    }
+}
+
+static DESK_PLAN: thresh::Migration<Order, Order> =
+    thresh::migrate!(DESK_V1 => DESK_V2 { approve => review });
+
+/// Migration on two nodes: each node moves the instances it owns and skips the
+/// other's; migrating on both moves all, while completions race the migration
+/// on the owner (each lands once, on the version that took it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn each_node_migrates_the_instances_it_owns() {
+    let _serial = one_at_a_time().await;
+    let schema = Schema::new("migrate_nodes");
+    let a = schema.node("a").await;
+    let b = schema.node("b").await;
+    for node in [&a, &b] {
+        node.register(&DESK_V1).expect("register");
+        node.register(&DESK_V2).expect("register");
+    }
+    let mut on_a = Vec::new();
+    let mut on_b = Vec::new();
+    for i in 0..6 {
+        on_a.push(
+            a.start(&DESK_V1, order(&format!("A-{i}")))
+                .await
+                .expect("start"),
+        );
+        on_b.push(
+            b.start(&DESK_V1, order(&format!("B-{i}")))
+                .await
+                .expect("start"),
+        );
+    }
+    for handle in on_a.iter().chain(&on_b) {
+        super::until_open(handle, "approve").await;
+    }
+    // a migrates while one of its instances is completed on version 1.
+    let racing = on_a[0].clone();
+    let race = tokio::spawn(async move {
+        let _ = racing
+            .complete("approve", |o: &mut Order| o.approved = true)
+            .await;
+    });
+    let report = thresh::Query::of(&DESK_V1);
+    let from_a = a.migrate(&DESK_PLAN, &report).await.expect("migrate on a");
+    race.await.expect("raced");
+    for handle in &on_b {
+        let skipped = from_a.skipped.iter().find(|(id, _)| *id == handle.id());
+        let why = &skipped.expect("b's instance skipped on a").1;
+        assert!(why.contains("another node"), "{why}");
+    }
+    let from_b = b.migrate(&DESK_PLAN, &report).await.expect("migrate on b");
+    assert_eq!(from_b.migrated.len(), on_b.len(), "{from_b:?}");
+    for handle in on_a.iter().chain(&on_b) {
+        let migrated =
+            from_a.migrated.contains(&handle.id()) || from_b.migrated.contains(&handle.id());
+        if migrated {
+            handle
+                .complete("review", |o: &mut Order| o.approved = true)
+                .await
+                .expect("reviewed");
+        } else {
+            assert_eq!(handle.id(), on_a[0].id(), "only the raced one stays");
+        }
+        let done = tokio::time::timeout(HANG, handle.outcome())
+            .await
+            .expect("ended")
+            .completed()
+            .expect("completed");
+        assert!(done.approved);
+        assert_eq!(done.checked, if migrated { 100 } else { 0 });
+    }
+    for node in [a, b] {
+        node.shutdown(HANG).await.expect("shutdown");
+    }
+}

@@ -107,7 +107,9 @@ impl DurableEngine {
     /// (read it through a query of the new version). An instance another writer
     /// stored anew meanwhile is skipped as it is. Instances the store alone holds
     /// (not resumed yet) are moved there; do not `resume` while migrating. On a
-    /// node of several every instance is skipped (not supported yet).
+    /// node of several (feature `postgres`) the owner of each instance migrates
+    /// it: this node moves those it runs (its writes are fenced, so a checkpoint
+    /// of another owner is never overwritten), and skips each another node owns.
     pub async fn migrate<D1, D2>(
         &self,
         plan: &'static Migration<D1, D2>,
@@ -308,7 +310,11 @@ impl DurableEngine {
                 report.migrated.extend(ids);
                 return Ok(());
             }
-            Err(StoreError::StaleCheckpoint { .. } | StoreError::InstanceEnded { .. }) => {}
+            Err(
+                StoreError::StaleCheckpoint { .. }
+                | StoreError::InstanceEnded { .. }
+                | StoreError::Fenced { .. },
+            ) => {}
             Err(error) => return Err(error.into()),
         }
         for moved in batch {
@@ -322,6 +328,10 @@ impl DurableEngine {
                 Err(StoreError::InstanceEnded { .. }) => {
                     report.skipped.push((id, "it ended meanwhile".to_string()))
                 }
+                // On a node of several: the owner migrates it.
+                Err(StoreError::Fenced { .. }) => report
+                    .skipped
+                    .push((id, "another node owns it: migrate it there".to_string())),
                 Err(error) => return Err(error.into()),
             }
         }
@@ -330,10 +340,6 @@ impl DurableEngine {
 
     /// `record` moved, with its open tasks' rows, or why not.
     fn moved(&self, moving: &Move<'_>, mut record: InstanceRecord) -> Result<Moved, String> {
-        #[cfg(feature = "postgres")]
-        if self.inner.node.get().is_some() {
-            return Err("on a node of several, migration is not supported yet".to_string());
-        }
         let tasks = moving.record(&mut record)?;
         record.fingerprint = moving.to.fingerprint;
         record.seq += 1;
