@@ -370,3 +370,76 @@ async fn many_instances_without_handles_migrate() {
     assert_eq!(report.migrated.len(), 700);
     engine.shutdown(HANG).await.expect("shutdown");
 }
+
+process! {
+    PACKING: Parcel = "packing" {
+        start s;
+        user  pack;
+        end   e;
+        s -> pack -> e;
+    }
+
+    CALLER_V1: Parcel = "caller" version 1 {
+        start s;
+        call  packed = PACKING(input = |p| p.clone(), output = |p, c| p.paid = c.paid + 1);
+        end   e;
+        s -> packed -> e;
+    }
+
+    CALLER_V2: Parcel = "caller" version 2 {
+        start s;
+        call  packed = PACKING(input = |p| p.clone(), output = |p, c| p.paid = c.paid + 1);
+        task  ship = |p| async move { p.shipped = true; Ok(()) };
+        end   e;
+        s -> packed -> ship -> e;
+    }
+}
+
+static CALLER_PLAN: Migration<Parcel, Parcel> = migrate!(CALLER_V1 => CALLER_V2 {});
+
+/// A call activity's parent is never evicted (its child is linked to its loop):
+/// the migration gives up waiting for it to rest, skips it with the reason, and
+/// it goes on on version 1, untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_that_never_rests_is_skipped_and_goes_on() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    engine.register(&PACKING).expect("registered");
+    let caller = engine
+        .start(&CALLER_V1, Parcel::default())
+        .await
+        .expect("started");
+    let task = tokio::time::timeout(HANG, async {
+        loop {
+            let tasks = engine.tasks(&thresh::TaskQuery::new()).await.expect("list");
+            if let Some(task) = tasks.into_iter().next() {
+                return task;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("the child's task opened");
+    let report = engine
+        .migrate(&CALLER_PLAN, &Query::of(&CALLER_V1))
+        .await
+        .expect("migrate");
+    assert!(report.migrated.is_empty(), "{report:?}");
+    assert_eq!(report.skipped.len(), 1, "{report:?}");
+    assert_eq!(report.skipped[0].0, caller.id());
+    assert!(
+        report.skipped[0].1.contains("did not come to rest"),
+        "{report:?}"
+    );
+    engine
+        .complete_task(&PACKING, task.id, |p: &mut Parcel| p.paid = 1)
+        .await
+        .expect("packed");
+    let done = tokio::time::timeout(HANG, caller.outcome())
+        .await
+        .expect("ended")
+        .completed()
+        .expect("completed");
+    assert_eq!((done.paid, done.shipped), (2, false), "on version 1");
+    engine.shutdown(HANG).await.expect("shutdown");
+}
