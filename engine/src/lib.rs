@@ -71,7 +71,8 @@ pub use engine::durable::{
 #[doc(hidden)]
 pub use engine::feature_off::{NeedsPostgres, NeedsSqlite};
 pub use engine::{
-    DeployError, Deployment, DeploymentId, Engine, EngineConfig, EngineError, ShutdownError,
+    CancelError, DeployError, Deployment, DeploymentId, Engine, EngineConfig, EngineError,
+    ShutdownError,
 };
 pub use events::{BrokerConfig, BrokerStats, BufferedMessage, IntoTimer, Published, TimerSpec};
 pub use graph::Process;

@@ -15,6 +15,7 @@ use thresh::{
     Published,
 };
 
+mod cancels;
 mod claims;
 mod commits;
 mod crash;

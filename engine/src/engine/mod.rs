@@ -1,5 +1,6 @@
 //! The public entry point: an [`Engine`] starts instances and shuts them all down.
 
+mod cancel;
 mod config;
 mod deploy;
 #[cfg(feature = "durable")]
@@ -15,6 +16,9 @@ mod stop;
 mod typed;
 pub(crate) mod versions;
 
+pub use cancel::CancelError;
+#[cfg(feature = "durable")]
+pub(crate) use cancel::{cancel_through, check_process as check_instance_process};
 pub use config::EngineConfig;
 
 use std::any::Any;

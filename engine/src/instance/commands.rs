@@ -4,13 +4,32 @@
 use super::core::Instance;
 use super::input::Command;
 use super::outcome::Ended;
+use super::work::WorkError;
 use crate::data::ProcessData;
+use tokio::sync::oneshot;
 
 impl<D: ProcessData> Instance<D> {
+    /// Cancel, as a handle's cancel does, and answer `reply`: at once in memory,
+    /// once the end is stored for a durable instance (`store_end` answers its acks).
+    fn cancel_answered(&mut self, reply: oneshot::Sender<Result<(), WorkError>>) {
+        if self.outcome.is_some() {
+            let _ = reply.send(Err(WorkError::InstanceEnded));
+            return;
+        }
+        self.stop_all(Ended::Cancelled);
+        #[cfg(feature = "durable")]
+        if let Some(durable) = &mut self.durable {
+            durable.acks.push(reply.into());
+            return;
+        }
+        let _ = reply.send(Ok(()));
+    }
+
     /// Answer (or carry out) a handle's command.
     pub(crate) fn on_command(&mut self, command: Command<D>) {
         match command {
-            Command::Cancel => self.stop_all(Ended::Cancelled),
+            Command::Cancel(None) => self.stop_all(Ended::Cancelled),
+            Command::Cancel(Some(reply)) => self.cancel_answered(reply),
             Command::Incidents(reply) => {
                 let _ = reply.send(self.incidents());
             }

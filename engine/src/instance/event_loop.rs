@@ -277,7 +277,7 @@ fn launch(
         // Stop and cancel are honoured before any user code runs: an instance born
         // into a shut-down engine, or cancelled through its handle before its loop
         // first ran, ends `Cancelled` without its first step.
-        let cancelled = |input: &Input<Erased>| matches!(input, Input::Handle(c) if matches!(**c, Command::Cancel));
+        let cancelled = |input: &Input<Erased>| matches!(input, Input::Handle(c) if matches!(**c, Command::Cancel(_)));
         let stopped = stop.is_cancelled();
         // Bound in the `if let`, so the entry's box is freed after the first step,
         // not when the loop ends.

@@ -449,7 +449,7 @@ impl<D: Clone> InstanceHandle<D> {
     /// Ask the instance to stop. Running handlers are dropped at their next await;
     /// the outcome becomes [`Outcome::Cancelled`]. No effect on an ended instance.
     pub fn cancel(&self) {
-        let _ = self.send(Command::Cancel);
+        let _ = self.send(Command::Cancel(None));
     }
 
     fn ended(&self) -> Option<FinishedRef<'_>> {

@@ -46,7 +46,10 @@ impl<D: crate::ProcessData> crate::events::Mailbox for Intake<Input<D>> {
 
 /// Requests from a handle to its instance's loop.
 pub(crate) enum Command<D> {
-    Cancel,
+    /// Stop the instance: it ends cancelled. `reply`, if any, hears `Ok` once it is
+    /// (a durable one's end stored), `InstanceEnded` if it had ended already
+    /// (`Engine::cancel_instance`; a handle's cancel asks for no answer).
+    Cancel(Option<oneshot::Sender<Result<(), WorkError>>>),
     /// The ids of the children of working call activities.
     Children(oneshot::Sender<Vec<super::call_link::ChildEntry>>),
     /// A resumed parent's call waits on this (resumed) instance again: its link to

@@ -5,6 +5,7 @@
 //! pays one check (two with `EngineConfig::keep_ended` set).
 
 use super::core::Instance;
+use super::input::Input;
 use super::outcome::Ended;
 use super::state::armed::EventSource;
 use super::state::tracks::TrackState;
@@ -12,7 +13,8 @@ use crate::data::Erased;
 use crate::data::ProcessData;
 use crate::graph::{Graph, NodeIdx, NodeKind};
 use crate::mem::cell::Base;
-use crate::query::memory::{Keys, Rest};
+use crate::mem::intake::Intake;
+use crate::query::memory::{Keys, LoopIntake, Rest};
 use crate::query::Status;
 
 /// From how many tracks a listed instance counts them rather than scan them.
@@ -25,6 +27,11 @@ fn erased<D: 'static>(data: Base<D>) -> Option<Base<Erased>> {
     (&mut data as &mut dyn std::any::Any)
         .downcast_mut::<Option<Base<Erased>>>()
         .and_then(Option::take)
+}
+
+/// The loop's intake as the listing keeps it.
+fn erased_intake<D: 'static>(intake: &Intake<Input<D>>) -> Option<&LoopIntake> {
+    (intake as &dyn std::any::Any).downcast_ref::<LoopIntake>()
 }
 
 /// The loop's graph as the listing keeps it.
@@ -44,8 +51,12 @@ impl<D: ProcessData> Instance<D> {
     /// listing keeps its keys (`keys`): few instances have any, and the rest pay
     /// nothing for them.
     pub(crate) fn list_keyed(&mut self, keys: Keys) {
-        let (Some(graph), Some(data)) = (erased_graph(self.process), erased(self.data.snapshot()))
-        else {
+        self.intake_tx.made();
+        let (Some(graph), Some(data), Some(intake)) = (
+            erased_graph(self.process),
+            erased(self.data.snapshot()),
+            erased_intake(&self.intake_tx),
+        ) else {
             return;
         };
         self.listed = true;
@@ -55,6 +66,7 @@ impl<D: ProcessData> Instance<D> {
             timers: &[],
             incidents: 0,
             data,
+            intake,
             started_ms: now_ms(),
         };
         self.hub.listing.rested(self.id.0, rest, Some(keys));
@@ -78,7 +90,14 @@ impl<D: ProcessData> Instance<D> {
         self.count_parked();
         #[cfg(feature = "durable")]
         if self.durable.is_some() {
-            // A durable instance is listed by its store.
+            // A durable instance is listed by its store; only its loop is found
+            // here, by id, once it rests.
+            if !self.listed && self.outcome.is_none() {
+                if let Some(intake) = erased_intake(self.intake_tx.made()) {
+                    self.listed = true;
+                    self.hub.listing.durable_running(self.id.0, intake.clone());
+                }
+            }
             return;
         }
         if self.outcome.is_some() || !self.rests() {
@@ -86,8 +105,12 @@ impl<D: ProcessData> Instance<D> {
         }
         let (waits, incidents) = self.wait_nodes_and_incidents();
         let timers = self.armed_timers();
-        let (Some(graph), Some(data)) = (erased_graph(self.process), erased(self.data.snapshot()))
-        else {
+        self.intake_tx.made();
+        let (Some(graph), Some(data), Some(intake)) = (
+            erased_graph(self.process),
+            erased(self.data.snapshot()),
+            erased_intake(&self.intake_tx),
+        ) else {
             return;
         };
         self.listed = true;
@@ -97,6 +120,7 @@ impl<D: ProcessData> Instance<D> {
             timers: &timers,
             incidents,
             data,
+            intake,
             // If not listed yet, its first rest: the first step ran at once, on
             // the starter's call or on its loop's first poll.
             started_ms: now_ms(),
@@ -122,6 +146,9 @@ impl<D: ProcessData> Instance<D> {
     fn unlist_made(&mut self) {
         #[cfg(feature = "durable")]
         if self.durable.is_some() {
+            if std::mem::take(&mut self.listed) {
+                self.hub.listing.durable_gone(self.id.0);
+            }
             return;
         }
         let status = match &self.outcome {

@@ -69,7 +69,6 @@ pub(crate) use event_loop::spawn_reloaded;
 pub(crate) use event_loop::{spawn, Birth, Entry};
 pub use handle::InstanceHandle;
 pub use history::{Happening, History, Step, TrackId};
-#[cfg(feature = "durable")]
 pub(crate) use input::{Command, Input};
 pub(crate) use outcome::panic_message;
 pub use outcome::{InstanceError, InstanceId, Outcome};

@@ -5,10 +5,13 @@
 //! the last `EngineConfig::keep_ended` ended instances (none by default).
 //!
 //! A waiting instance's entry is most of what it pays for being queryable (a
-//! parked instance's memory, `--bench events -- park-memory`), so it is 24 bytes:
+//! parked instance's memory, `--bench events -- park-memory`), so it is 32 bytes:
 //! its process as an index into the listing's graphs, the first element it waits
-//! at as a node index, its data as a count on the committed data (no copy). What
-//! few instances have — more waits, a business key — is in side maps.
+//! at as a node index, its start, its data as a count on the committed data (no
+//! copy), and a sender on its loop's intake — how `Engine::cancel_instance` reaches
+//! it by id. What few instances have — more waits, a business key — is in side
+//! maps. A durable engine's instances, listed by its store, are found here by id
+//! alone (`loops`).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,7 +20,12 @@ use std::sync::Mutex;
 use super::{InstanceQuery, Row, Status};
 use crate::data::Erased;
 use crate::graph::{Graph, NodeIdx};
+use crate::instance::Input;
 use crate::mem::cell::Base;
+use crate::mem::intake::Intake;
+
+/// A sender on an instance loop's intake.
+pub(crate) type LoopIntake = Intake<Input<Erased>>;
 
 /// A running instance as it last rested.
 struct Live {
@@ -25,6 +33,8 @@ struct Live {
     /// The loop's committed data then: a count on it, not a copy (the loop's next
     /// commit makes a new cell rather than change this one).
     data: Base<Erased>,
+    /// Its loop's intake.
+    intake: LoopIntake,
     /// The first node it waits at (by index, sorted by id), `NONE` if none.
     wait: u32,
     graph: u16,
@@ -113,6 +123,11 @@ impl Row for View<'_> {
 pub(crate) struct Listing {
     keep_ended: AtomicUsize,
     state: Mutex<State>,
+    /// The intakes of the running durable instances' loops, by id (feature
+    /// `durable`): put when a loop first rests, taken out when it ends or is
+    /// evicted (an evicted one is reached through the engine's dormant map).
+    #[cfg(feature = "durable")]
+    loops: Mutex<HashMap<u64, LoopIntake>>,
 }
 
 #[derive(Default)]
@@ -190,6 +205,8 @@ pub(crate) struct Rest<'a> {
     pub timers: &'a [(NodeIdx, i64)],
     pub incidents: u32,
     pub data: Base<Erased>,
+    /// Its loop's intake (cloned into a new entry only).
+    pub intake: &'a LoopIntake,
     /// Its start, if it is not listed yet.
     pub started_ms: i64,
 }
@@ -227,6 +244,7 @@ impl Listing {
                 let live = Live {
                     started_ms: rest.started_ms,
                     data: rest.data,
+                    intake: rest.intake.clone(),
                     wait,
                     graph,
                     incidents,
@@ -261,6 +279,48 @@ impl Listing {
         // The count it replaces drops outside the lock (maybe the data, and with
         // it the user's `Drop`).
         drop(old);
+    }
+
+    /// A sender on the loop of the running instance `id` and its process's name,
+    /// if it is listed (it has rested once).
+    pub fn intake(&self, id: u64) -> Option<(LoopIntake, &'static str)> {
+        let state = self.state();
+        let live = state.live.get(&id)?;
+        Some((
+            live.intake.clone(),
+            state.graphs[usize::from(live.graph)].name,
+        ))
+    }
+
+    /// The status of instance `id` if it ended and its summary is kept.
+    pub fn ended_status(&self, id: u64) -> Option<(Status, &'static str)> {
+        let state = self.state();
+        let (_, gone) = state.ended.iter().find(|(i, _)| *i == id)?;
+        Some((gone.status, gone.graph.name))
+    }
+
+    /// The durable instance `id`'s loop is running here, on `intake`.
+    #[cfg(feature = "durable")]
+    pub fn durable_running(&self, id: u64, intake: LoopIntake) {
+        let mut loops = self.loops.lock().unwrap_or_else(|p| p.into_inner());
+        loops.insert(id, intake);
+    }
+
+    /// The durable instance `id`'s loop ended or left memory.
+    #[cfg(feature = "durable")]
+    pub fn durable_gone(&self, id: u64) {
+        let gone = {
+            let mut loops = self.loops.lock().unwrap_or_else(|p| p.into_inner());
+            loops.remove(&id)
+        };
+        drop(gone);
+    }
+
+    /// A sender on the loop of the durable instance `id`, if it runs here.
+    #[cfg(feature = "durable")]
+    pub fn durable_intake(&self, id: u64) -> Option<LoopIntake> {
+        let loops = self.loops.lock().unwrap_or_else(|p| p.into_inner());
+        loops.get(&id).cloned()
     }
 
     /// The keys of the running instance `id`, if it has any.

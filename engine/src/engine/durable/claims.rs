@@ -220,6 +220,10 @@ impl Node {
         if engine.engine.has_tasks() {
             wanted.waits.push(super::tasks::TASK_REQUEST.to_string());
         }
+        // And cancel requests, for the instances that run here (`cancel.rs`).
+        if engine.engine.running_instances() > 0 || engine.evicted_instances() > 0 {
+            wanted.waits.push(super::cancel::CANCEL_REQUEST.to_string());
+        }
         if wanted.waits.is_empty() && wanted.starts.is_empty() {
             return Ok(0);
         }
@@ -240,6 +244,10 @@ impl Node {
                 .into_iter()
                 .partition(|c| c.name == super::tasks::TASK_REQUEST);
             taken += self.task_requested(engine, requests, now).await?;
+            let (requests, candidates): (Vec<Candidate>, Vec<Candidate>) = candidates
+                .into_iter()
+                .partition(|c| c.name == super::cancel::CANCEL_REQUEST);
+            taken += self.cancel_requested(engine, requests, now).await?;
             let (waited, starts): (Vec<Candidate>, Vec<Candidate>) = candidates
                 .into_iter()
                 .partition(|c| hub.waits(&c.name, &c.key));
@@ -351,6 +359,41 @@ impl Node {
                     Ok(()) => debug!(task = %id, "acted on at another node's request"),
                     Err(error) => {
                         warn!(task = %id, %error, "a task request of another node failed")
+                    }
+                }
+                answered(&engine, request.id);
+            });
+        }
+        Ok(count)
+    }
+
+    /// Claim the cancel requests for instances that run here, cancel them, and
+    /// remove each once answered (a request for an instance that ended meanwhile
+    /// goes too). Returns how many it claimed.
+    async fn cancel_requested(
+        &self,
+        engine: &DurableEngine,
+        requests: Vec<Candidate>,
+        now: i64,
+    ) -> Result<usize, EngineError> {
+        let instance = |key: &str| key.parse::<u64>().ok();
+        let runs_here = |key: &str| instance(key).is_some_and(|id| engine.runs_instance(id));
+        let claimed = self.claim_requests(requests, now, runs_here).await?;
+        let count = claimed.len();
+        for request in claimed {
+            let Some(id) = instance(&request.key).map(crate::InstanceId) else {
+                continue;
+            };
+            let engine = engine.clone();
+            tokio::spawn(async move {
+                let cancelled = match engine.loop_of(id).await {
+                    Some(intake) => crate::engine::cancel_through(&intake, id).await,
+                    None => Err(crate::CancelError::NotRunning(id)),
+                };
+                match cancelled {
+                    Ok(()) => debug!(instance = %id, "cancelled at another node's request"),
+                    Err(error) => {
+                        debug!(instance = %id, %error, "a cancel requested by another node")
                     }
                 }
                 answered(&engine, request.id);

@@ -226,6 +226,27 @@ impl Inner {
         }
     }
 
+    /// Whether instance `id` is evicted here (or being loaded).
+    #[cfg(feature = "postgres")]
+    pub(super) fn is_evicted(&self, id: u64) -> bool {
+        let dormancy = &self.dormancy;
+        dormancy
+            .dormant
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(&id)
+            || dormancy
+                .asleep
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains_key(&id)
+            || dormancy
+                .loading_now
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains_key(&id)
+    }
+
     /// If instance `id` is evicted here, load it and wait until its loop has
     /// restored (it answers a request only then); whether it was.
     pub(super) async fn load_evicted(
@@ -233,6 +254,21 @@ impl Inner {
         engine: &Arc<crate::engine::Inner>,
         id: u64,
     ) -> bool {
+        let Some(intake) = self.evicted_intake(engine, id).await else {
+            return false;
+        };
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let asked = intake.send(Input::Handle(Box::new(Command::OpenWork(reply))));
+        asked.is_ok() && answer.await.is_ok()
+    }
+
+    /// A sender on the intake of instance `id` if it is evicted here (loaded now
+    /// if nothing could send to it: a send wakes the others) or being loaded.
+    pub(super) async fn evicted_intake(
+        self: &Arc<Self>,
+        engine: &Arc<crate::engine::Inner>,
+        id: u64,
+    ) -> Option<crate::mem::intake::Intake<Input<Erased>>> {
         let asleep = {
             let asleep = self.dormancy.asleep.lock();
             asleep.unwrap_or_else(|p| p.into_inner()).contains_key(&id)
@@ -250,16 +286,10 @@ impl Inner {
                 .unwrap_or_else(|p| p.into_inner());
             dormant.get(&id).map(|dormant| dormant.intake.sender())
         });
-        let intake = intake.or_else(|| {
+        intake.or_else(|| {
             let loading = self.dormancy.loading_now.lock();
             loading.unwrap_or_else(|p| p.into_inner()).get(&id).cloned()
-        });
-        let Some(intake) = intake else {
-            return false;
-        };
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        let asked = intake.send(Input::Handle(Box::new(Command::OpenWork(reply))));
-        asked.is_ok() && answer.await.is_ok()
+        })
     }
 
     /// Load an evicted instance from its checkpoint into a new loop on its intake

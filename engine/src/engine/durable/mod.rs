@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod calls;
+mod cancel;
 #[cfg(feature = "postgres")]
 mod claims;
 #[cfg(feature = "postgres")]
