@@ -46,6 +46,12 @@ async fn a_waiting_instance_is_cancelled_by_id_as_its_handle_would() {
     let id = handle.id();
     assert_eq!(engine.tasks(&TaskQuery::new()).await.unwrap().len(), 1);
     engine.cancel_instance(&LEAVE, id).await.expect("cancelled");
+    // Ended once the call returns: listed as cancelled.
+    let page = engine
+        .instances(&Query::of(&LEAVE).status(Status::Cancelled))
+        .await
+        .unwrap();
+    assert_eq!(page.items.len(), 1, "listed as cancelled");
     let outcome = tokio::time::timeout(HANG, handle.outcome()).await.unwrap();
     assert!(matches!(outcome, Outcome::Cancelled(_)), "{outcome:?}");
     let history = handle.history().await;
@@ -57,11 +63,6 @@ async fn a_waiting_instance_is_cancelled_by_id_as_its_handle_would() {
         "the waiting token's cancel is in the history: {history:?}"
     );
     assert!(engine.tasks(&TaskQuery::new()).await.unwrap().is_empty());
-    let page = engine
-        .instances(&Query::of(&LEAVE).status(Status::Cancelled))
-        .await
-        .unwrap();
-    assert_eq!(page.items.len(), 1, "listed as cancelled");
     // Cancelled again: it has ended, and the kept summary says how.
     assert!(matches!(
         engine.cancel_instance(&LEAVE, id).await,

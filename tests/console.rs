@@ -19,6 +19,10 @@ use tower::ServiceExt;
 mod order;
 use order::ORDER;
 
+#[path = "console/cancel.rs"]
+mod cancel;
+use cancel::{cancels_an_instance_through_its_page, cancels_an_instance_through_the_api};
+
 /// A console over `engine` with ORDER, and its CSRF token.
 struct Console {
     router: axum::Router,
@@ -192,6 +196,8 @@ on_both!(
     refuses_bad_input_with_a_clear_error,
     refuses_a_post_without_the_token_or_in_read_only_mode,
     pages_show_and_act_through_forms,
+    cancels_an_instance_through_the_api,
+    cancels_an_instance_through_its_page,
 );
 
 async fn starts_lists_and_pages_instances<E: ConsoleEngine>(engine: E) {

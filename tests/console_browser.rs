@@ -2,7 +2,8 @@
 //! (WebDriver, by fantoccini) over a SQLite engine served on 127.0.0.1 — filter the
 //! instances, open one and find its token on the diagram, claim and complete its
 //! task from the task list, retry the incident that follows and see the instance
-//! complete, and a 404 page for an unknown instance.
+//! complete, cancel another from its page (the confirm dismissed, then accepted),
+//! and a 404 page for an unknown instance.
 //!
 //! `cargo test --features browser --test console_browser` (needs `chromium` and
 //! `chromium-driver`: .ci/run installs them; THRESH_CHROMEDRIVER and
@@ -281,6 +282,38 @@ async fn the_console_in_a_browser() {
         .await
         .unwrap()
         .contains("\"card\": \"4242\""));
+
+    // ORD-3: cancelled from its page, once the browser's confirm is accepted (a
+    // dismissed one changes nothing).
+    let three = engine
+        .instances(&thresh::Query::of(&ORDER).key("ORD-3"))
+        .await
+        .unwrap()
+        .items[0]
+        .id;
+    client
+        .goto(&format!("{base}/instances/{three}"))
+        .await
+        .unwrap();
+    css(&client, "button#cancel").await.click().await.unwrap();
+    client.dismiss_alert().await.unwrap();
+    assert_eq!(
+        css(&client, "td#status").await.text().await.unwrap(),
+        "running"
+    );
+    css(&client, "button#cancel").await.click().await.unwrap();
+    client.accept_alert().await.unwrap();
+    reload_until(&client, "the instance shows cancelled", || async {
+        match client.find(Locator::Css("td#status")).await {
+            Ok(status) => status.text().await.unwrap_or_default() == "cancelled",
+            Err(_) => false,
+        }
+    })
+    .await;
+    assert!(
+        client.find(Locator::Css("button#cancel")).await.is_err(),
+        "no cancel button on an ended instance"
+    );
 
     // An unknown instance: a 404 page.
     client

@@ -28,6 +28,7 @@ pub(super) fn routes<E: ConsoleEngine>() -> Router<Arc<Shared<E>>> {
         .route("/api/processes", get(processes::<E>))
         .route("/api/instances", get(instances::<E>).post(start::<E>))
         .route("/api/instances/{id}", get(instance::<E>))
+        .route("/api/instances/{id}/cancel", post(cancel::<E>))
         .route("/api/instances/{id}/diagram.svg", get(diagram::<E>))
         .route("/api/tasks", get(tasks::<E>))
         .route("/api/tasks/{instance}/{number}", get(task::<E>))
@@ -195,6 +196,33 @@ async fn instance<E: ConsoleEngine>(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     Ok(Json(instance_view(&state, &id).await?))
+}
+
+/// Cancel instance `id` through its process's engine call: 404 if the console
+/// lists no such instance, 409 if it has ended.
+pub(crate) async fn cancel_instance<E: ConsoleEngine>(
+    shared: &Shared<E>,
+    id: &str,
+) -> Result<(), ApiError> {
+    let id = json::instance_id(id)?;
+    let (process, summary) = shared.find(id).await?;
+    if summary.status.is_ended() {
+        return Err(ApiError::Conflict(format!(
+            "instance {id} has ended already ({})",
+            summary.status.as_str()
+        )));
+    }
+    process.cancel(&shared.engine, id).await
+}
+
+async fn cancel<E: ConsoleEngine>(
+    state: State<E>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    state.check_post(&headers, None)?;
+    cancel_instance(&state, &id).await?;
+    Ok(Json(json!({ "ok": true })))
 }
 
 /// The instance on its diagram, or why not.

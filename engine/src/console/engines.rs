@@ -5,7 +5,7 @@
 use std::future::Future;
 
 use crate::data::{ProcessData, Storable};
-use crate::engine::EngineError;
+use crate::engine::{CancelError, EngineError};
 use crate::instance::InstanceId;
 use crate::query::{Page, Query};
 use crate::retry::{Incident, IncidentId, RetryError};
@@ -105,6 +105,12 @@ pub trait ConsoleEngine: Clone + Send + Sync + 'static {
         let _ = (process, id);
         async { Ok(None) }
     }
+    /// Cancel the running instance `id` of `process`, as its handle's cancel does.
+    fn cancel_instance<D: ConsoleData>(
+        &self,
+        process: &'static Process<D>,
+        id: InstanceId,
+    ) -> impl Future<Output = Result<(), CancelError>> + Send;
     /// The message buffer's figures.
     fn broker_stats(&self) -> BrokerStats;
     /// The messages in the buffer, oldest first, at most `limit`.
@@ -205,6 +211,13 @@ macro_rules! console_engine {
                 data: D,
             ) -> impl Future<Output = Result<(), RetryError>> + Send {
                 <$engine>::retry_with_data(self, id, data)
+            }
+            fn cancel_instance<D: ConsoleData>(
+                &self,
+                process: &'static Process<D>,
+                id: InstanceId,
+            ) -> impl Future<Output = Result<(), CancelError>> + Send {
+                <$engine>::cancel_instance(self, process, id)
             }
             fn broker_stats(&self) -> BrokerStats {
                 <$engine>::broker_stats(self)

@@ -4,7 +4,7 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use crate::engine::EngineError;
+use crate::engine::{CancelError, EngineError};
 use crate::query::QueryError;
 use crate::retry::RetryError;
 use crate::tasklist::TaskListError;
@@ -94,6 +94,18 @@ impl From<RetryError> for ApiError {
             RetryError::NoIncident(_) => ApiError::NotFound(message),
             RetryError::WrongData(_) => ApiError::Unprocessable(message),
             RetryError::Store(..) => ApiError::Internal(message),
+            _ => ApiError::Conflict(message),
+        }
+    }
+}
+
+impl From<CancelError> for ApiError {
+    fn from(e: CancelError) -> Self {
+        let message = e.to_string();
+        match e {
+            CancelError::NoInstance(_) => ApiError::NotFound(message),
+            CancelError::OtherProcess { .. } => ApiError::BadRequest(message),
+            CancelError::Store(..) => ApiError::Internal(message),
             _ => ApiError::Conflict(message),
         }
     }

@@ -35,6 +35,7 @@ pub(super) fn routes<E: ConsoleEngine>() -> Router<Arc<Shared<E>>> {
             post(task_action::<E>),
         )
         .route("/incidents/{instance}/{number}/retry", post(retry::<E>))
+        .route("/instances/{id}/cancel", post(cancel::<E>))
 }
 
 /// Where the console is mounted (the prefix the service nested it under), so
@@ -340,6 +341,13 @@ async fn instance<E: ConsoleEngine>(
             tr { th { "Started (UTC)" } td { (when(i["started_ms"].as_i64())) } }
             tr { th { "Ended (UTC)" } td { (when(i["ended_ms"].as_i64())) } }
         }
+        @if !state.read_only && i["status"].as_str() == Some("running") {
+            form.cancel method="post" action=(base.to(&format!("/instances/{id}/cancel")))
+                onsubmit=(format!("return confirm('Cancel instance {id}? Its tokens stop and it ends cancelled.')")) {
+                (token_field(&state)) input type="hidden" name="back" value=(back);
+                button type="submit" id="cancel" { "Cancel instance" }
+            }
+        }
         h2 { "Diagram" }
         @match &svg {
             Some(svg) => div.diagram { (PreEscaped(svg)) },
@@ -523,6 +531,21 @@ async fn retry<E: ConsoleEngine>(
     api::retry_incident(&state, id, map.remove("data"))
         .await
         .map_err(fail)?;
+    Ok(Redirect::to(&base.to(&back)).into_response())
+}
+
+async fn cancel<E: ConsoleEngine>(
+    state: State<E>,
+    OriginalUri(original): OriginalUri,
+    uri: Uri,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    form: Result<Form<Vec<(String, String)>>, FormRejection>,
+) -> PageResult {
+    let base = Base::of(&original, &uri);
+    let fail = |e| PageError(e, Base::of(&original, &uri));
+    let (_, back) = form_fields(&state, &headers, form).map_err(fail)?;
+    api::cancel_instance(&state, &id).await.map_err(fail)?;
     Ok(Redirect::to(&base.to(&back)).into_response())
 }
 

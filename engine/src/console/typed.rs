@@ -59,6 +59,7 @@ pub(crate) trait Registered<E>: Send + Sync {
     ) -> Boxed<'a, InstanceId>;
     fn complete<'a>(&'a self, engine: &'a E, id: TaskId, patch: Value) -> Boxed<'a, ()>;
     fn retry_with<'a>(&'a self, engine: &'a E, id: IncidentId, patch: Value) -> Boxed<'a, ()>;
+    fn cancel<'a>(&'a self, engine: &'a E, id: InstanceId) -> Boxed<'a, ()>;
 }
 
 pub(crate) struct Typed<D: 'static>(pub &'static Process<D>, pub PhantomData<fn() -> D>);
@@ -255,5 +256,9 @@ impl<E: ConsoleEngine, D: ConsoleData> Registered<E> for Typed<D> {
             let data = self.patched(self.data_of(engine, id.instance).await?, &patch)?;
             Ok(engine.retry_with_data(id, data).await?)
         })
+    }
+
+    fn cancel<'a>(&'a self, engine: &'a E, id: InstanceId) -> Boxed<'a, ()> {
+        Box::pin(async move { Ok(engine.cancel_instance(self.0, id).await?) })
     }
 }

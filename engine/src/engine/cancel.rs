@@ -60,7 +60,7 @@ impl Engine {
     /// handlers are dropped at their next await, its outcome becomes
     /// [`Outcome::Cancelled`](crate::Outcome::Cancelled), its history and metrics
     /// say so — for a caller that holds its id, not its handle (a console). `Ok`
-    /// once its loop has stopped it.
+    /// once its loop has ended it.
     ///
     /// An in-memory instance is found by id once it first rests (every token
     /// waits), the instances [`instances`](Self::instances) lists.
@@ -128,7 +128,16 @@ pub(crate) async fn cancel_through(intake: &LoopIntake, id: InstanceId) -> Resul
         return Err(ended);
     }
     match answer.await {
-        Ok(Ok(())) => Ok(()),
+        Ok(Ok(())) => {
+            // The loop answers as it stops; its end — the listing's summary, the
+            // handle's outcome — follows once its tracks are awaited, and then it
+            // closes its intake. Waited for, so what the caller reads next (a
+            // console's page) shows the instance ended.
+            while !intake.is_closed() {
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            }
+            Ok(())
+        }
         // Ended before the request was taken (the loop dropped it unanswered).
         Ok(Err(WorkError::InstanceEnded)) | Err(_) => Err(ended),
         Ok(Err(error)) => Err(CancelError::Work(id, error)),
