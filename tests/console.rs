@@ -21,6 +21,9 @@ use order::ORDER;
 
 #[path = "console/cancel.rs"]
 mod cancel;
+#[cfg(feature = "postgres")]
+#[path = "console/nodes.rs"]
+mod nodes;
 use cancel::{cancels_an_instance_through_its_page, cancels_an_instance_through_the_api};
 
 /// A console over `engine` with ORDER, and its CSRF token.
