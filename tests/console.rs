@@ -24,6 +24,8 @@ mod cancel;
 #[cfg(feature = "postgres")]
 #[path = "console/nodes.rs"]
 mod nodes;
+#[path = "console/openapi.rs"]
+mod openapi;
 use cancel::{cancels_an_instance_through_its_page, cancels_an_instance_through_the_api};
 
 /// A console over `engine` with ORDER, and its CSRF token.

@@ -24,6 +24,7 @@ pub(crate) type Pairs = Result<Query<Vec<(String, String)>>, QueryRejection>;
 
 pub(super) fn routes<E: ConsoleEngine>() -> Router<Arc<Shared<E>>> {
     Router::new()
+        .route("/api/openapi.json", get(openapi))
         .route("/api/csrf", get(csrf::<E>))
         .route("/api/processes", get(processes::<E>))
         .route("/api/instances", get(instances::<E>).post(start::<E>))
@@ -97,6 +98,14 @@ fn task_id(instance: &str, number: &str) -> Result<TaskId, ApiError> {
         instance: json::instance_id(instance)?,
         number: json::number(number)?,
     })
+}
+
+/// The API's OpenAPI 3 document, written by hand beside the routes (a test holds
+/// the two to each other).
+pub(crate) const OPENAPI: &str = include_str!("openapi.json");
+
+async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
 }
 
 async fn csrf<E: ConsoleEngine>(state: State<E>) -> Json<Value> {
