@@ -174,7 +174,11 @@ fn the_engine_reports_instances_incidents_messages_and_commits() {
         let task = tasks.iter().find(|t| t.id.instance == a.id()).unwrap().id;
         engine.complete_task(&WAIT, task, |_| {}).await.unwrap();
         assert!(a.outcome().await.completed().is_some());
-        b.cancel();
+        // Cancelled by id, as a console does: the same end, counted the same.
+        engine
+            .cancel_instance(&WAIT, b.id())
+            .await
+            .expect("cancelled by id");
         let _ = b.outcome().await;
         // A message that expires before its catch waits.
         engine.publish_message("pay", "late", ()).await.unwrap();
