@@ -90,14 +90,7 @@ impl<D: ProcessData> Instance<D> {
         self.count_parked();
         #[cfg(feature = "durable")]
         if self.durable.is_some() {
-            // A durable instance is listed by its store; only its loop is found
-            // here, by id, once it rests.
-            if !self.listed && self.outcome.is_none() {
-                if let Some(intake) = erased_intake(self.intake_tx.made()) {
-                    self.listed = true;
-                    self.hub.listing.durable_running(self.id.0, intake.clone());
-                }
-            }
+            // A durable instance is listed by its store.
             return;
         }
         if self.outcome.is_some() || !self.rests() {
@@ -146,9 +139,6 @@ impl<D: ProcessData> Instance<D> {
     fn unlist_made(&mut self) {
         #[cfg(feature = "durable")]
         if self.durable.is_some() {
-            if std::mem::take(&mut self.listed) {
-                self.hub.listing.durable_gone(self.id.0);
-            }
             return;
         }
         let status = match &self.outcome {

@@ -10,8 +10,7 @@
 //! at as a node index, its start, its data as a count on the committed data (no
 //! copy), and a sender on its loop's intake — how `Engine::cancel_instance` reaches
 //! it by id. What few instances have — more waits, a business key — is in side
-//! maps. A durable engine's instances, listed by its store, are found here by id
-//! alone (`loops`).
+//! maps.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -123,11 +122,6 @@ impl Row for View<'_> {
 pub(crate) struct Listing {
     keep_ended: AtomicUsize,
     state: Mutex<State>,
-    /// The intakes of the running durable instances' loops, by id (feature
-    /// `durable`): put when a loop first rests, taken out when it ends or is
-    /// evicted (an evicted one is reached through the engine's dormant map).
-    #[cfg(feature = "durable")]
-    loops: Mutex<HashMap<u64, LoopIntake>>,
 }
 
 #[derive(Default)]
@@ -297,30 +291,6 @@ impl Listing {
         let state = self.state();
         let (_, gone) = state.ended.iter().find(|(i, _)| *i == id)?;
         Some((gone.status, gone.graph.name))
-    }
-
-    /// The durable instance `id`'s loop is running here, on `intake`.
-    #[cfg(feature = "durable")]
-    pub fn durable_running(&self, id: u64, intake: LoopIntake) {
-        let mut loops = self.loops.lock().unwrap_or_else(|p| p.into_inner());
-        loops.insert(id, intake);
-    }
-
-    /// The durable instance `id`'s loop ended or left memory.
-    #[cfg(feature = "durable")]
-    pub fn durable_gone(&self, id: u64) {
-        let gone = {
-            let mut loops = self.loops.lock().unwrap_or_else(|p| p.into_inner());
-            loops.remove(&id)
-        };
-        drop(gone);
-    }
-
-    /// A sender on the loop of the durable instance `id`, if it runs here.
-    #[cfg(feature = "durable")]
-    pub fn durable_intake(&self, id: u64) -> Option<LoopIntake> {
-        let loops = self.loops.lock().unwrap_or_else(|p| p.into_inner());
-        loops.get(&id).cloned()
     }
 
     /// The keys of the running instance `id`, if it has any.

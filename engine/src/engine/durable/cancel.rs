@@ -1,8 +1,9 @@
 //! Cancelling a durable instance by id (`engine/cancel.rs` for the in-memory
-//! engine's): its record says whether it runs; its loop is found here (the
-//! listing's `loops`), in the evicted map (a send on its intake loads it), among
-//! the resumed ones still restoring, or — on a node of several — the node that runs
-//! it is asked through the store (a stored request, as an incident's retry).
+//! engine's): its record says whether it runs; its loop is found here (`held.rs`:
+//! every durable loop's intake by id, from its start, resume or load), in the
+//! evicted map (a send on its intake loads it), or — on a node of several — the
+//! node that runs it is asked through the store (a stored request, as an
+//! incident's retry).
 
 use super::DurableEngine;
 use crate::engine::{cancel_through, check_instance_process, CancelError};
@@ -33,8 +34,8 @@ impl DurableEngine {
         let (status, actual) = self.stored_status(id).await?;
         check_instance_process(id, &actual, process)?;
         running(id, status)?;
-        // An evicted instance being loaded is briefly in no map (between its
-        // load's end and its new loop's first rest): looked for again a few times.
+        // A loop that ends closes its intake before its end is stored: looked for
+        // again a few times, until the store says how it ended.
         for _ in 0..LOOKS {
             if let Some(intake) = self.loop_of(id).await {
                 return cancel_through(&intake, id).await;
@@ -62,26 +63,13 @@ impl DurableEngine {
         Ok((record.status, record.process))
     }
 
-    /// A sender on instance `id`'s loop, if it runs here: live, evicted (a send
-    /// loads it) or resumed and restoring.
+    /// A sender on instance `id`'s loop, if it runs here: live — restoring after
+    /// a resume or a load included — or evicted (a send loads it).
     pub(super) async fn loop_of(&self, id: InstanceId) -> Option<crate::query::memory::LoopIntake> {
-        let listing = &self.engine.inner.hub.listing;
-        if let Some(intake) = listing.durable_intake(id.0) {
-            return Some(intake);
+        match self.inner.running_intake(id.0) {
+            Some(intake) => Some(intake),
+            None => self.inner.evicted_intake(&self.engine.inner, id.0).await,
         }
-        if let Some(intake) = self.inner.evicted_intake(&self.engine.inner, id.0).await {
-            return Some(intake);
-        }
-        // Resumed (or just started), its loop not yet at its first rest: once it
-        // answers, it is listed.
-        let handle = {
-            let resumed = self.inner.resumed.lock().unwrap_or_else(|p| p.into_inner());
-            resumed.get(&id.0).map(|r| r.handle.clone())
-        };
-        if let Some(handle) = handle {
-            let _ = handle.open_work().await;
-        }
-        listing.durable_intake(id.0)
     }
 
     /// Store the request to cancel instance `id` for the node that runs it.
@@ -114,14 +102,7 @@ impl DurableEngine {
     /// loading it: a cancel request for it is claimed here.
     #[cfg(feature = "postgres")]
     pub(super) fn runs_instance(&self, id: u64) -> bool {
-        self.engine.inner.hub.listing.durable_intake(id).is_some()
-            || self.inner.is_evicted(id)
-            || self
-                .inner
-                .resumed
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .contains_key(&id)
+        self.inner.running_intake(id).is_some() || self.inner.is_evicted(id)
     }
 }
 

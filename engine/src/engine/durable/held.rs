@@ -74,6 +74,15 @@ impl Inner {
         }
     }
 
+    /// A sender on the loop of instance `id`, if one runs here (restoring after a
+    /// resume or a load included). An evicting loop stays here until its
+    /// `Dormant` is kept (`evicted` holds this lock), and a send on it then wakes
+    /// it: no moment finds it in neither place.
+    pub(crate) fn running_intake(&self, id: u64) -> Option<Intake<Input<Erased>>> {
+        let held = self.held.lock();
+        held.live.get(&id).filter(|i| !i.is_closed()).cloned()
+    }
+
     /// Take instance `id` for a migration: out of the dormancy if evicted, else ask
     /// its loop (running or loading) to leave memory once it rests.
     pub(super) fn find(&self, id: u64) -> Found {
