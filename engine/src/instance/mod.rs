@@ -23,6 +23,7 @@
 //! State modules depend on nothing of the loop or the rules; the rules depend on
 //! `core` and the state, not on each other's internals.
 
+mod birth;
 mod call_link;
 mod calling;
 mod commands;
@@ -58,15 +59,16 @@ mod track;
 mod user_work;
 mod work;
 
+#[cfg(feature = "durable")]
+pub(crate) use birth::spawn_reloaded;
+pub(crate) use birth::{spawn, Birth};
 pub(crate) use call_link::{ChildHandle, ChildNote, Notify, ParentLink};
 #[cfg(feature = "durable")]
 pub(crate) use ending::EndRef;
 #[cfg(feature = "durable")]
 pub(crate) use engine_link::Resumed;
 pub(crate) use engine_link::{ChildEngine, EngineRef};
-#[cfg(feature = "durable")]
-pub(crate) use event_loop::spawn_reloaded;
-pub(crate) use event_loop::{spawn, Birth, Entry};
+pub(crate) use event_loop::Entry;
 pub use handle::InstanceHandle;
 pub use history::{Happening, History, Step, TrackId};
 pub(crate) use input::{Command, Input};
