@@ -6,6 +6,7 @@ mod deploy;
 #[cfg(feature = "durable")]
 pub(crate) mod durable;
 mod error;
+mod events;
 pub(crate) mod feature_off;
 mod ids;
 mod incidents;
@@ -21,6 +22,7 @@ pub use cancel::CancelError;
 pub(crate) use cancel::{cancel_through, check_process as check_instance_process};
 pub use config::EngineConfig;
 
+#[cfg(feature = "testing")]
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
@@ -37,7 +39,7 @@ pub use error::EngineError;
 pub(crate) use stop::{Admission, OwnLine, Stop};
 
 use crate::data::{Erased, ProcessData};
-use crate::events::{BrokerConfig, BrokerStats, Hub, Published};
+use crate::events::{BrokerConfig, Hub};
 use crate::graph::{Graph, Process};
 #[cfg(feature = "durable")]
 use crate::instance::Resumed;
@@ -173,109 +175,6 @@ impl Engine {
         }
     }
 
-    /// Publish a message: it goes to the one instance waiting for `name` whose
-    /// correlation key is `key`; with none waiting it is buffered (bounded, with a
-    /// time-to-live) and delivered when a catch subscribes. The `payload` reaches the
-    /// catch's `apply` mapping, which names its type.
-    ///
-    /// ```
-    /// # use thresh::{Engine, Published};
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// let engine = Engine::new();
-    /// let published = engine.publish_message("payment", "order-7", 250_u64).await;
-    /// assert_eq!(published.unwrap(), Published::Buffered);
-    /// assert_eq!(engine.broker_stats().buffered, 1);
-    /// # }
-    /// ```
-    ///
-    /// A `payload` of another type than the catches of `name` map is refused
-    /// ([`EngineError::WrongPayload`]), once a catch of that name has waited here
-    /// (a durable engine knows them from `register`); the typed form,
-    /// [`publish`](Self::publish), makes it a compile error. The same call as
-    /// [`DurableEngine::publish_message`](crate::DurableEngine::publish_message).
-    pub async fn publish_message<P: Any + Send + Sync>(
-        &self,
-        name: &str,
-        key: impl AsRef<str>,
-        payload: P,
-    ) -> Result<Published, EngineError> {
-        let payload = self.fitting::<P>(name, Arc::new(payload))?;
-        Ok(self.inner.hub.publish(name, key.as_ref(), payload))
-    }
-
-    /// `payload`, if it is of the type the catches of `name` take: a catch's
-    /// `apply` names its payload type, and a catch that waited on the name here
-    /// taught it to the broker. Before any did, any type is taken (and a buffered
-    /// message of another type is dropped when such a catch comes:
-    /// [`BrokerStats::mistyped`]).
-    fn fitting<P: Any + Send + Sync>(
-        &self,
-        name: &str,
-        payload: crate::graph::Payload,
-    ) -> Result<crate::graph::Payload, EngineError> {
-        match self.inner.hub.payload_fits(name, &payload) {
-            Ok(()) => Ok(payload),
-            Err(expected) => Err(EngineError::WrongPayload {
-                message: name.to_string(),
-                expected: expected.name,
-                given: std::any::type_name::<P>(),
-            }),
-        }
-    }
-
-    /// [`publish_message`](Self::publish_message), but a message no catch takes at
-    /// once waits in the buffer `ttl` at most, rather than the broker's
-    /// time-to-live ([`BrokerConfig::ttl`]).
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// # use thresh::{Engine, Published};
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// let engine = Engine::new();
-    /// let ttl = Duration::from_secs(24 * 3600);
-    /// let published = engine.publish_message_ttl("receipt", "expense-7", (), ttl).await;
-    /// assert_eq!(published.unwrap(), Published::Buffered);
-    /// # }
-    /// ```
-    pub async fn publish_message_ttl<P: Any + Send + Sync>(
-        &self,
-        name: &str,
-        key: impl AsRef<str>,
-        payload: P,
-        ttl: std::time::Duration,
-    ) -> Result<Published, EngineError> {
-        let payload = self.fitting::<P>(name, Arc::new(payload))?;
-        Ok(self
-            .inner
-            .hub
-            .publish_for(name, key.as_ref(), payload, None, ttl))
-    }
-
-    /// Broadcast a signal to every waiting catcher, in every instance; returns how
-    /// many it reached. With no catcher it does nothing. The same call as
-    /// [`DurableEngine::broadcast_signal`](crate::DurableEngine::broadcast_signal);
-    /// in memory it does not fail.
-    pub async fn broadcast_signal<P: Any + Send + Sync>(
-        &self,
-        name: &str,
-        payload: P,
-    ) -> Result<usize, EngineError> {
-        Ok(self.inner.hub.broadcast(name, Arc::new(payload)))
-    }
-
-    /// The messages waiting in the buffer for a catch (published before one
-    /// waited), oldest first, at most `limit`, with how long each is kept still.
-    /// The same call as
-    /// [`DurableEngine::buffered_messages`](crate::DurableEngine::buffered_messages).
-    pub fn buffered_messages(&self, limit: usize) -> Vec<crate::events::BufferedMessage> {
-        self.inner.hub.buffered_messages(limit)
-    }
-
-    /// The message broker's counters: delivered, buffered, dropped, expired.
-    pub fn broker_stats(&self) -> BrokerStats {
-        self.inner.hub.stats()
-    }
-
     /// Start an instance of `process` with `data` on the current tokio runtime.
     ///
     /// The instance's first step — from its start event until it first has to wait —
@@ -346,7 +245,7 @@ impl Engine {
     /// Once this is called, nothing new runs: an instance started after it ends
     /// [`Outcome::Cancelled`](crate::Outcome::Cancelled) without running a step, and an instance that a publish
     /// or broadcast already under way starts from a deployed start event is either
-    /// refused (the publisher gets [`Published::ShutDown`]) or cancelled before its
+    /// refused (the publisher gets [`Published::ShutDown`](crate::Published::ShutDown)) or cancelled before its
     /// first step — and waited for. When it returns `Ok`, no instance runs and no
     /// handler of this engine runs any more. (A message published afterwards is
     /// buffered as usual; no instance is left to take it.)
