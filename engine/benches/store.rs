@@ -50,6 +50,7 @@ fn record(id: u64, seq: u64) -> InstanceRecord {
         started_ms: 1_700_000_000_000,
         waits: Vec::new(),
         incidents: 0,
+        wake: Default::default(),
     }
 }
 

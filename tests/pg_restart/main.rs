@@ -449,6 +449,7 @@ fn a_write_lost_in_a_crash_runs_again_and_is_not_taken_for_stored() {
             started_ms: 0,
             waits: Vec::new(),
             incidents: 0,
+            wake: Default::default(),
         };
         store
             .apply(&[thresh::store::Write::Put(record)])

@@ -65,8 +65,14 @@ impl Tables {
                         });
                     }
                 }
-                let old = self.instances.insert(record.id, record.clone());
-                undo.push(Undo::Instance(record.id, old));
+                let mut record = record.clone();
+                if record.status.is_ended() {
+                    // Nothing wakes an ended instance.
+                    record.wake = Default::default();
+                }
+                let id = record.id;
+                let old = self.instances.insert(id, record);
+                undo.push(Undo::Instance(id, old));
             }
             Write::Consume { message } => match self.messages.remove(message) {
                 Some(old) => undo.push(Undo::Message(*message, Some(old))),
@@ -91,6 +97,7 @@ impl Tables {
                 // An ended instance waits nowhere and has no open incident.
                 record.waits.clear();
                 record.incidents = 0;
+                record.wake = Default::default();
                 undo.push(Undo::Instance(*id, Some(old)));
                 let tasks = self.tasks.remove(id);
                 undo.push(Undo::Tasks(*id, tasks));

@@ -50,6 +50,7 @@ mod sql;
 mod sqlite;
 mod tasks;
 mod tick;
+mod wake;
 mod writer;
 
 #[cfg(test)]
@@ -115,6 +116,63 @@ pub struct InstanceRecord {
     /// How many incidents are open in this checkpoint.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub incidents: u32,
+    /// What can wake it while it is not in memory (a running instance's; an end
+    /// clears it). The stores index it: [`Store::due`], [`Store::waiting_for_message`],
+    /// [`Store::waiting_for_signal`], [`Store::to_resume`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub wake: WakeIndex,
+}
+
+/// What can wake a running instance that is not in memory, as its last checkpoint
+/// says: written in the checkpoint's transaction, indexed by the stores.
+/// The default (`at_rest: false`) says it has work now: a resume loads it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WakeIndex {
+    /// Its armed message subscriptions: (message name, correlation key), sorted,
+    /// each once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<(String, String)>,
+    /// Its armed signal subscriptions' names, sorted, each once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<String>,
+    /// Its earliest timer's due time (a catch, a boundary, a backoff), in
+    /// milliseconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_ms: Option<i64>,
+    /// Every token waits — for what this index names, a user task, a join, an
+    /// incident —, no task runs or is due to start, and it is no call activity's
+    /// parent or child: nothing to do until something wakes it. `false` (a birth
+    /// record, a task under way, a record of before the index): a resume loads it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub at_rest: bool,
+}
+
+/// A running instance as [`Store::to_resume`] lists one that is at rest: what an
+/// engine keeps of it without reading its checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resting {
+    /// The instance id.
+    pub id: u64,
+    /// The process's name.
+    pub process: String,
+    /// The model fingerprint it runs under.
+    pub fingerprint: u64,
+    /// Its correlation key, if it has one.
+    pub key: Option<String>,
+    /// Its earliest timer's due time, in milliseconds since the Unix epoch.
+    pub due_ms: Option<i64>,
+    /// Whether it has a message or signal subscription.
+    pub subscribed: bool,
+}
+
+/// What a resume reads ([`Store::to_resume`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToResume {
+    /// The running instances with work now — not at rest, a timer due, a buffered
+    /// message for one of their subscriptions —, by id.
+    pub load: Vec<InstanceRecord>,
+    /// The others, by id.
+    pub resting: Vec<Resting>,
 }
 
 fn is_zero<N: Default + PartialEq>(n: &N) -> bool {
@@ -367,6 +425,42 @@ pub trait Store: Send + Sync {
         number: u32,
         user: Option<&str>,
     ) -> Result<Option<TaskRecord>, StoreError>;
+
+    /// The running instances whose earliest timer is due at or before `at_ms`, as
+    /// (due time, id), earliest first, at most `limit`. The default reads every
+    /// record (the reference semantics); the SQL stores answer from an index.
+    fn due(&self, at_ms: i64, limit: usize) -> Result<Vec<(i64, u64)>, StoreError> {
+        Ok(wake::due(&self.running()?, at_ms, limit))
+    }
+
+    /// The earliest due time of a running instance's timer.
+    fn next_due(&self) -> Result<Option<i64>, StoreError> {
+        Ok(self.due(i64::MAX, 1)?.first().map(|&(at, _)| at))
+    }
+
+    /// The running instances with an armed subscription to message `name` with
+    /// correlation key `key`, by id.
+    fn waiting_for_message(&self, name: &str, key: &str) -> Result<Vec<u64>, StoreError> {
+        Ok(wake::for_message(&self.running()?, name, key))
+    }
+
+    /// The running instances with an armed subscription to signal `name` and an
+    /// id greater than `after`, by id, at most `limit` (a signal to many wakes
+    /// them a page at a time).
+    fn waiting_for_signal(
+        &self,
+        name: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<u64>, StoreError> {
+        Ok(wake::for_signal(&self.running()?, name, after, limit))
+    }
+
+    /// The running instances, split for a resume at `now_ms`: those with work now
+    /// (whole records) and those at rest (what finds them again).
+    fn to_resume(&self, now_ms: i64) -> Result<ToResume, StoreError> {
+        Ok(wake::to_resume(self.running()?, &self.messages()?, now_ms))
+    }
 }
 
 /// Checks every store makes of a write before applying it, so that all stores accept

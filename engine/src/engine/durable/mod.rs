@@ -524,6 +524,7 @@ impl DurableEngine {
             started_ms,
             waits: Vec::new(),
             incidents: 0,
+            wake: Default::default(),
         };
         match self.inner.writer.submit(vec![Write::Put(record)]).await {
             Ok(()) => {}

@@ -280,6 +280,7 @@ async fn start_tick(
         started_ms: now_ms(),
         waits: Vec::new(),
         incidents: 0,
+        wake: Default::default(),
     });
     match schedules.record_tick(node, from, to, instance).await {
         Ok(()) => {}

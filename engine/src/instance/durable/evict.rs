@@ -139,6 +139,50 @@ impl<D: ProcessData> Instance<D> {
         });
     }
 
+    /// What can wake the instance once it is out of memory, for the store's index
+    /// (written with each checkpoint): its armed message (name, key) and signal
+    /// subscriptions, its earliest timer, and whether it is at rest — every track
+    /// waits, nothing deferred, no call linking it to another loop (the shape
+    /// [`evictable`](Self::evictable) asks for, less what a stored checkpoint settles).
+    pub(crate) fn wake_index(&self) -> crate::store::WakeIndex {
+        let mut wake = crate::store::WakeIndex::default();
+        for entry in self.armed.iter() {
+            for wait in &entry.waits {
+                if !matches!(wait.source, EventSource::Hub(_)) {
+                    continue;
+                }
+                match self.process.nodes[wait.arm].kind.trigger() {
+                    Some(crate::graph::Trigger::Message { name, .. }) => {
+                        let key = wait.key.as_deref().unwrap_or_default();
+                        wake.messages.push((name.to_string(), key.to_string()));
+                    }
+                    Some(crate::graph::Trigger::Signal { name, .. }) => {
+                        wake.signals.push(name.to_string());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        wake.messages.sort_unstable();
+        wake.messages.dedup();
+        wake.signals.sort_unstable();
+        wake.signals.dedup();
+        wake.due_ms = self.timers.earliest().map(super::records::to_wall);
+        wake.at_rest = self.durable.as_ref().is_some_and(|d| d.deferred.is_empty())
+            && self.parent.is_none()
+            && self.calls.iter().next().is_none()
+            && self.tracks.iter().all(|t| {
+                matches!(
+                    t.state(),
+                    TrackState::Parked
+                        | TrackState::AtJoin
+                        | TrackState::InScope
+                        | TrackState::Held
+                )
+            });
+        wake
+    }
+
     /// A checkpoint is stored: the instance may be evicted once it is its last.
     pub(crate) fn checkpoint_stored(&mut self, seq: u64) {
         if let Some(durable) = &mut self.durable {

@@ -227,6 +227,7 @@ impl<D: ProcessData> Instance<D> {
         let process = self.process;
         let intake = self.intake_tx.made().clone();
         let (waits, incidents) = self.waits_and_incidents();
+        let wake = self.wake_index();
         let waits = waits.into_iter().map(str::to_string).collect();
         let Some(durable) = &mut self.durable else {
             return;
@@ -256,6 +257,7 @@ impl<D: ProcessData> Instance<D> {
             started_ms: durable.started_ms,
             waits,
             incidents,
+            wake,
         };
         durable.last = Some(state);
         // One transaction: the state with the messages it applied (exactly once).
@@ -369,6 +371,7 @@ impl<D: ProcessData> Instance<D> {
                     started_ms: durable.started_ms,
                     waits: Vec::new(),
                     incidents: 0,
+                    wake: Default::default(),
                 }),
             );
         }

@@ -11,6 +11,7 @@ mod read;
 mod schema;
 mod takeover;
 mod tasks;
+mod wake;
 
 use schema::prepare;
 
@@ -44,6 +45,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../postgres_v5.sql"),
     include_str!("../postgres_v6.sql"),
     include_str!("../postgres_v7.sql"),
+    include_str!("../postgres_v8.sql"),
 ];
 /// The newest PostgreSQL schema version this build reads and writes.
 ///
@@ -137,6 +139,10 @@ pub const DEFAULT_SCHEMA: &str = "thresh";
 /// ## Schema (version 7: tasks' business keys)
 /// ```sql
 #[doc = include_str!("../postgres_v7.sql")]
+/// ```
+/// ## Schema (version 8: the wake index)
+/// ```sql
+#[doc = include_str!("../postgres_v8.sql")]
 /// ```
 /// Documents are `json`: PostgreSQL checks they are JSON and keeps their text as
 /// written (`jsonb` would re-format it: the records would not read back byte for

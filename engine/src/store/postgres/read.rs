@@ -13,10 +13,14 @@ use super::{cached, to_i64, PostgresStore};
 
 /// An instance's columns, its waits as an array (`instances i`).
 macro_rules! columns {
+    // (also `wake.rs`'s)
     () => {
         "SELECT i.id, i.process, i.fingerprint, i.status, i.key, i.seq, i.state::text,
                 i.outcome::text, i.updated_ms, i.business_key, i.started_ms, i.incidents,
-                array(SELECT node FROM instance_waits WHERE instance = i.id ORDER BY node)"
+                array(SELECT node FROM instance_waits WHERE instance = i.id ORDER BY node),
+                i.due_ms, i.at_rest,
+                (SELECT string_agg(kind || chr(30) || name || chr(30) || key, chr(31))
+                 FROM instance_wakes WHERE instance = i.id)"
     };
 }
 
@@ -46,6 +50,11 @@ impl PostgresStore {
             started_ms: row.try_get(10).map_err(get)?,
             incidents: u32::try_from(row.try_get::<_, i32>(11).map_err(get)?).unwrap_or(0),
             waits: row.try_get(12).map_err(get)?,
+            wake: super::super::wake::joined(
+                row.try_get(13).map_err(get)?,
+                row.try_get(14).map_err(get)?,
+                row.try_get::<_, Option<&str>>(15).map_err(get)?,
+            ),
         })
     }
 
@@ -73,6 +82,7 @@ impl Store for PostgresStore {
         self.transact(|tx, statements| {
             self.apply_batch(tx, statements, batch)?;
             self.sync_waits(tx, statements, batch)?;
+            self.sync_wakes(tx, statements, batch)?;
             let mut next = Ids::default();
             for write in batch {
                 raise_ids(&mut next, write);
@@ -261,6 +271,37 @@ impl Store for PostgresStore {
         user: Option<&str>,
     ) -> Result<Option<TaskRecord>, StoreError> {
         self.claim(instance, number, user)
+    }
+
+    fn due(&self, at_ms: i64, limit: usize) -> Result<Vec<(i64, u64)>, StoreError> {
+        self.read_due(at_ms, limit)
+    }
+
+    fn waiting_for_message(&self, name: &str, key: &str) -> Result<Vec<u64>, StoreError> {
+        self.read_waiting("message", name, key, 0, usize::MAX)
+    }
+
+    fn waiting_for_signal(
+        &self,
+        name: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<u64>, StoreError> {
+        self.read_waiting("signal", name, "", after, limit)
+    }
+
+    fn to_resume(&self, now_ms: i64) -> Result<crate::store::ToResume, StoreError> {
+        const LOAD: &str = concat!(
+            columns!(),
+            " FROM instances i WHERE i.status = 'running' AND i.id IN (
+               SELECT id FROM instances WHERE NOT at_rest AND status = 'running'
+               UNION SELECT id FROM instances
+                 WHERE due_ms IS NOT NULL AND due_ms <= $1 AND status = 'running'
+               UNION SELECT w.instance FROM messages m JOIN instance_wakes w
+                 ON w.kind = 'message' AND w.name = m.name AND w.key = m.key)
+             ORDER BY i.id"
+        );
+        self.read_to_resume(LOAD, now_ms)
     }
 }
 

@@ -84,6 +84,9 @@ impl PostgresStore {
                          i.started_ms, i.incidents,
                          array(SELECT node FROM instance_waits
                                WHERE instance = i.id ORDER BY node) AS waits,
+                         i.due_ms, i.at_rest,
+                         (SELECT string_agg(kind || chr(30) || name || chr(30) || key, chr(31))
+                          FROM instance_wakes WHERE instance = i.id) AS wakes,
                          i.fence, expired.owner AS from_owner),
              logged AS (
                INSERT INTO handovers (instance, fence, from_owner, to_owner)
@@ -104,8 +107,8 @@ impl PostgresStore {
         let mut taken = Vec::with_capacity(rows.len());
         for row in &rows {
             let record = self.record(row)?;
-            let fence: i64 = row.get(13);
-            let from: Option<String> = row.get(14);
+            let fence: i64 = row.get(16);
+            let from: Option<String> = row.get(17);
             taken.push(TakenOver {
                 record,
                 fence,

@@ -19,15 +19,16 @@ impl SqliteStore {
                     .prepare_cached(
                         "INSERT INTO instances
                            (id, process, fingerprint, status, key, seq, state, outcome, updated_ms,
-                            business_key, started_ms, incidents)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                            business_key, started_ms, incidents, due_ms, at_rest)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
                          ON CONFLICT (id) DO UPDATE SET
                            process = excluded.process, fingerprint = excluded.fingerprint,
                            status = excluded.status, key = excluded.key, seq = excluded.seq,
                            state = excluded.state, outcome = excluded.outcome,
                            updated_ms = excluded.updated_ms,
                            business_key = excluded.business_key,
-                           started_ms = excluded.started_ms, incidents = excluded.incidents
+                           started_ms = excluded.started_ms, incidents = excluded.incidents,
+                           due_ms = excluded.due_ms, at_rest = excluded.at_rest
                          WHERE instances.status = 'running' AND excluded.seq > instances.seq",
                     )
                     .and_then(|mut s| {
@@ -43,7 +44,9 @@ impl SqliteStore {
                             r.updated_ms,
                             r.business_key,
                             r.started_ms,
-                            r.incidents
+                            r.incidents,
+                            r.wake.due_ms.filter(|_| !r.status.is_ended()),
+                            r.wake.at_rest && !r.status.is_ended()
                         ])
                     })
                     .map_err(|e| fail("storing a checkpoint", e))?;
@@ -215,6 +218,7 @@ impl SqliteStore {
                     tx.prepare_cached("DELETE FROM instance_waits WHERE instance = ?1")
                         .and_then(|mut s| s.execute([to_i64(r.id)]))
                         .map_err(fail)?;
+                    self.sync_wakes(tx, r)?;
                     if r.status.is_ended() {
                         continue;
                     }
@@ -234,13 +238,79 @@ impl SqliteStore {
                     tx.prepare_cached("DELETE FROM instance_waits WHERE instance = ?1")
                         .and_then(|mut s| s.execute([to_i64(*id)]))
                         .map_err(fail)?;
+                    tx.prepare_cached("DELETE FROM instance_wakes WHERE instance = ?1")
+                        .and_then(|mut s| s.execute([to_i64(*id)]))
+                        .map_err(fail)?;
                     tx.prepare_cached(
-                        "UPDATE instances SET incidents = 0 WHERE id = ?1 AND incidents > 0",
+                        "UPDATE instances SET incidents = 0, due_ms = NULL, at_rest = 0
+                         WHERE id = ?1 AND (incidents > 0 OR due_ms IS NOT NULL OR at_rest <> 0)",
                     )
                     .and_then(|mut s| s.execute([to_i64(*id)]))
                     .map_err(fail)?;
                 }
                 _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// An instance put's subscriptions in the wake index: its last put's (none
+    /// once ended). Rows of a checkpoint that keeps them are left as they are.
+    fn sync_wakes(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        r: &super::super::InstanceRecord,
+    ) -> Result<(), StoreError> {
+        let fail = |e| self.fail("storing an instance's wake index", e);
+        let ended = r.status.is_ended();
+        let wanted = |kind: &str, name: &str, key: &str| {
+            !ended
+                && match kind {
+                    "message" => r.wake.messages.iter().any(|(n, k)| n == name && k == key),
+                    _ => key.is_empty() && r.wake.signals.iter().any(|n| n == name),
+                }
+        };
+        let stored: Vec<(String, String, String)> = tx
+            .prepare_cached("SELECT kind, name, key FROM instance_wakes WHERE instance = ?1")
+            .and_then(|mut s| {
+                s.query_map([to_i64(r.id)], |row| {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                })?
+                .collect()
+            })
+            .map_err(fail)?;
+        for (kind, name, key) in &stored {
+            if !wanted(kind, name, key) {
+                tx.prepare_cached(
+                    "DELETE FROM instance_wakes
+                     WHERE instance = ?1 AND kind = ?2 AND name = ?3 AND key = ?4",
+                )
+                .and_then(|mut s| s.execute(params![to_i64(r.id), kind, name, key]))
+                .map_err(fail)?;
+            }
+        }
+        if ended {
+            return Ok(());
+        }
+        let has = |kind: &str, name: &str, key: &str| {
+            stored
+                .iter()
+                .any(|(k, n, y)| k == kind && n == name && y == key)
+        };
+        let signals = r.wake.signals.iter().map(|n| ("signal", n.as_str(), ""));
+        let messages = r
+            .wake
+            .messages
+            .iter()
+            .map(|(n, k)| ("message", n.as_str(), k.as_str()));
+        for (kind, name, key) in messages.chain(signals) {
+            if !has(kind, name, key) {
+                tx.prepare_cached(
+                    "INSERT OR IGNORE INTO instance_wakes (instance, kind, name, key)
+                     VALUES (?1, ?2, ?3, ?4)",
+                )
+                .and_then(|mut s| s.execute(params![to_i64(r.id), kind, name, key]))
+                .map_err(fail)?;
             }
         }
         Ok(())

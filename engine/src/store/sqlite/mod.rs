@@ -5,6 +5,7 @@
 mod apply;
 mod read;
 mod tasks;
+mod wake;
 
 use std::fs::File;
 use std::io::Read;
@@ -28,6 +29,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../schema_v2.sql"),
     include_str!("../schema_v3.sql"),
     include_str!("../schema_v4.sql"),
+    include_str!("../schema_v5.sql"),
 ];
 /// The newest schema version this build reads and writes.
 ///
@@ -83,13 +85,14 @@ impl Default for SqliteOptions {
 /// ([`StoreError::Corrupt`], skipped with [`SqliteOptions::quick_check`] off). Only
 /// then are migrations applied (in that transaction), WAL mode set and the lock taken.
 ///
-/// ## Schema (version 4: version 1, then its migrations — 2 instance queries, 3 the
-/// task list, 4 tasks' business keys)
+/// ## Schema (version 5: version 1, then its migrations — 2 instance queries, 3 the
+/// task list, 4 tasks' business keys, 5 the wake index)
 /// ```sql
 #[doc = include_str!("../schema_v1.sql")]
 #[doc = include_str!("../schema_v2.sql")]
 #[doc = include_str!("../schema_v3.sql")]
 #[doc = include_str!("../schema_v4.sql")]
+#[doc = include_str!("../schema_v5.sql")]
 /// ```
 /// Documents are `TEXT` holding JSON (`CHECK (json_valid(...))`); a fingerprint is
 /// stored as the `INTEGER` with the same 64 bits (`printf('%016x', fingerprint)`

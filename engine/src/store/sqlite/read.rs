@@ -26,7 +26,7 @@ impl SqliteStore {
         }
     }
 
-    fn instance_row(&self, row: &rusqlite::Row<'_>) -> rusqlite::Result<RawInstance> {
+    pub(super) fn instance_row(&self, row: &rusqlite::Row<'_>) -> rusqlite::Result<RawInstance> {
         Ok(RawInstance {
             id: row.get(0)?,
             process: row.get(1)?,
@@ -41,10 +41,13 @@ impl SqliteStore {
             started_ms: row.get(10)?,
             incidents: row.get(11)?,
             waits: row.get(12)?,
+            due_ms: row.get(13)?,
+            at_rest: row.get(14)?,
+            wakes: row.get(15)?,
         })
     }
 
-    fn record(&self, raw: RawInstance) -> Result<InstanceRecord, StoreError> {
+    pub(super) fn record(&self, raw: RawInstance) -> Result<InstanceRecord, StoreError> {
         Ok(InstanceRecord {
             id: self.unsigned("instance id", raw.id)?,
             process: raw.process,
@@ -60,6 +63,7 @@ impl SqliteStore {
             incidents: u32::try_from(raw.incidents)
                 .map_err(|_| self.corrupt(format!("incident count {}", raw.incidents)))?,
             waits: split_waits(raw.waits),
+            wake: super::super::wake::joined(raw.due_ms, raw.at_rest, raw.wakes.as_deref()),
         })
     }
 
@@ -91,9 +95,13 @@ impl SqliteStore {
 }
 
 /// An instance's columns, its waits as one text (`instances i`).
-const COLUMNS: &str = "i.id, i.process, i.fingerprint, i.status, i.key, i.seq, i.state, i.outcome,
+pub(super) const COLUMNS: &str =
+    "i.id, i.process, i.fingerprint, i.status, i.key, i.seq, i.state, i.outcome,
      i.updated_ms, i.business_key, i.started_ms, i.incidents,
-     (SELECT group_concat(node, char(31)) FROM instance_waits WHERE instance = i.id)";
+     (SELECT group_concat(node, char(31)) FROM instance_waits WHERE instance = i.id),
+     i.due_ms, i.at_rest,
+     (SELECT group_concat(kind || char(30) || name || char(30) || key, char(31))
+      FROM instance_wakes WHERE instance = i.id)";
 
 /// The waits' ids, joined by U+001F (no element id holds it), sorted.
 fn split_waits(joined: Option<String>) -> Vec<String> {
@@ -119,8 +127,8 @@ fn sql_params(sql: &Sql) -> Vec<&dyn rusqlite::ToSql> {
         .collect()
 }
 
-struct RawInstance {
-    id: i64,
+pub(super) struct RawInstance {
+    pub(super) id: i64,
     process: String,
     fingerprint: i64,
     status: String,
@@ -133,6 +141,9 @@ struct RawInstance {
     started_ms: i64,
     incidents: i64,
     waits: Option<String>,
+    due_ms: Option<i64>,
+    at_rest: bool,
+    wakes: Option<String>,
 }
 
 impl Store for SqliteStore {
@@ -286,5 +297,26 @@ impl Store for SqliteStore {
         user: Option<&str>,
     ) -> Result<Option<TaskRecord>, StoreError> {
         self.claim(instance, number, user)
+    }
+
+    fn due(&self, at_ms: i64, limit: usize) -> Result<Vec<(i64, u64)>, StoreError> {
+        self.read_due(at_ms, limit)
+    }
+
+    fn waiting_for_message(&self, name: &str, key: &str) -> Result<Vec<u64>, StoreError> {
+        self.read_waiting("message", name, key, 0, usize::MAX)
+    }
+
+    fn waiting_for_signal(
+        &self,
+        name: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<u64>, StoreError> {
+        self.read_waiting("signal", name, "", after, limit)
+    }
+
+    fn to_resume(&self, now_ms: i64) -> Result<crate::store::ToResume, StoreError> {
+        self.read_to_resume(now_ms)
     }
 }

@@ -1,6 +1,7 @@
 //! Conformance: the same bodies against every store.
 
 use super::queries::queries_match_the_reference;
+use super::wake::wake_index_finds_what_wakes;
 use super::*;
 
 /// Every kind of write, applied and read back.
@@ -595,5 +596,6 @@ conformance!(
     timer_ticks_compare_and_set,
     stale_repeats_drop_by_names_and_key,
     queries_match_the_reference,
-    tasks_are_listed_claimed_and_ended
+    tasks_are_listed_claimed_and_ended,
+    wake_index_finds_what_wakes
 );

@@ -4,6 +4,7 @@
 
 mod conformance;
 mod queries;
+mod wake;
 mod writer;
 
 #[cfg(feature = "sqlite")]
@@ -32,6 +33,7 @@ pub(super) fn rec(id: u64, seq: u64, state: &str) -> InstanceRecord {
         started_ms: 1_000,
         waits: Vec::new(),
         incidents: 0,
+        wake: Default::default(),
     }
 }
 

@@ -131,6 +131,7 @@ fn a_new_schema_becomes_a_store_and_keeps_its_records() {
             "deployments",
             "handovers",
             "instance_waits",
+            "instance_wakes",
             "instances",
             "messages",
             "meta",

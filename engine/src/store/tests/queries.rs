@@ -252,8 +252,8 @@ fn a_schema_1_sqlite_store_migrates_for_queries() {
     }
     let store = SqliteStore::open(dir.file()).unwrap();
     // Through the queries' migration (2), the task list's (3) and its business
-    // keys' (4).
-    assert_eq!(SCHEMA_VERSION, 4);
+    // keys' (4), and the wake index (5).
+    assert_eq!(SCHEMA_VERSION, 5);
     migrated_instance_is_queryable(&store);
 }
 
@@ -317,7 +317,7 @@ fn a_schema_4_postgres_store_migrates_for_queries() {
     let store = schema.connect().unwrap();
     let (_, meta) = schema.contents();
     // Through the queries' migration (5), the task list's (6) and its business
-    // keys' (7).
-    assert!(meta.contains(&"(schema_version,7)".to_string()), "{meta:?}");
+    // keys' (7), and the wake index (8).
+    assert!(meta.contains(&"(schema_version,8)".to_string()), "{meta:?}");
     migrated_instance_is_queryable(&store);
 }

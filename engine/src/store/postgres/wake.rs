@@ -1,0 +1,203 @@
+//! [`PostgresStore`]'s wake index (schema 8: `instances.due_ms`,
+//! `instances.at_rest`, `instance_wakes`): written after a batch's puts and ends,
+//! in its transaction, and read for timers, messages, signals and resume.
+
+use std::collections::{HashMap, HashSet};
+
+use postgres::Statement;
+
+use super::super::{InstanceRecord, Resting, StoreError, ToResume, Write};
+use super::{cached, to_i64, PostgresStore};
+
+impl PostgresStore {
+    /// Each instance put gets its last put's wake index, each ended one none. Three
+    /// statements for the whole batch; an instance's columns are rewritten only
+    /// when they change.
+    pub(super) fn sync_wakes(
+        &self,
+        tx: &mut postgres::Transaction<'_>,
+        statements: &mut HashMap<&'static str, Statement>,
+        batch: &[Write],
+    ) -> Result<(), StoreError> {
+        let mut last: HashMap<u64, Option<&InstanceRecord>> = HashMap::new();
+        for write in batch {
+            match write {
+                Write::Put(r) => {
+                    last.insert(r.id, (!r.status.is_ended()).then_some(r));
+                }
+                Write::End { id, .. } => {
+                    last.insert(*id, None);
+                }
+                _ => {}
+            }
+        }
+        if last.is_empty() {
+            return Ok(());
+        }
+        let (mut ids, mut dues, mut rests) = (vec![], vec![], vec![]);
+        let (mut subs, mut kinds, mut names, mut keys) = (vec![], vec![], vec![], vec![]);
+        for (id, r) in &last {
+            ids.push(to_i64(*id));
+            dues.push(r.and_then(|r| r.wake.due_ms));
+            rests.push(r.is_some_and(|r| r.wake.at_rest));
+            let Some(r) = r else { continue };
+            for (name, key) in &r.wake.messages {
+                subs.push(to_i64(*id));
+                kinds.push("message");
+                names.push(name.as_str());
+                keys.push(key.as_str());
+            }
+            for name in &r.wake.signals {
+                subs.push(to_i64(*id));
+                kinds.push("signal");
+                names.push(name.as_str());
+                keys.push("");
+            }
+        }
+        let fail = |e| self.fail("storing instances' wake index", e);
+        let update = cached(
+            statements,
+            tx,
+            "UPDATE instances i SET due_ms = t.due, at_rest = t.rest
+             FROM unnest($1::bigint[], $2::bigint[], $3::boolean[]) AS t(id, due, rest)
+             WHERE i.id = t.id AND (i.due_ms IS DISTINCT FROM t.due OR i.at_rest <> t.rest)",
+            &self.location,
+        )?;
+        tx.execute(&update, &[&ids, &dues, &rests]).map_err(fail)?;
+        let delete = cached(
+            statements,
+            tx,
+            "DELETE FROM instance_wakes WHERE instance = ANY($1)",
+            &self.location,
+        )?;
+        tx.execute(&delete, &[&ids]).map_err(fail)?;
+        if !subs.is_empty() {
+            let insert = cached(
+                statements,
+                tx,
+                "INSERT INTO instance_wakes (instance, kind, name, key)
+                 SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
+                 ON CONFLICT DO NOTHING",
+                &self.location,
+            )?;
+            tx.execute(&insert, &[&subs, &kinds, &names, &keys])
+                .map_err(fail)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn read_due(&self, at_ms: i64, limit: usize) -> Result<Vec<(i64, u64)>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self.with(|inner| {
+            let statement = inner.statement(
+                "SELECT due_ms, id FROM instances
+                 WHERE due_ms IS NOT NULL AND due_ms <= $1 AND status = 'running'
+                 ORDER BY due_ms, id LIMIT $2",
+                &self.location,
+            )?;
+            inner
+                .client
+                .query(&statement, &[&at_ms, &limit])
+                .map_err(|e| self.fail("reading due timers", e))
+        })?;
+        rows.iter()
+            .map(|row| {
+                let at: i64 = row
+                    .try_get(0)
+                    .map_err(|e| self.fail("reading due timers", e))?;
+                let id: i64 = row
+                    .try_get(1)
+                    .map_err(|e| self.fail("reading due timers", e))?;
+                Ok((at, self.unsigned("instance id", id)?))
+            })
+            .collect()
+    }
+
+    pub(super) fn read_waiting(
+        &self,
+        kind: &str,
+        name: &str,
+        key: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<u64>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        let rows = self.with(|inner| {
+            let statement = inner.statement(
+                "SELECT instance FROM instance_wakes
+                 WHERE kind = $1 AND name = $2 AND key = $3 AND instance > $4
+                 ORDER BY instance LIMIT $5",
+                &self.location,
+            )?;
+            inner
+                .client
+                .query(&statement, &[&kind, &name, &key, &after, &limit])
+                .map_err(|e| self.fail("reading subscriptions", e))
+        })?;
+        rows.iter()
+            .map(|row| {
+                let id: i64 = row
+                    .try_get(0)
+                    .map_err(|e| self.fail("reading subscriptions", e))?;
+                self.unsigned("instance id", id)
+            })
+            .collect()
+    }
+
+    /// What a resume reads: `load` is the statement of the records with work now.
+    pub(super) fn read_to_resume(
+        &self,
+        load: &'static str,
+        now_ms: i64,
+    ) -> Result<ToResume, StoreError> {
+        let (loaded, subscribed, resting) = self.with(|inner| {
+            let fail = |e| self.fail("reading what to resume", e);
+            let statement = inner.statement(load, &self.location)?;
+            let loaded = inner.client.query(&statement, &[&now_ms]).map_err(fail)?;
+            let statement = inner.statement(
+                "SELECT DISTINCT instance FROM instance_wakes",
+                &self.location,
+            )?;
+            let subscribed = inner.client.query(&statement, &[]).map_err(fail)?;
+            let statement = inner.statement(
+                "SELECT id, process, fingerprint, key, due_ms FROM instances
+                 WHERE status = 'running' AND at_rest ORDER BY id",
+                &self.location,
+            )?;
+            let resting = inner.client.query(&statement, &[]).map_err(fail)?;
+            Ok((loaded, subscribed, resting))
+        })?;
+        let fail = |e| self.fail("reading what to resume", e);
+        let load: Vec<InstanceRecord> = loaded
+            .iter()
+            .map(|row| self.record(row))
+            .collect::<Result<_, _>>()?;
+        let loaded: HashSet<u64> = load.iter().map(|r| r.id).collect();
+        let subscribed: HashSet<i64> = subscribed
+            .iter()
+            .map(|row| row.try_get(0))
+            .collect::<Result<_, _>>()
+            .map_err(fail)?;
+        let mut rest = Vec::new();
+        for row in &resting {
+            let id: i64 = row.try_get(0).map_err(fail)?;
+            let id_u = self.unsigned("instance id", id)?;
+            if loaded.contains(&id_u) {
+                continue;
+            }
+            rest.push(Resting {
+                id: id_u,
+                process: row.try_get(1).map_err(fail)?,
+                fingerprint: row.try_get::<_, i64>(2).map_err(fail)? as u64,
+                key: row.try_get(3).map_err(fail)?,
+                due_ms: row.try_get(4).map_err(fail)?,
+                subscribed: subscribed.contains(&id),
+            });
+        }
+        Ok(ToResume {
+            load,
+            resting: rest,
+        })
+    }
+}

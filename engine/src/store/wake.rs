@@ -1,0 +1,101 @@
+//! The wake index's reference semantics (the `Store` trait's defaults, and
+//! [`MemoryStore`](super::MemoryStore)'s): what can wake a running instance that is
+//! not in memory, read from whole records. The SQL stores answer the same from
+//! their indexes (`instances.due_ms`, `instances.at_rest`, `instance_wakes`).
+
+use super::{InstanceRecord, MessageRecord, Resting, Status, ToResume, WakeIndex};
+
+/// A wake index as the SQL stores read it back: the instance's columns, and its
+/// subscriptions as one text — `kind U+001E name U+001E key`, joined by U+001F.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(super) fn joined(due_ms: Option<i64>, at_rest: bool, wakes: Option<&str>) -> WakeIndex {
+    let mut wake = WakeIndex {
+        due_ms,
+        at_rest,
+        ..WakeIndex::default()
+    };
+    for row in wakes.into_iter().flat_map(|w| w.split('\u{1f}')) {
+        let mut parts = row.splitn(3, '\u{1e}');
+        let (Some(kind), Some(name), key) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        match kind {
+            "message" => wake
+                .messages
+                .push((name.to_string(), key.unwrap_or_default().to_string())),
+            _ => wake.signals.push(name.to_string()),
+        }
+    }
+    wake.messages.sort_unstable();
+    wake.signals.sort_unstable();
+    wake
+}
+
+pub(super) fn due(running: &[InstanceRecord], at_ms: i64, limit: usize) -> Vec<(i64, u64)> {
+    let mut due: Vec<(i64, u64)> = running
+        .iter()
+        .filter(|r| r.status == Status::Running)
+        .filter_map(|r| r.wake.due_ms.map(|at| (at, r.id)))
+        .filter(|&(at, _)| at <= at_ms)
+        .collect();
+    due.sort_unstable();
+    due.truncate(limit);
+    due
+}
+
+pub(super) fn for_message(running: &[InstanceRecord], name: &str, key: &str) -> Vec<u64> {
+    running
+        .iter()
+        .filter(|r| r.status == Status::Running)
+        .filter(|r| r.wake.messages.iter().any(|(n, k)| n == name && k == key))
+        .map(|r| r.id)
+        .collect()
+}
+
+pub(super) fn for_signal(
+    running: &[InstanceRecord],
+    name: &str,
+    after: u64,
+    limit: usize,
+) -> Vec<u64> {
+    running
+        .iter()
+        .filter(|r| r.status == Status::Running && r.id > after)
+        .filter(|r| r.wake.signals.iter().any(|n| n == name))
+        .map(|r| r.id)
+        .take(limit)
+        .collect()
+}
+
+pub(super) fn to_resume(
+    running: Vec<InstanceRecord>,
+    messages: &[MessageRecord],
+    now_ms: i64,
+) -> ToResume {
+    let mut split = ToResume::default();
+    for record in running {
+        if record.status != Status::Running {
+            continue;
+        }
+        let wake = &record.wake;
+        let now = !wake.at_rest
+            || wake.due_ms.is_some_and(|at| at <= now_ms)
+            || wake
+                .messages
+                .iter()
+                .any(|(n, k)| messages.iter().any(|m| m.name == *n && m.key == *k));
+        if now {
+            split.load.push(record);
+        } else {
+            split.resting.push(Resting {
+                id: record.id,
+                subscribed: !wake.messages.is_empty() || !wake.signals.is_empty(),
+                due_ms: wake.due_ms,
+                process: record.process,
+                fingerprint: record.fingerprint,
+                key: record.key,
+            });
+        }
+    }
+    split
+}
