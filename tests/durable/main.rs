@@ -93,3 +93,4 @@ mod tasks;
 mod timer_starts;
 mod versions;
 mod waits;
+mod wake;

@@ -161,8 +161,10 @@ pub struct Resting {
     pub key: Option<String>,
     /// Its earliest timer's due time, in milliseconds since the Unix epoch.
     pub due_ms: Option<i64>,
-    /// Whether it has a message or signal subscription.
-    pub subscribed: bool,
+    /// Whether it has a message subscription.
+    pub messages: bool,
+    /// Whether it has a signal subscription.
+    pub signals: bool,
 }
 
 /// What a resume reads ([`Store::to_resume`]).
@@ -445,12 +447,12 @@ pub trait Store: Send + Sync {
     }
 
     /// The running instances with an armed subscription to signal `name` and an
-    /// id greater than `after`, by id, at most `limit` (a signal to many wakes
-    /// them a page at a time).
+    /// id greater than `after` (any, if `None`), by id, at most `limit` (a signal
+    /// to many wakes them a page at a time).
     fn waiting_for_signal(
         &self,
         name: &str,
-        after: u64,
+        after: Option<u64>,
         limit: usize,
     ) -> Result<Vec<u64>, StoreError> {
         Ok(wake::for_signal(&self.running()?, name, after, limit))

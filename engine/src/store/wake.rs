@@ -55,12 +55,12 @@ pub(super) fn for_message(running: &[InstanceRecord], name: &str, key: &str) -> 
 pub(super) fn for_signal(
     running: &[InstanceRecord],
     name: &str,
-    after: u64,
+    after: Option<u64>,
     limit: usize,
 ) -> Vec<u64> {
     running
         .iter()
-        .filter(|r| r.status == Status::Running && r.id > after)
+        .filter(|r| r.status == Status::Running && after.is_none_or(|a| r.id > a))
         .filter(|r| r.wake.signals.iter().any(|n| n == name))
         .map(|r| r.id)
         .take(limit)
@@ -89,7 +89,8 @@ pub(super) fn to_resume(
         } else {
             split.resting.push(Resting {
                 id: record.id,
-                subscribed: !wake.messages.is_empty() || !wake.signals.is_empty(),
+                messages: !wake.messages.is_empty(),
+                signals: !wake.signals.is_empty(),
                 due_ms: wake.due_ms,
                 process: record.process,
                 fingerprint: record.fingerprint,

@@ -49,6 +49,9 @@ pub(super) struct Dormancy {
     loading: Arc<tokio::sync::Semaphore>,
     /// Instances loaded again so far.
     loads: AtomicU64,
+    /// How many of the asleep wait for a message (put to sleep by a resume): a
+    /// durable publish looks them up in the store's wake index while any do.
+    asleep_for_messages: std::sync::atomic::AtomicUsize,
     /// The runtime evicted instances are loaded on (the first eviction's).
     runtime: std::sync::OnceLock<tokio::runtime::Handle>,
 }
@@ -65,6 +68,7 @@ impl Default for Dormancy {
             timer_running: std::sync::atomic::AtomicBool::new(false),
             loading: Arc::new(tokio::sync::Semaphore::new(LOADING_AT_ONCE)),
             loads: AtomicU64::new(0),
+            asleep_for_messages: std::sync::atomic::AtomicUsize::new(0),
             runtime: std::sync::OnceLock::new(),
         }
     }
@@ -74,6 +78,8 @@ impl Default for Dormancy {
 struct Asleep {
     process: &'static crate::graph::Graph<Erased>,
     due: Option<Instant>,
+    /// It waits for a message (the store's wake index says which).
+    for_message: bool,
 }
 
 /// Watches an evicted instance's intake: the intake's waker, so an evicted
@@ -120,8 +126,12 @@ impl DurableEngine {
     /// unless [`keep_history`](Self::keep_history). Instances of call activities
     /// (parents and children) are not evicted, nor any on a node of several
     /// (`DurableEngine::connect`, feature `postgres`) yet. Applies to instances
-    /// started or resumed from now on. A restart's [`resume`](Self::resume) loads
-    /// every running instance (and evicts them again once they rest).
+    /// started or resumed from now on. With it on, a restart's
+    /// [`resume`](Self::resume) loads only the stored instances with work now (and
+    /// those waiting for a signal); the others it keeps as evicted without reading
+    /// their checkpoints (the store's wake index, `store::WakeIndex`, says which):
+    /// their timer, a [`publish_message`](Self::publish_message) for them or an
+    /// action on their task loads them. Call it before `resume`.
     ///
     /// Needs the `durable` feature.
     pub fn evict_idle(&self, after: Option<Duration>) {
@@ -175,21 +185,7 @@ impl Inner {
         let dormancy = &self.dormancy;
         let id = dormant.id;
         if let Some(due) = dormant.due {
-            dormancy
-                .due
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert((due, id));
-            if !dormancy.timer_running.swap(true, Ordering::AcqRel) {
-                // Not among the engine's loops (`running_instances`): no instance;
-                // a shutdown ends it.
-                runtime.spawn(drive_timer(
-                    Arc::downgrade(&self),
-                    Arc::downgrade(engine),
-                    stop.clone(),
-                ));
-            }
-            dormancy.earlier.notify_one();
+            self.index_due(engine, &runtime, due, id);
         }
         let mut dormant = dormant;
         if dormant.publisher.is_none() && dormant.kept.is_none() && dormant.intake.is_unreachable()
@@ -198,6 +194,7 @@ impl Inner {
             let asleep = Asleep {
                 process: dormant.process,
                 due: dormant.due,
+                for_message: false,
             };
             let mut kept = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
             kept.insert(id, asleep);
@@ -229,22 +226,93 @@ impl Inner {
     /// Whether instance `id` is evicted here (or being loaded).
     #[cfg(feature = "postgres")]
     pub(super) fn is_evicted(&self, id: u64) -> bool {
+        let dormant = self.dormancy.dormant.lock();
+        dormant.unwrap_or_else(|p| p.into_inner()).contains_key(&id) || self.asleep_or_loading(id)
+    }
+
+    /// Index an evicted instance's due time; start the timer if it is not running.
+    fn index_due(
+        self: &Arc<Self>,
+        engine: &Arc<crate::engine::Inner>,
+        runtime: &tokio::runtime::Handle,
+        due: Instant,
+        id: u64,
+    ) {
         let dormancy = &self.dormancy;
         dormancy
-            .dormant
+            .due
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .contains_key(&id)
-            || dormancy
-                .asleep
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .contains_key(&id)
-            || dormancy
-                .loading_now
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .contains_key(&id)
+            .insert((due, id));
+        if !dormancy.timer_running.swap(true, Ordering::AcqRel) {
+            // Not among the engine's loops (`running_instances`): no instance;
+            // a shutdown ends it.
+            runtime.spawn(drive_timer(
+                Arc::downgrade(self),
+                Arc::downgrade(engine),
+                engine.stop.token().clone(),
+            ));
+        }
+        dormancy.earlier.notify_one();
+    }
+
+    /// Keep a stored instance at rest as evicted and asleep, its checkpoint not
+    /// read (a resume's, `rest.rs`): its timer, an action on its task or (`for_message`)
+    /// a durable publish the store's index finds it waiting for loads it.
+    pub(super) fn sleep(
+        self: &Arc<Self>,
+        engine: &Arc<crate::engine::Inner>,
+        id: u64,
+        process: &'static crate::graph::Graph<Erased>,
+        due: Option<Instant>,
+        for_message: bool,
+    ) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let _ = self.dormancy.runtime.set(runtime.clone());
+        let asleep = Asleep {
+            process,
+            due,
+            for_message,
+        };
+        let old = self
+            .dormancy
+            .asleep
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, asleep);
+        let counted = |a: &Asleep| usize::from(a.for_message);
+        let (now, before) = (usize::from(for_message), old.as_ref().map_or(0, counted));
+        if now > before {
+            self.dormancy
+                .asleep_for_messages
+                .fetch_add(1, Ordering::Relaxed);
+        } else if before > now {
+            self.dormancy
+                .asleep_for_messages
+                .fetch_sub(1, Ordering::Relaxed);
+        }
+        if let Some(due) = due {
+            self.index_due(engine, &runtime, due, id);
+        }
+    }
+
+    /// Whether any asleep instance waits for a message.
+    pub(super) fn asleep_for_messages(&self) -> bool {
+        self.dormancy.asleep_for_messages.load(Ordering::Relaxed) > 0
+    }
+
+    /// Whether instance `id` is asleep here or being loaded.
+    pub(super) fn asleep_or_loading(&self, id: u64) -> bool {
+        let dormancy = &self.dormancy;
+        let asleep = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
+        if asleep.contains_key(&id) {
+            return true;
+        }
+        drop(asleep);
+        let loading = dormancy.loading_now.lock();
+        loading.unwrap_or_else(|p| p.into_inner()).contains_key(&id)
     }
 
     /// If instance `id` is evicted here, load it and wait until its loop has
@@ -309,7 +377,11 @@ impl Inner {
                 Some(dormant) => dormant,
                 None => {
                     let mut asleep = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
-                    self.woken(asleep.remove(&id)?, id)?
+                    let asleep = asleep.remove(&id)?;
+                    if asleep.for_message {
+                        dormancy.asleep_for_messages.fetch_sub(1, Ordering::Relaxed);
+                    }
+                    self.woken(asleep, id)?
                 }
             };
             let mut loading = dormancy
@@ -429,7 +501,11 @@ impl Inner {
             Some(dormant) => dormant,
             None => {
                 let mut asleep = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
-                self.woken(asleep.remove(&id)?, id)?
+                let asleep = asleep.remove(&id)?;
+                if asleep.for_message {
+                    dormancy.asleep_for_messages.fetch_sub(1, Ordering::Relaxed);
+                }
+                self.woken(asleep, id)?
             }
         };
         if let Some(due) = dormant.due {

@@ -69,6 +69,7 @@ impl DurableEngine {
         }
         let receipt = self.inner.writer.submit(vec![Write::Buffer(record)]);
         receipt.await.map_err(|e| unknown_publish(e, name, key))?;
+        self.wake_for_message(name, key).await;
         let published =
             self.engine
                 .inner

@@ -25,6 +25,7 @@ mod migrate;
 mod node_config;
 mod queries;
 mod report;
+mod rest;
 mod resume;
 pub(super) mod schedule;
 mod signals;

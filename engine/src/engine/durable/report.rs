@@ -10,6 +10,11 @@ use crate::instance::InstanceId;
 pub struct ResumeReport {
     /// Resumed: their handles come from [`DurableEngine::handle`](super::DurableEngine::handle).
     pub resumed: Vec<(InstanceId, &'static str)>,
+    /// With eviction on ([`DurableEngine::evict_idle`](super::DurableEngine::evict_idle)):
+    /// how many were left in the store as evicted, their checkpoints not read —
+    /// they had nothing to do. Whatever is for them loads them; they have no
+    /// handle from [`DurableEngine::handle`](super::DurableEngine::handle).
+    pub asleep: usize,
     /// Stored as running but not resumed, and why. They stay stored, untouched.
     pub skipped: Vec<Skipped>,
     /// Stored messages published again (to their waiting catch, or into the buffer).

@@ -31,6 +31,9 @@ impl DurableEngine {
 
     /// `resume` of an engine alone on its store.
     async fn resume_here(&self) -> Result<ResumeReport, EngineError> {
+        if self.inner.dormancy.after().is_some() {
+            return self.resume_resting().await;
+        }
         let store = self.inner.store.clone();
         let running = tokio::task::spawn_blocking(move || store.running())
             .await
@@ -174,7 +177,7 @@ impl DurableEngine {
 }
 
 /// Turns the resume flag off when `resume` is done (also on an early return).
-struct ResumingDone<'a>(&'a tokio::sync::watch::Sender<bool>);
+pub(super) struct ResumingDone<'a>(pub(super) &'a tokio::sync::watch::Sender<bool>);
 
 impl Drop for ResumingDone<'_> {
     fn drop(&mut self) {

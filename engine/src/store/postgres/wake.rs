@@ -118,11 +118,11 @@ impl PostgresStore {
         kind: &str,
         name: &str,
         key: &str,
-        after: u64,
+        after: Option<u64>,
         limit: usize,
     ) -> Result<Vec<u64>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        let after = after.map_or(-1, |a| i64::try_from(a).unwrap_or(i64::MAX));
         let rows = self.with(|inner| {
             let statement = inner.statement(
                 "SELECT instance FROM instance_wakes
@@ -156,7 +156,7 @@ impl PostgresStore {
             let statement = inner.statement(load, &self.location)?;
             let loaded = inner.client.query(&statement, &[&now_ms]).map_err(fail)?;
             let statement = inner.statement(
-                "SELECT DISTINCT instance FROM instance_wakes",
+                "SELECT DISTINCT instance, kind FROM instance_wakes",
                 &self.location,
             )?;
             let subscribed = inner.client.query(&statement, &[]).map_err(fail)?;
@@ -174,10 +174,10 @@ impl PostgresStore {
             .map(|row| self.record(row))
             .collect::<Result<_, _>>()?;
         let loaded: HashSet<u64> = load.iter().map(|r| r.id).collect();
-        let subscribed: HashSet<i64> = subscribed
+        let subscribed: HashSet<(i64, String)> = subscribed
             .iter()
-            .map(|row| row.try_get(0))
-            .collect::<Result<_, _>>()
+            .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
+            .collect::<Result<_, postgres::Error>>()
             .map_err(fail)?;
         let mut rest = Vec::new();
         for row in &resting {
@@ -192,7 +192,8 @@ impl PostgresStore {
                 fingerprint: row.try_get::<_, i64>(2).map_err(fail)? as u64,
                 key: row.try_get(3).map_err(fail)?,
                 due_ms: row.try_get(4).map_err(fail)?,
-                subscribed: subscribed.contains(&id),
+                messages: subscribed.contains(&(id, "message".to_string())),
+                signals: subscribed.contains(&(id, "signal".to_string())),
             });
         }
         Ok(ToResume {

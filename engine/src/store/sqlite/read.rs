@@ -304,13 +304,13 @@ impl Store for SqliteStore {
     }
 
     fn waiting_for_message(&self, name: &str, key: &str) -> Result<Vec<u64>, StoreError> {
-        self.read_waiting("message", name, key, 0, usize::MAX)
+        self.read_waiting("message", name, key, None, usize::MAX)
     }
 
     fn waiting_for_signal(
         &self,
         name: &str,
-        after: u64,
+        after: Option<u64>,
         limit: usize,
     ) -> Result<Vec<u64>, StoreError> {
         self.read_waiting("signal", name, "", after, limit)

@@ -35,11 +35,11 @@ impl SqliteStore {
         kind: &str,
         name: &str,
         key: &str,
-        after: u64,
+        after: Option<u64>,
         limit: usize,
     ) -> Result<Vec<u64>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        let after = after.map_or(-1, |a| i64::try_from(a).unwrap_or(i64::MAX));
         let conn = self.conn();
         let rows: Vec<i64> = conn
             .prepare_cached(
@@ -77,10 +77,12 @@ impl SqliteStore {
                     .collect::<rusqlite::Result<Vec<_>>>()
             })
             .map_err(fail)?;
-        let subscribed: HashSet<i64> = conn
-            .prepare_cached("SELECT DISTINCT instance FROM instance_wakes")
-            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-            .map_err(fail)?;
+        let subscribed = |kind: &str| -> Result<HashSet<i64>, StoreError> {
+            conn.prepare_cached("SELECT DISTINCT instance FROM instance_wakes WHERE kind = ?1")
+                .and_then(|mut s| s.query_map([kind], |r| r.get(0))?.collect())
+                .map_err(fail)
+        };
+        let (messages, signals) = (subscribed("message")?, subscribed("signal")?);
         let loaded: HashSet<i64> = raws.iter().map(|r| r.id).collect();
         let mut resting = Vec::new();
         {
@@ -102,7 +104,8 @@ impl SqliteStore {
                     fingerprint: row.get::<_, i64>(2).map_err(fail)? as u64,
                     key: row.get(3).map_err(fail)?,
                     due_ms: row.get(4).map_err(fail)?,
-                    subscribed: subscribed.contains(&id),
+                    messages: messages.contains(&id),
+                    signals: signals.contains(&id),
                 });
             }
         }

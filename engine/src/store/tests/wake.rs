@@ -34,7 +34,10 @@ pub(super) fn wake_index_finds_what_wakes(s: &dyn Store) {
     let d = rec(4, 1, "{}");
     let mut e = rec(5, 1, "{}");
     e.wake = wake(&[("paid", "k5"), ("shipped", "k5")], &[], Some(9_000));
-    let all = [&a, &b, &c, &d, &e];
+    // Id 0 is an id like any other.
+    let mut z = rec(0, 1, "{}");
+    z.wake = wake(&[("paid", "k0")], &[], None);
+    let all = [&z, &a, &b, &c, &d, &e];
     s.apply(&all.map(|r| Write::Put(r.clone()))).unwrap();
     for r in all {
         assert_eq!(s.instance(r.id).unwrap().as_ref(), Some(r));
@@ -44,36 +47,38 @@ pub(super) fn wake_index_finds_what_wakes(s: &dyn Store) {
     assert_eq!(s.due(5_000, 10).unwrap(), [(3_000, 2), (5_000, 1)]);
     assert_eq!(s.due(i64::MAX, 2).unwrap(), [(3_000, 2), (5_000, 1)]);
     assert_eq!(s.next_due().unwrap(), Some(3_000));
+    assert_eq!(s.waiting_for_message("paid", "k0").unwrap(), [0]);
     assert_eq!(s.waiting_for_message("paid", "k1").unwrap(), [1]);
     assert_eq!(s.waiting_for_message("paid", "k5").unwrap(), [5]);
     assert_eq!(s.waiting_for_message("shipped", "k5").unwrap(), [5]);
     assert!(s.waiting_for_message("paid", "k2").unwrap().is_empty());
     assert!(s.waiting_for_message("k1", "paid").unwrap().is_empty());
-    assert_eq!(s.waiting_for_signal("stop", 0, 10).unwrap(), [1, 2]);
-    assert_eq!(s.waiting_for_signal("stop", 0, 1).unwrap(), [1]);
-    assert_eq!(s.waiting_for_signal("stop", 1, 10).unwrap(), [2]);
-    assert!(s.waiting_for_signal("paid", 0, 10).unwrap().is_empty());
+    assert_eq!(s.waiting_for_signal("stop", None, 10).unwrap(), [1, 2]);
+    assert_eq!(s.waiting_for_signal("stop", None, 1).unwrap(), [1]);
+    assert_eq!(s.waiting_for_signal("stop", Some(1), 10).unwrap(), [2]);
+    assert!(s.waiting_for_signal("paid", None, 10).unwrap().is_empty());
 
     // A timer due, and a task under way: loaded; the rest rests.
     let split = s.to_resume(4_000).unwrap();
     assert_eq!(ids(&split.load), [2, 4]);
     assert_eq!(split.load[0], b);
-    let resting: Vec<(u64, bool, Option<i64>)> = split
+    let resting: Vec<(u64, bool, bool, Option<i64>)> = split
         .resting
         .iter()
-        .map(|r| (r.id, r.subscribed, r.due_ms))
+        .map(|r| (r.id, r.messages, r.signals, r.due_ms))
         .collect();
     assert_eq!(
         resting,
         [
-            (1, true, Some(5_000)),
-            (3, false, None),
-            (5, true, Some(9_000))
+            (0, true, false, None),
+            (1, true, true, Some(5_000)),
+            (3, false, false, None),
+            (5, true, false, Some(9_000))
         ]
     );
-    assert_eq!(split.resting[0].process, "odd");
-    assert_eq!(split.resting[0].fingerprint, a.fingerprint);
-    assert_eq!(split.resting[0].key.as_deref(), Some("k1"));
+    assert_eq!(split.resting[1].process, "odd");
+    assert_eq!(split.resting[1].fingerprint, a.fingerprint);
+    assert_eq!(split.resting[1].key.as_deref(), Some("k1"));
     // A stored message for one of its subscriptions: it has work now too.
     s.apply(&[Write::Buffer(MessageRecord {
         name: "shipped".into(),
@@ -91,7 +96,7 @@ pub(super) fn wake_index_finds_what_wakes(s: &dyn Store) {
     assert_eq!(s.instance(1).unwrap(), Some(a2));
     assert!(s.waiting_for_message("paid", "k1").unwrap().is_empty());
     assert_eq!(s.waiting_for_message("paid", "k9").unwrap(), [1]);
-    assert_eq!(s.waiting_for_signal("stop", 0, 10).unwrap(), [2]);
+    assert_eq!(s.waiting_for_signal("stop", None, 10).unwrap(), [2]);
     assert_eq!(s.due(i64::MAX, 10).unwrap(), [(3_000, 2), (9_000, 5)]);
 
     // An end clears it, so does an ended put.
@@ -109,7 +114,7 @@ pub(super) fn wake_index_finds_what_wakes(s: &dyn Store) {
     for id in [2, 5] {
         assert_eq!(s.instance(id).unwrap().unwrap().wake, WakeIndex::default());
     }
-    assert!(s.waiting_for_signal("stop", 0, 10).unwrap().is_empty());
+    assert!(s.waiting_for_signal("stop", None, 10).unwrap().is_empty());
     assert!(s.waiting_for_message("shipped", "k5").unwrap().is_empty());
     assert!(s.due(i64::MAX, 10).unwrap().is_empty());
     assert_eq!(s.next_due().unwrap(), None);
@@ -117,7 +122,7 @@ pub(super) fn wake_index_finds_what_wakes(s: &dyn Store) {
     assert_eq!(ids(&split.load), [4]);
     assert_eq!(
         split.resting.iter().map(|r| r.id).collect::<Vec<_>>(),
-        [1, 3]
+        [0, 1, 3]
     );
 }
 

@@ -1,0 +1,118 @@
+//! `resume` with eviction on (`DurableEngine::evict_idle`): only the stored
+//! running instances with work now are loaded — a task under way, a timer due, a
+//! stored message for one of their subscriptions, a birth record, a call's parent
+//! or child (the store's wake index, `store::ToResume`). Each of the others is
+//! registered as evicted and asleep without reading its checkpoint: its id,
+//! process and due time, as eviction keeps one (`evict.rs`). Those with a message
+//! subscription are found by a durable publish in the store's index
+//! ([`DurableEngine::wake_for_message`]); those with a signal subscription, or a key
+//! a deployment of their process takes back, are loaded still (the hub must hold
+//! their subscriptions, the deployment their handle) and evicted again once they
+//! rest.
+
+use super::{DurableEngine, EngineError, ResumeReport, SkipReason, Skipped};
+use crate::instance::durable::now_ms;
+use crate::instance::durable::records::from_wall;
+use crate::instance::InstanceId;
+
+/// How many records of the instances loaded although at rest are read at once.
+const READ_AT_ONCE: usize = 256;
+
+impl DurableEngine {
+    /// `resume` of an engine alone on its store that evicts: what rests stays in
+    /// the store.
+    pub(super) async fn resume_resting(&self) -> Result<ResumeReport, EngineError> {
+        let store = self.inner.store.clone();
+        let now = now_ms();
+        let split = tokio::task::spawn_blocking(move || store.to_resume(now))
+            .await
+            .map_err(|_| EngineError::NoRuntime)??;
+        let mut report = ResumeReport::default();
+        self.inner.resuming.send_replace(true);
+        let _resumed = super::resume::ResumingDone(&self.inner.resuming);
+        let mut load_too = Vec::new();
+        {
+            let adopters = self
+                .inner
+                .adopters
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            for resting in split.resting {
+                let id = InstanceId(resting.id);
+                let Some(registered) = self.registered(&resting.process, resting.fingerprint)
+                else {
+                    let reason = match self.newest(&resting.process) {
+                        Some(newest) => SkipReason::ModelChanged {
+                            stored: resting.fingerprint,
+                            registered: newest.graph.fingerprint,
+                        },
+                        None => SkipReason::NotRegistered,
+                    };
+                    report.skipped.push(Skipped {
+                        id,
+                        process: resting.process,
+                        reason,
+                    });
+                    continue;
+                };
+                let adopted = resting.key.is_some() && adopters.contains_key(registered.graph.name);
+                if resting.signals || adopted {
+                    load_too.push(resting.id);
+                    continue;
+                }
+                self.inner.sleep(
+                    &self.engine.inner,
+                    resting.id,
+                    registered.graph,
+                    resting.due_ms.map(from_wall),
+                    resting.messages,
+                );
+                report.asleep += 1;
+            }
+        }
+        for record in split.load {
+            self.resume_record(record, &mut report);
+        }
+        for ids in load_too.chunks(READ_AT_ONCE) {
+            let (store, ids) = (self.inner.store.clone(), ids.to_vec());
+            let records = tokio::task::spawn_blocking(move || {
+                ids.into_iter()
+                    .filter_map(|id| store.instance(id).transpose())
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .await
+            .map_err(|_| EngineError::NoRuntime)??;
+            for record in records {
+                self.resume_record(record, &mut report);
+            }
+        }
+        self.redeliver(&mut report).await?;
+        Ok(report)
+    }
+
+    /// Before a durable publish of (`name`, `key`) reaches the hub: load the asleep
+    /// instances the store's wake index says wait for it, and wait until they have
+    /// restored (subscribed again), so the hub hands it to one of them. A burst
+    /// for one instance loads it once (`load_evicted`). Nothing is read while no
+    /// instance sleeps waiting for a message.
+    pub(super) async fn wake_for_message(&self, name: &str, key: &str) {
+        if !self.inner.asleep_for_messages() {
+            return;
+        }
+        let (store, n, k) = (self.inner.store.clone(), name.to_string(), key.to_string());
+        let waiting = tokio::task::spawn_blocking(move || store.waiting_for_message(&n, &k)).await;
+        let ids = match waiting {
+            Ok(Ok(ids)) => ids,
+            Ok(Err(error)) => {
+                tracing::warn!(message = name, key, %error, "the store's wake index could not be read: evicted instances waiting for the message are not woken");
+                return;
+            }
+            Err(_) => return,
+        };
+        for id in ids {
+            if self.inner.asleep_or_loading(id) {
+                self.inner.load_evicted(&self.engine.inner, id).await;
+            }
+        }
+    }
+}
