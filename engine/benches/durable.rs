@@ -504,6 +504,7 @@ fn evicted() {
             engine.evict_idle(Some(std::time::Duration::ZERO));
         }
         engine.register(&PAID).expect("register");
+        let opened = began.elapsed();
         let report = engine.resume().await.expect("resume");
         let took = began.elapsed();
         let rss = resident_mb();
@@ -511,12 +512,20 @@ fn evicted() {
             .shutdown(std::time::Duration::from_secs(120))
             .await
             .expect("shutdown");
-        (report.resumed.len(), took, rss)
+        (
+            report.resumed.len(),
+            took,
+            rss,
+            report.asleep,
+            took - opened,
+        )
     });
     println!(
-        "  restarted: resume returned after {:.2} s with {} instances resumed (resident then {:.0} MB)",
+        "  restarted: resume returned after {:.2} s from the open ({:.2} s the resume alone) with {} instances resumed, {} left asleep in the store (resident then {:.0} MB)",
         resumed.1.as_secs_f64(),
+        resumed.4.as_secs_f64(),
         resumed.0,
+        resumed.3,
         resumed.2
     );
     remove(&path);

@@ -256,44 +256,56 @@ impl Inner {
         dormancy.earlier.notify_one();
     }
 
-    /// Keep a stored instance at rest as evicted and asleep, its checkpoint not
-    /// read (a resume's, `rest.rs`): its timer, an action on its task or (`for_message`)
-    /// a durable publish the store's index finds it waiting for loads it.
+    /// Keep stored instances at rest as evicted and asleep, their checkpoints not
+    /// read (a resume's, `rest.rs`): each `(id, process, due, for_message)`. Their
+    /// timer, an action on their task or (`for_message`) a durable publish the
+    /// store's index finds them waiting for loads them. One lock for the batch.
     pub(super) fn sleep(
         self: &Arc<Self>,
         engine: &Arc<crate::engine::Inner>,
-        id: u64,
-        process: &'static crate::graph::Graph<Erased>,
-        due: Option<Instant>,
-        for_message: bool,
+        batch: Vec<(
+            u64,
+            &'static crate::graph::Graph<Erased>,
+            Option<Instant>,
+            bool,
+        )>,
     ) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
         let _ = self.dormancy.runtime.set(runtime.clone());
-        let asleep = Asleep {
-            process,
-            due,
-            for_message,
-        };
-        let old = self
-            .dormancy
-            .asleep
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id, asleep);
-        let counted = |a: &Asleep| usize::from(a.for_message);
-        let (now, before) = (usize::from(for_message), old.as_ref().map_or(0, counted));
-        if now > before {
-            self.dormancy
-                .asleep_for_messages
-                .fetch_add(1, Ordering::Relaxed);
-        } else if before > now {
-            self.dormancy
-                .asleep_for_messages
-                .fetch_sub(1, Ordering::Relaxed);
+        let dormancy = &self.dormancy;
+        let mut dues = Vec::new();
+        {
+            let mut asleep = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
+            asleep.reserve(batch.len());
+            for (id, process, due, for_message) in batch {
+                let old = asleep.insert(
+                    id,
+                    Asleep {
+                        process,
+                        due,
+                        for_message,
+                    },
+                );
+                let before = old.is_some_and(|a| a.for_message);
+                if for_message && !before {
+                    dormancy.asleep_for_messages.fetch_add(1, Ordering::Relaxed);
+                } else if before && !for_message {
+                    dormancy.asleep_for_messages.fetch_sub(1, Ordering::Relaxed);
+                }
+                if let Some(due) = due {
+                    dues.push((due, id));
+                }
+            }
         }
-        if let Some(due) = due {
+        if let Some(&(due, id)) = dues.last() {
+            dormancy
+                .due
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(dues);
+            // Starts the timer, and tells it of the new due times.
             self.index_due(engine, &runtime, due, id);
         }
     }

@@ -31,16 +31,25 @@ impl DurableEngine {
         self.inner.resuming.send_replace(true);
         let _resumed = super::resume::ResumingDone(&self.inner.resuming);
         let mut load_too = Vec::new();
+        let mut asleep = Vec::with_capacity(split.resting.len());
         {
             let adopters = self
                 .inner
                 .adopters
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
+            // Most are of a few processes: the last one's registration is looked up once.
+            let mut last: Option<(String, u64, Option<super::Registered>)> = None;
             for resting in split.resting {
                 let id = InstanceId(resting.id);
-                let Some(registered) = self.registered(&resting.process, resting.fingerprint)
-                else {
+                let same = last
+                    .as_ref()
+                    .is_some_and(|(p, f, _)| *f == resting.fingerprint && *p == resting.process);
+                if !same {
+                    let registered = self.registered(&resting.process, resting.fingerprint);
+                    last = Some((resting.process.clone(), resting.fingerprint, registered));
+                }
+                let Some(registered) = last.as_ref().and_then(|(_, _, r)| *r) else {
                     let reason = match self.newest(&resting.process) {
                         Some(newest) => SkipReason::ModelChanged {
                             stored: resting.fingerprint,
@@ -60,16 +69,16 @@ impl DurableEngine {
                     load_too.push(resting.id);
                     continue;
                 }
-                self.inner.sleep(
-                    &self.engine.inner,
+                asleep.push((
                     resting.id,
                     registered.graph,
                     resting.due_ms.map(from_wall),
                     resting.messages,
-                );
-                report.asleep += 1;
+                ));
             }
         }
+        report.asleep = asleep.len();
+        self.inner.sleep(&self.engine.inner, asleep);
         for record in split.load {
             self.resume_record(record, &mut report);
         }

@@ -212,13 +212,14 @@ impl SqliteStore {
         batch: &[Write],
     ) -> Result<(), StoreError> {
         let fail = |e| self.fail("storing an instance's waits", e);
+        let mut subscribed = self.subscribed(tx, batch)?;
         for write in batch {
             match write {
                 Write::Put(r) => {
                     tx.prepare_cached("DELETE FROM instance_waits WHERE instance = ?1")
                         .and_then(|mut s| s.execute([to_i64(r.id)]))
                         .map_err(fail)?;
-                    self.sync_wakes(tx, r)?;
+                    self.sync_wakes(tx, r, &mut subscribed)?;
                     if r.status.is_ended() {
                         continue;
                     }
@@ -238,9 +239,11 @@ impl SqliteStore {
                     tx.prepare_cached("DELETE FROM instance_waits WHERE instance = ?1")
                         .and_then(|mut s| s.execute([to_i64(*id)]))
                         .map_err(fail)?;
-                    tx.prepare_cached("DELETE FROM instance_wakes WHERE instance = ?1")
-                        .and_then(|mut s| s.execute([to_i64(*id)]))
-                        .map_err(fail)?;
+                    if subscribed.remove(id) {
+                        tx.prepare_cached("DELETE FROM instance_wakes WHERE instance = ?1")
+                            .and_then(|mut s| s.execute([to_i64(*id)]))
+                            .map_err(fail)?;
+                    }
                     tx.prepare_cached(
                         "UPDATE instances SET incidents = 0, due_ms = NULL, at_rest = 0
                          WHERE id = ?1 AND (incidents > 0 OR due_ms IS NOT NULL OR at_rest <> 0)",
@@ -254,15 +257,56 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// Which of the instances `batch` puts or ends have rows in the wake index:
+    /// one statement for the batch, so a checkpoint of an instance with no
+    /// subscription, before or after, costs no statement of its own there.
+    fn subscribed(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        batch: &[Write],
+    ) -> Result<std::collections::HashSet<u64>, StoreError> {
+        let ids: Vec<u64> = batch
+            .iter()
+            .filter_map(|w| match w {
+                Write::Put(r) => Some(r.id),
+                Write::End { id, .. } => Some(*id),
+                _ => None,
+            })
+            .collect();
+        if ids.is_empty() {
+            return Ok(Default::default());
+        }
+        let ids = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".into());
+        let rows: Vec<i64> = tx
+            .prepare_cached(
+                "SELECT DISTINCT instance FROM instance_wakes
+                 WHERE instance IN (SELECT value FROM json_each(?1))",
+            )
+            .and_then(|mut s| s.query_map([ids], |row| row.get(0))?.collect())
+            .map_err(|e| self.fail("reading the wake index", e))?;
+        Ok(rows.into_iter().map(|id| id as u64).collect())
+    }
+
     /// An instance put's subscriptions in the wake index: its last put's (none
     /// once ended). Rows of a checkpoint that keeps them are left as they are.
+    /// `subscribed`: the instances with rows now.
     fn sync_wakes(
         &self,
         tx: &rusqlite::Transaction<'_>,
         r: &super::super::InstanceRecord,
+        subscribed: &mut std::collections::HashSet<u64>,
     ) -> Result<(), StoreError> {
         let fail = |e| self.fail("storing an instance's wake index", e);
         let ended = r.status.is_ended();
+        let none = r.wake.messages.is_empty() && r.wake.signals.is_empty();
+        if !subscribed.contains(&r.id) && (ended || none) {
+            return Ok(());
+        }
+        if ended || none {
+            subscribed.remove(&r.id);
+        } else {
+            subscribed.insert(r.id);
+        }
         let wanted = |kind: &str, name: &str, key: &str| {
             !ended
                 && match kind {

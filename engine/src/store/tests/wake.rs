@@ -118,6 +118,21 @@ pub(super) fn wake_index_finds_what_wakes(s: &dyn Store) {
     assert!(s.waiting_for_message("shipped", "k5").unwrap().is_empty());
     assert!(s.due(i64::MAX, 10).unwrap().is_empty());
     assert_eq!(s.next_due().unwrap(), None);
+    // Subscribed and ended in one batch: nothing left.
+    let mut f = rec(6, 1, "{}");
+    f.wake = wake(&[("paid", "k6")], &["stop"], Some(1));
+    s.apply(&[
+        Write::Put(f),
+        Write::End {
+            id: 6,
+            status: Status::Completed,
+            outcome: None,
+            at_ms: 7_000,
+        },
+    ])
+    .unwrap();
+    assert!(s.waiting_for_message("paid", "k6").unwrap().is_empty());
+    assert!(s.waiting_for_signal("stop", None, 10).unwrap().is_empty());
     let split = s.to_resume(i64::MAX).unwrap();
     assert_eq!(ids(&split.load), [4]);
     assert_eq!(
