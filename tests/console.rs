@@ -26,7 +26,10 @@ mod cancel;
 mod nodes;
 #[path = "console/openapi.rs"]
 mod openapi;
+#[path = "console/timers.rs"]
+mod timers;
 use cancel::{cancels_an_instance_through_its_page, cancels_an_instance_through_the_api};
+use timers::lists_armed_timers;
 
 /// A console over `engine` with ORDER, and its CSRF token.
 struct Console {
@@ -203,6 +206,7 @@ on_both!(
     pages_show_and_act_through_forms,
     cancels_an_instance_through_the_api,
     cancels_an_instance_through_its_page,
+    lists_armed_timers,
 );
 
 async fn starts_lists_and_pages_instances<E: ConsoleEngine>(engine: E) {

@@ -40,6 +40,7 @@ pub(super) fn routes<E: ConsoleEngine>() -> Router<Arc<Shared<E>>> {
         .route("/api/incidents", get(incidents::<E>))
         .route("/api/incidents/{instance}/{number}/retry", post(retry::<E>))
         .route("/api/messages", get(messages::<E>))
+        .route("/api/timers", get(timers::<E>))
         .route("/metrics", get(metrics::<E>))
 }
 
@@ -454,4 +455,33 @@ pub(crate) fn broker<E: ConsoleEngine>(shared: &Shared<E>) -> Value {
 
 async fn messages<E: ConsoleEngine>(state: State<E>) -> Json<Value> {
     Json(broker(&state))
+}
+
+/// How many armed timers the console lists at most.
+pub(crate) const TIMERS_LISTED: usize = 200;
+
+/// The running instances' armed timers, earliest due first.
+pub(crate) async fn due_timers<E: ConsoleEngine>(shared: &Shared<E>) -> Result<Value, ApiError> {
+    let now = crate::query::now_ms();
+    let timers: Vec<Value> = shared
+        .engine
+        .timers_due(TIMERS_LISTED)
+        .await?
+        .iter()
+        .map(|t| {
+            json!({
+                "instance": t.instance.to_string(),
+                "process": t.process,
+                "version": t.version,
+                "element": t.element,
+                "due_ms": t.due_ms,
+                "due_in_ms": t.due_ms - now,
+            })
+        })
+        .collect();
+    Ok(json!({ "timers": timers }))
+}
+
+async fn timers<E: ConsoleEngine>(state: State<E>) -> Result<Json<Value>, ApiError> {
+    Ok(Json(due_timers(&state).await?))
 }

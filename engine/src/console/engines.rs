@@ -7,7 +7,7 @@ use std::future::Future;
 use crate::data::{ProcessData, Storable};
 use crate::engine::{CancelError, EngineError};
 use crate::instance::InstanceId;
-use crate::query::{Page, Query};
+use crate::query::{DueTimer, Page, Query};
 use crate::retry::{Incident, IncidentId, RetryError};
 use crate::tasklist::{Task, TaskId, TaskListError, TaskQuery};
 use crate::{BrokerStats, BufferedMessage, DurableEngine, Engine, Process};
@@ -115,6 +115,11 @@ pub trait ConsoleEngine: Clone + Send + Sync + 'static {
     fn broker_stats(&self) -> BrokerStats;
     /// The messages in the buffer, oldest first, at most `limit`.
     fn buffered_messages(&self, limit: usize) -> Vec<BufferedMessage>;
+    /// The running instances' armed timers, earliest due first, at most `limit`.
+    fn timers_due(
+        &self,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<DueTimer>, EngineError>> + Send;
 }
 
 macro_rules! console_engine {
@@ -224,6 +229,12 @@ macro_rules! console_engine {
             }
             fn buffered_messages(&self, limit: usize) -> Vec<BufferedMessage> {
                 <$engine>::buffered_messages(self, limit)
+            }
+            fn timers_due(
+                &self,
+                limit: usize,
+            ) -> impl Future<Output = Result<Vec<DueTimer>, EngineError>> + Send {
+                <$engine>::timers_due(self, limit)
             }
         }
     };

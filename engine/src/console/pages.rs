@@ -30,6 +30,7 @@ pub(super) fn routes<E: ConsoleEngine>() -> Router<Arc<Shared<E>>> {
         .route("/instances/{id}", get(instance::<E>))
         .route("/tasks", get(tasks::<E>))
         .route("/messages", get(messages::<E>))
+        .route("/timers", get(timers::<E>))
         .route(
             "/tasks/{instance}/{number}/{action}",
             post(task_action::<E>),
@@ -109,6 +110,7 @@ fn layout(base: &Base, title: &str, body: Markup) -> Html<String> {
                         a href=(base.to("/instances")) { "Instances" }
                         a href=(base.to("/tasks")) { "Tasks" }
                         a href=(base.to("/messages")) { "Messages" }
+                        a href=(base.to("/timers")) { "Timers" }
                     }
                     main { (body) }
                 }
@@ -457,6 +459,45 @@ async fn messages<E: ConsoleEngine>(
         p { "Oldest first, at most " (api::MESSAGES_LISTED) "." }
     };
     layout(&base, "Messages", body).into_response()
+}
+
+async fn timers<E: ConsoleEngine>(
+    state: State<E>,
+    OriginalUri(original): OriginalUri,
+    uri: Uri,
+) -> Result<Response, ApiError> {
+    let base = Base::of(&original, &uri);
+    let listed = api::due_timers(&state).await?;
+    let body = html! {
+        h1 { "Timers" }
+        table id="timers" {
+            tr { th { "Due (UTC)" } th { "In" } th { "Instance" } th { "Process" } th { "Element" } }
+            @for t in listed["timers"].as_array().into_iter().flatten() {
+                @let instance = t["instance"].as_str().unwrap_or_default();
+                @let due_in = t["due_in_ms"].as_i64().unwrap_or(0);
+                tr {
+                    td { (when(t["due_ms"].as_i64())) }
+                    td { @if due_in < 0 { "overdue " } (span(due_in.unsigned_abs())) }
+                    td { a href=(base.to(&format!("/instances/{instance}"))) { (instance) } }
+                    td { (t["process"].as_str().unwrap_or_default()) @if let Some(v) = t["version"].as_u64() { " v" (v) } }
+                    td { (t["element"].as_str().unwrap_or_default()) }
+                }
+            }
+        }
+        p { "Timer catches, boundaries and event sub-process starts of running instances, earliest first, at most " (api::TIMERS_LISTED) "." }
+    };
+    Ok(layout(&base, "Timers", body).into_response())
+}
+
+/// A duration in milliseconds, in its largest whole unit and the next.
+fn span(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min {} s", s / 60, s % 60),
+        3600..86_400 => format!("{} h {} min", s / 3600, s % 3600 / 60),
+        _ => format!("{} d {} h", s / 86_400, s % 86_400 / 3600),
+    }
 }
 
 /// A form's fields, the token checked; and where to go back to.

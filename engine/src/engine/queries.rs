@@ -56,9 +56,11 @@ impl Engine {
 
     /// The running instances' armed timers (timer catches, boundaries, event
     /// sub-process starts), earliest due first, at most `limit`, as each instance
-    /// last rested. The same call as `DurableEngine::timers_due`.
-    pub fn timers_due(&self, limit: usize) -> Vec<DueTimer> {
-        self.inner
+    /// last rested. The same call as `DurableEngine::timers_due`, which reads the
+    /// store (here nothing fails).
+    pub async fn timers_due(&self, limit: usize) -> Result<Vec<DueTimer>, EngineError> {
+        let timers = self
+            .inner
             .hub
             .listing
             .timers(limit)
@@ -66,11 +68,12 @@ impl Engine {
             .map(|(id, graph, node, due_ms)| DueTimer {
                 instance: InstanceId(id),
                 process: graph.name.to_string(),
-                version: graph.version,
+                version: Some(graph.version),
                 element: graph.nodes[node].id.to_string(),
                 due_ms,
             })
-            .collect()
+            .collect();
+        Ok(timers)
     }
 
     /// A listed instance of `process` drawn on its process (SVG): a token at each

@@ -39,11 +39,7 @@ fn erased_graph<D: 'static>(graph: &'static Graph<D>) -> Option<&'static Graph<E
     (graph as &dyn std::any::Any).downcast_ref::<Graph<Erased>>()
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
+use crate::query::now_ms;
 
 impl<D: ProcessData> Instance<D> {
     /// An in-memory instance started with a business or correlation key is

@@ -324,6 +324,14 @@ pub struct InstanceSummary<D> {
     pub data: D,
 }
 
+/// Now, in milliseconds since the Unix epoch: the clock every time a query
+/// reports (starts, ends, due times) is on.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 /// An armed timer of a running instance — a timer catch, boundary or event
 /// sub-process start — and when it falls due (`Engine::timers_due`,
 /// `DurableEngine::timers_due`: the console's timers page).
@@ -333,8 +341,9 @@ pub struct DueTimer {
     pub instance: InstanceId,
     /// Its process's name.
     pub process: String,
-    /// The version of its process the instance runs.
-    pub version: u32,
+    /// The version of its process the instance runs; `None` for a stored instance
+    /// whose model is not registered with this engine.
+    pub version: Option<u32>,
     /// The timer event's element id.
     pub element: String,
     /// When it falls due, in milliseconds since the Unix epoch.

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::DurableEngine;
 use crate::engine::EngineError;
 use crate::instance::InstanceId;
-use crate::query::{page_of, InstanceQuery, InstanceSummary, Page, Query, QueryError};
+use crate::query::{page_of, DueTimer, InstanceQuery, InstanceSummary, Page, Query, QueryError};
 use crate::store::InstanceRecord;
 
 impl DurableEngine {
@@ -82,6 +82,38 @@ impl DurableEngine {
         };
         query.resolve(&ids)
     }
+
+    /// The running instances' armed timers (timer catches, boundaries, event
+    /// sub-process starts), earliest due first, at most `limit`, as each instance
+    /// was last stored — also those of instances this engine does not run (another
+    /// node's, or not resumed). The same call as
+    /// [`Engine::timers_due`](crate::Engine::timers_due).
+    pub async fn timers_due(&self, limit: usize) -> Result<Vec<DueTimer>, EngineError> {
+        let store = self.inner.store.clone();
+        let records = tokio::task::spawn_blocking(move || store.running())
+            .await
+            .map_err(|_| EngineError::NoRuntime)??;
+        let mut timers: Vec<DueTimer> = records
+            .iter()
+            .flat_map(|r| {
+                let version = self
+                    .registered(&r.process, r.fingerprint)
+                    .map(|g| g.graph.version);
+                armed_timers(&r.state)
+                    .into_iter()
+                    .map(move |(element, due_ms)| DueTimer {
+                        instance: InstanceId(r.id),
+                        process: r.process.clone(),
+                        version,
+                        element,
+                        due_ms,
+                    })
+            })
+            .collect();
+        timers.sort_unstable_by_key(|t| (t.due_ms, t.instance.0));
+        timers.truncate(limit);
+        Ok(timers)
+    }
 }
 
 /// The parts of a stored document a query reads: the data.
@@ -131,4 +163,24 @@ fn summary<D: DeserializeOwned>(
         incidents: r.incidents,
         data: serde_json::from_value(data).map_err(bad)?,
     })
+}
+
+/// Each armed timer of a stored checkpoint: its element and its due time in ms
+/// since the epoch (a checkpoint that does not read has none).
+fn armed_timers(state: &str) -> Vec<(String, i64)> {
+    use crate::instance::durable::records::{Checkpoint, SourceRecord};
+    let Ok(Checkpoint::Running(snapshot)) = serde_json::from_str(state) else {
+        return Vec::new();
+    };
+    snapshot
+        .armed
+        .into_iter()
+        .flat_map(|entry| entry.waits)
+        .filter_map(|wait| match wait.source {
+            SourceRecord::Timer {
+                deadline_ms: Some(due),
+            } => Some((wait.arm, due)),
+            _ => None,
+        })
+        .collect()
 }

@@ -17,8 +17,6 @@ mod tasks;
 pub(crate) use retries::stored_incidents;
 mod take;
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use serde_json::json;
 use tracing::warn;
 
@@ -122,11 +120,7 @@ impl From<crate::events::SignalAck> for Ack {
     }
 }
 
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
+pub(crate) use crate::query::now_ms;
 
 impl<D: ProcessData> Instance<D> {
     /// A stored message was taken by this instance: it is consumed with the next
