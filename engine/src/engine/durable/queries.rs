@@ -86,13 +86,21 @@ impl DurableEngine {
     /// The running instances' armed timers (timer catches, boundaries, event
     /// sub-process starts), earliest due first, at most `limit`, as each instance
     /// was last stored — also those of instances this engine does not run (another
-    /// node's, or not resumed). The same call as
+    /// node's, evicted, or not resumed). From the store's due-time index: `limit`
+    /// checkpoints read, however many instances are stored. The same call as
     /// [`Engine::timers_due`](crate::Engine::timers_due).
     pub async fn timers_due(&self, limit: usize) -> Result<Vec<DueTimer>, EngineError> {
         let store = self.inner.store.clone();
-        let records = tokio::task::spawn_blocking(move || store.running())
-            .await
-            .map_err(|_| EngineError::NoRuntime)??;
+        // The `limit` instances due first hold the `limit` timers due first (each
+        // instance's earliest is indexed): only their checkpoints are read.
+        let records = tokio::task::spawn_blocking(move || {
+            let due = store.due(i64::MAX, limit)?;
+            due.into_iter()
+                .filter_map(|(_, id)| store.instance(id).transpose())
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .await
+        .map_err(|_| EngineError::NoRuntime)??;
         let mut timers: Vec<DueTimer> = records
             .iter()
             .flat_map(|r| {
