@@ -94,3 +94,4 @@ mod timer_starts;
 mod versions;
 mod waits;
 mod wake;
+mod wake_thrown;

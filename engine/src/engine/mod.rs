@@ -511,6 +511,20 @@ impl ChildEngine for Inner {
     }
 
     #[cfg(feature = "durable")]
+    fn message_buffered(self: Arc<Self>, name: &str, key: &str) {
+        let Some(durable) = self.durable.get().and_then(Weak::upgrade) else {
+            return;
+        };
+        if !durable.asleep_for_messages() {
+            return;
+        }
+        let (name, key) = (name.to_string(), key.to_string());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { durable.wake_for_message(&self, &name, &key).await });
+        }
+    }
+
+    #[cfg(feature = "durable")]
     fn resumed_child(
         &self,
         process: &'static Graph<Erased>,

@@ -39,6 +39,11 @@ pub(crate) trait ChildEngine: Send + Sync {
     /// A durable instance was evicted: keep it until something for it arrives.
     #[cfg(feature = "durable")]
     fn evicted(self: Arc<Self>, dormant: Box<super::durable::evict::Dormant>);
+    /// A message a durable instance threw found no waiter: the asleep instances
+    /// the store's wake index says wait for it are loaded, and take it from the
+    /// buffer as they subscribe again.
+    #[cfg(feature = "durable")]
+    fn message_buffered(self: Arc<Self>, name: &str, key: &str);
     /// The child `id` of `process` a resumed parent's call recorded.
     #[cfg(feature = "durable")]
     fn resumed_child(
@@ -110,6 +115,14 @@ impl EngineRef {
     ) {
         if let Some(engine) = self.0.upgrade() {
             engine.tasks().opened(task, target);
+        }
+    }
+
+    /// A message this durable instance threw was buffered (no waiter in memory).
+    #[cfg(feature = "durable")]
+    pub(crate) fn message_buffered(&self, name: &str, key: &str) {
+        if let Some(engine) = self.0.upgrade() {
+            engine.message_buffered(name, key);
         }
     }
 

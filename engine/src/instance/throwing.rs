@@ -29,9 +29,15 @@ impl<D: ProcessData> Instance<D> {
             Throw::Message { name, key, payload } => {
                 let key = self.user_code(id, || key(&self.data))?;
                 let payload = self.payload(id, *payload)?;
-                usize::from(
-                    self.hub.publish(name, &key, payload) == crate::events::Published::Delivered,
-                )
+                let published = self.hub.publish(name, &key, payload);
+                #[cfg(feature = "durable")]
+                if let (crate::events::Published::Buffered, Some(_), Some(engine)) =
+                    (published, &self.durable, &self.engine)
+                {
+                    // Maybe for an instance a resume left asleep in the store.
+                    engine.message_buffered(name, &key);
+                }
+                usize::from(published == crate::events::Published::Delivered)
             }
         };
         self.record(track, at, Happening::Thrown { catchers });

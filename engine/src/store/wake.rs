@@ -3,7 +3,9 @@
 //! not in memory, read from whole records. The SQL stores answer the same from
 //! their indexes (`instances.due_ms`, `instances.at_rest`, `instance_wakes`).
 
-use super::{InstanceRecord, MessageRecord, Resting, Status, ToResume, WakeIndex};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use super::WakeIndex;
+use super::{InstanceRecord, MessageRecord, Resting, Status, ToResume};
 
 /// A wake index as the SQL stores read it back: the instance's columns, and its
 /// subscriptions as one text — `kind U+001E name U+001E key`, joined by U+001F.

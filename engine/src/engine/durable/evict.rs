@@ -311,7 +311,7 @@ impl Inner {
     }
 
     /// Whether any asleep instance waits for a message.
-    pub(super) fn asleep_for_messages(&self) -> bool {
+    pub(crate) fn asleep_for_messages(&self) -> bool {
         self.dormancy.asleep_for_messages.load(Ordering::Relaxed) > 0
     }
 

@@ -100,15 +100,31 @@ impl DurableEngine {
     }
 
     /// Before a durable publish of (`name`, `key`) reaches the hub: load the asleep
-    /// instances the store's wake index says wait for it, and wait until they have
-    /// restored (subscribed again), so the hub hands it to one of them. A burst
-    /// for one instance loads it once (`load_evicted`). Nothing is read while no
-    /// instance sleeps waiting for a message.
+    /// instances the store's wake index says wait for it (`Inner::wake_for_message`).
     pub(super) async fn wake_for_message(&self, name: &str, key: &str) {
-        if !self.inner.asleep_for_messages() {
+        self.inner
+            .wake_for_message(&self.engine.inner, name, key)
+            .await;
+    }
+}
+
+impl super::Inner {
+    /// Load the asleep instances the store's wake index says wait for the message
+    /// (`name`, `key`), and wait until they have restored (subscribed again), so the
+    /// hub hands it to one of them — published from outside (before it reaches the
+    /// hub) or thrown by an instance (buffered: taken from the buffer as they
+    /// subscribe). A burst for one instance loads it once (`load_evicted`). Nothing
+    /// is read while no instance sleeps waiting for a message.
+    pub(crate) async fn wake_for_message(
+        self: &std::sync::Arc<Self>,
+        engine: &std::sync::Arc<crate::engine::Inner>,
+        name: &str,
+        key: &str,
+    ) {
+        if !self.asleep_for_messages() {
             return;
         }
-        let (store, n, k) = (self.inner.store.clone(), name.to_string(), key.to_string());
+        let (store, n, k) = (self.store.clone(), name.to_string(), key.to_string());
         let waiting = tokio::task::spawn_blocking(move || store.waiting_for_message(&n, &k)).await;
         let ids = match waiting {
             Ok(Ok(ids)) => ids,
@@ -119,8 +135,8 @@ impl DurableEngine {
             Err(_) => return,
         };
         for id in ids {
-            if self.inner.asleep_or_loading(id) {
-                self.inner.load_evicted(&self.engine.inner, id).await;
+            if self.asleep_or_loading(id) {
+                self.load_evicted(engine, id).await;
             }
         }
     }
