@@ -41,6 +41,16 @@ process! {
     }
 }
 
+process! {
+    ERRAND_ALARMED: Errand {
+        start s;
+        catch alarm: signal("errand-alarm", apply = |e, level: &u32| e.paid += u64::from(*level));
+        user  sign;
+        end   e;
+        s -> alarm -> sign -> e;
+    }
+}
+
 /// Yield until `done` holds, for at most a minute of real time.
 async fn until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
@@ -72,6 +82,7 @@ fn register(engine: &DurableEngine) -> Result<(), thresh::EngineError> {
     engine.register(&ERRAND_SIGNED)?;
     engine.register(&ERRAND_PAID)?;
     engine.register(&ERRAND_LATE)?;
+    engine.register(&ERRAND_ALARMED)?;
     Ok(())
 }
 
@@ -410,4 +421,105 @@ async fn a_crash_while_evicted_then_a_resume_loads_only_what_is_woken() {
         );
     }
     engine.shutdown(HANG).await.expect("shutdown");
+}
+
+/// `n` instances waiting for a signal, evicted, then a restart: the resume loads
+/// none; a broadcast wakes them a page at a time (never all in memory at once,
+/// each loaded once) and reaches each once; a second reaches none. With
+/// `complete`, every one's task is completed and its data shows the signal
+/// applied once.
+async fn signal_to_resting_instances(n: usize, complete: bool) {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    register(&engine).expect("register");
+    let mut ids = Vec::with_capacity(n);
+    for _ in 0..n {
+        let handle = engine
+            .start(&ERRAND_ALARMED, Errand::default())
+            .await
+            .expect("stored");
+        ids.push(handle.id());
+    }
+    until("all evicted", || engine.evicted_instances() == n).await;
+    let restarted = thresh::testing::restart(engine, &store, register)
+        .await
+        .expect("restarted");
+    let engine = restarted.engine;
+    assert_eq!(
+        (restarted.report.asleep, restarted.report.resumed.len()),
+        (n, 0)
+    );
+    assert_eq!(engine.running_instances(), 0, "none loaded");
+
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let (engine, done) = (engine.clone(), done.clone());
+        tokio::spawn(async move {
+            let mut most = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                most = most.max(engine.running_instances());
+                tokio::task::yield_now().await;
+            }
+            most
+        })
+    };
+    let reached = tokio::time::timeout(HANG * 10, engine.broadcast_signal("errand-alarm", 9_u32))
+        .await
+        .expect("broadcast in time")
+        .expect("stored");
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let most = sampler.await.expect("sampled");
+    assert_eq!(reached, n, "each reached once");
+    // One that rests (and is evicted) again between its load and the delivery
+    // is loaded once more by the delivery.
+    let loads = engine.evicted_loads();
+    assert!(loads >= n as u64, "{loads} loads of {n}");
+    assert!(most < n.min(10_000), "{most} of {n} in memory at once");
+    until("evicted again", || engine.evicted_instances() == n).await;
+    let again = engine
+        .broadcast_signal("errand-alarm", 1_u32)
+        .await
+        .expect("nothing to store");
+    assert_eq!(again, 0, "none waits for it any more");
+    assert_eq!(engine.evicted_loads(), loads, "none loaded by the second");
+    if complete {
+        // Loaded by its task's completion, an instance is not evicted again (a
+        // task action racing a re-eviction is refused as not running).
+        engine.evict_idle(None);
+        let tasks = engine
+            .tasks(&thresh::TaskQuery::new())
+            .await
+            .expect("listed");
+        assert_eq!(tasks.len(), n);
+        for task in &tasks {
+            engine
+                .complete_task(&ERRAND_ALARMED, task.id, |e| e.signed = true)
+                .await
+                .expect("completed");
+        }
+        for id in ids {
+            let (status, outcome) = tokio::time::timeout(HANG, ended(&engine, id))
+                .await
+                .expect("it ends");
+            assert_eq!(status, Status::Completed);
+            assert!(outcome.contains("\"paid\":9,"), "{outcome}");
+        }
+    }
+    engine.shutdown(HANG).await.expect("shutdown");
+}
+
+/// A signal to 2 000 instances a resume left in the store (repeated).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signal_to_two_thousand_resting_instances_after_a_resume() {
+    for _round in 0..2 {
+        signal_to_resting_instances(2_000, true).await;
+    }
+}
+
+/// A signal to 100 000 instances a resume left in the store:
+/// `cargo test --release --test durable -- --ignored wake::a_signal_to_a_hundred`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: 100 000 instances"]
+async fn a_signal_to_a_hundred_thousand_resting_instances_after_a_resume() {
+    signal_to_resting_instances(100_000, false).await;
 }

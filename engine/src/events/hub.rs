@@ -31,6 +31,8 @@ mod nodes;
 pub use broker::{BrokerConfig, BrokerStats, BufferedMessage, Published};
 #[cfg(feature = "postgres")]
 pub(crate) use nodes::Wanted;
+#[cfg(feature = "durable")]
+pub(crate) use signals::Among;
 
 /// Identifies one subscription in the hub.
 pub(crate) type SubId = u64;
@@ -71,6 +73,11 @@ pub(crate) type SignalReceipt = tokio::sync::oneshot::Receiver<Result<(), String
 pub(crate) trait Mailbox: Send + Sync {
     /// Post a delivery to the loop; `false` if the instance has ended.
     fn post(&self, delivery: Delivery) -> bool;
+    /// Which intake queue it posts to (0: unknown): a durable signal to woken
+    /// instances reaches only theirs (`Among::Only`).
+    fn queue_id(&self) -> usize {
+        0
+    }
 }
 
 /// Starts instances of a deployed process when a start event's trigger comes.

@@ -10,6 +10,8 @@ mod timer;
 
 #[cfg(feature = "postgres")]
 pub(crate) use hub::Wanted;
+#[cfg(feature = "durable")]
+pub(crate) use hub::{Among, SignalReceipt};
 pub use hub::{BrokerConfig, BrokerStats, BufferedMessage, Published};
 pub(crate) use hub::{
     ChoiceId, Delivery, Hub, Mailbox, Offer, SignalAck, StartTrigger, Starter, SubId,

@@ -42,6 +42,11 @@ impl<D: crate::ProcessData> crate::events::Mailbox for Intake<Input<D>> {
     fn post(&self, delivery: crate::events::Delivery) -> bool {
         self.send(Input::Event(Box::new(delivery))).is_ok()
     }
+
+    #[cfg(feature = "durable")]
+    fn queue_id(&self) -> usize {
+        Intake::queue_id(self)
+    }
 }
 
 /// Requests from a handle to its instance's loop.

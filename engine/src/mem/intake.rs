@@ -151,6 +151,14 @@ impl<T> Intake<T> {
             .is_none_or(|queue| queue.head.load(Ordering::Acquire) == closed())
     }
 
+    /// Which queue this sender sends to (0: none): the same for every sender of
+    /// one queue while it lives (a durable signal to woken instances picks their
+    /// subscriptions by it, feature `durable`).
+    #[cfg(feature = "durable")]
+    pub fn queue_id(&self) -> usize {
+        self.queue.as_ref().map_or(0, |q| Arc::as_ptr(q) as usize)
+    }
+
     /// Send `value`; `Err(value)` if the receiver has closed the intake (or there is
     /// no queue).
     pub fn send(&self, value: T) -> Result<(), T> {

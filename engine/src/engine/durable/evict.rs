@@ -52,6 +52,9 @@ pub(super) struct Dormancy {
     /// How many of the asleep wait for a message (put to sleep by a resume): a
     /// durable publish looks them up in the store's wake index while any do.
     asleep_for_messages: std::sync::atomic::AtomicUsize,
+    /// How many of the asleep wait for a signal: a durable broadcast looks them up
+    /// in the store's wake index while any do.
+    asleep_for_signals: std::sync::atomic::AtomicUsize,
     /// The runtime evicted instances are loaded on (the first eviction's).
     runtime: std::sync::OnceLock<tokio::runtime::Handle>,
 }
@@ -69,6 +72,7 @@ impl Default for Dormancy {
             loading: Arc::new(tokio::sync::Semaphore::new(LOADING_AT_ONCE)),
             loads: AtomicU64::new(0),
             asleep_for_messages: std::sync::atomic::AtomicUsize::new(0),
+            asleep_for_signals: std::sync::atomic::AtomicUsize::new(0),
             runtime: std::sync::OnceLock::new(),
         }
     }
@@ -80,7 +84,36 @@ struct Asleep {
     due: Option<Instant>,
     /// It waits for a message (the store's wake index says which).
     for_message: bool,
+    /// It waits for a signal (the store's wake index says which).
+    for_signal: bool,
 }
+
+impl Dormancy {
+    /// Count an asleep instance in (`by` 1) or out (`by` -1) of those waiting for
+    /// a message or a signal.
+    fn count(&self, asleep: &Asleep, by: isize) {
+        for (waits, count) in [
+            (asleep.for_message, &self.asleep_for_messages),
+            (asleep.for_signal, &self.asleep_for_signals),
+        ] {
+            if waits && by > 0 {
+                count.fetch_add(1, Ordering::Relaxed);
+            } else if waits {
+                count.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// A stored instance a resume keeps asleep: `(id, process, due, for_message,
+/// for_signal)`.
+pub(super) type Sleeper = (
+    u64,
+    &'static crate::graph::Graph<Erased>,
+    Option<Instant>,
+    bool,
+    bool,
+);
 
 /// Watches an evicted instance's intake: the intake's waker, so an evicted
 /// instance costs no task. Woken by the first send, it loads the instance.
@@ -127,11 +160,12 @@ impl DurableEngine {
     /// (parents and children) are not evicted, nor any on a node of several
     /// (`DurableEngine::connect`, feature `postgres`) yet. Applies to instances
     /// started or resumed from now on. With it on, a restart's
-    /// [`resume`](Self::resume) loads only the stored instances with work now (and
-    /// those waiting for a signal); the others it keeps as evicted without reading
-    /// their checkpoints (the store's wake index, `store::WakeIndex`, says which):
-    /// their timer, a [`publish_message`](Self::publish_message) for them or an
-    /// action on their task loads them. Call it before `resume`.
+    /// [`resume`](Self::resume) loads only the stored instances with work now; the
+    /// others it keeps as evicted without reading their checkpoints (the store's
+    /// wake index, `store::WakeIndex`, says which): their timer, a
+    /// [`publish_message`](Self::publish_message) or
+    /// [`broadcast_signal`](Self::broadcast_signal) for them or an action on their
+    /// task loads them. Call it before `resume`.
     ///
     /// Needs the `durable` feature.
     pub fn evict_idle(&self, after: Option<Duration>) {
@@ -195,6 +229,7 @@ impl Inner {
                 process: dormant.process,
                 due: dormant.due,
                 for_message: false,
+                for_signal: false,
             };
             let mut kept = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
             kept.insert(id, asleep);
@@ -257,19 +292,11 @@ impl Inner {
     }
 
     /// Keep stored instances at rest as evicted and asleep, their checkpoints not
-    /// read (a resume's, `rest.rs`): each `(id, process, due, for_message)`. Their
-    /// timer, an action on their task or (`for_message`) a durable publish the
-    /// store's index finds them waiting for loads them. One lock for the batch.
-    pub(super) fn sleep(
-        self: &Arc<Self>,
-        engine: &Arc<crate::engine::Inner>,
-        batch: Vec<(
-            u64,
-            &'static crate::graph::Graph<Erased>,
-            Option<Instant>,
-            bool,
-        )>,
-    ) {
+    /// read (a resume's, `rest.rs`): each `(id, process, due, for_message,
+    /// for_signal)`. Their timer, an action on their task or a durable publish or
+    /// broadcast the store's index finds them waiting for loads them. One lock for
+    /// the batch.
+    pub(super) fn sleep(self: &Arc<Self>, engine: &Arc<crate::engine::Inner>, batch: Vec<Sleeper>) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -279,20 +306,16 @@ impl Inner {
         {
             let mut asleep = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
             asleep.reserve(batch.len());
-            for (id, process, due, for_message) in batch {
-                let old = asleep.insert(
-                    id,
-                    Asleep {
-                        process,
-                        due,
-                        for_message,
-                    },
-                );
-                let before = old.is_some_and(|a| a.for_message);
-                if for_message && !before {
-                    dormancy.asleep_for_messages.fetch_add(1, Ordering::Relaxed);
-                } else if before && !for_message {
-                    dormancy.asleep_for_messages.fetch_sub(1, Ordering::Relaxed);
+            for (id, process, due, for_message, for_signal) in batch {
+                let new = Asleep {
+                    process,
+                    due,
+                    for_message,
+                    for_signal,
+                };
+                dormancy.count(&new, 1);
+                if let Some(old) = asleep.insert(id, new) {
+                    dormancy.count(&old, -1);
                 }
                 if let Some(due) = due {
                     dues.push((due, id));
@@ -315,6 +338,11 @@ impl Inner {
         self.dormancy.asleep_for_messages.load(Ordering::Relaxed) > 0
     }
 
+    /// Whether any asleep instance waits for a signal.
+    pub(super) fn asleep_for_signals(&self) -> bool {
+        self.dormancy.asleep_for_signals.load(Ordering::Relaxed) > 0
+    }
+
     /// Whether instance `id` is asleep here or being loaded.
     pub(super) fn asleep_or_loading(&self, id: u64) -> bool {
         let dormancy = &self.dormancy;
@@ -328,18 +356,16 @@ impl Inner {
     }
 
     /// If instance `id` is evicted here, load it and wait until its loop has
-    /// restored (it answers a request only then); whether it was.
+    /// restored (it answers a request only then); a sender on its intake if it was.
     pub(super) async fn load_evicted(
         self: &Arc<Self>,
         engine: &Arc<crate::engine::Inner>,
         id: u64,
-    ) -> bool {
-        let Some(intake) = self.evicted_intake(engine, id).await else {
-            return false;
-        };
+    ) -> Option<crate::mem::intake::Intake<Input<Erased>>> {
+        let intake = self.evicted_intake(engine, id).await?;
         let (reply, answer) = tokio::sync::oneshot::channel();
         let asked = intake.send(Input::Handle(Box::new(Command::OpenWork(reply))));
-        asked.is_ok() && answer.await.is_ok()
+        (asked.is_ok() && answer.await.is_ok()).then_some(intake)
     }
 
     /// A sender on the intake of instance `id` if it is evicted here (loaded now
@@ -390,9 +416,7 @@ impl Inner {
                 None => {
                     let mut asleep = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
                     let asleep = asleep.remove(&id)?;
-                    if asleep.for_message {
-                        dormancy.asleep_for_messages.fetch_sub(1, Ordering::Relaxed);
-                    }
+                    dormancy.count(&asleep, -1);
                     self.woken(asleep, id)?
                 }
             };
@@ -514,9 +538,7 @@ impl Inner {
             None => {
                 let mut asleep = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
                 let asleep = asleep.remove(&id)?;
-                if asleep.for_message {
-                    dormancy.asleep_for_messages.fetch_sub(1, Ordering::Relaxed);
-                }
+                dormancy.count(&asleep, -1);
                 self.woken(asleep, id)?
             }
         };

@@ -5,10 +5,10 @@
 //! registered as evicted and asleep without reading its checkpoint: its id,
 //! process and due time, as eviction keeps one (`evict.rs`). Those with a message
 //! subscription are found by a durable publish in the store's index
-//! ([`DurableEngine::wake_for_message`]); those with a signal subscription, or a key
-//! a deployment of their process takes back, are loaded still (the hub must hold
-//! their subscriptions, the deployment their handle) and evicted again once they
-//! rest.
+//! ([`DurableEngine::wake_for_message`]), those with a signal subscription by a
+//! durable broadcast (`signals.rs`); those with a key a deployment of their process
+//! takes back are loaded still (the deployment must hold their handle) and evicted
+//! again once they rest.
 
 use super::{DurableEngine, EngineError, ResumeReport, SkipReason, Skipped};
 use crate::instance::durable::now_ms;
@@ -65,7 +65,7 @@ impl DurableEngine {
                     continue;
                 };
                 let adopted = resting.key.is_some() && adopters.contains_key(registered.graph.name);
-                if resting.signals || adopted {
+                if adopted {
                     load_too.push(resting.id);
                     continue;
                 }
@@ -74,6 +74,7 @@ impl DurableEngine {
                     registered.graph,
                     resting.due_ms.map(from_wall),
                     resting.messages,
+                    resting.signals,
                 ));
             }
         }

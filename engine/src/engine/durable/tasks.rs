@@ -145,6 +145,7 @@ impl DurableEngine {
             .inner
             .load_evicted(&self.engine.inner, id.instance.0)
             .await
+            .is_some()
         {
             return;
         }

@@ -1,11 +1,12 @@
 //! Signals: a broadcast reaches every subscriber (a choice's arm only while its
 //! choice is open) and every deployed signal start.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use tracing::debug;
 
-use super::{Delivery, Hub, Offer, Place, SignalReceipt, Starter, Waiter};
+use super::{Delivery, Hub, Offer, Place, SignalReceipt, Starter, SubId, Waiter};
 use crate::graph::Payload;
 
 impl Hub {
@@ -21,7 +22,21 @@ impl Hub {
         &self,
         name: &str,
         payload: Payload,
+        receipts: Option<&mut Vec<SignalReceipt>>,
+    ) -> usize {
+        self.broadcast_among(name, payload, receipts, Among::All, None)
+    }
+
+    #[cfg_attr(not(feature = "durable"), allow(dead_code))]
+    /// Broadcast a signal to the subscribers `among` says; the subscriptions it
+    /// posted to are pushed to `posted`. Signal starts only unless `Among::Only`.
+    pub(crate) fn broadcast_among(
+        &self,
+        name: &str,
+        payload: Payload,
         mut receipts: Option<&mut Vec<SignalReceipt>>,
+        among: Among<'_>,
+        mut posted: Option<&mut Vec<SubId>>,
     ) -> usize {
         let mut ack = || {
             receipts.as_mut().map(|receipts| {
@@ -36,6 +51,11 @@ impl Hub {
                 Some(subscribers) => subscribers.iter().map(|(s, m)| (*s, m.clone())).collect(),
                 None => Vec::new(),
             };
+            subscribers.retain(|(sub, mailbox)| match among {
+                Among::All => true,
+                Among::Only(queues) => queues.contains(&mailbox.queue_id()),
+                Among::Except(subs) => !subs.contains(sub),
+            });
             // An arm of a choice is served only if the choice is still open (and
             // serving it closes it).
             subscribers.retain(|(sub, _)| match state.subs.get(sub) {
@@ -45,10 +65,11 @@ impl Hub {
                 }
                 _ => true,
             });
-            let starters = state
-                .signal_starters
-                .get(name)
-                .map(|s| s.iter().map(|(_, s)| s.clone()).collect());
+            let starters = match among {
+                Among::Only(_) => None,
+                _ => state.signal_starters.get(name),
+            };
+            let starters = starters.map(|s| s.iter().map(|(_, s)| s.clone()).collect());
             (subscribers, starters.unwrap_or_default())
         };
         // Every deployed process with a start event for this signal starts an instance.
@@ -70,6 +91,9 @@ impl Hub {
                 ack: ack(),
             }) {
                 reached += 1;
+                if let Some(posted) = posted.as_mut() {
+                    posted.push(sub);
+                }
             } else {
                 // Its instance ended without unsubscribing yet: drop the stale entry.
                 self.unsubscribe(sub);
@@ -77,4 +101,17 @@ impl Hub {
         }
         reached + started
     }
+}
+
+/// Which subscribers a signal broadcast reaches.
+#[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "durable"), allow(dead_code))]
+pub(crate) enum Among<'a> {
+    /// Every one.
+    All,
+    /// Those posting to these intake queues (`Mailbox::queue_id`): instances just
+    /// woken for it.
+    Only(&'a HashSet<usize>),
+    /// Every one but these subscriptions (reached already).
+    Except(&'a HashSet<SubId>),
 }
