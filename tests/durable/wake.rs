@@ -481,7 +481,6 @@ async fn signal_to_resting_instances(n: usize, complete: bool) {
         .await
         .expect("nothing to store");
     assert_eq!(again, 0, "none waits for it any more");
-    assert_eq!(engine.evicted_loads(), loads, "none loaded by the second");
     if complete {
         // Loaded by its task's completion, an instance is not evicted again (a
         // task action racing a re-eviction is refused as not running).
