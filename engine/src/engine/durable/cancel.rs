@@ -38,7 +38,10 @@ impl DurableEngine {
         // again a few times, until the store says how it ended.
         for _ in 0..LOOKS {
             if let Some(intake) = self.loop_of(id).await {
-                return cancel_through(&intake, id).await;
+                return match cancel_through(&intake, id).await {
+                    Err(CancelError::Ended { status: None, .. }) => self.how_it_ended(id).await,
+                    answer => answer,
+                };
             }
             // Its loop may have ended since the store was read (a loop leaves the
             // map once its end is stored).
@@ -50,6 +53,25 @@ impl DurableEngine {
             return self.request_cancel(node, id).await;
         }
         Err(CancelError::NotRunning(id))
+    }
+
+    /// The loop ended without answering the cancel — it ended meanwhile, or this
+    /// very cancel, queued before a resumed loop's first step, ended it there
+    /// (before any user code runs): the store says which, once the end is stored.
+    async fn how_it_ended(&self, id: InstanceId) -> Result<(), CancelError> {
+        for _ in 0..END_LOOKS {
+            match self.stored_status(id).await?.0 {
+                Status::Running => tokio::time::sleep(std::time::Duration::from_millis(2)).await,
+                Status::Cancelled => return Ok(()),
+                status => {
+                    return Err(CancelError::Ended {
+                        id,
+                        status: Some(status),
+                    })
+                }
+            }
+        }
+        Err(CancelError::Ended { id, status: None })
     }
 
     /// Instance `id`'s stored status and process.
@@ -108,6 +130,10 @@ impl DurableEngine {
 
 /// How many times a cancel looks for a running instance's loop here.
 const LOOKS: usize = 5;
+
+/// How many times a cancel whose loop ended unanswered reads the store for its end
+/// (2 ms apart: the end is stored by the writer's next batch).
+const END_LOOKS: usize = 2_500;
 
 /// `Ended` unless `status` is running.
 fn running(id: InstanceId, status: Status) -> Result<(), CancelError> {
