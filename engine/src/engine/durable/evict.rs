@@ -33,7 +33,7 @@ pub(super) struct Dormancy {
     after_ms: AtomicU64,
     /// The evicted instances something can still send to (a handle, a hub
     /// subscription, the incident board), by id.
-    dormant: Mutex<HashMap<u64, Box<Dormant>>>,
+    pub(super) dormant: Mutex<HashMap<u64, Box<Dormant>>>,
     /// The evicted instances nothing can send to (no handle, no subscription: most
     /// parked at a user task or a timer), by id: their process and due time alone.
     /// A task-list action or their timer loads them, on a new intake.
@@ -42,9 +42,9 @@ pub(super) struct Dormancy {
     /// answered once the instance has restored.
     loading_now: Mutex<HashMap<u64, crate::mem::intake::Intake<Input<Erased>>>>,
     /// Evicted instances' earliest due times.
-    due: Mutex<BTreeSet<(Instant, u64)>>,
+    pub(super) due: Mutex<BTreeSet<(Instant, u64)>>,
     /// Tells the timer a new due time came (or that it is to start).
-    earlier: Arc<tokio::sync::Notify>,
+    pub(super) earlier: Arc<tokio::sync::Notify>,
     timer_running: std::sync::atomic::AtomicBool,
     loading: Arc<tokio::sync::Semaphore>,
     /// Instances loaded again so far.
@@ -56,7 +56,7 @@ pub(super) struct Dormancy {
     /// in the store's wake index while any do.
     asleep_for_signals: std::sync::atomic::AtomicUsize,
     /// The runtime evicted instances are loaded on (the first eviction's).
-    runtime: std::sync::OnceLock<tokio::runtime::Handle>,
+    pub(super) runtime: std::sync::OnceLock<tokio::runtime::Handle>,
 }
 
 impl Default for Dormancy {
@@ -282,7 +282,7 @@ impl Inner {
         if !dormancy.timer_running.swap(true, Ordering::AcqRel) {
             // Not among the engine's loops (`running_instances`): no instance;
             // a shutdown ends it.
-            runtime.spawn(drive_timer(
+            runtime.spawn(super::due::drive_timer(
                 Arc::downgrade(self),
                 Arc::downgrade(engine),
                 engine.stop.token().clone(),
@@ -401,7 +401,7 @@ impl Inner {
     /// Load an evicted instance from its checkpoint into a new loop on its intake
     /// (nothing if it is not evicted: loaded already).
     /// Returns a sender on its new loop's intake.
-    async fn load(
+    pub(super) async fn load(
         self: &Arc<Self>,
         engine: &Arc<crate::engine::Inner>,
         id: u64,
@@ -566,69 +566,5 @@ impl Drop for Loading<'_> {
     fn drop(&mut self) {
         let loading = self.0.dormancy.loading_now.lock();
         loading.unwrap_or_else(|p| p.into_inner()).remove(&self.1);
-    }
-}
-
-/// The one timer of the evicted instances: it wakes each at its earliest due time.
-async fn drive_timer(
-    inner: Weak<Inner>,
-    core: Weak<crate::engine::Inner>,
-    stop: tokio_util::sync::CancellationToken,
-) {
-    loop {
-        let Some(engine) = inner.upgrade() else {
-            return;
-        };
-        let dormancy = &engine.dormancy;
-        let now = Instant::now();
-        let mut due = Vec::new();
-        let next = {
-            let mut index = dormancy.due.lock().unwrap_or_else(|p| p.into_inner());
-            while let Some(&(at, id)) = index.first() {
-                if at > now {
-                    break;
-                }
-                index.pop_first();
-                due.push(id);
-            }
-            index.first().map(|&(at, _)| at)
-        };
-        if !due.is_empty() {
-            let mut asleep = Vec::new();
-            {
-                let dormant = dormancy.dormant.lock().unwrap_or_else(|p| p.into_inner());
-                for id in due {
-                    match dormant.get(&id) {
-                        Some(dormant) => {
-                            let _ = dormant.intake.sender().send(Input::Wake);
-                        }
-                        None => asleep.push(id),
-                    }
-                }
-            }
-            // Nothing to send to: loaded here, on new intakes.
-            if let (false, Some(core), Some(runtime)) =
-                (asleep.is_empty(), core.upgrade(), dormancy.runtime.get())
-            {
-                for id in asleep {
-                    let (durable, core) = (Arc::clone(&engine), Arc::clone(&core));
-                    runtime.spawn(async move { durable.load(&core, id).await.map(|_| ()) });
-                }
-            }
-        }
-        let earlier = dormancy.earlier.clone();
-        drop(engine);
-        let earlier = earlier.notified();
-        let sleep = async {
-            match next {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            _ = sleep => {}
-            _ = earlier => {}
-            _ = stop.cancelled() => return,
-        }
     }
 }

@@ -16,6 +16,7 @@ mod claims;
 #[cfg(feature = "postgres")]
 mod cluster;
 mod deployments;
+mod due;
 mod evict;
 mod held;
 mod incidents;
