@@ -94,4 +94,5 @@ mod timer_starts;
 mod versions;
 mod waits;
 mod wake;
+mod wake_kinds;
 mod wake_thrown;

@@ -95,6 +95,16 @@ impl Engine {
             .incidents
             .target(id)
             .ok_or(RetryError::NoIncident(id))?;
+        Self::post_retry(target.as_ref(), id, change).await
+    }
+
+    /// Ask `target`, incident `id`'s loop (or the intake an evicted instance is
+    /// loaded by), to retry it, and wait for its answer.
+    pub(crate) async fn post_retry(
+        target: &dyn crate::retry::RetryTarget,
+        id: IncidentId,
+        change: Option<RetryChange>,
+    ) -> Result<(), RetryError> {
         let (reply, answer) = tokio::sync::oneshot::channel();
         if !target.retry(id.number, change, reply) {
             return Err(RetryError::NoIncident(id));

@@ -106,6 +106,16 @@ impl Engine {
         self.act_on_task(id, TaskAct::Raise(raised)).await
     }
 
+    /// Where to post an action on the open task `id`, if one of this engine's
+    /// loops holds it.
+    #[cfg(feature = "durable")]
+    pub(crate) fn task_target(
+        &self,
+        id: TaskId,
+    ) -> Option<std::sync::Arc<dyn crate::tasklist::TaskTarget>> {
+        self.inner.tasks.get(id).map(|(_, target)| target)
+    }
+
     /// Whether the open task `id` is one of this engine's instances'.
     #[cfg(feature = "durable")]
     pub(crate) fn runs_task(&self, id: TaskId) -> bool {
@@ -127,6 +137,16 @@ impl Engine {
     /// Post `what` to the loop of the open task `id` and wait for its answer.
     pub(crate) async fn act_on_task(&self, id: TaskId, what: TaskAct) -> Result<(), TaskListError> {
         let (_, target) = self.inner.tasks.get(id).ok_or(TaskListError::NoTask(id))?;
+        Self::post_task(target.as_ref(), id, what).await
+    }
+
+    /// Post `what` for task `id` to `target`, its instance's loop (or the intake an
+    /// evicted one is loaded by), and wait for its answer.
+    pub(crate) async fn post_task(
+        target: &dyn crate::tasklist::TaskTarget,
+        id: TaskId,
+        what: TaskAct,
+    ) -> Result<(), TaskListError> {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let work = TaskWork {
             number: id.number,

@@ -259,7 +259,6 @@ impl Inner {
     }
 
     /// Whether instance `id` is evicted here (or being loaded).
-    #[cfg(feature = "postgres")]
     pub(super) fn is_evicted(&self, id: u64) -> bool {
         let dormant = self.dormancy.dormant.lock();
         dormant.unwrap_or_else(|p| p.into_inner()).contains_key(&id) || self.asleep_or_loading(id)

@@ -74,11 +74,11 @@ impl DurableEngine {
     pub async fn retry(&self, id: IncidentId) -> Result<(), RetryError> {
         #[cfg(feature = "postgres")]
         if let Some(node) = self.inner.node.get() {
-            if !self.engine.runs_incident(id) {
+            if !self.runs_incident(id) {
                 return self.retry_elsewhere(node, id).await;
             }
         }
-        self.engine.retry(id).await
+        self.retry_here(id, None).await
     }
 
     /// Change the instance's data (a `D`), then retry the incident `id`, as
@@ -91,13 +91,14 @@ impl DurableEngine {
         change: impl FnOnce(&mut D) + Send + 'static,
     ) -> Result<(), RetryError> {
         #[cfg(feature = "postgres")]
-        if self.inner.node.get().is_some() && !self.engine.runs_incident(id) {
+        if self.inner.node.get().is_some() && !self.runs_incident(id) {
             return match self.stored_incident(id).await? {
                 true => Err(RetryError::Elsewhere(id)),
                 false => Err(RetryError::NoIncident(id)),
             };
         }
-        self.engine.retry_with(id, change).await
+        let change = crate::retry::erase_change(change);
+        self.retry_here(id, Some(change)).await
     }
 
     /// Put `data` in place of the instance's data, then retry the incident `id` — from
@@ -112,13 +113,50 @@ impl DurableEngine {
     {
         #[cfg(feature = "postgres")]
         if let Some(node) = self.inner.node.get() {
-            if !self.engine.runs_incident(id) {
+            if !self.runs_incident(id) {
                 let json = serde_json::to_string(&data)
                     .map_err(|e| RetryError::Store(id, e.to_string()))?;
                 return self.request_retry(node, id, json).await;
             }
         }
-        self.engine.retry_with(id, move |d: &mut D| *d = data).await
+        let change = crate::retry::erase_change(move |d: &mut D| *d = data);
+        self.retry_here(id, Some(change)).await
+    }
+
+    /// Retry incident `id` of an instance of this engine: through its loop, or an
+    /// evicted one's loaded first (an incident of an instance a resume left asleep
+    /// is on no board until it loads).
+    async fn retry_here(
+        &self,
+        id: IncidentId,
+        change: Option<crate::retry::RetryChange>,
+    ) -> Result<(), RetryError> {
+        // A loop evicted between a look and the post is looked for again.
+        for _ in 0..3 {
+            // Its loop's intake, held while posting: evicted meanwhile, the instance
+            // keeps that intake and the post loads it.
+            if let Some(target) = self.engine.inner.incidents.target(id) {
+                return crate::Engine::post_retry(target.as_ref(), id, change).await;
+            }
+            let loaded = self
+                .inner
+                .load_evicted(&self.engine.inner, id.instance.0)
+                .await;
+            if let Some(loaded) = loaded {
+                return crate::Engine::post_retry(&loaded, id, change).await;
+            }
+            if !self.inner.is_evicted(id.instance.0) {
+                break;
+            }
+        }
+        Err(RetryError::NoIncident(id))
+    }
+
+    /// Whether incident `id`'s instance is here: its loop lists it, or it is
+    /// evicted here.
+    #[cfg(feature = "postgres")]
+    fn runs_incident(&self, id: IncidentId) -> bool {
+        self.engine.runs_incident(id) || self.inner.is_evicted(id.instance.0)
     }
 
     /// Whether the store holds incident `id` open.

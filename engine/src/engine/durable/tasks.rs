@@ -67,14 +67,17 @@ impl DurableEngine {
     ) -> Result<(), TaskListError> {
         let task = self.task(id).await?;
         check_process(&task, process)?;
-        self.restored(id).await;
+        let loaded = self.restored(id).await;
         #[cfg(feature = "postgres")]
-        if self.inner.node.get().is_some() && !self.engine.runs_task(id) {
+        if loaded.is_none() && self.inner.node.get().is_some() && !self.engine.runs_task(id) {
             let request = self.remote_completion(process, id, update).await?;
             return self.hand_over(id, request).await;
         }
-        let change = crate::retry::erase_change(update);
-        self.act_on(id, TaskAct::Complete(change)).await
+        let change = TaskAct::Complete(crate::retry::erase_change(update));
+        match loaded {
+            Some(loaded) => crate::Engine::post_task(&loaded, id, change).await,
+            None => self.act_on(id, change).await,
+        }
     }
 
     /// Fail the open task `id`: its instance fails (and is stored failed).
@@ -114,9 +117,21 @@ impl DurableEngine {
     /// Act on the open task `id` where its instance runs: here, or on a node of
     /// several, the node that runs it (a stored request, [`Request`]).
     async fn act_on(&self, id: TaskId, act: TaskAct) -> Result<(), TaskListError> {
-        self.restored(id).await;
-        if self.engine.runs_task(id) {
-            return self.engine.act_on_task(id, act).await;
+        // A loop evicted between a look and the post is looked for again.
+        for _ in 0..3 {
+            if let Some(loaded) = self.restored(id).await {
+                // Through the intake it was loaded by: evicted again before the
+                // act comes (it may rest at once), it is loaded again by the act.
+                return crate::Engine::post_task(&loaded, id, act).await;
+            }
+            // Its loop's intake, held while posting: evicted meanwhile, the
+            // instance keeps that intake and the post loads it.
+            if let Some(target) = self.engine.task_target(id) {
+                return crate::Engine::post_task(target.as_ref(), id, act).await;
+            }
+            if !self.inner.is_evicted(id.instance.0) {
+                break;
+            }
         }
         // Open in the store, run by no loop here.
         self.task(id).await?;
@@ -136,18 +151,21 @@ impl DurableEngine {
     /// Wait, if task `id`'s instance was resumed here and its loop does not list the
     /// task yet, for that loop to have restored: it puts its open tasks back on the
     /// list as it restores, and answers a handle's question only after.
-    async fn restored(&self, id: TaskId) {
+    /// Returns a sender on its intake if it was evicted here and is loaded now.
+    async fn restored(
+        &self,
+        id: TaskId,
+    ) -> Option<crate::mem::intake::Intake<crate::instance::Input<crate::data::Erased>>> {
         if self.engine.runs_task(id) {
-            return;
+            return None;
         }
         // Evicted here: loaded, it lists its tasks again as it restores.
-        if self
+        let loaded = self
             .inner
             .load_evicted(&self.engine.inner, id.instance.0)
-            .await
-            .is_some()
-        {
-            return;
+            .await;
+        if loaded.is_some() {
+            return loaded;
         }
         let handle = {
             let resumed = self.inner.resumed.lock().unwrap_or_else(|p| p.into_inner());
@@ -156,6 +174,7 @@ impl DurableEngine {
         if let Some(handle) = handle {
             let _ = handle.open_work().await;
         }
+        None
     }
 
     /// Run `read` on the store off the runtime's workers.
