@@ -63,7 +63,7 @@ pub use engine::durable::NodeConfig;
 #[cfg(feature = "durable")]
 pub use engine::durable::{
     Checkpoints, DurableEngine, MigrationReport, ResumeReport, SkipReason, Skipped, Watched,
-    WatchedOutcome, MIGRATION_REST,
+    WatchedOutcome, DEFAULT_EVICT_AFTER, MIGRATION_REST,
 };
 /// Bounds no type meets, on the stand-ins of entry points whose cargo feature is off
 /// (`Engine::open` without `sqlite`, `Engine::connect` without `postgres`): the

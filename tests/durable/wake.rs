@@ -115,10 +115,18 @@ async fn a_resume_leaves_resting_instances_in_the_store_until_woken() {
             .expect("restarted");
         let (engine, report) = (restarted.engine, restarted.report);
         assert!(report.skipped.is_empty(), "{:?}", report.skipped);
-        assert_eq!((report.asleep, report.resumed.len()), (2, 0));
+        assert_eq!((report.asleep, report.resumed.len()), (2, 2));
         assert_eq!(engine.evicted_instances(), 2);
         assert_eq!(engine.running_instances(), 0, "none loaded");
-        assert!(engine.handle(&ERRAND_PAID, paid).is_none());
+        // A handle on one asleep at a user task: made without loading it.
+        let signed_handle = engine
+            .handle(&ERRAND_SIGNED, signed)
+            .expect("a handle on an asleep instance");
+        assert!(
+            engine.handle(&ERRAND_PAID, signed).is_none(),
+            "another process"
+        );
+        assert_eq!(engine.evicted_loads(), 0, "a handle loads nothing");
 
         engine
             .publish_message("errand-paid", "E-1", 5_u64)
@@ -150,6 +158,10 @@ async fn a_resume_leaves_resting_instances_in_the_store_until_woken() {
             .expect("signed, it ends");
         assert_eq!(status, Status::Completed);
         assert!(outcome.contains("\"signed\":true"), "{outcome}");
+        let done = tokio::time::timeout(HANG, signed_handle.outcome())
+            .await
+            .expect("its handle hears the end");
+        assert!(done.completed().expect("completed").signed);
         engine.shutdown(HANG).await.expect("shutdown");
     }
 }
@@ -363,11 +375,11 @@ async fn a_crash_while_evicted_then_a_resume_loads_only_what_is_woken() {
         .await
         .expect("listed")
         .len();
-    assert_eq!(report.asleep + report.resumed.len(), running);
+    assert_eq!(report.resumed.len(), running, "loaded or asleep");
     assert!(report.asleep > 0, "instances at rest stay in the store");
     assert_eq!(engine.evicted_loads(), 0, "none loaded by the resume");
     // (A resumed one may be evicted again already.)
-    assert!(engine.running_instances() <= report.resumed.len());
+    assert!(engine.running_instances() <= report.resumed.len() - report.asleep);
     for (id, kind, key) in &acked {
         let id = InstanceId(*id);
         if kind == "paid" && !paid.contains(key) {
@@ -447,7 +459,7 @@ async fn signal_to_resting_instances(n: usize, complete: bool) {
     let engine = restarted.engine;
     assert_eq!(
         (restarted.report.asleep, restarted.report.resumed.len()),
-        (n, 0)
+        (n, n)
     );
     assert_eq!(engine.running_instances(), 0, "none loaded");
 

@@ -151,8 +151,8 @@ async fn an_evicted_event_based_gateways_arms_race_as_in_memory() {
                     .await
             })
         };
-        publish.await.expect("joined").expect("published");
-        refund.await.expect("joined").expect("published");
+        let paid_published = publish.await.expect("joined").expect("published");
+        let refund_published = refund.await.expect("joined").expect("published");
         broadcast.await.expect("joined").expect("broadcast");
         let (status, outcome) = ended(&engine, id).await;
         assert_eq!(status, Status::Completed, "{outcome}");
@@ -177,6 +177,12 @@ async fn an_evicted_event_based_gateways_arms_race_as_in_memory() {
             .map(|(name, _)| format!("{name}/{key}"))
             .collect();
         assert_eq!(buffered, waiting, "won by arm {arm}: {outcome}");
+        // And the hub never handed a losing arm its message.
+        for (published, a) in [(paid_published, 0), (refund_published, 1)] {
+            if a != arm {
+                assert_eq!(published, thresh::Published::Buffered, "arm {a} lost");
+            }
+        }
         assert!(engine.evicted_loads() >= 1);
         engine.shutdown(HANG).await.expect("shutdown");
     }

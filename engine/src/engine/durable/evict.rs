@@ -22,6 +22,15 @@ use crate::instance::durable::records::Checkpoint;
 use crate::instance::{Command, Entry, Input};
 use crate::store::Status;
 
+/// The idle time after which a resting instance is evicted unless
+/// [`DurableEngine::evict_idle`] says otherwise: long enough that a reply a service
+/// sends within seconds finds the instance in memory (no load), short enough that
+/// instances waiting for people or days cost the engine little (ARCHITECTURE.md,
+/// "Eviction", has the measurements behind it).
+///
+/// Needs the `durable` feature.
+pub const DEFAULT_EVICT_AFTER: Duration = Duration::from_secs(10);
+
 /// How many evicted instances load from the store at once: a timer due for many,
 /// or a signal to many, loads them in batches of this size.
 const LOADING_AT_ONCE: usize = 64;
@@ -62,7 +71,7 @@ pub(super) struct Dormancy {
 impl Default for Dormancy {
     fn default() -> Self {
         Self {
-            after_ms: AtomicU64::new(u64::MAX),
+            after_ms: AtomicU64::new(DEFAULT_EVICT_AFTER.as_millis() as u64),
             dormant: Mutex::new(HashMap::new()),
             asleep: Mutex::new(HashMap::new()),
             loading_now: Mutex::new(HashMap::new()),
@@ -86,6 +95,9 @@ struct Asleep {
     for_message: bool,
     /// It waits for a signal (the store's wake index says which).
     for_signal: bool,
+    /// A resume left it asleep: loaded, it is given a handle for
+    /// [`DurableEngine::handle`] as a resumed instance is.
+    resumed: bool,
 }
 
 impl Dormancy {
@@ -146,8 +158,8 @@ impl Dormancy {
 }
 
 impl DurableEngine {
-    /// Evict instances from memory once they have rested `after` (`None`, the
-    /// default: never). An instance rests when every token waits — at a user or
+    /// Evict instances from memory once they have rested `after` (by default
+    /// [`DEFAULT_EVICT_AFTER`]; `None`: never). An instance rests when every token waits — at a user or
     /// receive task, a catch, an event-based gateway, a timer, a join, an incident —
     /// and its last checkpoint is stored; evicted, it costs the engine its intake,
     /// its hub subscriptions and its end, not its loop, tracks and state (its open
@@ -230,6 +242,7 @@ impl Inner {
                 due: dormant.due,
                 for_message: false,
                 for_signal: false,
+                resumed: false,
             };
             let mut kept = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
             kept.insert(id, asleep);
@@ -311,6 +324,7 @@ impl Inner {
                     due,
                     for_message,
                     for_signal,
+                    resumed: true,
                 };
                 dormancy.count(&new, 1);
                 if let Some(old) = asleep.insert(id, new) {
@@ -330,6 +344,49 @@ impl Inner {
             // Starts the timer, and tells it of the new due times.
             self.index_due(engine, &runtime, due, id);
         }
+    }
+
+    /// A handle on asleep instance `id` if `of` its process: it is kept from now on
+    /// as evicted with an intake (the handle's) and an end to publish to, not
+    /// loaded — the handle's first request loads it.
+    pub(super) fn asleep_handle(
+        self: &Arc<Self>,
+        engine: &Arc<crate::engine::Inner>,
+        id: crate::instance::InstanceId,
+        of: &dyn Fn(&crate::graph::Graph<Erased>) -> bool,
+    ) -> Option<(
+        &'static crate::graph::Graph<Erased>,
+        crate::instance::InstanceHandle<Erased>,
+    )> {
+        let dormancy = &self.dormancy;
+        let asleep = {
+            let mut asleep = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
+            if !asleep.get(&id.0).is_some_and(|a| of(a.process)) {
+                return None;
+            }
+            let taken = asleep.remove(&id.0)?;
+            dormancy.count(&taken, -1);
+            taken
+        };
+        if let Some(due) = asleep.due {
+            let mut index = dormancy.due.lock().unwrap_or_else(|p| p.into_inner());
+            index.remove(&(due, id.0));
+        }
+        let (process, hub) = (asleep.process, asleep.for_message || asleep.for_signal);
+        let mut dormant = self.woken(asleep, id.0)?;
+        let (handle, publisher) =
+            crate::instance::InstanceHandle::new(id, dormant.intake.sender(), None);
+        dormant.publisher = Some(publisher);
+        // Kept with its intake now that the handle can send to it.
+        Arc::clone(self).evicted(engine, dormant);
+        if let (true, Some(runtime)) = (hub, dormancy.runtime.get()) {
+            // Kept with an intake it is found by a send, no longer by the store's
+            // index: loaded now, it subscribes in the hub (and, evicted again,
+            // keeps its subscriptions there).
+            let (inner, engine) = (Arc::clone(self), Arc::clone(engine));
+            runtime.spawn(async move { inner.load(&engine, id.0).await.map(|_| ()) });
+        }
+        Some((process, handle))
     }
 
     /// Whether any asleep instance waits for a message.
@@ -406,6 +463,7 @@ impl Inner {
         id: u64,
     ) -> Option<crate::mem::intake::Intake<Input<Erased>>> {
         let dormancy = &self.dormancy;
+        let mut resumed = false;
         let dormant = {
             // Among the loading before it leaves the evicted (locks held in this
             // order): a migration looking for it finds it in one or the other.
@@ -416,6 +474,7 @@ impl Inner {
                     let mut asleep = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
                     let asleep = asleep.remove(&id)?;
                     dormancy.count(&asleep, -1);
+                    resumed = asleep.resumed;
                     self.woken(asleep, id)?
                 }
             };
@@ -484,7 +543,21 @@ impl Inner {
         durable.every_task = every_task;
         durable.evict_after = dormancy.after();
         durable.kept = (!fresh).then(|| kept.unwrap_or_default());
-        let publisher = publisher.unwrap_or_else(|| crate::instance::EndRef::pending().0);
+        let publisher = match (publisher, resumed) {
+            (Some(publisher), _) => publisher,
+            // One a resume left asleep has a handle once loaded, as if the resume
+            // had loaded it.
+            (None, true) => {
+                let (handle, publisher) = crate::instance::InstanceHandle::new(
+                    crate::instance::InstanceId(id),
+                    intake.sender(),
+                    None,
+                );
+                self.resumed_handle(process, handle);
+                publisher
+            }
+            (None, false) => crate::instance::EndRef::pending().0,
+        };
         dormancy.loads.fetch_add(1, Ordering::Relaxed);
         let sender = intake.sender();
         // A live loop before it leaves the loading.
@@ -517,7 +590,9 @@ impl Inner {
             codec,
             intake,
             kept: None,
-            fresh: false,
+            // Nothing of it is in the hub: its choices are opened and its waits
+            // subscribed anew, as a resume would.
+            fresh: true,
             due: asleep.due,
             keep_history: self.keep_history.load(Ordering::Relaxed),
             every_task: !self.wait_states_only.load(Ordering::Relaxed),

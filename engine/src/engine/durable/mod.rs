@@ -39,6 +39,7 @@ mod watch;
 pub use node_config::NodeConfig;
 pub use watch::{Watched, WatchedOutcome};
 
+pub use evict::DEFAULT_EVICT_AFTER;
 pub use migrate::{MigrationReport, MIGRATION_REST};
 pub use report::{ResumeReport, SkipReason, Skipped};
 

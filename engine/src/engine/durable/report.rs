@@ -8,12 +8,14 @@ use crate::instance::InstanceId;
 #[derive(Debug, Default)]
 #[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
 pub struct ResumeReport {
-    /// Resumed: their handles come from [`DurableEngine::handle`](super::DurableEngine::handle).
+    /// Resumed — loaded, or left asleep in the store (see `asleep`): their handles
+    /// come from [`DurableEngine::handle`](super::DurableEngine::handle).
     pub resumed: Vec<(InstanceId, &'static str)>,
-    /// With eviction on ([`DurableEngine::evict_idle`](super::DurableEngine::evict_idle)):
-    /// how many were left in the store as evicted, their checkpoints not read —
-    /// they had nothing to do. Whatever is for them loads them; they have no
-    /// handle from [`DurableEngine::handle`](super::DurableEngine::handle).
+    /// With eviction on ([`DurableEngine::evict_idle`](super::DurableEngine::evict_idle),
+    /// the default): how many of `resumed` were left in the store as evicted, their
+    /// checkpoints not read — they had nothing to do. Whatever is for them loads
+    /// them, a request of their handle too. (A checkpoint that cannot be read is
+    /// found when it loads: logged at error, the instance left stored as running.)
     pub asleep: usize,
     /// Stored as running but not resumed, and why. They stay stored, untouched.
     pub skipped: Vec<Skipped>,

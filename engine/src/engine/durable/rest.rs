@@ -69,6 +69,7 @@ impl DurableEngine {
                     load_too.push(resting.id);
                     continue;
                 }
+                report.resumed.push((id, registered.graph.name));
                 asleep.push((
                     resting.id,
                     registered.graph,

@@ -111,18 +111,35 @@ impl DurableEngine {
         }
     }
 
-    /// The handle of a resumed instance of `process`.
+    /// The handle of a resumed instance of `process` — also of one the resume
+    /// left asleep in the store (eviction on, [`evict_idle`](Self::evict_idle)):
+    /// the handle is made without loading it, and its first request (or anything
+    /// else for it) loads it.
     pub fn handle<D: 'static>(
         &self,
         process: &'static Process<D>,
         id: InstanceId,
     ) -> Option<InstanceHandle<D>> {
-        let resumed = self.inner.resumed.lock().unwrap_or_else(|p| p.into_inner());
-        let resumed = resumed.get(&id.0)?;
-        // Of that version of its process, whose registration fixes the data type.
-        let of = resumed.process;
-        (of.name == process.name() && of.fingerprint == process.fingerprint())
-            .then(|| resumed.handle.clone().typed())
+        let mut resumed = self.inner.resumed.lock().unwrap_or_else(|p| p.into_inner());
+        let of = |graph: &Graph<Erased>| {
+            // Of that version of its process, whose registration fixes the data type.
+            graph.name == process.name() && graph.fingerprint == process.fingerprint()
+        };
+        if let Some(resumed) = resumed.get(&id.0) {
+            return of(resumed.process).then(|| resumed.handle.clone().typed());
+        }
+        let (graph, handle) = self.inner.asleep_handle(&self.engine.inner, id, &of)?;
+        let typed = handle.clone().typed();
+        let key = None;
+        resumed.insert(
+            id.0,
+            Resumed {
+                process: graph,
+                key,
+                handle,
+            },
+        );
+        Some(typed)
     }
 
     fn resume_one(
@@ -229,5 +246,23 @@ impl super::Inner {
             started => started,
         };
         durable
+    }
+}
+
+impl super::Inner {
+    /// Instance `handle.id()` of `process`, asleep since a resume, is loaded:
+    /// its handle is kept as a resumed instance's (unless one was asked for
+    /// already).
+    pub(super) fn resumed_handle(
+        &self,
+        process: &'static Graph<Erased>,
+        handle: InstanceHandle<Erased>,
+    ) {
+        let mut resumed = self.resumed.lock().unwrap_or_else(|p| p.into_inner());
+        resumed.entry(handle.id().0).or_insert(Resumed {
+            process,
+            key: None,
+            handle,
+        });
     }
 }
