@@ -385,10 +385,25 @@ fn migrated_running(count: u64, evicted: bool) {
 
 /// Resident memory of this process, from /proc (0 where there is none).
 fn resident_mb() -> f64 {
+    status_mb("VmRSS:")
+}
+
+/// The most this process was resident since it began, or since `reset_peak`, in MB.
+fn peak_mb() -> f64 {
+    status_mb("VmHWM:")
+}
+
+/// Start `peak_mb` over from the resident size now (Linux's `clear_refs`; if it
+/// cannot be written, the peak stays the whole run's).
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+fn status_mb(field: &str) -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(0.0, |kb| kb / 1024.0)
 }
@@ -505,8 +520,10 @@ fn evicted() {
         }
         engine.register(&PAID).expect("register");
         let opened = began.elapsed();
+        reset_peak();
         let report = engine.resume().await.expect("resume");
         let took = began.elapsed();
+        let peak = peak_mb();
         let rss = resident_mb();
         engine
             .shutdown(std::time::Duration::from_secs(120))
@@ -518,15 +535,17 @@ fn evicted() {
             rss,
             report.asleep,
             took - opened,
+            peak,
         )
     });
     println!(
-        "  restarted: resume returned after {:.2} s from the open ({:.2} s the resume alone) with {} instances resumed, {} left asleep in the store (resident then {:.0} MB)",
+        "  restarted: resume returned after {:.2} s from the open ({:.2} s the resume alone) with {} instances resumed, {} left asleep in the store (resident then {:.0} MB, at most {:.0} MB during the resume)",
         resumed.1.as_secs_f64(),
         resumed.4.as_secs_f64(),
         resumed.0,
         resumed.3,
-        resumed.2
+        resumed.2,
+        resumed.5
     );
     remove(&path);
 }

@@ -75,6 +75,7 @@ async fn restart(store: &TestStore, old: DurableEngine) -> (DurableEngine, thres
     (restarted.engine, restarted.report)
 }
 
+mod asleep_timers;
 mod cancel;
 mod checkpoints;
 mod deployments;

@@ -272,6 +272,34 @@ impl Store for MemoryStore {
         ))
     }
 
+    // The wake index's reads without a copy of every record: the one timer of
+    // the evicted instances reads `due_after` at each due time, a resume reads
+    // `resting` a page at a time.
+    fn due_after(
+        &self,
+        after: Option<(i64, u64)>,
+        at_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, u64)>, StoreError> {
+        let tables = self.tables();
+        Ok(super::wake::due(
+            tables.instances.values(),
+            after,
+            at_ms,
+            limit,
+        ))
+    }
+
+    fn resting(&self, after: Option<u64>, limit: usize) -> Result<Vec<super::Resting>, StoreError> {
+        let tables = self.tables();
+        let from = after.map_or(std::ops::Bound::Unbounded, std::ops::Bound::Excluded);
+        let records = tables
+            .instances
+            .range((from, std::ops::Bound::Unbounded))
+            .map(|(_, r)| r);
+        Ok(super::wake::resting(records, None, limit))
+    }
+
     fn claim_task(
         &self,
         instance: u64,

@@ -117,8 +117,9 @@ pub struct InstanceRecord {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub incidents: u32,
     /// What can wake it while it is not in memory (a running instance's; an end
-    /// clears it). The stores index it: [`Store::due`], [`Store::waiting_for_message`],
-    /// [`Store::waiting_for_signal`], [`Store::to_resume`].
+    /// clears it). The stores index it: [`Store::due_after`],
+    /// [`Store::waiting_for_message`], [`Store::waiting_for_signal`],
+    /// [`Store::to_load`], [`Store::resting`].
     #[serde(default, skip_serializing_if = "is_zero")]
     pub wake: WakeIndex,
 }
@@ -147,7 +148,7 @@ pub struct WakeIndex {
     pub at_rest: bool,
 }
 
-/// A running instance as [`Store::to_resume`] lists one that is at rest: what an
+/// A running instance as [`Store::resting`] lists one that is at rest: what an
 /// engine keeps of it without reading its checkpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resting {
@@ -165,16 +166,6 @@ pub struct Resting {
     pub messages: bool,
     /// Whether it has a signal subscription.
     pub signals: bool,
-}
-
-/// What a resume reads ([`Store::to_resume`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ToResume {
-    /// The running instances with work now — not at rest, a timer due, a buffered
-    /// message for one of their subscriptions —, by id.
-    pub load: Vec<InstanceRecord>,
-    /// The others, by id.
-    pub resting: Vec<Resting>,
 }
 
 fn is_zero<N: Default + PartialEq>(n: &N) -> bool {
@@ -429,10 +420,23 @@ pub trait Store: Send + Sync {
     ) -> Result<Option<TaskRecord>, StoreError>;
 
     /// The running instances whose earliest timer is due at or before `at_ms`, as
-    /// (due time, id), earliest first, at most `limit`. The default reads every
-    /// record (the reference semantics); the SQL stores answer from an index.
+    /// (due time, id), earliest first, at most `limit`.
     fn due(&self, at_ms: i64, limit: usize) -> Result<Vec<(i64, u64)>, StoreError> {
-        Ok(wake::due(&self.running()?, at_ms, limit))
+        self.due_after(None, at_ms, limit)
+    }
+
+    /// As [`due`](Store::due), only those after `after` in its order (due time,
+    /// then id): a cursor, so the due are read a page at a time and each once (the
+    /// durable engine's one timer for its evicted instances pages through them).
+    /// The default reads every record (the reference semantics); the SQL stores
+    /// answer from their index on `(due_ms, id)`.
+    fn due_after(
+        &self,
+        after: Option<(i64, u64)>,
+        at_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, u64)>, StoreError> {
+        Ok(wake::due(self.running()?.iter(), after, at_ms, limit))
     }
 
     /// The earliest due time of a running instance's timer.
@@ -458,10 +462,19 @@ pub trait Store: Send + Sync {
         Ok(wake::for_signal(&self.running()?, name, after, limit))
     }
 
-    /// The running instances, split for a resume at `now_ms`: those with work now
-    /// (whole records) and those at rest (what finds them again).
-    fn to_resume(&self, now_ms: i64) -> Result<ToResume, StoreError> {
-        Ok(wake::to_resume(self.running()?, &self.messages()?, now_ms))
+    /// What a resume at `now_ms` loads: the running instances with work now — not
+    /// at rest, a timer due, a buffered message for one of their subscriptions —,
+    /// whole records, by id.
+    fn to_load(&self, now_ms: i64) -> Result<Vec<InstanceRecord>, StoreError> {
+        Ok(wake::to_load(self.running()?, &self.messages()?, now_ms))
+    }
+
+    /// The running instances at rest with an id greater than `after` (any, if
+    /// `None`), by id, at most `limit`: what finds each again, not its checkpoint
+    /// (a resume reads them a page at a time). Those [`to_load`](Store::to_load)
+    /// lists are among them too.
+    fn resting(&self, after: Option<u64>, limit: usize) -> Result<Vec<Resting>, StoreError> {
+        Ok(wake::resting(self.running()?.iter(), after, limit))
     }
 }
 

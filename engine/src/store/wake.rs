@@ -5,7 +5,7 @@
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 use super::WakeIndex;
-use super::{InstanceRecord, MessageRecord, Resting, Status, ToResume};
+use super::{InstanceRecord, MessageRecord, Resting, Status};
 
 /// A wake index as the SQL stores read it back: the instance's columns, and its
 /// subscriptions as one text — `kind U+001E name U+001E key`, joined by U+001F.
@@ -33,12 +33,18 @@ pub(super) fn joined(due_ms: Option<i64>, at_rest: bool, wakes: Option<&str>) ->
     wake
 }
 
-pub(super) fn due(running: &[InstanceRecord], at_ms: i64, limit: usize) -> Vec<(i64, u64)> {
-    let mut due: Vec<(i64, u64)> = running
-        .iter()
+/// The running instances' due times after `after` and at or before `at_ms`, as
+/// (due time, id), earliest first, at most `limit`.
+pub(super) fn due<'a>(
+    records: impl Iterator<Item = &'a InstanceRecord>,
+    after: Option<(i64, u64)>,
+    at_ms: i64,
+    limit: usize,
+) -> Vec<(i64, u64)> {
+    let mut due: Vec<(i64, u64)> = records
         .filter(|r| r.status == Status::Running)
         .filter_map(|r| r.wake.due_ms.map(|at| (at, r.id)))
-        .filter(|&(at, _)| at <= at_ms)
+        .filter(|&(at, id)| at <= at_ms && after.is_none_or(|a| (at, id) > a))
         .collect();
     due.sort_unstable();
     due.truncate(limit);
@@ -69,36 +75,47 @@ pub(super) fn for_signal(
         .collect()
 }
 
-pub(super) fn to_resume(
+/// The running instances with work now at `now_ms` — not at rest, a timer due, a
+/// buffered message for one of their subscriptions —, by id.
+pub(super) fn to_load(
     running: Vec<InstanceRecord>,
     messages: &[MessageRecord],
     now_ms: i64,
-) -> ToResume {
-    let mut split = ToResume::default();
-    for record in running {
-        if record.status != Status::Running {
-            continue;
-        }
-        let wake = &record.wake;
-        let now = !wake.at_rest
-            || wake.due_ms.is_some_and(|at| at <= now_ms)
-            || wake
-                .messages
-                .iter()
-                .any(|(n, k)| messages.iter().any(|m| m.name == *n && m.key == *k));
-        if now {
-            split.load.push(record);
-        } else {
-            split.resting.push(Resting {
-                id: record.id,
-                messages: !wake.messages.is_empty(),
-                signals: !wake.signals.is_empty(),
-                due_ms: wake.due_ms,
-                process: record.process,
-                fingerprint: record.fingerprint,
-                key: record.key,
-            });
-        }
-    }
-    split
+) -> Vec<InstanceRecord> {
+    running
+        .into_iter()
+        .filter(|record| {
+            let wake = &record.wake;
+            record.status == Status::Running
+                && (!wake.at_rest
+                    || wake.due_ms.is_some_and(|at| at <= now_ms)
+                    || wake
+                        .messages
+                        .iter()
+                        .any(|(n, k)| messages.iter().any(|m| m.name == *n && m.key == *k)))
+        })
+        .collect()
+}
+
+/// The running instances at rest with an id greater than `after`, by id, at most
+/// `limit`.
+pub(super) fn resting<'a>(
+    records: impl Iterator<Item = &'a InstanceRecord>,
+    after: Option<u64>,
+    limit: usize,
+) -> Vec<Resting> {
+    records
+        .filter(|r| r.status == Status::Running && r.wake.at_rest)
+        .filter(|r| after.is_none_or(|a| r.id > a))
+        .take(limit)
+        .map(|record| Resting {
+            id: record.id,
+            messages: !record.wake.messages.is_empty(),
+            signals: !record.wake.signals.is_empty(),
+            due_ms: record.wake.due_ms,
+            process: record.process.clone(),
+            fingerprint: record.fingerprint,
+            key: record.key.clone(),
+        })
+        .collect()
 }

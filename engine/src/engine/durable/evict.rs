@@ -1,7 +1,8 @@
 //! Evicted instances (README, "Durable instances"; `instance/durable/evict.rs` for
 //! the loop's side): the engine keeps of each only its intake, watched by a waker
 //! of its own (no task), and its earliest due time in one index that one timer
-//! drives. Whatever
+//! drives (`due.rs`) — or, of one nothing can send to (asleep), its process alone:
+//! its due time is the store's, which the same timer reads. Whatever
 //! arrives on the intake — a message or signal for a kept subscription, a handle's
 //! request or cancel, a task-list completion, a retry, the timer's wake — loads the
 //! instance from its stored checkpoint into a new loop on that intake, once: what
@@ -44,14 +45,24 @@ pub(super) struct Dormancy {
     /// subscription, the incident board), by id.
     pub(super) dormant: Mutex<HashMap<u64, Box<Dormant>>>,
     /// The evicted instances nothing can send to (no handle, no subscription: most
-    /// parked at a user task or a timer), by id: their process and due time alone.
-    /// A task-list action or their timer loads them, on a new intake.
-    asleep: Mutex<HashMap<u64, Asleep>>,
+    /// parked at a user task or a timer), by id: their process alone, and what can
+    /// wake them; their due times are the store's. A task-list action, their
+    /// timer (the one timer pages through the store's due-time index) or a
+    /// message or signal the store's wake index finds them waiting for loads
+    /// them, on a new intake.
+    pub(super) asleep: Mutex<HashMap<u64, Asleep>>,
     /// The intakes of those being loaded now, by id: a request sent there is
     /// answered once the instance has restored.
     loading_now: Mutex<HashMap<u64, crate::mem::intake::Intake<Input<Erased>>>>,
-    /// Evicted instances' earliest due times.
+    /// The dormant instances' earliest due times (the asleep ones' are the
+    /// store's: `due.rs`).
     pub(super) due: Mutex<BTreeSet<(Instant, u64)>>,
+    /// The one timer's place in the store's due-time index (`due.rs`); locked
+    /// after `asleep`.
+    pub(super) store_timer: Mutex<super::due::StoreTimer>,
+    /// How many of the asleep have a timer: the one timer reads the store's index
+    /// only while any do.
+    pub(super) asleep_timed: std::sync::atomic::AtomicUsize,
     /// Tells the timer a new due time came (or that it is to start).
     pub(super) earlier: Arc<tokio::sync::Notify>,
     timer_running: std::sync::atomic::AtomicBool,
@@ -76,6 +87,8 @@ impl Default for Dormancy {
             asleep: Mutex::new(HashMap::new()),
             loading_now: Mutex::new(HashMap::new()),
             due: Mutex::new(BTreeSet::new()),
+            store_timer: Mutex::default(),
+            asleep_timed: std::sync::atomic::AtomicUsize::new(0),
             earlier: Arc::new(tokio::sync::Notify::new()),
             timer_running: std::sync::atomic::AtomicBool::new(false),
             loading: Arc::new(tokio::sync::Semaphore::new(LOADING_AT_ONCE)),
@@ -88,9 +101,10 @@ impl Default for Dormancy {
 }
 
 /// An evicted instance nothing can send to.
-struct Asleep {
+pub(super) struct Asleep {
     process: &'static crate::graph::Graph<Erased>,
-    due: Option<Instant>,
+    /// It has a timer (the store's due-time index says when).
+    timed: bool,
     /// It waits for a message (the store's wake index says which).
     for_message: bool,
     /// It waits for a signal (the store's wake index says which).
@@ -102,11 +116,12 @@ struct Asleep {
 
 impl Dormancy {
     /// Count an asleep instance in (`by` 1) or out (`by` -1) of those waiting for
-    /// a message or a signal.
+    /// a message, a signal or a timer.
     fn count(&self, asleep: &Asleep, by: isize) {
         for (waits, count) in [
             (asleep.for_message, &self.asleep_for_messages),
             (asleep.for_signal, &self.asleep_for_signals),
+            (asleep.timed, &self.asleep_timed),
         ] {
             if waits && by > 0 {
                 count.fetch_add(1, Ordering::Relaxed);
@@ -117,12 +132,12 @@ impl Dormancy {
     }
 }
 
-/// A stored instance a resume keeps asleep: `(id, process, due, for_message,
-/// for_signal)`.
+/// A stored instance a resume keeps asleep: `(id, process, due time in wall-clock
+/// ms, for_message, for_signal)`.
 pub(super) type Sleeper = (
     u64,
     &'static crate::graph::Graph<Erased>,
-    Option<Instant>,
+    Option<i64>,
     bool,
     bool,
 );
@@ -174,10 +189,17 @@ impl DurableEngine {
     /// started or resumed from now on. With it on, a restart's
     /// [`resume`](Self::resume) loads only the stored instances with work now; the
     /// others it keeps as evicted without reading their checkpoints (the store's
-    /// wake index, `store::WakeIndex`, says which): their timer, a
-    /// [`publish_message`](Self::publish_message) or
+    /// wake index, `store::WakeIndex`, says which; read a page at a time): their
+    /// timer, a [`publish_message`](Self::publish_message) or
     /// [`broadcast_signal`](Self::broadcast_signal) for them or an action on their
     /// task loads them. Call it before `resume`.
+    ///
+    /// An evicted instance nothing in memory can send to (no handle held, no hub
+    /// subscription: most parked at a user task or a timer, and every one a resume
+    /// leaves in the store) costs its id and process alone: its due time stays in
+    /// the store's due-time index ([`Store::due_after`](crate::store::Store::due_after)),
+    /// which the engine's one timer for evicted instances reads when the earliest
+    /// falls due, a page at a time.
     ///
     /// Needs the `durable` feature.
     pub fn evict_idle(&self, after: Option<Duration>) {
@@ -230,23 +252,36 @@ impl Inner {
         let _ = self.dormancy.runtime.set(runtime.clone());
         let dormancy = &self.dormancy;
         let id = dormant.id;
-        if let Some(due) = dormant.due {
-            self.index_due(engine, &runtime, due, id);
-        }
         let mut dormant = dormant;
         if dormant.publisher.is_none() && dormant.kept.is_none() && dormant.intake.is_unreachable()
         {
-            // Nothing can send to it: its intake goes too.
+            // Nothing can send to it: its intake goes too, and its due time is
+            // left to the store's index (one taken from the asleep has none here).
             let asleep = Asleep {
                 process: dormant.process,
-                due: dormant.due,
+                timed: dormant.due.is_some() || dormant.asleep,
                 for_message: false,
                 for_signal: false,
                 resumed: false,
             };
-            let mut kept = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
-            kept.insert(id, asleep);
+            let timed = asleep.timed;
+            {
+                let mut kept = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
+                dormancy.count(&asleep, 1);
+                if let Some(old) = kept.insert(id, asleep) {
+                    dormancy.count(&old, -1);
+                }
+            }
+            drop(held);
+            if timed {
+                let due = dormant.due.map(crate::instance::durable::records::to_wall);
+                let due = super::due::AsleepDue::from(due);
+                self.asleep_due(engine, &runtime, &[(id, due)]);
+            }
             return;
+        }
+        if let Some(due) = dormant.due {
+            self.index_due(engine, &runtime, due, id);
         }
         let waker = std::task::Waker::from(Arc::new(Watch {
             id,
@@ -277,7 +312,7 @@ impl Inner {
         dormant.unwrap_or_else(|p| p.into_inner()).contains_key(&id) || self.asleep_or_loading(id)
     }
 
-    /// Index an evicted instance's due time; start the timer if it is not running.
+    /// Index a dormant instance's due time; start the timer if it is not running.
     fn index_due(
         self: &Arc<Self>,
         engine: &Arc<crate::engine::Inner>,
@@ -291,7 +326,17 @@ impl Inner {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert((due, id));
-        if !dormancy.timer_running.swap(true, Ordering::AcqRel) {
+        self.start_timer(engine, runtime);
+        dormancy.earlier.notify_one();
+    }
+
+    /// Start the one timer if it is not running.
+    pub(super) fn start_timer(
+        self: &Arc<Self>,
+        engine: &Arc<crate::engine::Inner>,
+        runtime: &tokio::runtime::Handle,
+    ) {
+        if !self.dormancy.timer_running.swap(true, Ordering::AcqRel) {
             // Not among the engine's loops (`running_instances`): no instance;
             // a shutdown ends it.
             runtime.spawn(super::due::drive_timer(
@@ -300,15 +345,15 @@ impl Inner {
                 engine.stop.token().clone(),
             ));
         }
-        dormancy.earlier.notify_one();
     }
 
     /// Keep stored instances at rest as evicted and asleep, their checkpoints not
-    /// read (a resume's, `rest.rs`): each `(id, process, due, for_message,
-    /// for_signal)`. Their timer, an action on their task or a durable publish or
+    /// read (a resume's, a page at a time, `rest.rs`): each `(id, process,
+    /// due_ms, for_message, for_signal)`. Their timer (the one timer finds it in
+    /// the store's index), an action on their task or a durable publish or
     /// broadcast the store's index finds them waiting for loads them. One lock for
     /// the batch.
-    pub(super) fn sleep(self: &Arc<Self>, engine: &Arc<crate::engine::Inner>, batch: Vec<Sleeper>) {
+    pub(super) fn sleep(self: &Arc<Self>, engine: &Arc<crate::engine::Inner>, batch: &[Sleeper]) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -318,10 +363,10 @@ impl Inner {
         {
             let mut asleep = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
             asleep.reserve(batch.len());
-            for (id, process, due, for_message, for_signal) in batch {
+            for &(id, process, due, for_message, for_signal) in batch {
                 let new = Asleep {
                     process,
-                    due,
+                    timed: due.is_some(),
                     for_message,
                     for_signal,
                     resumed: true,
@@ -331,19 +376,11 @@ impl Inner {
                     dormancy.count(&old, -1);
                 }
                 if let Some(due) = due {
-                    dues.push((due, id));
+                    dues.push((id, super::due::AsleepDue::At(due)));
                 }
             }
         }
-        if let Some(&(due, id)) = dues.last() {
-            dormancy
-                .due
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .extend(dues);
-            // Starts the timer, and tells it of the new due times.
-            self.index_due(engine, &runtime, due, id);
-        }
+        self.asleep_due(engine, &runtime, &dues);
     }
 
     /// A handle on asleep instance `id` if `of` its process: it is kept from now on
@@ -368,11 +405,12 @@ impl Inner {
             dormancy.count(&taken, -1);
             taken
         };
-        if let Some(due) = asleep.due {
-            let mut index = dormancy.due.lock().unwrap_or_else(|p| p.into_inner());
-            index.remove(&(due, id.0));
-        }
-        let (process, hub) = (asleep.process, asleep.for_message || asleep.for_signal);
+        // Its due time is the store's: kept with an intake, the in-memory index
+        // would not have it, so one with a timer loads now too.
+        let (process, hub) = (
+            asleep.process,
+            asleep.for_message || asleep.for_signal || asleep.timed,
+        );
         let mut dormant = self.woken(asleep, id.0)?;
         let (handle, publisher) =
             crate::instance::InstanceHandle::new(id, dormant.intake.sender(), None);
@@ -381,8 +419,8 @@ impl Inner {
         Arc::clone(self).evicted(engine, dormant);
         if let (true, Some(runtime)) = (hub, dormancy.runtime.get()) {
             // Kept with an intake it is found by a send, no longer by the store's
-            // index: loaded now, it subscribes in the hub (and, evicted again,
-            // keeps its subscriptions there).
+            // index: loaded now, it subscribes in the hub and indexes its timer
+            // (and, evicted again, keeps both in memory).
             let (inner, engine) = (Arc::clone(self), Arc::clone(engine));
             runtime.spawn(async move { inner.load(&engine, id.0).await.map(|_| ()) });
         }
@@ -593,7 +631,8 @@ impl Inner {
             // Nothing of it is in the hub: its choices are opened and its waits
             // subscribed anew, as a resume would.
             fresh: true,
-            due: asleep.due,
+            due: None,
+            asleep: true,
             keep_history: self.keep_history.load(Ordering::Relaxed),
             every_task: !self.wait_states_only.load(Ordering::Relaxed),
             publisher: None,

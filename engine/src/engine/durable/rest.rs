@@ -1,22 +1,31 @@
 //! `resume` with eviction on (`DurableEngine::evict_idle`): only the stored
 //! running instances with work now are loaded — a task under way, a timer due, a
 //! stored message for one of their subscriptions, a birth record, a call's parent
-//! or child (the store's wake index, `store::ToResume`). Each of the others is
+//! or child (the store's wake index, `Store::to_load`). Each of the others is
 //! registered as evicted and asleep without reading its checkpoint: its id,
-//! process and due time, as eviction keeps one (`evict.rs`). Those with a message
-//! subscription are found by a durable publish in the store's index
-//! ([`DurableEngine::wake_for_message`]), those with a signal subscription by a
-//! durable broadcast (`signals.rs`); those with a key a deployment of their process
-//! takes back are loaded still (the deployment must hold their handle) and evicted
-//! again once they rest.
+//! process and what can wake it (`Store::resting`, read a page at a time and kept
+//! a page at a time, so what the resume holds of them at once is one page). Their
+//! due times stay in the store: the evicted instances' one timer reads them from
+//! its due-time index (`due.rs`). Those with a message subscription are found by
+//! a durable publish in the store's index ([`DurableEngine::wake_for_message`]),
+//! those with a signal subscription by a durable broadcast (`signals.rs`); those
+//! with a key a deployment of their process takes back are loaded still (the
+//! deployment must hold their handle) and evicted again once they rest.
 
+use std::collections::HashSet;
+
+use super::evict::Sleeper;
 use super::{DurableEngine, EngineError, ResumeReport, SkipReason, Skipped};
 use crate::instance::durable::now_ms;
-use crate::instance::durable::records::from_wall;
 use crate::instance::InstanceId;
+use crate::store::Resting;
 
 /// How many records of the instances loaded although at rest are read at once.
 const READ_AT_ONCE: usize = 256;
+
+/// How many instances at rest a resume reads at once (and keeps asleep in one
+/// batch): what it holds of them at a time.
+const RESTING_AT_ONCE: usize = 4096;
 
 impl DurableEngine {
     /// `resume` of an engine alone on its store that evicts: what rests stays in
@@ -24,64 +33,40 @@ impl DurableEngine {
     pub(super) async fn resume_resting(&self) -> Result<ResumeReport, EngineError> {
         let store = self.inner.store.clone();
         let now = now_ms();
-        let split = tokio::task::spawn_blocking(move || store.to_resume(now))
-            .await
-            .map_err(|_| EngineError::NoRuntime)??;
+        // The ids stored before the resume began bound the pages: one started
+        // meanwhile is this engine's already.
+        let (load, upto) = tokio::task::spawn_blocking(move || {
+            Ok::<_, crate::store::StoreError>((store.to_load(now)?, store.next_ids()?.instance))
+        })
+        .await
+        .map_err(|_| EngineError::NoRuntime)??;
         let mut report = ResumeReport::default();
         self.inner.resuming.send_replace(true);
         let _resumed = super::resume::ResumingDone(&self.inner.resuming);
+        let loaded: HashSet<u64> = load.iter().map(|r| r.id).collect();
         let mut load_too = Vec::new();
-        let mut asleep = Vec::with_capacity(split.resting.len());
-        {
-            let adopters = self
-                .inner
-                .adopters
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            // Most are of a few processes: the last one's registration is looked up once.
-            let mut last: Option<(String, u64, Option<super::Registered>)> = None;
-            for resting in split.resting {
-                let id = InstanceId(resting.id);
-                let same = last
-                    .as_ref()
-                    .is_some_and(|(p, f, _)| *f == resting.fingerprint && *p == resting.process);
-                if !same {
-                    let registered = self.registered(&resting.process, resting.fingerprint);
-                    last = Some((resting.process.clone(), resting.fingerprint, registered));
-                }
-                let Some(registered) = last.as_ref().and_then(|(_, _, r)| *r) else {
-                    let reason = match self.newest(&resting.process) {
-                        Some(newest) => SkipReason::ModelChanged {
-                            stored: resting.fingerprint,
-                            registered: newest.graph.fingerprint,
-                        },
-                        None => SkipReason::NotRegistered,
-                    };
-                    report.skipped.push(Skipped {
-                        id,
-                        process: resting.process,
-                        reason,
-                    });
-                    continue;
-                };
-                let adopted = resting.key.is_some() && adopters.contains_key(registered.graph.name);
-                if adopted {
-                    load_too.push(resting.id);
-                    continue;
-                }
-                report.resumed.push((id, registered.graph.name));
-                asleep.push((
-                    resting.id,
-                    registered.graph,
-                    resting.due_ms.map(from_wall),
-                    resting.messages,
-                    resting.signals,
-                ));
+        // Most are of a few processes: the last one's registration is looked up once.
+        let mut last: Option<(String, u64, Option<super::Registered>)> = None;
+        let mut after = None;
+        loop {
+            let store = self.inner.store.clone();
+            let page = tokio::task::spawn_blocking(move || store.resting(after, RESTING_AT_ONCE))
+                .await
+                .map_err(|_| EngineError::NoRuntime)??;
+            let full = page.len() == RESTING_AT_ONCE;
+            after = page.last().map(|r| r.id);
+            let page: Vec<_> = page
+                .into_iter()
+                .filter(|r| r.id < upto && !loaded.contains(&r.id))
+                .collect();
+            let asleep = self.sleepers(page, &mut last, &mut load_too, &mut report);
+            report.asleep += asleep.len();
+            self.inner.sleep(&self.engine.inner, &asleep);
+            if !full || after.is_none_or(|a| a >= upto) {
+                break;
             }
         }
-        report.asleep = asleep.len();
-        self.inner.sleep(&self.engine.inner, asleep);
-        for record in split.load {
+        for record in load {
             self.resume_record(record, &mut report);
         }
         for ids in load_too.chunks(READ_AT_ONCE) {
@@ -99,6 +84,63 @@ impl DurableEngine {
         }
         self.redeliver(&mut report).await?;
         Ok(report)
+    }
+
+    /// A page of resting instances as the engine keeps them asleep; those of a
+    /// process not registered are skipped, those a deployment takes back by key
+    /// are to load (`load_too`).
+    fn sleepers(
+        &self,
+        page: Vec<Resting>,
+        last: &mut Option<(String, u64, Option<super::Registered>)>,
+        load_too: &mut Vec<u64>,
+        report: &mut ResumeReport,
+    ) -> Vec<Sleeper> {
+        let adopters = self
+            .inner
+            .adopters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut asleep = Vec::with_capacity(page.len());
+        for resting in page {
+            let id = InstanceId(resting.id);
+            let same = last
+                .as_ref()
+                .is_some_and(|(p, f, _)| *f == resting.fingerprint && *p == resting.process);
+            if !same {
+                let registered = self.registered(&resting.process, resting.fingerprint);
+                *last = Some((resting.process.clone(), resting.fingerprint, registered));
+            }
+            let Some(registered) = last.as_ref().and_then(|(_, _, r)| *r) else {
+                let reason = match self.newest(&resting.process) {
+                    Some(newest) => SkipReason::ModelChanged {
+                        stored: resting.fingerprint,
+                        registered: newest.graph.fingerprint,
+                    },
+                    None => SkipReason::NotRegistered,
+                };
+                report.skipped.push(Skipped {
+                    id,
+                    process: resting.process,
+                    reason,
+                });
+                continue;
+            };
+            let adopted = resting.key.is_some() && adopters.contains_key(registered.graph.name);
+            if adopted {
+                load_too.push(resting.id);
+                continue;
+            }
+            report.resumed.push((id, registered.graph.name));
+            asleep.push((
+                resting.id,
+                registered.graph,
+                resting.due_ms,
+                resting.messages,
+                resting.signals,
+            ));
+        }
+        asleep
     }
 
     /// Before a durable publish of (`name`, `key`) reaches the hub: load the asleep

@@ -80,6 +80,9 @@ pub(crate) struct Dormant {
     pub fresh: bool,
     /// Its earliest timer (a catch, a boundary, a backoff), if any.
     pub due: Option<Instant>,
+    /// Taken from the asleep (the engine's `woken`): its earliest timer is the
+    /// store's to know (`due` is `None`).
+    pub asleep: bool,
     /// The engine's settings it was running under.
     pub keep_history: bool,
     pub every_task: bool,
@@ -263,6 +266,7 @@ impl Instance<Erased> {
             kept,
             fresh: false,
             due,
+            asleep: false,
             keep_history: durable.keep_history,
             every_task: durable.every_task,
             publisher: None,

@@ -273,8 +273,13 @@ impl Store for PostgresStore {
         self.claim(instance, number, user)
     }
 
-    fn due(&self, at_ms: i64, limit: usize) -> Result<Vec<(i64, u64)>, StoreError> {
-        self.read_due(at_ms, limit)
+    fn due_after(
+        &self,
+        after: Option<(i64, u64)>,
+        at_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, u64)>, StoreError> {
+        self.read_due(after, at_ms, limit)
     }
 
     fn waiting_for_message(&self, name: &str, key: &str) -> Result<Vec<u64>, StoreError> {
@@ -290,7 +295,7 @@ impl Store for PostgresStore {
         self.read_waiting("signal", name, "", after, limit)
     }
 
-    fn to_resume(&self, now_ms: i64) -> Result<crate::store::ToResume, StoreError> {
+    fn to_load(&self, now_ms: i64) -> Result<Vec<InstanceRecord>, StoreError> {
         const LOAD: &str = concat!(
             columns!(),
             " FROM instances i WHERE i.status = 'running' AND i.id IN (
@@ -301,7 +306,15 @@ impl Store for PostgresStore {
                  ON w.kind = 'message' AND w.name = m.name AND w.key = m.key)
              ORDER BY i.id"
         );
-        self.read_to_resume(LOAD, now_ms)
+        self.read_to_load(LOAD, now_ms)
+    }
+
+    fn resting(
+        &self,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<crate::store::Resting>, StoreError> {
+        self.read_resting(after, limit)
     }
 }
 

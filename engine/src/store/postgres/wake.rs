@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use postgres::Statement;
 
-use super::super::{InstanceRecord, Resting, StoreError, ToResume, Write};
+use super::super::{InstanceRecord, Resting, StoreError, Write};
 use super::{cached, to_i64, PostgresStore};
 
 impl PostgresStore {
@@ -86,18 +86,28 @@ impl PostgresStore {
         Ok(())
     }
 
-    pub(super) fn read_due(&self, at_ms: i64, limit: usize) -> Result<Vec<(i64, u64)>, StoreError> {
+    /// `Store::due_after`: a range of the index on `(due_ms, id)`, a row value
+    /// its lower bound.
+    pub(super) fn read_due(
+        &self,
+        after: Option<(i64, u64)>,
+        at_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, u64)>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        // Before every row: ids are at least 0.
+        let (after_ms, after_id) = after.map_or((i64::MIN, -1), |(at, id)| (at, to_i64(id)));
         let rows = self.with(|inner| {
             let statement = inner.statement(
                 "SELECT due_ms, id FROM instances
-                 WHERE due_ms IS NOT NULL AND due_ms <= $1 AND status = 'running'
-                 ORDER BY due_ms, id LIMIT $2",
+                 WHERE due_ms IS NOT NULL AND (due_ms, id) > ($1, $2) AND due_ms <= $3
+                   AND status = 'running'
+                 ORDER BY due_ms, id LIMIT $4",
                 &self.location,
             )?;
             inner
                 .client
-                .query(&statement, &[&at_ms, &limit])
+                .query(&statement, &[&after_ms, &after_id, &at_ms, &limit])
                 .map_err(|e| self.fail("reading due timers", e))
         })?;
         rows.iter()
@@ -145,60 +155,77 @@ impl PostgresStore {
             .collect()
     }
 
-    /// What a resume reads: `load` is the statement of the records with work now.
-    pub(super) fn read_to_resume(
+    /// What a resume loads: `load` is the statement of the records with work now.
+    pub(super) fn read_to_load(
         &self,
         load: &'static str,
         now_ms: i64,
-    ) -> Result<ToResume, StoreError> {
-        let (loaded, subscribed, resting) = self.with(|inner| {
-            let fail = |e| self.fail("reading what to resume", e);
+    ) -> Result<Vec<InstanceRecord>, StoreError> {
+        let loaded = self.with(|inner| {
             let statement = inner.statement(load, &self.location)?;
-            let loaded = inner.client.query(&statement, &[&now_ms]).map_err(fail)?;
-            let statement = inner.statement(
-                "SELECT DISTINCT instance, kind FROM instance_wakes",
-                &self.location,
-            )?;
-            let subscribed = inner.client.query(&statement, &[]).map_err(fail)?;
+            inner
+                .client
+                .query(&statement, &[&now_ms])
+                .map_err(|e| self.fail("reading what to resume", e))
+        })?;
+        loaded.iter().map(|row| self.record(row)).collect()
+    }
+
+    /// `Store::resting`: a page of the instances at rest, and the subscriptions
+    /// of the same range of ids (their primary key's range).
+    pub(super) fn read_resting(
+        &self,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<Resting>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let after = after.map_or(-1, to_i64);
+        let fail = |e| self.fail("reading the instances at rest", e);
+        let (resting, subscribed) = self.with(|inner| {
             let statement = inner.statement(
                 "SELECT id, process, fingerprint, key, due_ms FROM instances
-                 WHERE status = 'running' AND at_rest ORDER BY id",
+                 WHERE status = 'running' AND at_rest AND id > $1 ORDER BY id LIMIT $2",
                 &self.location,
             )?;
-            let resting = inner.client.query(&statement, &[]).map_err(fail)?;
-            Ok((loaded, subscribed, resting))
+            let resting = inner
+                .client
+                .query(&statement, &[&after, &limit])
+                .map_err(fail)?;
+            let Some(last) = resting.last() else {
+                return Ok((resting, Vec::new()));
+            };
+            let last: i64 = last.try_get(0).map_err(fail)?;
+            let statement = inner.statement(
+                "SELECT DISTINCT instance, kind FROM instance_wakes
+                 WHERE instance > $1 AND instance <= $2",
+                &self.location,
+            )?;
+            let subscribed = inner
+                .client
+                .query(&statement, &[&after, &last])
+                .map_err(fail)?;
+            Ok((resting, subscribed))
         })?;
-        let fail = |e| self.fail("reading what to resume", e);
-        let load: Vec<InstanceRecord> = loaded
-            .iter()
-            .map(|row| self.record(row))
-            .collect::<Result<_, _>>()?;
-        let loaded: HashSet<u64> = load.iter().map(|r| r.id).collect();
         let subscribed: HashSet<(i64, String)> = subscribed
             .iter()
             .map(|row| Ok((row.try_get(0)?, row.try_get(1)?)))
             .collect::<Result<_, postgres::Error>>()
             .map_err(fail)?;
-        let mut rest = Vec::new();
-        for row in &resting {
-            let id: i64 = row.try_get(0).map_err(fail)?;
-            let id_u = self.unsigned("instance id", id)?;
-            if loaded.contains(&id_u) {
-                continue;
-            }
-            rest.push(Resting {
-                id: id_u,
-                process: row.try_get(1).map_err(fail)?,
-                fingerprint: row.try_get::<_, i64>(2).map_err(fail)? as u64,
-                key: row.try_get(3).map_err(fail)?,
-                due_ms: row.try_get(4).map_err(fail)?,
-                messages: subscribed.contains(&(id, "message".to_string())),
-                signals: subscribed.contains(&(id, "signal".to_string())),
-            });
-        }
-        Ok(ToResume {
-            load,
-            resting: rest,
-        })
+        let has = |id: i64, kind: &str| subscribed.contains(&(id, kind.to_string()));
+        resting
+            .iter()
+            .map(|row| {
+                let id: i64 = row.try_get(0).map_err(fail)?;
+                Ok(Resting {
+                    id: self.unsigned("instance id", id)?,
+                    process: row.try_get(1).map_err(fail)?,
+                    fingerprint: row.try_get::<_, i64>(2).map_err(fail)? as u64,
+                    key: row.try_get(3).map_err(fail)?,
+                    due_ms: row.try_get(4).map_err(fail)?,
+                    messages: has(id, "message"),
+                    signals: has(id, "signal"),
+                })
+            })
+            .collect()
     }
 }

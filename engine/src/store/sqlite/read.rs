@@ -299,8 +299,13 @@ impl Store for SqliteStore {
         self.claim(instance, number, user)
     }
 
-    fn due(&self, at_ms: i64, limit: usize) -> Result<Vec<(i64, u64)>, StoreError> {
-        self.read_due(at_ms, limit)
+    fn due_after(
+        &self,
+        after: Option<(i64, u64)>,
+        at_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, u64)>, StoreError> {
+        self.read_due(after, at_ms, limit)
     }
 
     fn waiting_for_message(&self, name: &str, key: &str) -> Result<Vec<u64>, StoreError> {
@@ -316,7 +321,15 @@ impl Store for SqliteStore {
         self.read_waiting("signal", name, "", after, limit)
     }
 
-    fn to_resume(&self, now_ms: i64) -> Result<crate::store::ToResume, StoreError> {
-        self.read_to_resume(now_ms)
+    fn to_load(&self, now_ms: i64) -> Result<Vec<InstanceRecord>, StoreError> {
+        self.read_to_load(now_ms)
+    }
+
+    fn resting(
+        &self,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<crate::store::Resting>, StoreError> {
+        self.read_resting(after, limit)
     }
 }

@@ -1,7 +1,7 @@
 //! Conformance: the same bodies against every store.
 
 use super::queries::queries_match_the_reference;
-use super::wake::wake_index_finds_what_wakes;
+use super::wake::{due_times_are_paged_by_cursor, wake_index_finds_what_wakes};
 use super::*;
 
 /// Every kind of write, applied and read back.
@@ -597,5 +597,6 @@ conformance!(
     stale_repeats_drop_by_names_and_key,
     queries_match_the_reference,
     tasks_are_listed_claimed_and_ended,
-    wake_index_finds_what_wakes
+    wake_index_finds_what_wakes,
+    due_times_are_paged_by_cursor
 );

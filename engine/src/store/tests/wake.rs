@@ -59,26 +59,32 @@ pub(super) fn wake_index_finds_what_wakes(s: &dyn Store) {
     assert!(s.waiting_for_signal("paid", None, 10).unwrap().is_empty());
 
     // A timer due, and a task under way: loaded; the rest rests.
-    let split = s.to_resume(4_000).unwrap();
-    assert_eq!(ids(&split.load), [2, 4]);
-    assert_eq!(split.load[0], b);
-    let resting: Vec<(u64, bool, bool, Option<i64>)> = split
-        .resting
-        .iter()
-        .map(|r| (r.id, r.messages, r.signals, r.due_ms))
-        .collect();
-    assert_eq!(
-        resting,
-        [
-            (0, true, false, None),
-            (1, true, true, Some(5_000)),
-            (3, false, false, None),
-            (5, true, false, Some(9_000))
-        ]
-    );
-    assert_eq!(split.resting[1].process, "odd");
-    assert_eq!(split.resting[1].fingerprint, a.fingerprint);
-    assert_eq!(split.resting[1].key.as_deref(), Some("k1"));
+    let load = s.to_load(4_000).unwrap();
+    assert_eq!(ids(&load), [2, 4]);
+    assert_eq!(load[0], b);
+    let flags = |after, limit| -> Vec<(u64, bool, bool, Option<i64>)> {
+        let page = s.resting(after, limit).unwrap();
+        page.iter()
+            .map(|r| (r.id, r.messages, r.signals, r.due_ms))
+            .collect()
+    };
+    let all = [
+        (0, true, false, None),
+        (1, true, true, Some(5_000)),
+        (2, false, true, Some(3_000)),
+        (3, false, false, None),
+        (5, true, false, Some(9_000)),
+    ];
+    assert_eq!(flags(None, 10), all);
+    // A page at a time, after the last id of the one before.
+    assert_eq!(flags(None, 2), all[..2]);
+    assert_eq!(flags(Some(1), 2), all[2..4]);
+    assert_eq!(flags(Some(3), 2), all[4..]);
+    assert_eq!(flags(Some(5), 2), []);
+    let resting = s.resting(Some(0), 1).unwrap();
+    assert_eq!(resting[0].process, "odd");
+    assert_eq!(resting[0].fingerprint, a.fingerprint);
+    assert_eq!(resting[0].key.as_deref(), Some("k1"));
     // A stored message for one of its subscriptions: it has work now too.
     s.apply(&[Write::Buffer(MessageRecord {
         name: "shipped".into(),
@@ -86,8 +92,8 @@ pub(super) fn wake_index_finds_what_wakes(s: &dyn Store) {
         ..msg(70, i64::MAX)
     })])
     .unwrap();
-    assert_eq!(ids(&s.to_resume(4_000).unwrap().load), [2, 4, 5]);
-    assert_eq!(ids(&s.to_resume(i64::MAX).unwrap().load), [1, 2, 4, 5]);
+    assert_eq!(ids(&s.to_load(4_000).unwrap()), [2, 4, 5]);
+    assert_eq!(ids(&s.to_load(i64::MAX).unwrap()), [1, 2, 4, 5]);
 
     // The next checkpoint's index replaces the last.
     let mut a2 = rec(1, 2, "{}");
@@ -133,11 +139,108 @@ pub(super) fn wake_index_finds_what_wakes(s: &dyn Store) {
     .unwrap();
     assert!(s.waiting_for_message("paid", "k6").unwrap().is_empty());
     assert!(s.waiting_for_signal("stop", None, 10).unwrap().is_empty());
-    let split = s.to_resume(i64::MAX).unwrap();
-    assert_eq!(ids(&split.load), [4]);
+    assert_eq!(ids(&s.to_load(i64::MAX).unwrap()), [4]);
+    assert_eq!(ids_of(&s.resting(None, 10).unwrap()), [0, 1, 3]);
+}
+
+/// The due-time index read with a cursor, as the evicted instances' one timer
+/// reads it: a page at a time in (due time, id) order, each once, however many
+/// share a due time; only the running, and only up to the time asked.
+pub(super) fn due_times_are_paged_by_cursor(s: &dyn Store) {
+    // Ids out of due order, three due at once, ids either side of the others.
+    let dues = [
+        (7, 2_000),
+        (3, 1_000),
+        (9, 1_000),
+        (1, 1_000),
+        (4, 3_000),
+        (8, 2_000),
+        (0, i64::MAX),
+        (2, i64::MIN),
+    ];
+    let mut writes: Vec<Write> = dues
+        .iter()
+        .map(|&(id, due)| {
+            let mut r = rec(id, 1, "{}");
+            r.wake = wake(&[], &[], Some(due));
+            Write::Put(r)
+        })
+        .collect();
+    // No timer, and a timer of an ended instance: never listed.
+    let mut none = rec(5, 1, "{}");
+    none.wake = wake(&[], &[], None);
+    let mut ended = rec(6, 1, "{}");
+    ended.wake = wake(&[], &[], Some(1_000));
+    writes.push(Write::Put(none));
+    writes.push(Write::Put(ended));
+    writes.push(Write::End {
+        id: 6,
+        status: Status::Completed,
+        outcome: None,
+        at_ms: 1,
+    });
+    s.apply(&writes).unwrap();
+    let order = [
+        (i64::MIN, 2),
+        (1_000, 1),
+        (1_000, 3),
+        (1_000, 9),
+        (2_000, 7),
+        (2_000, 8),
+        (3_000, 4),
+        (i64::MAX, 0),
+    ];
+    assert_eq!(s.due_after(None, i64::MAX, 100).unwrap(), order);
+    assert_eq!(s.due(i64::MAX, 100).unwrap(), order);
+    // Page by page, two at a time: each once, in order.
+    let mut paged = Vec::new();
+    let mut after = None;
+    loop {
+        let page = s.due_after(after, i64::MAX, 2).unwrap();
+        assert!(page.len() <= 2);
+        let Some(&last) = page.last() else { break };
+        paged.extend(page);
+        after = Some(last);
+    }
+    assert_eq!(paged, order);
+    // Within one due time, after an id: the others of that time, then the later.
     assert_eq!(
-        split.resting.iter().map(|r| r.id).collect::<Vec<_>>(),
-        [0, 1, 3]
+        s.due_after(Some((1_000, 1)), 2_000, 10).unwrap(),
+        order[2..6]
+    );
+    // Up to `at_ms` only; a cursor between ids that are not stored.
+    assert_eq!(
+        s.due_after(Some((1_000, 5)), 1_999, 10).unwrap(),
+        [(1_000, 9)]
+    );
+    assert_eq!(s.due_after(Some((1_000, 9)), 1_999, 10).unwrap(), []);
+    assert_eq!(s.due_after(Some((3_000, 4)), i64::MAX - 1, 10).unwrap(), []);
+    assert_eq!(
+        s.due_after(Some((3_000, 4)), i64::MAX, 10).unwrap(),
+        [(i64::MAX, 0)]
+    );
+    // The earliest after the cursor, whenever due: what the timer sleeps until.
+    assert_eq!(
+        s.due_after(Some((2_000, 8)), i64::MAX, 1).unwrap(),
+        [(3_000, 4)]
+    );
+    assert_eq!(s.next_due().unwrap(), Some(i64::MIN));
+    // A new checkpoint moves an instance in the order; an end takes it out.
+    let mut moved = rec(1, 2, "{}");
+    moved.wake = wake(&[], &[], Some(2_500));
+    s.apply(&[
+        Write::Put(moved),
+        Write::End {
+            id: 8,
+            status: Status::Cancelled,
+            outcome: None,
+            at_ms: 2,
+        },
+    ])
+    .unwrap();
+    assert_eq!(
+        s.due_after(Some((1_000, 9)), 3_000, 10).unwrap(),
+        [(2_000, 7), (2_500, 1), (3_000, 4)]
     );
 }
 
@@ -147,20 +250,19 @@ pub(super) fn wake_index_finds_what_wakes(s: &dyn Store) {
 pub(super) fn migrated_instances_are_loaded_until_indexed(s: &dyn Store) {
     let old = s.instance(4).unwrap().unwrap();
     assert_eq!(old.wake, WakeIndex::default());
-    let split = s.to_resume(i64::MAX).unwrap();
-    assert_eq!((ids(&split.load), split.resting.len()), (vec![4], 0));
+    assert_eq!(ids(&s.to_load(i64::MAX).unwrap()), [4]);
+    assert!(s.resting(None, 10).unwrap().is_empty());
     let mut next = old.clone();
     next.seq += 1;
     next.wake = wake(&[("paid", "x")], &[], Some(77));
     s.apply(&[Write::Put(next.clone())]).unwrap();
     assert_eq!(s.instance(4).unwrap(), Some(next));
-    let split = s.to_resume(50).unwrap();
-    assert_eq!((split.load.len(), ids_of(&split.resting)), (0, vec![4]));
+    assert!(s.to_load(50).unwrap().is_empty());
+    assert_eq!(ids_of(&s.resting(None, 10).unwrap()), [4]);
     assert_eq!(s.waiting_for_message("paid", "x").unwrap(), [4]);
     assert_eq!(s.due(100, 10).unwrap(), [(77, 4)]);
 }
 
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
 fn ids_of(resting: &[Resting]) -> Vec<u64> {
     resting.iter().map(|r| r.id).collect()
 }

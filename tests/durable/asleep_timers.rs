@@ -1,0 +1,94 @@
+//! The timers of asleep instances (evicted, nothing in memory can send to them):
+//! their due times are the store's, and the evicted instances' one timer reads
+//! them from its due-time index. One falling asleep with a timer due earlier than
+//! the one the timer sleeps until wakes it.
+
+use super::*;
+
+#[derive(Clone, Debug, Default, PartialEq, ProcessData, Serialize, Deserialize)]
+pub struct Nap {
+    pub woke: bool,
+}
+
+process! {
+    LONG_NAP: Nap {
+        start s;
+        catch later: timer(Duration::from_secs(3600));
+        task  wake = |n| async move { n.woke = true; Ok(()) };
+        end   e;
+        s -> later -> wake -> e;
+    }
+}
+
+process! {
+    SHORT_NAP: Nap {
+        start s;
+        catch later: timer(Duration::from_secs(60));
+        task  wake = |n| async move { n.woke = true; Ok(()) };
+        end   e;
+        s -> later -> wake -> e;
+    }
+}
+
+/// Yield until `done` holds, for at most a minute of real time (also on a paused
+/// clock: the store's writer is a thread of its own).
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
+        for _ in 0..100 {
+            if done() {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    panic!("{what}: not reached");
+}
+
+/// Its stored status once it is no longer running, within a minute of real time
+/// (the paused clock does not move while this polls).
+async fn ended(engine: &DurableEngine, id: InstanceId) -> Status {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
+        match engine.instance(id).await.expect("read") {
+            Some((Status::Running, _)) => tokio::task::yield_now().await,
+            Some((status, _)) => return status,
+            None => panic!("instance {id:?} is not stored"),
+        }
+    }
+    panic!("instance {id:?} still running");
+}
+
+/// An instance asleep with a timer an hour away, then one with a timer a minute
+/// away: the second wakes the one timer, which loads it at its minute and the
+/// first at its hour, each once (paused clock).
+#[tokio::test]
+async fn an_earlier_timer_falling_asleep_wakes_the_one_timer() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    engine.evict_idle(Some(Duration::ZERO));
+    // Their handles dropped: asleep, nothing of them in memory but their id.
+    let long = engine
+        .start(&LONG_NAP, Nap::default())
+        .await
+        .expect("stored")
+        .id();
+    until("the long nap asleep", || engine.evicted_instances() == 1).await;
+    let began = tokio::time::Instant::now();
+    let short = engine
+        .start(&SHORT_NAP, Nap::default())
+        .await
+        .expect("stored")
+        .id();
+    until("both asleep", || engine.evicted_instances() == 2).await;
+    tokio::time::pause();
+    tokio::time::sleep_until(began + Duration::from_secs(2 * 60)).await;
+    assert_eq!(ended(&engine, short).await, Status::Completed);
+    assert_eq!(engine.evicted_loads(), 1, "the long nap still asleep");
+    assert_eq!(engine.evicted_instances(), 1);
+    tokio::time::sleep_until(began + Duration::from_secs(61 * 60)).await;
+    assert_eq!(ended(&engine, long).await, Status::Completed);
+    assert_eq!(engine.evicted_loads(), 2, "each loaded once");
+    engine.shutdown(HANG).await.expect("shutdown");
+}
