@@ -30,6 +30,15 @@ process! {
     }
 }
 
+process! {
+    UNKNOWN_NAP: Nap {
+        start s;
+        catch later: timer(Duration::from_secs(60));
+        end   e;
+        s -> later -> e;
+    }
+}
+
 /// Yield until `done` holds, for at most a minute of real time (also on a paused
 /// clock: the store's writer is a thread of its own).
 async fn until(what: &str, mut done: impl FnMut() -> bool) {
@@ -90,5 +99,65 @@ async fn an_earlier_timer_falling_asleep_wakes_the_one_timer() {
     tokio::time::sleep_until(began + Duration::from_secs(61 * 60)).await;
     assert_eq!(ended(&engine, long).await, Status::Completed);
     assert_eq!(engine.evicted_loads(), 2, "each loaded once");
+    // On real time again: the loops' last receipts come from the writer thread.
+    tokio::time::resume();
+    engine.shutdown(HANG).await.expect("shutdown");
+}
+
+/// After a restart that does not register one process, its instance's timer
+/// stays in the store's due-time index among the others': the one timer passes
+/// over it (no engine here runs it) and loads the asleep ones due with it and
+/// after it, each once (paused clock).
+#[tokio::test]
+async fn a_due_time_of_an_instance_not_run_here_is_passed_over() {
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    engine.evict_idle(Some(Duration::ZERO));
+    let began = tokio::time::Instant::now();
+    let unknown = engine
+        .start(&UNKNOWN_NAP, Nap::default())
+        .await
+        .expect("stored")
+        .id();
+    let short = engine
+        .start(&SHORT_NAP, Nap::default())
+        .await
+        .expect("stored")
+        .id();
+    let long = engine
+        .start(&LONG_NAP, Nap::default())
+        .await
+        .expect("stored")
+        .id();
+    until("all asleep", || engine.evicted_instances() == 3).await;
+    let restarted = thresh::testing::restart(engine, &store, |engine| {
+        engine.evict_idle(Some(Duration::ZERO));
+        engine.register(&SHORT_NAP)?;
+        engine.register(&LONG_NAP)
+    })
+    .await
+    .expect("restarted");
+    let engine = restarted.engine;
+    assert_eq!(restarted.report.asleep, 2);
+    assert_eq!(
+        restarted
+            .report
+            .skipped
+            .iter()
+            .map(|s| s.id)
+            .collect::<Vec<_>>(),
+        [unknown]
+    );
+    tokio::time::pause();
+    tokio::time::sleep_until(began + Duration::from_secs(2 * 60)).await;
+    assert_eq!(ended(&engine, short).await, Status::Completed);
+    assert_eq!(engine.evicted_loads(), 1);
+    let stored = engine.instance(unknown).await.expect("read");
+    assert_eq!(stored.map(|(status, _)| status), Some(Status::Running));
+    tokio::time::sleep_until(began + Duration::from_secs(61 * 60)).await;
+    assert_eq!(ended(&engine, long).await, Status::Completed);
+    assert_eq!(engine.evicted_loads(), 2, "each loaded once");
+    // On real time again: the loops' last receipts come from the writer thread.
+    tokio::time::resume();
     engine.shutdown(HANG).await.expect("shutdown");
 }

@@ -68,6 +68,41 @@ impl From<Option<i64>> for AsleepDue {
 }
 
 impl Inner {
+    /// Index a dormant instance's due time; start the timer if it is not running.
+    pub(super) fn index_due(
+        self: &Arc<Self>,
+        engine: &Arc<crate::engine::Inner>,
+        runtime: &tokio::runtime::Handle,
+        due: Instant,
+        id: u64,
+    ) {
+        let dormancy = &self.dormancy;
+        dormancy
+            .due
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((due, id));
+        self.start_timer(engine, runtime);
+        dormancy.earlier.notify_one();
+    }
+
+    /// Start the one timer if it is not running.
+    pub(super) fn start_timer(
+        self: &Arc<Self>,
+        engine: &Arc<crate::engine::Inner>,
+        runtime: &tokio::runtime::Handle,
+    ) {
+        if !self.dormancy.timer_running.swap(true, Ordering::AcqRel) {
+            // Not among the engine's loops (`running_instances`): no instance;
+            // a shutdown ends it.
+            runtime.spawn(drive_timer(
+                Arc::downgrade(self),
+                Arc::downgrade(engine),
+                engine.stop.token().clone(),
+            ));
+        }
+    }
+
     /// Instances fell asleep (already among the asleep) with a timer: those due
     /// now load at once; the timer hears of an earlier due time than it sleeps
     /// until.

@@ -65,7 +65,7 @@ pub(super) struct Dormancy {
     pub(super) asleep_timed: std::sync::atomic::AtomicUsize,
     /// Tells the timer a new due time came (or that it is to start).
     pub(super) earlier: Arc<tokio::sync::Notify>,
-    timer_running: std::sync::atomic::AtomicBool,
+    pub(super) timer_running: std::sync::atomic::AtomicBool,
     loading: Arc<tokio::sync::Semaphore>,
     /// Instances loaded again so far.
     loads: AtomicU64,
@@ -310,41 +310,6 @@ impl Inner {
     pub(super) fn is_evicted(&self, id: u64) -> bool {
         let dormant = self.dormancy.dormant.lock();
         dormant.unwrap_or_else(|p| p.into_inner()).contains_key(&id) || self.asleep_or_loading(id)
-    }
-
-    /// Index a dormant instance's due time; start the timer if it is not running.
-    fn index_due(
-        self: &Arc<Self>,
-        engine: &Arc<crate::engine::Inner>,
-        runtime: &tokio::runtime::Handle,
-        due: Instant,
-        id: u64,
-    ) {
-        let dormancy = &self.dormancy;
-        dormancy
-            .due
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert((due, id));
-        self.start_timer(engine, runtime);
-        dormancy.earlier.notify_one();
-    }
-
-    /// Start the one timer if it is not running.
-    pub(super) fn start_timer(
-        self: &Arc<Self>,
-        engine: &Arc<crate::engine::Inner>,
-        runtime: &tokio::runtime::Handle,
-    ) {
-        if !self.dormancy.timer_running.swap(true, Ordering::AcqRel) {
-            // Not among the engine's loops (`running_instances`): no instance;
-            // a shutdown ends it.
-            runtime.spawn(super::due::drive_timer(
-                Arc::downgrade(self),
-                Arc::downgrade(engine),
-                engine.stop.token().clone(),
-            ));
-        }
     }
 
     /// Keep stored instances at rest as evicted and asleep, their checkpoints not
