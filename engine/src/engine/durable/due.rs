@@ -149,15 +149,15 @@ impl Inner {
     /// time after (`i64::MAX`: none). Only while any asleep instance has a timer.
     async fn store_due(self: &Arc<Self>, core: &Weak<crate::engine::Inner>, now: i64) -> i64 {
         let dormancy = &self.dormancy;
-        if dormancy.asleep_timed.load(Ordering::Relaxed) == 0 {
-            let timer = dormancy.store_timer.lock();
-            let mut timer = timer.unwrap_or_else(|p| p.into_inner());
-            timer.until = i64::MAX;
-            return i64::MAX;
-        }
         let mut after = {
             let timer = dormancy.store_timer.lock();
             let mut timer = timer.unwrap_or_else(|p| p.into_inner());
+            // Under the lock: one counted in after this sees none finds `until`
+            // unbounded as it registers, and wakes the timer.
+            if dormancy.asleep_timed.load(Ordering::Relaxed) == 0 {
+                timer.until = i64::MAX;
+                return i64::MAX;
+            }
             timer.awake = true;
             timer.handled
         };
