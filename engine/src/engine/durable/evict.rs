@@ -32,6 +32,10 @@ use crate::store::Status;
 /// Needs the `durable` feature.
 pub const DEFAULT_EVICT_AFTER: Duration = Duration::from_secs(10);
 
+/// The least a loaded instance rests before it is evicted again (whatever the
+/// idle time): what loaded it may reach it just after its restore.
+const RELOADED_REST: Duration = Duration::from_millis(100);
+
 /// How many evicted instances load from the store at once: a timer due for many,
 /// or a signal to many, loads them in batches of this size.
 const LOADING_AT_ONCE: usize = 64;
@@ -544,7 +548,9 @@ impl Inner {
         let mut durable = self.stored_durable(codec, record);
         durable.keep_history = keep_history;
         durable.every_task = every_task;
-        durable.evict_after = dormancy.after();
+        // Not evicted again before what it was loaded for reaches it: a hub
+        // delivery follows a store index's wake once the restore is done.
+        durable.evict_after = dormancy.after().map(|after| after.max(RELOADED_REST));
         durable.kept = (!fresh).then(|| kept.unwrap_or_default());
         let publisher = match (publisher, resumed) {
             (Some(publisher), _) => publisher,
