@@ -19,6 +19,7 @@ mod cancels;
 mod claims;
 mod commits;
 mod crash;
+mod eviction;
 mod incidents;
 mod starts;
 mod takeover_seen;

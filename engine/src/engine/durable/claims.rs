@@ -32,6 +32,9 @@ impl DurableEngine {
         payload: Payload,
     ) -> Result<Published, EngineError> {
         let hub = self.engine.inner.hub.clone();
+        // An instance this node holds asleep waiting for it is loaded first, so its
+        // catch takes it here (nothing is read while none sleeps for a message).
+        self.wake_for_message(&record.name, &record.key).await;
         // A catch here takes it; else a start event here may, by the key rule (decided
         // by the store, across nodes).
         let waiter = hub.waits(&record.name, &record.key);
@@ -113,6 +116,8 @@ impl DurableEngine {
             .into_iter()
             .find(|i| i.id == id)
             .map(|i| i.process)
+            // Evicted here: its process is kept (its incident opens as it loads).
+            .or_else(|| self.inner.evicted_process(id.instance.0))
             .ok_or("the incident is not open here")?;
         let codecs: Vec<_> = self
             .versions_of(process)
@@ -210,18 +215,25 @@ impl Node {
     ) -> Result<usize, EngineError> {
         const PAGE: usize = 500;
         let hub = engine.engine.inner.hub.clone();
+        // Instances held asleep here for a stored message are loaded first: their
+        // catches then wait in the hub, and take it below.
+        if engine.inner.asleep_for_messages() {
+            self.wake_asleep(engine, now).await?;
+        }
         // Only messages this node can read: another node may know their type.
         let mut wanted = engine.readable(hub.wanted(), unknown);
-        // Retry requests from other nodes, for incidents open here.
-        if engine.engine.has_incidents() {
+        // Retry requests from other nodes, for incidents open here (an evicted
+        // instance's included: loaded to retry).
+        let evicted = engine.evicted_instances() > 0;
+        if engine.engine.has_incidents() || evicted {
             wanted.waits.push(RETRY_REQUEST.to_string());
         }
         // And requests for the open tasks here (`tasks.rs`).
-        if engine.engine.has_tasks() {
+        if engine.engine.has_tasks() || evicted {
             wanted.waits.push(super::tasks::TASK_REQUEST.to_string());
         }
         // And cancel requests, for the instances that run here (`cancel.rs`).
-        if engine.engine.running_instances() > 0 || engine.evicted_instances() > 0 {
+        if engine.engine.running_instances() > 0 || evicted {
             wanted.waits.push(super::cancel::CANCEL_REQUEST.to_string());
         }
         if wanted.waits.is_empty() && wanted.starts.is_empty() {
@@ -274,6 +286,23 @@ impl Node {
         }
     }
 
+    /// Load the instances this node holds asleep (after a resume or a takeover) for
+    /// which the store holds an unclaimed message their wake index waits for —
+    /// published on another node, or before the takeover — and wait until they have
+    /// restored, their catches subscribed again.
+    async fn wake_asleep(&self, engine: &DurableEngine, now: i64) -> Result<(), EngineError> {
+        let store = self.store.clone();
+        let ids = blocking(move || store.owned_waiting(now)).await?;
+        let inner = &engine.inner;
+        let loads = ids
+            .into_iter()
+            .filter(|&id| inner.asleep_or_loading(id))
+            .map(|id| inner.load_evicted(&engine.engine.inner, id));
+        let loaded = futures_util::future::join_all(loads).await;
+        debug!(node = %self.id, loaded = loaded.iter().flatten().count(), "asleep instances woken for stored messages");
+        Ok(())
+    }
+
     /// Claim the stored requests among `requests` whose key `runs_here` says this
     /// node holds (an incident, a task): each is removed once answered
     /// ([`answered`]), and one that does not read here stays for the lease of its
@@ -305,7 +334,7 @@ impl Node {
         requests: Vec<Candidate>,
         now: i64,
     ) -> Result<usize, EngineError> {
-        let runs_here = |key: &str| retry_of(key).is_some_and(|id| engine.engine.runs_incident(id));
+        let runs_here = |key: &str| retry_of(key).is_some_and(|id| engine.runs_incident(id));
         let claimed = self.claim_requests(requests, now, runs_here).await?;
         let count = claimed.len();
         for request in claimed {
@@ -321,7 +350,8 @@ impl Node {
             };
             let engine = engine.clone();
             tokio::spawn(async move {
-                match engine.engine.retry_by(id, change).await {
+                // Evicted here: loaded first (`retry_here`).
+                match engine.retry_here(id, change).await {
                     Ok(()) => debug!(incident = %id, "retried at another node's request"),
                     Err(error) => {
                         debug!(incident = %id, %error, "a retry requested by another node")
@@ -341,8 +371,11 @@ impl Node {
         requests: Vec<Candidate>,
         now: i64,
     ) -> Result<usize, EngineError> {
-        let runs_here =
-            |key: &str| super::tasks::task_of(key).is_some_and(|id| engine.engine.runs_task(id));
+        let runs_here = |key: &str| {
+            super::tasks::task_of(key).is_some_and(|id| {
+                engine.engine.runs_task(id) || engine.inner.is_evicted(id.instance.0)
+            })
+        };
         let claimed = self.claim_requests(requests, now, runs_here).await?;
         let count = claimed.len();
         for request in claimed {
@@ -355,11 +388,14 @@ impl Node {
             };
             let engine = engine.clone();
             tokio::spawn(async move {
-                match engine.engine.act_on_task(id, act).await {
-                    Ok(()) => debug!(task = %id, "acted on at another node's request"),
-                    Err(error) => {
+                // Evicted here: loaded first (`act_here`).
+                match engine.act_here(id, act).await {
+                    Ok(Ok(())) => debug!(task = %id, "acted on at another node's request"),
+                    Ok(Err(error)) => {
                         warn!(task = %id, %error, "a task request of another node failed")
                     }
+                    // Ended or moved since it was claimed.
+                    Err(_) => warn!(task = %id, "a task request of another node: not here"),
                 }
                 answered(&engine, request.id);
             });
@@ -445,6 +481,16 @@ impl Node {
         }
         let payload = engine.decode_payload_value(&signal_key(&note.name), note.payload);
         match payload {
+            // Instances held asleep for it are loaded first (`signals.rs`): off the
+            // claimer's task, which must not wait for their restores.
+            Some(payload) if engine.inner.asleep_for_signals() => {
+                let (engine, name) = (engine.clone(), note.name);
+                tokio::spawn(async move {
+                    if let Err(error) = engine.broadcast_here(&name, payload).await {
+                        warn!(signal = %name, %error, "a signal from another node");
+                    }
+                });
+            }
             Some(payload) => {
                 engine.engine.inner.hub.broadcast(&note.name, payload);
             }

@@ -10,7 +10,8 @@
 //!   has registered (batches of `takeover_batch`, `SKIP LOCKED`: survivors split a
 //!   dead node's instances among them by how fast each takes batches) and resumes
 //!   them by the recovery rules: tasks that were running run again, waits are armed
-//!   again, timers at their recorded deadlines.
+//!   again, timers at their recorded deadlines. With eviction on, those at rest with
+//!   nothing due are kept asleep, not loaded (`rest.rs`, `node_evict.rs`).
 //! - **Messages.** `publish_message` stores the message first (acknowledged = stored).
 //!   If a catch or a message start of this node takes it, it is stored claimed by this
 //!   node and delivered here; otherwise it is stored unclaimed and the other nodes are
@@ -66,6 +67,8 @@ pub(crate) struct Node {
     renewals: AtomicU64,
     /// How signal payloads go to the other nodes, by signal name.
     encoders: std::sync::Mutex<HashMap<String, SignalEncoder>>,
+    /// The engine's durable side, whose asleep instances a renewal looks over.
+    pub(super) durable: std::sync::OnceLock<std::sync::Weak<super::Inner>>,
 }
 
 /// An instance this node runs.
@@ -168,7 +171,9 @@ impl DurableEngine {
             live: std::sync::Mutex::new(HashMap::new()),
             renewals: AtomicU64::new(0),
             encoders: std::sync::Mutex::new(HashMap::new()),
+            durable: std::sync::OnceLock::new(),
         });
+        let _ = node.durable.set(Arc::downgrade(&engine.inner));
         engine.engine.inner.hub.on_wait(node.wake.clone());
         let _ = engine.inner.node.set(node.clone());
         node.spawn(&engine, renewals);
@@ -383,12 +388,19 @@ impl Node {
                 _ = tokio::time::sleep(tick) => {}
             }
             match self.take_over(&engine, &self.stopping()).await {
-                Ok(report) if !report.resumed.is_empty() || !report.skipped.is_empty() => info!(
-                    node = %self.id,
-                    resumed = report.resumed.len(),
-                    skipped = report.skipped.len(),
-                    "took over instances"
-                ),
+                Ok(report)
+                    if !report.resumed.is_empty()
+                        || !report.skipped.is_empty()
+                        || report.asleep > 0 =>
+                {
+                    info!(
+                        node = %self.id,
+                        resumed = report.resumed.len(),
+                        asleep = report.asleep,
+                        skipped = report.skipped.len(),
+                        "took over instances"
+                    )
+                }
                 Ok(_) => {}
                 Err(e) => warn!(node = %self.id, error = %e, "taking over instances failed"),
             }
@@ -404,6 +416,7 @@ impl Node {
     /// not taken back (`stopping`).
     fn sweep(&self, store: &PostgresStore, renewal: u64, kept: &[u64]) {
         let kept: HashSet<u64> = kept.iter().copied().collect();
+        self.sweep_asleep(store, &kept);
         let candidates: Vec<u64> = {
             let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
             live.retain(|_, entry| !entry.run.finished());
@@ -466,6 +479,7 @@ impl Node {
             let (wanted, not) = (processes.clone(), not.clone());
             let taken = blocking(move || store.take_over(&wanted, &not, batch)).await?;
             let full = taken.len() >= batch;
+            let mut records = Vec::with_capacity(taken.len());
             for t in taken {
                 debug!(
                     node = %self.id,
@@ -474,7 +488,12 @@ impl Node {
                     from = t.from.as_deref().unwrap_or("none"),
                     "took over an instance"
                 );
-                engine.resume_record(t.record, &mut report);
+                records.push(t.record);
+            }
+            // With eviction on, what rests is kept asleep, not loaded; the claimer
+            // looks for stored messages for it at once.
+            if engine.resume_taken(records, &mut report) > 0 {
+                self.wake.notify_one();
             }
             if !full {
                 return Ok(report);

@@ -106,7 +106,7 @@ impl Default for Dormancy {
 
 /// An evicted instance nothing can send to.
 pub(super) struct Asleep {
-    process: &'static crate::graph::Graph<Erased>,
+    pub(super) process: &'static crate::graph::Graph<Erased>,
     /// It has a timer (the store's due-time index says when).
     timed: bool,
     /// It waits for a message (the store's wake index says which).
@@ -121,7 +121,7 @@ pub(super) struct Asleep {
 impl Dormancy {
     /// Count an asleep instance in (`by` 1) or out (`by` -1) of those waiting for
     /// a message, a signal or a timer.
-    fn count(&self, asleep: &Asleep, by: isize) {
+    pub(super) fn count(&self, asleep: &Asleep, by: isize) {
         for (waits, count) in [
             (asleep.for_message, &self.asleep_for_messages),
             (asleep.for_signal, &self.asleep_for_signals),
@@ -188,9 +188,12 @@ impl DurableEngine {
     /// its checkpoint and is delivered to it as if it had stayed (a burst loads it
     /// once); its handles keep working. A loaded instance's history starts anew
     /// unless [`keep_history`](Self::keep_history). Instances of call activities
-    /// (parents and children) are not evicted, nor any on a node of several
-    /// (`DurableEngine::connect`, feature `postgres`) yet. Applies to instances
-    /// started or resumed from now on. With it on, a restart's
+    /// (parents and children) are not evicted. On a node of several
+    /// (`DurableEngine::connect`, feature `postgres`) an evicted instance keeps its
+    /// owner and lease while the node lives: a message claimed for it, a signal, a
+    /// task action, cancel or retry sent from any node loads it on its owner; the
+    /// node that takes it over after its owner died keeps it evicted until
+    /// something wakes it. Applies to instances started or resumed from now on. With it on, a restart's
     /// [`resume`](Self::resume) loads only the stored instances with work now; the
     /// others it keeps as evicted without reading their checkpoints (the store's
     /// wake index, `store::WakeIndex`, says which; read a page at a time): their

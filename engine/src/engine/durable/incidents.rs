@@ -126,7 +126,7 @@ impl DurableEngine {
     /// Retry incident `id` of an instance of this engine: through its loop, or an
     /// evicted one's loaded first (an incident of an instance a resume left asleep
     /// is on no board until it loads).
-    async fn retry_here(
+    pub(super) async fn retry_here(
         &self,
         id: IncidentId,
         change: Option<crate::retry::RetryChange>,
@@ -155,7 +155,7 @@ impl DurableEngine {
     /// Whether incident `id`'s instance is here: its loop lists it, or it is
     /// evicted here.
     #[cfg(feature = "postgres")]
-    fn runs_incident(&self, id: IncidentId) -> bool {
+    pub(super) fn runs_incident(&self, id: IncidentId) -> bool {
         self.engine.runs_incident(id) || self.inner.is_evicted(id.instance.0)
     }
 

@@ -24,6 +24,8 @@ mod messages;
 mod migrate;
 #[cfg(feature = "postgres")]
 mod node_config;
+#[cfg(feature = "postgres")]
+mod node_evict;
 mod queries;
 mod report;
 mod rest;
@@ -562,12 +564,6 @@ impl DurableEngine {
         durable.keep_history = self.inner.keep_history.load(Ordering::Relaxed);
         durable.every_task = self.every_task();
         durable.evict_after = self.inner.dormancy.after();
-        // Not on a node of several yet: its leases and takeovers know instances by
-        // their loops (issue 35, item 4).
-        #[cfg(feature = "postgres")]
-        if self.inner.node.get().is_some() {
-            durable.evict_after = None;
-        }
         let handle = self
             .engine
             .inner

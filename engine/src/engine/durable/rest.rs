@@ -86,6 +86,55 @@ impl DurableEngine {
         Ok(report)
     }
 
+    /// Resume the records a node took over (`cluster.rs`): with eviction on, those
+    /// at rest with no timer due are kept asleep as a resume keeps them
+    /// (`sleepers`), their lease taken but no loop made; the others are loaded.
+    /// Returns how many were kept asleep: a stored message for one of them is
+    /// found by the node's claimer (`claims.rs`), which loads it.
+    #[cfg(feature = "postgres")]
+    pub(super) fn resume_taken(
+        &self,
+        records: Vec<crate::store::InstanceRecord>,
+        report: &mut ResumeReport,
+    ) -> usize {
+        if self.inner.dormancy.after().is_none() {
+            for record in records {
+                self.resume_record(record, report);
+            }
+            return 0;
+        }
+        let now = now_ms();
+        let mut resting = Vec::new();
+        let mut kept = std::collections::HashMap::new();
+        for record in records {
+            let wake = &record.wake;
+            if !wake.at_rest || wake.due_ms.is_some_and(|at| at <= now) {
+                self.resume_record(record, report);
+                continue;
+            }
+            resting.push(Resting {
+                id: record.id,
+                process: record.process.clone(),
+                fingerprint: record.fingerprint,
+                key: record.key.clone(),
+                due_ms: wake.due_ms,
+                messages: !wake.messages.is_empty(),
+                signals: !wake.signals.is_empty(),
+            });
+            kept.insert(record.id, record);
+        }
+        let (mut last, mut load_too) = (None, Vec::new());
+        let asleep = self.sleepers(resting, &mut last, &mut load_too, report);
+        report.asleep += asleep.len();
+        self.inner.sleep(&self.engine.inner, &asleep);
+        for id in load_too {
+            if let Some(record) = kept.remove(&id) {
+                self.resume_record(record, report);
+            }
+        }
+        asleep.len()
+    }
+
     /// A page of resting instances as the engine keeps them asleep; those of a
     /// process not registered are skipped, those a deployment takes back by key
     /// are to load (`load_too`).

@@ -72,7 +72,17 @@ impl DurableEngine {
         // its payload travels). Their acknowledgment is theirs to give.
         #[cfg(feature = "postgres")]
         self.signal_other_nodes(name, &payload).await?;
-        let payload: Payload = Arc::new(payload);
+        self.broadcast_here(name, Arc::new(payload)).await
+    }
+
+    /// [`broadcast_signal`](Self::broadcast_signal) to this engine's catchers
+    /// alone: the asleep ones woken first, then every other. On a node of several,
+    /// also a signal another node sent (`claims.rs`).
+    pub(super) async fn broadcast_here(
+        &self,
+        name: &str,
+        payload: Payload,
+    ) -> Result<usize, EngineError> {
         let mut outcome = Outcome::default();
         let woken = self.wake_for_signal(name, &payload, &mut outcome).await;
         let mut receipts = Vec::new();

@@ -117,22 +117,10 @@ impl DurableEngine {
     /// Act on the open task `id` where its instance runs: here, or on a node of
     /// several, the node that runs it (a stored request, [`Request`]).
     async fn act_on(&self, id: TaskId, act: TaskAct) -> Result<(), TaskListError> {
-        // A loop evicted between a look and the post is looked for again.
-        for _ in 0..3 {
-            if let Some(loaded) = self.restored(id).await {
-                // Through the intake it was loaded by: evicted again before the
-                // act comes (it may rest at once), it is loaded again by the act.
-                return crate::Engine::post_task(&loaded, id, act).await;
-            }
-            // Its loop's intake, held while posting: evicted meanwhile, the
-            // instance keeps that intake and the post loads it.
-            if let Some(target) = self.engine.task_target(id) {
-                return crate::Engine::post_task(target.as_ref(), id, act).await;
-            }
-            if !self.inner.is_evicted(id.instance.0) {
-                break;
-            }
-        }
+        let act = match self.act_here(id, act).await {
+            Ok(done) => return done,
+            Err(act) => act,
+        };
         // Open in the store, run by no loop here.
         self.task(id).await?;
         #[cfg(feature = "postgres")]
@@ -146,6 +134,33 @@ impl DurableEngine {
             return self.hand_over(id, request).await;
         }
         Err(TaskListError::NotRunning(id))
+    }
+
+    /// Act on the open task `id` if its instance runs here (an evicted one loaded
+    /// first): the answer, or `act` back if it does not (a node's claimer acts on
+    /// another node's request through this too).
+    pub(super) async fn act_here(
+        &self,
+        id: TaskId,
+        act: TaskAct,
+    ) -> Result<Result<(), TaskListError>, TaskAct> {
+        // A loop evicted between a look and the post is looked for again.
+        for _ in 0..3 {
+            if let Some(loaded) = self.restored(id).await {
+                // Through the intake it was loaded by: evicted again before the
+                // act comes (it may rest at once), it is loaded again by the act.
+                return Ok(crate::Engine::post_task(&loaded, id, act).await);
+            }
+            // Its loop's intake, held while posting: evicted meanwhile, the
+            // instance keeps that intake and the post loads it.
+            if let Some(target) = self.engine.task_target(id) {
+                return Ok(crate::Engine::post_task(target.as_ref(), id, act).await);
+            }
+            if !self.inner.is_evicted(id.instance.0) {
+                break;
+            }
+        }
+        Err(act)
     }
 
     /// Wait, if task `id`'s instance was resumed here and its loop does not list the
@@ -333,6 +348,11 @@ impl DurableEngine {
                 let process = self
                     .engine
                     .task_process(id)
+                    // Evicted here: its process is kept (its task lists as it loads).
+                    .or_else(|| {
+                        let process = self.inner.evicted_process(id.instance.0);
+                        process.map(str::to_string)
+                    })
                     .ok_or("the task is not open here")?;
                 let codec = self
                     .codec_of(&process, fingerprint, id)

@@ -214,6 +214,16 @@ impl PostgresStore {
                 ats.push(*at_ms);
             }
         }
+        // Their open tasks leave the task list, as a lone end's do (`apply_one`):
+        // under the run's savepoint, so a refused run puts them back.
+        let statement = cached(
+            statements,
+            tx,
+            "DELETE FROM user_tasks WHERE instance = ANY($1::bigint[])",
+            &self.location,
+        )?;
+        tx.execute(&statement, &[&ids])
+            .map_err(|e| self.fail("ending instances' tasks", e))?;
         let Some(node) = &self.node else {
             let statement = cached(
                 statements,

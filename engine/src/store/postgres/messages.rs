@@ -195,6 +195,26 @@ impl PostgresStore {
             .collect()
     }
 
+    /// The running instances this node owns whose wake index waits for an
+    /// unclaimed, unexpired stored message: those it holds evicted and asleep (no
+    /// catch in its hub) are loaded, and their catches then claim it. By id.
+    pub(crate) fn owned_waiting(&self, now_ms: i64) -> Result<Vec<u64>, StoreError> {
+        let node = self.node_fences()?;
+        let rows = self.rows(
+            "SELECT DISTINCT w.instance FROM messages m
+             JOIN instance_wakes w ON w.kind = 'message' AND w.name = m.name AND w.key = m.key
+             JOIN instances i ON i.id = w.instance
+             WHERE i.owner = $1 AND i.status = 'running'
+               AND (m.claim_until IS NULL OR m.claim_until < now()) AND m.expires_ms > $2
+             ORDER BY w.instance",
+            &[&node.node, &now_ms],
+            "reading the instances waiting for stored messages",
+        )?;
+        rows.iter()
+            .map(|r| self.unsigned("instance id", r.get(0)))
+            .collect()
+    }
+
     /// Claim the messages `ids` for this node's waiting catches (those no node holds
     /// a live claim on, not expired). Returns the claimed ones, by id.
     pub(crate) fn claim_waited(

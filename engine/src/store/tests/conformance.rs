@@ -543,6 +543,26 @@ fn tasks_are_listed_claimed_and_ended(s: &dyn Store) {
     }])
     .unwrap();
     assert_eq!(ids(TaskQuery::new()), [(2, 1)]);
+
+    // Ends of several instances in a row (one statement on PostgreSQL) take their
+    // tasks too.
+    s.apply(&[
+        Write::Put(rec(3, 0, "{}")),
+        Write::Tasks {
+            instance: 3,
+            open: vec![task_row(3, 1, 10, None, 60)],
+        },
+    ])
+    .unwrap();
+    assert_eq!(ids(TaskQuery::new()), [(2, 1), (3, 1)]);
+    let end = |id| Write::End {
+        id,
+        status: Status::Completed,
+        outcome: None,
+        at_ms: 70,
+    };
+    s.apply(&[end(2), end(3)]).unwrap();
+    assert_eq!(ids(TaskQuery::new()), []);
 }
 
 macro_rules! conformance {
