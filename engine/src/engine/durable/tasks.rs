@@ -117,6 +117,7 @@ impl DurableEngine {
     /// Act on the open task `id` where its instance runs: here, or on a node of
     /// several, the node that runs it (a stored request, [`Request`]).
     async fn act_on(&self, id: TaskId, act: TaskAct) -> Result<(), TaskListError> {
+        #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
         let act = match self.act_here(id, act).await {
             Ok(done) => return done,
             Err(act) => act,
