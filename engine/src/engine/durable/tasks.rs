@@ -130,7 +130,10 @@ impl DurableEngine {
                 TaskAct::Fail(message) => Request::Fail { message },
                 TaskAct::Raise(Raised::Error { code, message }) => Request::Error { code, message },
                 TaskAct::Raise(Raised::Escalation { code }) => Request::Escalation { code },
-                TaskAct::Complete(_) => unreachable!("a completion is handed over as data"),
+                // Its instance left this node between `complete_task`'s look and
+                // the act (taken over, ended): the caller may try again, and the
+                // completion is then handed over as data.
+                TaskAct::Complete(_) => return Err(TaskListError::NotRunning(id)),
             };
             return self.hand_over(id, request).await;
         }
