@@ -363,30 +363,30 @@ impl Inner {
         engine: &Arc<crate::engine::Inner>,
         id: crate::instance::InstanceId,
         of: &dyn Fn(&crate::graph::Graph<Erased>) -> bool,
-    ) -> Option<(
-        &'static crate::graph::Graph<Erased>,
-        crate::instance::InstanceHandle<Erased>,
-    )> {
+    ) -> Option<crate::instance::InstanceHandle<Erased>> {
         let dormancy = &self.dormancy;
-        let asleep = {
+        let (dormant, hub, handle) = {
             let mut asleep = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
             if !asleep.get(&id.0).is_some_and(|a| of(a.process)) {
                 return None;
             }
             let taken = asleep.remove(&id.0)?;
             dormancy.count(&taken, -1);
-            taken
+            // Its due time is the store's: kept with an intake, the in-memory
+            // index would not have it, so one with a timer loads now too.
+            let (process, hub) = (
+                taken.process,
+                taken.for_message || taken.for_signal || taken.timed,
+            );
+            let mut dormant = self.woken(taken, id.0)?;
+            let (handle, publisher) =
+                crate::instance::InstanceHandle::new(id, dormant.intake.sender(), None);
+            dormant.publisher = Some(publisher);
+            // Among the resumed before it leaves the asleep's lock: a `handle`
+            // call finds it in one or the other.
+            self.resumed_handle(process, handle.clone());
+            (dormant, hub, handle)
         };
-        // Its due time is the store's: kept with an intake, the in-memory index
-        // would not have it, so one with a timer loads now too.
-        let (process, hub) = (
-            asleep.process,
-            asleep.for_message || asleep.for_signal || asleep.timed,
-        );
-        let mut dormant = self.woken(asleep, id.0)?;
-        let (handle, publisher) =
-            crate::instance::InstanceHandle::new(id, dormant.intake.sender(), None);
-        dormant.publisher = Some(publisher);
         // Kept with its intake now that the handle can send to it.
         Arc::clone(self).evicted(engine, dormant);
         if let (true, Some(runtime)) = (hub, dormancy.runtime.get()) {
@@ -396,7 +396,7 @@ impl Inner {
             let (inner, engine) = (Arc::clone(self), Arc::clone(engine));
             runtime.spawn(async move { inner.load(&engine, id.0).await.map(|_| ()) });
         }
-        Some((process, handle))
+        Some(handle)
     }
 
     /// Whether any asleep instance waits for a message.
@@ -473,7 +473,6 @@ impl Inner {
         id: u64,
     ) -> Option<crate::mem::intake::Intake<Input<Erased>>> {
         let dormancy = &self.dormancy;
-        let mut resumed = false;
         let dormant = {
             // Among the loading before it leaves the evicted (locks held in this
             // order): a migration looking for it finds it in one or the other.
@@ -484,8 +483,22 @@ impl Inner {
                     let mut asleep = dormancy.asleep.lock().unwrap_or_else(|p| p.into_inner());
                     let asleep = asleep.remove(&id)?;
                     dormancy.count(&asleep, -1);
-                    resumed = asleep.resumed;
-                    self.woken(asleep, id)?
+                    let (resumed, process) = (asleep.resumed, asleep.process);
+                    let mut dormant = self.woken(asleep, id)?;
+                    if resumed {
+                        // One a resume left asleep has a handle once loaded, as if
+                        // the resume had loaded it: among the resumed before it
+                        // leaves the asleep's lock, so a `handle` call finds it in
+                        // one or the other.
+                        let (handle, publisher) = crate::instance::InstanceHandle::new(
+                            crate::instance::InstanceId(id),
+                            dormant.intake.sender(),
+                            None,
+                        );
+                        dormant.publisher = Some(publisher);
+                        self.resumed_handle(process, handle);
+                    }
+                    dormant
                 }
             };
             let mut loading = dormancy
@@ -555,21 +568,7 @@ impl Inner {
         // delivery follows a store index's wake once the restore is done.
         durable.evict_after = dormancy.after().map(|after| after.max(RELOADED_REST));
         durable.kept = (!fresh).then(|| kept.unwrap_or_default());
-        let publisher = match (publisher, resumed) {
-            (Some(publisher), _) => publisher,
-            // One a resume left asleep has a handle once loaded, as if the resume
-            // had loaded it.
-            (None, true) => {
-                let (handle, publisher) = crate::instance::InstanceHandle::new(
-                    crate::instance::InstanceId(id),
-                    intake.sender(),
-                    None,
-                );
-                self.resumed_handle(process, handle);
-                publisher
-            }
-            (None, false) => crate::instance::EndRef::pending().0,
-        };
+        let publisher = publisher.unwrap_or_else(|| crate::instance::EndRef::pending().0);
         dormancy.loads.fetch_add(1, Ordering::Relaxed);
         let sender = intake.sender();
         // A live loop before it leaves the loading.

@@ -120,26 +120,24 @@ impl DurableEngine {
         process: &'static Process<D>,
         id: InstanceId,
     ) -> Option<InstanceHandle<D>> {
-        let mut resumed = self.inner.resumed.lock().unwrap_or_else(|p| p.into_inner());
         let of = |graph: &Graph<Erased>| {
             // Of that version of its process, whose registration fixes the data type.
             graph.name == process.name() && graph.fingerprint == process.fingerprint()
         };
-        if let Some(resumed) = resumed.get(&id.0) {
-            return of(resumed.process).then(|| resumed.handle.clone().typed());
-        }
-        let (graph, handle) = self.inner.asleep_handle(&self.engine.inner, id, &of)?;
-        let typed = handle.clone().typed();
-        let key = None;
-        resumed.insert(
-            id.0,
-            Resumed {
-                process: graph,
-                key,
-                handle,
-            },
-        );
-        Some(typed)
+        let resumed = || {
+            let resumed = self.inner.resumed.lock().unwrap_or_else(|p| p.into_inner());
+            let resumed = resumed.get(&id.0)?;
+            of(resumed.process).then(|| resumed.handle.clone().typed())
+        };
+        // Looked for among the resumed, the asleep, then the resumed again: an
+        // asleep one loading meanwhile joins the resumed before it leaves the
+        // asleep.
+        resumed()
+            .or_else(|| {
+                let handle = self.inner.asleep_handle(&self.engine.inner, id, &of)?;
+                Some(handle.typed())
+            })
+            .or_else(resumed)
     }
 
     fn resume_one(
