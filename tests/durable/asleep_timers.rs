@@ -39,36 +39,6 @@ process! {
     }
 }
 
-/// Yield until `done` holds, for at most a minute of real time (also on a paused
-/// clock: the store's writer is a thread of its own).
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while std::time::Instant::now() < deadline {
-        for _ in 0..100 {
-            if done() {
-                return;
-            }
-            tokio::task::yield_now().await;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    panic!("{what}: not reached");
-}
-
-/// Its stored status once it is no longer running, within a minute of real time
-/// (the paused clock does not move while this polls).
-async fn ended(engine: &DurableEngine, id: InstanceId) -> Status {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while std::time::Instant::now() < deadline {
-        match engine.instance(id).await.expect("read") {
-            Some((Status::Running, _)) => tokio::task::yield_now().await,
-            Some((status, _)) => return status,
-            None => panic!("instance {id:?} is not stored"),
-        }
-    }
-    panic!("instance {id:?} still running");
-}
-
 /// An instance asleep with a timer an hour away, then one with a timer a minute
 /// away: the second wakes the one timer, which loads it at its minute and the
 /// first at its hour, each once (paused clock).
@@ -93,11 +63,11 @@ async fn an_earlier_timer_falling_asleep_wakes_the_one_timer() {
     until("both asleep", || engine.evicted_instances() == 2).await;
     tokio::time::pause();
     tokio::time::sleep_until(began + Duration::from_secs(2 * 60)).await;
-    assert_eq!(ended(&engine, short).await, Status::Completed);
+    assert_eq!(ended(&engine, short).await.0, Status::Completed);
     assert_eq!(engine.evicted_loads(), 1, "the long nap still asleep");
     assert_eq!(engine.evicted_instances(), 1);
     tokio::time::sleep_until(began + Duration::from_secs(61 * 60)).await;
-    assert_eq!(ended(&engine, long).await, Status::Completed);
+    assert_eq!(ended(&engine, long).await.0, Status::Completed);
     assert_eq!(engine.evicted_loads(), 2, "each loaded once");
     // On real time again: the loops' last receipts come from the writer thread.
     tokio::time::resume();
@@ -150,12 +120,12 @@ async fn a_due_time_of_an_instance_not_run_here_is_passed_over() {
     );
     tokio::time::pause();
     tokio::time::sleep_until(began + Duration::from_secs(2 * 60)).await;
-    assert_eq!(ended(&engine, short).await, Status::Completed);
+    assert_eq!(ended(&engine, short).await.0, Status::Completed);
     assert_eq!(engine.evicted_loads(), 1);
     let stored = engine.instance(unknown).await.expect("read");
     assert_eq!(stored.map(|(status, _)| status), Some(Status::Running));
     tokio::time::sleep_until(began + Duration::from_secs(61 * 60)).await;
-    assert_eq!(ended(&engine, long).await, Status::Completed);
+    assert_eq!(ended(&engine, long).await.0, Status::Completed);
     assert_eq!(engine.evicted_loads(), 2, "each loaded once");
     // On real time again: the loops' last receipts come from the writer thread.
     tokio::time::resume();

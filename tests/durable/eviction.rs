@@ -57,22 +57,6 @@ process! {
     }
 }
 
-/// Yield until `done` holds, for at most a minute of real time (also on a paused
-/// clock: the store's writer is a thread of its own).
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while std::time::Instant::now() < deadline {
-        for _ in 0..100 {
-            if done() {
-                return;
-            }
-            tokio::task::yield_now().await;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    panic!("{what}: not reached");
-}
-
 async fn engine(store: &TestStore) -> DurableEngine {
     let engine = store.engine().expect("open");
     engine.evict_idle(Some(Duration::ZERO));

@@ -53,6 +53,40 @@ async fn until_open<D: Clone>(handle: &InstanceHandle<D>, node: &str) {
     .expect("the user task opened");
 }
 
+/// Yield until `done` holds, for at most a minute of real time. Also on a paused
+/// clock: between rounds of yields it sleeps the thread, not the runtime's clock,
+/// so the clock moves only where a test advances it.
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
+        for _ in 0..100 {
+            if done() {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    panic!("{what}: not reached");
+}
+
+/// Read the store until instance `id` is no longer running, for at most a minute
+/// of real time (also on a paused clock, as `until`): its status and outcome.
+async fn ended(engine: &DurableEngine, id: InstanceId) -> (Status, String) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
+        for _ in 0..100 {
+            match engine.instance(id).await.expect("read") {
+                Some((Status::Running, _)) => tokio::task::yield_now().await,
+                Some((status, outcome)) => return (status, outcome.unwrap_or_default()),
+                None => panic!("instance {id:?} is not stored"),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    panic!("instance {id:?} still running");
+}
+
 async fn outcome(handle: &InstanceHandle<Order>) -> Outcome<Order> {
     tokio::time::timeout(HANG, handle.outcome())
         .await

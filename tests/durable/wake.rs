@@ -51,32 +51,6 @@ process! {
     }
 }
 
-/// Yield until `done` holds, for at most a minute of real time.
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while std::time::Instant::now() < deadline {
-        for _ in 0..100 {
-            if done() {
-                return;
-            }
-            tokio::task::yield_now().await;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    panic!("{what}: not reached");
-}
-
-/// Poll the store until instance `id` ended; its status and outcome.
-async fn ended(engine: &DurableEngine, id: InstanceId) -> (Status, String) {
-    loop {
-        match engine.instance(id).await.expect("read") {
-            Some((Status::Running, _)) => tokio::task::yield_now().await,
-            Some((status, outcome)) => return (status, outcome.unwrap_or_default()),
-            None => panic!("instance {id:?} is not stored"),
-        }
-    }
-}
-
 fn register(engine: &DurableEngine) -> Result<(), thresh::EngineError> {
     engine.evict_idle(Some(Duration::ZERO));
     engine.register(&ERRAND_SIGNED)?;

@@ -77,36 +77,6 @@ fn register(engine: &DurableEngine) -> Result<(), thresh::EngineError> {
     Ok(())
 }
 
-/// Yield until `done` holds, for at most a minute of real time.
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while std::time::Instant::now() < deadline {
-        for _ in 0..100 {
-            if done() {
-                return;
-            }
-            tokio::task::yield_now().await;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    panic!("{what}: not reached");
-}
-
-/// Poll the store until instance `id` ended; its status and outcome.
-async fn ended(engine: &DurableEngine, id: InstanceId) -> (Status, String) {
-    tokio::time::timeout(HANG, async {
-        loop {
-            match engine.instance(id).await.expect("read") {
-                Some((Status::Running, _)) => tokio::time::sleep(Duration::from_millis(1)).await,
-                Some((status, outcome)) => return (status, outcome.unwrap_or_default()),
-                None => panic!("instance {id:?} is not stored"),
-            }
-        }
-    })
-    .await
-    .expect("it ends")
-}
-
 /// An event-based gateway's two message arms and its signal arm fired at the same
 /// moment from three tasks at an evicted instance — evicted by this engine (its hub choice kept)
 /// or left asleep by a resume (its choice opened anew as it loads): one arm wins,
