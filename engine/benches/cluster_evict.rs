@@ -13,6 +13,10 @@
 //!
 //! cargo bench -p thresh --features "sqlite postgres" --bench cluster_evict
 
+#[path = "support/mod.rs"]
+#[allow(dead_code)] // this bench uses some of the shared helpers
+mod support;
+
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -113,16 +117,10 @@ async fn wakes(label: &str, on: &DurableEngine, numbers: std::ops::Range<u64>) {
         };
         took.push(woke.duration_since(sent).as_secs_f64() * 1e3);
     }
-    took.sort_by(f64::total_cmp);
-    calls.sort_by(f64::total_cmp);
-    let at = |v: &[f64], q: f64| v[((v.len() as f64 * q) as usize).min(v.len() - 1)];
+    let [p50, p99, max] = support::quantiles(&took, [0.5, 0.99, 1.0]);
+    let [call50, call99] = support::quantiles(&calls, [0.5, 0.99]);
     println!(
-        "  {label:<52} p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms (the publish call: p50 {:.2} ms, p99 {:.2} ms)",
-        at(&took, 0.5),
-        at(&took, 0.99),
-        took[took.len() - 1],
-        at(&calls, 0.5),
-        at(&calls, 0.99)
+        "  {label:<52} p50 {p50:.2} ms, p99 {p99:.2} ms, max {max:.2} ms (the publish call: p50 {call50:.2} ms, p99 {call99:.2} ms)"
     );
 }
 

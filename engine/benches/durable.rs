@@ -46,9 +46,11 @@ process! {
     }
 }
 
-/// Which `PAID`'s handler ran at what time, by instance data: the wake bench's
-/// clock stops there.
-static WOKEN: std::sync::Mutex<Vec<(u64, std::time::Instant)>> = std::sync::Mutex::new(Vec::new());
+/// Which `PAID`'s handler ran at what time, told to the wake bench waiting for it
+/// (a channel, so the bench does not spin on a core the engine needs).
+static WOKEN: std::sync::Mutex<
+    Option<tokio::sync::mpsc::UnboundedSender<(u64, std::time::Instant)>>,
+> = std::sync::Mutex::new(None);
 
 process! {
     /// Parked at a user task, or first at a payment keyed by its number: the wake
@@ -58,7 +60,10 @@ process! {
         exclusive first;
         receive pay: message("bench-pay", key = |n| n.n.to_string());
         task  noted = |n| async move {
-            WOKEN.lock().unwrap().push((n.n, std::time::Instant::now()));
+            let at = std::time::Instant::now();
+            if let Some(woken) = WOKEN.lock().unwrap().as_ref() {
+                let _ = woken.send((n.n, at));
+            }
             Ok(())
         };
         user  approve;
@@ -411,8 +416,11 @@ fn status_mb(field: &str) -> f64 {
 /// `THRESH_BENCH_PARKED` instances (1 000 000 by default) parked on a SQLite file,
 /// one in 1 000 first at a keyed receive task, the rest at a user task: resident
 /// memory once they all wait (evicted, or in memory with `THRESH_BENCH_EVICT=0`),
-/// the time a message takes to load an evicted instance and run it to its next wait
-/// (p50/p99 over the keyed ones, published one by one), and a restart's resume.
+/// the time a message takes to load an evicted instance and run it to its next task
+/// (p50/p99 over the keyed ones, published one at a time: the next once the last
+/// woken is evicted again; the clock stops in the task's handler, which runs once
+/// the checkpoint taking the message is stored), and a restart's resume, with the
+/// store's `quick_check` at open and without.
 fn evicted() {
     let parked: u64 = std::env::var("THRESH_BENCH_PARKED")
         .ok()
@@ -468,6 +476,8 @@ fn evicted() {
         // Wake by message, one at a time: publish (stored first), load, apply, run
         // `noted` — the clock stops in its handler.
         let keyed: Vec<u64> = (0..parked).filter(|n| n % 1000 == 0).collect();
+        let (tell, mut woken) = tokio::sync::mpsc::unbounded_channel();
+        *WOKEN.lock().unwrap() = Some(tell);
         let mut took = Vec::with_capacity(keyed.len());
         let mut after_store = Vec::with_capacity(keyed.len());
         for n in keyed {
@@ -478,74 +488,80 @@ fn evicted() {
                 .expect("published");
             let stored = std::time::Instant::now();
             let woke = loop {
-                let found = WOKEN
-                    .lock()
-                    .unwrap()
-                    .iter()
-                    .find(|(m, _)| *m == n)
-                    .map(|(_, at)| *at);
-                if let Some(at) = found {
-                    break at;
+                match woken.recv().await.expect("woken") {
+                    (m, at) if m == n => break at,
+                    _ => {}
                 }
-                tokio::task::yield_now().await;
             };
             took.push(woke.duration_since(sent).as_secs_f64() * 1e3);
             after_store.push(woke.saturating_duration_since(stored).as_secs_f64() * 1e3);
+            if evict {
+                // One wake at a time: the woken instance goes on to its user task
+                // and is evicted again before the next message (its checkpoint's
+                // commit not in the next wake's way).
+                while (engine.evicted_instances() as u64) < parked {
+                    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                }
+            }
         }
-        let quantiles = |mut v: Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            let at = |q: f64| v[((v.len() as f64 * q) as usize).min(v.len() - 1)];
-            (at(0.5), at(0.99))
-        };
         let count = after_store.len();
-        let (whole, loaded) = (quantiles(took), quantiles(after_store));
+        let whole = support::quantiles(&took, [0.5, 0.99]);
+        let loaded = support::quantiles(&after_store, [0.5, 0.99]);
         println!(
             "  wake by message to the next wait ({} messages one by one): p50 {:.2} ms, p99 {:.2} ms from the publish, its store write included; p50 {:.2} ms, p99 {:.2} ms from its return",
             count,
-            whole.0,
-            whole.1,
-            loaded.0,
-            loaded.1
+            whole[0],
+            whole[1],
+            loaded[0],
+            loaded[1]
         );
         engine
             .shutdown(std::time::Duration::from_secs(120))
             .await
             .expect("shutdown");
     });
-    let resumed = runtime().block_on(async {
-        let began = std::time::Instant::now();
-        let engine = DurableEngine::open(&path).await.expect("store");
-        if evict {
-            engine.evict_idle(Some(std::time::Duration::ZERO));
-        }
-        engine.register(&PAID).expect("register");
-        let opened = began.elapsed();
-        reset_peak();
-        let report = engine.resume().await.expect("resume");
-        let took = began.elapsed();
-        let peak = peak_mb();
-        let rss = resident_mb();
-        engine
-            .shutdown(std::time::Duration::from_secs(120))
-            .await
-            .expect("shutdown");
-        (
-            report.resumed.len(),
-            took,
-            rss,
-            report.asleep,
-            took - opened,
-            peak,
-        )
-    });
-    println!(
-        "  restarted: resume returned after {:.2} s from the open ({:.2} s the resume alone) with {} instances resumed, {} left asleep in the store (resident then {:.0} MB, at most {:.0} MB during the resume)",
-        resumed.1.as_secs_f64(),
-        resumed.4.as_secs_f64(),
-        resumed.0,
-        resumed.3,
-        resumed.2,
-        resumed.5
-    );
+    // Twice: the store's `quick_check` at open reads the whole file (its time is
+    // the disk's), then without it.
+    for quick_check in [true, false] {
+        let resumed = runtime().block_on(async {
+            let began = std::time::Instant::now();
+            let options = thresh::store::SqliteOptions { quick_check };
+            let store = thresh::store::SqliteStore::open_with(&path, &options).expect("store");
+            let engine = DurableEngine::with_store(std::sync::Arc::new(store)).expect("engine");
+            if evict {
+                engine.evict_idle(Some(std::time::Duration::ZERO));
+            }
+            engine.register(&PAID).expect("register");
+            let opened = began.elapsed();
+            reset_peak();
+            let report = engine.resume().await.expect("resume");
+            let took = began.elapsed();
+            let peak = peak_mb();
+            let rss = resident_mb();
+            engine
+                .shutdown(std::time::Duration::from_secs(120))
+                .await
+                .expect("shutdown");
+            (
+                report.resumed.len(),
+                took,
+                rss,
+                report.asleep,
+                took - opened,
+                peak,
+                opened,
+            )
+        });
+        println!(
+            "  restarted (quick_check {}): open {:.2} s, then resume returned after {:.2} s with {} instances resumed, {} left asleep in the store (resident then {:.0} MB, at most {:.0} MB during the resume)",
+            if quick_check { "on" } else { "off" },
+            resumed.6.as_secs_f64(),
+            resumed.4.as_secs_f64(),
+            resumed.0,
+            resumed.3,
+            resumed.2,
+            resumed.5
+        );
+    }
     remove(&path);
 }

@@ -51,6 +51,14 @@ pub fn summarize(values: &[f64]) -> Summary {
     }
 }
 
+/// The quantiles `qs` (each in 0..=1, by rank) of `values`.
+#[allow(dead_code)]
+pub fn quantiles<const N: usize>(values: &[f64], qs: [f64; N]) -> [f64; N] {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    qs.map(|q| v[((v.len() as f64 * q) as usize).min(v.len() - 1)])
+}
+
 /// A rate against the wall clock, with the design's target when there is one; then
 /// the rate per CPU-second and the cores kept busy.
 #[allow(dead_code)]

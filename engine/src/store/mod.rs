@@ -476,6 +476,21 @@ pub trait Store: Send + Sync {
     fn resting(&self, after: Option<u64>, limit: usize) -> Result<Vec<Resting>, StoreError> {
         Ok(wake::resting(self.running()?.iter(), after, limit))
     }
+
+    /// Whether the store has upkeep to do when its [`Writer`] is idle (see
+    /// [`idle`](Store::idle)). The default has none.
+    fn wants_idle(&self) -> bool {
+        false
+    }
+
+    /// Upkeep done by the [`Writer`]'s thread once nothing has been submitted for a
+    /// moment (`WriterConfig::idle`), so that it stays off the commits' path: the
+    /// SQLite store checkpoints its write-ahead log here (a checkpoint that a commit
+    /// ran would add its copy and fsync to that commit). An error is logged; the
+    /// writes go on.
+    fn idle(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// Checks every store makes of a write before applying it, so that all stores accept

@@ -54,6 +54,12 @@ pub struct WriterConfig {
     /// Default zero: no delay, a write goes as soon as the thread is free, and batches
     /// form only from what queued up while the previous batch committed.
     pub linger: Duration,
+    /// How long nothing must be submitted before the writer does the store's upkeep
+    /// ([`Store::idle`]: SQLite checkpoints its write-ahead log there rather than in
+    /// a commit). Default 5 ms: longer than the gap between the writes of one
+    /// step of an instance and the next (a publish, then the checkpoint of the
+    /// instance it woke), so the upkeep runs between bursts, not inside one.
+    pub idle: Duration,
 }
 
 impl Default for WriterConfig {
@@ -61,6 +67,7 @@ impl Default for WriterConfig {
         WriterConfig {
             max_batch: 16_384,
             linger: Duration::ZERO,
+            idle: Duration::from_millis(5),
         }
     }
 }
@@ -275,9 +282,21 @@ fn run(store: &dyn Store, rx: &mpsc::Receiver<Msg>, config: &WriterConfig, count
                 writes
             }
         };
-        // The first message: wait for it, unless shutting down (then only drain).
+        // The first message: wait for it, unless shutting down (then only drain);
+        // if the store has upkeep, do it once nothing came for a moment.
         let first = if closing {
             rx.try_recv().ok()
+        } else if store.wants_idle() {
+            match rx.recv_timeout(config.idle) {
+                Ok(msg) => Some(msg),
+                Err(RecvTimeoutError::Disconnected) => None,
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Err(error) = store.idle() {
+                        warn!(%error, "the store's upkeep failed");
+                    }
+                    rx.recv().ok()
+                }
+            }
         } else {
             rx.recv().ok()
         };

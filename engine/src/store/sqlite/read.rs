@@ -173,11 +173,21 @@ impl Store for SqliteStore {
                     .map_err(|e| self.fail("raising the id high-water mark", e))?;
             }
         }
-        tx.commit().map_err(|e| self.fail("committing", e))
+        tx.commit().map_err(|e| self.fail("committing", e))?;
+        self.committed();
+        Ok(())
     }
 
     fn running(&self) -> Result<Vec<InstanceRecord>, StoreError> {
         self.query_instances("WHERE status = 'running'", &[])
+    }
+
+    fn wants_idle(&self) -> bool {
+        self.checkpoint_due()
+    }
+
+    fn idle(&self) -> Result<(), StoreError> {
+        self.checkpoint_idle()
     }
 
     fn instance(&self, id: u64) -> Result<Option<InstanceRecord>, StoreError> {

@@ -126,6 +126,51 @@ fn records_and_ids_survive_reopening() {
     assert_eq!(third, 3);
 }
 
+/// The writer's idle upkeep checkpoints the write-ahead log once enough commits
+/// went into it, so SQLite's own checkpoint (inside a commit, at 1 000 pages) is
+/// not reached by a store that has quiet moments: the log stays a few commits
+/// long, and is reused from its start.
+#[test]
+fn an_idle_writer_checkpoints_the_log_off_the_commits_path() {
+    let dir = TempDir::new();
+    let store = SqliteStore::open(dir.file()).unwrap();
+    let wal = dir.0.join("store.db-wal");
+    let mut seq = 0;
+    let mut commit = |store: &SqliteStore| {
+        seq += 1;
+        store
+            .apply(&[Write::Put(rec(seq, 0, &big_state(seq, 12_000)))])
+            .unwrap();
+    };
+    assert!(!store.wants_idle(), "no commit yet: no upkeep");
+    for _ in 0..15 {
+        commit(&store);
+    }
+    assert!(
+        !store.wants_idle(),
+        "fifteen commits are too few to checkpoint"
+    );
+    commit(&store);
+    assert!(store.wants_idle());
+    store.idle().unwrap();
+    assert!(!store.wants_idle(), "the checkpoint starts the count anew");
+    let after_one = fs::metadata(&wal).unwrap().len();
+    // 256 commits of four pages each: a log of about 1 000 pages without the upkeep.
+    for _ in 0..16 {
+        for _ in 0..16 {
+            commit(&store);
+        }
+        store.idle().unwrap();
+    }
+    let after_all = fs::metadata(&wal).unwrap().len();
+    assert!(
+        after_all <= after_one + 16 * 4096,
+        "the log grew from {after_one} to {after_all} bytes across idle checkpoints"
+    );
+    // Every commit is there, whatever the checkpoints moved.
+    assert_eq!(store.list(None, None).unwrap().len(), 272);
+}
+
 #[test]
 fn an_empty_file_becomes_a_store() {
     let dir = TempDir::new();

@@ -64,6 +64,11 @@ struct Recording {
     entered: AtomicUsize,
     batches: Mutex<Vec<Vec<Write>>>,
     panic_on_seq: Option<u64>,
+    /// It has upkeep after each batch (`Store::wants_idle`).
+    upkeep: bool,
+    /// Batches since its last upkeep, and how many times the writer did it.
+    since_idle: AtomicUsize,
+    idles: AtomicUsize,
     /// A batch with a put of this seq is stored, and its outcome reported unknown.
     unknown_on_seq: Option<u64>,
 }
@@ -82,6 +87,7 @@ impl Store for Recording {
         }
         self.inner.apply(batch)?;
         self.batches.lock().unwrap().push(batch.to_vec());
+        self.since_idle.fetch_add(1, Ordering::SeqCst);
         if let Some(seq) = self.unknown_on_seq {
             if batch
                 .iter()
@@ -97,6 +103,14 @@ impl Store for Recording {
     }
     fn instance(&self, id: u64) -> Result<Option<InstanceRecord>, StoreError> {
         self.inner.instance(id)
+    }
+    fn wants_idle(&self) -> bool {
+        self.upkeep && self.since_idle.load(Ordering::SeqCst) > 0
+    }
+    fn idle(&self) -> Result<(), StoreError> {
+        self.since_idle.store(0, Ordering::SeqCst);
+        self.idles.fetch_add(1, Ordering::SeqCst);
+        Ok(())
     }
     fn list(&self, p: Option<&str>, s: Option<Status>) -> Result<Vec<InstanceRecord>, StoreError> {
         self.inner.list(p, s)
@@ -371,6 +385,77 @@ async fn batches_respect_max_batch_and_linger() {
     first.await.unwrap();
     second.await.unwrap();
     assert_eq!(store.batches.lock().unwrap().len(), 1);
+    writer.shutdown().unwrap();
+}
+
+/// The store's upkeep runs on the writer's thread once nothing came for
+/// `WriterConfig::idle`, never between the writes of a busy stream, once per quiet
+/// spell, and not at all for a store that has none.
+#[tokio::test]
+async fn the_stores_upkeep_waits_for_a_quiet_moment() {
+    let store = Arc::new(Recording {
+        upkeep: true,
+        ..Recording::default()
+    });
+    let config = WriterConfig {
+        idle: Duration::from_millis(400),
+        ..WriterConfig::default()
+    };
+    let writer = Writer::with_config(store.clone(), config).unwrap();
+    // Back to back, each awaited: never a quiet spell of 400 ms.
+    for i in 0..20 {
+        writer
+            .submit(vec![Write::Put(rec(i, 0, "{}"))])
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        store.idles.load(Ordering::SeqCst),
+        0,
+        "upkeep inside a stream"
+    );
+    let quiet = |n| {
+        let store = Arc::clone(&store);
+        async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            while store.idles.load(Ordering::SeqCst) < n && std::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
+    quiet(1).await;
+    assert_eq!(
+        store.idles.load(Ordering::SeqCst),
+        1,
+        "upkeep after the stream"
+    );
+    // Nothing written since: no upkeep however long the quiet lasts.
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    assert_eq!(
+        store.idles.load(Ordering::SeqCst),
+        1,
+        "upkeep with nothing to do"
+    );
+    writer
+        .submit(vec![Write::Put(rec(99, 0, "{}"))])
+        .await
+        .unwrap();
+    quiet(2).await;
+    assert_eq!(store.idles.load(Ordering::SeqCst), 2);
+    writer.shutdown().unwrap();
+
+    let store = Arc::new(Recording::default());
+    let writer = Writer::with_config(store.clone(), WriterConfig::default()).unwrap();
+    writer
+        .submit(vec![Write::Put(rec(1, 0, "{}"))])
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        store.idles.load(Ordering::SeqCst),
+        0,
+        "a store without upkeep"
+    );
     writer.shutdown().unwrap();
 }
 
