@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod asleep;
 mod calls;
 mod cancel;
 #[cfg(feature = "postgres")]

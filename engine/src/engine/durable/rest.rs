@@ -14,7 +14,7 @@
 
 use std::collections::HashSet;
 
-use super::evict::Sleeper;
+use super::asleep::Sleeper;
 use super::{DurableEngine, EngineError, ResumeReport, SkipReason, Skipped};
 use crate::instance::durable::now_ms;
 use crate::instance::InstanceId;

@@ -4,6 +4,7 @@
 
 mod conformance;
 mod queries;
+mod tasks;
 mod wake;
 mod writer;
 
