@@ -70,6 +70,9 @@ pub(crate) fn channels(schema: &str) -> (String, String) {
     )
 }
 
+/// How many leases one transaction of a renewal renews ([`PostgresStore::renew`]).
+const RENEWED_AT_ONCE: usize = 500;
+
 impl PostgresStore {
     /// Connect to the store at `url`, schema `schema`, as the node `node` of several
     /// engines sharing it, holding leases for `lease`. Its checkpoints and ends are
@@ -157,27 +160,38 @@ impl PostgresStore {
         })
     }
 
-    /// Renew every lease this node holds, in one statement (also one that expired
-    /// but that no node took yet). Returns the ids of the running instances it still
-    /// owns. It never waits for a row lock: a row a transaction holds (this node's
-    /// writer storing a checkpoint — which renews the lease itself — or another
-    /// node taking it over) is skipped, and counted as owned as it was before that
-    /// transaction (the next renewal sees how it ended).
+    /// Renew every lease this node holds (also one that expired but that no node
+    /// took yet). Returns the ids of the running instances it still owns. It never
+    /// waits for a row lock: a row a transaction holds (this node's writer storing a
+    /// checkpoint — which renews the lease itself — or another node taking it over)
+    /// is skipped, and counted as owned as it was before that transaction (the next
+    /// renewal sees how it ended). The owned ids are read first, then renewed
+    /// [`RENEWED_AT_ONCE`] to a transaction: the renewal's row locks are held for
+    /// one such batch, not for all of a node's instances at once — a checkpoint of
+    /// one of them waits for the batch holding its row, and ten thousand in one
+    /// statement held them some hundreds of ms.
     pub(crate) fn renew(&self) -> Result<Vec<u64>, StoreError> {
         let node = self.node_fences()?;
         let _ownership = node.ownership.lock().unwrap_or_else(|p| p.into_inner());
         let rows = self.rows(
-            "WITH renewed AS (
-               UPDATE instances SET lease_until = now() + $2 * interval '1 millisecond'
-               WHERE id IN (SELECT id FROM instances WHERE owner = $1 AND status = 'running'
-                            FOR UPDATE SKIP LOCKED))
-             SELECT id FROM instances WHERE owner = $1 AND status = 'running'",
-            &[&node.node, &(node.lease_ms as f64)],
-            "renewing leases",
+            "SELECT id FROM instances WHERE owner = $1 AND status = 'running'",
+            &[&node.node],
+            "reading the leases to renew",
         )?;
-        let kept = rows
+        let owned: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+        for batch in owned.chunks(RENEWED_AT_ONCE) {
+            self.rows(
+                "UPDATE instances SET lease_until = now() + $2 * interval '1 millisecond'
+                 WHERE id IN (SELECT id FROM instances
+                              WHERE id = ANY($3) AND owner = $1 AND status = 'running'
+                              FOR UPDATE SKIP LOCKED)",
+                &[&node.node, &(node.lease_ms as f64), &batch],
+                "renewing leases",
+            )?;
+        }
+        let kept = owned
             .iter()
-            .map(|r| self.unsigned("instance id", r.get(0)))
+            .map(|&id| self.unsigned("instance id", id))
             .collect::<Result<Vec<u64>, StoreError>>()?;
         // Fences of instances that ended (or moved) are not needed any more.
         let owned: std::collections::HashSet<u64> = kept.iter().copied().collect();

@@ -283,3 +283,55 @@ fn an_end_with_a_waiting_key_notifies_the_nodes() {
         "a lone end whose key a message waits for"
     );
 }
+
+/// A renewal renews every lease of its node, more than one batch of them, and
+/// never waits for a row another transaction holds: that one is skipped (counted
+/// as owned) while the rest are renewed.
+#[test]
+fn a_renewal_renews_every_lease_in_batches_and_skips_a_locked_row() {
+    let schema = TestSchema::new();
+    let node = |name: &str, lease_ms: u64| {
+        PostgresStore::connect_node(
+            &url(),
+            &schema.0,
+            name,
+            std::time::Duration::from_millis(lease_ms),
+        )
+        .unwrap()
+    };
+    // Stored by a node whose leases are short; renewed by the same node with long
+    // ones (a second connection as the same node).
+    const MANY: u64 = 1_201;
+    let short = node("a", 1_000);
+    let records: Vec<Write> = (1..=MANY).map(|id| Write::Put(rec(id, 1, "{}"))).collect();
+    short.apply(&records).unwrap();
+    drop(short);
+    let long = node("a", 600_000);
+    let mut db = raw();
+    let set = format!("SET search_path TO {}", schema.0);
+    db.batch_execute(&set).unwrap();
+    // Another transaction holds instance 7's row.
+    let mut holder = raw();
+    holder.batch_execute(&set).unwrap();
+    let mut held = holder.transaction().unwrap();
+    held.execute("SELECT 1 FROM instances WHERE id = 7 FOR UPDATE", &[])
+        .unwrap();
+    let kept = long.renew().unwrap();
+    assert_eq!(kept, (1..=MANY).collect::<Vec<_>>());
+    let renewed = |db: &mut ::postgres::Client| -> Vec<i64> {
+        db.query(
+            "SELECT id FROM instances WHERE lease_until > now() + interval '60 seconds'
+             ORDER BY id",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+    };
+    let expected: Vec<i64> = (1..=MANY as i64).filter(|&id| id != 7).collect();
+    assert_eq!(renewed(&mut db), expected, "all but the locked row renewed");
+    held.rollback().unwrap();
+    long.renew().unwrap();
+    assert_eq!(renewed(&mut db).len() as u64, MANY, "renewed once let go");
+}
