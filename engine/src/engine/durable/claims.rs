@@ -10,6 +10,7 @@
 //! is stored unclaimed for the names waited for here, not the number of waits.
 
 use std::collections::HashSet;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -183,7 +184,11 @@ impl Node {
                 _ = self.stop.cancelled() => return,
                 _ = self.wake.notified() => {}
                 Some(signal) = signals.recv() => self.signal(&engine, &signal),
-                _ = tokio::time::sleep(self.config.poll) => {}
+                // The poll, the safety net for a lost notification: the asleep's
+                // index too.
+                _ = tokio::time::sleep(self.config.poll) => {
+                    self.stored_for_asleep.store(true, Ordering::Relaxed);
+                }
             }
             while let Ok(signal) = signals.try_recv() {
                 self.signal(&engine, &signal);
@@ -217,8 +222,14 @@ impl Node {
         let hub = engine.engine.inner.hub.clone();
         // Instances held asleep here for a stored message are loaded first: their
         // catches then wait in the hub, and take it below.
-        if engine.inner.asleep_for_messages() {
-            self.wake_asleep(engine, now).await?;
+        if engine.inner.asleep_for_messages()
+            && self.stored_for_asleep.swap(false, Ordering::Relaxed)
+        {
+            if let Err(e) = self.wake_asleep(engine, now).await {
+                // Asked again at the next round.
+                self.stored_for_asleep.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
         }
         // Only messages this node can read: another node may know their type.
         let mut wanted = engine.readable(hub.wanted(), unknown);

@@ -58,6 +58,13 @@ pub(crate) struct Node {
     blocks: std::sync::Mutex<(u64, u64)>,
     /// Wakes the message claimer.
     pub(super) wake: Arc<Notify>,
+    /// A message may be stored for an instance held asleep here (another node
+    /// published one, a takeover kept instances asleep, the listener reconnected):
+    /// the claimer's next round asks the store's wake index (`owned_waiting`).
+    /// Not set by a catch beginning to wait here, which wakes the claimer too —
+    /// the index's read would then run for every load, ahead of a publish on the
+    /// node's connection.
+    pub(super) stored_for_asleep: Arc<AtomicBool>,
     pub(super) stop: CancellationToken,
     listening: Arc<AtomicBool>,
     /// The instances this node runs, to stop one whose lease it lost.
@@ -166,6 +173,7 @@ impl DurableEngine {
             config,
             store: Arc::new(own),
             wake: Arc::new(Notify::new()),
+            stored_for_asleep: Arc::new(AtomicBool::new(true)),
             stop: CancellationToken::new(),
             listening: Arc::new(AtomicBool::new(true)),
             live: std::sync::Mutex::new(HashMap::new()),
@@ -320,6 +328,7 @@ impl Node {
     fn spawn_listener(&self, signals: mpsc::UnboundedSender<String>) {
         let mut listener = self.store.listen();
         let wake = self.wake.clone();
+        let stored_for_asleep = self.stored_for_asleep.clone();
         let listening = self.listening.clone();
         let poll = self.config.poll;
         let spawned = std::thread::Builder::new()
@@ -329,6 +338,7 @@ impl Node {
                     match listener.wait(poll) {
                         Ok(heard) => {
                             if heard.messages || heard.reconnected {
+                                stored_for_asleep.store(true, Ordering::Relaxed);
                                 wake.notify_one();
                             }
                             for signal in heard.signals {
@@ -493,6 +503,7 @@ impl Node {
             // With eviction on, what rests is kept asleep, not loaded; the claimer
             // looks for stored messages for it at once.
             if engine.resume_taken(records, &mut report) > 0 {
+                self.stored_for_asleep.store(true, Ordering::Relaxed);
                 self.wake.notify_one();
             }
             if !full {
@@ -509,6 +520,7 @@ impl Node {
         engine: &DurableEngine,
     ) -> Result<ResumeReport, EngineError> {
         let mut report = self.take_over(engine, &self.stopping()).await?;
+        self.stored_for_asleep.store(true, Ordering::Relaxed);
         self.wake.notify_one();
         let processes = engine.registered_versions();
         let names: Vec<String> = processes.iter().map(|(n, _)| n.clone()).collect();
