@@ -508,3 +508,57 @@ async fn a_signal_to_two_thousand_resting_instances_after_a_resume() {
 async fn a_signal_to_a_hundred_thousand_resting_instances_after_a_resume() {
     signal_to_resting_instances(100_000, false).await;
 }
+
+/// The handles of resumed instances that ended are not kept for ever: 1 100
+/// instances a resume left asleep, each taken by `handle` (which loads it),
+/// completed and ended one after the other — the engine keeps fewer than a
+/// hundred of their handles at the end, not 1 100 (each time the handles have
+/// doubled, 1 024 at least, the ended ones go).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_handles_of_ended_resumed_instances_are_let_go() {
+    const N: usize = 1_100;
+    let store = test_store();
+    let engine = store.engine().expect("open");
+    register(&engine).expect("register");
+    let mut ids = Vec::with_capacity(N);
+    for n in 0..N {
+        let errand = Errand {
+            id: format!("H-{n}"),
+            ..Errand::default()
+        };
+        ids.push(
+            engine
+                .start(&ERRAND_SIGNED, errand)
+                .await
+                .expect("stored")
+                .id(),
+        );
+    }
+    until("all evicted", || engine.evicted_instances() == N).await;
+    let restarted = thresh::testing::restart(engine, &store, register)
+        .await
+        .expect("restarted");
+    let engine = restarted.engine;
+    assert_eq!(restarted.report.asleep, N);
+    assert_eq!(engine.resumed_handles(), 0, "none loaded by the resume");
+    for &id in &ids {
+        let handle = engine.handle(&ERRAND_SIGNED, id).expect("a handle");
+        handle
+            .complete("sign", |e: &mut Errand| e.signed = true)
+            .await
+            .expect("completed");
+        let outcome = tokio::time::timeout(HANG, handle.outcome())
+            .await
+            .expect("it ends");
+        assert!(
+            matches!(outcome, thresh::Outcome::Completed(_)),
+            "{outcome:?}"
+        );
+    }
+    let kept = engine.resumed_handles();
+    assert!(kept < 100, "{kept} handles of ended instances kept");
+    // The store still has each: a pruned handle is not a lost instance.
+    assert_eq!(ended(&engine, ids[0]).await.0, Status::Completed);
+    assert!(engine.handle(&ERRAND_SIGNED, ids[0]).is_none());
+    engine.shutdown(HANG).await.expect("shutdown");
+}

@@ -124,8 +124,12 @@ pub(crate) struct Inner {
     /// (the names and version numbers are the in-memory engine's `Versions`).
     registry: Mutex<HashMap<u64, Registered>>,
     /// Handles of resumed instances, by id (each an `InstanceHandle<D>`), with their
-    /// process and correlation key.
+    /// process and correlation key. Those of ended instances go each time the map
+    /// has doubled since (`Inner::keep_resumed`): a node that resumes many keeps
+    /// about twice as many as still run, not one per instance it ever resumed.
     resumed: Mutex<HashMap<u64, Resumed>>,
+    /// How many handles `resumed` kept after its last pruning.
+    resumed_pruned_at: std::sync::atomic::AtomicUsize,
     /// Each durably deployed process's deployment, told of resumed instances with a
     /// correlation key.
     adopters: Mutex<HashMap<&'static str, Arc<Adopt>>>,
@@ -280,6 +284,7 @@ impl DurableEngine {
             writer,
             registry: Mutex::new(HashMap::new()),
             resumed: Mutex::new(HashMap::new()),
+            resumed_pruned_at: std::sync::atomic::AtomicUsize::new(0),
             adopters: Mutex::new(HashMap::new()),
             payloads: Mutex::new(HashMap::new()),
             payloads_ignored: Mutex::new(std::collections::HashSet::new()),

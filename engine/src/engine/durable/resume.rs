@@ -88,18 +88,12 @@ impl DurableEngine {
                     if let (Some(adopt), Some(key)) = (adopt, &key) {
                         adopt(key, &handle);
                     }
-                    self.inner
-                        .resumed
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .insert(
-                            id.0,
-                            Resumed {
-                                process: graph,
-                                key,
-                                handle,
-                            },
-                        );
+                    let resumed = Resumed {
+                        process: graph,
+                        key,
+                        handle,
+                    };
+                    self.inner.keep_resumed(id.0, resumed, true);
                     report.resumed.push((id, name));
                 }
                 Err(reason) => report.skipped.push(Skipped {
@@ -109,6 +103,14 @@ impl DurableEngine {
                 }),
             }
         }
+    }
+
+    /// How many handles of resumed instances this engine keeps for
+    /// [`handle`](Self::handle): those of ended instances go as the number grows.
+    /// For tests.
+    #[doc(hidden)]
+    pub fn resumed_handles(&self) -> usize {
+        self.inner.resumed_handles()
     }
 
     /// The handle of a resumed instance of `process` — also of one the resume
@@ -256,11 +258,41 @@ impl super::Inner {
         process: &'static Graph<Erased>,
         handle: InstanceHandle<Erased>,
     ) {
-        let mut resumed = self.resumed.lock().unwrap_or_else(|p| p.into_inner());
-        resumed.entry(handle.id().0).or_insert(Resumed {
+        let id = handle.id().0;
+        let resumed = Resumed {
             process,
             key: None,
             handle,
-        });
+        };
+        self.keep_resumed(id, resumed, false);
+    }
+
+    /// Keep the handle of resumed instance `id` (`replace`: over one kept already).
+    /// Each time the map has doubled since its last pruning (1 024 at least), the
+    /// handles of ended instances go: `handle` no longer finds those (the store
+    /// has them: `DurableEngine::instance`), and a parent's call looks a child up
+    /// in the store once its handle is gone.
+    pub(super) fn keep_resumed(&self, id: u64, handle: Resumed, replace: bool) {
+        use std::sync::atomic::Ordering;
+        let mut resumed = self.resumed.lock().unwrap_or_else(|p| p.into_inner());
+        match replace {
+            true => {
+                resumed.insert(id, handle);
+            }
+            false => {
+                resumed.entry(id).or_insert(handle);
+            }
+        }
+        let pruned_at = self.resumed_pruned_at.load(Ordering::Relaxed);
+        if resumed.len() >= (2 * pruned_at).max(1024) {
+            resumed.retain(|_, r| !r.handle.is_finished());
+            self.resumed_pruned_at
+                .store(resumed.len(), Ordering::Relaxed);
+        }
+    }
+
+    /// How many handles of resumed instances this engine keeps (tests).
+    pub(crate) fn resumed_handles(&self) -> usize {
+        self.resumed.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 }
