@@ -523,8 +523,9 @@ async fn a_crash_while_instances_are_evicted_loses_and_doubles_nothing() {
 
 /// A signal to 100 000 evicted instances: the broadcast reaches each kept
 /// subscription, loads each once (at most 64 from the store at once) and returns
-/// once every effect is stored. Slow in a debug build (minutes): run it with
-/// `cargo test --release --test durable -- --ignored eviction::a_signal_to`.
+/// once every effect is stored. Slow in a debug build (minutes), so ignored in
+/// the README's command; `.ci/run` runs it (`cargo test --test durable --
+/// --ignored a_hundred_thousand`, with the one in `wake.rs`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "slow: 100 000 durable instances"]
 async fn a_signal_to_a_hundred_thousand_evicted_instances_loads_each_once() {

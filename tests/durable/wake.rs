@@ -501,8 +501,9 @@ async fn a_signal_to_two_thousand_resting_instances_after_a_resume() {
     }
 }
 
-/// A signal to 100 000 instances a resume left in the store:
-/// `cargo test --release --test durable -- --ignored wake::a_signal_to_a_hundred`.
+/// A signal to 100 000 instances a resume left in the store: ignored in the
+/// README's command, run by `.ci/run` (`cargo test --test durable -- --ignored
+/// a_hundred_thousand`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long: 100 000 instances"]
 async fn a_signal_to_a_hundred_thousand_resting_instances_after_a_resume() {
