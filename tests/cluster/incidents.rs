@@ -120,3 +120,56 @@ async fn an_incident_is_listed_on_every_node_and_retried_from_another() {
         node.shutdown(HANG).await.expect("shutdown");
     }
 }
+
+/// An incident of an instance its node evicted (its handle dropped, so it sleeps
+/// with nothing in memory to send to it), retried from another node: the retry
+/// request loads it on its owner, which runs the task again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_evicted_instances_incident_is_retried_from_another_node() {
+    let _serial = one_at_a_time().await;
+    let schema = Schema::new("incidents_evicted");
+    let a = schema.node("a").await;
+    let b = schema.node("b").await;
+    a.evict_idle(Some(Duration::ZERO));
+    for node in [&a, &b] {
+        node.register(&CHARGE).expect("register");
+    }
+    SERVICE_UP.store(false, Ordering::SeqCst);
+    let id = a.start(&CHARGE, order("E-1")).await.expect("start").id();
+    let incident = tokio::time::timeout(HANG, async {
+        loop {
+            if let Some(i) = b.incidents().await.expect("list").pop() {
+                if a.evicted_instances() == 1 {
+                    return i;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the incident stored and its instance evicted");
+    assert_eq!(incident.id.instance, id);
+    assert_eq!(a.running_instances(), 0, "evicted, not running");
+    SERVICE_UP.store(true, Ordering::SeqCst);
+    b.retry(incident.id).await.expect("handed to a");
+    let (status, outcome) = tokio::time::timeout(HANG, async {
+        loop {
+            match b.instance(id).await.expect("read") {
+                Some((thresh::store::Status::Running, _)) => {
+                    tokio::time::sleep(Duration::from_millis(10)).await
+                }
+                Some((status, outcome)) => return (status, outcome.unwrap_or_default()),
+                None => panic!("not stored"),
+            }
+        }
+    })
+    .await
+    .expect("it ends after the retry");
+    assert_eq!(status, thresh::store::Status::Completed, "{outcome}");
+    assert!(outcome.contains("\"checked\":1"), "{outcome}");
+    assert_eq!(a.evicted_loads(), 1, "loaded once, on its owner");
+    assert!(b.incidents().await.expect("list").is_empty());
+    for node in [a, b] {
+        node.shutdown(HANG).await.expect("shutdown");
+    }
+}
