@@ -30,21 +30,6 @@ process! {
     }
 }
 
-/// Yield until `done` holds, for at most a minute of real time.
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while std::time::Instant::now() < deadline {
-        for _ in 0..100 {
-            if done() {
-                return;
-            }
-            tokio::task::yield_now().await;
-        }
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
-    panic!("{what}: not reached");
-}
-
 fn stored_status(store: &TestStore, id: InstanceId) -> Option<Status> {
     store.store().instance(id.0).unwrap().map(|r| r.status)
 }

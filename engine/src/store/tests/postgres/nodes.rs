@@ -3,18 +3,21 @@
 
 use super::*;
 
+/// A store on `schema` as node `name`, its leases lasting `lease_ms`.
+fn node(schema: &TestSchema, name: &str, lease_ms: u64) -> PostgresStore {
+    PostgresStore::connect_node(
+        &url(),
+        &schema.0,
+        name,
+        std::time::Duration::from_millis(lease_ms),
+    )
+    .unwrap()
+}
+
 #[test]
 fn a_fenced_writer_cannot_overwrite_the_new_owners_checkpoint() {
     let schema = TestSchema::new();
-    let node = |name: &str, lease_ms: u64| {
-        PostgresStore::connect_node(
-            &url(),
-            &schema.0,
-            name,
-            std::time::Duration::from_millis(lease_ms),
-        )
-        .unwrap()
-    };
+    let node = |name: &str, lease_ms: u64| node(&schema, name, lease_ms);
     // Node a's lease is over as soon as it is given (0 ms); b's lasts.
     let a = node("a", 0);
     let b = node("b", 60_000);
@@ -290,15 +293,7 @@ fn an_end_with_a_waiting_key_notifies_the_nodes() {
 #[test]
 fn a_renewal_renews_every_lease_in_batches_and_skips_a_locked_row() {
     let schema = TestSchema::new();
-    let node = |name: &str, lease_ms: u64| {
-        PostgresStore::connect_node(
-            &url(),
-            &schema.0,
-            name,
-            std::time::Duration::from_millis(lease_ms),
-        )
-        .unwrap()
-    };
+    let node = |name: &str, lease_ms: u64| node(&schema, name, lease_ms);
     // Stored by a node whose leases are short; renewed by the same node with long
     // ones (a second connection as the same node).
     const MANY: u64 = 1_201;
