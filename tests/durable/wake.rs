@@ -563,3 +563,128 @@ async fn the_handles_of_ended_resumed_instances_are_let_go() {
     assert!(engine.handle(&ERRAND_SIGNED, ids[0]).is_none());
     engine.shutdown(HANG).await.expect("shutdown");
 }
+
+/// A store that holds a resume at its first page of resting instances until the
+/// test lets it go: what is published meanwhile reaches the engine while the
+/// resume is putting instances to sleep.
+struct HeldAtRest {
+    inner: thresh::store::MemoryStore,
+    /// Told when the resume reads its first page; the resume then waits for `go`.
+    reading: std::sync::Mutex<Option<std::sync::mpsc::Sender<()>>>,
+    go: std::sync::Mutex<Option<std::sync::mpsc::Receiver<()>>>,
+}
+
+impl thresh::store::Store for HeldAtRest {
+    fn apply(&self, batch: &[thresh::store::Write]) -> Result<(), thresh::store::StoreError> {
+        self.inner.apply(batch)
+    }
+    fn instance(
+        &self,
+        id: u64,
+    ) -> Result<Option<thresh::store::InstanceRecord>, thresh::store::StoreError> {
+        self.inner.instance(id)
+    }
+    fn list(
+        &self,
+        process: Option<&str>,
+        status: Option<Status>,
+    ) -> Result<Vec<thresh::store::InstanceRecord>, thresh::store::StoreError> {
+        self.inner.list(process, status)
+    }
+    fn messages(&self) -> Result<Vec<thresh::store::MessageRecord>, thresh::store::StoreError> {
+        self.inner.messages()
+    }
+    fn deployments(
+        &self,
+    ) -> Result<Vec<thresh::store::DeploymentRecord>, thresh::store::StoreError> {
+        self.inner.deployments()
+    }
+    fn next_ids(&self) -> Result<thresh::store::Ids, thresh::store::StoreError> {
+        self.inner.next_ids()
+    }
+    fn tasks(
+        &self,
+        query: &thresh::TaskQuery,
+    ) -> Result<Vec<thresh::store::TaskRecord>, thresh::store::StoreError> {
+        self.inner.tasks(query)
+    }
+    fn claim_task(
+        &self,
+        instance: u64,
+        number: u32,
+        user: Option<&str>,
+    ) -> Result<Option<thresh::store::TaskRecord>, thresh::store::StoreError> {
+        self.inner.claim_task(instance, number, user)
+    }
+    fn resting(
+        &self,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<thresh::store::Resting>, thresh::store::StoreError> {
+        let reading = self.reading.lock().unwrap().take();
+        if let Some(reading) = reading {
+            let _ = reading.send(());
+            let go = self.go.lock().unwrap().take().expect("held once");
+            let _ = go.recv_timeout(Duration::from_secs(60));
+        }
+        self.inner.resting(after, limit)
+    }
+}
+
+/// A message published while a resume is putting the resting instances to sleep
+/// (after it read which instances have a stored message, before their waiter is
+/// asleep): the resume, done, loads the waiter, which takes the message once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_published_while_a_resume_puts_instances_to_sleep_wakes_its_waiter() {
+    let (reading, read) = std::sync::mpsc::channel();
+    let (go, held) = std::sync::mpsc::channel();
+    let store = Arc::new(HeldAtRest {
+        inner: thresh::store::MemoryStore::new(),
+        reading: std::sync::Mutex::new(None),
+        go: std::sync::Mutex::new(Some(held)),
+    });
+    let engine = DurableEngine::with_store(store.clone()).expect("engine");
+    register(&engine).expect("register");
+    let errand = Errand {
+        id: "R-1".into(),
+        ..Errand::default()
+    };
+    let id = engine
+        .start(&ERRAND_PAID, errand)
+        .await
+        .expect("stored")
+        .id();
+    until("evicted", || engine.evicted_instances() == 1).await;
+    engine.shutdown(HANG).await.expect("shutdown");
+    let engine = DurableEngine::with_store(store.clone()).expect("engine");
+    register(&engine).expect("register");
+    *store.reading.lock().unwrap() = Some(reading);
+    let resuming = tokio::spawn({
+        let engine = engine.clone();
+        async move { engine.resume().await }
+    });
+    // The resume has read what to load (nothing: no message yet) and waits at
+    // its first page of resting instances.
+    tokio::task::spawn_blocking(move || read.recv_timeout(Duration::from_secs(60)))
+        .await
+        .expect("joined")
+        .expect("the resume reads its first page");
+    engine
+        .publish_message("errand-paid", "R-1", 5_u64)
+        .await
+        .expect("published");
+    go.send(()).expect("let go");
+    let report = tokio::time::timeout(HANG, resuming)
+        .await
+        .expect("resumed in time")
+        .expect("joined")
+        .expect("resumed");
+    assert_eq!(report.asleep, 1);
+    let (status, outcome) = tokio::time::timeout(HANG, ended(&engine, id))
+        .await
+        .expect("the waiter takes the message and ends");
+    assert_eq!(status, Status::Completed);
+    assert!(outcome.contains("\"paid\":5"), "taken once: {outcome}");
+    assert_eq!(engine.evicted_loads(), 1);
+    engine.shutdown(HANG).await.expect("shutdown");
+}

@@ -218,7 +218,8 @@ impl DurableEngine {
     }
 
     /// Publish the stored messages again (after the instances resumed, so their
-    /// catches are armed): expired ones leave the store.
+    /// catches are armed; an asleep instance waiting for one loaded first):
+    /// expired ones leave the store.
     pub(super) async fn redeliver(&self, report: &mut ResumeReport) -> Result<(), EngineError> {
         let store = self.inner.store.clone();
         let messages = tokio::task::spawn_blocking(move || store.messages())
@@ -244,6 +245,11 @@ impl DurableEngine {
                 continue;
             };
             report.messages += 1;
+            // One published while the resume was putting instances to sleep found
+            // its waiter not asleep yet (and the store's `to_load` was read
+            // before it): loaded now, its catch takes it below. Nothing is read
+            // while no instance sleeps waiting for a message.
+            self.wake_for_message(&message.name, &message.key).await;
             // What is left of its time-to-live.
             let ttl = std::time::Duration::from_millis((message.expires_ms - now) as u64);
             self.engine.inner.hub.publish_for(
