@@ -116,7 +116,9 @@ impl DurableEngine {
     /// The handle of a resumed instance of `process` — also of one the resume
     /// left asleep in the store (eviction on, [`evict_idle`](Self::evict_idle)):
     /// the handle is made without loading it, and its first request (or anything
-    /// else for it) loads it.
+    /// else for it) loads it. One that has ended may no longer be found here (the
+    /// engine lets the handles of ended instances go as it keeps more): the store
+    /// still has it, [`instance`](Self::instance) reads it.
     pub fn handle<D: 'static>(
         &self,
         process: &'static Process<D>,
