@@ -106,6 +106,24 @@ where
     assert!(waited.is_ok(), "{what}: not within 10 s");
 }
 
+/// Wait until the page a click asked for is the one shown (its address holds
+/// `needle`): until then the old page's elements are still found.
+async fn navigated(client: &Client, needle: &str) {
+    let waited = tokio::time::timeout(Duration::from_secs(10), async {
+        while !client
+            .current_url()
+            .await
+            .unwrap()
+            .as_str()
+            .contains(needle)
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "no page with `{needle}` within 10 s");
+}
+
 async fn rows(client: &Client, table: &str) -> usize {
     // The header row is not an instance.
     client
@@ -153,13 +171,8 @@ async fn the_console_in_a_browser() {
         .click()
         .await
         .unwrap();
+    navigated(&client, "waiting_at=approve").await;
     css(&client, "table#instances").await;
-    assert!(client
-        .current_url()
-        .await
-        .unwrap()
-        .as_str()
-        .contains("waiting_at=approve"));
     assert_eq!(rows(&client, "instances").await, 3);
     css(&client, "input[name='key']")
         .await
@@ -171,6 +184,7 @@ async fn the_console_in_a_browser() {
         .click()
         .await
         .unwrap();
+    navigated(&client, "key=ORD-2").await;
     css(&client, "table#instances").await;
     assert_eq!(rows(&client, "instances").await, 1);
 
